@@ -1,0 +1,20 @@
+//! `agx-isa`: the Apple G13 (M1-family) GPU instruction set.
+//!
+//! bytes → [`Instruction`] (typed operands with def/use roles, register
+//! file, width and count) → text in applegpu's syntax. The instruction forms
+//! are data ([`forms`]), generated from applegpu's descriptor tables; the
+//! formatter is separate from the decoder, as in `iced-x86`/`yaxpeax`.
+
+pub mod decode;
+pub mod format;
+pub mod forms;
+pub mod model;
+mod operands;
+pub mod semantics;
+pub mod stream;
+
+pub use decode::{decode, DecodeError};
+pub use format::{format_asm, format_line, Syntax};
+pub use model::*;
+pub use semantics::{ExecOp, MemSpace};
+pub use stream::{disassemble_listing, walk, Item};

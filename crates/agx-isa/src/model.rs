@@ -1,0 +1,332 @@
+//! The typed instruction model: what the decoder produces and every later
+//! stage (formatter, analysis, timing, assembler) consumes.
+//!
+//! An [`Instruction`] is a small `Copy`-free value with a fixed-capacity
+//! operand array (no heap allocation per instruction). Operands carry their
+//! *role* (def/use), register file, element width and count, so liveness and
+//! timing never re-parse text.
+
+/// Maximum number of operands any G13 form declares (some print as nothing;
+/// texture forms declare 16).
+pub const MAX_OPERANDS: usize = 16;
+/// Maximum number of implicit (unprinted) operands.
+pub const MAX_IMPLICIT: usize = 2;
+
+/// Whether an operand is read, written, or both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Role {
+    #[default]
+    Use,
+    Def,
+    /// Read and written (e.g. atomic compare-exchange data, r0l exec stack).
+    UseDef,
+}
+
+impl Role {
+    pub fn is_def(self) -> bool {
+        matches!(self, Role::Def | Role::UseDef)
+    }
+    pub fn is_use(self) -> bool {
+        matches!(self, Role::Use | Role::UseDef)
+    }
+}
+
+/// Register file of a register operand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RegFile {
+    /// General-purpose registers `r0..r127` (256 16-bit halves).
+    Gpr,
+    /// Uniform registers `u0..u255` (512 16-bit halves).
+    Uniform,
+}
+
+/// Element width of a register operand, as printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Width {
+    /// `r0l` / `r0h`
+    W16,
+    /// `r0`
+    W32,
+    /// `r0_r1` printed as one 64-bit register
+    W64,
+}
+
+impl Width {
+    /// Number of 16-bit halves one element occupies.
+    pub fn halves(self) -> u16 {
+        match self {
+            Width::W16 => 1,
+            Width::W32 => 2,
+            Width::W64 => 4,
+        }
+    }
+    pub fn bits(self) -> u32 {
+        match self {
+            Width::W16 => 16,
+            Width::W32 => 32,
+            Width::W64 => 64,
+        }
+    }
+}
+
+/// Operand modifier flags (bit set). Printing order follows applegpu: flags
+/// are appended in the order they were added by the decoder, which for every
+/// G13 form is: `cache`/`discard` (hint), then `abs`, then `neg`, then `sx`.
+pub mod flags {
+    pub const CACHE: u8 = 1 << 0;
+    pub const DISCARD: u8 = 1 << 1;
+    pub const ABS: u8 = 1 << 2;
+    pub const NEG: u8 = 1 << 3;
+    pub const SX: u8 = 1 << 4;
+}
+
+/// A register operand: `count` consecutive elements of `width`, starting at
+/// 16-bit half-register index `half` of `file`.
+///
+/// Examples: `r3` = {Gpr, W32, half 6, count 1}; `r0h` = {Gpr, W16, half 1,
+/// count 1}; `r4_r5_r6_r7` = {Gpr, W32, half 8, count 4}; `u2_u3` as a 64-bit
+/// base = {Uniform, W64, half 4, count 1}; `r0h_r1l` = {Gpr, W16, half 1, count 2}.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Reg {
+    pub file: RegFile,
+    pub width: Width,
+    /// First 16-bit half-register index.
+    pub half: u16,
+    /// Number of consecutive elements (tuple/vector length), at least 1.
+    pub count: u8,
+    /// [`flags`] bits.
+    pub flags: u8,
+}
+
+impl Reg {
+    pub fn gpr(width: Width, half: u16) -> Reg {
+        Reg { file: RegFile::Gpr, width, half, count: 1, flags: 0 }
+    }
+    pub fn uniform(width: Width, half: u16) -> Reg {
+        Reg { file: RegFile::Uniform, width, half, count: 1, flags: 0 }
+    }
+    /// Number of 16-bit halves this operand spans.
+    pub fn halves(&self) -> u16 {
+        self.width.halves() * self.count as u16
+    }
+    /// Half-open range of half-register indices spanned.
+    pub fn half_range(&self) -> std::ops::Range<u32> {
+        let s = self.half as u32;
+        s..s + self.halves() as u32
+    }
+    pub fn has(&self, f: u8) -> bool {
+        self.flags & f != 0
+    }
+}
+
+/// What an operand is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum OperandKind {
+    /// A general-purpose or uniform register (or tuple of them).
+    Reg(Reg),
+    /// An integer immediate, printed in decimal (applegpu `Immediate`).
+    Imm(i64),
+    /// An integer immediate printed in hexadecimal `0x..` form.
+    HexImm(u64),
+    /// An 8-bit encoded float immediate, printed as Python prints the float.
+    FloatImm(u8),
+    /// A branch/call target: byte offset relative to the instruction's own
+    /// address. Printed as `0x%X` of the absolute address.
+    Target(i32),
+    /// Special register `srN` (name printed in parentheses when known).
+    SpecialReg(u16),
+    /// Texture state slot `tsN`.
+    TexState(u16),
+    /// Sampler state slot `ssN`.
+    SamplerState(u16),
+    /// Coefficient register `cfN`.
+    Cf(u16),
+    /// A keyword: condition code, memory format, mask, mode... (`unsigned`,
+    /// `xyzw`, `i32`, `ult`, `lsl 2` ...).
+    Keyword(&'static str),
+}
+
+/// One operand of an instruction.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Operand {
+    pub kind: OperandKind,
+    pub role: Role,
+    /// Modifier flags ([`flags`]); for registers these live in `Reg::flags`
+    /// and this field mirrors them; for immediates it carries `abs`/`neg`/`sx`.
+    pub flags: u8,
+}
+
+impl Operand {
+    pub const fn new(kind: OperandKind) -> Operand {
+        Operand { kind, role: Role::Use, flags: 0 }
+    }
+    pub fn reg(r: Reg, role: Role) -> Operand {
+        Operand { kind: OperandKind::Reg(r), role, flags: r.flags }
+    }
+    pub fn as_reg(&self) -> Option<&Reg> {
+        match &self.kind {
+            OperandKind::Reg(r) => Some(r),
+            _ => None,
+        }
+    }
+}
+
+/// Broad class of an instruction form: what later stages switch on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Category {
+    /// Moves, integer and float ALU, conversions, compares, selects.
+    Alu,
+    /// SIMD/quad cross-lane ops (shuffles, reductions, ballots).
+    CrossLane,
+    /// Exec-mask manipulation (`if_*`, `else_*`, `while_*`, `pop_exec`).
+    ExecMask,
+    /// Branches, calls, returns, `stop`, `trap`.
+    Control,
+    /// Loads from device/threadgroup/stack/uniform memory.
+    Load,
+    /// Stores.
+    Store,
+    /// Atomics.
+    Atomic,
+    /// Texture sample/load, image writes.
+    Texture,
+    /// `wait`, barriers, doorbells, and similar synchronisation.
+    Sync,
+    /// Varyings/interpolation, tile ops and other graphics-only forms.
+    Graphics,
+    /// Forms whose purpose is unknown (`TODO.*`).
+    Unknown,
+}
+
+/// Control-flow effect of an instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    /// Falls through to the next instruction.
+    Next,
+    /// Conditional branch on the exec mask: taken to `target` (absolute byte
+    /// address) or falls through. `any = true` for `jmp_exec_any`.
+    BranchExec { target: i64, any: bool },
+    /// Unconditional branch.
+    Jump { target: i64 },
+    /// Call to an absolute address, returning to the next instruction.
+    Call { target: i64 },
+    /// Indirect call through a register.
+    CallIndirect,
+    /// Return through the link register.
+    Ret,
+    /// End of the shader for this thread.
+    Stop,
+    /// Trap (padding / abort).
+    Trap,
+}
+
+/// A decoded instruction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Instruction {
+    /// Address as printed (byte offset + any base).
+    pub addr: u32,
+    /// Length in bytes: 2, 4, 6, 8, 10 or 12.
+    pub len: u8,
+    /// Index of the matching form (applegpu descriptor index, 0..=160).
+    pub form: u8,
+    /// Mnemonic as printed (with suffixes such as `.sat`).
+    pub mnemonic: &'static str,
+    /// Printed operands, in print order.
+    pub operands: arrayvec_lite::OperandVec<MAX_OPERANDS>,
+    /// Implicit operands (not printed): exec-mask stack in `r0l`, link
+    /// register, etc.
+    pub implicit: arrayvec_lite::OperandVec<MAX_IMPLICIT>,
+    /// Raw little-endian instruction word (zero-extended).
+    pub raw: u128,
+}
+
+impl Instruction {
+    /// All operands, printed then implicit.
+    pub fn all_operands(&self) -> impl Iterator<Item = &Operand> {
+        self.operands.iter().chain(self.implicit.iter())
+    }
+    /// Register operands written.
+    pub fn defs(&self) -> impl Iterator<Item = &Reg> {
+        self.all_operands().filter(|o| o.role.is_def()).filter_map(|o| o.as_reg())
+    }
+    /// Register operands read.
+    pub fn uses(&self) -> impl Iterator<Item = &Reg> {
+        self.all_operands().filter(|o| o.role.is_use()).filter_map(|o| o.as_reg())
+    }
+    /// The instruction's bytes (`len` of them).
+    pub fn bytes(&self) -> [u8; 12] {
+        let b = self.raw.to_le_bytes();
+        let mut out = [0u8; 12];
+        out.copy_from_slice(&b[..12]);
+        out
+    }
+    /// End address (address of the next instruction).
+    pub fn end(&self) -> u32 {
+        self.addr + self.len as u32
+    }
+}
+
+/// A minimal fixed-capacity vector of operands (no dependency, `Copy`-able
+/// backing store, no heap).
+pub mod arrayvec_lite {
+    use super::{Operand, OperandKind};
+
+    #[derive(Clone, Copy, PartialEq)]
+    pub struct OperandVec<const N: usize> {
+        len: u8,
+        items: [Operand; N],
+    }
+
+    const EMPTY: Operand = Operand::new(OperandKind::Imm(0));
+
+    impl<const N: usize> Default for OperandVec<N> {
+        fn default() -> Self {
+            OperandVec { len: 0, items: [EMPTY; N] }
+        }
+    }
+
+    impl<const N: usize> OperandVec<N> {
+        pub fn new() -> Self {
+            Self::default()
+        }
+        /// Appends; silently ignores operands past capacity (never happens for
+        /// the G13 tables, checked by a test).
+        pub fn push(&mut self, o: Operand) {
+            if (self.len as usize) < N {
+                self.items[self.len as usize] = o;
+                self.len += 1;
+            }
+        }
+        pub fn len(&self) -> usize {
+            self.len as usize
+        }
+        pub fn is_empty(&self) -> bool {
+            self.len == 0
+        }
+        pub fn clear(&mut self) {
+            self.len = 0;
+        }
+        pub fn as_slice(&self) -> &[Operand] {
+            &self.items[..self.len as usize]
+        }
+        pub fn as_mut_slice(&mut self) -> &mut [Operand] {
+            &mut self.items[..self.len as usize]
+        }
+        pub fn iter(&self) -> std::slice::Iter<'_, Operand> {
+            self.as_slice().iter()
+        }
+    }
+
+    impl<const N: usize> std::ops::Deref for OperandVec<N> {
+        type Target = [Operand];
+        fn deref(&self) -> &[Operand] {
+            self.as_slice()
+        }
+    }
+
+    impl<const N: usize> std::fmt::Debug for OperandVec<N> {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.debug_list().entries(self.iter()).finish()
+        }
+    }
+}

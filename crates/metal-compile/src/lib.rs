@@ -1,0 +1,1 @@
+//! metal-compile

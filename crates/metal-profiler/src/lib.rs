@@ -1,0 +1,1 @@
+//! metal-profiler library: the pipeline behind the CLI and the Python module.
