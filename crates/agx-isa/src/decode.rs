@@ -3,7 +3,6 @@
 
 use crate::forms::{Form, DISPATCH, FORMS};
 use crate::model::*;
-use crate::semantics::{ExecOp, MemSpace};
 
 /// Why a decode failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,19 +77,4 @@ pub fn decode(bytes: &[u8], addr: u32) -> Result<Instruction, DecodeError> {
     };
     crate::operands::decode_into(form, raw, &mut insn);
     Ok(insn)
-}
-
-pub(crate) fn flow_of(insn: &Instruction) -> Flow {
-    let _ = insn;
-    Flow::Next
-}
-
-pub(crate) fn exec_op_of(insn: &Instruction) -> Option<ExecOp> {
-    let _ = insn;
-    None
-}
-
-pub(crate) fn mem_space_of(insn: &Instruction) -> Option<MemSpace> {
-    let _ = insn;
-    None
 }

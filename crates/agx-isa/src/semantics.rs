@@ -41,16 +41,31 @@ impl Instruction {
 
     /// Control-flow effect.
     pub fn flow(&self) -> Flow {
-        crate::decode::flow_of(self)
+        flow_of(self)
     }
 
     /// Exec-mask effect, if any.
     pub fn exec_op(&self) -> Option<ExecOp> {
-        crate::decode::exec_op_of(self)
+        exec_op_of(self)
     }
 
     /// Memory space for loads/stores/atomics.
     pub fn mem_space(&self) -> Option<MemSpace> {
-        crate::decode::mem_space_of(self)
+        mem_space_of(self)
     }
+}
+
+fn flow_of(insn: &Instruction) -> Flow {
+    let _ = insn;
+    Flow::Next
+}
+
+fn exec_op_of(insn: &Instruction) -> Option<ExecOp> {
+    let _ = insn;
+    None
+}
+
+fn mem_space_of(insn: &Instruction) -> Option<MemSpace> {
+    let _ = insn;
+    None
 }
