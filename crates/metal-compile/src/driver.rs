@@ -1,0 +1,241 @@
+//! The compile sequence, independent of the platform: validate the request, put the source on
+//! disk, run the compiler command(s), let an [`ArchiveHarvester`] build and serialize the binary
+//! archive, read it back. All intermediate files live in one [`TempDir`] that is removed on
+//! every exit path.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::command::{metal_commands, BuildMode, ToolCommand};
+use crate::diagnostics::parse_diagnostics;
+use crate::source::{materialize_source, write_file};
+use crate::{CompileError, CompileRequest, CompiledArchive, MetalCompiler, Source, TempDir};
+
+/// What a finished tool process reported.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ToolOutput {
+    /// Exit code; `None` when killed by a signal.
+    pub status: Option<i32>,
+    pub success: bool,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs external commands (a seam for tests).
+pub trait ToolRunner {
+    /// Run to completion. An `Err` means the program could not be started.
+    fn run(&self, cmd: &ToolCommand) -> io::Result<ToolOutput>;
+}
+
+/// Runs commands with `std::process::Command`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemRunner;
+
+impl ToolRunner for SystemRunner {
+    fn run(&self, cmd: &ToolCommand) -> io::Result<ToolOutput> {
+        let out = cmd.to_command().output()?;
+        Ok(ToolOutput {
+            status: out.status.code(),
+            success: out.status.success(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        })
+    }
+}
+
+/// Which functions go into the archive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FunctionSelection {
+    /// These kernels, in this order.
+    Named(Vec<String>),
+    /// Every function of type kernel in the library.
+    AllKernels,
+}
+
+/// Turns a `.metallib` into a serialized binary archive (on macOS: the Metal API).
+pub trait ArchiveHarvester {
+    /// Load `metallib`, add a compute pipeline for each selected kernel to a new binary archive
+    /// and serialize it to `archive_out`. Returns the device name and the functions added.
+    fn harvest(
+        &self,
+        metallib: &Path,
+        selection: &FunctionSelection,
+        archive_out: &Path,
+    ) -> Result<(String, Vec<String>), CompileError>;
+}
+
+/// `xcrun metal` + an archive harvester. On macOS `default_compiler()` is
+/// `XcrunCompiler::new(SystemRunner, MetalApiHarvester)`.
+#[derive(Debug, Clone)]
+pub struct XcrunCompiler<R, H> {
+    runner: R,
+    harvester: H,
+    mode: BuildMode,
+    temp_parent: Option<PathBuf>,
+}
+
+const TEMP_PREFIX: &str = "metal-compile";
+const METALLIB_NAME: &str = "kernel.metallib";
+const ARCHIVE_NAME: &str = "kernel.archive";
+
+/// Shown in place of the temporary file's path in diagnostics for `--source` text.
+pub const SOURCE_TEXT_LABEL: &str = "<source>";
+
+impl<R: ToolRunner, H: ArchiveHarvester> XcrunCompiler<R, H> {
+    pub fn new(runner: R, harvester: H) -> Self {
+        XcrunCompiler {
+            runner,
+            harvester,
+            mode: BuildMode::default(),
+            temp_parent: None,
+        }
+    }
+
+    /// One-step (`metal -o x.metallib`, the default) or two-step (`.air`, then `metallib`).
+    pub fn with_mode(mut self, mode: BuildMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Create the temporary directory under `parent` instead of `std::env::temp_dir()`.
+    pub fn with_temp_parent(mut self, parent: impl Into<PathBuf>) -> Self {
+        self.temp_parent = Some(parent.into());
+        self
+    }
+
+    fn run_tool(
+        &self,
+        cmd: &ToolCommand,
+        text_source: Option<&Path>,
+    ) -> Result<String, CompileError> {
+        let tool = cmd.args.get(2).map_or_else(
+            || cmd.program.to_string_lossy().into_owned(),
+            |t| format!("{} {}", cmd.program.to_string_lossy(), t.to_string_lossy()),
+        );
+        let out = match self.runner.run(cmd) {
+            Ok(out) => out,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(CompileError::ToolNotFound {
+                    tool,
+                    hint: "not found; install Xcode and its command-line tools \
+                           (`xcode-select --install`)"
+                        .to_string(),
+                })
+            }
+            Err(e) => return Err(CompileError::io(format!("cannot run `{tool}`"), e)),
+        };
+        let mut output = out.stderr;
+        if !out.stdout.trim().is_empty() {
+            if !output.is_empty() && !output.ends_with('\n') {
+                output.push('\n');
+            }
+            output.push_str(&out.stdout);
+        }
+        if let Some(tmp_src) = text_source {
+            output = output.replace(&*tmp_src.to_string_lossy(), SOURCE_TEXT_LABEL);
+        }
+        if out.success {
+            return Ok(output);
+        }
+        if output.contains("unable to find utility") {
+            return Err(CompileError::ToolNotFound {
+                tool,
+                hint: format!(
+                    "{}; the Metal compiler ships with Xcode (on Xcode 26 and later also run \
+                     `xcodebuild -downloadComponent MetalToolchain`), and `xcode-select -p` \
+                     must point at it",
+                    output.trim()
+                ),
+            });
+        }
+        Err(CompileError::CompilerFailed {
+            command: cmd.to_string(),
+            status: out.status,
+            diagnostics: parse_diagnostics(&output),
+            output,
+        })
+    }
+}
+
+/// Check the function selection of a request.
+pub(crate) fn selection(req: &CompileRequest) -> Result<FunctionSelection, CompileError> {
+    if req.all {
+        return Ok(FunctionSelection::AllKernels);
+    }
+    if req.functions.is_empty() {
+        return Err(CompileError::NoFunctionsRequested);
+    }
+    let mut names: Vec<String> = Vec::with_capacity(req.functions.len());
+    for f in &req.functions {
+        let f = f.trim();
+        if f.is_empty() {
+            return Err(CompileError::InvalidRequest(
+                "empty function name".to_string(),
+            ));
+        }
+        if !names.iter().any(|n| n == f) {
+            names.push(f.to_string());
+        }
+    }
+    Ok(FunctionSelection::Named(names))
+}
+
+impl<R: ToolRunner, H: ArchiveHarvester> MetalCompiler for XcrunCompiler<R, H> {
+    fn compile(&self, req: &CompileRequest) -> Result<CompiledArchive, CompileError> {
+        let selection = selection(req)?;
+        let tmp = match &self.temp_parent {
+            Some(parent) => TempDir::new_in(parent, TEMP_PREFIX),
+            None => TempDir::new(TEMP_PREFIX),
+        }
+        .map_err(|e| CompileError::io("cannot create a temporary directory", e))?;
+
+        let source = materialize_source(&req.source, &tmp)?;
+        let text_source = matches!(req.source, Source::Text(_)).then_some(source.path.as_path());
+        let metallib = tmp.join(METALLIB_NAME);
+        let mut compiler_output = String::new();
+        for cmd in metal_commands(req, &source.path, &metallib, self.mode) {
+            compiler_output.push_str(&self.run_tool(&cmd, text_source)?);
+        }
+        if !metallib.is_file() {
+            return Err(CompileError::io(
+                format!(
+                    "the compiler reported success but wrote no {}",
+                    metallib.display()
+                ),
+                io::Error::from(io::ErrorKind::NotFound),
+            ));
+        }
+
+        let archive_path = tmp.join(ARCHIVE_NAME);
+        let (device_name, functions) =
+            self.harvester
+                .harvest(&metallib, &selection, &archive_path)?;
+        let bytes = std::fs::read(&archive_path).map_err(|e| {
+            CompileError::io(
+                format!(
+                    "cannot read the serialized archive {}",
+                    archive_path.display()
+                ),
+                e,
+            )
+        })?;
+
+        let kept_at = match &req.keep_archive {
+            Some(path) => {
+                write_file(path, &bytes)?;
+                Some(path.clone())
+            }
+            None => None,
+        };
+        // Dropping `tmp` removes the directory; do it explicitly so the success path has no
+        // leftovers even if the caller leaks the result.
+        let _ = tmp.close();
+        Ok(CompiledArchive {
+            bytes,
+            device_name,
+            functions,
+            kept_at,
+            compiler_output,
+        })
+    }
+}
