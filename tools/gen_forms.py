@@ -66,14 +66,14 @@ def main():
     w("/// form's `fields`) of the fields it owns: merged fields first, then plain")
     w("/// fields, each in applegpu's declaration order.")
     w("#[derive(Debug)]")
-    w("pub struct OperandDesc { pub kind: &'static str, pub name: &'static str, pub fields: &'static [u8] }")
+    w("pub struct OperandDesc { pub kind: OpKind, pub name: &'static str, pub fields: &'static [u8] }")
     w("")
     w("/// An instruction form (applegpu `InstructionDesc`), in first-match order.")
     w("#[derive(Debug)]")
     w("pub struct Form {")
     w("    pub idx: u8,")
     w("    pub name: &'static str,")
-    w("    pub class: &'static str,")
+    w("    pub class: Class,")
     w("    pub mask: u128,")
     w("    pub bits: u128,")
     w("    /// (short, long) sizes in bytes; equal when the form has one size.")
@@ -96,6 +96,36 @@ def main():
     w("    }")
     w("}")
     w("")
+    classes = []
+    for f in forms:
+        if f["class"] not in classes:
+            classes.append(f["class"])
+    kinds = []
+    for f in forms:
+        for o in f["operands"]:
+            if o["kind"] not in kinds:
+                kinds.append(o["kind"])
+    w("/// applegpu descriptor classes (one per instruction family).")
+    w("#[allow(non_camel_case_types)]")
+    w("#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]")
+    w("pub enum Class { %s }" % ", ".join(classes))
+    w("")
+    w("/// applegpu operand-descriptor kinds.")
+    w("#[allow(non_camel_case_types)]")
+    w("#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]")
+    w("pub enum OpKind { %s }" % ", ".join(kinds))
+    w("")
+    def fimm(n):
+        sign = -1.0 if n & 0x80 else 1.0
+        e = (n & 0x70) >> 4
+        fr = n & 0xF
+        if e == 0:
+            return sign * fr / 64.0
+        return sign * float(0x10 | fr) * (2.0 ** (e - 7))
+    w("/// How applegpu prints each 8-bit float immediate (Python's `str(float)`).")
+    w("pub static FLOAT_IMM: [&str; 256] = [%s];" % ", ".join(rust_str(str(fimm(i))) for i in range(256)))
+    w("")
+    w('\n/// Special-register names (applegpu `SR_NAMES`), indexed by number.\npub static SR_NAMES: [Option<&str>; 148] = [Some("threadgroup_position_in_grid.x"), Some("threadgroup_position_in_grid.y"), Some("threadgroup_position_in_grid.z"), None, Some("threads_per_threadgroup.x"), Some("threads_per_threadgroup.y"), Some("threads_per_threadgroup.z"), None, Some("dispatch_threads_per_threadgroup.x"), Some("dispatch_threads_per_threadgroup.y"), Some("dispatch_threads_per_threadgroup.z"), None, None, None, None, None, None, None, None, None, Some("core_index"), Some("vm_slot"), None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, Some("thread_position_in_threadgroup.x"), Some("thread_position_in_threadgroup.y"), Some("thread_position_in_threadgroup.z"), Some("thread_index_in_threadgroup"), Some("thread_index_in_simdgroup"), Some("simdgroup_index_in_threadgroup"), None, None, Some("active_thread_index_in_quadgroup"), None, Some("active_thread_index_in_simdgroup"), None, Some("internal_coverage_mask"), None, Some("backfacing"), Some("is_active_thread"), None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, Some("thread_position_in_grid.x"), Some("thread_position_in_grid.y"), Some("thread_position_in_grid.z"), None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, Some("input_sample_mask"), None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, None, Some("opfifo_cmd"), None, Some("opfifo_data_l"), Some("opfifo_data_h")];\n')
     w("pub static FORMS: [Form; %d] = [" % len(forms))
     for f in forms:
         assert f["idx"] == len([1 for _ in range(f["idx"])])
@@ -117,12 +147,12 @@ def main():
             for r in o["fields"]:
                 # a plain field declared by the operand is a merged field of one part
                 idxs.append(names.index(r["name"]))
-            ops.append("OperandDesc { kind: %s, name: %s, fields: &[%s] }" % (
-                rust_str(o["kind"]), rust_str(o["name"]), ", ".join(map(str, idxs))))
+            ops.append("OperandDesc { kind: OpKind::%s, name: %s, fields: &[%s] }" % (
+                o["kind"], rust_str(o["name"]), ", ".join(map(str, idxs))))
         w("    Form {")
         w("        idx: %d," % f["idx"])
         w("        name: %s," % rust_str(f["name"]))
-        w("        class: %s," % rust_str(f["class"]))
+        w("        class: Class::%s," % f["class"])
         w("        mask: %s," % f["mask"])
         w("        bits: %s," % f["bits"])
         w("        sizes: (%d, %d)," % tuple(f["sizes"]))

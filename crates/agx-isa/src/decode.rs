@@ -62,8 +62,12 @@ pub fn decode(bytes: &[u8], addr: u32) -> Result<Instruction, DecodeError> {
     if bytes.len() < 2 {
         return Err(DecodeError::Truncated);
     }
-    let word = read_word(bytes);
-    let form = match_form(word).ok_or(DecodeError::NoMatch)?;
+    decode_word(read_word(bytes), addr).ok_or(DecodeError::NoMatch)
+}
+
+/// Decodes the instruction in the (zero-extended) 12-byte `word`.
+pub fn decode_word(word: u128, addr: u32) -> Option<Instruction> {
+    let form = match_form(word)?;
     let size = form.size_of(word);
     let raw = word & size_mask(size);
     let mut insn = Instruction {
@@ -74,7 +78,8 @@ pub fn decode(bytes: &[u8], addr: u32) -> Result<Instruction, DecodeError> {
         operands: Default::default(),
         implicit: Default::default(),
         raw,
+        raised: false,
     };
     crate::operands::decode_into(form, raw, &mut insn);
-    Ok(insn)
+    Some(insn)
 }

@@ -10,20 +10,27 @@ pub type Part = (u8, u8, u8);
 
 /// A named field assembled from one or more bit ranges.
 #[derive(Debug)]
-pub struct Field { pub name: &'static str, pub parts: &'static [Part] }
+pub struct Field {
+    pub name: &'static str,
+    pub parts: &'static [Part],
+}
 
 /// An operand descriptor: its applegpu kind, name, and the indices (into the
 /// form's `fields`) of the fields it owns: merged fields first, then plain
 /// fields, each in applegpu's declaration order.
 #[derive(Debug)]
-pub struct OperandDesc { pub kind: &'static str, pub name: &'static str, pub fields: &'static [u8] }
+pub struct OperandDesc {
+    pub kind: OpKind,
+    pub name: &'static str,
+    pub fields: &'static [u8],
+}
 
 /// An instruction form (applegpu `InstructionDesc`), in first-match order.
 #[derive(Debug)]
 pub struct Form {
     pub idx: u8,
     pub name: &'static str,
-    pub class: &'static str,
+    pub class: Class,
     pub mask: u128,
     pub bits: u128,
     /// (short, long) sizes in bytes; equal when the form has one size.
@@ -38,7 +45,11 @@ impl Form {
     /// Size selected by the length bit of `word`.
     #[inline]
     pub fn size_of(&self, word: u128) -> u8 {
-        if (word >> self.length_bit) & 1 == 1 { self.sizes.1 } else { self.sizes.0 }
+        if (word >> self.length_bit) & 1 == 1 {
+            self.sizes.1
+        } else {
+            self.sizes.0
+        }
     }
     /// Index of the field called `name`.
     pub fn field_index(&self, name: &str) -> Option<usize> {
@@ -46,491 +57,2877 @@ impl Form {
     }
 }
 
+/// applegpu descriptor classes (one per instruction family).
+#[allow(non_camel_case_types)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Class {
+    MovImm16InstructionDesc,
+    MovImm32InstructionDesc,
+    MovFromSrInstructionDesc,
+    IAddInstructionDesc,
+    IMAddInstructionDesc,
+    ConvertInstructionDesc,
+    BitfieldInsertInstructionDesc,
+    BitfieldExtractInstructionDesc,
+    ExtractInstructionDesc,
+    ShlhiInstructionDesc,
+    ShrhiInstructionDesc,
+    ArithmeticShiftRightInstructionDesc,
+    ArithmeticShiftRightHighInstructionDesc,
+    BitopInstructionDesc,
+    BitReverseInstructionDesc,
+    PopCountInstructionDesc,
+    InterleaveInstructionDesc,
+    FindFirstSetInstructionDesc,
+    UnknownIUnaryInstructionDesc,
+    FMAdd32InstructionDesc,
+    FMAdd16InstructionDesc,
+    FAdd32InstructionDesc,
+    FAdd16InstructionDesc,
+    FMul32InstructionDesc,
+    FMul16InstructionDesc,
+    FloorInstructionDesc,
+    CeilInstructionDesc,
+    TruncInstructionDesc,
+    RintInstructionDesc,
+    ReciprocalInstructionDesc,
+    RsqrtInstructionDesc,
+    RsqrtSpecialInstructionDesc,
+    SinPt1InstructionDesc,
+    SinPt2InstructionDesc,
+    Log2InstructionDesc,
+    Exp2InstructionDesc,
+    DfdxInstructionDesc,
+    DfdyInstructionDesc,
+    UnknownFUnaryInstructionDesc,
+    RetInstructionDesc,
+    StopInstructionDesc,
+    TrapInstructionDesc,
+    CallRegInstructionDesc,
+    JumpIncompleteInstructionDesc,
+    JmpAnyInstructionDesc,
+    JmpNoneInstructionDesc,
+    CallInstructionDesc,
+    PopExecInstructionDesc,
+    IfICmpInstructionDesc,
+    IfFCmpInstructionDesc,
+    WhileICmpInstructionDesc,
+    WhileFCmpInstructionDesc,
+    ElseICmpInstructionDesc,
+    ElseFCmpInstructionDesc,
+    ICmpselInstructionDesc,
+    FCmpselInstructionDesc,
+    ICmpBallotInstructionDesc,
+    ICmpQuadBallotInstructionDesc,
+    FCmpBallotInstructionDesc,
+    FCmpQuadBallotInstructionDesc,
+    SimdShuffleInstructionDesc,
+    SimdShuffleDownInstructionDesc,
+    SimdShuffleUpInstructionDesc,
+    SimdShuffleRotateUpInstructionDesc,
+    SimdShuffleXorInstructionDesc,
+    SimdMatrixFMadd32InstructionDesc,
+    SimdMatrixFMadd16InstructionDesc,
+    InstructionDesc,
+    WaitInstructionDesc,
+    LdstTileDesc,
+    IterDesc,
+    IterProjDesc,
+    LoadCFDesc,
+    StoreToUniformInstructionDesc,
+    StoreToTextureStateInstructionDesc,
+    StoreToSamplerStateInstructionDesc,
+    AsyncStoreInstructionDesc,
+    AsyncLoadInstructionDesc,
+    DeviceLoadInstructionDesc,
+    DeviceStoreInstructionDesc,
+    DeviceLoadTodoInstructionDesc,
+    DeviceStoreTodoInstructionDesc,
+    StackStoreInstructionDesc,
+    StackLoadInstructionDesc,
+    StackGetPtrInstructionDesc,
+    StackAdjustInstructionDesc,
+    ThreadgroupLoadInstructionDesc,
+    ThreadgroupStoreInstructionDesc,
+    TextureSampleInstructionDesc,
+    TextureLoadInstructionDesc,
+    ThreadgroupBarriernstructionDesc,
+    Atomic,
+    ThreadgroupAtomic,
+    UnknownAfterSampling1InstructionDesc,
+    UnknownAfterSampling2InstructionDesc,
+    Unk30C0InstructionDesc,
+    Unk40C0InstructionDesc,
+    UnkC0000000InstructionDesc,
+    Unk51InstructionDesc,
+    UnkE8InstructionDesc,
+    Unk0CInstructionDesc,
+    DoorbellInstructionDesc,
+    JumpNoDoorbellInstructionDesc,
+    ImageWriteBlockInstructionDesc,
+    StackAdjustTodoInstructionDesc,
+    ImageWrite,
+    TodoSrThingInstructionDesc,
+    TodoPopExecInstructionDesc,
+    MapInstructionDesc,
+    Unk75AltInstructionDesc,
+    SampleMaskInstructionDesc,
+    ZSEmitInstructionDesc,
+    MemoryBarrierInstructionDesc,
+}
+
+/// applegpu operand-descriptor kinds.
+#[allow(non_camel_case_types)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OpKind {
+    ALUDstDesc,
+    ImmediateDesc,
+    BinaryDesc,
+    SReg32Desc,
+    ALUDst64Desc,
+    AddSrcDesc,
+    ShiftDesc,
+    MulSrcDesc,
+    EnumDesc,
+    ALUSrcDesc,
+    MaskDesc,
+    TruthTableDesc,
+    FloatDstDesc,
+    FloatSrcDesc,
+    FloatDst16Desc,
+    FloatSrc16Desc,
+    Reg32Desc,
+    BranchOffsetDesc,
+    ImplicitR0LDesc,
+    IConditionDesc,
+    FConditionDesc,
+    CmpselSrcDesc,
+    ALUSrc16Desc,
+    PairedALUDstDesc,
+    PairedFloatSrcDesc,
+    ALUSrc64Desc,
+    ThreadgroupMemoryRegDesc,
+    SampleMaskDesc,
+    VarRegisterDesc,
+    CFDesc,
+    IterSampleID,
+    CFPerspectiveDesc,
+    VarTripleRegisterDesc,
+    MemoryRegDesc,
+    MemoryIndexDesc,
+    MemoryShiftDesc,
+    TextureStateDestDesc,
+    UReg64Desc,
+    SamplerStateDestDesc,
+    ExReg32Desc,
+    UVSIndexDesc,
+    AsyncMemoryRegDesc,
+    AsyncMemoryBaseDesc,
+    MemoryBaseDesc,
+    StackReg32Desc,
+    StackAdjustmentDesc,
+    ThreadgroupMemoryBaseDesc,
+    ThreadgroupIndexDesc,
+    SampleRegDesc,
+    SampleURegDesc,
+    TextureDesc,
+    SamplerDesc,
+    CoordsDesc,
+    LodDesc,
+    SampleCompareOffDesc,
+    AtomicDestinationDesc,
+    AtomicSourceDesc,
+    TileToMemoryRegDesc,
+    PBELodDesc,
+    Reg32_4_4_Desc,
+    PBESourceRegDesc,
+    DiscardMaskDesc,
+    ZSDesc,
+}
+
+/// How applegpu prints each 8-bit float immediate (Python's `str(float)`).
+pub static FLOAT_IMM: [&str; 256] = [
+    "0.0",
+    "0.015625",
+    "0.03125",
+    "0.046875",
+    "0.0625",
+    "0.078125",
+    "0.09375",
+    "0.109375",
+    "0.125",
+    "0.140625",
+    "0.15625",
+    "0.171875",
+    "0.1875",
+    "0.203125",
+    "0.21875",
+    "0.234375",
+    "0.25",
+    "0.265625",
+    "0.28125",
+    "0.296875",
+    "0.3125",
+    "0.328125",
+    "0.34375",
+    "0.359375",
+    "0.375",
+    "0.390625",
+    "0.40625",
+    "0.421875",
+    "0.4375",
+    "0.453125",
+    "0.46875",
+    "0.484375",
+    "0.5",
+    "0.53125",
+    "0.5625",
+    "0.59375",
+    "0.625",
+    "0.65625",
+    "0.6875",
+    "0.71875",
+    "0.75",
+    "0.78125",
+    "0.8125",
+    "0.84375",
+    "0.875",
+    "0.90625",
+    "0.9375",
+    "0.96875",
+    "1.0",
+    "1.0625",
+    "1.125",
+    "1.1875",
+    "1.25",
+    "1.3125",
+    "1.375",
+    "1.4375",
+    "1.5",
+    "1.5625",
+    "1.625",
+    "1.6875",
+    "1.75",
+    "1.8125",
+    "1.875",
+    "1.9375",
+    "2.0",
+    "2.125",
+    "2.25",
+    "2.375",
+    "2.5",
+    "2.625",
+    "2.75",
+    "2.875",
+    "3.0",
+    "3.125",
+    "3.25",
+    "3.375",
+    "3.5",
+    "3.625",
+    "3.75",
+    "3.875",
+    "4.0",
+    "4.25",
+    "4.5",
+    "4.75",
+    "5.0",
+    "5.25",
+    "5.5",
+    "5.75",
+    "6.0",
+    "6.25",
+    "6.5",
+    "6.75",
+    "7.0",
+    "7.25",
+    "7.5",
+    "7.75",
+    "8.0",
+    "8.5",
+    "9.0",
+    "9.5",
+    "10.0",
+    "10.5",
+    "11.0",
+    "11.5",
+    "12.0",
+    "12.5",
+    "13.0",
+    "13.5",
+    "14.0",
+    "14.5",
+    "15.0",
+    "15.5",
+    "16.0",
+    "17.0",
+    "18.0",
+    "19.0",
+    "20.0",
+    "21.0",
+    "22.0",
+    "23.0",
+    "24.0",
+    "25.0",
+    "26.0",
+    "27.0",
+    "28.0",
+    "29.0",
+    "30.0",
+    "31.0",
+    "-0.0",
+    "-0.015625",
+    "-0.03125",
+    "-0.046875",
+    "-0.0625",
+    "-0.078125",
+    "-0.09375",
+    "-0.109375",
+    "-0.125",
+    "-0.140625",
+    "-0.15625",
+    "-0.171875",
+    "-0.1875",
+    "-0.203125",
+    "-0.21875",
+    "-0.234375",
+    "-0.25",
+    "-0.265625",
+    "-0.28125",
+    "-0.296875",
+    "-0.3125",
+    "-0.328125",
+    "-0.34375",
+    "-0.359375",
+    "-0.375",
+    "-0.390625",
+    "-0.40625",
+    "-0.421875",
+    "-0.4375",
+    "-0.453125",
+    "-0.46875",
+    "-0.484375",
+    "-0.5",
+    "-0.53125",
+    "-0.5625",
+    "-0.59375",
+    "-0.625",
+    "-0.65625",
+    "-0.6875",
+    "-0.71875",
+    "-0.75",
+    "-0.78125",
+    "-0.8125",
+    "-0.84375",
+    "-0.875",
+    "-0.90625",
+    "-0.9375",
+    "-0.96875",
+    "-1.0",
+    "-1.0625",
+    "-1.125",
+    "-1.1875",
+    "-1.25",
+    "-1.3125",
+    "-1.375",
+    "-1.4375",
+    "-1.5",
+    "-1.5625",
+    "-1.625",
+    "-1.6875",
+    "-1.75",
+    "-1.8125",
+    "-1.875",
+    "-1.9375",
+    "-2.0",
+    "-2.125",
+    "-2.25",
+    "-2.375",
+    "-2.5",
+    "-2.625",
+    "-2.75",
+    "-2.875",
+    "-3.0",
+    "-3.125",
+    "-3.25",
+    "-3.375",
+    "-3.5",
+    "-3.625",
+    "-3.75",
+    "-3.875",
+    "-4.0",
+    "-4.25",
+    "-4.5",
+    "-4.75",
+    "-5.0",
+    "-5.25",
+    "-5.5",
+    "-5.75",
+    "-6.0",
+    "-6.25",
+    "-6.5",
+    "-6.75",
+    "-7.0",
+    "-7.25",
+    "-7.5",
+    "-7.75",
+    "-8.0",
+    "-8.5",
+    "-9.0",
+    "-9.5",
+    "-10.0",
+    "-10.5",
+    "-11.0",
+    "-11.5",
+    "-12.0",
+    "-12.5",
+    "-13.0",
+    "-13.5",
+    "-14.0",
+    "-14.5",
+    "-15.0",
+    "-15.5",
+    "-16.0",
+    "-17.0",
+    "-18.0",
+    "-19.0",
+    "-20.0",
+    "-21.0",
+    "-22.0",
+    "-23.0",
+    "-24.0",
+    "-25.0",
+    "-26.0",
+    "-27.0",
+    "-28.0",
+    "-29.0",
+    "-30.0",
+    "-31.0",
+];
+
+/// Special-register names (applegpu `SR_NAMES`), indexed by number.
+pub static SR_NAMES: [Option<&str>; 148] = [
+    Some("threadgroup_position_in_grid.x"),
+    Some("threadgroup_position_in_grid.y"),
+    Some("threadgroup_position_in_grid.z"),
+    None,
+    Some("threads_per_threadgroup.x"),
+    Some("threads_per_threadgroup.y"),
+    Some("threads_per_threadgroup.z"),
+    None,
+    Some("dispatch_threads_per_threadgroup.x"),
+    Some("dispatch_threads_per_threadgroup.y"),
+    Some("dispatch_threads_per_threadgroup.z"),
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    Some("core_index"),
+    Some("vm_slot"),
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    Some("thread_position_in_threadgroup.x"),
+    Some("thread_position_in_threadgroup.y"),
+    Some("thread_position_in_threadgroup.z"),
+    Some("thread_index_in_threadgroup"),
+    Some("thread_index_in_simdgroup"),
+    Some("simdgroup_index_in_threadgroup"),
+    None,
+    None,
+    Some("active_thread_index_in_quadgroup"),
+    None,
+    Some("active_thread_index_in_simdgroup"),
+    None,
+    Some("internal_coverage_mask"),
+    None,
+    Some("backfacing"),
+    Some("is_active_thread"),
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    Some("thread_position_in_grid.x"),
+    Some("thread_position_in_grid.y"),
+    Some("thread_position_in_grid.z"),
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    Some("input_sample_mask"),
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+    Some("opfifo_cmd"),
+    None,
+    Some("opfifo_data_l"),
+    Some("opfifo_data_h"),
+];
+
 pub static FORMS: [Form; 161] = [
     Form {
         idx: 0,
         name: "mov_imm",
-        class: "MovImm16InstructionDesc",
+        class: Class::MovImm16InstructionDesc,
         mask: 0x17f,
         bits: 0x62,
         sizes: (4, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "imm16", parts: &[(16, 16, 0)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ImmediateDesc", name: "imm16", fields: &[2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "imm16",
+                parts: &[(16, 16, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "imm16",
+                fields: &[2],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 1,
         name: "mov_imm",
-        class: "MovImm32InstructionDesc",
+        class: Class::MovImm32InstructionDesc,
         mask: 0x17f,
         bits: 0x162,
         sizes: (6, 8),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (60, 2, 6)] }, Field { name: "imm32", parts: &[(16, 32, 0)] }, Field { name: "kill", parts: &[(62, 1, 0)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ImmediateDesc", name: "imm32", fields: &[2] }, OperandDesc { kind: "BinaryDesc", name: "kill", fields: &[3] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (60, 2, 6)],
+            },
+            Field {
+                name: "imm32",
+                parts: &[(16, 32, 0)],
+            },
+            Field {
+                name: "kill",
+                parts: &[(62, 1, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "imm32",
+                fields: &[2],
+            },
+            OperandDesc {
+                kind: OpKind::BinaryDesc,
+                name: "kill",
+                fields: &[3],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 2,
         name: "get_sr",
-        class: "MovFromSrInstructionDesc",
+        class: Class::MovFromSrInstructionDesc,
         mask: 0x807f,
         bits: 0x72,
         sizes: (4, 4),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (28, 2, 6)] }, Field { name: "SR", parts: &[(16, 6, 0), (26, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "SReg32Desc", name: "SR", fields: &[2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (28, 2, 6)],
+            },
+            Field {
+                name: "SR",
+                parts: &[(16, 6, 0), (26, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::SReg32Desc,
+                name: "SR",
+                fields: &[2],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 3,
         name: "iadd",
-        class: "IAddInstructionDesc",
+        class: Class::IAddInstructionDesc,
         mask: 0x803f,
         bits: 0xe,
         sizes: (8, 8),
         length_bit: 15,
-        fields: &[Field { name: "S", parts: &[(6, 1, 0)] }, Field { name: "N", parts: &[(27, 1, 0)] }, Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "As", parts: &[(26, 1, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "Bs", parts: &[(38, 1, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (40, 2, 6)] }, Field { name: "s", parts: &[(39, 1, 0), (52, 2, 1)] }],
-        operands: &[OperandDesc { kind: "ALUDst64Desc", name: "D", fields: &[3, 2] }, OperandDesc { kind: "AddSrcDesc", name: "A", fields: &[6, 4, 5] }, OperandDesc { kind: "AddSrcDesc", name: "B", fields: &[9, 7, 8] }, OperandDesc { kind: "ShiftDesc", name: "shift", fields: &[10] }],
+        fields: &[
+            Field {
+                name: "S",
+                parts: &[(6, 1, 0)],
+            },
+            Field {
+                name: "N",
+                parts: &[(27, 1, 0)],
+            },
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "As",
+                parts: &[(26, 1, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "Bs",
+                parts: &[(38, 1, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (40, 2, 6)],
+            },
+            Field {
+                name: "s",
+                parts: &[(39, 1, 0), (52, 2, 1)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDst64Desc,
+                name: "D",
+                fields: &[3, 2],
+            },
+            OperandDesc {
+                kind: OpKind::AddSrcDesc,
+                name: "A",
+                fields: &[6, 4, 5],
+            },
+            OperandDesc {
+                kind: OpKind::AddSrcDesc,
+                name: "B",
+                fields: &[9, 7, 8],
+            },
+            OperandDesc {
+                kind: OpKind::ShiftDesc,
+                name: "shift",
+                fields: &[10],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 4,
         name: "imadd",
-        class: "IMAddInstructionDesc",
+        class: Class::IMAddInstructionDesc,
         mask: 0x803f,
         bits: 0x1e,
         sizes: (8, 8),
         length_bit: 15,
-        fields: &[Field { name: "S", parts: &[(6, 1, 0)] }, Field { name: "N", parts: &[(27, 1, 0)] }, Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (60, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "As", parts: &[(26, 1, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (58, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "Bs", parts: &[(38, 1, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (56, 2, 6)] }, Field { name: "Ct", parts: &[(46, 4, 0)] }, Field { name: "Cs", parts: &[(50, 1, 0)] }, Field { name: "C", parts: &[(40, 6, 0), (54, 2, 6)] }, Field { name: "s", parts: &[(39, 1, 0), (52, 2, 1)] }],
-        operands: &[OperandDesc { kind: "ALUDst64Desc", name: "D", fields: &[3, 2] }, OperandDesc { kind: "MulSrcDesc", name: "A", fields: &[6, 4, 5] }, OperandDesc { kind: "MulSrcDesc", name: "B", fields: &[9, 7, 8] }, OperandDesc { kind: "AddSrcDesc", name: "C", fields: &[12, 10, 11] }, OperandDesc { kind: "ShiftDesc", name: "shift", fields: &[13] }],
+        fields: &[
+            Field {
+                name: "S",
+                parts: &[(6, 1, 0)],
+            },
+            Field {
+                name: "N",
+                parts: &[(27, 1, 0)],
+            },
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (60, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "As",
+                parts: &[(26, 1, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (58, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "Bs",
+                parts: &[(38, 1, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (56, 2, 6)],
+            },
+            Field {
+                name: "Ct",
+                parts: &[(46, 4, 0)],
+            },
+            Field {
+                name: "Cs",
+                parts: &[(50, 1, 0)],
+            },
+            Field {
+                name: "C",
+                parts: &[(40, 6, 0), (54, 2, 6)],
+            },
+            Field {
+                name: "s",
+                parts: &[(39, 1, 0), (52, 2, 1)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDst64Desc,
+                name: "D",
+                fields: &[3, 2],
+            },
+            OperandDesc {
+                kind: OpKind::MulSrcDesc,
+                name: "A",
+                fields: &[6, 4, 5],
+            },
+            OperandDesc {
+                kind: OpKind::MulSrcDesc,
+                name: "B",
+                fields: &[9, 7, 8],
+            },
+            OperandDesc {
+                kind: OpKind::AddSrcDesc,
+                name: "C",
+                fields: &[12, 10, 11],
+            },
+            OperandDesc {
+                kind: OpKind::ShiftDesc,
+                name: "shift",
+                fields: &[13],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 5,
         name: "convert",
-        class: "ConvertInstructionDesc",
+        class: Class::ConvertInstructionDesc,
         mask: 0xcc003c0807f,
         bits: 0x803e,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "mode", parts: &[(16, 6, 0)] }, Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "srct", parts: &[(34, 4, 0)] }, Field { name: "src", parts: &[(28, 6, 0), (40, 2, 6)] }, Field { name: "round", parts: &[(26, 2, 0)] }],
-        operands: &[OperandDesc { kind: "EnumDesc", name: "mode", fields: &[0] }, OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[2, 1] }, OperandDesc { kind: "ALUSrcDesc", name: "src", fields: &[4, 3] }, OperandDesc { kind: "EnumDesc", name: "round", fields: &[5] }],
+        fields: &[
+            Field {
+                name: "mode",
+                parts: &[(16, 6, 0)],
+            },
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "srct",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "src",
+                parts: &[(28, 6, 0), (40, 2, 6)],
+            },
+            Field {
+                name: "round",
+                parts: &[(26, 2, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "mode",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[2, 1],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "src",
+                fields: &[4, 3],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "round",
+                fields: &[5],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 6,
         name: "bfi",
-        class: "BitfieldInsertInstructionDesc",
+        class: Class::BitfieldInsertInstructionDesc,
         mask: 0xc00807f,
         bits: 0x2e,
         sizes: (8, 8),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (60, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (58, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (56, 2, 6)] }, Field { name: "Ct", parts: &[(46, 4, 0)] }, Field { name: "C", parts: &[(40, 6, 0), (54, 2, 6)] }, Field { name: "m", parts: &[(38, 2, 0), (50, 2, 2), (63, 1, 4)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrcDesc", name: "A", fields: &[3, 2] }, OperandDesc { kind: "ALUSrcDesc", name: "B", fields: &[5, 4] }, OperandDesc { kind: "ALUSrcDesc", name: "C", fields: &[7, 6] }, OperandDesc { kind: "MaskDesc", name: "m", fields: &[8] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (60, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (58, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (56, 2, 6)],
+            },
+            Field {
+                name: "Ct",
+                parts: &[(46, 4, 0)],
+            },
+            Field {
+                name: "C",
+                parts: &[(40, 6, 0), (54, 2, 6)],
+            },
+            Field {
+                name: "m",
+                parts: &[(38, 2, 0), (50, 2, 2), (63, 1, 4)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "A",
+                fields: &[3, 2],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "B",
+                fields: &[5, 4],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "C",
+                fields: &[7, 6],
+            },
+            OperandDesc {
+                kind: OpKind::MaskDesc,
+                name: "m",
+                fields: &[8],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 7,
         name: "bfeil",
-        class: "BitfieldExtractInstructionDesc",
+        class: Class::BitfieldExtractInstructionDesc,
         mask: 0xc00807f,
         bits: 0x802e,
         sizes: (8, 8),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (60, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (58, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (56, 2, 6)] }, Field { name: "Ct", parts: &[(46, 4, 0)] }, Field { name: "C", parts: &[(40, 6, 0), (54, 2, 6)] }, Field { name: "m", parts: &[(38, 2, 0), (50, 2, 2), (63, 1, 4)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrcDesc", name: "A", fields: &[3, 2] }, OperandDesc { kind: "ALUSrcDesc", name: "B", fields: &[5, 4] }, OperandDesc { kind: "ALUSrcDesc", name: "C", fields: &[7, 6] }, OperandDesc { kind: "MaskDesc", name: "m", fields: &[8] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (60, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (58, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (56, 2, 6)],
+            },
+            Field {
+                name: "Ct",
+                parts: &[(46, 4, 0)],
+            },
+            Field {
+                name: "C",
+                parts: &[(40, 6, 0), (54, 2, 6)],
+            },
+            Field {
+                name: "m",
+                parts: &[(38, 2, 0), (50, 2, 2), (63, 1, 4)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "A",
+                fields: &[3, 2],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "B",
+                fields: &[5, 4],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "C",
+                fields: &[7, 6],
+            },
+            OperandDesc {
+                kind: OpKind::MaskDesc,
+                name: "m",
+                fields: &[8],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 8,
         name: "extr",
-        class: "ExtractInstructionDesc",
+        class: Class::ExtractInstructionDesc,
         mask: 0xc00807f,
         bits: 0x400002e,
         sizes: (8, 8),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (60, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (58, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (56, 2, 6)] }, Field { name: "Ct", parts: &[(46, 4, 0)] }, Field { name: "C", parts: &[(40, 6, 0), (54, 2, 6)] }, Field { name: "m", parts: &[(38, 2, 0), (50, 2, 2), (63, 1, 4)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrcDesc", name: "A", fields: &[3, 2] }, OperandDesc { kind: "ALUSrcDesc", name: "B", fields: &[5, 4] }, OperandDesc { kind: "ALUSrcDesc", name: "C", fields: &[7, 6] }, OperandDesc { kind: "MaskDesc", name: "m", fields: &[8] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (60, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (58, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (56, 2, 6)],
+            },
+            Field {
+                name: "Ct",
+                parts: &[(46, 4, 0)],
+            },
+            Field {
+                name: "C",
+                parts: &[(40, 6, 0), (54, 2, 6)],
+            },
+            Field {
+                name: "m",
+                parts: &[(38, 2, 0), (50, 2, 2), (63, 1, 4)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "A",
+                fields: &[3, 2],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "B",
+                fields: &[5, 4],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "C",
+                fields: &[7, 6],
+            },
+            OperandDesc {
+                kind: OpKind::MaskDesc,
+                name: "m",
+                fields: &[8],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 9,
         name: "shlhi",
-        class: "ShlhiInstructionDesc",
+        class: Class::ShlhiInstructionDesc,
         mask: 0xc00807f,
         bits: 0x800002e,
         sizes: (8, 8),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (60, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (58, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (56, 2, 6)] }, Field { name: "Ct", parts: &[(46, 4, 0)] }, Field { name: "C", parts: &[(40, 6, 0), (54, 2, 6)] }, Field { name: "m", parts: &[(38, 2, 0), (50, 2, 2), (63, 1, 4)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrcDesc", name: "A", fields: &[3, 2] }, OperandDesc { kind: "ALUSrcDesc", name: "B", fields: &[5, 4] }, OperandDesc { kind: "ALUSrcDesc", name: "C", fields: &[7, 6] }, OperandDesc { kind: "MaskDesc", name: "m", fields: &[8] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (60, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (58, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (56, 2, 6)],
+            },
+            Field {
+                name: "Ct",
+                parts: &[(46, 4, 0)],
+            },
+            Field {
+                name: "C",
+                parts: &[(40, 6, 0), (54, 2, 6)],
+            },
+            Field {
+                name: "m",
+                parts: &[(38, 2, 0), (50, 2, 2), (63, 1, 4)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "A",
+                fields: &[3, 2],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "B",
+                fields: &[5, 4],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "C",
+                fields: &[7, 6],
+            },
+            OperandDesc {
+                kind: OpKind::MaskDesc,
+                name: "m",
+                fields: &[8],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 10,
         name: "shrhi",
-        class: "ShrhiInstructionDesc",
+        class: Class::ShrhiInstructionDesc,
         mask: 0xc00807f,
         bits: 0x800802e,
         sizes: (8, 8),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (60, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (58, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (56, 2, 6)] }, Field { name: "Ct", parts: &[(46, 4, 0)] }, Field { name: "C", parts: &[(40, 6, 0), (54, 2, 6)] }, Field { name: "m", parts: &[(38, 2, 0), (50, 2, 2), (63, 1, 4)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrcDesc", name: "A", fields: &[3, 2] }, OperandDesc { kind: "ALUSrcDesc", name: "B", fields: &[5, 4] }, OperandDesc { kind: "ALUSrcDesc", name: "C", fields: &[7, 6] }, OperandDesc { kind: "MaskDesc", name: "m", fields: &[8] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (60, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (58, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (56, 2, 6)],
+            },
+            Field {
+                name: "Ct",
+                parts: &[(46, 4, 0)],
+            },
+            Field {
+                name: "C",
+                parts: &[(40, 6, 0), (54, 2, 6)],
+            },
+            Field {
+                name: "m",
+                parts: &[(38, 2, 0), (50, 2, 2), (63, 1, 4)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "A",
+                fields: &[3, 2],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "B",
+                fields: &[5, 4],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "C",
+                fields: &[7, 6],
+            },
+            OperandDesc {
+                kind: OpKind::MaskDesc,
+                name: "m",
+                fields: &[8],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 11,
         name: "asr",
-        class: "ArithmeticShiftRightInstructionDesc",
+        class: Class::ArithmeticShiftRightInstructionDesc,
         mask: 0xc00807f,
         bits: 0x400802e,
         sizes: (8, 8),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (60, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (58, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (56, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrcDesc", name: "A", fields: &[3, 2] }, OperandDesc { kind: "ALUSrcDesc", name: "B", fields: &[5, 4] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (60, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (58, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (56, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "A",
+                fields: &[3, 2],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "B",
+                fields: &[5, 4],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 12,
         name: "asrh",
-        class: "ArithmeticShiftRightHighInstructionDesc",
+        class: Class::ArithmeticShiftRightHighInstructionDesc,
         mask: 0xc00807f,
         bits: 0xc00802e,
         sizes: (8, 8),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (60, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (58, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (56, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrcDesc", name: "A", fields: &[3, 2] }, OperandDesc { kind: "ALUSrcDesc", name: "B", fields: &[5, 4] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (60, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (58, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (56, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "A",
+                fields: &[3, 2],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "B",
+                fields: &[5, 4],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 13,
         name: "bitop",
-        class: "BitopInstructionDesc",
+        class: Class::BitopInstructionDesc,
         mask: 0x807f,
         bits: 0x7e,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "tt0", parts: &[(26, 1, 0)] }, Field { name: "tt1", parts: &[(27, 1, 0)] }, Field { name: "tt2", parts: &[(38, 1, 0)] }, Field { name: "tt3", parts: &[(39, 1, 0)] }, Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (40, 2, 6)] }],
-        operands: &[OperandDesc { kind: "TruthTableDesc", name: "tt", fields: &[0, 1, 2, 3] }, OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[5, 4] }, OperandDesc { kind: "ALUSrcDesc", name: "A", fields: &[7, 6] }, OperandDesc { kind: "ALUSrcDesc", name: "B", fields: &[9, 8] }],
+        fields: &[
+            Field {
+                name: "tt0",
+                parts: &[(26, 1, 0)],
+            },
+            Field {
+                name: "tt1",
+                parts: &[(27, 1, 0)],
+            },
+            Field {
+                name: "tt2",
+                parts: &[(38, 1, 0)],
+            },
+            Field {
+                name: "tt3",
+                parts: &[(39, 1, 0)],
+            },
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (40, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::TruthTableDesc,
+                name: "tt",
+                fields: &[0, 1, 2, 3],
+            },
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[5, 4],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "A",
+                fields: &[7, 6],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "B",
+                fields: &[9, 8],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 14,
         name: "bitrev",
-        class: "BitReverseInstructionDesc",
+        class: Class::BitReverseInstructionDesc,
         mask: 0xfffc00807f,
         bits: 0x400003e,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrcDesc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 15,
         name: "popcount",
-        class: "PopCountInstructionDesc",
+        class: Class::PopCountInstructionDesc,
         mask: 0xfffc00807f,
         bits: 0x800003e,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrcDesc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 16,
         name: "intl",
-        class: "InterleaveInstructionDesc",
+        class: Class::InterleaveInstructionDesc,
         mask: 0xc00c00807f,
         bits: 0x3e,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (40, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrcDesc", name: "A", fields: &[3, 2] }, OperandDesc { kind: "ALUSrcDesc", name: "B", fields: &[5, 4] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (40, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "A",
+                fields: &[3, 2],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "B",
+                fields: &[5, 4],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 17,
         name: "ffs",
-        class: "FindFirstSetInstructionDesc",
+        class: Class::FindFirstSetInstructionDesc,
         mask: 0xfffc00807f,
         bits: 0xc00003e,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrcDesc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 18,
         name: "iunop",
-        class: "UnknownIUnaryInstructionDesc",
+        class: Class::UnknownIUnaryInstructionDesc,
         mask: 0x3ff000807f,
         bits: 0x3e,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }, Field { name: "op1", parts: &[(38, 2, 0)] }, Field { name: "op2", parts: &[(26, 2, 0)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrcDesc", name: "A", fields: &[3, 2] }, OperandDesc { kind: "BinaryDesc", name: "op1", fields: &[4] }, OperandDesc { kind: "BinaryDesc", name: "op2", fields: &[5] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+            Field {
+                name: "op1",
+                parts: &[(38, 2, 0)],
+            },
+            Field {
+                name: "op2",
+                parts: &[(26, 2, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "A",
+                fields: &[3, 2],
+            },
+            OperandDesc {
+                kind: OpKind::BinaryDesc,
+                name: "op1",
+                fields: &[4],
+            },
+            OperandDesc {
+                kind: OpKind::BinaryDesc,
+                name: "op2",
+                fields: &[5],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 19,
         name: "fmadd32",
-        class: "FMAdd32InstructionDesc",
+        class: Class::FMAdd32InstructionDesc,
         mask: 0x3f,
         bits: 0x3a,
         sizes: (6, 8),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "S", parts: &[(6, 1, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (60, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "Am", parts: &[(26, 2, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (58, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "Bm", parts: &[(38, 2, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (56, 2, 6)] }, Field { name: "Ct", parts: &[(46, 4, 0)] }, Field { name: "Cm", parts: &[(50, 2, 0)] }, Field { name: "C", parts: &[(40, 6, 0), (54, 2, 6)] }],
-        operands: &[OperandDesc { kind: "FloatDstDesc", name: "D", fields: &[2, 0, 1] }, OperandDesc { kind: "FloatSrcDesc", name: "A", fields: &[5, 3, 4] }, OperandDesc { kind: "FloatSrcDesc", name: "B", fields: &[8, 6, 7] }, OperandDesc { kind: "FloatSrcDesc", name: "C", fields: &[11, 9, 10] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "S",
+                parts: &[(6, 1, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (60, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "Am",
+                parts: &[(26, 2, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (58, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "Bm",
+                parts: &[(38, 2, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (56, 2, 6)],
+            },
+            Field {
+                name: "Ct",
+                parts: &[(46, 4, 0)],
+            },
+            Field {
+                name: "Cm",
+                parts: &[(50, 2, 0)],
+            },
+            Field {
+                name: "C",
+                parts: &[(40, 6, 0), (54, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::FloatDstDesc,
+                name: "D",
+                fields: &[2, 0, 1],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrcDesc,
+                name: "A",
+                fields: &[5, 3, 4],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrcDesc,
+                name: "B",
+                fields: &[8, 6, 7],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrcDesc,
+                name: "C",
+                fields: &[11, 9, 10],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 20,
         name: "fmadd16",
-        class: "FMAdd16InstructionDesc",
+        class: Class::FMAdd16InstructionDesc,
         mask: 0x3f,
         bits: 0x36,
         sizes: (6, 8),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "S", parts: &[(6, 1, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (60, 2, 6)] }, Field { name: "At", parts: &[(22, 3, 0)] }, Field { name: "Am", parts: &[(25, 2, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (58, 2, 6)] }, Field { name: "Bt", parts: &[(34, 3, 0)] }, Field { name: "Bm", parts: &[(37, 2, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (56, 2, 6)] }, Field { name: "Ct", parts: &[(46, 3, 0)] }, Field { name: "Cm", parts: &[(49, 2, 0)] }, Field { name: "C", parts: &[(40, 6, 0), (54, 2, 6)] }],
-        operands: &[OperandDesc { kind: "FloatDst16Desc", name: "D", fields: &[2, 0, 1] }, OperandDesc { kind: "FloatSrc16Desc", name: "A", fields: &[5, 3, 4] }, OperandDesc { kind: "FloatSrc16Desc", name: "B", fields: &[8, 6, 7] }, OperandDesc { kind: "FloatSrc16Desc", name: "C", fields: &[11, 9, 10] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "S",
+                parts: &[(6, 1, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (60, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 3, 0)],
+            },
+            Field {
+                name: "Am",
+                parts: &[(25, 2, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (58, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 3, 0)],
+            },
+            Field {
+                name: "Bm",
+                parts: &[(37, 2, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (56, 2, 6)],
+            },
+            Field {
+                name: "Ct",
+                parts: &[(46, 3, 0)],
+            },
+            Field {
+                name: "Cm",
+                parts: &[(49, 2, 0)],
+            },
+            Field {
+                name: "C",
+                parts: &[(40, 6, 0), (54, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::FloatDst16Desc,
+                name: "D",
+                fields: &[2, 0, 1],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrc16Desc,
+                name: "A",
+                fields: &[5, 3, 4],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrc16Desc,
+                name: "B",
+                fields: &[8, 6, 7],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrc16Desc,
+                name: "C",
+                fields: &[11, 9, 10],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 21,
         name: "fadd32",
-        class: "FAdd32InstructionDesc",
+        class: Class::FAdd32InstructionDesc,
         mask: 0x3f,
         bits: 0x2a,
         sizes: (4, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "S", parts: &[(6, 1, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "Am", parts: &[(26, 2, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "Bm", parts: &[(38, 2, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (40, 2, 6)] }],
-        operands: &[OperandDesc { kind: "FloatDstDesc", name: "D", fields: &[2, 0, 1] }, OperandDesc { kind: "FloatSrcDesc", name: "A", fields: &[5, 3, 4] }, OperandDesc { kind: "FloatSrcDesc", name: "B", fields: &[8, 6, 7] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "S",
+                parts: &[(6, 1, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "Am",
+                parts: &[(26, 2, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "Bm",
+                parts: &[(38, 2, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (40, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::FloatDstDesc,
+                name: "D",
+                fields: &[2, 0, 1],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrcDesc,
+                name: "A",
+                fields: &[5, 3, 4],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrcDesc,
+                name: "B",
+                fields: &[8, 6, 7],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 22,
         name: "fadd16",
-        class: "FAdd16InstructionDesc",
+        class: Class::FAdd16InstructionDesc,
         mask: 0x3f,
         bits: 0x26,
         sizes: (4, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "S", parts: &[(6, 1, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 3, 0)] }, Field { name: "Am", parts: &[(25, 2, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }, Field { name: "Bt", parts: &[(34, 3, 0)] }, Field { name: "Bm", parts: &[(37, 2, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (40, 2, 6)] }],
-        operands: &[OperandDesc { kind: "FloatDst16Desc", name: "D", fields: &[2, 0, 1] }, OperandDesc { kind: "FloatSrc16Desc", name: "A", fields: &[5, 3, 4] }, OperandDesc { kind: "FloatSrc16Desc", name: "B", fields: &[8, 6, 7] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "S",
+                parts: &[(6, 1, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 3, 0)],
+            },
+            Field {
+                name: "Am",
+                parts: &[(25, 2, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 3, 0)],
+            },
+            Field {
+                name: "Bm",
+                parts: &[(37, 2, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (40, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::FloatDst16Desc,
+                name: "D",
+                fields: &[2, 0, 1],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrc16Desc,
+                name: "A",
+                fields: &[5, 3, 4],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrc16Desc,
+                name: "B",
+                fields: &[8, 6, 7],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 23,
         name: "fmul32",
-        class: "FMul32InstructionDesc",
+        class: Class::FMul32InstructionDesc,
         mask: 0x3f,
         bits: 0x1a,
         sizes: (4, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "S", parts: &[(6, 1, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "Am", parts: &[(26, 2, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "Bm", parts: &[(38, 2, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (40, 2, 6)] }],
-        operands: &[OperandDesc { kind: "FloatDstDesc", name: "D", fields: &[2, 0, 1] }, OperandDesc { kind: "FloatSrcDesc", name: "A", fields: &[5, 3, 4] }, OperandDesc { kind: "FloatSrcDesc", name: "B", fields: &[8, 6, 7] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "S",
+                parts: &[(6, 1, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "Am",
+                parts: &[(26, 2, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "Bm",
+                parts: &[(38, 2, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (40, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::FloatDstDesc,
+                name: "D",
+                fields: &[2, 0, 1],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrcDesc,
+                name: "A",
+                fields: &[5, 3, 4],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrcDesc,
+                name: "B",
+                fields: &[8, 6, 7],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 24,
         name: "fmul16",
-        class: "FMul16InstructionDesc",
+        class: Class::FMul16InstructionDesc,
         mask: 0x3f,
         bits: 0x16,
         sizes: (4, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "S", parts: &[(6, 1, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 3, 0)] }, Field { name: "Am", parts: &[(25, 2, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }, Field { name: "Bt", parts: &[(34, 3, 0)] }, Field { name: "Bm", parts: &[(37, 2, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (40, 2, 6)] }],
-        operands: &[OperandDesc { kind: "FloatDst16Desc", name: "D", fields: &[2, 0, 1] }, OperandDesc { kind: "FloatSrc16Desc", name: "A", fields: &[5, 3, 4] }, OperandDesc { kind: "FloatSrc16Desc", name: "B", fields: &[8, 6, 7] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "S",
+                parts: &[(6, 1, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 3, 0)],
+            },
+            Field {
+                name: "Am",
+                parts: &[(25, 2, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 3, 0)],
+            },
+            Field {
+                name: "Bm",
+                parts: &[(37, 2, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (40, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::FloatDst16Desc,
+                name: "D",
+                fields: &[2, 0, 1],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrc16Desc,
+                name: "A",
+                fields: &[5, 3, 4],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrc16Desc,
+                name: "B",
+                fields: &[8, 6, 7],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 25,
         name: "floor",
-        class: "FloorInstructionDesc",
+        class: Class::FloorInstructionDesc,
         mask: 0x3fff000003f,
         bits: 0xa,
         sizes: (4, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "S", parts: &[(6, 1, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "Am", parts: &[(26, 2, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "FloatDstDesc", name: "D", fields: &[2, 0, 1] }, OperandDesc { kind: "FloatSrcDesc", name: "A", fields: &[5, 3, 4] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "S",
+                parts: &[(6, 1, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "Am",
+                parts: &[(26, 2, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::FloatDstDesc,
+                name: "D",
+                fields: &[2, 0, 1],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrcDesc,
+                name: "A",
+                fields: &[5, 3, 4],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 26,
         name: "ceil",
-        class: "CeilInstructionDesc",
+        class: Class::CeilInstructionDesc,
         mask: 0x3fff000003f,
         bits: 0x10000000a,
         sizes: (4, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "S", parts: &[(6, 1, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "Am", parts: &[(26, 2, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "FloatDstDesc", name: "D", fields: &[2, 0, 1] }, OperandDesc { kind: "FloatSrcDesc", name: "A", fields: &[5, 3, 4] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "S",
+                parts: &[(6, 1, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "Am",
+                parts: &[(26, 2, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::FloatDstDesc,
+                name: "D",
+                fields: &[2, 0, 1],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrcDesc,
+                name: "A",
+                fields: &[5, 3, 4],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 27,
         name: "trunc",
-        class: "TruncInstructionDesc",
+        class: Class::TruncInstructionDesc,
         mask: 0x3fff000003f,
         bits: 0x20000000a,
         sizes: (4, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "S", parts: &[(6, 1, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "Am", parts: &[(26, 2, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "FloatDstDesc", name: "D", fields: &[2, 0, 1] }, OperandDesc { kind: "FloatSrcDesc", name: "A", fields: &[5, 3, 4] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "S",
+                parts: &[(6, 1, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "Am",
+                parts: &[(26, 2, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::FloatDstDesc,
+                name: "D",
+                fields: &[2, 0, 1],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrcDesc,
+                name: "A",
+                fields: &[5, 3, 4],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 28,
         name: "rint",
-        class: "RintInstructionDesc",
+        class: Class::RintInstructionDesc,
         mask: 0x3fff000003f,
         bits: 0x30000000a,
         sizes: (4, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "S", parts: &[(6, 1, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "Am", parts: &[(26, 2, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "FloatDstDesc", name: "D", fields: &[2, 0, 1] }, OperandDesc { kind: "FloatSrcDesc", name: "A", fields: &[5, 3, 4] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "S",
+                parts: &[(6, 1, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "Am",
+                parts: &[(26, 2, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::FloatDstDesc,
+                name: "D",
+                fields: &[2, 0, 1],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrcDesc,
+                name: "A",
+                fields: &[5, 3, 4],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 29,
         name: "rcp",
-        class: "ReciprocalInstructionDesc",
+        class: Class::ReciprocalInstructionDesc,
         mask: 0x3fff000003f,
         bits: 0x8000000a,
         sizes: (4, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "S", parts: &[(6, 1, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "Am", parts: &[(26, 2, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "FloatDstDesc", name: "D", fields: &[2, 0, 1] }, OperandDesc { kind: "FloatSrcDesc", name: "A", fields: &[5, 3, 4] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "S",
+                parts: &[(6, 1, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "Am",
+                parts: &[(26, 2, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::FloatDstDesc,
+                name: "D",
+                fields: &[2, 0, 1],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrcDesc,
+                name: "A",
+                fields: &[5, 3, 4],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 30,
         name: "rsqrt",
-        class: "RsqrtInstructionDesc",
+        class: Class::RsqrtInstructionDesc,
         mask: 0x3fff000003f,
         bits: 0x9000000a,
         sizes: (4, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "S", parts: &[(6, 1, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "Am", parts: &[(26, 2, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "FloatDstDesc", name: "D", fields: &[2, 0, 1] }, OperandDesc { kind: "FloatSrcDesc", name: "A", fields: &[5, 3, 4] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "S",
+                parts: &[(6, 1, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "Am",
+                parts: &[(26, 2, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::FloatDstDesc,
+                name: "D",
+                fields: &[2, 0, 1],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrcDesc,
+                name: "A",
+                fields: &[5, 3, 4],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 31,
         name: "rsqrt_special",
-        class: "RsqrtSpecialInstructionDesc",
+        class: Class::RsqrtSpecialInstructionDesc,
         mask: 0x3fff000003f,
         bits: 0x1000000a,
         sizes: (4, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "S", parts: &[(6, 1, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "Am", parts: &[(26, 2, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "FloatDstDesc", name: "D", fields: &[2, 0, 1] }, OperandDesc { kind: "FloatSrcDesc", name: "A", fields: &[5, 3, 4] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "S",
+                parts: &[(6, 1, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "Am",
+                parts: &[(26, 2, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::FloatDstDesc,
+                name: "D",
+                fields: &[2, 0, 1],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrcDesc,
+                name: "A",
+                fields: &[5, 3, 4],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 32,
         name: "sin_pt_1",
-        class: "SinPt1InstructionDesc",
+        class: Class::SinPt1InstructionDesc,
         mask: 0x3fff000003f,
         bits: 0xa000000a,
         sizes: (4, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "S", parts: &[(6, 1, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "Am", parts: &[(26, 2, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "FloatDstDesc", name: "D", fields: &[2, 0, 1] }, OperandDesc { kind: "FloatSrcDesc", name: "A", fields: &[5, 3, 4] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "S",
+                parts: &[(6, 1, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "Am",
+                parts: &[(26, 2, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::FloatDstDesc,
+                name: "D",
+                fields: &[2, 0, 1],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrcDesc,
+                name: "A",
+                fields: &[5, 3, 4],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 33,
         name: "sin_pt_2",
-        class: "SinPt2InstructionDesc",
+        class: Class::SinPt2InstructionDesc,
         mask: 0x3fff000003f,
         bits: 0xe000000a,
         sizes: (4, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "S", parts: &[(6, 1, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "Am", parts: &[(26, 2, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "FloatDstDesc", name: "D", fields: &[2, 0, 1] }, OperandDesc { kind: "FloatSrcDesc", name: "A", fields: &[5, 3, 4] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "S",
+                parts: &[(6, 1, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "Am",
+                parts: &[(26, 2, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::FloatDstDesc,
+                name: "D",
+                fields: &[2, 0, 1],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrcDesc,
+                name: "A",
+                fields: &[5, 3, 4],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 34,
         name: "log2",
-        class: "Log2InstructionDesc",
+        class: Class::Log2InstructionDesc,
         mask: 0x3fff000003f,
         bits: 0xc000000a,
         sizes: (4, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "S", parts: &[(6, 1, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "Am", parts: &[(26, 2, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "FloatDstDesc", name: "D", fields: &[2, 0, 1] }, OperandDesc { kind: "FloatSrcDesc", name: "A", fields: &[5, 3, 4] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "S",
+                parts: &[(6, 1, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "Am",
+                parts: &[(26, 2, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::FloatDstDesc,
+                name: "D",
+                fields: &[2, 0, 1],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrcDesc,
+                name: "A",
+                fields: &[5, 3, 4],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 35,
         name: "exp2",
-        class: "Exp2InstructionDesc",
+        class: Class::Exp2InstructionDesc,
         mask: 0x3fff000003f,
         bits: 0xd000000a,
         sizes: (4, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "S", parts: &[(6, 1, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "Am", parts: &[(26, 2, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "FloatDstDesc", name: "D", fields: &[2, 0, 1] }, OperandDesc { kind: "FloatSrcDesc", name: "A", fields: &[5, 3, 4] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "S",
+                parts: &[(6, 1, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "Am",
+                parts: &[(26, 2, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::FloatDstDesc,
+                name: "D",
+                fields: &[2, 0, 1],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrcDesc,
+                name: "A",
+                fields: &[5, 3, 4],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 36,
         name: "dfdx",
-        class: "DfdxInstructionDesc",
+        class: Class::DfdxInstructionDesc,
         mask: 0x3fff000003f,
         bits: 0x4000000a,
         sizes: (4, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "S", parts: &[(6, 1, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "Am", parts: &[(26, 2, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }, Field { name: "kill", parts: &[(46, 1, 0)] }],
-        operands: &[OperandDesc { kind: "FloatDstDesc", name: "D", fields: &[2, 0, 1] }, OperandDesc { kind: "FloatSrcDesc", name: "A", fields: &[5, 3, 4] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "S",
+                parts: &[(6, 1, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "Am",
+                parts: &[(26, 2, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+            Field {
+                name: "kill",
+                parts: &[(46, 1, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::FloatDstDesc,
+                name: "D",
+                fields: &[2, 0, 1],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrcDesc,
+                name: "A",
+                fields: &[5, 3, 4],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 37,
         name: "dfdy",
-        class: "DfdyInstructionDesc",
+        class: Class::DfdyInstructionDesc,
         mask: 0x3fff000003f,
         bits: 0x6000000a,
         sizes: (4, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "S", parts: &[(6, 1, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "Am", parts: &[(26, 2, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }, Field { name: "kill", parts: &[(46, 1, 0)] }],
-        operands: &[OperandDesc { kind: "FloatDstDesc", name: "D", fields: &[2, 0, 1] }, OperandDesc { kind: "FloatSrcDesc", name: "A", fields: &[5, 3, 4] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "S",
+                parts: &[(6, 1, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "Am",
+                parts: &[(26, 2, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+            Field {
+                name: "kill",
+                parts: &[(46, 1, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::FloatDstDesc,
+                name: "D",
+                fields: &[2, 0, 1],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrcDesc,
+                name: "A",
+                fields: &[5, 3, 4],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 38,
         name: "funop",
-        class: "UnknownFUnaryInstructionDesc",
+        class: Class::UnknownFUnaryInstructionDesc,
         mask: 0x3fc0000003f,
         bits: 0xa,
         sizes: (4, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "S", parts: &[(6, 1, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "Am", parts: &[(26, 2, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }, Field { name: "op", parts: &[(28, 6, 0)] }],
-        operands: &[OperandDesc { kind: "FloatDstDesc", name: "D", fields: &[2, 0, 1] }, OperandDesc { kind: "FloatSrcDesc", name: "A", fields: &[5, 3, 4] }, OperandDesc { kind: "BinaryDesc", name: "op", fields: &[6] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "S",
+                parts: &[(6, 1, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "Am",
+                parts: &[(26, 2, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+            Field {
+                name: "op",
+                parts: &[(28, 6, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::FloatDstDesc,
+                name: "D",
+                fields: &[2, 0, 1],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrcDesc,
+                name: "A",
+                fields: &[5, 3, 4],
+            },
+            OperandDesc {
+                kind: OpKind::BinaryDesc,
+                name: "op",
+                fields: &[6],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 39,
         name: "ret",
-        class: "RetInstructionDesc",
+        class: Class::RetInstructionDesc,
         mask: 0x7f,
         bits: 0x14,
         sizes: (2, 2),
         length_bit: 15,
-        fields: &[Field { name: "reg32", parts: &[(9, 7, 0)] }],
-        operands: &[OperandDesc { kind: "Reg32Desc", name: "reg32", fields: &[0] }],
+        fields: &[Field {
+            name: "reg32",
+            parts: &[(9, 7, 0)],
+        }],
+        operands: &[OperandDesc {
+            kind: OpKind::Reg32Desc,
+            name: "reg32",
+            fields: &[0],
+        }],
         category: Category::Control,
     },
     Form {
         idx: 40,
         name: "stop",
-        class: "StopInstructionDesc",
+        class: Class::StopInstructionDesc,
         mask: 0xffff,
         bits: 0x88,
         sizes: (2, 2),
@@ -542,7 +2939,7 @@ pub static FORMS: [Form; 161] = [
     Form {
         idx: 41,
         name: "trap",
-        class: "TrapInstructionDesc",
+        class: Class::TrapInstructionDesc,
         mask: 0xffff,
         bits: 0x8,
         sizes: (2, 2),
@@ -554,1159 +2951,5562 @@ pub static FORMS: [Form; 161] = [
     Form {
         idx: 42,
         name: "call",
-        class: "CallRegInstructionDesc",
+        class: Class::CallRegInstructionDesc,
         mask: 0x7f,
         bits: 0x4,
         sizes: (2, 2),
         length_bit: 15,
-        fields: &[Field { name: "reg32", parts: &[(9, 7, 0)] }],
-        operands: &[OperandDesc { kind: "Reg32Desc", name: "reg32", fields: &[0] }],
+        fields: &[Field {
+            name: "reg32",
+            parts: &[(9, 7, 0)],
+        }],
+        operands: &[OperandDesc {
+            kind: OpKind::Reg32Desc,
+            name: "reg32",
+            fields: &[0],
+        }],
         category: Category::Control,
     },
     Form {
         idx: 43,
         name: "jmp_incomplete",
-        class: "JumpIncompleteInstructionDesc",
+        class: Class::JumpIncompleteInstructionDesc,
         mask: 0xff00ffff,
         bits: 0x0,
         sizes: (4, 4),
         length_bit: 15,
-        fields: &[Field { name: "off", parts: &[(16, 8, 0)] }],
-        operands: &[OperandDesc { kind: "BranchOffsetDesc", name: "off", fields: &[0] }],
+        fields: &[Field {
+            name: "off",
+            parts: &[(16, 8, 0)],
+        }],
+        operands: &[OperandDesc {
+            kind: OpKind::BranchOffsetDesc,
+            name: "off",
+            fields: &[0],
+        }],
         category: Category::Control,
     },
     Form {
         idx: 44,
         name: "jmp_exec_any",
-        class: "JmpAnyInstructionDesc",
+        class: Class::JmpAnyInstructionDesc,
         mask: 0xffff,
         bits: 0xc000,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "off", parts: &[(16, 32, 0)] }],
-        operands: &[OperandDesc { kind: "BranchOffsetDesc", name: "off", fields: &[0] }],
+        fields: &[Field {
+            name: "off",
+            parts: &[(16, 32, 0)],
+        }],
+        operands: &[OperandDesc {
+            kind: OpKind::BranchOffsetDesc,
+            name: "off",
+            fields: &[0],
+        }],
         category: Category::Control,
     },
     Form {
         idx: 45,
         name: "jmp_exec_none",
-        class: "JmpNoneInstructionDesc",
+        class: Class::JmpNoneInstructionDesc,
         mask: 0xffff,
         bits: 0xc020,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "off", parts: &[(16, 32, 0)] }],
-        operands: &[OperandDesc { kind: "BranchOffsetDesc", name: "off", fields: &[0] }],
+        fields: &[Field {
+            name: "off",
+            parts: &[(16, 32, 0)],
+        }],
+        operands: &[OperandDesc {
+            kind: OpKind::BranchOffsetDesc,
+            name: "off",
+            fields: &[0],
+        }],
         category: Category::Control,
     },
     Form {
         idx: 46,
         name: "call",
-        class: "CallInstructionDesc",
+        class: Class::CallInstructionDesc,
         mask: 0xffff,
         bits: 0xc010,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "off", parts: &[(16, 32, 0)] }],
-        operands: &[OperandDesc { kind: "BranchOffsetDesc", name: "off", fields: &[0] }],
+        fields: &[Field {
+            name: "off",
+            parts: &[(16, 32, 0)],
+        }],
+        operands: &[OperandDesc {
+            kind: OpKind::BranchOffsetDesc,
+            name: "off",
+            fields: &[0],
+        }],
         category: Category::Control,
     },
     Form {
         idx: 47,
         name: "pop_exec",
-        class: "PopExecInstructionDesc",
+        class: Class::PopExecInstructionDesc,
         mask: 0xffffffffe67f,
         bits: 0x652,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 1, 0)] }, Field { name: "n", parts: &[(11, 2, 0)] }],
-        operands: &[OperandDesc { kind: "ImplicitR0LDesc", name: "D", fields: &[0] }, OperandDesc { kind: "ImmediateDesc", name: "n", fields: &[1] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 1, 0)],
+            },
+            Field {
+                name: "n",
+                parts: &[(11, 2, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ImplicitR0LDesc,
+                name: "D",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "n",
+                fields: &[1],
+            },
+        ],
         category: Category::ExecMask,
     },
     Form {
         idx: 48,
         name: "if_icmp",
-        class: "IfICmpInstructionDesc",
+        class: Class::IfICmpInstructionDesc,
         mask: 0x30c00c00067f,
         bits: 0x52,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 1, 0)] }, Field { name: "cc", parts: &[(13, 3, 0)] }, Field { name: "ccn", parts: &[(8, 1, 0)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (40, 2, 6)] }, Field { name: "n", parts: &[(11, 2, 0)] }],
-        operands: &[OperandDesc { kind: "ImplicitR0LDesc", name: "D", fields: &[0] }, OperandDesc { kind: "IConditionDesc", name: "cc", fields: &[1, 2] }, OperandDesc { kind: "ALUSrcDesc", name: "A", fields: &[4, 3] }, OperandDesc { kind: "ALUSrcDesc", name: "B", fields: &[6, 5] }, OperandDesc { kind: "ImmediateDesc", name: "n", fields: &[7] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 1, 0)],
+            },
+            Field {
+                name: "cc",
+                parts: &[(13, 3, 0)],
+            },
+            Field {
+                name: "ccn",
+                parts: &[(8, 1, 0)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (40, 2, 6)],
+            },
+            Field {
+                name: "n",
+                parts: &[(11, 2, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ImplicitR0LDesc,
+                name: "D",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::IConditionDesc,
+                name: "cc",
+                fields: &[1, 2],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "A",
+                fields: &[4, 3],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "B",
+                fields: &[6, 5],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "n",
+                fields: &[7],
+            },
+        ],
         category: Category::ExecMask,
     },
     Form {
         idx: 49,
         name: "if_fcmp",
-        class: "IfFCmpInstructionDesc",
+        class: Class::IfFCmpInstructionDesc,
         mask: 0x30000000067f,
         bits: 0x42,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 1, 0)] }, Field { name: "cc", parts: &[(13, 3, 0)] }, Field { name: "ccn", parts: &[(8, 1, 0)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "Am", parts: &[(26, 2, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "Bm", parts: &[(38, 2, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (40, 2, 6)] }, Field { name: "n", parts: &[(11, 2, 0)] }],
-        operands: &[OperandDesc { kind: "ImplicitR0LDesc", name: "D", fields: &[0] }, OperandDesc { kind: "FConditionDesc", name: "cc", fields: &[1, 2] }, OperandDesc { kind: "FloatSrcDesc", name: "A", fields: &[5, 3, 4] }, OperandDesc { kind: "FloatSrcDesc", name: "B", fields: &[8, 6, 7] }, OperandDesc { kind: "ImmediateDesc", name: "n", fields: &[9] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 1, 0)],
+            },
+            Field {
+                name: "cc",
+                parts: &[(13, 3, 0)],
+            },
+            Field {
+                name: "ccn",
+                parts: &[(8, 1, 0)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "Am",
+                parts: &[(26, 2, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "Bm",
+                parts: &[(38, 2, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (40, 2, 6)],
+            },
+            Field {
+                name: "n",
+                parts: &[(11, 2, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ImplicitR0LDesc,
+                name: "D",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::FConditionDesc,
+                name: "cc",
+                fields: &[1, 2],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrcDesc,
+                name: "A",
+                fields: &[5, 3, 4],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrcDesc,
+                name: "B",
+                fields: &[8, 6, 7],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "n",
+                fields: &[9],
+            },
+        ],
         category: Category::ExecMask,
     },
     Form {
         idx: 50,
         name: "while_icmp",
-        class: "WhileICmpInstructionDesc",
+        class: Class::WhileICmpInstructionDesc,
         mask: 0x30c00c00067f,
         bits: 0x452,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 1, 0)] }, Field { name: "cc", parts: &[(13, 3, 0)] }, Field { name: "ccn", parts: &[(8, 1, 0)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (40, 2, 6)] }, Field { name: "n", parts: &[(11, 2, 0)] }],
-        operands: &[OperandDesc { kind: "ImplicitR0LDesc", name: "D", fields: &[0] }, OperandDesc { kind: "IConditionDesc", name: "cc", fields: &[1, 2] }, OperandDesc { kind: "ALUSrcDesc", name: "A", fields: &[4, 3] }, OperandDesc { kind: "ALUSrcDesc", name: "B", fields: &[6, 5] }, OperandDesc { kind: "ImmediateDesc", name: "n", fields: &[7] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 1, 0)],
+            },
+            Field {
+                name: "cc",
+                parts: &[(13, 3, 0)],
+            },
+            Field {
+                name: "ccn",
+                parts: &[(8, 1, 0)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (40, 2, 6)],
+            },
+            Field {
+                name: "n",
+                parts: &[(11, 2, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ImplicitR0LDesc,
+                name: "D",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::IConditionDesc,
+                name: "cc",
+                fields: &[1, 2],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "A",
+                fields: &[4, 3],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "B",
+                fields: &[6, 5],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "n",
+                fields: &[7],
+            },
+        ],
         category: Category::ExecMask,
     },
     Form {
         idx: 51,
         name: "while_fcmp",
-        class: "WhileFCmpInstructionDesc",
+        class: Class::WhileFCmpInstructionDesc,
         mask: 0x30000000067f,
         bits: 0x442,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 1, 0)] }, Field { name: "cc", parts: &[(13, 3, 0)] }, Field { name: "ccn", parts: &[(8, 1, 0)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "Am", parts: &[(26, 2, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "Bm", parts: &[(38, 2, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (40, 2, 6)] }, Field { name: "n", parts: &[(11, 2, 0)] }],
-        operands: &[OperandDesc { kind: "ImplicitR0LDesc", name: "D", fields: &[0] }, OperandDesc { kind: "FConditionDesc", name: "cc", fields: &[1, 2] }, OperandDesc { kind: "FloatSrcDesc", name: "A", fields: &[5, 3, 4] }, OperandDesc { kind: "FloatSrcDesc", name: "B", fields: &[8, 6, 7] }, OperandDesc { kind: "ImmediateDesc", name: "n", fields: &[9] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 1, 0)],
+            },
+            Field {
+                name: "cc",
+                parts: &[(13, 3, 0)],
+            },
+            Field {
+                name: "ccn",
+                parts: &[(8, 1, 0)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "Am",
+                parts: &[(26, 2, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "Bm",
+                parts: &[(38, 2, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (40, 2, 6)],
+            },
+            Field {
+                name: "n",
+                parts: &[(11, 2, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ImplicitR0LDesc,
+                name: "D",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::FConditionDesc,
+                name: "cc",
+                fields: &[1, 2],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrcDesc,
+                name: "A",
+                fields: &[5, 3, 4],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrcDesc,
+                name: "B",
+                fields: &[8, 6, 7],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "n",
+                fields: &[9],
+            },
+        ],
         category: Category::ExecMask,
     },
     Form {
         idx: 52,
         name: "else_icmp",
-        class: "ElseICmpInstructionDesc",
+        class: Class::ElseICmpInstructionDesc,
         mask: 0x30c00c00067f,
         bits: 0x252,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 1, 0)] }, Field { name: "cc", parts: &[(13, 3, 0)] }, Field { name: "ccn", parts: &[(8, 1, 0)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (40, 2, 6)] }, Field { name: "n", parts: &[(11, 2, 0)] }],
-        operands: &[OperandDesc { kind: "ImplicitR0LDesc", name: "D", fields: &[0] }, OperandDesc { kind: "IConditionDesc", name: "cc", fields: &[1, 2] }, OperandDesc { kind: "ALUSrcDesc", name: "A", fields: &[4, 3] }, OperandDesc { kind: "ALUSrcDesc", name: "B", fields: &[6, 5] }, OperandDesc { kind: "ImmediateDesc", name: "n", fields: &[7] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 1, 0)],
+            },
+            Field {
+                name: "cc",
+                parts: &[(13, 3, 0)],
+            },
+            Field {
+                name: "ccn",
+                parts: &[(8, 1, 0)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (40, 2, 6)],
+            },
+            Field {
+                name: "n",
+                parts: &[(11, 2, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ImplicitR0LDesc,
+                name: "D",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::IConditionDesc,
+                name: "cc",
+                fields: &[1, 2],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "A",
+                fields: &[4, 3],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "B",
+                fields: &[6, 5],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "n",
+                fields: &[7],
+            },
+        ],
         category: Category::ExecMask,
     },
     Form {
         idx: 53,
         name: "else_fcmp",
-        class: "ElseFCmpInstructionDesc",
+        class: Class::ElseFCmpInstructionDesc,
         mask: 0x30000000067f,
         bits: 0x242,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 1, 0)] }, Field { name: "cc", parts: &[(13, 3, 0)] }, Field { name: "ccn", parts: &[(8, 1, 0)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "Am", parts: &[(26, 2, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "Bm", parts: &[(38, 2, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (40, 2, 6)] }, Field { name: "n", parts: &[(11, 2, 0)] }],
-        operands: &[OperandDesc { kind: "ImplicitR0LDesc", name: "D", fields: &[0] }, OperandDesc { kind: "FConditionDesc", name: "cc", fields: &[1, 2] }, OperandDesc { kind: "FloatSrcDesc", name: "A", fields: &[5, 3, 4] }, OperandDesc { kind: "FloatSrcDesc", name: "B", fields: &[8, 6, 7] }, OperandDesc { kind: "ImmediateDesc", name: "n", fields: &[9] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 1, 0)],
+            },
+            Field {
+                name: "cc",
+                parts: &[(13, 3, 0)],
+            },
+            Field {
+                name: "ccn",
+                parts: &[(8, 1, 0)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "Am",
+                parts: &[(26, 2, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "Bm",
+                parts: &[(38, 2, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (40, 2, 6)],
+            },
+            Field {
+                name: "n",
+                parts: &[(11, 2, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ImplicitR0LDesc,
+                name: "D",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::FConditionDesc,
+                name: "cc",
+                fields: &[1, 2],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrcDesc,
+                name: "A",
+                fields: &[5, 3, 4],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrcDesc,
+                name: "B",
+                fields: &[8, 6, 7],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "n",
+                fields: &[9],
+            },
+        ],
         category: Category::ExecMask,
     },
     Form {
         idx: 54,
         name: "icmpsel",
-        class: "ICmpselInstructionDesc",
+        class: Class::ICmpselInstructionDesc,
         mask: 0x7f,
         bits: 0x12,
         sizes: (8, 10),
         length_bit: 15,
-        fields: &[Field { name: "cc", parts: &[(61, 3, 0)] }, Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (76, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (74, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (72, 2, 6)] }, Field { name: "Xt", parts: &[(46, 3, 0)] }, Field { name: "X", parts: &[(40, 6, 0), (70, 2, 6)] }, Field { name: "Yt", parts: &[(58, 3, 0)] }, Field { name: "Y", parts: &[(52, 6, 0), (68, 2, 6)] }],
-        operands: &[OperandDesc { kind: "IConditionDesc", name: "cc", fields: &[0] }, OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[2, 1] }, OperandDesc { kind: "ALUSrcDesc", name: "A", fields: &[4, 3] }, OperandDesc { kind: "ALUSrcDesc", name: "B", fields: &[6, 5] }, OperandDesc { kind: "CmpselSrcDesc", name: "X", fields: &[8, 7] }, OperandDesc { kind: "CmpselSrcDesc", name: "Y", fields: &[10, 9] }],
+        fields: &[
+            Field {
+                name: "cc",
+                parts: &[(61, 3, 0)],
+            },
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (76, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (74, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (72, 2, 6)],
+            },
+            Field {
+                name: "Xt",
+                parts: &[(46, 3, 0)],
+            },
+            Field {
+                name: "X",
+                parts: &[(40, 6, 0), (70, 2, 6)],
+            },
+            Field {
+                name: "Yt",
+                parts: &[(58, 3, 0)],
+            },
+            Field {
+                name: "Y",
+                parts: &[(52, 6, 0), (68, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::IConditionDesc,
+                name: "cc",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[2, 1],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "A",
+                fields: &[4, 3],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "B",
+                fields: &[6, 5],
+            },
+            OperandDesc {
+                kind: OpKind::CmpselSrcDesc,
+                name: "X",
+                fields: &[8, 7],
+            },
+            OperandDesc {
+                kind: OpKind::CmpselSrcDesc,
+                name: "Y",
+                fields: &[10, 9],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 55,
         name: "fcmpsel",
-        class: "FCmpselInstructionDesc",
+        class: Class::FCmpselInstructionDesc,
         mask: 0x7f,
         bits: 0x2,
         sizes: (8, 10),
         length_bit: 15,
-        fields: &[Field { name: "cc", parts: &[(61, 3, 0)] }, Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (76, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "Am", parts: &[(26, 2, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (74, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "Bm", parts: &[(38, 2, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (72, 2, 6)] }, Field { name: "Xt", parts: &[(46, 3, 0)] }, Field { name: "X", parts: &[(40, 6, 0), (70, 2, 6)] }, Field { name: "Yt", parts: &[(58, 3, 0)] }, Field { name: "Y", parts: &[(52, 6, 0), (68, 2, 6)] }],
-        operands: &[OperandDesc { kind: "FConditionDesc", name: "cc", fields: &[0] }, OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[2, 1] }, OperandDesc { kind: "FloatSrcDesc", name: "A", fields: &[5, 3, 4] }, OperandDesc { kind: "FloatSrcDesc", name: "B", fields: &[8, 6, 7] }, OperandDesc { kind: "CmpselSrcDesc", name: "X", fields: &[10, 9] }, OperandDesc { kind: "CmpselSrcDesc", name: "Y", fields: &[12, 11] }],
+        fields: &[
+            Field {
+                name: "cc",
+                parts: &[(61, 3, 0)],
+            },
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (76, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "Am",
+                parts: &[(26, 2, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (74, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "Bm",
+                parts: &[(38, 2, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (72, 2, 6)],
+            },
+            Field {
+                name: "Xt",
+                parts: &[(46, 3, 0)],
+            },
+            Field {
+                name: "X",
+                parts: &[(40, 6, 0), (70, 2, 6)],
+            },
+            Field {
+                name: "Yt",
+                parts: &[(58, 3, 0)],
+            },
+            Field {
+                name: "Y",
+                parts: &[(52, 6, 0), (68, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::FConditionDesc,
+                name: "cc",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[2, 1],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrcDesc,
+                name: "A",
+                fields: &[5, 3, 4],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrcDesc,
+                name: "B",
+                fields: &[8, 6, 7],
+            },
+            OperandDesc {
+                kind: OpKind::CmpselSrcDesc,
+                name: "X",
+                fields: &[10, 9],
+            },
+            OperandDesc {
+                kind: OpKind::CmpselSrcDesc,
+                name: "Y",
+                fields: &[12, 11],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 56,
         name: "icmp_ballot",
-        class: "ICmpBallotInstructionDesc",
+        class: Class::ICmpBallotInstructionDesc,
         mask: 0x1fff00c00c00007f,
         bits: 0x1000000000032,
         sizes: (8, 8),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "cc", parts: &[(61, 3, 0)] }, Field { name: "ccn", parts: &[(47, 1, 0)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (40, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "IConditionDesc", name: "cc", fields: &[2, 3] }, OperandDesc { kind: "ALUSrcDesc", name: "A", fields: &[5, 4] }, OperandDesc { kind: "ALUSrcDesc", name: "B", fields: &[7, 6] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "cc",
+                parts: &[(61, 3, 0)],
+            },
+            Field {
+                name: "ccn",
+                parts: &[(47, 1, 0)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (40, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::IConditionDesc,
+                name: "cc",
+                fields: &[2, 3],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "A",
+                fields: &[5, 4],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "B",
+                fields: &[7, 6],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 57,
         name: "icmp_quad_ballot",
-        class: "ICmpQuadBallotInstructionDesc",
+        class: Class::ICmpQuadBallotInstructionDesc,
         mask: 0x1fff00c00c00007f,
         bits: 0x32,
         sizes: (8, 8),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "cc", parts: &[(61, 3, 0)] }, Field { name: "ccn", parts: &[(47, 1, 0)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (40, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "IConditionDesc", name: "cc", fields: &[2, 3] }, OperandDesc { kind: "ALUSrcDesc", name: "A", fields: &[5, 4] }, OperandDesc { kind: "ALUSrcDesc", name: "B", fields: &[7, 6] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "cc",
+                parts: &[(61, 3, 0)],
+            },
+            Field {
+                name: "ccn",
+                parts: &[(47, 1, 0)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (40, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::IConditionDesc,
+                name: "cc",
+                fields: &[2, 3],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "A",
+                fields: &[5, 4],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "B",
+                fields: &[7, 6],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 58,
         name: "fcmp_ballot",
-        class: "FCmpBallotInstructionDesc",
+        class: Class::FCmpBallotInstructionDesc,
         mask: 0x1fff00000000007f,
         bits: 0x1000000000022,
         sizes: (8, 8),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "cc", parts: &[(61, 3, 0)] }, Field { name: "ccn", parts: &[(47, 1, 0)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "Am", parts: &[(26, 2, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "Bm", parts: &[(38, 2, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (40, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "FConditionDesc", name: "cc", fields: &[2, 3] }, OperandDesc { kind: "FloatSrcDesc", name: "A", fields: &[6, 4, 5] }, OperandDesc { kind: "FloatSrcDesc", name: "B", fields: &[9, 7, 8] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "cc",
+                parts: &[(61, 3, 0)],
+            },
+            Field {
+                name: "ccn",
+                parts: &[(47, 1, 0)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "Am",
+                parts: &[(26, 2, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "Bm",
+                parts: &[(38, 2, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (40, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::FConditionDesc,
+                name: "cc",
+                fields: &[2, 3],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrcDesc,
+                name: "A",
+                fields: &[6, 4, 5],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrcDesc,
+                name: "B",
+                fields: &[9, 7, 8],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 59,
         name: "fcmp_quad_ballot",
-        class: "FCmpQuadBallotInstructionDesc",
+        class: Class::FCmpQuadBallotInstructionDesc,
         mask: 0x1fff00000000007f,
         bits: 0x22,
         sizes: (8, 8),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "cc", parts: &[(61, 3, 0)] }, Field { name: "ccn", parts: &[(47, 1, 0)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "Am", parts: &[(26, 2, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "Bm", parts: &[(38, 2, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (40, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "FConditionDesc", name: "cc", fields: &[2, 3] }, OperandDesc { kind: "FloatSrcDesc", name: "A", fields: &[6, 4, 5] }, OperandDesc { kind: "FloatSrcDesc", name: "B", fields: &[9, 7, 8] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "cc",
+                parts: &[(61, 3, 0)],
+            },
+            Field {
+                name: "ccn",
+                parts: &[(47, 1, 0)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "Am",
+                parts: &[(26, 2, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "Bm",
+                parts: &[(38, 2, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (40, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::FConditionDesc,
+                name: "cc",
+                fields: &[2, 3],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrcDesc,
+                name: "A",
+                fields: &[6, 4, 5],
+            },
+            OperandDesc {
+                kind: OpKind::FloatSrcDesc,
+                name: "B",
+                fields: &[9, 7, 8],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 60,
         name: "simd_shuffle",
-        class: "SimdShuffleInstructionDesc",
+        class: Class::SimdShuffleInstructionDesc,
         mask: 0x80c00c00807f,
         bits: 0x400006f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (40, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrcDesc", name: "A", fields: &[3, 2] }, OperandDesc { kind: "ALUSrc16Desc", name: "B", fields: &[5, 4] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (40, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "A",
+                fields: &[3, 2],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc16Desc,
+                name: "B",
+                fields: &[5, 4],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 61,
         name: "simd_shuffle_down",
-        class: "SimdShuffleDownInstructionDesc",
+        class: Class::SimdShuffleDownInstructionDesc,
         mask: 0x80c00c00807f,
         bits: 0xc00400006f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (40, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrcDesc", name: "A", fields: &[3, 2] }, OperandDesc { kind: "ALUSrc16Desc", name: "B", fields: &[5, 4] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (40, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "A",
+                fields: &[3, 2],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc16Desc,
+                name: "B",
+                fields: &[5, 4],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 62,
         name: "simd_shuffle_up",
-        class: "SimdShuffleUpInstructionDesc",
+        class: Class::SimdShuffleUpInstructionDesc,
         mask: 0x80c00c00807f,
         bits: 0x800400006f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (40, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrcDesc", name: "A", fields: &[3, 2] }, OperandDesc { kind: "ALUSrc16Desc", name: "B", fields: &[5, 4] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (40, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "A",
+                fields: &[3, 2],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc16Desc,
+                name: "B",
+                fields: &[5, 4],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 63,
         name: "simd_shuffle_rotate_up",
-        class: "SimdShuffleRotateUpInstructionDesc",
+        class: Class::SimdShuffleRotateUpInstructionDesc,
         mask: 0x80c00c00807f,
         bits: 0x80800400006f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (40, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrcDesc", name: "A", fields: &[3, 2] }, OperandDesc { kind: "ALUSrc16Desc", name: "B", fields: &[5, 4] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (40, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "A",
+                fields: &[3, 2],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc16Desc,
+                name: "B",
+                fields: &[5, 4],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 64,
         name: "simd_shuffle_xor",
-        class: "SimdShuffleXorInstructionDesc",
+        class: Class::SimdShuffleXorInstructionDesc,
         mask: 0x80c00c00807f,
         bits: 0x400400006f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (40, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrcDesc", name: "A", fields: &[3, 2] }, OperandDesc { kind: "ALUSrc16Desc", name: "B", fields: &[5, 4] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (40, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrcDesc,
+                name: "A",
+                fields: &[3, 2],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc16Desc,
+                name: "B",
+                fields: &[5, 4],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 65,
         name: "simd_matrix_fmadd32",
-        class: "SimdMatrixFMadd32InstructionDesc",
+        class: Class::SimdMatrixFMadd32InstructionDesc,
         mask: 0x800000000c00807f,
         bits: 0x800000000c00006f,
         sizes: (8, 8),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (60, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "Am", parts: &[(52, 2, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (58, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "Bm", parts: &[(38, 2, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (56, 2, 6)] }, Field { name: "Ct", parts: &[(46, 4, 0)] }, Field { name: "Cm", parts: &[(50, 2, 0)] }, Field { name: "C", parts: &[(40, 6, 0), (54, 2, 6)] }],
-        operands: &[OperandDesc { kind: "PairedALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "PairedFloatSrcDesc", name: "A", fields: &[4, 2, 3] }, OperandDesc { kind: "PairedFloatSrcDesc", name: "B", fields: &[7, 5, 6] }, OperandDesc { kind: "PairedFloatSrcDesc", name: "C", fields: &[10, 8, 9] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (60, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "Am",
+                parts: &[(52, 2, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (58, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "Bm",
+                parts: &[(38, 2, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (56, 2, 6)],
+            },
+            Field {
+                name: "Ct",
+                parts: &[(46, 4, 0)],
+            },
+            Field {
+                name: "Cm",
+                parts: &[(50, 2, 0)],
+            },
+            Field {
+                name: "C",
+                parts: &[(40, 6, 0), (54, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::PairedALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::PairedFloatSrcDesc,
+                name: "A",
+                fields: &[4, 2, 3],
+            },
+            OperandDesc {
+                kind: OpKind::PairedFloatSrcDesc,
+                name: "B",
+                fields: &[7, 5, 6],
+            },
+            OperandDesc {
+                kind: OpKind::PairedFloatSrcDesc,
+                name: "C",
+                fields: &[10, 8, 9],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 66,
         name: "simd_matrix_fmadd16",
-        class: "SimdMatrixFMadd16InstructionDesc",
+        class: Class::SimdMatrixFMadd16InstructionDesc,
         mask: 0x800000000c00807f,
         bits: 0x800000000800006f,
         sizes: (8, 8),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (60, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "Am", parts: &[(52, 2, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (58, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "Bm", parts: &[(38, 2, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (56, 2, 6)] }, Field { name: "Ct", parts: &[(46, 4, 0)] }, Field { name: "Cm", parts: &[(50, 2, 0)] }, Field { name: "C", parts: &[(40, 6, 0), (54, 2, 6)] }],
-        operands: &[OperandDesc { kind: "PairedALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "PairedFloatSrcDesc", name: "A", fields: &[4, 2, 3] }, OperandDesc { kind: "PairedFloatSrcDesc", name: "B", fields: &[7, 5, 6] }, OperandDesc { kind: "PairedFloatSrcDesc", name: "C", fields: &[10, 8, 9] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (60, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "Am",
+                parts: &[(52, 2, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (58, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "Bm",
+                parts: &[(38, 2, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (56, 2, 6)],
+            },
+            Field {
+                name: "Ct",
+                parts: &[(46, 4, 0)],
+            },
+            Field {
+                name: "Cm",
+                parts: &[(50, 2, 0)],
+            },
+            Field {
+                name: "C",
+                parts: &[(40, 6, 0), (54, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::PairedALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::PairedFloatSrcDesc,
+                name: "A",
+                fields: &[4, 2, 3],
+            },
+            OperandDesc {
+                kind: OpKind::PairedFloatSrcDesc,
+                name: "B",
+                fields: &[7, 5, 6],
+            },
+            OperandDesc {
+                kind: OpKind::PairedFloatSrcDesc,
+                name: "C",
+                fields: &[10, 8, 9],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 67,
         name: "quad_shuffle",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x80c00c00807f,
         bits: 0x6f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (40, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }, OperandDesc { kind: "ALUSrc64Desc", name: "B", fields: &[5, 4] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (40, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "B",
+                fields: &[5, 4],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 68,
         name: "quad_shuffle_down",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x80c00c00807f,
         bits: 0xc00000006f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (40, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }, OperandDesc { kind: "ALUSrc64Desc", name: "B", fields: &[5, 4] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (40, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "B",
+                fields: &[5, 4],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 69,
         name: "quad_shuffle_up",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x80c00c00807f,
         bits: 0x800000006f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (40, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }, OperandDesc { kind: "ALUSrc64Desc", name: "B", fields: &[5, 4] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (40, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "B",
+                fields: &[5, 4],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 70,
         name: "quad_shuffle_rotate_up",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x80c00c00807f,
         bits: 0x80800000006f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (40, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }, OperandDesc { kind: "ALUSrc64Desc", name: "B", fields: &[5, 4] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (40, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "B",
+                fields: &[5, 4],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 71,
         name: "quad_shuffle_xor",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x80c00c00807f,
         bits: 0x400000006f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (40, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }, OperandDesc { kind: "ALUSrc64Desc", name: "B", fields: &[5, 4] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (40, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "B",
+                fields: &[5, 4],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 72,
         name: "simd_shuf_op",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x807f,
         bits: 0x6f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "op1", parts: &[(47, 1, 0)] }, Field { name: "op2", parts: &[(38, 2, 0)] }, Field { name: "op3", parts: &[(26, 2, 0)] }, Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }, Field { name: "Bt", parts: &[(34, 4, 0)] }, Field { name: "B", parts: &[(28, 6, 0), (40, 2, 6)] }],
-        operands: &[OperandDesc { kind: "BinaryDesc", name: "op1", fields: &[0] }, OperandDesc { kind: "BinaryDesc", name: "op2", fields: &[1] }, OperandDesc { kind: "BinaryDesc", name: "op3", fields: &[2] }, OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[4, 3] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[6, 5] }, OperandDesc { kind: "ALUSrc64Desc", name: "B", fields: &[8, 7] }],
+        fields: &[
+            Field {
+                name: "op1",
+                parts: &[(47, 1, 0)],
+            },
+            Field {
+                name: "op2",
+                parts: &[(38, 2, 0)],
+            },
+            Field {
+                name: "op3",
+                parts: &[(26, 2, 0)],
+            },
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+            Field {
+                name: "Bt",
+                parts: &[(34, 4, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(28, 6, 0), (40, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::BinaryDesc,
+                name: "op1",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::BinaryDesc,
+                name: "op2",
+                fields: &[1],
+            },
+            OperandDesc {
+                kind: OpKind::BinaryDesc,
+                name: "op3",
+                fields: &[2],
+            },
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[4, 3],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[6, 5],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "B",
+                fields: &[8, 7],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 73,
         name: "quad_and",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0x806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 74,
         name: "quad_or",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0x400000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 75,
         name: "quad_xor",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0x800000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 76,
         name: "quad_iadd",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0x80000000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 77,
         name: "quad_fadd",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0x1000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 78,
         name: "quad_fmul",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0x401000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 79,
         name: "quad_prefix_iadd",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0x80004000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 80,
         name: "quad_prefix_fadd",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0x5000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 81,
         name: "quad_prefix_fmul",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0x405000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 82,
         name: "quad_min.u",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0x81800000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 83,
         name: "quad_max.u",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0x81c00000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 84,
         name: "quad_min.s",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0x80800000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 85,
         name: "quad_max.s",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0x80c00000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 86,
         name: "quad_min.f",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0x801000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 87,
         name: "quad_max.f",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0xc01000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 88,
         name: "simd_and",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0x2000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 89,
         name: "simd_or",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0x402000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 90,
         name: "simd_xor",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0x802000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 91,
         name: "simd_iadd",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0x80002000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 92,
         name: "simd_fadd",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0x3000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 93,
         name: "simd_fmul",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0x403000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 94,
         name: "simd_prefix_iadd",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0x80006000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 95,
         name: "simd_prefix_fadd",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0x7000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 96,
         name: "simd_prefix_fmul",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0x407000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 97,
         name: "simd_prefix_and",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0x6000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 98,
         name: "simd_prefix_or",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0x406000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 99,
         name: "simd_prefix_xor",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0x806000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 100,
         name: "simd_prefix_min.s",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0x80806000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 101,
         name: "simd_prefix_min.u",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0x81806000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 102,
         name: "simd_prefix_max.s",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0x80c06000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 103,
         name: "simd_prefix_max.u",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0x81c06000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 104,
         name: "simd_min.u",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0x81802000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 105,
         name: "simd_max.u",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0x81c02000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 106,
         name: "simd_min.s",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0x80802000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 107,
         name: "simd_max.s",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0x80c02000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 108,
         name: "simd_min.f",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0x803000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 109,
         name: "simd_max.f",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x83fffc00807f,
         bits: 0xc03000806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 110,
         name: "simd_op",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x807f,
         bits: 0x806f,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "op1", parts: &[(47, 1, 0)] }, Field { name: "op2", parts: &[(26, 16, 0)] }, Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (44, 2, 6)] }, Field { name: "At", parts: &[(22, 4, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (42, 2, 6)] }],
-        operands: &[OperandDesc { kind: "BinaryDesc", name: "op1", fields: &[0] }, OperandDesc { kind: "BinaryDesc", name: "op2", fields: &[1] }, OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[3, 2] }, OperandDesc { kind: "ALUSrc64Desc", name: "A", fields: &[5, 4] }],
+        fields: &[
+            Field {
+                name: "op1",
+                parts: &[(47, 1, 0)],
+            },
+            Field {
+                name: "op2",
+                parts: &[(26, 16, 0)],
+            },
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (44, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 4, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (42, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::BinaryDesc,
+                name: "op1",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::BinaryDesc,
+                name: "op2",
+                fields: &[1],
+            },
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[3, 2],
+            },
+            OperandDesc {
+                kind: OpKind::ALUSrc64Desc,
+                name: "A",
+                fields: &[5, 4],
+            },
+        ],
         category: Category::CrossLane,
     },
     Form {
         idx: 111,
         name: "wait_pix",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0xff,
         bits: 0x48,
         sizes: (4, 4),
         length_bit: 15,
-        fields: &[Field { name: "i", parts: &[(8, 10, 0)] }, Field { name: "j", parts: &[(22, 2, 0)] }],
-        operands: &[OperandDesc { kind: "ImmediateDesc", name: "i", fields: &[0] }, OperandDesc { kind: "ImmediateDesc", name: "j", fields: &[1] }],
+        fields: &[
+            Field {
+                name: "i",
+                parts: &[(8, 10, 0)],
+            },
+            Field {
+                name: "j",
+                parts: &[(22, 2, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "i",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "j",
+                fields: &[1],
+            },
+        ],
         category: Category::Sync,
     },
     Form {
         idx: 112,
         name: "signal_pix",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0xff,
         bits: 0x58,
         sizes: (4, 4),
         length_bit: 15,
-        fields: &[Field { name: "i", parts: &[(8, 10, 0)] }, Field { name: "j", parts: &[(22, 2, 0)] }],
-        operands: &[OperandDesc { kind: "ImmediateDesc", name: "i", fields: &[0] }, OperandDesc { kind: "ImmediateDesc", name: "j", fields: &[1] }],
+        fields: &[
+            Field {
+                name: "i",
+                parts: &[(8, 10, 0)],
+            },
+            Field {
+                name: "j",
+                parts: &[(22, 2, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "i",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "j",
+                fields: &[1],
+            },
+        ],
         category: Category::Sync,
     },
     Form {
         idx: 113,
         name: "wait",
-        class: "WaitInstructionDesc",
+        class: Class::WaitInstructionDesc,
         mask: 0xff,
         bits: 0x38,
         sizes: (2, 2),
         length_bit: 15,
-        fields: &[Field { name: "i", parts: &[(8, 1, 0)] }],
-        operands: &[OperandDesc { kind: "ImmediateDesc", name: "i", fields: &[0] }],
+        fields: &[Field {
+            name: "i",
+            parts: &[(8, 1, 0)],
+        }],
+        operands: &[OperandDesc {
+            kind: OpKind::ImmediateDesc,
+            name: "i",
+            fields: &[0],
+        }],
         category: Category::Sync,
     },
     Form {
         idx: 114,
         name: "TODO.ld/st_tile",
-        class: "LdstTileDesc",
+        class: Class::LdstTileDesc,
         mask: 0x3f,
         bits: 0x9,
         sizes: (8, 10),
         length_bit: 15,
-        fields: &[Field { name: "load", parts: &[(6, 1, 0)] }, Field { name: "Rt", parts: &[(8, 1, 0)] }, Field { name: "R", parts: &[(9, 6, 0), (60, 2, 6)] }, Field { name: "F", parts: &[(24, 4, 0)] }, Field { name: "u0", parts: &[(35, 1, 0)] }, Field { name: "mask", parts: &[(36, 4, 0)] }, Field { name: "O", parts: &[(28, 7, 0), (40, 2, 7)] }, Field { name: "St", parts: &[(22, 2, 0)] }, Field { name: "S", parts: &[(42, 6, 0), (56, 2, 6)] }, Field { name: "C", parts: &[(16, 6, 0), (58, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ImmediateDesc", name: "load", fields: &[0] }, OperandDesc { kind: "ThreadgroupMemoryRegDesc", name: "R", fields: &[2, 1] }, OperandDesc { kind: "EnumDesc", name: "F", fields: &[3] }, OperandDesc { kind: "ImmediateDesc", name: "u0", fields: &[4] }, OperandDesc { kind: "EnumDesc", name: "mask", fields: &[5] }, OperandDesc { kind: "ImmediateDesc", name: "O", fields: &[6] }, OperandDesc { kind: "SampleMaskDesc", name: "S", fields: &[8, 7] }, OperandDesc { kind: "ImmediateDesc", name: "C", fields: &[9] }],
+        fields: &[
+            Field {
+                name: "load",
+                parts: &[(6, 1, 0)],
+            },
+            Field {
+                name: "Rt",
+                parts: &[(8, 1, 0)],
+            },
+            Field {
+                name: "R",
+                parts: &[(9, 6, 0), (60, 2, 6)],
+            },
+            Field {
+                name: "F",
+                parts: &[(24, 4, 0)],
+            },
+            Field {
+                name: "u0",
+                parts: &[(35, 1, 0)],
+            },
+            Field {
+                name: "mask",
+                parts: &[(36, 4, 0)],
+            },
+            Field {
+                name: "O",
+                parts: &[(28, 7, 0), (40, 2, 7)],
+            },
+            Field {
+                name: "St",
+                parts: &[(22, 2, 0)],
+            },
+            Field {
+                name: "S",
+                parts: &[(42, 6, 0), (56, 2, 6)],
+            },
+            Field {
+                name: "C",
+                parts: &[(16, 6, 0), (58, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "load",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::ThreadgroupMemoryRegDesc,
+                name: "R",
+                fields: &[2, 1],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "F",
+                fields: &[3],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "u0",
+                fields: &[4],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "mask",
+                fields: &[5],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "O",
+                fields: &[6],
+            },
+            OperandDesc {
+                kind: OpKind::SampleMaskDesc,
+                name: "S",
+                fields: &[8, 7],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "C",
+                fields: &[9],
+            },
+        ],
         category: Category::Graphics,
     },
     Form {
         idx: 115,
         name: "iter",
-        class: "IterDesc",
+        class: Class::IterDesc,
         mask: 0xff,
         bits: 0x21,
         sizes: (4, 8),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(8, 1, 0)] }, Field { name: "count", parts: &[(30, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (56, 2, 6)] }, Field { name: "It", parts: &[(23, 1, 0)] }, Field { name: "I", parts: &[(16, 6, 0), (58, 2, 6)] }, Field { name: "S", parts: &[(32, 8, 0)] }, Field { name: "forwarding", parts: &[(22, 1, 0)] }, Field { name: "elide", parts: &[(46, 1, 0)] }, Field { name: "interpolation", parts: &[(48, 2, 0)] }, Field { name: "kill", parts: &[(52, 1, 0)] }, Field { name: "unk1", parts: &[(40, 6, 0)] }, Field { name: "unk2", parts: &[(47, 1, 0)] }, Field { name: "unk3", parts: &[(50, 2, 0)] }, Field { name: "unk4", parts: &[(53, 3, 0)] }, Field { name: "unk5", parts: &[(62, 2, 0)] }],
-        operands: &[OperandDesc { kind: "VarRegisterDesc", name: "D", fields: &[2, 0, 1] }, OperandDesc { kind: "CFDesc", name: "I", fields: &[4, 3] }, OperandDesc { kind: "IterSampleID", name: "S", fields: &[5] }, OperandDesc { kind: "EnumDesc", name: "forwarding", fields: &[6] }, OperandDesc { kind: "EnumDesc", name: "elide", fields: &[7] }, OperandDesc { kind: "EnumDesc", name: "interpolation", fields: &[8] }, OperandDesc { kind: "BinaryDesc", name: "kill", fields: &[9] }, OperandDesc { kind: "ImmediateDesc", name: "unk1", fields: &[10] }, OperandDesc { kind: "ImmediateDesc", name: "unk2", fields: &[11] }, OperandDesc { kind: "ImmediateDesc", name: "unk3", fields: &[12] }, OperandDesc { kind: "ImmediateDesc", name: "unk4", fields: &[13] }, OperandDesc { kind: "ImmediateDesc", name: "unk5", fields: &[14] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(8, 1, 0)],
+            },
+            Field {
+                name: "count",
+                parts: &[(30, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (56, 2, 6)],
+            },
+            Field {
+                name: "It",
+                parts: &[(23, 1, 0)],
+            },
+            Field {
+                name: "I",
+                parts: &[(16, 6, 0), (58, 2, 6)],
+            },
+            Field {
+                name: "S",
+                parts: &[(32, 8, 0)],
+            },
+            Field {
+                name: "forwarding",
+                parts: &[(22, 1, 0)],
+            },
+            Field {
+                name: "elide",
+                parts: &[(46, 1, 0)],
+            },
+            Field {
+                name: "interpolation",
+                parts: &[(48, 2, 0)],
+            },
+            Field {
+                name: "kill",
+                parts: &[(52, 1, 0)],
+            },
+            Field {
+                name: "unk1",
+                parts: &[(40, 6, 0)],
+            },
+            Field {
+                name: "unk2",
+                parts: &[(47, 1, 0)],
+            },
+            Field {
+                name: "unk3",
+                parts: &[(50, 2, 0)],
+            },
+            Field {
+                name: "unk4",
+                parts: &[(53, 3, 0)],
+            },
+            Field {
+                name: "unk5",
+                parts: &[(62, 2, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::VarRegisterDesc,
+                name: "D",
+                fields: &[2, 0, 1],
+            },
+            OperandDesc {
+                kind: OpKind::CFDesc,
+                name: "I",
+                fields: &[4, 3],
+            },
+            OperandDesc {
+                kind: OpKind::IterSampleID,
+                name: "S",
+                fields: &[5],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "forwarding",
+                fields: &[6],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "elide",
+                fields: &[7],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "interpolation",
+                fields: &[8],
+            },
+            OperandDesc {
+                kind: OpKind::BinaryDesc,
+                name: "kill",
+                fields: &[9],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "unk1",
+                fields: &[10],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "unk2",
+                fields: &[11],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "unk3",
+                fields: &[12],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "unk4",
+                fields: &[13],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "unk5",
+                fields: &[14],
+            },
+        ],
         category: Category::Graphics,
     },
     Form {
         idx: 116,
         name: "iterproj",
-        class: "IterProjDesc",
+        class: Class::IterProjDesc,
         mask: 0xff,
         bits: 0x61,
         sizes: (4, 8),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(8, 1, 0)] }, Field { name: "count", parts: &[(30, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (56, 2, 6)] }, Field { name: "It", parts: &[(23, 1, 0)] }, Field { name: "I", parts: &[(16, 6, 0), (58, 2, 6)] }, Field { name: "J", parts: &[(24, 6, 0), (60, 2, 6)] }, Field { name: "S", parts: &[(32, 8, 0)] }, Field { name: "forwarding", parts: &[(22, 1, 0)] }, Field { name: "elide", parts: &[(46, 1, 0)] }, Field { name: "interpolation", parts: &[(48, 2, 0)] }, Field { name: "kill", parts: &[(52, 1, 0)] }, Field { name: "unk1", parts: &[(40, 6, 0)] }, Field { name: "unk2", parts: &[(47, 1, 0)] }, Field { name: "unk3", parts: &[(50, 2, 0)] }, Field { name: "unk4", parts: &[(53, 3, 0)] }, Field { name: "unk5", parts: &[(62, 2, 0)] }],
-        operands: &[OperandDesc { kind: "VarRegisterDesc", name: "D", fields: &[2, 0, 1] }, OperandDesc { kind: "CFDesc", name: "I", fields: &[4, 3] }, OperandDesc { kind: "CFPerspectiveDesc", name: "J", fields: &[5] }, OperandDesc { kind: "IterSampleID", name: "S", fields: &[6] }, OperandDesc { kind: "EnumDesc", name: "forwarding", fields: &[7] }, OperandDesc { kind: "EnumDesc", name: "elide", fields: &[8] }, OperandDesc { kind: "EnumDesc", name: "interpolation", fields: &[9] }, OperandDesc { kind: "BinaryDesc", name: "kill", fields: &[10] }, OperandDesc { kind: "ImmediateDesc", name: "unk1", fields: &[11] }, OperandDesc { kind: "ImmediateDesc", name: "unk2", fields: &[12] }, OperandDesc { kind: "ImmediateDesc", name: "unk3", fields: &[13] }, OperandDesc { kind: "ImmediateDesc", name: "unk4", fields: &[14] }, OperandDesc { kind: "ImmediateDesc", name: "unk5", fields: &[15] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(8, 1, 0)],
+            },
+            Field {
+                name: "count",
+                parts: &[(30, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (56, 2, 6)],
+            },
+            Field {
+                name: "It",
+                parts: &[(23, 1, 0)],
+            },
+            Field {
+                name: "I",
+                parts: &[(16, 6, 0), (58, 2, 6)],
+            },
+            Field {
+                name: "J",
+                parts: &[(24, 6, 0), (60, 2, 6)],
+            },
+            Field {
+                name: "S",
+                parts: &[(32, 8, 0)],
+            },
+            Field {
+                name: "forwarding",
+                parts: &[(22, 1, 0)],
+            },
+            Field {
+                name: "elide",
+                parts: &[(46, 1, 0)],
+            },
+            Field {
+                name: "interpolation",
+                parts: &[(48, 2, 0)],
+            },
+            Field {
+                name: "kill",
+                parts: &[(52, 1, 0)],
+            },
+            Field {
+                name: "unk1",
+                parts: &[(40, 6, 0)],
+            },
+            Field {
+                name: "unk2",
+                parts: &[(47, 1, 0)],
+            },
+            Field {
+                name: "unk3",
+                parts: &[(50, 2, 0)],
+            },
+            Field {
+                name: "unk4",
+                parts: &[(53, 3, 0)],
+            },
+            Field {
+                name: "unk5",
+                parts: &[(62, 2, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::VarRegisterDesc,
+                name: "D",
+                fields: &[2, 0, 1],
+            },
+            OperandDesc {
+                kind: OpKind::CFDesc,
+                name: "I",
+                fields: &[4, 3],
+            },
+            OperandDesc {
+                kind: OpKind::CFPerspectiveDesc,
+                name: "J",
+                fields: &[5],
+            },
+            OperandDesc {
+                kind: OpKind::IterSampleID,
+                name: "S",
+                fields: &[6],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "forwarding",
+                fields: &[7],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "elide",
+                fields: &[8],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "interpolation",
+                fields: &[9],
+            },
+            OperandDesc {
+                kind: OpKind::BinaryDesc,
+                name: "kill",
+                fields: &[10],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "unk1",
+                fields: &[11],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "unk2",
+                fields: &[12],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "unk3",
+                fields: &[13],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "unk4",
+                fields: &[14],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "unk5",
+                fields: &[15],
+            },
+        ],
         category: Category::Graphics,
     },
     Form {
         idx: 117,
         name: "TODO.ldcf",
-        class: "LoadCFDesc",
+        class: Class::LoadCFDesc,
         mask: 0xff,
         bits: 0xa1,
         sizes: (4, 8),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(8, 1, 0)] }, Field { name: "count", parts: &[(30, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (56, 2, 6)] }, Field { name: "It", parts: &[(23, 1, 0)] }, Field { name: "I", parts: &[(16, 6, 0), (58, 2, 6)] }],
-        operands: &[OperandDesc { kind: "VarTripleRegisterDesc", name: "D", fields: &[2, 0, 1] }, OperandDesc { kind: "CFDesc", name: "I", fields: &[4, 3] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(8, 1, 0)],
+            },
+            Field {
+                name: "count",
+                parts: &[(30, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (56, 2, 6)],
+            },
+            Field {
+                name: "It",
+                parts: &[(23, 1, 0)],
+            },
+            Field {
+                name: "I",
+                parts: &[(16, 6, 0), (58, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::VarTripleRegisterDesc,
+                name: "D",
+                fields: &[2, 0, 1],
+            },
+            OperandDesc {
+                kind: OpKind::CFDesc,
+                name: "I",
+                fields: &[4, 3],
+            },
+        ],
         category: Category::Load,
     },
     Form {
         idx: 118,
         name: "uniform_store",
-        class: "StoreToUniformInstructionDesc",
+        class: Class::StoreToUniformInstructionDesc,
         mask: 0xc00f0380f027f,
         bits: 0x38000045,
         sizes: (6, 8),
         length_bit: 47,
-        fields: &[Field { name: "unk", parts: &[(25, 2, 0)] }, Field { name: "F", parts: &[(7, 2, 0)] }, Field { name: "mask", parts: &[(52, 4, 0)] }, Field { name: "b", parts: &[(44, 3, 0)] }, Field { name: "Rt", parts: &[(49, 1, 0)] }, Field { name: "R", parts: &[(10, 6, 0), (40, 2, 6)] }, Field { name: "Ot", parts: &[(24, 1, 0)] }, Field { name: "O", parts: &[(20, 4, 0), (32, 4, 4), (56, 8, 8)] }, Field { name: "s", parts: &[(42, 2, 0)] }],
-        operands: &[OperandDesc { kind: "ImmediateDesc", name: "unk", fields: &[0] }, OperandDesc { kind: "EnumDesc", name: "F", fields: &[1] }, OperandDesc { kind: "EnumDesc", name: "mask", fields: &[2] }, OperandDesc { kind: "ImmediateDesc", name: "b", fields: &[3] }, OperandDesc { kind: "MemoryRegDesc", name: "R", fields: &[5, 4] }, OperandDesc { kind: "MemoryIndexDesc", name: "O", fields: &[7, 6] }, OperandDesc { kind: "MemoryShiftDesc", name: "s", fields: &[8] }],
+        fields: &[
+            Field {
+                name: "unk",
+                parts: &[(25, 2, 0)],
+            },
+            Field {
+                name: "F",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "mask",
+                parts: &[(52, 4, 0)],
+            },
+            Field {
+                name: "b",
+                parts: &[(44, 3, 0)],
+            },
+            Field {
+                name: "Rt",
+                parts: &[(49, 1, 0)],
+            },
+            Field {
+                name: "R",
+                parts: &[(10, 6, 0), (40, 2, 6)],
+            },
+            Field {
+                name: "Ot",
+                parts: &[(24, 1, 0)],
+            },
+            Field {
+                name: "O",
+                parts: &[(20, 4, 0), (32, 4, 4), (56, 8, 8)],
+            },
+            Field {
+                name: "s",
+                parts: &[(42, 2, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "unk",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "F",
+                fields: &[1],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "mask",
+                fields: &[2],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "b",
+                fields: &[3],
+            },
+            OperandDesc {
+                kind: OpKind::MemoryRegDesc,
+                name: "R",
+                fields: &[5, 4],
+            },
+            OperandDesc {
+                kind: OpKind::MemoryIndexDesc,
+                name: "O",
+                fields: &[7, 6],
+            },
+            OperandDesc {
+                kind: OpKind::MemoryShiftDesc,
+                name: "s",
+                fields: &[8],
+            },
+        ],
         category: Category::Store,
     },
     Form {
         idx: 119,
         name: "tex_state_store",
-        class: "StoreToTextureStateInstructionDesc",
+        class: Class::StoreToTextureStateInstructionDesc,
         mask: 0x1000ff,
         bits: 0x1000ed,
         sizes: (8, 8),
         length_bit: 15,
-        fields: &[Field { name: "TS", parts: &[(8, 7, 0)] }, Field { name: "B", parts: &[(58, 6, 0)] }, Field { name: "O", parts: &[(27, 7, 0)] }],
-        operands: &[OperandDesc { kind: "TextureStateDestDesc", name: "TS", fields: &[0] }, OperandDesc { kind: "UReg64Desc", name: "B", fields: &[1] }, OperandDesc { kind: "Reg32Desc", name: "O", fields: &[2] }],
+        fields: &[
+            Field {
+                name: "TS",
+                parts: &[(8, 7, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(58, 6, 0)],
+            },
+            Field {
+                name: "O",
+                parts: &[(27, 7, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::TextureStateDestDesc,
+                name: "TS",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::UReg64Desc,
+                name: "B",
+                fields: &[1],
+            },
+            OperandDesc {
+                kind: OpKind::Reg32Desc,
+                name: "O",
+                fields: &[2],
+            },
+        ],
         category: Category::Store,
     },
     Form {
         idx: 120,
         name: "sampler_state_store",
-        class: "StoreToSamplerStateInstructionDesc",
+        class: Class::StoreToSamplerStateInstructionDesc,
         mask: 0x1000ff,
         bits: 0x1000ad,
         sizes: (8, 8),
         length_bit: 15,
-        fields: &[Field { name: "SS", parts: &[(8, 5, 0)] }, Field { name: "B", parts: &[(58, 6, 0)] }, Field { name: "O", parts: &[(27, 7, 0)] }],
-        operands: &[OperandDesc { kind: "SamplerStateDestDesc", name: "SS", fields: &[0] }, OperandDesc { kind: "UReg64Desc", name: "B", fields: &[1] }, OperandDesc { kind: "Reg32Desc", name: "O", fields: &[2] }],
+        fields: &[
+            Field {
+                name: "SS",
+                parts: &[(8, 5, 0)],
+            },
+            Field {
+                name: "B",
+                parts: &[(58, 6, 0)],
+            },
+            Field {
+                name: "O",
+                parts: &[(27, 7, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::SamplerStateDestDesc,
+                name: "SS",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::UReg64Desc,
+                name: "B",
+                fields: &[1],
+            },
+            OperandDesc {
+                kind: OpKind::Reg32Desc,
+                name: "O",
+                fields: &[2],
+            },
+        ],
         category: Category::Store,
     },
     Form {
         idx: 121,
         name: "no_var",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x4003ff,
         bits: 0x51,
         sizes: (4, 4),
         length_bit: 15,
-        fields: &[Field { name: "u", parts: &[(31, 1, 0)] }, Field { name: "r", parts: &[(10, 5, 0), (24, 2, 5)] }, Field { name: "It", parts: &[(23, 1, 0)] }, Field { name: "I", parts: &[(16, 6, 0), (26, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ImmediateDesc", name: "u", fields: &[0] }, OperandDesc { kind: "ExReg32Desc", name: "r", fields: &[1] }, OperandDesc { kind: "UVSIndexDesc", name: "I", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "u",
+                parts: &[(31, 1, 0)],
+            },
+            Field {
+                name: "r",
+                parts: &[(10, 5, 0), (24, 2, 5)],
+            },
+            Field {
+                name: "It",
+                parts: &[(23, 1, 0)],
+            },
+            Field {
+                name: "I",
+                parts: &[(16, 6, 0), (26, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "u",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::ExReg32Desc,
+                name: "r",
+                fields: &[1],
+            },
+            OperandDesc {
+                kind: OpKind::UVSIndexDesc,
+                name: "I",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::Graphics,
     },
     Form {
         idx: 122,
         name: "st_var",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x4003ff,
         bits: 0x11,
         sizes: (4, 4),
         length_bit: 15,
-        fields: &[Field { name: "u", parts: &[(31, 1, 0)] }, Field { name: "r", parts: &[(10, 5, 0), (24, 2, 5)] }, Field { name: "It", parts: &[(23, 1, 0)] }, Field { name: "I", parts: &[(16, 6, 0), (26, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ImmediateDesc", name: "u", fields: &[0] }, OperandDesc { kind: "ExReg32Desc", name: "r", fields: &[1] }, OperandDesc { kind: "UVSIndexDesc", name: "I", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "u",
+                parts: &[(31, 1, 0)],
+            },
+            Field {
+                name: "r",
+                parts: &[(10, 5, 0), (24, 2, 5)],
+            },
+            Field {
+                name: "It",
+                parts: &[(23, 1, 0)],
+            },
+            Field {
+                name: "I",
+                parts: &[(16, 6, 0), (26, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "u",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::ExReg32Desc,
+                name: "r",
+                fields: &[1],
+            },
+            OperandDesc {
+                kind: OpKind::UVSIndexDesc,
+                name: "I",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::Graphics,
     },
     Form {
         idx: 123,
         name: "st_var_final",
-        class: "InstructionDesc",
+        class: Class::InstructionDesc,
         mask: 0x4003ff,
         bits: 0x91,
         sizes: (4, 4),
         length_bit: 15,
-        fields: &[Field { name: "u", parts: &[(31, 1, 0)] }, Field { name: "r", parts: &[(10, 5, 0), (24, 2, 5)] }, Field { name: "It", parts: &[(23, 1, 0)] }, Field { name: "I", parts: &[(16, 6, 0), (26, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ImmediateDesc", name: "u", fields: &[0] }, OperandDesc { kind: "ExReg32Desc", name: "r", fields: &[1] }, OperandDesc { kind: "UVSIndexDesc", name: "I", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "u",
+                parts: &[(31, 1, 0)],
+            },
+            Field {
+                name: "r",
+                parts: &[(10, 5, 0), (24, 2, 5)],
+            },
+            Field {
+                name: "It",
+                parts: &[(23, 1, 0)],
+            },
+            Field {
+                name: "I",
+                parts: &[(16, 6, 0), (26, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "u",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::ExReg32Desc,
+                name: "r",
+                fields: &[1],
+            },
+            OperandDesc {
+                kind: OpKind::UVSIndexDesc,
+                name: "I",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::Graphics,
     },
     Form {
         idx: 124,
         name: "async_store",
-        class: "AsyncStoreInstructionDesc",
+        class: Class::AsyncStoreInstructionDesc,
         mask: 0x7f,
         bits: 0x65,
         sizes: (8, 8),
         length_bit: 15,
-        fields: &[Field { name: "F", parts: &[(47, 1, 0)] }, Field { name: "Rt", parts: &[(8, 1, 0)] }, Field { name: "R", parts: &[(9, 6, 0)] }, Field { name: "At", parts: &[(25, 1, 0)] }, Field { name: "A", parts: &[(16, 4, 0), (36, 4, 4)] }],
-        operands: &[OperandDesc { kind: "EnumDesc", name: "F", fields: &[0] }, OperandDesc { kind: "AsyncMemoryRegDesc", name: "R", fields: &[2, 1] }, OperandDesc { kind: "AsyncMemoryBaseDesc", name: "A", fields: &[4, 3] }],
+        fields: &[
+            Field {
+                name: "F",
+                parts: &[(47, 1, 0)],
+            },
+            Field {
+                name: "Rt",
+                parts: &[(8, 1, 0)],
+            },
+            Field {
+                name: "R",
+                parts: &[(9, 6, 0)],
+            },
+            Field {
+                name: "At",
+                parts: &[(25, 1, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 4, 0), (36, 4, 4)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "F",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::AsyncMemoryRegDesc,
+                name: "R",
+                fields: &[2, 1],
+            },
+            OperandDesc {
+                kind: OpKind::AsyncMemoryBaseDesc,
+                name: "A",
+                fields: &[4, 3],
+            },
+        ],
         category: Category::Store,
     },
     Form {
         idx: 125,
         name: "async_load",
-        class: "AsyncLoadInstructionDesc",
+        class: Class::AsyncLoadInstructionDesc,
         mask: 0x7f,
         bits: 0x25,
         sizes: (8, 8),
         length_bit: 15,
-        fields: &[Field { name: "F", parts: &[(47, 1, 0)] }, Field { name: "Rt", parts: &[(8, 1, 0)] }, Field { name: "R", parts: &[(9, 6, 0)] }, Field { name: "At", parts: &[(25, 1, 0)] }, Field { name: "A", parts: &[(16, 4, 0), (36, 4, 4)] }],
-        operands: &[OperandDesc { kind: "EnumDesc", name: "F", fields: &[0] }, OperandDesc { kind: "AsyncMemoryRegDesc", name: "R", fields: &[2, 1] }, OperandDesc { kind: "AsyncMemoryBaseDesc", name: "A", fields: &[4, 3] }],
+        fields: &[
+            Field {
+                name: "F",
+                parts: &[(47, 1, 0)],
+            },
+            Field {
+                name: "Rt",
+                parts: &[(8, 1, 0)],
+            },
+            Field {
+                name: "R",
+                parts: &[(9, 6, 0)],
+            },
+            Field {
+                name: "At",
+                parts: &[(25, 1, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 4, 0), (36, 4, 4)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "F",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::AsyncMemoryRegDesc,
+                name: "R",
+                fields: &[2, 1],
+            },
+            OperandDesc {
+                kind: OpKind::AsyncMemoryBaseDesc,
+                name: "A",
+                fields: &[4, 3],
+            },
+        ],
         category: Category::Load,
     },
     Form {
         idx: 126,
         name: "device_load",
-        class: "DeviceLoadInstructionDesc",
+        class: Class::DeviceLoadInstructionDesc,
         mask: 0xc70003400007f,
         bits: 0x400004000005,
         sizes: (6, 8),
         length_bit: 47,
-        fields: &[Field { name: "g", parts: &[(30, 1, 0)] }, Field { name: "F", parts: &[(7, 3, 0), (48, 1, 3)] }, Field { name: "mask", parts: &[(52, 4, 0)] }, Field { name: "Rt", parts: &[(49, 1, 0)] }, Field { name: "R", parts: &[(10, 6, 0), (40, 2, 6)] }, Field { name: "At", parts: &[(27, 1, 0)] }, Field { name: "A", parts: &[(16, 4, 0), (36, 4, 4)] }, Field { name: "Ot", parts: &[(24, 1, 0)] }, Field { name: "O", parts: &[(20, 4, 0), (32, 4, 4), (56, 8, 8)] }, Field { name: "Ou", parts: &[(25, 1, 0)] }, Field { name: "s", parts: &[(42, 2, 0)] }],
-        operands: &[OperandDesc { kind: "ImmediateDesc", name: "g", fields: &[0] }, OperandDesc { kind: "EnumDesc", name: "F", fields: &[1] }, OperandDesc { kind: "EnumDesc", name: "mask", fields: &[2] }, OperandDesc { kind: "MemoryRegDesc", name: "R", fields: &[4, 3] }, OperandDesc { kind: "MemoryBaseDesc", name: "A", fields: &[6, 5] }, OperandDesc { kind: "MemoryIndexDesc", name: "O", fields: &[8, 7] }, OperandDesc { kind: "EnumDesc", name: "Ou", fields: &[9] }, OperandDesc { kind: "MemoryShiftDesc", name: "s", fields: &[10] }],
+        fields: &[
+            Field {
+                name: "g",
+                parts: &[(30, 1, 0)],
+            },
+            Field {
+                name: "F",
+                parts: &[(7, 3, 0), (48, 1, 3)],
+            },
+            Field {
+                name: "mask",
+                parts: &[(52, 4, 0)],
+            },
+            Field {
+                name: "Rt",
+                parts: &[(49, 1, 0)],
+            },
+            Field {
+                name: "R",
+                parts: &[(10, 6, 0), (40, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(27, 1, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 4, 0), (36, 4, 4)],
+            },
+            Field {
+                name: "Ot",
+                parts: &[(24, 1, 0)],
+            },
+            Field {
+                name: "O",
+                parts: &[(20, 4, 0), (32, 4, 4), (56, 8, 8)],
+            },
+            Field {
+                name: "Ou",
+                parts: &[(25, 1, 0)],
+            },
+            Field {
+                name: "s",
+                parts: &[(42, 2, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "g",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "F",
+                fields: &[1],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "mask",
+                fields: &[2],
+            },
+            OperandDesc {
+                kind: OpKind::MemoryRegDesc,
+                name: "R",
+                fields: &[4, 3],
+            },
+            OperandDesc {
+                kind: OpKind::MemoryBaseDesc,
+                name: "A",
+                fields: &[6, 5],
+            },
+            OperandDesc {
+                kind: OpKind::MemoryIndexDesc,
+                name: "O",
+                fields: &[8, 7],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "Ou",
+                fields: &[9],
+            },
+            OperandDesc {
+                kind: OpKind::MemoryShiftDesc,
+                name: "s",
+                fields: &[10],
+            },
+        ],
         category: Category::Load,
     },
     Form {
         idx: 127,
         name: "device_store",
-        class: "DeviceStoreInstructionDesc",
+        class: Class::DeviceStoreInstructionDesc,
         mask: 0xc60003400007f,
         bits: 0x400004000045,
         sizes: (6, 8),
         length_bit: 47,
-        fields: &[Field { name: "g", parts: &[(30, 1, 0)] }, Field { name: "F", parts: &[(7, 3, 0), (48, 1, 3)] }, Field { name: "mask", parts: &[(52, 4, 0)] }, Field { name: "Rt", parts: &[(49, 1, 0)] }, Field { name: "R", parts: &[(10, 6, 0), (40, 2, 6)] }, Field { name: "At", parts: &[(27, 1, 0)] }, Field { name: "A", parts: &[(16, 4, 0), (36, 4, 4)] }, Field { name: "Ot", parts: &[(24, 1, 0)] }, Field { name: "O", parts: &[(20, 4, 0), (32, 4, 4), (56, 8, 8)] }, Field { name: "Ou", parts: &[(25, 1, 0)] }, Field { name: "s", parts: &[(42, 2, 0)] }, Field { name: "u6", parts: &[(44, 1, 0)] }],
-        operands: &[OperandDesc { kind: "ImmediateDesc", name: "g", fields: &[0] }, OperandDesc { kind: "EnumDesc", name: "F", fields: &[1] }, OperandDesc { kind: "EnumDesc", name: "mask", fields: &[2] }, OperandDesc { kind: "MemoryRegDesc", name: "R", fields: &[4, 3] }, OperandDesc { kind: "MemoryBaseDesc", name: "A", fields: &[6, 5] }, OperandDesc { kind: "MemoryIndexDesc", name: "O", fields: &[8, 7] }, OperandDesc { kind: "EnumDesc", name: "Ou", fields: &[9] }, OperandDesc { kind: "MemoryShiftDesc", name: "s", fields: &[10] }, OperandDesc { kind: "ImmediateDesc", name: "u6", fields: &[11] }],
+        fields: &[
+            Field {
+                name: "g",
+                parts: &[(30, 1, 0)],
+            },
+            Field {
+                name: "F",
+                parts: &[(7, 3, 0), (48, 1, 3)],
+            },
+            Field {
+                name: "mask",
+                parts: &[(52, 4, 0)],
+            },
+            Field {
+                name: "Rt",
+                parts: &[(49, 1, 0)],
+            },
+            Field {
+                name: "R",
+                parts: &[(10, 6, 0), (40, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(27, 1, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 4, 0), (36, 4, 4)],
+            },
+            Field {
+                name: "Ot",
+                parts: &[(24, 1, 0)],
+            },
+            Field {
+                name: "O",
+                parts: &[(20, 4, 0), (32, 4, 4), (56, 8, 8)],
+            },
+            Field {
+                name: "Ou",
+                parts: &[(25, 1, 0)],
+            },
+            Field {
+                name: "s",
+                parts: &[(42, 2, 0)],
+            },
+            Field {
+                name: "u6",
+                parts: &[(44, 1, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "g",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "F",
+                fields: &[1],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "mask",
+                fields: &[2],
+            },
+            OperandDesc {
+                kind: OpKind::MemoryRegDesc,
+                name: "R",
+                fields: &[4, 3],
+            },
+            OperandDesc {
+                kind: OpKind::MemoryBaseDesc,
+                name: "A",
+                fields: &[6, 5],
+            },
+            OperandDesc {
+                kind: OpKind::MemoryIndexDesc,
+                name: "O",
+                fields: &[8, 7],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "Ou",
+                fields: &[9],
+            },
+            OperandDesc {
+                kind: OpKind::MemoryShiftDesc,
+                name: "s",
+                fields: &[10],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "u6",
+                fields: &[11],
+            },
+        ],
         category: Category::Store,
     },
     Form {
         idx: 128,
         name: "device_load.TODO",
-        class: "DeviceLoadTodoInstructionDesc",
+        class: Class::DeviceLoadTodoInstructionDesc,
         mask: 0x7f,
         bits: 0x5,
         sizes: (6, 8),
         length_bit: 47,
-        fields: &[Field { name: "g", parts: &[(30, 1, 0)] }, Field { name: "F", parts: &[(7, 3, 0), (48, 1, 3)] }, Field { name: "mask", parts: &[(52, 4, 0)] }, Field { name: "Rt", parts: &[(49, 1, 0)] }, Field { name: "R", parts: &[(10, 6, 0), (40, 2, 6)] }, Field { name: "At", parts: &[(27, 1, 0)] }, Field { name: "A", parts: &[(16, 4, 0), (36, 4, 4)] }, Field { name: "Ot", parts: &[(24, 1, 0)] }, Field { name: "O", parts: &[(20, 4, 0), (32, 4, 4), (56, 8, 8)] }, Field { name: "Ou", parts: &[(25, 1, 0)] }, Field { name: "s", parts: &[(42, 2, 0)] }, Field { name: "u1", parts: &[(26, 1, 0)] }, Field { name: "u3", parts: &[(28, 2, 0)] }, Field { name: "u4", parts: &[(44, 3, 0)] }, Field { name: "u5", parts: &[(50, 2, 0)] }],
-        operands: &[OperandDesc { kind: "ImmediateDesc", name: "g", fields: &[0] }, OperandDesc { kind: "EnumDesc", name: "F", fields: &[1] }, OperandDesc { kind: "EnumDesc", name: "mask", fields: &[2] }, OperandDesc { kind: "MemoryRegDesc", name: "R", fields: &[4, 3] }, OperandDesc { kind: "MemoryBaseDesc", name: "A", fields: &[6, 5] }, OperandDesc { kind: "MemoryIndexDesc", name: "O", fields: &[8, 7] }, OperandDesc { kind: "EnumDesc", name: "Ou", fields: &[9] }, OperandDesc { kind: "MemoryShiftDesc", name: "s", fields: &[10] }, OperandDesc { kind: "ImmediateDesc", name: "u1", fields: &[11] }, OperandDesc { kind: "ImmediateDesc", name: "u3", fields: &[12] }, OperandDesc { kind: "ImmediateDesc", name: "u4", fields: &[13] }, OperandDesc { kind: "ImmediateDesc", name: "u5", fields: &[14] }],
+        fields: &[
+            Field {
+                name: "g",
+                parts: &[(30, 1, 0)],
+            },
+            Field {
+                name: "F",
+                parts: &[(7, 3, 0), (48, 1, 3)],
+            },
+            Field {
+                name: "mask",
+                parts: &[(52, 4, 0)],
+            },
+            Field {
+                name: "Rt",
+                parts: &[(49, 1, 0)],
+            },
+            Field {
+                name: "R",
+                parts: &[(10, 6, 0), (40, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(27, 1, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 4, 0), (36, 4, 4)],
+            },
+            Field {
+                name: "Ot",
+                parts: &[(24, 1, 0)],
+            },
+            Field {
+                name: "O",
+                parts: &[(20, 4, 0), (32, 4, 4), (56, 8, 8)],
+            },
+            Field {
+                name: "Ou",
+                parts: &[(25, 1, 0)],
+            },
+            Field {
+                name: "s",
+                parts: &[(42, 2, 0)],
+            },
+            Field {
+                name: "u1",
+                parts: &[(26, 1, 0)],
+            },
+            Field {
+                name: "u3",
+                parts: &[(28, 2, 0)],
+            },
+            Field {
+                name: "u4",
+                parts: &[(44, 3, 0)],
+            },
+            Field {
+                name: "u5",
+                parts: &[(50, 2, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "g",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "F",
+                fields: &[1],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "mask",
+                fields: &[2],
+            },
+            OperandDesc {
+                kind: OpKind::MemoryRegDesc,
+                name: "R",
+                fields: &[4, 3],
+            },
+            OperandDesc {
+                kind: OpKind::MemoryBaseDesc,
+                name: "A",
+                fields: &[6, 5],
+            },
+            OperandDesc {
+                kind: OpKind::MemoryIndexDesc,
+                name: "O",
+                fields: &[8, 7],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "Ou",
+                fields: &[9],
+            },
+            OperandDesc {
+                kind: OpKind::MemoryShiftDesc,
+                name: "s",
+                fields: &[10],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "u1",
+                fields: &[11],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "u3",
+                fields: &[12],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "u4",
+                fields: &[13],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "u5",
+                fields: &[14],
+            },
+        ],
         category: Category::Load,
     },
     Form {
         idx: 129,
         name: "device_store.TODO",
-        class: "DeviceStoreTodoInstructionDesc",
+        class: Class::DeviceStoreTodoInstructionDesc,
         mask: 0x7f,
         bits: 0x45,
         sizes: (6, 8),
         length_bit: 47,
-        fields: &[Field { name: "g", parts: &[(30, 1, 0)] }, Field { name: "F", parts: &[(7, 3, 0), (48, 1, 3)] }, Field { name: "mask", parts: &[(52, 4, 0)] }, Field { name: "Rt", parts: &[(49, 1, 0)] }, Field { name: "R", parts: &[(10, 6, 0), (40, 2, 6)] }, Field { name: "At", parts: &[(27, 1, 0)] }, Field { name: "A", parts: &[(16, 4, 0), (36, 4, 4)] }, Field { name: "Ot", parts: &[(24, 1, 0)] }, Field { name: "O", parts: &[(20, 4, 0), (32, 4, 4), (56, 8, 8)] }, Field { name: "Ou", parts: &[(25, 1, 0)] }, Field { name: "s", parts: &[(42, 2, 0)] }, Field { name: "u6", parts: &[(44, 1, 0)] }, Field { name: "u1", parts: &[(26, 1, 0)] }, Field { name: "u3", parts: &[(28, 2, 0)] }, Field { name: "u4", parts: &[(45, 2, 0)] }, Field { name: "u5", parts: &[(50, 2, 0)] }],
-        operands: &[OperandDesc { kind: "ImmediateDesc", name: "g", fields: &[0] }, OperandDesc { kind: "EnumDesc", name: "F", fields: &[1] }, OperandDesc { kind: "EnumDesc", name: "mask", fields: &[2] }, OperandDesc { kind: "MemoryRegDesc", name: "R", fields: &[4, 3] }, OperandDesc { kind: "MemoryBaseDesc", name: "A", fields: &[6, 5] }, OperandDesc { kind: "MemoryIndexDesc", name: "O", fields: &[8, 7] }, OperandDesc { kind: "EnumDesc", name: "Ou", fields: &[9] }, OperandDesc { kind: "MemoryShiftDesc", name: "s", fields: &[10] }, OperandDesc { kind: "ImmediateDesc", name: "u6", fields: &[11] }, OperandDesc { kind: "ImmediateDesc", name: "u1", fields: &[12] }, OperandDesc { kind: "ImmediateDesc", name: "u3", fields: &[13] }, OperandDesc { kind: "ImmediateDesc", name: "u4", fields: &[14] }, OperandDesc { kind: "ImmediateDesc", name: "u5", fields: &[15] }],
+        fields: &[
+            Field {
+                name: "g",
+                parts: &[(30, 1, 0)],
+            },
+            Field {
+                name: "F",
+                parts: &[(7, 3, 0), (48, 1, 3)],
+            },
+            Field {
+                name: "mask",
+                parts: &[(52, 4, 0)],
+            },
+            Field {
+                name: "Rt",
+                parts: &[(49, 1, 0)],
+            },
+            Field {
+                name: "R",
+                parts: &[(10, 6, 0), (40, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(27, 1, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 4, 0), (36, 4, 4)],
+            },
+            Field {
+                name: "Ot",
+                parts: &[(24, 1, 0)],
+            },
+            Field {
+                name: "O",
+                parts: &[(20, 4, 0), (32, 4, 4), (56, 8, 8)],
+            },
+            Field {
+                name: "Ou",
+                parts: &[(25, 1, 0)],
+            },
+            Field {
+                name: "s",
+                parts: &[(42, 2, 0)],
+            },
+            Field {
+                name: "u6",
+                parts: &[(44, 1, 0)],
+            },
+            Field {
+                name: "u1",
+                parts: &[(26, 1, 0)],
+            },
+            Field {
+                name: "u3",
+                parts: &[(28, 2, 0)],
+            },
+            Field {
+                name: "u4",
+                parts: &[(45, 2, 0)],
+            },
+            Field {
+                name: "u5",
+                parts: &[(50, 2, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "g",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "F",
+                fields: &[1],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "mask",
+                fields: &[2],
+            },
+            OperandDesc {
+                kind: OpKind::MemoryRegDesc,
+                name: "R",
+                fields: &[4, 3],
+            },
+            OperandDesc {
+                kind: OpKind::MemoryBaseDesc,
+                name: "A",
+                fields: &[6, 5],
+            },
+            OperandDesc {
+                kind: OpKind::MemoryIndexDesc,
+                name: "O",
+                fields: &[8, 7],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "Ou",
+                fields: &[9],
+            },
+            OperandDesc {
+                kind: OpKind::MemoryShiftDesc,
+                name: "s",
+                fields: &[10],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "u6",
+                fields: &[11],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "u1",
+                fields: &[12],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "u3",
+                fields: &[13],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "u4",
+                fields: &[14],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "u5",
+                fields: &[15],
+            },
+        ],
         category: Category::Store,
     },
     Form {
         idx: 130,
         name: "stack_store",
-        class: "StackStoreInstructionDesc",
+        class: Class::StackStoreInstructionDesc,
         mask: 0xff,
         bits: 0xb5,
         sizes: (6, 8),
         length_bit: 47,
-        fields: &[Field { name: "F", parts: &[(8, 2, 0), (50, 2, 2)] }, Field { name: "i1", parts: &[(26, 1, 0)] }, Field { name: "i2", parts: &[(36, 3, 0)] }, Field { name: "mask", parts: &[(52, 4, 0)] }, Field { name: "i5", parts: &[(44, 3, 0)] }, Field { name: "Rt", parts: &[(49, 1, 0)] }, Field { name: "R", parts: &[(10, 6, 0), (40, 2, 6)] }, Field { name: "Ot", parts: &[(24, 1, 0)] }, Field { name: "O", parts: &[(20, 4, 0), (32, 4, 4), (56, 8, 8)] }, Field { name: "i6", parts: &[(30, 1, 0)] }],
-        operands: &[OperandDesc { kind: "EnumDesc", name: "F", fields: &[0] }, OperandDesc { kind: "ImmediateDesc", name: "i1", fields: &[1] }, OperandDesc { kind: "ImmediateDesc", name: "i2", fields: &[2] }, OperandDesc { kind: "EnumDesc", name: "mask", fields: &[3] }, OperandDesc { kind: "ImmediateDesc", name: "i5", fields: &[4] }, OperandDesc { kind: "MemoryRegDesc", name: "R", fields: &[6, 5] }, OperandDesc { kind: "MemoryIndexDesc", name: "O", fields: &[8, 7] }, OperandDesc { kind: "ImmediateDesc", name: "i6", fields: &[9] }],
+        fields: &[
+            Field {
+                name: "F",
+                parts: &[(8, 2, 0), (50, 2, 2)],
+            },
+            Field {
+                name: "i1",
+                parts: &[(26, 1, 0)],
+            },
+            Field {
+                name: "i2",
+                parts: &[(36, 3, 0)],
+            },
+            Field {
+                name: "mask",
+                parts: &[(52, 4, 0)],
+            },
+            Field {
+                name: "i5",
+                parts: &[(44, 3, 0)],
+            },
+            Field {
+                name: "Rt",
+                parts: &[(49, 1, 0)],
+            },
+            Field {
+                name: "R",
+                parts: &[(10, 6, 0), (40, 2, 6)],
+            },
+            Field {
+                name: "Ot",
+                parts: &[(24, 1, 0)],
+            },
+            Field {
+                name: "O",
+                parts: &[(20, 4, 0), (32, 4, 4), (56, 8, 8)],
+            },
+            Field {
+                name: "i6",
+                parts: &[(30, 1, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "F",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "i1",
+                fields: &[1],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "i2",
+                fields: &[2],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "mask",
+                fields: &[3],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "i5",
+                fields: &[4],
+            },
+            OperandDesc {
+                kind: OpKind::MemoryRegDesc,
+                name: "R",
+                fields: &[6, 5],
+            },
+            OperandDesc {
+                kind: OpKind::MemoryIndexDesc,
+                name: "O",
+                fields: &[8, 7],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "i6",
+                fields: &[9],
+            },
+        ],
         category: Category::Store,
     },
     Form {
         idx: 131,
         name: "stack_load",
-        class: "StackLoadInstructionDesc",
+        class: Class::StackLoadInstructionDesc,
         mask: 0xff,
         bits: 0x35,
         sizes: (6, 8),
         length_bit: 47,
-        fields: &[Field { name: "Rt", parts: &[(49, 1, 0)] }, Field { name: "R", parts: &[(10, 6, 0), (40, 2, 6)] }, Field { name: "F", parts: &[(8, 2, 0), (50, 2, 2)] }, Field { name: "i1", parts: &[(26, 1, 0)] }, Field { name: "i2", parts: &[(36, 3, 0)] }, Field { name: "mask", parts: &[(52, 4, 0)] }, Field { name: "i5", parts: &[(44, 3, 0)] }, Field { name: "Ot", parts: &[(24, 1, 0)] }, Field { name: "O", parts: &[(20, 4, 0), (32, 4, 4), (56, 8, 8)] }, Field { name: "i6", parts: &[(30, 1, 0)] }],
-        operands: &[OperandDesc { kind: "MemoryRegDesc", name: "R", fields: &[1, 0] }, OperandDesc { kind: "EnumDesc", name: "F", fields: &[2] }, OperandDesc { kind: "ImmediateDesc", name: "i1", fields: &[3] }, OperandDesc { kind: "ImmediateDesc", name: "i2", fields: &[4] }, OperandDesc { kind: "EnumDesc", name: "mask", fields: &[5] }, OperandDesc { kind: "ImmediateDesc", name: "i5", fields: &[6] }, OperandDesc { kind: "MemoryIndexDesc", name: "O", fields: &[8, 7] }, OperandDesc { kind: "ImmediateDesc", name: "i6", fields: &[9] }],
+        fields: &[
+            Field {
+                name: "Rt",
+                parts: &[(49, 1, 0)],
+            },
+            Field {
+                name: "R",
+                parts: &[(10, 6, 0), (40, 2, 6)],
+            },
+            Field {
+                name: "F",
+                parts: &[(8, 2, 0), (50, 2, 2)],
+            },
+            Field {
+                name: "i1",
+                parts: &[(26, 1, 0)],
+            },
+            Field {
+                name: "i2",
+                parts: &[(36, 3, 0)],
+            },
+            Field {
+                name: "mask",
+                parts: &[(52, 4, 0)],
+            },
+            Field {
+                name: "i5",
+                parts: &[(44, 3, 0)],
+            },
+            Field {
+                name: "Ot",
+                parts: &[(24, 1, 0)],
+            },
+            Field {
+                name: "O",
+                parts: &[(20, 4, 0), (32, 4, 4), (56, 8, 8)],
+            },
+            Field {
+                name: "i6",
+                parts: &[(30, 1, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::MemoryRegDesc,
+                name: "R",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "F",
+                fields: &[2],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "i1",
+                fields: &[3],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "i2",
+                fields: &[4],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "mask",
+                fields: &[5],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "i5",
+                fields: &[6],
+            },
+            OperandDesc {
+                kind: OpKind::MemoryIndexDesc,
+                name: "O",
+                fields: &[8, 7],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "i6",
+                fields: &[9],
+            },
+        ],
         category: Category::Load,
     },
     Form {
         idx: 132,
         name: "stack_get_ptr",
-        class: "StackGetPtrInstructionDesc",
+        class: Class::StackGetPtrInstructionDesc,
         mask: 0x30000000f00ff,
         bits: 0x2000000010035,
         sizes: (6, 8),
         length_bit: 47,
-        fields: &[Field { name: "i0", parts: &[(8, 2, 0)] }, Field { name: "i1", parts: &[(26, 1, 0)] }, Field { name: "i2", parts: &[(36, 3, 0)] }, Field { name: "i4", parts: &[(50, 6, 0)] }, Field { name: "i3", parts: &[(44, 3, 0)] }, Field { name: "R", parts: &[(10, 6, 0), (40, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ImmediateDesc", name: "i0", fields: &[0] }, OperandDesc { kind: "ImmediateDesc", name: "i1", fields: &[1] }, OperandDesc { kind: "ImmediateDesc", name: "i2", fields: &[2] }, OperandDesc { kind: "ImmediateDesc", name: "i4", fields: &[3] }, OperandDesc { kind: "ImmediateDesc", name: "i3", fields: &[4] }, OperandDesc { kind: "StackReg32Desc", name: "R", fields: &[5] }],
+        fields: &[
+            Field {
+                name: "i0",
+                parts: &[(8, 2, 0)],
+            },
+            Field {
+                name: "i1",
+                parts: &[(26, 1, 0)],
+            },
+            Field {
+                name: "i2",
+                parts: &[(36, 3, 0)],
+            },
+            Field {
+                name: "i4",
+                parts: &[(50, 6, 0)],
+            },
+            Field {
+                name: "i3",
+                parts: &[(44, 3, 0)],
+            },
+            Field {
+                name: "R",
+                parts: &[(10, 6, 0), (40, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "i0",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "i1",
+                fields: &[1],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "i2",
+                fields: &[2],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "i4",
+                fields: &[3],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "i3",
+                fields: &[4],
+            },
+            OperandDesc {
+                kind: OpKind::StackReg32Desc,
+                name: "R",
+                fields: &[5],
+            },
+        ],
         category: Category::Alu,
     },
     Form {
         idx: 133,
         name: "TODO.stack_adjust",
-        class: "StackAdjustInstructionDesc",
+        class: Class::StackAdjustInstructionDesc,
         mask: 0x30f00ff,
         bits: 0x10100b5,
         sizes: (6, 8),
         length_bit: 47,
-        fields: &[Field { name: "i0", parts: &[(8, 2, 0)] }, Field { name: "i1", parts: &[(26, 1, 0)] }, Field { name: "i2", parts: &[(36, 3, 0)] }, Field { name: "i3", parts: &[(44, 3, 0)] }, Field { name: "i4", parts: &[(50, 6, 0)] }, Field { name: "v", parts: &[(20, 4, 0), (32, 4, 4), (56, 8, 8)] }],
-        operands: &[OperandDesc { kind: "ImmediateDesc", name: "i0", fields: &[0] }, OperandDesc { kind: "ImmediateDesc", name: "i1", fields: &[1] }, OperandDesc { kind: "ImmediateDesc", name: "i2", fields: &[2] }, OperandDesc { kind: "ImmediateDesc", name: "i3", fields: &[3] }, OperandDesc { kind: "ImmediateDesc", name: "i4", fields: &[4] }, OperandDesc { kind: "StackAdjustmentDesc", name: "v", fields: &[5] }],
+        fields: &[
+            Field {
+                name: "i0",
+                parts: &[(8, 2, 0)],
+            },
+            Field {
+                name: "i1",
+                parts: &[(26, 1, 0)],
+            },
+            Field {
+                name: "i2",
+                parts: &[(36, 3, 0)],
+            },
+            Field {
+                name: "i3",
+                parts: &[(44, 3, 0)],
+            },
+            Field {
+                name: "i4",
+                parts: &[(50, 6, 0)],
+            },
+            Field {
+                name: "v",
+                parts: &[(20, 4, 0), (32, 4, 4), (56, 8, 8)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "i0",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "i1",
+                fields: &[1],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "i2",
+                fields: &[2],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "i3",
+                fields: &[3],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "i4",
+                fields: &[4],
+            },
+            OperandDesc {
+                kind: OpKind::StackAdjustmentDesc,
+                name: "v",
+                fields: &[5],
+            },
+        ],
         category: Category::Sync,
     },
     Form {
         idx: 134,
         name: "threadgroup_load",
-        class: "ThreadgroupLoadInstructionDesc",
+        class: Class::ThreadgroupLoadInstructionDesc,
         mask: 0x6f,
         bits: 0x69,
         sizes: (6, 8),
         length_bit: 15,
-        fields: &[Field { name: "F", parts: &[(24, 4, 0)] }, Field { name: "mask", parts: &[(36, 4, 0)] }, Field { name: "Rt", parts: &[(8, 1, 0)] }, Field { name: "R", parts: &[(9, 6, 0), (60, 2, 6)] }, Field { name: "At", parts: &[(22, 2, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (58, 2, 6)] }, Field { name: "Ot", parts: &[(34, 1, 0)] }, Field { name: "O", parts: &[(28, 6, 0), (48, 10, 6)] }],
-        operands: &[OperandDesc { kind: "EnumDesc", name: "F", fields: &[0] }, OperandDesc { kind: "EnumDesc", name: "mask", fields: &[1] }, OperandDesc { kind: "ThreadgroupMemoryRegDesc", name: "R", fields: &[3, 2] }, OperandDesc { kind: "ThreadgroupMemoryBaseDesc", name: "A", fields: &[5, 4] }, OperandDesc { kind: "ThreadgroupIndexDesc", name: "O", fields: &[7, 6] }],
+        fields: &[
+            Field {
+                name: "F",
+                parts: &[(24, 4, 0)],
+            },
+            Field {
+                name: "mask",
+                parts: &[(36, 4, 0)],
+            },
+            Field {
+                name: "Rt",
+                parts: &[(8, 1, 0)],
+            },
+            Field {
+                name: "R",
+                parts: &[(9, 6, 0), (60, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 2, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (58, 2, 6)],
+            },
+            Field {
+                name: "Ot",
+                parts: &[(34, 1, 0)],
+            },
+            Field {
+                name: "O",
+                parts: &[(28, 6, 0), (48, 10, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "F",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "mask",
+                fields: &[1],
+            },
+            OperandDesc {
+                kind: OpKind::ThreadgroupMemoryRegDesc,
+                name: "R",
+                fields: &[3, 2],
+            },
+            OperandDesc {
+                kind: OpKind::ThreadgroupMemoryBaseDesc,
+                name: "A",
+                fields: &[5, 4],
+            },
+            OperandDesc {
+                kind: OpKind::ThreadgroupIndexDesc,
+                name: "O",
+                fields: &[7, 6],
+            },
+        ],
         category: Category::Load,
     },
     Form {
         idx: 135,
         name: "threadgroup_store",
-        class: "ThreadgroupStoreInstructionDesc",
+        class: Class::ThreadgroupStoreInstructionDesc,
         mask: 0x6f,
         bits: 0x29,
         sizes: (6, 8),
         length_bit: 15,
-        fields: &[Field { name: "F", parts: &[(24, 4, 0)] }, Field { name: "mask", parts: &[(36, 4, 0)] }, Field { name: "Rt", parts: &[(8, 1, 0)] }, Field { name: "R", parts: &[(9, 6, 0), (60, 2, 6)] }, Field { name: "At", parts: &[(22, 2, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (58, 2, 6)] }, Field { name: "Ot", parts: &[(34, 1, 0)] }, Field { name: "O", parts: &[(28, 6, 0), (48, 10, 6)] }],
-        operands: &[OperandDesc { kind: "EnumDesc", name: "F", fields: &[0] }, OperandDesc { kind: "EnumDesc", name: "mask", fields: &[1] }, OperandDesc { kind: "ThreadgroupMemoryRegDesc", name: "R", fields: &[3, 2] }, OperandDesc { kind: "ThreadgroupMemoryBaseDesc", name: "A", fields: &[5, 4] }, OperandDesc { kind: "ThreadgroupIndexDesc", name: "O", fields: &[7, 6] }],
+        fields: &[
+            Field {
+                name: "F",
+                parts: &[(24, 4, 0)],
+            },
+            Field {
+                name: "mask",
+                parts: &[(36, 4, 0)],
+            },
+            Field {
+                name: "Rt",
+                parts: &[(8, 1, 0)],
+            },
+            Field {
+                name: "R",
+                parts: &[(9, 6, 0), (60, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 2, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (58, 2, 6)],
+            },
+            Field {
+                name: "Ot",
+                parts: &[(34, 1, 0)],
+            },
+            Field {
+                name: "O",
+                parts: &[(28, 6, 0), (48, 10, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "F",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "mask",
+                fields: &[1],
+            },
+            OperandDesc {
+                kind: OpKind::ThreadgroupMemoryRegDesc,
+                name: "R",
+                fields: &[3, 2],
+            },
+            OperandDesc {
+                kind: OpKind::ThreadgroupMemoryBaseDesc,
+                name: "A",
+                fields: &[5, 4],
+            },
+            OperandDesc {
+                kind: OpKind::ThreadgroupIndexDesc,
+                name: "O",
+                fields: &[7, 6],
+            },
+        ],
         category: Category::Store,
     },
     Form {
         idx: 136,
         name: "texture_sample",
-        class: "TextureSampleInstructionDesc",
+        class: Class::TextureSampleInstructionDesc,
         mask: 0xff,
         bits: 0x31,
         sizes: (8, 12),
         length_bit: 15,
-        fields: &[Field { name: "compare", parts: &[(23, 1, 0)] }, Field { name: "mode", parts: &[(30, 2, 0)] }, Field { name: "q3", parts: &[(43, 4, 0)] }, Field { name: "slot", parts: &[(63, 1, 0)] }, Field { name: "q6", parts: &[(86, 5, 0)] }, Field { name: "mask", parts: &[(48, 4, 0)] }, Field { name: "kill", parts: &[(69, 2, 0)] }, Field { name: "Rt", parts: &[(8, 1, 0)] }, Field { name: "R", parts: &[(9, 6, 0), (72, 2, 6)] }, Field { name: "U", parts: &[(64, 5, 0)] }, Field { name: "Tt", parts: &[(38, 2, 0)] }, Field { name: "T", parts: &[(32, 6, 0), (78, 2, 6)] }, Field { name: "St", parts: &[(62, 1, 0)] }, Field { name: "S", parts: &[(56, 6, 0), (92, 2, 6)] }, Field { name: "n", parts: &[(40, 3, 0), (71, 1, 3)] }, Field { name: "Ct", parts: &[(22, 1, 0)] }, Field { name: "Cs", parts: &[(47, 1, 0)] }, Field { name: "C", parts: &[(16, 6, 0), (74, 2, 6)] }, Field { name: "lod", parts: &[(52, 4, 0)] }, Field { name: "D", parts: &[(24, 6, 0), (76, 2, 6)] }, Field { name: "Ot", parts: &[(91, 1, 0)] }, Field { name: "O", parts: &[(80, 6, 0), (94, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ImmediateDesc", name: "compare", fields: &[0] }, OperandDesc { kind: "EnumDesc", name: "mode", fields: &[1] }, OperandDesc { kind: "BinaryDesc", name: "q3", fields: &[2] }, OperandDesc { kind: "BinaryDesc", name: "slot", fields: &[3] }, OperandDesc { kind: "EnumDesc", name: "q6", fields: &[4] }, OperandDesc { kind: "EnumDesc", name: "mask", fields: &[5] }, OperandDesc { kind: "BinaryDesc", name: "kill", fields: &[6] }, OperandDesc { kind: "SampleRegDesc", name: "R", fields: &[8, 7] }, OperandDesc { kind: "SampleURegDesc", name: "U", fields: &[9] }, OperandDesc { kind: "TextureDesc", name: "T", fields: &[11, 10] }, OperandDesc { kind: "SamplerDesc", name: "S", fields: &[13, 12] }, OperandDesc { kind: "EnumDesc", name: "n", fields: &[14] }, OperandDesc { kind: "CoordsDesc", name: "C", fields: &[17, 15, 16] }, OperandDesc { kind: "EnumDesc", name: "lod", fields: &[18] }, OperandDesc { kind: "LodDesc", name: "D", fields: &[19] }, OperandDesc { kind: "SampleCompareOffDesc", name: "O", fields: &[21, 20] }],
+        fields: &[
+            Field {
+                name: "compare",
+                parts: &[(23, 1, 0)],
+            },
+            Field {
+                name: "mode",
+                parts: &[(30, 2, 0)],
+            },
+            Field {
+                name: "q3",
+                parts: &[(43, 4, 0)],
+            },
+            Field {
+                name: "slot",
+                parts: &[(63, 1, 0)],
+            },
+            Field {
+                name: "q6",
+                parts: &[(86, 5, 0)],
+            },
+            Field {
+                name: "mask",
+                parts: &[(48, 4, 0)],
+            },
+            Field {
+                name: "kill",
+                parts: &[(69, 2, 0)],
+            },
+            Field {
+                name: "Rt",
+                parts: &[(8, 1, 0)],
+            },
+            Field {
+                name: "R",
+                parts: &[(9, 6, 0), (72, 2, 6)],
+            },
+            Field {
+                name: "U",
+                parts: &[(64, 5, 0)],
+            },
+            Field {
+                name: "Tt",
+                parts: &[(38, 2, 0)],
+            },
+            Field {
+                name: "T",
+                parts: &[(32, 6, 0), (78, 2, 6)],
+            },
+            Field {
+                name: "St",
+                parts: &[(62, 1, 0)],
+            },
+            Field {
+                name: "S",
+                parts: &[(56, 6, 0), (92, 2, 6)],
+            },
+            Field {
+                name: "n",
+                parts: &[(40, 3, 0), (71, 1, 3)],
+            },
+            Field {
+                name: "Ct",
+                parts: &[(22, 1, 0)],
+            },
+            Field {
+                name: "Cs",
+                parts: &[(47, 1, 0)],
+            },
+            Field {
+                name: "C",
+                parts: &[(16, 6, 0), (74, 2, 6)],
+            },
+            Field {
+                name: "lod",
+                parts: &[(52, 4, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(24, 6, 0), (76, 2, 6)],
+            },
+            Field {
+                name: "Ot",
+                parts: &[(91, 1, 0)],
+            },
+            Field {
+                name: "O",
+                parts: &[(80, 6, 0), (94, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "compare",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "mode",
+                fields: &[1],
+            },
+            OperandDesc {
+                kind: OpKind::BinaryDesc,
+                name: "q3",
+                fields: &[2],
+            },
+            OperandDesc {
+                kind: OpKind::BinaryDesc,
+                name: "slot",
+                fields: &[3],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "q6",
+                fields: &[4],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "mask",
+                fields: &[5],
+            },
+            OperandDesc {
+                kind: OpKind::BinaryDesc,
+                name: "kill",
+                fields: &[6],
+            },
+            OperandDesc {
+                kind: OpKind::SampleRegDesc,
+                name: "R",
+                fields: &[8, 7],
+            },
+            OperandDesc {
+                kind: OpKind::SampleURegDesc,
+                name: "U",
+                fields: &[9],
+            },
+            OperandDesc {
+                kind: OpKind::TextureDesc,
+                name: "T",
+                fields: &[11, 10],
+            },
+            OperandDesc {
+                kind: OpKind::SamplerDesc,
+                name: "S",
+                fields: &[13, 12],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "n",
+                fields: &[14],
+            },
+            OperandDesc {
+                kind: OpKind::CoordsDesc,
+                name: "C",
+                fields: &[17, 15, 16],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "lod",
+                fields: &[18],
+            },
+            OperandDesc {
+                kind: OpKind::LodDesc,
+                name: "D",
+                fields: &[19],
+            },
+            OperandDesc {
+                kind: OpKind::SampleCompareOffDesc,
+                name: "O",
+                fields: &[21, 20],
+            },
+        ],
         category: Category::Texture,
     },
     Form {
         idx: 137,
         name: "texture_load",
-        class: "TextureLoadInstructionDesc",
+        class: Class::TextureLoadInstructionDesc,
         mask: 0xff,
         bits: 0x71,
         sizes: (8, 12),
         length_bit: 15,
-        fields: &[Field { name: "compare", parts: &[(23, 1, 0)] }, Field { name: "mode", parts: &[(30, 2, 0)] }, Field { name: "q3", parts: &[(43, 4, 0)] }, Field { name: "slot", parts: &[(63, 1, 0)] }, Field { name: "q6", parts: &[(86, 5, 0)] }, Field { name: "mask", parts: &[(48, 4, 0)] }, Field { name: "kill", parts: &[(69, 2, 0)] }, Field { name: "Rt", parts: &[(8, 1, 0)] }, Field { name: "R", parts: &[(9, 6, 0), (72, 2, 6)] }, Field { name: "U", parts: &[(64, 5, 0)] }, Field { name: "Tt", parts: &[(38, 2, 0)] }, Field { name: "T", parts: &[(32, 6, 0), (78, 2, 6)] }, Field { name: "St", parts: &[(62, 1, 0)] }, Field { name: "S", parts: &[(56, 6, 0), (92, 2, 6)] }, Field { name: "n", parts: &[(40, 3, 0), (71, 1, 3)] }, Field { name: "Ct", parts: &[(22, 1, 0)] }, Field { name: "Cs", parts: &[(47, 1, 0)] }, Field { name: "C", parts: &[(16, 6, 0), (74, 2, 6)] }, Field { name: "lod", parts: &[(52, 4, 0)] }, Field { name: "D", parts: &[(24, 6, 0), (76, 2, 6)] }, Field { name: "Ot", parts: &[(91, 1, 0)] }, Field { name: "O", parts: &[(80, 6, 0), (94, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ImmediateDesc", name: "compare", fields: &[0] }, OperandDesc { kind: "EnumDesc", name: "mode", fields: &[1] }, OperandDesc { kind: "BinaryDesc", name: "q3", fields: &[2] }, OperandDesc { kind: "BinaryDesc", name: "slot", fields: &[3] }, OperandDesc { kind: "EnumDesc", name: "q6", fields: &[4] }, OperandDesc { kind: "EnumDesc", name: "mask", fields: &[5] }, OperandDesc { kind: "BinaryDesc", name: "kill", fields: &[6] }, OperandDesc { kind: "SampleRegDesc", name: "R", fields: &[8, 7] }, OperandDesc { kind: "SampleURegDesc", name: "U", fields: &[9] }, OperandDesc { kind: "TextureDesc", name: "T", fields: &[11, 10] }, OperandDesc { kind: "SamplerDesc", name: "S", fields: &[13, 12] }, OperandDesc { kind: "EnumDesc", name: "n", fields: &[14] }, OperandDesc { kind: "CoordsDesc", name: "C", fields: &[17, 15, 16] }, OperandDesc { kind: "EnumDesc", name: "lod", fields: &[18] }, OperandDesc { kind: "LodDesc", name: "D", fields: &[19] }, OperandDesc { kind: "SampleCompareOffDesc", name: "O", fields: &[21, 20] }],
+        fields: &[
+            Field {
+                name: "compare",
+                parts: &[(23, 1, 0)],
+            },
+            Field {
+                name: "mode",
+                parts: &[(30, 2, 0)],
+            },
+            Field {
+                name: "q3",
+                parts: &[(43, 4, 0)],
+            },
+            Field {
+                name: "slot",
+                parts: &[(63, 1, 0)],
+            },
+            Field {
+                name: "q6",
+                parts: &[(86, 5, 0)],
+            },
+            Field {
+                name: "mask",
+                parts: &[(48, 4, 0)],
+            },
+            Field {
+                name: "kill",
+                parts: &[(69, 2, 0)],
+            },
+            Field {
+                name: "Rt",
+                parts: &[(8, 1, 0)],
+            },
+            Field {
+                name: "R",
+                parts: &[(9, 6, 0), (72, 2, 6)],
+            },
+            Field {
+                name: "U",
+                parts: &[(64, 5, 0)],
+            },
+            Field {
+                name: "Tt",
+                parts: &[(38, 2, 0)],
+            },
+            Field {
+                name: "T",
+                parts: &[(32, 6, 0), (78, 2, 6)],
+            },
+            Field {
+                name: "St",
+                parts: &[(62, 1, 0)],
+            },
+            Field {
+                name: "S",
+                parts: &[(56, 6, 0), (92, 2, 6)],
+            },
+            Field {
+                name: "n",
+                parts: &[(40, 3, 0), (71, 1, 3)],
+            },
+            Field {
+                name: "Ct",
+                parts: &[(22, 1, 0)],
+            },
+            Field {
+                name: "Cs",
+                parts: &[(47, 1, 0)],
+            },
+            Field {
+                name: "C",
+                parts: &[(16, 6, 0), (74, 2, 6)],
+            },
+            Field {
+                name: "lod",
+                parts: &[(52, 4, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(24, 6, 0), (76, 2, 6)],
+            },
+            Field {
+                name: "Ot",
+                parts: &[(91, 1, 0)],
+            },
+            Field {
+                name: "O",
+                parts: &[(80, 6, 0), (94, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "compare",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "mode",
+                fields: &[1],
+            },
+            OperandDesc {
+                kind: OpKind::BinaryDesc,
+                name: "q3",
+                fields: &[2],
+            },
+            OperandDesc {
+                kind: OpKind::BinaryDesc,
+                name: "slot",
+                fields: &[3],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "q6",
+                fields: &[4],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "mask",
+                fields: &[5],
+            },
+            OperandDesc {
+                kind: OpKind::BinaryDesc,
+                name: "kill",
+                fields: &[6],
+            },
+            OperandDesc {
+                kind: OpKind::SampleRegDesc,
+                name: "R",
+                fields: &[8, 7],
+            },
+            OperandDesc {
+                kind: OpKind::SampleURegDesc,
+                name: "U",
+                fields: &[9],
+            },
+            OperandDesc {
+                kind: OpKind::TextureDesc,
+                name: "T",
+                fields: &[11, 10],
+            },
+            OperandDesc {
+                kind: OpKind::SamplerDesc,
+                name: "S",
+                fields: &[13, 12],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "n",
+                fields: &[14],
+            },
+            OperandDesc {
+                kind: OpKind::CoordsDesc,
+                name: "C",
+                fields: &[17, 15, 16],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "lod",
+                fields: &[18],
+            },
+            OperandDesc {
+                kind: OpKind::LodDesc,
+                name: "D",
+                fields: &[19],
+            },
+            OperandDesc {
+                kind: OpKind::SampleCompareOffDesc,
+                name: "O",
+                fields: &[21, 20],
+            },
+        ],
         category: Category::Texture,
     },
     Form {
         idx: 138,
         name: "threadgroup_barrier",
-        class: "ThreadgroupBarriernstructionDesc",
+        class: Class::ThreadgroupBarriernstructionDesc,
         mask: 0xff,
         bits: 0x68,
         sizes: (2, 2),
@@ -1718,31 +8518,252 @@ pub static FORMS: [Form; 161] = [
     Form {
         idx: 139,
         name: "atomic",
-        class: "Atomic",
+        class: Class::Atomic,
         mask: 0x3f,
         bits: 0x15,
         sizes: (8, 8),
         length_bit: 15,
-        fields: &[Field { name: "op", parts: &[(6, 4, 0)] }, Field { name: "g", parts: &[(30, 1, 0)] }, Field { name: "Rt", parts: &[(47, 1, 0)] }, Field { name: "R", parts: &[(10, 6, 0), (40, 2, 6)] }, Field { name: "At", parts: &[(27, 1, 0)] }, Field { name: "A", parts: &[(16, 4, 0), (36, 4, 4)] }, Field { name: "Ot", parts: &[(24, 1, 0)] }, Field { name: "O", parts: &[(20, 4, 0), (32, 4, 4), (56, 8, 8)] }, Field { name: "Ou", parts: &[(25, 1, 0)] }, Field { name: "S", parts: &[(48, 8, 0)] }, Field { name: "u1", parts: &[(26, 1, 0)] }, Field { name: "u2", parts: &[(28, 2, 0)] }, Field { name: "u3", parts: &[(31, 1, 0)] }, Field { name: "u4", parts: &[(42, 3, 0)] }, Field { name: "u5", parts: &[(45, 2, 0)] }],
-        operands: &[OperandDesc { kind: "EnumDesc", name: "op", fields: &[0] }, OperandDesc { kind: "ImmediateDesc", name: "g", fields: &[1] }, OperandDesc { kind: "AtomicDestinationDesc", name: "R", fields: &[3, 2] }, OperandDesc { kind: "MemoryBaseDesc", name: "A", fields: &[5, 4] }, OperandDesc { kind: "MemoryIndexDesc", name: "O", fields: &[7, 6] }, OperandDesc { kind: "EnumDesc", name: "Ou", fields: &[8] }, OperandDesc { kind: "AtomicSourceDesc", name: "S", fields: &[9] }, OperandDesc { kind: "ImmediateDesc", name: "u1", fields: &[10] }, OperandDesc { kind: "ImmediateDesc", name: "u2", fields: &[11] }, OperandDesc { kind: "ImmediateDesc", name: "u3", fields: &[12] }, OperandDesc { kind: "ImmediateDesc", name: "u4", fields: &[13] }, OperandDesc { kind: "ImmediateDesc", name: "u5", fields: &[14] }],
+        fields: &[
+            Field {
+                name: "op",
+                parts: &[(6, 4, 0)],
+            },
+            Field {
+                name: "g",
+                parts: &[(30, 1, 0)],
+            },
+            Field {
+                name: "Rt",
+                parts: &[(47, 1, 0)],
+            },
+            Field {
+                name: "R",
+                parts: &[(10, 6, 0), (40, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(27, 1, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 4, 0), (36, 4, 4)],
+            },
+            Field {
+                name: "Ot",
+                parts: &[(24, 1, 0)],
+            },
+            Field {
+                name: "O",
+                parts: &[(20, 4, 0), (32, 4, 4), (56, 8, 8)],
+            },
+            Field {
+                name: "Ou",
+                parts: &[(25, 1, 0)],
+            },
+            Field {
+                name: "S",
+                parts: &[(48, 8, 0)],
+            },
+            Field {
+                name: "u1",
+                parts: &[(26, 1, 0)],
+            },
+            Field {
+                name: "u2",
+                parts: &[(28, 2, 0)],
+            },
+            Field {
+                name: "u3",
+                parts: &[(31, 1, 0)],
+            },
+            Field {
+                name: "u4",
+                parts: &[(42, 3, 0)],
+            },
+            Field {
+                name: "u5",
+                parts: &[(45, 2, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "op",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "g",
+                fields: &[1],
+            },
+            OperandDesc {
+                kind: OpKind::AtomicDestinationDesc,
+                name: "R",
+                fields: &[3, 2],
+            },
+            OperandDesc {
+                kind: OpKind::MemoryBaseDesc,
+                name: "A",
+                fields: &[5, 4],
+            },
+            OperandDesc {
+                kind: OpKind::MemoryIndexDesc,
+                name: "O",
+                fields: &[7, 6],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "Ou",
+                fields: &[8],
+            },
+            OperandDesc {
+                kind: OpKind::AtomicSourceDesc,
+                name: "S",
+                fields: &[9],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "u1",
+                fields: &[10],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "u2",
+                fields: &[11],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "u3",
+                fields: &[12],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "u4",
+                fields: &[13],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "u5",
+                fields: &[14],
+            },
+        ],
         category: Category::Atomic,
     },
     Form {
         idx: 140,
         name: "threadgroup_atomic",
-        class: "ThreadgroupAtomic",
+        class: Class::ThreadgroupAtomic,
         mask: 0x3f,
         bits: 0x19,
         sizes: (6, 10),
         length_bit: 15,
-        fields: &[Field { name: "op", parts: &[(24, 4, 0)] }, Field { name: "Rt", parts: &[(8, 1, 0)] }, Field { name: "Ra", parts: &[(38, 1, 0)] }, Field { name: "R", parts: &[(9, 6, 0), (60, 2, 6)] }, Field { name: "At", parts: &[(22, 2, 0)] }, Field { name: "A", parts: &[(16, 6, 0), (58, 2, 6)] }, Field { name: "Ot", parts: &[(34, 1, 0)] }, Field { name: "O", parts: &[(28, 6, 0), (48, 10, 6)] }, Field { name: "S", parts: &[(64, 8, 0)] }, Field { name: "u1", parts: &[(6, 2, 0)] }, Field { name: "u3", parts: &[(35, 3, 0)] }, Field { name: "u4", parts: &[(40, 8, 0)] }, Field { name: "u5", parts: &[(72, 8, 0)] }],
-        operands: &[OperandDesc { kind: "EnumDesc", name: "op", fields: &[0] }, OperandDesc { kind: "ThreadgroupMemoryRegDesc", name: "R", fields: &[3, 1, 2] }, OperandDesc { kind: "ThreadgroupMemoryBaseDesc", name: "A", fields: &[5, 4] }, OperandDesc { kind: "ThreadgroupIndexDesc", name: "O", fields: &[7, 6] }, OperandDesc { kind: "AtomicSourceDesc", name: "S", fields: &[8] }, OperandDesc { kind: "ImmediateDesc", name: "u1", fields: &[9] }, OperandDesc { kind: "ImmediateDesc", name: "u3", fields: &[10] }, OperandDesc { kind: "ImmediateDesc", name: "u4", fields: &[11] }, OperandDesc { kind: "ImmediateDesc", name: "u5", fields: &[12] }],
+        fields: &[
+            Field {
+                name: "op",
+                parts: &[(24, 4, 0)],
+            },
+            Field {
+                name: "Rt",
+                parts: &[(8, 1, 0)],
+            },
+            Field {
+                name: "Ra",
+                parts: &[(38, 1, 0)],
+            },
+            Field {
+                name: "R",
+                parts: &[(9, 6, 0), (60, 2, 6)],
+            },
+            Field {
+                name: "At",
+                parts: &[(22, 2, 0)],
+            },
+            Field {
+                name: "A",
+                parts: &[(16, 6, 0), (58, 2, 6)],
+            },
+            Field {
+                name: "Ot",
+                parts: &[(34, 1, 0)],
+            },
+            Field {
+                name: "O",
+                parts: &[(28, 6, 0), (48, 10, 6)],
+            },
+            Field {
+                name: "S",
+                parts: &[(64, 8, 0)],
+            },
+            Field {
+                name: "u1",
+                parts: &[(6, 2, 0)],
+            },
+            Field {
+                name: "u3",
+                parts: &[(35, 3, 0)],
+            },
+            Field {
+                name: "u4",
+                parts: &[(40, 8, 0)],
+            },
+            Field {
+                name: "u5",
+                parts: &[(72, 8, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "op",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::ThreadgroupMemoryRegDesc,
+                name: "R",
+                fields: &[3, 1, 2],
+            },
+            OperandDesc {
+                kind: OpKind::ThreadgroupMemoryBaseDesc,
+                name: "A",
+                fields: &[5, 4],
+            },
+            OperandDesc {
+                kind: OpKind::ThreadgroupIndexDesc,
+                name: "O",
+                fields: &[7, 6],
+            },
+            OperandDesc {
+                kind: OpKind::AtomicSourceDesc,
+                name: "S",
+                fields: &[8],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "u1",
+                fields: &[9],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "u3",
+                fields: &[10],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "u4",
+                fields: &[11],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "u5",
+                fields: &[12],
+            },
+        ],
         category: Category::Atomic,
     },
     Form {
         idx: 141,
         name: "TODO.after_sampling1",
-        class: "UnknownAfterSampling1InstructionDesc",
+        class: Class::UnknownAfterSampling1InstructionDesc,
         mask: 0xffff,
         bits: 0x101c,
         sizes: (2, 2),
@@ -1754,7 +8775,7 @@ pub static FORMS: [Form; 161] = [
     Form {
         idx: 142,
         name: "TODO.after_sampling2",
-        class: "UnknownAfterSampling2InstructionDesc",
+        class: Class::UnknownAfterSampling2InstructionDesc,
         mask: 0xffff,
         bits: 0x62cc,
         sizes: (2, 2),
@@ -1766,19 +8787,26 @@ pub static FORMS: [Form; 161] = [
     Form {
         idx: 143,
         name: "TODO.unk30C0",
-        class: "Unk30C0InstructionDesc",
+        class: Class::Unk30C0InstructionDesc,
         mask: 0xffff,
         bits: 0xc030,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "imm", parts: &[(16, 32, 0)] }],
-        operands: &[OperandDesc { kind: "ImmediateDesc", name: "imm", fields: &[0] }],
+        fields: &[Field {
+            name: "imm",
+            parts: &[(16, 32, 0)],
+        }],
+        operands: &[OperandDesc {
+            kind: OpKind::ImmediateDesc,
+            name: "imm",
+            fields: &[0],
+        }],
         category: Category::Unknown,
     },
     Form {
         idx: 144,
         name: "TODO.unk40C0",
-        class: "Unk40C0InstructionDesc",
+        class: Class::Unk40C0InstructionDesc,
         mask: 0xffffffffffff,
         bits: 0xc040,
         sizes: (6, 6),
@@ -1790,7 +8818,7 @@ pub static FORMS: [Form; 161] = [
     Form {
         idx: 145,
         name: "TODO.unkC0000000",
-        class: "UnkC0000000InstructionDesc",
+        class: Class::UnkC0000000InstructionDesc,
         mask: 0xffffffff,
         bits: 0xc0,
         sizes: (4, 4),
@@ -1802,7 +8830,7 @@ pub static FORMS: [Form; 161] = [
     Form {
         idx: 146,
         name: "TODO.unk51",
-        class: "Unk51InstructionDesc",
+        class: Class::Unk51InstructionDesc,
         mask: 0x7fffffff,
         bits: 0x51,
         sizes: (4, 4),
@@ -1814,7 +8842,7 @@ pub static FORMS: [Form; 161] = [
     Form {
         idx: 147,
         name: "TODO.unkE800",
-        class: "UnkE8InstructionDesc",
+        class: Class::UnkE8InstructionDesc,
         mask: 0xffff,
         bits: 0xe8,
         sizes: (2, 2),
@@ -1826,7 +8854,7 @@ pub static FORMS: [Form; 161] = [
     Form {
         idx: 148,
         name: "TODO.unk0C00",
-        class: "Unk0CInstructionDesc",
+        class: Class::Unk0CInstructionDesc,
         mask: 0xffff,
         bits: 0xc,
         sizes: (2, 2),
@@ -1838,145 +8866,734 @@ pub static FORMS: [Form; 161] = [
     Form {
         idx: 149,
         name: "doorbell",
-        class: "DoorbellInstructionDesc",
+        class: Class::DoorbellInstructionDesc,
         mask: 0xff,
         bits: 0x28,
         sizes: (2, 2),
         length_bit: 15,
-        fields: &[Field { name: "imm", parts: &[(8, 8, 0)] }],
-        operands: &[OperandDesc { kind: "ImmediateDesc", name: "imm", fields: &[0] }],
+        fields: &[Field {
+            name: "imm",
+            parts: &[(8, 8, 0)],
+        }],
+        operands: &[OperandDesc {
+            kind: OpKind::ImmediateDesc,
+            name: "imm",
+            fields: &[0],
+        }],
         category: Category::Sync,
     },
     Form {
         idx: 150,
         name: "jmp_if_skipping_doorbell",
-        class: "JumpNoDoorbellInstructionDesc",
+        class: Class::JumpNoDoorbellInstructionDesc,
         mask: 0xff00ffff,
         bits: 0x20,
         sizes: (4, 4),
         length_bit: 15,
-        fields: &[Field { name: "off", parts: &[(16, 8, 0)] }],
-        operands: &[OperandDesc { kind: "BranchOffsetDesc", name: "off", fields: &[0] }],
+        fields: &[Field {
+            name: "off",
+            parts: &[(16, 8, 0)],
+        }],
+        operands: &[OperandDesc {
+            kind: OpKind::BranchOffsetDesc,
+            name: "off",
+            fields: &[0],
+        }],
         category: Category::Control,
     },
     Form {
         idx: 151,
         name: "image_write_block",
-        class: "ImageWriteBlockInstructionDesc",
+        class: Class::ImageWriteBlockInstructionDesc,
         mask: 0x3ff0001f0000000000ff,
         bits: 0xb1,
         sizes: (6, 10),
         length_bit: 15,
-        fields: &[Field { name: "R", parts: &[(9, 6, 0), (56, 2, 6)] }, Field { name: "Ct", parts: &[(22, 1, 0)] }, Field { name: "Cs", parts: &[(47, 1, 0)] }, Field { name: "C", parts: &[(16, 6, 0), (58, 2, 6)] }, Field { name: "Dt", parts: &[(31, 1, 0)] }, Field { name: "D", parts: &[(24, 6, 0), (60, 2, 6)] }, Field { name: "Tt", parts: &[(38, 2, 0)] }, Field { name: "T", parts: &[(32, 6, 0), (62, 2, 6)] }, Field { name: "n", parts: &[(40, 3, 0), (55, 1, 3)] }, Field { name: "round", parts: &[(53, 1, 0)] }, Field { name: "F", parts: &[(8, 1, 0), (64, 3, 1)] }, Field { name: "q0", parts: &[(23, 1, 0)] }, Field { name: "q1", parts: &[(43, 4, 0)] }, Field { name: "q2", parts: &[(67, 1, 0)] }],
-        operands: &[OperandDesc { kind: "TileToMemoryRegDesc", name: "R", fields: &[0] }, OperandDesc { kind: "CoordsDesc", name: "C", fields: &[3, 1, 2] }, OperandDesc { kind: "PBELodDesc", name: "D", fields: &[5, 4] }, OperandDesc { kind: "TextureDesc", name: "T", fields: &[7, 6] }, OperandDesc { kind: "EnumDesc", name: "n", fields: &[8] }, OperandDesc { kind: "EnumDesc", name: "round", fields: &[9] }, OperandDesc { kind: "EnumDesc", name: "F", fields: &[10] }, OperandDesc { kind: "ImmediateDesc", name: "q0", fields: &[11] }, OperandDesc { kind: "ImmediateDesc", name: "q1", fields: &[12] }, OperandDesc { kind: "ImmediateDesc", name: "q2", fields: &[13] }],
+        fields: &[
+            Field {
+                name: "R",
+                parts: &[(9, 6, 0), (56, 2, 6)],
+            },
+            Field {
+                name: "Ct",
+                parts: &[(22, 1, 0)],
+            },
+            Field {
+                name: "Cs",
+                parts: &[(47, 1, 0)],
+            },
+            Field {
+                name: "C",
+                parts: &[(16, 6, 0), (58, 2, 6)],
+            },
+            Field {
+                name: "Dt",
+                parts: &[(31, 1, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(24, 6, 0), (60, 2, 6)],
+            },
+            Field {
+                name: "Tt",
+                parts: &[(38, 2, 0)],
+            },
+            Field {
+                name: "T",
+                parts: &[(32, 6, 0), (62, 2, 6)],
+            },
+            Field {
+                name: "n",
+                parts: &[(40, 3, 0), (55, 1, 3)],
+            },
+            Field {
+                name: "round",
+                parts: &[(53, 1, 0)],
+            },
+            Field {
+                name: "F",
+                parts: &[(8, 1, 0), (64, 3, 1)],
+            },
+            Field {
+                name: "q0",
+                parts: &[(23, 1, 0)],
+            },
+            Field {
+                name: "q1",
+                parts: &[(43, 4, 0)],
+            },
+            Field {
+                name: "q2",
+                parts: &[(67, 1, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::TileToMemoryRegDesc,
+                name: "R",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::CoordsDesc,
+                name: "C",
+                fields: &[3, 1, 2],
+            },
+            OperandDesc {
+                kind: OpKind::PBELodDesc,
+                name: "D",
+                fields: &[5, 4],
+            },
+            OperandDesc {
+                kind: OpKind::TextureDesc,
+                name: "T",
+                fields: &[7, 6],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "n",
+                fields: &[8],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "round",
+                fields: &[9],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "F",
+                fields: &[10],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "q0",
+                fields: &[11],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "q1",
+                fields: &[12],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "q2",
+                fields: &[13],
+            },
+        ],
         category: Category::Texture,
     },
     Form {
         idx: 152,
         name: "TODO.stack_adjust2",
-        class: "StackAdjustTodoInstructionDesc",
+        class: Class::StackAdjustTodoInstructionDesc,
         mask: 0x30f00ff,
         bits: 0x100b5,
         sizes: (6, 8),
         length_bit: 47,
-        fields: &[Field { name: "i0", parts: &[(8, 2, 0)] }, Field { name: "i1", parts: &[(26, 1, 0)] }, Field { name: "i2", parts: &[(36, 3, 0)] }, Field { name: "i3", parts: &[(44, 3, 0)] }, Field { name: "i4", parts: &[(50, 6, 0)] }, Field { name: "r", parts: &[(20, 4, 0), (32, 4, 4)] }],
-        operands: &[OperandDesc { kind: "ImmediateDesc", name: "i0", fields: &[0] }, OperandDesc { kind: "ImmediateDesc", name: "i1", fields: &[1] }, OperandDesc { kind: "ImmediateDesc", name: "i2", fields: &[2] }, OperandDesc { kind: "ImmediateDesc", name: "i3", fields: &[3] }, OperandDesc { kind: "ImmediateDesc", name: "i4", fields: &[4] }, OperandDesc { kind: "Reg32_4_4_Desc", name: "r", fields: &[5] }],
+        fields: &[
+            Field {
+                name: "i0",
+                parts: &[(8, 2, 0)],
+            },
+            Field {
+                name: "i1",
+                parts: &[(26, 1, 0)],
+            },
+            Field {
+                name: "i2",
+                parts: &[(36, 3, 0)],
+            },
+            Field {
+                name: "i3",
+                parts: &[(44, 3, 0)],
+            },
+            Field {
+                name: "i4",
+                parts: &[(50, 6, 0)],
+            },
+            Field {
+                name: "r",
+                parts: &[(20, 4, 0), (32, 4, 4)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "i0",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "i1",
+                fields: &[1],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "i2",
+                fields: &[2],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "i3",
+                fields: &[3],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "i4",
+                fields: &[4],
+            },
+            OperandDesc {
+                kind: OpKind::Reg32_4_4_Desc,
+                name: "r",
+                fields: &[5],
+            },
+        ],
         category: Category::Sync,
     },
     Form {
         idx: 153,
         name: "image_write",
-        class: "ImageWrite",
+        class: Class::ImageWrite,
         mask: 0xff,
         bits: 0xf1,
         sizes: (6, 8),
         length_bit: 15,
-        fields: &[Field { name: "Rt", parts: &[(8, 1, 0)] }, Field { name: "R", parts: &[(9, 6, 0), (56, 2, 6)] }, Field { name: "Ct", parts: &[(22, 1, 0)] }, Field { name: "Cs", parts: &[(47, 1, 0)] }, Field { name: "C", parts: &[(16, 6, 0), (58, 2, 6)] }, Field { name: "Dt", parts: &[(31, 1, 0)] }, Field { name: "D", parts: &[(24, 6, 0), (60, 2, 6)] }, Field { name: "U", parts: &[(48, 5, 0)] }, Field { name: "Tt", parts: &[(38, 2, 0)] }, Field { name: "T", parts: &[(32, 6, 0), (62, 2, 6)] }, Field { name: "n", parts: &[(40, 3, 0), (55, 1, 3)] }, Field { name: "round", parts: &[(53, 1, 0)] }, Field { name: "u1", parts: &[(23, 1, 0)] }, Field { name: "u2", parts: &[(30, 1, 0)] }, Field { name: "u3", parts: &[(43, 4, 0)] }, Field { name: "u5", parts: &[(54, 1, 0)] }],
-        operands: &[OperandDesc { kind: "PBESourceRegDesc", name: "R", fields: &[1, 0] }, OperandDesc { kind: "CoordsDesc", name: "C", fields: &[4, 2, 3] }, OperandDesc { kind: "PBELodDesc", name: "D", fields: &[6, 5] }, OperandDesc { kind: "SampleURegDesc", name: "U", fields: &[7] }, OperandDesc { kind: "TextureDesc", name: "T", fields: &[9, 8] }, OperandDesc { kind: "EnumDesc", name: "n", fields: &[10] }, OperandDesc { kind: "EnumDesc", name: "round", fields: &[11] }, OperandDesc { kind: "ImmediateDesc", name: "u1", fields: &[12] }, OperandDesc { kind: "ImmediateDesc", name: "u2", fields: &[13] }, OperandDesc { kind: "ImmediateDesc", name: "u3", fields: &[14] }, OperandDesc { kind: "ImmediateDesc", name: "u5", fields: &[15] }],
+        fields: &[
+            Field {
+                name: "Rt",
+                parts: &[(8, 1, 0)],
+            },
+            Field {
+                name: "R",
+                parts: &[(9, 6, 0), (56, 2, 6)],
+            },
+            Field {
+                name: "Ct",
+                parts: &[(22, 1, 0)],
+            },
+            Field {
+                name: "Cs",
+                parts: &[(47, 1, 0)],
+            },
+            Field {
+                name: "C",
+                parts: &[(16, 6, 0), (58, 2, 6)],
+            },
+            Field {
+                name: "Dt",
+                parts: &[(31, 1, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(24, 6, 0), (60, 2, 6)],
+            },
+            Field {
+                name: "U",
+                parts: &[(48, 5, 0)],
+            },
+            Field {
+                name: "Tt",
+                parts: &[(38, 2, 0)],
+            },
+            Field {
+                name: "T",
+                parts: &[(32, 6, 0), (62, 2, 6)],
+            },
+            Field {
+                name: "n",
+                parts: &[(40, 3, 0), (55, 1, 3)],
+            },
+            Field {
+                name: "round",
+                parts: &[(53, 1, 0)],
+            },
+            Field {
+                name: "u1",
+                parts: &[(23, 1, 0)],
+            },
+            Field {
+                name: "u2",
+                parts: &[(30, 1, 0)],
+            },
+            Field {
+                name: "u3",
+                parts: &[(43, 4, 0)],
+            },
+            Field {
+                name: "u5",
+                parts: &[(54, 1, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::PBESourceRegDesc,
+                name: "R",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::CoordsDesc,
+                name: "C",
+                fields: &[4, 2, 3],
+            },
+            OperandDesc {
+                kind: OpKind::PBELodDesc,
+                name: "D",
+                fields: &[6, 5],
+            },
+            OperandDesc {
+                kind: OpKind::SampleURegDesc,
+                name: "U",
+                fields: &[7],
+            },
+            OperandDesc {
+                kind: OpKind::TextureDesc,
+                name: "T",
+                fields: &[9, 8],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "n",
+                fields: &[10],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "round",
+                fields: &[11],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "u1",
+                fields: &[12],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "u2",
+                fields: &[13],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "u3",
+                fields: &[14],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "u5",
+                fields: &[15],
+            },
+        ],
         category: Category::Texture,
     },
     Form {
         idx: 154,
         name: "TODO.sr_thing",
-        class: "TodoSrThingInstructionDesc",
+        class: Class::TodoSrThingInstructionDesc,
         mask: 0x807f,
         bits: 0x8072,
         sizes: (4, 4),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 2, 0)] }, Field { name: "D", parts: &[(9, 6, 0), (28, 2, 6)] }, Field { name: "SR", parts: &[(16, 6, 0), (26, 2, 6)] }],
-        operands: &[OperandDesc { kind: "ALUDstDesc", name: "D", fields: &[1, 0] }, OperandDesc { kind: "SReg32Desc", name: "SR", fields: &[2] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 2, 0)],
+            },
+            Field {
+                name: "D",
+                parts: &[(9, 6, 0), (28, 2, 6)],
+            },
+            Field {
+                name: "SR",
+                parts: &[(16, 6, 0), (26, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ALUDstDesc,
+                name: "D",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::SReg32Desc,
+                name: "SR",
+                fields: &[2],
+            },
+        ],
         category: Category::Unknown,
     },
     Form {
         idx: 155,
         name: "TODO.pop_exec2",
-        class: "TodoPopExecInstructionDesc",
+        class: Class::TodoPopExecInstructionDesc,
         mask: 0xffe67f,
         bits: 0x800652,
         sizes: (6, 6),
         length_bit: 15,
-        fields: &[Field { name: "Dt", parts: &[(7, 1, 0)] }, Field { name: "n", parts: &[(11, 2, 0)] }],
-        operands: &[OperandDesc { kind: "ImplicitR0LDesc", name: "D", fields: &[0] }, OperandDesc { kind: "ImmediateDesc", name: "n", fields: &[1] }],
+        fields: &[
+            Field {
+                name: "Dt",
+                parts: &[(7, 1, 0)],
+            },
+            Field {
+                name: "n",
+                parts: &[(11, 2, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ImplicitR0LDesc,
+                name: "D",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "n",
+                fields: &[1],
+            },
+        ],
         category: Category::ExecMask,
     },
     Form {
         idx: 156,
         name: "map",
-        class: "MapInstructionDesc",
+        class: Class::MapInstructionDesc,
         mask: 0x8000bb0004ff,
         bits: 0x800001000075,
         sizes: (8, 8),
         length_bit: 15,
-        fields: &[Field { name: "op", parts: &[(16, 4, 0)] }, Field { name: "target", parts: &[(36, 1, 0)] }, Field { name: "R", parts: &[(11, 5, 0), (40, 2, 5)] }, Field { name: "v", parts: &[(20, 4, 0), (32, 4, 4), (56, 8, 8)] }, Field { name: "q1", parts: &[(8, 2, 0)] }, Field { name: "q2", parts: &[(30, 1, 0)] }, Field { name: "q3", parts: &[(37, 3, 0)] }, Field { name: "q4", parts: &[(42, 5, 0)] }, Field { name: "q5", parts: &[(48, 8, 0)] }],
-        operands: &[OperandDesc { kind: "EnumDesc", name: "op", fields: &[0] }, OperandDesc { kind: "EnumDesc", name: "target", fields: &[1] }, OperandDesc { kind: "ExReg32Desc", name: "R", fields: &[2] }, OperandDesc { kind: "StackAdjustmentDesc", name: "v", fields: &[3] }, OperandDesc { kind: "BinaryDesc", name: "q1", fields: &[4] }, OperandDesc { kind: "BinaryDesc", name: "q2", fields: &[5] }, OperandDesc { kind: "BinaryDesc", name: "q3", fields: &[6] }, OperandDesc { kind: "BinaryDesc", name: "q4", fields: &[7] }, OperandDesc { kind: "BinaryDesc", name: "q5", fields: &[8] }],
+        fields: &[
+            Field {
+                name: "op",
+                parts: &[(16, 4, 0)],
+            },
+            Field {
+                name: "target",
+                parts: &[(36, 1, 0)],
+            },
+            Field {
+                name: "R",
+                parts: &[(11, 5, 0), (40, 2, 5)],
+            },
+            Field {
+                name: "v",
+                parts: &[(20, 4, 0), (32, 4, 4), (56, 8, 8)],
+            },
+            Field {
+                name: "q1",
+                parts: &[(8, 2, 0)],
+            },
+            Field {
+                name: "q2",
+                parts: &[(30, 1, 0)],
+            },
+            Field {
+                name: "q3",
+                parts: &[(37, 3, 0)],
+            },
+            Field {
+                name: "q4",
+                parts: &[(42, 5, 0)],
+            },
+            Field {
+                name: "q5",
+                parts: &[(48, 8, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "op",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::EnumDesc,
+                name: "target",
+                fields: &[1],
+            },
+            OperandDesc {
+                kind: OpKind::ExReg32Desc,
+                name: "R",
+                fields: &[2],
+            },
+            OperandDesc {
+                kind: OpKind::StackAdjustmentDesc,
+                name: "v",
+                fields: &[3],
+            },
+            OperandDesc {
+                kind: OpKind::BinaryDesc,
+                name: "q1",
+                fields: &[4],
+            },
+            OperandDesc {
+                kind: OpKind::BinaryDesc,
+                name: "q2",
+                fields: &[5],
+            },
+            OperandDesc {
+                kind: OpKind::BinaryDesc,
+                name: "q3",
+                fields: &[6],
+            },
+            OperandDesc {
+                kind: OpKind::BinaryDesc,
+                name: "q4",
+                fields: &[7],
+            },
+            OperandDesc {
+                kind: OpKind::BinaryDesc,
+                name: "q5",
+                fields: &[8],
+            },
+        ],
         category: Category::Graphics,
     },
     Form {
         idx: 157,
         name: "TODO.unk75_alt",
-        class: "Unk75AltInstructionDesc",
+        class: Class::Unk75AltInstructionDesc,
         mask: 0x8000000004ff,
         bits: 0x800000000075,
         sizes: (8, 8),
         length_bit: 15,
-        fields: &[Field { name: "q16", parts: &[(16, 4, 0)] }, Field { name: "q17", parts: &[(24, 2, 0)] }, Field { name: "q18", parts: &[(27, 3, 0)] }, Field { name: "q19", parts: &[(31, 1, 0)] }, Field { name: "R", parts: &[(11, 5, 0), (40, 2, 5)] }, Field { name: "v", parts: &[(20, 4, 0), (32, 4, 4), (56, 8, 8)] }, Field { name: "q1", parts: &[(8, 2, 0)] }],
-        operands: &[OperandDesc { kind: "ImmediateDesc", name: "q16", fields: &[0] }, OperandDesc { kind: "ImmediateDesc", name: "q17", fields: &[1] }, OperandDesc { kind: "ImmediateDesc", name: "q18", fields: &[2] }, OperandDesc { kind: "ImmediateDesc", name: "q19", fields: &[3] }, OperandDesc { kind: "ExReg32Desc", name: "R", fields: &[4] }, OperandDesc { kind: "StackAdjustmentDesc", name: "v", fields: &[5] }, OperandDesc { kind: "BinaryDesc", name: "q1", fields: &[6] }],
+        fields: &[
+            Field {
+                name: "q16",
+                parts: &[(16, 4, 0)],
+            },
+            Field {
+                name: "q17",
+                parts: &[(24, 2, 0)],
+            },
+            Field {
+                name: "q18",
+                parts: &[(27, 3, 0)],
+            },
+            Field {
+                name: "q19",
+                parts: &[(31, 1, 0)],
+            },
+            Field {
+                name: "R",
+                parts: &[(11, 5, 0), (40, 2, 5)],
+            },
+            Field {
+                name: "v",
+                parts: &[(20, 4, 0), (32, 4, 4), (56, 8, 8)],
+            },
+            Field {
+                name: "q1",
+                parts: &[(8, 2, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "q16",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "q17",
+                fields: &[1],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "q18",
+                fields: &[2],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "q19",
+                fields: &[3],
+            },
+            OperandDesc {
+                kind: OpKind::ExReg32Desc,
+                name: "R",
+                fields: &[4],
+            },
+            OperandDesc {
+                kind: OpKind::StackAdjustmentDesc,
+                name: "v",
+                fields: &[5],
+            },
+            OperandDesc {
+                kind: OpKind::BinaryDesc,
+                name: "q1",
+                fields: &[6],
+            },
+        ],
         category: Category::Unknown,
     },
     Form {
         idx: 158,
         name: "sample_mask",
-        class: "SampleMaskInstructionDesc",
+        class: Class::SampleMaskInstructionDesc,
         mask: 0x80ff,
         bits: 0xc1,
         sizes: (4, 4),
         length_bit: 15,
-        fields: &[Field { name: "St", parts: &[(8, 1, 0)] }, Field { name: "S", parts: &[(9, 6, 0), (24, 2, 6)] }, Field { name: "Mt", parts: &[(23, 1, 0)] }, Field { name: "M", parts: &[(16, 6, 0), (26, 2, 6)] }],
-        operands: &[OperandDesc { kind: "SampleMaskDesc", name: "S", fields: &[1, 0] }, OperandDesc { kind: "DiscardMaskDesc", name: "M", fields: &[3, 2] }],
+        fields: &[
+            Field {
+                name: "St",
+                parts: &[(8, 1, 0)],
+            },
+            Field {
+                name: "S",
+                parts: &[(9, 6, 0), (24, 2, 6)],
+            },
+            Field {
+                name: "Mt",
+                parts: &[(23, 1, 0)],
+            },
+            Field {
+                name: "M",
+                parts: &[(16, 6, 0), (26, 2, 6)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::SampleMaskDesc,
+                name: "S",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::DiscardMaskDesc,
+                name: "M",
+                fields: &[3, 2],
+            },
+        ],
         category: Category::Graphics,
     },
     Form {
         idx: 159,
         name: "zs_emit",
-        class: "ZSEmitInstructionDesc",
+        class: Class::ZSEmitInstructionDesc,
         mask: 0x80ff,
         bits: 0x41,
         sizes: (4, 4),
         length_bit: 15,
-        fields: &[Field { name: "St", parts: &[(8, 1, 0)] }, Field { name: "S", parts: &[(9, 6, 0), (24, 2, 6)] }, Field { name: "z", parts: &[(29, 1, 0)] }, Field { name: "s", parts: &[(30, 1, 0)] }, Field { name: "T", parts: &[(16, 6, 0), (26, 2, 6)] }, Field { name: "u0", parts: &[(22, 2, 0)] }],
-        operands: &[OperandDesc { kind: "SampleMaskDesc", name: "S", fields: &[1, 0] }, OperandDesc { kind: "ZSDesc", name: "T", fields: &[4, 2, 3] }, OperandDesc { kind: "ImmediateDesc", name: "u0", fields: &[5] }],
+        fields: &[
+            Field {
+                name: "St",
+                parts: &[(8, 1, 0)],
+            },
+            Field {
+                name: "S",
+                parts: &[(9, 6, 0), (24, 2, 6)],
+            },
+            Field {
+                name: "z",
+                parts: &[(29, 1, 0)],
+            },
+            Field {
+                name: "s",
+                parts: &[(30, 1, 0)],
+            },
+            Field {
+                name: "T",
+                parts: &[(16, 6, 0), (26, 2, 6)],
+            },
+            Field {
+                name: "u0",
+                parts: &[(22, 2, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::SampleMaskDesc,
+                name: "S",
+                fields: &[1, 0],
+            },
+            OperandDesc {
+                kind: OpKind::ZSDesc,
+                name: "T",
+                fields: &[4, 2, 3],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "u0",
+                fields: &[5],
+            },
+        ],
         category: Category::Graphics,
     },
     Form {
         idx: 160,
         name: "memory_barrier",
-        class: "MemoryBarrierInstructionDesc",
+        class: Class::MemoryBarrierInstructionDesc,
         mask: 0xff,
         bits: 0xf5,
         sizes: (2, 2),
         length_bit: 15,
-        fields: &[Field { name: "a", parts: &[(10, 2, 0)] }, Field { name: "b", parts: &[(8, 2, 0)] }, Field { name: "c", parts: &[(12, 4, 0)] }],
-        operands: &[OperandDesc { kind: "ImmediateDesc", name: "a", fields: &[0] }, OperandDesc { kind: "ImmediateDesc", name: "b", fields: &[1] }, OperandDesc { kind: "ImmediateDesc", name: "c", fields: &[2] }],
+        fields: &[
+            Field {
+                name: "a",
+                parts: &[(10, 2, 0)],
+            },
+            Field {
+                name: "b",
+                parts: &[(8, 2, 0)],
+            },
+            Field {
+                name: "c",
+                parts: &[(12, 4, 0)],
+            },
+        ],
+        operands: &[
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "a",
+                fields: &[0],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "b",
+                fields: &[1],
+            },
+            OperandDesc {
+                kind: OpKind::ImmediateDesc,
+                name: "c",
+                fields: &[2],
+            },
+        ],
         category: Category::Sync,
     },
 ];
@@ -2095,7 +9712,11 @@ pub static DISPATCH: [&[u8]; 256] = [
     &[],
     &[],
     &[],
-    &[60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110],
+    &[
+        60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82,
+        83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101, 102, 103,
+        104, 105, 106, 107, 108, 109, 110,
+    ],
     &[],
     &[137],
     &[2, 154],
@@ -2223,7 +9844,11 @@ pub static DISPATCH: [&[u8]; 256] = [
     &[],
     &[119],
     &[],
-    &[60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110],
+    &[
+        60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82,
+        83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101, 102, 103,
+        104, 105, 106, 107, 108, 109, 110,
+    ],
     &[],
     &[153],
     &[2, 154],

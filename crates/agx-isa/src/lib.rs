@@ -8,6 +8,9 @@
 pub mod decode;
 pub mod format;
 pub mod forms;
+mod group_alu;
+mod group_ctrl;
+mod group_mem;
 pub mod model;
 mod operands;
 pub mod semantics;

@@ -70,8 +70,8 @@ impl Width {
 }
 
 /// Operand modifier flags (bit set). Printing order follows applegpu: flags
-/// are appended in the order they were added by the decoder, which for every
-/// G13 form is: `cache`/`discard` (hint), then `abs`, then `neg`, then `sx`.
+/// are appended in the order the decoder adds them, which for every G13 form
+/// is: `cache`/`discard` (hint), then `sx`, then `abs`, then `neg`.
 pub mod flags {
     pub const CACHE: u8 = 1 << 0;
     pub const DISCARD: u8 = 1 << 1;
@@ -100,10 +100,22 @@ pub struct Reg {
 
 impl Reg {
     pub fn gpr(width: Width, half: u16) -> Reg {
-        Reg { file: RegFile::Gpr, width, half, count: 1, flags: 0 }
+        Reg {
+            file: RegFile::Gpr,
+            width,
+            half,
+            count: 1,
+            flags: 0,
+        }
     }
     pub fn uniform(width: Width, half: u16) -> Reg {
-        Reg { file: RegFile::Uniform, width, half, count: 1, flags: 0 }
+        Reg {
+            file: RegFile::Uniform,
+            width,
+            half,
+            count: 1,
+            flags: 0,
+        }
     }
     /// Number of 16-bit halves this operand spans.
     pub fn halves(&self) -> u16 {
@@ -141,6 +153,8 @@ pub enum OperandKind {
     SamplerState(u16),
     /// Coefficient register `cfN`.
     Cf(u16),
+    /// A binary field printed as `0b` and `bits` binary digits.
+    Binary { value: u32, bits: u8 },
     /// A keyword: condition code, memory format, mask, mode... (`unsigned`,
     /// `xyzw`, `i32`, `ult`, `lsl 2` ...).
     Keyword(&'static str),
@@ -158,10 +172,18 @@ pub struct Operand {
 
 impl Operand {
     pub const fn new(kind: OperandKind) -> Operand {
-        Operand { kind, role: Role::Use, flags: 0 }
+        Operand {
+            kind,
+            role: Role::Use,
+            flags: 0,
+        }
     }
     pub fn reg(r: Reg, role: Role) -> Operand {
-        Operand { kind: OperandKind::Reg(r), role, flags: r.flags }
+        Operand {
+            kind: OperandKind::Reg(r),
+            role,
+            flags: r.flags,
+        }
     }
     pub fn as_reg(&self) -> Option<&Reg> {
         match &self.kind {
@@ -238,6 +260,9 @@ pub struct Instruction {
     pub implicit: arrayvec_lite::OperandVec<MAX_IMPLICIT>,
     /// Raw little-endian instruction word (zero-extended).
     pub raw: u128,
+    /// applegpu raises an exception on this (valid) encoding; we still decode
+    /// it and print our best rendering (see docs/decoder.md).
+    pub raised: bool,
 }
 
 impl Instruction {
@@ -247,11 +272,15 @@ impl Instruction {
     }
     /// Register operands written.
     pub fn defs(&self) -> impl Iterator<Item = &Reg> {
-        self.all_operands().filter(|o| o.role.is_def()).filter_map(|o| o.as_reg())
+        self.all_operands()
+            .filter(|o| o.role.is_def())
+            .filter_map(|o| o.as_reg())
     }
     /// Register operands read.
     pub fn uses(&self) -> impl Iterator<Item = &Reg> {
-        self.all_operands().filter(|o| o.role.is_use()).filter_map(|o| o.as_reg())
+        self.all_operands()
+            .filter(|o| o.role.is_use())
+            .filter_map(|o| o.as_reg())
     }
     /// The instruction's bytes (`len` of them).
     pub fn bytes(&self) -> [u8; 12] {
@@ -281,7 +310,10 @@ pub mod arrayvec_lite {
 
     impl<const N: usize> Default for OperandVec<N> {
         fn default() -> Self {
-            OperandVec { len: 0, items: [EMPTY; N] }
+            OperandVec {
+                len: 0,
+                items: [EMPTY; N],
+            }
         }
     }
 

@@ -1,27 +1,143 @@
-//! Walking a code buffer exactly as applegpu's `disassemble.py` does.
+//! Walking a code buffer exactly as applegpu's `disassemble.py` does:
+//! stop after the first `stop`; when a run of zero bytes begins (the next
+//! 32 bits are zero) print one empty line and skip zero halfwords; on bytes no
+//! form matches, print `<disassembly failed>` and advance 2 bytes.
 
-use crate::format::Syntax;
+use crate::decode::{decode_word, read_word};
+use crate::format::{write_addr, write_hex, write_line_parts, Syntax};
 use crate::model::Instruction;
 
 /// One step of the walk.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Item {
-    /// A decoded instruction.
-    Insn(Instruction),
+    /// A decoded instruction. `shown` is how many of its bytes the buffer
+    /// holds (less than `len` only for an instruction cut off by the end).
+    Insn { insn: Instruction, shown: u8 },
     /// A run of zero bytes begins here (applegpu prints one empty line).
     Gap { addr: u32 },
     /// Undecodable halfword at `addr` (`<disassembly failed>`); skipped 2 bytes.
-    Failed { addr: u32, bytes: [u8; 2] },
+    Failed {
+        addr: u32,
+        bytes: [u8; 2],
+        shown: u8,
+    },
 }
 
-/// Walks `code`, addresses starting at `base`, stopping after the first `stop`.
-pub fn walk(code: &[u8], base: u32) -> impl Iterator<Item = Item> + '_ {
-    let _ = base;
-    code.iter().take(0).map(|_| Item::Gap { addr: 0 })
+impl Item {
+    /// The instruction, if this item is one.
+    pub fn insn(&self) -> Option<&Instruction> {
+        match self {
+            Item::Insn { insn, .. } => Some(insn),
+            _ => None,
+        }
+    }
+    /// Takes the instruction, if this item is one.
+    pub fn into_insn(self) -> Option<Instruction> {
+        match self {
+            Item::Insn { insn, .. } => Some(insn),
+            _ => None,
+        }
+    }
 }
 
-/// The full text applegpu's `disassemble.py` prints for `code`.
+/// Iterator state of [`walk`].
+pub struct Walk<'a> {
+    code: &'a [u8],
+    base: u32,
+    p: usize,
+    end: bool,
+    skipping: bool,
+}
+
+impl Iterator for Walk<'_> {
+    type Item = Item;
+    fn next(&mut self) -> Option<Item> {
+        loop {
+            if self.end || self.p >= self.code.len() {
+                return None;
+            }
+            let rest = &self.code[self.p..];
+            let word = read_word(rest);
+            let addr = self.base.wrapping_add(self.p as u32);
+            if !self.skipping && word & 0xFFFF_FFFF == 0 {
+                self.skipping = true;
+                return Some(Item::Gap { addr });
+            }
+            if self.skipping {
+                if word & 0xFFFF == 0 {
+                    self.p += 2;
+                    continue;
+                }
+                self.skipping = false;
+            }
+            return Some(match decode_word(word, addr) {
+                Some(insn) => {
+                    let len = insn.len as usize;
+                    let shown = len.min(rest.len()) as u8;
+                    if insn.mnemonic == "stop" {
+                        self.end = true;
+                    }
+                    self.p += len;
+                    Item::Insn { insn, shown }
+                }
+                None => {
+                    let b0 = rest[0];
+                    let b1 = rest.get(1).copied().unwrap_or(0);
+                    let shown = rest.len().min(2) as u8;
+                    self.p += 2;
+                    Item::Failed {
+                        addr,
+                        bytes: [b0, b1],
+                        shown,
+                    }
+                }
+            });
+        }
+    }
+}
+
+/// Walks `code`; the first byte has address `base`.
+pub fn walk(code: &[u8], base: u32) -> Walk<'_> {
+    Walk {
+        code,
+        base,
+        p: 0,
+        end: false,
+        skipping: false,
+    }
+}
+
+/// Appends the listing text of one walk item (with newline).
+pub fn write_item(out: &mut String, item: &Item, syntax: Syntax, target_base: u32) {
+    match item {
+        Item::Insn { insn, shown } => {
+            let b = insn.bytes();
+            write_line_parts(
+                out,
+                insn.addr,
+                &b[..*shown as usize],
+                insn,
+                syntax,
+                target_base,
+            );
+        }
+        Item::Gap { .. } => {}
+        Item::Failed { addr, bytes, shown } => {
+            write_addr(out, *addr);
+            out.push(' ');
+            write_hex(out, &bytes[..*shown as usize]);
+            out.push_str(" <disassembly failed>");
+        }
+    }
+    out.push('\n');
+}
+
+/// The full text applegpu's `disassemble.py` prints for `code` (without its
+/// `TODO:` debug lines), addresses starting at `base`.
 pub fn disassemble_listing(code: &[u8], base: u32, syntax: Syntax) -> String {
-    let _ = (code, base, syntax);
-    String::new()
+    let mut out = String::with_capacity(code.len() * 8);
+    for item in walk(code, base) {
+        write_item(&mut out, &item, syntax, 0);
+    }
+    out
 }
