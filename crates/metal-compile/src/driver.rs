@@ -103,6 +103,14 @@ impl<R: ToolRunner, H: ArchiveHarvester> XcrunCompiler<R, H> {
         self
     }
 
+    pub fn runner(&self) -> &R {
+        &self.runner
+    }
+
+    pub fn harvester(&self) -> &H {
+        &self.harvester
+    }
+
     fn run_tool(
         &self,
         cmd: &ToolCommand,
