@@ -145,14 +145,14 @@ impl<R: ToolRunner, H: ArchiveHarvester> XcrunCompiler<R, H> {
         if out.success {
             return Ok(output);
         }
-        if output.contains("unable to find utility") {
+        if missing_metal_toolchain(&output) {
             return Err(CompileError::ToolNotFound {
                 tool,
                 hint: format!(
-                    "{}; the Metal compiler ships with Xcode (on Xcode 26 and later also run \
-                     `xcodebuild -downloadComponent MetalToolchain`), and `xcode-select -p` \
-                     must point at it",
-                    output.trim()
+                    "{}; the Metal compiler comes with Xcode: install it, select it with \
+                     `sudo xcode-select --switch /Applications/Xcode.app/Contents/Developer`, \
+                     and on Xcode 26 or later run `xcodebuild -downloadComponent MetalToolchain`",
+                    output.trim().replace('\n', " ")
                 ),
             });
         }
@@ -163,6 +163,14 @@ impl<R: ToolRunner, H: ArchiveHarvester> XcrunCompiler<R, H> {
             output,
         })
     }
+}
+
+/// `xcrun` output meaning the `metal` tool itself is absent (Command Line Tools only, or
+/// Xcode 26+ without the separately downloaded Metal Toolchain).
+fn missing_metal_toolchain(output: &str) -> bool {
+    output.contains("unable to find utility \"metal")
+        || output.contains("unable to find utility \"metallib")
+        || output.contains("missing Metal Toolchain")
 }
 
 /// Check the function selection of a request.

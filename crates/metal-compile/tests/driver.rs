@@ -422,6 +422,27 @@ fn metal_missing_from_toolchain_is_tool_not_found() {
 }
 
 #[test]
+fn xcode_26_without_metal_toolchain_is_tool_not_found() {
+    let sb = Sandbox::new();
+    let c = compiler(
+        &sb,
+        Behaviour::Fail {
+            stderr: "error: error: cannot execute tool 'metal' due to missing Metal Toolchain; \
+                     use: xcodebuild -downloadComponent MetalToolchain\n"
+                .into(),
+            code: 1,
+        },
+        HarvestBehaviour::Ok,
+    );
+    let err = c.compile(&file_request(&sb)).unwrap_err();
+    assert!(matches!(err, CompileError::ToolNotFound { .. }), "{err}");
+    assert!(err
+        .to_string()
+        .contains("xcodebuild -downloadComponent MetalToolchain"));
+    assert!(sb.leftovers().is_empty());
+}
+
+#[test]
 fn missing_source_file() {
     let sb = Sandbox::new();
     let c = compiler(&sb, ok(), HarvestBehaviour::Ok);
