@@ -1,1 +1,857 @@
-//! agx-container
+//! `agx-container`: serialized Metal binary archives → named G13 code blobs.
+//!
+//! Reads what `shared/reference/archive-format.md` describes: the "Metal fat"
+//! header (`cb fe ba be`, and its byte-swapped variant), thin 64-bit Mach-O
+//! files, the APPLEGPU slice (cputype `0x01000013`) with its `__TEXT,__compute`
+//! / `__vertex` / `__fragment` sections, each a nested Mach-O whose
+//! `__TEXT,__text` holds the code and whose `LC_SYMTAB` names the functions.
+//! Anything that does not start with a known magic number is a raw code dump
+//! ([`Input::Raw`]).
+//!
+//! ```no_run
+//! let bytes = std::fs::read("kernels.metallib-archive").unwrap();
+//! match agx_container::read(&bytes).unwrap() {
+//!     agx_container::Input::Archive(a) => {
+//!         let f = a.select(Some("matmul_naive")).unwrap();
+//!         // Disassemble the whole __text at f.text_offset so calls resolve.
+//!         let _text = a.code(f);
+//!     }
+//!     agx_container::Input::Raw(_code) => {}
+//! }
+//! ```
+//!
+//! Not handled: the driver's shader cache (`functions.data`, concatenated
+//! Mach-O images with a `__GPU_LD_MD` segment and `MTLPSBIN` blobs).
+
+mod buf;
+mod error;
+mod gpu;
+mod macho;
+mod names;
+#[cfg(feature = "testutil")]
+pub mod testutil;
+
+use std::fmt;
+
+use buf::{Buf, Result};
+pub use error::ContainerError;
+pub use gpu::{Gpu, CPU_TYPE_AIR64, CPU_TYPE_AMDGPU, CPU_TYPE_APPLEGPU, CPU_TYPE_INTELGPU};
+use macho::{MachO, MH_MAGIC_64_BYTES};
+
+/// Pipeline stage, from the name of the APPLEGPU image's section.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Stage {
+    /// `__TEXT,__compute`
+    Compute,
+    /// `__TEXT,__vertex`
+    Vertex,
+    /// `__TEXT,__fragment`
+    Fragment,
+}
+
+impl Stage {
+    /// "compute", "vertex", "fragment".
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Compute => "compute",
+            Stage::Vertex => "vertex",
+            Stage::Fragment => "fragment",
+        }
+    }
+
+    /// The `__TEXT` section that holds this stage's image.
+    pub fn section_name(self) -> &'static str {
+        match self {
+            Stage::Compute => "__compute",
+            Stage::Vertex => "__vertex",
+            Stage::Fragment => "__fragment",
+        }
+    }
+
+    fn from_section(name: &str) -> Option<Stage> {
+        [Stage::Compute, Stage::Vertex, Stage::Fragment]
+            .into_iter()
+            .find(|s| s.section_name() == name)
+    }
+
+    fn parse(s: &str) -> Option<Stage> {
+        [Stage::Compute, Stage::Vertex, Stage::Fragment]
+            .into_iter()
+            .find(|st| st.as_str().eq_ignore_ascii_case(s))
+    }
+}
+
+impl fmt::Display for Stage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Which piece of a shader a symbol names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Part {
+    /// `…agc.main.constant_program`: runs once per dispatch and fills uniform
+    /// registers (`uniform_store`, `tex_state_store`, …).
+    Prolog,
+    /// `…agc.main`: the per-thread body.
+    Main,
+    /// Any other symbol: a function reached with `call`.
+    Helper,
+}
+
+impl Part {
+    /// "prolog", "main", "helper".
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Part::Prolog => "prolog",
+            Part::Main => "main",
+            Part::Helper => "helper",
+        }
+    }
+}
+
+impl fmt::Display for Part {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One named piece of machine code.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Function {
+    pub stage: Stage,
+    /// The full symbol, e.g. `_agc.main`, `l__Z6helperPU9MTLdeviceKjj`.
+    pub symbol: String,
+    /// Display ("Metal") name: the kernel name for prolog and main (from the
+    /// symbol prefix, else from the archive's metallib when unambiguous, else
+    /// `main`), the demangled name for helpers (`helper`).
+    pub name: String,
+    pub part: Part,
+    /// Offset of the function in its image's `__text`.
+    pub text_offset: u64,
+    /// Bytes up to the next symbol (or the end of `__text`).
+    pub size: u64,
+    /// `size` without trailing `trap` (0x0008) padding after `stop` / `ret`.
+    pub code_size: u64,
+    /// The GPU of the slice (None only for images read without one).
+    pub gpu: Option<Gpu>,
+    /// Index into [`Archive::images`].
+    pub image: usize,
+    /// Absolute offset of the function's first byte in the input file.
+    pub file_offset: u64,
+}
+
+/// One nested code image (one stage section of one APPLEGPU slice).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Image {
+    pub stage: Stage,
+    pub gpu: Option<Gpu>,
+    /// The whole `__TEXT,__text` section.
+    pub text: Vec<u8>,
+    /// Absolute offset of `text[0]` in the input file.
+    pub text_file_offset: u64,
+    /// Whether the image had an `LC_SYMTAB` naming code in `__text`.
+    pub has_symbols: bool,
+    /// Index into [`Archive::slices`].
+    pub slice: usize,
+}
+
+/// What a fat slice (or the thin file) holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SliceKind {
+    /// Native Apple GPU code.
+    AppleGpu(Gpu),
+    /// AIR bitcode (`MTLB` metallib), with the function names found in it.
+    Air { names: Vec<String> },
+    AmdGpu,
+    IntelGpu,
+    Unknown,
+}
+
+/// One slice of the container.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Slice {
+    pub cputype: u32,
+    pub cpusubtype: u32,
+    /// Absolute offset and size in the input.
+    pub offset: u64,
+    pub size: u64,
+    pub kind: SliceKind,
+    /// Whether its code was read (false for skipped slices, e.g. G16P).
+    pub decoded: bool,
+}
+
+/// A parsed archive.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Archive {
+    /// Every function of every decoded image, in file order (per image: by
+    /// offset in `__text`).
+    pub functions: Vec<Function>,
+    pub images: Vec<Image>,
+    pub slices: Vec<Slice>,
+    /// Things the reader tolerated (skipped slices, missing symbols, …).
+    pub warnings: Vec<String>,
+    /// True for a thin Mach-O file (no fat header).
+    pub thin: bool,
+}
+
+/// What [`read`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Input {
+    Archive(Archive),
+    /// Not a recognised container: the bytes themselves (a raw code dump).
+    Raw(Vec<u8>),
+}
+
+/// Knobs for [`read_with`].
+#[derive(Clone, Debug, Default)]
+pub struct ReadOptions {
+    /// Also read slices for non-G13 GPUs (G14/G15/G16/unknown) instead of
+    /// failing with [`ContainerError::UnsupportedGpu`]; each gets a warning.
+    /// Useful for `--list`; the decoder only knows G13.
+    pub allow_other_gpus: bool,
+}
+
+/// Reads an archive or recognises a raw dump.
+pub fn read(bytes: &[u8]) -> std::result::Result<Input, ContainerError> {
+    read_with(bytes, &ReadOptions::default())
+}
+
+/// [`read`] with options.
+pub fn read_with(bytes: &[u8], opts: &ReadOptions) -> std::result::Result<Input, ContainerError> {
+    let Some(magic) = bytes.get(0..4) else {
+        return Ok(Input::Raw(bytes.to_vec()));
+    };
+    let file = Buf::new(bytes, 0, "the file");
+    let mut b = Builder {
+        opts,
+        a: Archive::default(),
+        unsupported: Vec::new(),
+        pending: Vec::new(),
+    };
+    match magic {
+        // Metal fat header (big-endian records) and Apple's universal header,
+        // which has the same 20-byte record layout; then their byte-swapped forms.
+        [0xcb, 0xfe, 0xba, 0xbe] | [0xca, 0xfe, 0xba, 0xbe] => b.fat(file, true)?,
+        [0xbe, 0xba, 0xfe, 0xcb] | [0xbe, 0xba, 0xfe, 0xca] => b.fat(file, false)?,
+        m if m == MH_MAGIC_64_BYTES => b.thin(file)?,
+        b"MTLB" => return Err(ContainerError::AirOnly),
+        _ => return Ok(Input::Raw(bytes.to_vec())),
+    }
+    b.finish().map(Input::Archive)
+}
+
+/// Length of `code` without trailing `trap` halfwords (bytes `08 00`), when
+/// that run follows a `stop` (0x0088) or a 2-byte `ret` (low 7 bits 0x14).
+/// Apple and Mesa pad after `stop` with 0x0008 (shared/corpus/real/README.md
+/// §3); the terminator check keeps a longer instruction that happens to end
+/// in `08 00` intact.
+pub fn trim_trap_padding(code: &[u8]) -> usize {
+    if code.len() % 2 != 0 {
+        return code.len();
+    }
+    let mut end = code.len();
+    while end >= 2 && code[end - 2..end] == [0x08, 0x00] {
+        end -= 2;
+    }
+    if end == code.len() || end < 2 {
+        return code.len();
+    }
+    let hw = u16::from_le_bytes([code[end - 2], code[end - 1]]);
+    if hw == 0x0088 || hw & 0x7f == 0x14 {
+        end
+    } else {
+        code.len()
+    }
+}
+
+impl Archive {
+    /// The whole `__text` of `f`'s image: disassemble it at `f.text_offset`
+    /// so that `call` targets resolve within the section.
+    pub fn code(&self, f: &Function) -> &[u8] {
+        self.images.get(f.image).map_or(&[], |i| &i.text[..])
+    }
+
+    /// Just `f`'s bytes, without trailing trap padding.
+    pub fn function_code(&self, f: &Function) -> &[u8] {
+        self.slice_of(f, f.code_size)
+    }
+
+    /// `f`'s bytes including trailing padding (its whole symbol extent).
+    pub fn function_bytes(&self, f: &Function) -> &[u8] {
+        self.slice_of(f, f.size)
+    }
+
+    fn slice_of(&self, f: &Function, len: u64) -> &[u8] {
+        let text = self.code(f);
+        let start = f.text_offset.min(text.len() as u64) as usize;
+        let end = f.text_offset.saturating_add(len).min(text.len() as u64) as usize;
+        &text[start..end.max(start)]
+    }
+
+    /// The function of `f`'s image that starts at `text_offset` (a `call`
+    /// target), if any.
+    pub fn function_at(&self, f: &Function, text_offset: u64) -> Option<&Function> {
+        self.functions
+            .iter()
+            .find(|g| g.image == f.image && g.text_offset == text_offset && g.size > 0)
+    }
+
+    /// The symbol starting at `text_offset` in `f`'s image, for `; -> name`
+    /// annotations of `call` targets.
+    pub fn symbol_at(&self, f: &Function, text_offset: u64) -> Option<&str> {
+        self.function_at(f, text_offset).map(|g| g.symbol.as_str())
+    }
+
+    /// The prolog (`…agc.main.constant_program`) belonging to `f`'s kernel.
+    pub fn prolog_of(&self, f: &Function) -> Option<&Function> {
+        self.functions
+            .iter()
+            .find(|g| g.image == f.image && g.part == Part::Prolog && g.name == f.name)
+    }
+
+    /// The main body belonging to `f`'s kernel.
+    pub fn main_of(&self, f: &Function) -> Option<&Function> {
+        self.functions
+            .iter()
+            .find(|g| g.image == f.image && g.part == Part::Main && g.name == f.name)
+    }
+
+    /// Picks a function by Metal name (`simple_call`, `helper`), full symbol
+    /// (`_agc.main`, `l__Z6helperPU9MTLdeviceKjj`) or `stage:name`. With
+    /// `None`, the main body when the archive has exactly one kernel. When a
+    /// name fits a kernel's prolog and main, the main wins; when several
+    /// G13 slices hold the same function, the first slice wins.
+    pub fn select(&self, name: Option<&str>) -> std::result::Result<&Function, ContainerError> {
+        let Some(name) = name else {
+            let mains: Vec<&Function> =
+                dedup(self.functions.iter().filter(|f| f.part == Part::Main));
+            return match mains.as_slice() {
+                [one] => Ok(one),
+                [] if self.functions.len() == 1 => Ok(&self.functions[0]),
+                [] => Err(ContainerError::Ambiguous {
+                    requested: None,
+                    candidates: self.available_names(),
+                }),
+                many => Err(ContainerError::Ambiguous {
+                    requested: None,
+                    candidates: labels(many),
+                }),
+            };
+        };
+        let (stage, bare) = match name.split_once(':') {
+            Some((s, rest)) => match Stage::parse(s) {
+                Some(st) => (Some(st), rest),
+                None => (None, name),
+            },
+            None => (None, name),
+        };
+        let in_stage = |f: &&Function| match stage {
+            Some(s) => f.stage == s,
+            None => true,
+        };
+        let by_symbol: Vec<&Function> = self
+            .functions
+            .iter()
+            .filter(in_stage)
+            .filter(|f| f.symbol == bare)
+            .collect();
+        let pool: Vec<&Function> = if by_symbol.is_empty() {
+            self.functions
+                .iter()
+                .filter(in_stage)
+                .filter(|f| f.name == bare)
+                .collect()
+        } else {
+            by_symbol
+        };
+        let Some(best) = pool.iter().map(|f| f.part).min() else {
+            return Err(ContainerError::NoSuchFunction {
+                requested: name.to_string(),
+                available: self.available_names(),
+            });
+        };
+        let picked = dedup(pool.into_iter().filter(|f| f.part == best));
+        match picked.as_slice() {
+            [one] => Ok(one),
+            many => Err(ContainerError::Ambiguous {
+                requested: Some(name.to_string()),
+                candidates: labels(many),
+            }),
+        }
+    }
+
+    /// One entry per selectable function (prologs are reached through their
+    /// kernel): `name (symbol)`, or `stage:name (symbol)` when the name is
+    /// not unique.
+    pub fn available_names(&self) -> Vec<String> {
+        let fs: Vec<&Function> = dedup(self.functions.iter().filter(|f| f.part != Part::Prolog));
+        let mut out: Vec<String> = Vec::new();
+        for f in &fs {
+            let twins = fs.iter().filter(|g| g.name == f.name).count();
+            let label = if twins > 1 {
+                format!("{}:{} ({})", f.stage, f.name, f.symbol)
+            } else {
+                format!("{} ({})", f.name, f.symbol)
+            };
+            if !out.contains(&label) {
+                out.push(label);
+            }
+        }
+        out
+    }
+}
+
+/// Drops functions that repeat an earlier one's (stage, part, name, symbol),
+/// i.e. the same function in a second G13 slice.
+fn dedup<'a>(it: impl Iterator<Item = &'a Function>) -> Vec<&'a Function> {
+    let mut out: Vec<&Function> = Vec::new();
+    for f in it {
+        let dup = out.iter().any(|g| {
+            g.stage == f.stage && g.part == f.part && g.name == f.name && g.symbol == f.symbol
+        });
+        if !dup {
+            out.push(f);
+        }
+    }
+    out
+}
+
+fn labels(fs: &[&Function]) -> Vec<String> {
+    fs.iter()
+        .map(|f| format!("{}:{} ({})", f.stage, f.name, f.symbol))
+        .collect()
+}
+
+/// Collects the archive while slices are read.
+struct Builder<'o> {
+    opts: &'o ReadOptions,
+    a: Archive,
+    /// GPUs of slices skipped because they are not G13.
+    unsupported: Vec<Gpu>,
+    /// Per function: the `__metallib` names of its APPLEGPU image, for
+    /// naming an unprefixed `_agc.main` (None = name already known).
+    pending: Vec<Option<Vec<String>>>,
+}
+
+impl Builder<'_> {
+    fn warn(&mut self, w: String) {
+        if self.a.warnings.len() < 1000 {
+            self.a.warnings.push(w);
+        }
+    }
+
+    fn fat(&mut self, file: Buf<'_>, big: bool) -> Result<()> {
+        let mut big = big;
+        let room = file.len().saturating_sub(8) / 20;
+        let mut nfat = u64::from(file.u32e(4, big, "the fat header slice count")?);
+        if nfat > room || nfat == 0 {
+            // Tolerate a writer that swapped the magic but not the records.
+            let other = u64::from(file.u32e(4, !big, "the fat header slice count")?);
+            if other != 0 && other <= room {
+                self.warn(format!(
+                    "the fat header's byte order does not match its magic; reading its records as {}-endian",
+                    if big { "little" } else { "big" }
+                ));
+                big = !big;
+                nfat = other;
+            }
+        }
+        if nfat == 0 {
+            return Err(ContainerError::at(
+                4,
+                "the fat header lists no slices (nfat_arch 0), expected at least one",
+            ));
+        }
+        if nfat > room {
+            return Err(ContainerError::at(
+                4,
+                format!(
+                    "the fat header lists {nfat} slices, but the file has room for only {room} 20-byte records ({} bytes)",
+                    file.len()
+                ),
+            ));
+        }
+        for i in 0..nfat {
+            let r = 8 + i * 20;
+            let cputype = file.u32e(r, big, "fat record cputype")?;
+            let cpusubtype = file.u32e(r + 4, big, "fat record cpusubtype")?;
+            let offset = u64::from(file.u32e(r + 8, big, "fat record offset")?);
+            let size = u64::from(file.u32e(r + 12, big, "fat record size")?);
+            if offset.saturating_add(size) > file.len() {
+                return Err(ContainerError::at(
+                    r,
+                    format!(
+                        "fat record {i} ({}) places its slice at {offset:#x}..{:#x}, past the end of the file ({} bytes)",
+                        cputype_name(cputype),
+                        offset.saturating_add(size),
+                        file.len()
+                    ),
+                ));
+            }
+            if offset < 8 + nfat * 20 && size > 0 {
+                self.warn(format!(
+                    "at offset {r:#x}: fat record {i} places its slice at {offset:#x}, inside the fat header"
+                ));
+            }
+            let what = format!("slice {i} ({})", cputype_name(cputype));
+            let data = file.sub(offset, size, "slice", &what)?;
+            self.slice(data, cputype, cpusubtype)?;
+        }
+        Ok(())
+    }
+
+    fn thin(&mut self, file: Buf<'_>) -> Result<()> {
+        self.a.thin = true;
+        let mut w = Vec::new();
+        let m = macho::parse(file, &mut w)?;
+        self.a.warnings.extend(w);
+        self.slice(file, m.cputype, m.cpusubtype)
+    }
+
+    fn slice(&mut self, data: Buf<'_>, cputype: u32, cpusubtype: u32) -> Result<()> {
+        let index = self.a.slices.len();
+        let mut slice = Slice {
+            cputype,
+            cpusubtype,
+            offset: data.base,
+            size: data.len(),
+            kind: SliceKind::Unknown,
+            decoded: false,
+        };
+        match cputype {
+            CPU_TYPE_APPLEGPU => {
+                let gpu = Gpu::from_cpusubtype(cpusubtype);
+                slice.kind = SliceKind::AppleGpu(gpu);
+                if gpu.is_g13 || self.opts.allow_other_gpus {
+                    if !gpu.is_g13 {
+                        self.warn(format!(
+                            "slice {index} at {:#x}: native code for GPU {}: decoding is supported for G13 only",
+                            data.base,
+                            gpu.describe()
+                        ));
+                    }
+                    slice.decoded = true;
+                    self.a.slices.push(slice);
+                    return self.gpu_image(data, gpu, index);
+                }
+                self.unsupported.push(gpu);
+                self.warn(format!(
+                    "skipped slice {index} at {:#x}: native code for GPU {}: decoding is supported for G13 only",
+                    data.base,
+                    gpu.describe()
+                ));
+            }
+            CPU_TYPE_AIR64 => {
+                if !data.data.starts_with(b"MTLB") && !data.data.starts_with(&MH_MAGIC_64_BYTES) {
+                    self.warn(format!(
+                        "slice {index} at {:#x}: AIR64 slice does not start with the MTLB magic",
+                        data.base
+                    ));
+                }
+                slice.kind = SliceKind::Air {
+                    names: names::metallib_names(data.data),
+                };
+            }
+            CPU_TYPE_AMDGPU | CPU_TYPE_INTELGPU => {
+                slice.kind = if cputype == CPU_TYPE_AMDGPU {
+                    SliceKind::AmdGpu
+                } else {
+                    SliceKind::IntelGpu
+                };
+                self.warn(format!(
+                    "skipped slice {index} at {:#x}: {} code, not Apple GPU code",
+                    data.base,
+                    cputype_name(cputype)
+                ));
+            }
+            _ => self.warn(format!(
+                "skipped slice {index} at {:#x}: unknown cputype {cputype:#x}",
+                data.base
+            )),
+        }
+        self.a.slices.push(slice);
+        Ok(())
+    }
+
+    /// An APPLEGPU Mach-O: read each stage section's nested image.
+    fn gpu_image(&mut self, data: Buf<'_>, gpu: Gpu, slice: usize) -> Result<()> {
+        let mut w = Vec::new();
+        let m = macho::parse(data, &mut w)?;
+        self.a.warnings.extend(w);
+        if m.cputype != CPU_TYPE_APPLEGPU {
+            self.warn(format!(
+                "at offset {:#x}: the APPLEGPU slice's Mach-O says cputype {:#x}",
+                data.base + 4,
+                m.cputype
+            ));
+        }
+        let mut hints = Vec::new();
+        for s in m.sections.iter().filter(|s| s.segname == "__TEXT" && s.sectname == "__metallib") {
+            if let Some(d) = macho::section_data(data, s, "the __metallib section")? {
+                hints.extend(names::metallib_names(d.data));
+            }
+        }
+        let mut stages = 0;
+        for s in &m.sections {
+            let Some(stage) = Stage::from_section(&s.sectname).filter(|_| s.segname == "__TEXT")
+            else {
+                continue;
+            };
+            stages += 1;
+            let what = format!("the __TEXT,{} section", s.sectname);
+            let Some(nested) = macho::section_data(data, s, &what)? else {
+                self.warn(format!(
+                    "at offset {:#x}: the __TEXT,{} section has no file data; skipped",
+                    data.abs(s.header_off),
+                    s.sectname
+                ));
+                continue;
+            };
+            let mut w = Vec::new();
+            let inner = macho::parse(nested, &mut w)?;
+            self.a.warnings.extend(w);
+            self.code_image(nested, &inner, stage, gpu, slice, &hints)?;
+        }
+        if stages == 0 {
+            if m.sections
+                .iter()
+                .any(|s| s.segname == "__TEXT" && s.sectname == "__text")
+            {
+                self.warn(format!(
+                    "at offset {:#x}: the APPLEGPU image has no __compute/__vertex/__fragment section; reading its own __TEXT,__text as compute code",
+                    data.base
+                ));
+                self.code_image(data, &m, Stage::Compute, gpu, slice, &hints)?;
+            } else {
+                let names: Vec<String> = m
+                    .sections
+                    .iter()
+                    .map(|s| format!("{},{}", s.segname, s.sectname))
+                    .collect();
+                self.warn(format!(
+                    "at offset {:#x}: the APPLEGPU image has no __compute/__vertex/__fragment section (sections: {})",
+                    data.base,
+                    if names.is_empty() { "none".to_string() } else { names.join(" ") }
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// A Mach-O whose `__TEXT,__text` holds code named by `LC_SYMTAB`.
+    fn code_image(
+        &mut self,
+        buf: Buf<'_>,
+        m: &MachO,
+        stage: Stage,
+        gpu: Gpu,
+        slice: usize,
+        hints: &[String],
+    ) -> Result<()> {
+        let Some(sect) = m
+            .sections
+            .iter()
+            .find(|s| s.segname == "__TEXT" && s.sectname == "__text")
+        else {
+            self.warn(format!(
+                "at offset {:#x}: the {stage} image has no __TEXT,__text section; skipped",
+                buf.base
+            ));
+            return Ok(());
+        };
+        let Some(text) = macho::section_data(buf, sect, "the __text section")? else {
+            self.warn(format!(
+                "at offset {:#x}: the {stage} image's __text has no file data; skipped",
+                buf.abs(sect.header_off)
+            ));
+            return Ok(());
+        };
+        let image = self.a.images.len();
+        let len = text.len();
+
+        // (offset in __text, symbol), sorted by offset.
+        let mut syms: Vec<(u64, String)> = Vec::new();
+        if let Some(symbols) = &m.symbols {
+            for s in symbols {
+                if !s.is_section_symbol()
+                    || usize::from(s.n_sect) != sect.index
+                    || s.name.is_empty()
+                    || s.name.starts_with("ltmp")
+                {
+                    continue;
+                }
+                match s.value.checked_sub(sect.addr).filter(|&o| o < len) {
+                    Some(o) => syms.push((o, s.name.clone())),
+                    None => self.warn(format!(
+                        "symbol {} (value {:#x}) lies outside __text ({:#x}..{:#x}); ignored",
+                        s.name,
+                        s.value,
+                        sect.addr,
+                        sect.addr.saturating_add(len)
+                    )),
+                }
+            }
+        }
+        syms.sort_by_key(|(o, _)| *o);
+        let has_symbols = !syms.is_empty();
+        if !has_symbols {
+            let why = if m.symbols.is_some() {
+                "its LC_SYMTAB names nothing in __text"
+            } else {
+                "it has no LC_SYMTAB"
+            };
+            self.warn(format!(
+                "the {stage} image at {:#x}: {why}; treating the whole __text ({len} bytes) as the main body",
+                buf.base
+            ));
+            syms.push((0, "_agc.main".to_string()));
+        } else if syms[0].0 > 0 {
+            self.warn(format!(
+                "the {stage} image at {:#x}: __text bytes 0..{:#x} precede the first symbol and belong to no function",
+                buf.base, syms[0].0
+            ));
+        }
+        self.a.images.push(Image {
+            stage,
+            gpu: Some(gpu),
+            text: text.data.to_vec(),
+            text_file_offset: text.base,
+            has_symbols,
+            slice,
+        });
+        for (k, (off, symbol)) in syms.iter().enumerate() {
+            let end = syms[k + 1..]
+                .iter()
+                .map(|(o, _)| *o)
+                .find(|o| o > off)
+                .unwrap_or(len);
+            let bytes = &text.data[*off as usize..end as usize];
+            let (part, kernel) = names::classify(symbol);
+            let (name, pending) = match (part, kernel) {
+                (Part::Helper, _) => (names::helper_name(symbol), None),
+                (_, Some(k)) => (k, None),
+                (_, None) => ("main".to_string(), Some(hints.to_vec())),
+            };
+            self.pending.push(pending);
+            self.a.functions.push(Function {
+                stage,
+                symbol: symbol.clone(),
+                name,
+                part,
+                text_offset: *off,
+                size: end - off,
+                code_size: trim_trap_padding(bytes) as u64,
+                gpu: Some(gpu),
+                image,
+                file_offset: text.abs(*off),
+            });
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<Archive> {
+        self.name_unprefixed();
+        let a = &self.a;
+        if a.functions.is_empty() {
+            if let Some(gpu) = self.unsupported.first() {
+                return Err(ContainerError::UnsupportedGpu { gpu: *gpu });
+            }
+            if a.slices.iter().any(|s| matches!(s.kind, SliceKind::Air { .. })) {
+                return Err(ContainerError::AirOnly);
+            }
+            return Err(ContainerError::NoNativeCode {
+                found: summarize(&a.slices),
+            });
+        }
+        let g13: Vec<&Slice> = a
+            .slices
+            .iter()
+            .filter(|s| s.decoded && matches!(s.kind, SliceKind::AppleGpu(g) if g.is_g13))
+            .collect();
+        if g13.len() > 1 {
+            let names: Vec<String> = g13
+                .iter()
+                .filter_map(|s| match s.kind {
+                    SliceKind::AppleGpu(g) => Some(g.name.to_string()),
+                    _ => None,
+                })
+                .collect();
+            self.warn(format!(
+                "the archive holds {} G13 slices ({}); each function is listed per slice and selection picks the first",
+                g13.len(),
+                names.join(", ")
+            ));
+        }
+        Ok(self.a)
+    }
+
+    /// Gives unprefixed `_agc.main` kernels a name from a metallib when that
+    /// is unambiguous: the image's own `__metallib` section, else the AIR
+    /// slices, when there is one such kernel per slice.
+    fn name_unprefixed(&mut self) {
+        let air: Vec<String> = self
+            .a
+            .slices
+            .iter()
+            .filter_map(|s| match &s.kind {
+                SliceKind::Air { names } => Some(names.clone()),
+                _ => None,
+            })
+            .flatten()
+            .fold(Vec::new(), |mut v, n| {
+                if !v.contains(&n) {
+                    v.push(n);
+                }
+                v
+            });
+        let mut unnamed_images_per_slice = std::collections::HashMap::new();
+        let mut seen = std::collections::HashSet::new();
+        for (f, p) in self.a.functions.iter().zip(&self.pending) {
+            if p.is_some() && seen.insert(f.image) {
+                let slice = self.a.images.get(f.image).map_or(0, |i| i.slice);
+                *unnamed_images_per_slice.entry(slice).or_insert(0usize) += 1;
+            }
+        }
+        for (f, p) in self.a.functions.iter_mut().zip(&self.pending) {
+            let Some(hints) = p else { continue };
+            let slice = self.a.images.get(f.image).map_or(0, |i| i.slice);
+            let alone = unnamed_images_per_slice.get(&slice) == Some(&1);
+            let name = match (hints.as_slice(), air.as_slice()) {
+                ([one], _) => Some(one),
+                ([], [one]) if alone => Some(one),
+                _ => None,
+            };
+            if let Some(n) = name {
+                f.name = n.clone();
+            }
+        }
+    }
+}
+
+fn cputype_name(cputype: u32) -> String {
+    match cputype {
+        CPU_TYPE_APPLEGPU => "APPLEGPU".into(),
+        CPU_TYPE_AMDGPU => "AMDGPU".into(),
+        CPU_TYPE_INTELGPU => "INTELGPU".into(),
+        CPU_TYPE_AIR64 => "AIR64".into(),
+        other => format!("cputype {other:#x}"),
+    }
+}
+
+fn summarize(slices: &[Slice]) -> String {
+    if slices.is_empty() {
+        return "no slices".into();
+    }
+    let parts: Vec<String> = slices
+        .iter()
+        .map(|s| match &s.kind {
+            SliceKind::AppleGpu(g) => format!("an APPLEGPU {g} slice without shader code sections"),
+            SliceKind::Air { .. } => "an AIR64 slice".into(),
+            SliceKind::AmdGpu => "an AMDGPU slice".into(),
+            SliceKind::IntelGpu => "an INTELGPU slice".into(),
+            SliceKind::Unknown => format!("a slice of unknown cputype {:#x}", s.cputype),
+        })
+        .collect();
+    parts.join(", ")
+}
