@@ -1,15 +1,25 @@
 //! What an instruction *does*, beyond how it prints: category, control flow,
 //! exec-mask effect, memory space. Keyed by form; one source of truth used by
 //! analysis and timing.
+//!
+//! Sources of the facts used here:
+//! * applegpu `applegpu.py` (dougallj/applegpu @ 4c5bae61) instruction
+//!   descriptors and their pseudocode, and the generated ISA page
+//!   (`shared/reference/applegpu-isa-docs.html`, "Flow Control Instructions"
+//!   and "Execution Mask Stack Instructions").
+//! * Mesa's AGX backend as summarised in `shared/corpus/mesa/README.md`
+//!   (the stack-adjust instruction that applegpu mislabels `stack_store`).
 
-use crate::model::{Category, Flow, Instruction};
+use crate::forms::FORMS;
+use crate::model::{Category, Flow, Instruction, OperandKind};
 
 /// Effect on the structured exec-mask stack (held in `r0l`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExecOp {
-    /// `if_*cmp`: push a level, lanes failing the condition go inactive.
+    /// `if_*cmp` / `push_exec`: push a level, lanes failing the condition go
+    /// inactive.
     If,
-    /// `else_*cmp`: flip lanes within the current level.
+    /// `else_*cmp` / `else_exec`: flip lanes within the current level.
     Else,
     /// `while_*cmp`: lanes failing the condition leave the loop level.
     While,
@@ -53,19 +63,469 @@ impl Instruction {
     pub fn mem_space(&self) -> Option<MemSpace> {
         mem_space_of(self)
     }
+
+    /// The `n` immediate of an exec-mask stack instruction (`if_*`, `else_*`,
+    /// `while_*`, `push_exec`, `pop_exec`): levels pushed/popped or the loop
+    /// level. `None` for other instructions.
+    pub fn exec_count(&self) -> Option<u8> {
+        self.exec_op()?;
+        exec_count_of(self)
+    }
+
+    /// If this is the stack-adjust instruction (Mesa's `stack_adjust`, which
+    /// applegpu decodes as a `stack_store` with no register), the signed
+    /// adjustment it encodes, else `None`. Mesa emits it at entry with the
+    /// scratch size in dwords (equal to `layout.json` `scratch_size_dwords`);
+    /// Apple's helpers emit `+n` at entry and `-n` before `ret`.
+    pub fn stack_adjust(&self) -> Option<i32> {
+        stack_adjust_of(self)
+    }
 }
 
-fn flow_of(insn: &Instruction) -> Flow {
-    let _ = insn;
-    Flow::Next
+/// Name of the form, or the printed mnemonic when the form index is out of
+/// range. The form name is stable across aliases (`push_exec` is form
+/// `if_fcmp`), the mnemonic is what applegpu prints.
+fn form_name(insn: &Instruction) -> &'static str {
+    match FORMS.get(insn.form as usize) {
+        Some(f) => f.name,
+        None => insn.mnemonic,
+    }
 }
 
-fn exec_op_of(insn: &Instruction) -> Option<ExecOp> {
-    let _ = insn;
-    None
+/// Printed mnemonic (aliases such as `push_exec` included), or the form name
+/// when the mnemonic is empty.
+fn name(insn: &Instruction) -> &'static str {
+    if insn.mnemonic.is_empty() {
+        form_name(insn)
+    } else {
+        insn.mnemonic
+    }
 }
 
-fn mem_space_of(insn: &Instruction) -> Option<MemSpace> {
-    let _ = insn;
-    None
+fn sign_extend(v: u128, bits: u32) -> i64 {
+    let v = (v & ((1u128 << bits) - 1)) as i64;
+    let sh = 64 - bits;
+    (v << sh) >> sh
+}
+
+/// Relative branch offset: from the `Target` operand when the decoder
+/// provided one, else from the raw `off` field (applegpu `BranchOffsetDesc`:
+/// bits 16.. of width `bits`, signed, bytes from the instruction start).
+fn rel_offset(insn: &Instruction, raw_bits: u32) -> i64 {
+    for o in insn.operands.iter() {
+        if let OperandKind::Target(r) = o.kind {
+            return r as i64;
+        }
+    }
+    sign_extend(insn.raw >> 16, raw_bits)
+}
+
+fn has_target(insn: &Instruction) -> bool {
+    insn.operands
+        .iter()
+        .any(|o| matches!(o.kind, OperandKind::Target(_)))
+}
+
+fn has_reg(insn: &Instruction) -> bool {
+    insn.operands.iter().any(|o| o.as_reg().is_some())
+}
+
+pub(crate) fn flow_of(insn: &Instruction) -> Flow {
+    let a = insn.addr as i64;
+    match name(insn) {
+        // applegpu JmpAnyInstructionDesc / JmpNoneInstructionDesc:
+        // `if any(exec_mask): next_pc = pc + sign_extend(off, 32)`.
+        "jmp_exec_any" => Flow::BranchExec {
+            target: a + rel_offset(insn, 32),
+            any: true,
+        },
+        "jmp_exec_none" => Flow::BranchExec {
+            target: a + rel_offset(insn, 32),
+            any: false,
+        },
+        // Two `call` forms: CallInstructionDesc (`10c0 off32`, PC-relative,
+        // `r1 = pc + 6` for active threads) and CallRegInstructionDesc
+        // (`call reg32`, indirect).
+        "call" => {
+            if has_target(insn) {
+                Flow::Call {
+                    target: a + rel_offset(insn, 32),
+                }
+            } else if has_reg(insn) {
+                Flow::CallIndirect
+            } else if form_name(insn) == "call" && insn.len == 6 {
+                // Operands not decoded: the PC-relative form is 6 bytes.
+                Flow::Call {
+                    target: a + rel_offset(insn, 32),
+                }
+            } else {
+                Flow::CallIndirect
+            }
+        }
+        "ret" => Flow::Ret,
+        "stop" => Flow::Stop,
+        "trap" => Flow::Trap,
+        // JumpIncompleteInstructionDesc and JumpNoDoorbellInstructionDesc:
+        // 8-bit signed offset, condition unknown (pseudocode `TODO()`). Both
+        // are conditional by their names ("incomplete", "if skipping
+        // doorbell"), so the only safe model is taken-or-fall-through. `Flow`
+        // has no generic conditional branch, so they are reported as
+        // `BranchExec { any: false }`; analyses only use the two edges.
+        "jmp_incomplete" | "jmp_if_skipping_doorbell" => Flow::BranchExec {
+            target: a + rel_offset(insn, 8),
+            any: false,
+        },
+        _ => Flow::Next,
+    }
+}
+
+pub(crate) fn exec_op_of(insn: &Instruction) -> Option<ExecOp> {
+    Some(match name(insn) {
+        // applegpu PopExecInstructionDesc: `v -= n; exec = (v == 0)`.
+        // TODO.pop_exec2 has the same ImplicitR0L + n operand shape.
+        "pop_exec" | "TODO.pop_exec2" => ExecOp::Pop(exec_count_of(insn).unwrap_or(0)),
+        // if_*cmp: `if v != 0: v += n elif !cond: v = 1`. `push_exec` is
+        // applegpu's alias for an unconditional if_fcmp (eq 0.0, 0.0) with
+        // n != 0; with n == 0 the alias is `update_exec`.
+        "if_icmp" | "if_fcmp" | "push_exec" => ExecOp::If,
+        "update_exec" => ExecOp::Update,
+        // else_*cmp: `if v == 0: v = n elif v == 1: v = !cond`; `else_exec`
+        // is the unconditional alias.
+        "else_icmp" | "else_fcmp" | "else_exec" => ExecOp::Else,
+        // while_*cmp: `if v < n: v = cond ? 0 : n`.
+        "while_icmp" | "while_fcmp" => ExecOp::While,
+        _ => return None,
+    })
+}
+
+/// `n` of an exec-mask stack instruction: the last decimal immediate operand
+/// (applegpu prints `n` last for every one of these forms), or the raw `n`
+/// field (bits 11..13) when operands were not decoded.
+fn exec_count_of(insn: &Instruction) -> Option<u8> {
+    let printed = insn.operands.iter().rev().find_map(|o| match o.kind {
+        OperandKind::Imm(v) => Some(v),
+        _ => None,
+    });
+    match printed {
+        Some(v) => Some(v.clamp(0, 255) as u8),
+        None => Some(((insn.raw >> 11) & 0b11) as u8),
+    }
+}
+
+pub(crate) fn mem_space_of(insn: &Instruction) -> Option<MemSpace> {
+    Some(match form_name(insn) {
+        "device_load" | "device_store" | "device_load.TODO" | "device_store.TODO" | "atomic" => {
+            MemSpace::Device
+        }
+        // async_load/async_store copy between device and threadgroup memory
+        // (seen in Apple's MPS kernels); the device side is the costly one.
+        "async_load" | "async_store" => MemSpace::Device,
+        "threadgroup_load" | "threadgroup_store" | "threadgroup_atomic" => MemSpace::Threadgroup,
+        "stack_load" => MemSpace::Stack,
+        "stack_store" => {
+            if stack_adjust_of(insn).is_some() {
+                return None;
+            }
+            MemSpace::Stack
+        }
+        "uniform_store" => MemSpace::Uniform,
+        // Texture/sampler descriptor state and image accesses.
+        "tex_state_store"
+        | "sampler_state_store"
+        | "texture_sample"
+        | "texture_load"
+        | "image_write"
+        | "image_write_block" => MemSpace::Texture,
+        "TODO.ld/st_tile" => MemSpace::Tile,
+        _ => return None,
+    })
+}
+
+/// The stack-adjust encoding (applegpu `StackAdjustInstructionDesc`,
+/// `TODO.stack_adjust`): byte 0 = 0xB5, bits 16..20 = 0b0001, bits 24..26 =
+/// 0b01. `stack_store` (byte 0 = 0xB5 too) never sets bits 16..20 (its fields
+/// leave them unused; every spill in the Mesa and Apple corpora has 0), but
+/// comes first in applegpu's first-match order, so the adjust prints as
+/// `stack_store i8, 1, 2, 0, <v>, 0` with an empty register tuple (mask 0).
+/// The amount `v` (applegpu `StackAdjustmentDesc`) is bits 20..24 | 32..36 <<
+/// 4 | 56..64 << 8, sign-extended from 16 bits.
+fn stack_adjust_of(insn: &Instruction) -> Option<i32> {
+    let fname = form_name(insn);
+    let is_adjust = match fname {
+        "TODO.stack_adjust" => true,
+        "stack_store" => {
+            insn.raw & 0xFF == 0xB5
+                && (insn.raw >> 16) & 0xF == 0b0001
+                && (insn.raw >> 24) & 0b11 == 0b01
+        }
+        _ => false,
+    };
+    if !is_adjust {
+        return None;
+    }
+    let r = insn.raw;
+    let v = ((r >> 20) & 0xF) | (((r >> 32) & 0xF) << 4) | (((r >> 56) & 0xFF) << 8);
+    Some(sign_extend(v, 16) as i32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Operand, Reg, Role, Width};
+
+    fn form_idx(name: &str) -> u8 {
+        FORMS.iter().position(|f| f.name == name).unwrap() as u8
+    }
+
+    /// A hand-built instruction. Starts from a decoded `stop` so that fields
+    /// added to `Instruction` later need no change here.
+    fn insn(addr: u32, len: u8, form: &str, mnemonic: &'static str, raw: u128) -> Instruction {
+        let mut i = crate::decode::decode(&[0x88, 0x00], addr).expect("stop decodes");
+        i.addr = addr;
+        i.len = len;
+        i.form = form_idx(form);
+        i.mnemonic = mnemonic;
+        i.operands.clear();
+        i.implicit.clear();
+        i.raw = raw;
+        i
+    }
+
+    fn with(mut i: Instruction, ops: &[Operand]) -> Instruction {
+        for o in ops {
+            i.operands.push(*o);
+        }
+        i
+    }
+
+    fn imm(v: i64) -> Operand {
+        Operand::new(OperandKind::Imm(v))
+    }
+
+    fn r0l() -> Operand {
+        Operand::reg(Reg::gpr(Width::W16, 0), Role::UseDef)
+    }
+
+    #[test]
+    fn branches_with_target_operand() {
+        // `9e: jmp_exec_any 0x40` (cf_mandelbrot): offset -0x5e.
+        let j = with(
+            insn(0x9e, 6, "jmp_exec_any", "jmp_exec_any", 0xffffffa2c000),
+            &[Operand::new(OperandKind::Target(-0x5e))],
+        );
+        assert_eq!(
+            j.flow(),
+            Flow::BranchExec {
+                target: 0x40,
+                any: true
+            }
+        );
+        let n = with(
+            insn(0x24e, 6, "jmp_exec_none", "jmp_exec_none", 0),
+            &[Operand::new(OperandKind::Target(0x978 - 0x24e))],
+        );
+        assert_eq!(
+            n.flow(),
+            Flow::BranchExec {
+                target: 0x978,
+                any: false
+            }
+        );
+    }
+
+    #[test]
+    fn branch_target_from_raw_when_operands_missing() {
+        // `84: 00c090ffffff jmp_exec_any 0x14` (cf_triangular_loops).
+        let raw = u128::from_le_bytes({
+            let mut b = [0u8; 16];
+            b[..6].copy_from_slice(&[0x00, 0xc0, 0x90, 0xff, 0xff, 0xff]);
+            b
+        });
+        let j = insn(0x84, 6, "jmp_exec_any", "jmp_exec_any", raw);
+        assert_eq!(
+            j.flow(),
+            Flow::BranchExec {
+                target: 0x14,
+                any: true
+            }
+        );
+    }
+
+    #[test]
+    fn calls_and_terminators() {
+        // `36: 10c04afeffff call 0x-180` (marysaka simple_call main alone).
+        let c = with(
+            insn(0x36, 6, "call", "call", 0),
+            &[Operand::new(OperandKind::Target(-0x1b6))],
+        );
+        assert_eq!(c.flow(), Flow::Call { target: -0x180 });
+        let raw = u128::from_le_bytes({
+            let mut b = [0u8; 16];
+            b[..6].copy_from_slice(&[0x10, 0xc0, 0x4a, 0xfe, 0xff, 0xff]);
+            b
+        });
+        let c2 = insn(0x36, 6, "call", "call", raw);
+        assert_eq!(c2.flow(), Flow::Call { target: -0x180 });
+        let ci = with(
+            insn(0, 2, "call", "call", 0),
+            &[Operand::reg(Reg::gpr(Width::W32, 30), Role::Use)],
+        );
+        assert_eq!(ci.flow(), Flow::CallIndirect);
+        assert_eq!(insn(0, 2, "ret", "ret", 0x0214).flow(), Flow::Ret);
+        assert_eq!(insn(0, 2, "stop", "stop", 0x88).flow(), Flow::Stop);
+        assert_eq!(insn(0, 2, "trap", "trap", 0x08).flow(), Flow::Trap);
+        assert_eq!(insn(0, 4, "iadd", "iadd", 0).flow(), Flow::Next);
+        let ji = with(
+            insn(0x10, 4, "jmp_incomplete", "jmp_incomplete", 0),
+            &[Operand::new(OperandKind::Target(-8))],
+        );
+        assert_eq!(
+            ji.flow(),
+            Flow::BranchExec {
+                target: 8,
+                any: false
+            }
+        );
+    }
+
+    #[test]
+    fn exec_ops() {
+        let pop = with(insn(0, 6, "pop_exec", "pop_exec", 0), &[r0l(), imm(2)]);
+        assert_eq!(pop.exec_op(), Some(ExecOp::Pop(2)));
+        assert_eq!(pop.exec_count(), Some(2));
+        // `520e00000000 pop_exec r0l, 1` with no operands: n from bits 11..13.
+        let pop_raw = insn(0, 6, "pop_exec", "pop_exec", 0x0e52);
+        assert_eq!(pop_raw.exec_op(), Some(ExecOp::Pop(1)));
+        let iff = with(
+            insn(0, 6, "if_icmp", "if_icmp", 0),
+            &[
+                r0l(),
+                Operand::new(OperandKind::Keyword("seq")),
+                imm(0),
+                imm(1),
+            ],
+        );
+        assert_eq!(iff.exec_op(), Some(ExecOp::If));
+        assert_eq!(iff.exec_count(), Some(1));
+        let push = with(insn(0, 6, "if_fcmp", "push_exec", 0), &[r0l(), imm(2)]);
+        assert_eq!(push.exec_op(), Some(ExecOp::If));
+        assert_eq!(push.exec_count(), Some(2));
+        assert_eq!(
+            insn(0, 6, "if_fcmp", "update_exec", 0).exec_op(),
+            Some(ExecOp::Update)
+        );
+        assert_eq!(
+            insn(0, 6, "else_icmp", "else_exec", 0).exec_op(),
+            Some(ExecOp::Else)
+        );
+        assert_eq!(
+            insn(0, 6, "else_fcmp", "else_fcmp", 0).exec_op(),
+            Some(ExecOp::Else)
+        );
+        assert_eq!(
+            insn(0, 6, "while_icmp", "while_icmp", 0).exec_op(),
+            Some(ExecOp::While)
+        );
+        assert_eq!(insn(0, 4, "iadd", "iadd", 0).exec_op(), None);
+        assert_eq!(insn(0, 4, "iadd", "iadd", 0).exec_count(), None);
+    }
+
+    fn raw_of(bytes: &[u8]) -> u128 {
+        let mut b = [0u8; 16];
+        b[..bytes.len()].copy_from_slice(bytes);
+        u128::from_le_bytes(b)
+    }
+
+    #[test]
+    fn stack_adjust_vs_stack_store() {
+        // Mesa regpressure_gemm8x8_wg1024 `0: b500c10522800000
+        // stack_store i8, 1, 2, 0, 44, 0` = stack_adjust 44 (its
+        // layout.json scratch_size_dwords is 44).
+        let adj = insn(
+            0,
+            8,
+            "stack_store",
+            "stack_store",
+            raw_of(&[0xb5, 0x00, 0xc1, 0x05, 0x22, 0x80, 0x00, 0x00]),
+        );
+        assert_eq!(adj.stack_adjust(), Some(44));
+        assert_eq!(adj.mem_space(), None);
+        // Apple helper: `c: b50081052000` (+8, 6 bytes) and
+        // `10c: b50081052f8000ff` (-8).
+        let a6 = insn(
+            0xc,
+            6,
+            "stack_store",
+            "stack_store",
+            raw_of(&[0xb5, 0x00, 0x81, 0x05, 0x20, 0x00]),
+        );
+        assert_eq!(a6.stack_adjust(), Some(8));
+        let m8 = insn(
+            0x10c,
+            8,
+            "stack_store",
+            "stack_store",
+            raw_of(&[0xb5, 0x00, 0x81, 0x05, 0x2f, 0x80, 0x00, 0xff]),
+        );
+        assert_eq!(m8.stack_adjust(), Some(-8));
+        // Apple `simple_s32`: `6: b500c10520800001 ... 268`.
+        let a268 = insn(
+            6,
+            8,
+            "stack_store",
+            "stack_store",
+            raw_of(&[0xb5, 0x00, 0xc1, 0x05, 0x20, 0x80, 0x00, 0x01]),
+        );
+        assert_eq!(a268.stack_adjust(), Some(268));
+        // A real spill `e: b522000500c01200 stack_store i32, 1, 0, x, 4, r4, 0, 0`.
+        let spill = insn(
+            0xe,
+            8,
+            "stack_store",
+            "stack_store",
+            raw_of(&[0xb5, 0x22, 0x00, 0x05, 0x00, 0xc0, 0x12, 0x00]),
+        );
+        assert_eq!(spill.stack_adjust(), None);
+        assert_eq!(spill.mem_space(), Some(MemSpace::Stack));
+        // Apple spill with register index `b529800403c0f000`.
+        let spill2 = insn(
+            0x1f2,
+            8,
+            "stack_store",
+            "stack_store",
+            raw_of(&[0xb5, 0x29, 0x80, 0x04, 0x03, 0xc0, 0xf0, 0x00]),
+        );
+        assert_eq!(spill2.stack_adjust(), None);
+        let fill = insn(
+            0,
+            8,
+            "stack_load",
+            "stack_load",
+            raw_of(&[0x35, 0x6a, 0x40, 0x05, 0x00, 0xc1, 0x12, 0x00]),
+        );
+        assert_eq!(fill.stack_adjust(), None);
+        assert_eq!(fill.mem_space(), Some(MemSpace::Stack));
+    }
+
+    #[test]
+    fn memory_spaces() {
+        let cases = [
+            ("device_load", Some(MemSpace::Device)),
+            ("device_store", Some(MemSpace::Device)),
+            ("atomic", Some(MemSpace::Device)),
+            ("threadgroup_load", Some(MemSpace::Threadgroup)),
+            ("threadgroup_store", Some(MemSpace::Threadgroup)),
+            ("threadgroup_atomic", Some(MemSpace::Threadgroup)),
+            ("uniform_store", Some(MemSpace::Uniform)),
+            ("texture_sample", Some(MemSpace::Texture)),
+            ("image_write", Some(MemSpace::Texture)),
+            ("TODO.ld/st_tile", Some(MemSpace::Tile)),
+            ("iadd", None),
+            ("wait", None),
+        ];
+        for (f, want) in cases {
+            let i = insn(0, 8, f, FORMS[form_idx(f) as usize].name, 0);
+            assert_eq!(i.mem_space(), want, "{f}");
+        }
+    }
 }
