@@ -1,28 +1,236 @@
-//! Forms of this group: mnemonic rules, group-specific operand kinds, enum
-//! spellings, roles and implicit operands.
+//! ALU forms (descriptor indices 0..=38): immediate moves, `get_sr`, integer
+//! add / multiply-add, `convert`, shifts and bitfield operations, bitwise
+//! operations, bit counting, and the float arithmetic / unary float forms.
+//!
+//! Printing follows dougallj/applegpu at 4c5bae61 (the reference listing):
+//!
+//! * `iadd`/`imadd` print as `isub`/`imsub` when the `N` bit is set; every
+//!   saturatable form (`iadd`, `imadd`, all float forms 19..=38) gets a
+//!   `.sat` suffix when `S` is set.
+//! * `bitop` is printed through its aliases (`and`, `or`, `xor`, `nand`,
+//!   `nor`, `xnor`; `not`/`mov` when the second source is the immediate 0;
+//!   `bitop_mov_a` for the truth tables `0011`/`1100`).
+//! * The shift of `iadd`/`imadd` prints as `lsl N` (nothing when 0); the
+//!   mask of the bitfield forms as `mask 0x..` (nothing when 0).
+//! * `convert` spells its mode and rounding enums; unknown values print as
+//!   numbers.
+//!
+//! Encodings on which applegpu raises (we still decode them, set
+//! `Instruction::raised`, and print the rendering below):
+//!
+//! * `iadd` / `imadd`: a 64-bit source register (`AddSrc`, type `0b11xx`)
+//!   with an odd register number (applegpu asserts the number is even). We
+//!   print the 64-bit pair starting at `value >> 1` (`r2_r3` for value 5),
+//!   i.e. the low bit is ignored, and the operand spans that pair.
+//! * Float forms (`fmadd32`, `fadd32`, `fmul32`, and the unary float forms
+//!   25..=38): a source whose type field is undefined (applegpu prints
+//!   `TODO: ....` and the source is `None`) combined with a non-zero abs/neg
+//!   modifier (applegpu then fails adding the modifier to `None`). We print
+//!   the source as `None`, without the modifier (exactly what applegpu
+//!   prints when the modifier is zero).
+//!
+//! Roles: destinations are `Def`, sources `Use` (set by the shared kinds);
+//! no ALU form reads its destination (the bitfield-insert forms take the
+//! value they insert into as the explicit source `A`), none has implicit
+//! operands, and `get_sr` reads no general-purpose register (the special
+//! register is not part of the register file model).
+//!
+//! Note for analysis: a 64-bit destination or source can name `r127_r128`
+//! (value 255 with the 64-bit type), whose half range runs past the 256
+//! halves of the GPR file; applegpu prints it as is, and so do we.
 
 use crate::forms::OperandDesc;
-use crate::model::Instruction;
+use crate::model::{Instruction, OperandKind};
 use crate::operands::{kw, Ctx, Out};
 
-/// Mnemonic of the instruction (applegpu `fields_to_mnem` + aliases).
+/// `.sat` spellings of the saturatable forms, by form index.
+fn sat_name(idx: u8, base: &'static str) -> &'static str {
+    match idx {
+        19 => "fmadd32.sat",
+        20 => "fmadd16.sat",
+        21 => "fadd32.sat",
+        22 => "fadd16.sat",
+        23 => "fmul32.sat",
+        24 => "fmul16.sat",
+        25 => "floor.sat",
+        26 => "ceil.sat",
+        27 => "trunc.sat",
+        28 => "rint.sat",
+        29 => "rcp.sat",
+        30 => "rsqrt.sat",
+        31 => "rsqrt_special.sat",
+        32 => "sin_pt_1.sat",
+        33 => "sin_pt_2.sat",
+        34 => "log2.sat",
+        35 => "exp2.sat",
+        36 => "dfdx.sat",
+        37 => "dfdy.sat",
+        38 => "funop.sat",
+        _ => base,
+    }
+}
+
+/// Mnemonic of the instruction (applegpu `fields_to_mnem`; the `bitop`
+/// aliases are applied in [`finish`]).
 pub(crate) fn mnemonic(ctx: &Ctx) -> &'static str {
-    ctx.form.name
+    let sat = ctx.named("S") & 1 != 0;
+    let neg = ctx.named("N") & 1 != 0;
+    match ctx.form.idx {
+        3 => match (neg, sat) {
+            (false, false) => "iadd",
+            (false, true) => "iadd.sat",
+            (true, false) => "isub",
+            (true, true) => "isub.sat",
+        },
+        4 => match (neg, sat) {
+            (false, false) => "imadd",
+            (false, true) => "imadd.sat",
+            (true, false) => "imsub",
+            (true, true) => "imsub.sat",
+        },
+        19..=38 if sat => sat_name(ctx.form.idx, ctx.form.name),
+        _ => ctx.form.name,
+    }
+}
+
+/// `lsl N` for the 3-bit shift of `iadd`/`imadd`.
+static SHIFTS: [&str; 8] = [
+    "", "lsl 1", "lsl 2", "lsl 3", "lsl 4", "lsl 5", "lsl 6", "lsl 7",
+];
+
+/// `mask 0x..` for the 5-bit mask width `m` of the bitfield forms:
+/// `(1 << m) - 1` in upper-case hex; 0 prints nothing.
+static MASKS: [&str; 32] = [
+    "",
+    "mask 0x1",
+    "mask 0x3",
+    "mask 0x7",
+    "mask 0xF",
+    "mask 0x1F",
+    "mask 0x3F",
+    "mask 0x7F",
+    "mask 0xFF",
+    "mask 0x1FF",
+    "mask 0x3FF",
+    "mask 0x7FF",
+    "mask 0xFFF",
+    "mask 0x1FFF",
+    "mask 0x3FFF",
+    "mask 0x7FFF",
+    "mask 0xFFFF",
+    "mask 0x1FFFF",
+    "mask 0x3FFFF",
+    "mask 0x7FFFF",
+    "mask 0xFFFFF",
+    "mask 0x1FFFFF",
+    "mask 0x3FFFFF",
+    "mask 0x7FFFFF",
+    "mask 0xFFFFFF",
+    "mask 0x1FFFFFF",
+    "mask 0x3FFFFFF",
+    "mask 0x7FFFFFF",
+    "mask 0xFFFFFFF",
+    "mask 0x1FFFFFFF",
+    "mask 0x3FFFFFFF",
+    "mask 0x7FFFFFFF",
+];
+
+/// A keyword from `table[v]`, or nothing when the entry is empty.
+fn table_kw(table: &'static [&'static str], v: u64) -> Out {
+    match table.get(v as usize) {
+        Some(s) if !s.is_empty() => kw(s),
+        _ => Out::Skip,
+    }
 }
 
 /// Operand kinds specific to this group.
 pub(crate) fn operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
-    let _ = (ctx, op);
-    kw("<TODO>")
+    use crate::forms::OpKind::*;
+    use crate::model::Operand;
+    match op.kind {
+        SReg32Desc => Out::Op(Operand::new(OperandKind::SpecialReg(
+            (ctx.op(op, 0) & 0xFF) as u16,
+        ))),
+        ShiftDesc => table_kw(&SHIFTS, ctx.op(op, 0)),
+        MaskDesc => table_kw(&MASKS, ctx.op(op, 0)),
+        _ => kw("<TODO>"),
+    }
 }
 
 /// Spelling of an `EnumDesc` value (None: printed as the number).
 pub(crate) fn enum_value(ctx: &Ctx, op: &'static OperandDesc, v: u64) -> Option<&'static str> {
-    let _ = (ctx, op, v);
-    None
+    if ctx.form.idx != 5 {
+        return None;
+    }
+    match op.name {
+        "mode" => match v {
+            0 => Some("u8_to_f"),
+            1 => Some("s8_to_f"),
+            4 => Some("f_to_u16"),
+            5 => Some("f_to_s16"),
+            6 => Some("u16_to_f"),
+            7 => Some("s16_to_f"),
+            8 => Some("f_to_u32"),
+            9 => Some("f_to_s32"),
+            10 => Some("u32_to_f"),
+            11 => Some("s32_to_f"),
+            _ => None,
+        },
+        "round" => match v {
+            0 => Some("rtz"),
+            1 => Some("rte"),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `bitop` aliases (applegpu `map_to_alias`): the truth table is operand 0,
+/// then D, A, B.
+fn bitop_alias(insn: &mut Instruction) {
+    let ops = insn.operands;
+    let tt = match ops.first().map(|o| o.kind) {
+        Some(OperandKind::Keyword(s)) => s,
+        _ => return,
+    };
+    let binary = match tt {
+        "0001" => Some("and"),
+        "0111" => Some("or"),
+        "0110" => Some("xor"),
+        "1110" => Some("nand"),
+        "1000" => Some("nor"),
+        "1001" => Some("xnor"),
+        _ => None,
+    };
+    // `str(B) == '0'`: the plain immediate zero.
+    let b_is_zero = ops
+        .get(3)
+        .is_some_and(|o| o.kind == OperandKind::Imm(0) && o.flags == 0);
+    let unary = match tt {
+        "1010" if b_is_zero => Some("not"),
+        "0101" if b_is_zero => Some("mov"),
+        _ => None,
+    };
+    let (mnem, keep) = if let Some(m) = binary {
+        (m, 1..ops.len())
+    } else if let Some(m) = unary {
+        (m, 1..ops.len().min(3))
+    } else if matches!(tt, "0011" | "1100") {
+        insn.mnemonic = "bitop_mov_a";
+        return;
+    } else {
+        return;
+    };
+    insn.mnemonic = mnem;
+    insn.operands.clear();
+    for o in ops.get(keep).unwrap_or(&[]) {
+        insn.operands.push(*o);
+    }
 }
 
 /// Post-processing: aliases, operand roles, implicit operands.
 pub(crate) fn finish(ctx: &mut Ctx, insn: &mut Instruction) {
-    let _ = (ctx, insn);
+    if ctx.form.idx == 13 {
+        bitop_alias(insn);
+    }
 }
