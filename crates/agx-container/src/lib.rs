@@ -162,7 +162,9 @@ pub enum SliceKind {
     /// Native Apple GPU code.
     AppleGpu(Gpu),
     /// AIR bitcode (`MTLB` metallib), with the function names found in it.
-    Air { names: Vec<String> },
+    Air {
+        names: Vec<String>,
+    },
     AmdGpu,
     IntelGpu,
     Unknown,
@@ -365,7 +367,13 @@ impl Archive {
         } else {
             by_symbol
         };
-        let Some(best) = pool.iter().map(|f| f.part).min() else {
+        // Preference when a name fits several parts: main, then prolog, then helper.
+        let rank = |p: Part| match p {
+            Part::Main => 0,
+            Part::Prolog => 1,
+            Part::Helper => 2,
+        };
+        let Some(best) = pool.iter().map(|f| f.part).min_by_key(|&p| rank(p)) else {
             return Err(ContainerError::NoSuchFunction {
                 requested: name.to_string(),
                 available: self.available_names(),
@@ -587,7 +595,11 @@ impl Builder<'_> {
             ));
         }
         let mut hints = Vec::new();
-        for s in m.sections.iter().filter(|s| s.segname == "__TEXT" && s.sectname == "__metallib") {
+        for s in m
+            .sections
+            .iter()
+            .filter(|s| s.segname == "__TEXT" && s.sectname == "__metallib")
+        {
             if let Some(d) = macho::section_data(data, s, "the __metallib section")? {
                 hints.extend(names::metallib_names(d.data));
             }
@@ -757,7 +769,10 @@ impl Builder<'_> {
             if let Some(gpu) = self.unsupported.first() {
                 return Err(ContainerError::UnsupportedGpu { gpu: *gpu });
             }
-            if a.slices.iter().any(|s| matches!(s.kind, SliceKind::Air { .. })) {
+            if a.slices
+                .iter()
+                .any(|s| matches!(s.kind, SliceKind::Air { .. }))
+            {
                 return Err(ContainerError::AirOnly);
             }
             return Err(ContainerError::NoNativeCode {

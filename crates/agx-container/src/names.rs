@@ -48,6 +48,10 @@ pub(crate) fn helper_name(symbol: &str) -> String {
     if let Some(d) = demangle_name(s) {
         return d;
     }
+    if s.starts_with("_Z") {
+        // Mangled but not of a shape we shorten: show it whole.
+        return s.to_string();
+    }
     let t = s.strip_prefix('_').unwrap_or(s);
     if t.is_empty() {
         symbol.to_string()
@@ -103,7 +107,10 @@ fn source_name(b: &[u8]) -> Option<(String, &[u8])> {
 pub(crate) fn metallib_names(b: &[u8]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut i = 0usize;
-    while let Some(pos) = b.get(i..).and_then(|r| r.windows(4).position(|w| w == b"NAME")) {
+    while let Some(pos) = b
+        .get(i..)
+        .and_then(|r| r.windows(4).position(|w| w == b"NAME"))
+    {
         let at = i + pos;
         i = at + 4;
         let Some(sz) = b.get(at + 4..at + 6) else {
