@@ -202,3 +202,89 @@ pub(crate) fn finish(ctx: &mut Ctx, insn: &mut Instruction) {
         _ => {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::decode::decode_word;
+    use crate::format::{format_asm, Syntax};
+    use crate::forms::FORMS;
+    use crate::model::{OperandKind, Role, Width};
+
+    /// Random words with each form's fixed bits: decoding and printing never
+    /// panic, and every word decodes to some form of the table.
+    #[test]
+    fn random_words_never_panic() {
+        let mut s: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        for f in FORMS.iter().filter(|f| (39..=113).contains(&f.idx)) {
+            for i in 0..4000u32 {
+                let mut w = (next() as u128) | (next() as u128) << 64;
+                w &= (1u128 << 96) - 1;
+                match i % 4 {
+                    0 => w = 0,
+                    1 => w = (1u128 << 96) - 1,
+                    _ => {}
+                }
+                let w = (w & !f.mask) | f.bits;
+                let addr = (next() & 0xFFFF_FFFE) as u32;
+                if let Some(insn) = decode_word(w, addr) {
+                    let _ = format_asm(&insn, Syntax::Default);
+                    let _ = format_asm(&insn, Syntax::Cryptic);
+                }
+            }
+        }
+    }
+
+    fn decode_hex(h: &str, addr: u32) -> crate::model::Instruction {
+        let bytes: Vec<u8> = (0..h.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&h[i..i + 2], 16).unwrap())
+            .collect();
+        crate::decode::decode(&bytes, addr).unwrap()
+    }
+
+    #[test]
+    fn exec_stack_ops_read_and_write_r0l() {
+        // pop_exec r0l, 1 (applegpu: 52 0e 00 00 00 00)
+        let i = decode_hex("520e00000000", 0);
+        assert_eq!(i.mnemonic, "pop_exec");
+        let r = i.operands[0].as_reg().unwrap();
+        assert_eq!((r.half, r.width), (0, Width::W16));
+        assert_eq!(i.operands[0].role, Role::UseDef);
+        assert_eq!(
+            format_asm(&i, Syntax::Default).trim_end(),
+            "pop_exec         r0l, 1"
+        );
+    }
+
+    #[test]
+    fn update_exec_alias_keeps_r0l_use_def() {
+        // if_fcmp r0l, eq, 0.0, 0.0, 0 → update_exec r0l
+        let i = decode_hex("420000000000", 0);
+        assert_eq!(i.mnemonic, "update_exec");
+        assert_eq!(i.operands.len(), 1);
+        assert_eq!(i.operands[0].role, Role::UseDef);
+        // n = 1 → push_exec r0l, 1
+        let i = decode_hex("420800000000", 0);
+        assert_eq!(format_asm(&i, Syntax::Default), "push_exec        r0l, 1");
+    }
+
+    #[test]
+    fn calls_define_link_register_and_targets_are_relative() {
+        // call 0x100 from 0x40: c010 + off32 0xC0
+        let i = decode_hex("10c0c0000000", 0x40);
+        assert!(matches!(i.operands[0].kind, OperandKind::Target(0xC0)));
+        assert_eq!(format_asm(&i, Syntax::Default), "call             0x100");
+        let d: Vec<_> = i.defs().collect();
+        assert_eq!(d.len(), 1);
+        assert_eq!((d[0].half, d[0].width), (2, Width::W32));
+        // jmp_incomplete: 8-bit signed offset
+        let i = decode_hex("0000fe00", 0x10);
+        assert!(matches!(i.operands[0].kind, OperandKind::Target(-2)));
+    }
+}
