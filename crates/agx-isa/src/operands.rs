@@ -86,17 +86,6 @@ pub(crate) fn none() -> Out {
     kw("None")
 }
 
-pub(crate) fn reg(file: RegFile, width: Width, half: u32, count: u8, flags: u8, role: Role) -> Out {
-    let r = Reg {
-        file,
-        width,
-        half: half as u16,
-        count,
-        flags,
-    };
-    Out::Op(Operand::reg(r, role))
-}
-
 pub(crate) fn gpr16(n: u32) -> Reg {
     Reg {
         file: RegFile::Gpr,

@@ -1,1 +1,13 @@
-//! metal-profiler library: the pipeline behind the CLI and the Python module.
+//! metal-profiler: the pipeline behind the `metal-profile` CLI and the
+//! `metal_profiler` Python module.
+//!
+//! `container` (archive → code) → `isa` (bytes → instructions) → `analysis`
+//! (CFG, loops, liveness, occupancy, timing) → `report` (text, JSON). This
+//! crate only wires the stages together and turns their errors into one-line
+//! messages with exit codes; the CLI front end is [`cli`] + [`app`].
+
+pub mod app;
+pub mod cli;
+pub mod pipeline;
+
+pub use pipeline::{Error, Loaded};

@@ -1,0 +1,308 @@
+//! Running a parsed command line. Output goes to the given writers so tests
+//! and the Python module can capture it; errors come back as [`Error`].
+
+use crate::cli::{
+    AsmArgs, Cli, ColorArg, Command, ExportArgs, FormatArg, PartArg, ProfileArgs, SyntaxArg,
+};
+use crate::pipeline::{self, CodeRef, Error, Loaded};
+use agx_container::{Archive, Function, Part};
+use agx_isa::Syntax;
+use std::io::Write;
+use std::path::Path;
+
+/// Runs `cli`, writing results to `out` and warnings to `err`.
+pub fn run(
+    cli: &Cli,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    stdout_is_tty: bool,
+) -> Result<(), Error> {
+    match &cli.command {
+        Some(Command::Asm(a)) => run_asm(a, out, err),
+        Some(Command::Export(e)) => run_export(e, err),
+        None => run_profile(&cli.profile, out, err, stdout_is_tty),
+    }
+}
+
+fn write_all(out: &mut dyn Write, s: &str) -> Result<(), Error> {
+    out.write_all(s.as_bytes())
+        .map_err(|e| Error::input(format!("cannot write output: {e}")))
+}
+
+fn syntax(a: &ProfileArgs) -> Syntax {
+    match a.syntax {
+        SyntaxArg::Default => Syntax::Default,
+        SyntaxArg::Cryptic => Syntax::Cryptic,
+    }
+}
+
+/// Whether the text report should use colour.
+pub fn use_color(choice: ColorArg, is_tty: bool) -> bool {
+    match choice {
+        ColorArg::Always => true,
+        ColorArg::Never => false,
+        ColorArg::Auto => is_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+    }
+}
+
+fn is_metal_source(p: &Path) -> bool {
+    p.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("metal"))
+}
+
+fn compile_request(
+    a: &ProfileArgs,
+    source: metal_compile::Source,
+) -> metal_compile::CompileRequest {
+    let mut req = metal_compile::CompileRequest::new(source);
+    req.functions = a.function.iter().cloned().collect();
+    req.all = a.all;
+    req.include_dirs = a.compile.include.clone();
+    req.defines = a.compile.define.clone();
+    req.std = a.compile.std.clone();
+    req.keep_archive = a.keep_archive.clone();
+    req
+}
+
+fn compile(req: &metal_compile::CompileRequest, err: &mut dyn Write) -> Result<Vec<u8>, Error> {
+    let compiler = metal_compile::default_compiler();
+    match compiler.compile(req) {
+        Ok(archive) => {
+            if !archive.compiler_output.trim().is_empty() {
+                let _ = writeln!(err, "{}", archive.compiler_output.trim_end());
+            }
+            if !metal_compile::is_g13_device(&archive.device_name) {
+                let _ = writeln!(
+                    err,
+                    "warning: the archive was built on '{}', not an M1-family (G13) GPU; decoding supports G13 only",
+                    archive.device_name
+                );
+            }
+            Ok(archive.bytes)
+        }
+        Err(e) => Err(Error::input(e.to_string())),
+    }
+}
+
+fn run_export(e: &ExportArgs, err: &mut dyn Write) -> Result<(), Error> {
+    let mut req = metal_compile::CompileRequest::new(metal_compile::Source::File(e.source.clone()));
+    req.functions = e.functions.clone();
+    req.all = e.all;
+    req.include_dirs = e.compile.include.clone();
+    req.defines = e.compile.define.clone();
+    req.std = e.compile.std.clone();
+    req.keep_archive = Some(e.output.clone());
+    compile(&req, err)?;
+    let _ = writeln!(err, "wrote {}", e.output.display());
+    Ok(())
+}
+
+fn run_asm(a: &AsmArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), Error> {
+    let _ = (out, err);
+    let text = pipeline::read_path(&a.file)?;
+    let text = String::from_utf8(text)
+        .map_err(|_| Error::input(format!("{} is not UTF-8 text", a.file.display())))?;
+    let _ = text;
+    Err(Error::input(
+        "the assembler is not available in this build yet",
+    ))
+}
+
+fn run_profile(
+    a: &ProfileArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    tty: bool,
+) -> Result<(), Error> {
+    if a.explain_model {
+        return write_all(out, &agx_report::explain_model());
+    }
+    // Obtain the bytes: raw (--binary), a file, stdin, or compiled source.
+    let (bytes, force_raw) = if let Some(src) = &a.source {
+        (
+            compile(
+                &compile_request(a, metal_compile::Source::Text(src.clone())),
+                err,
+            )?,
+            false,
+        )
+    } else if let Some(b) = &a.binary {
+        (pipeline::read_path(b)?, true)
+    } else if let Some(p) = &a.input {
+        if is_metal_source(p) {
+            (
+                compile(
+                    &compile_request(a, metal_compile::Source::File(p.clone())),
+                    err,
+                )?,
+                false,
+            )
+        } else {
+            (pipeline::read_path(p)?, false)
+        }
+    } else {
+        return Err(Error::usage(
+            "no input: give an archive, `--binary FILE` for raw machine code, or `-` for stdin (see --help)",
+        ));
+    };
+    let loaded = pipeline::load(bytes, force_raw)?;
+    match &loaded {
+        Loaded::Raw(bytes) => {
+            if a.list {
+                return Err(Error::usage(
+                    "--list needs a Metal binary archive; this input is raw machine code",
+                ));
+            }
+            if a.part != PartArg::Main {
+                return Err(Error::usage(
+                    "--part needs a Metal binary archive; this input is raw machine code",
+                ));
+            }
+            let code = pipeline::raw_code(
+                bytes,
+                a.offset.unwrap_or(0),
+                a.base.unwrap_or(0),
+                a.function.as_deref(),
+            )?;
+            let (insns, failed) = pipeline::decode_code(&code);
+            if let Some(w) = pipeline::raw_code_warning(insns.len(), failed) {
+                let _ = writeln!(err, "{w}");
+            }
+            if a.disasm_only {
+                return write_all(out, &pipeline::listing(&code, syntax(a)));
+            }
+            let prof = crate::app::profile_one(&code, &insns, a, None, None);
+            render(a, &[prof], out, tty)
+        }
+        Loaded::Archive(archive) => run_archive(archive, a, out, err, tty),
+    }
+}
+
+fn run_archive(
+    archive: &Archive,
+    a: &ProfileArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    tty: bool,
+) -> Result<(), Error> {
+    for w in &archive.warnings {
+        let _ = writeln!(err, "warning: {w}");
+    }
+    if a.list {
+        return write_all(out, &pipeline::list_functions(archive));
+    }
+    if a.offset.is_some() || a.base.is_some() {
+        return Err(Error::usage(
+            "--offset/--base apply to raw code; functions in an archive are placed at their __text offset",
+        ));
+    }
+    let selected = archive.select(a.function.as_deref())?;
+    let shown: Vec<&Function> = match a.part {
+        PartArg::Main => {
+            vec![pipeline::parts_for(archive, selected, Part::Main).unwrap_or(selected)]
+        }
+        PartArg::Prolog => match archive.prolog_of(selected) {
+            Some(p) => vec![p],
+            None => return Err(Error::input(format!(
+                "'{}' has no prolog (_agc.main.constant_program) in this archive; use --part main",
+                selected.name
+            ))),
+        },
+        PartArg::All => {
+            let mut v: Vec<&Function> = archive
+                .functions
+                .iter()
+                .filter(|f| f.image == selected.image)
+                .collect();
+            v.sort_by_key(|f| f.text_offset);
+            v
+        }
+    };
+    if a.disasm_only {
+        let mut text = String::new();
+        for f in &shown {
+            let code = pipeline::function_code(archive, f);
+            if shown.len() > 1 {
+                text.push_str(&format!(
+                    "; {} ({}) at {:#x}\n",
+                    f.symbol,
+                    f.part.as_str(),
+                    f.text_offset
+                ));
+            }
+            text.push_str(&pipeline::listing(&code, syntax(a)));
+        }
+        return write_all(out, &text);
+    }
+    let mut profiles = Vec::new();
+    for f in &shown {
+        let code = pipeline::function_code(archive, f);
+        let (insns, _) = pipeline::decode_code(&code);
+        let prolog = if a.part == PartArg::Main && f.part == Part::Main {
+            archive.prolog_of(f).map(|p| {
+                let pc = pipeline::function_code(archive, p);
+                pipeline::decode_code(&pc).0
+            })
+        } else {
+            None
+        };
+        profiles.push(profile_one(&code, &insns, a, Some((archive, f)), prolog));
+    }
+    render(a, &profiles, out, tty)
+}
+
+/// Builds the report model of one function.
+pub fn profile_one(
+    code: &CodeRef<'_>,
+    insns: &[agx_isa::Instruction],
+    a: &ProfileArgs,
+    archive: Option<(&Archive, &Function)>,
+    prolog: Option<Vec<agx_isa::Instruction>>,
+) -> agx_report::Profile {
+    let name = a.function.clone().unwrap_or_else(|| code.name.clone());
+    let name = match archive {
+        Some((_, f)) => f.name.clone(),
+        None => name,
+    };
+    let calls = archive
+        .map(|(ar, f)| {
+            insns
+                .iter()
+                .filter_map(|i| match i.flow() {
+                    agx_isa::Flow::Call { target } if target >= 0 => ar
+                        .symbol_at(f, target as u64)
+                        .map(|s| (i.addr, s.to_string())),
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let opts = agx_report::Options {
+        trip_count: a.trip_count,
+        ..Default::default()
+    };
+    agx_report::Profile::build(name, code.gpu.clone(), insns.to_vec(), prolog, calls, &opts)
+}
+
+fn render(
+    a: &ProfileArgs,
+    profiles: &[agx_report::Profile],
+    out: &mut dyn Write,
+    tty: bool,
+) -> Result<(), Error> {
+    match a.format {
+        FormatArg::Json => write_all(out, &agx_report::json::document(profiles)),
+        FormatArg::Text => {
+            let color = use_color(a.color, tty);
+            let mut s = String::new();
+            for p in profiles {
+                s.push_str(&agx_report::text::report(p, color));
+                if a.show_disasm {
+                    s.push_str(&agx_report::text::plain_disassembly(p, syntax(a)));
+                }
+            }
+            write_all(out, &s)
+        }
+    }
+}

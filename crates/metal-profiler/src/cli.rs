@@ -1,0 +1,192 @@
+//! Command-line definition of `metal-profile` (clap derive).
+//!
+//! Flags named by the issues and the seed tool are contracts: `--binary`,
+//! `--disasm-only`, `--offset`, `--base`, `-f/--function`, `--syntax`,
+//! `--list`, `--part`, `--format`, `--show-disasm`, `--color`,
+//! `--trip-count`, `--explain-model`, `--source`, `--keep-archive`, and the
+//! subcommands `asm` and `export`.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// Static profiler for Apple GPU (AGX G13 / M1-family) compute shaders.
+///
+/// Give it a serialized Metal binary archive, a raw dump of machine code
+/// (`--binary`), or on macOS a `.metal` source, and it reports where the time
+/// goes without running the kernel.
+#[derive(Parser, Debug, Clone)]
+#[command(
+    name = "metal-profile",
+    version,
+    args_conflicts_with_subcommands = true
+)]
+#[command(after_help = "Examples:\n  \
+metal-profile examples/matmul_naive.archive -f matmul_naive\n  \
+metal-profile --binary examples/mandelbrot.bin --disasm-only\n  \
+metal-profile kernel.archive --list\n  \
+metal-profile kernel.metal -f my_kernel          (macOS)\n  \
+metal-profile asm loop.s -o loop.bin")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    #[command(flatten)]
+    pub profile: ProfileArgs,
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum Command {
+    /// Assemble applegpu-syntax text into machine code.
+    Asm(AsmArgs),
+    /// Compile a .metal kernel into a binary archive (macOS only).
+    Export(ExportArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct AsmArgs {
+    /// Assembly source file (`-` for stdin).
+    pub file: PathBuf,
+    /// Output file for the machine code (`-` for stdout).
+    #[arg(short = 'o', long = "output")]
+    pub output: Option<PathBuf>,
+    /// Only check the source; write nothing.
+    #[arg(long)]
+    pub check: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ExportArgs {
+    /// The .metal source file.
+    pub source: PathBuf,
+    /// Kernel function(s) to build (may repeat).
+    #[arg(short = 'f', long = "function")]
+    pub functions: Vec<String>,
+    /// Every kernel function in the source.
+    #[arg(long)]
+    pub all: bool,
+    /// Where to write the serialized archive.
+    #[arg(short = 'o', long = "output")]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub compile: CompileFlags,
+}
+
+/// Flags passed through to `xcrun metal`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct CompileFlags {
+    /// Include directory for the Metal compiler (may repeat).
+    #[arg(short = 'I', value_name = "DIR")]
+    pub include: Vec<PathBuf>,
+    /// Preprocessor definition NAME or NAME=VALUE (may repeat).
+    #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+    pub define: Vec<String>,
+    /// Metal language standard, e.g. metal3.0.
+    #[arg(long = "std", value_name = "STD")]
+    pub std: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
+pub enum SyntaxArg {
+    /// `r0.cache` (applegpu's default).
+    #[default]
+    Default,
+    /// `$r0` (applegpu with APPLEGPU_CRYPTIC).
+    Cryptic,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
+pub enum PartArg {
+    /// The kernel body (the prolog is summarised).
+    #[default]
+    Main,
+    /// The constant program that runs once per dispatch.
+    Prolog,
+    /// Prolog, main and helpers.
+    All,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
+pub enum FormatArg {
+    /// The terminal report.
+    #[default]
+    Text,
+    /// A versioned JSON document (schema metal-profiler/1).
+    Json,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
+pub enum ColorArg {
+    /// Colour when writing to a terminal and NO_COLOR is unset.
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct ProfileArgs {
+    /// Input: a Metal binary archive, a raw machine-code dump, `-` for stdin,
+    /// or (macOS) a .metal source.
+    pub input: Option<PathBuf>,
+    /// Raw machine code to profile or disassemble (the seed's flag).
+    #[arg(long, value_name = "FILE", conflicts_with = "input")]
+    pub binary: Option<PathBuf>,
+    /// Metal source text to compile (macOS).
+    #[arg(long, value_name = "TEXT", conflicts_with_all = ["input", "binary"])]
+    pub source: Option<String>,
+    /// Function to profile: Metal name (e.g. matmul_naive) or full symbol.
+    /// For raw code it names the kernel in reports.
+    #[arg(short = 'f', long = "function", value_name = "NAME")]
+    pub function: Option<String>,
+    /// Print only the disassembly, exactly as applegpu's disassemble.py.
+    #[arg(long)]
+    pub disasm_only: bool,
+    /// Append the plain disassembly to the report (the seed's flag).
+    #[arg(long)]
+    pub show_disasm: bool,
+    /// Byte offset into a raw file where code starts (decimal or 0x hex).
+    #[arg(long, value_name = "N", value_parser = parse_u64)]
+    pub offset: Option<u64>,
+    /// Address of the first byte, added to printed addresses and targets.
+    #[arg(long, value_name = "ADDR", value_parser = parse_u64)]
+    pub base: Option<u64>,
+    /// Register-cache hint spelling.
+    #[arg(long, value_enum, default_value_t)]
+    pub syntax: SyntaxArg,
+    /// List the shaders in an archive.
+    #[arg(long)]
+    pub list: bool,
+    /// Which part of the function to show.
+    #[arg(long, value_enum, default_value_t)]
+    pub part: PartArg,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: FormatArg,
+    /// Colour in the text report.
+    #[arg(long, value_enum, default_value_t)]
+    pub color: ColorArg,
+    /// Iterations assumed for loops whose trip count is unknown.
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    pub trip_count: u32,
+    /// Print the timing model: every cost-table entry, source and assumption.
+    #[arg(long)]
+    pub explain_model: bool,
+    /// Save the serialized archive built from a .metal source (macOS).
+    #[arg(long, value_name = "PATH")]
+    pub keep_archive: Option<PathBuf>,
+    /// Build every kernel function of a .metal source (macOS).
+    #[arg(long)]
+    pub all: bool,
+    #[command(flatten)]
+    pub compile: CompileFlags,
+}
+
+/// Parses `123` or `0x7b`.
+pub fn parse_u64(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let r = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        u64::from_str_radix(h, 16)
+    } else {
+        t.parse::<u64>()
+    };
+    r.map_err(|_| format!("'{s}' is not a number (use decimal or 0x-prefixed hex)"))
+}
