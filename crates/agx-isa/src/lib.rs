@@ -5,6 +5,7 @@
 //! are data ([`forms`]), generated from applegpu's descriptor tables; the
 //! formatter is separate from the decoder, as in `iced-x86`/`yaxpeax`.
 
+pub mod asm;
 pub mod decode;
 pub mod format;
 pub mod forms;
