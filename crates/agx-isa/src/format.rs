@@ -209,7 +209,8 @@ fn write_operand(out: &mut String, insn: &Instruction, o: &Operand, syntax: Synt
         OperandKind::Target(rel) => {
             let abs = insn.addr as i64 + base as i64 + rel as i64;
             if abs < 0 {
-                let _ = write!(out, "-0x{:X}", -abs);
+                // Python's '0x%X' % v puts the sign after the prefix.
+                let _ = write!(out, "0x-{:X}", -abs);
             } else {
                 let _ = write!(out, "0x{abs:X}");
             }

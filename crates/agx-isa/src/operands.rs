@@ -302,6 +302,9 @@ fn cmpsel_src(ctx: &mut Ctx, op: &OperandDesc) -> Out {
             out_reg(r, Role::Use)
         }
         0b110 | 0b111 => {
+            if is32 && value & 1 != 0 {
+                ctx.raised = true;
+            }
             let r = if is32 {
                 ureg32(value >> 1)
             } else {

@@ -8,6 +8,9 @@ use crate::format::{write_addr, write_hex, write_line_parts, Syntax};
 use crate::model::Instruction;
 
 /// One step of the walk.
+// Items are transient values handed straight to the caller; boxing the
+// instruction would cost an allocation per instruction.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum Item {
     /// A decoded instruction. `shown` is how many of its bytes the buffer
