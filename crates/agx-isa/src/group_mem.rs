@@ -1,28 +1,699 @@
-//! Forms of this group: mnemonic rules, group-specific operand kinds, enum
-//! spellings, roles and implicit operands.
+//! Memory, texture, varying and miscellaneous forms (descriptor indices
+//! 114..=160): `ld_tile`/`st_tile`, `iter`/`iterproj`, `TODO.ldcf`,
+//! `uniform_store`, `tex_state_store`, `sampler_state_store`, the varying
+//! stores, `async_*`, `device_*`, `stack_*`, `threadgroup_*`,
+//! `texture_sample`/`texture_load`, barriers, atomics, the unknown `TODO.*`
+//! forms, `doorbell`, `jmp_if_skipping_doorbell`, `image_write(_block)`,
+//! `TODO.sr_thing`, `TODO.pop_exec2`, `map`/`unmap`, `sample_mask`,
+//! `zs_emit` and `memory_barrier`.
+//!
+//! Every operand kind of these forms except the shared ones (immediates,
+//! binaries, enums, `Reg32Desc`, `UReg64Desc`, `ALUDstDesc`) is decoded here,
+//! with its role set when it is built: the data registers of loads,
+//! `iter`/`ldcf`, texture sample/load and atomics are `Def`, everything else
+//! (store data, bases, offsets, coordinates, LOD, sample masks...) is `Use`,
+//! and the `r0l` of `TODO.pop_exec2` is `UseDef`.
+//!
+//! Register tuples keep applegpu's printed shape, which is also what the
+//! hardware touches with a few exceptions listed in [`Touched`] below.
+//! An empty tuple (a memory mask of 0, no compare/offset) prints as nothing
+//! and produces no operand.
+//!
+//! # Where applegpu raises on valid bytes (our rendering)
+//!
+//! The instruction gets `raised = true` and prints as follows:
+//!
+//! * A register name past applegpu's name tables (`r127` for 32-bit,
+//!   `r127h` for 16-bit, `u255` for 32-bit uniforms; IndexError): tuples
+//!   simply continue, e.g. `r126_r127_r128`.
+//! * Memory base (`A` of device loads/stores, atomics) with an odd number:
+//!   the 64-bit pair `value >> 1` is printed.
+//! * Memory index (`O`) register with an odd number or a number >= 0x100:
+//!   the 32-bit register `value >> 1` is printed.
+//! * Threadgroup index register number >= 0x100: `r(value & 0xFF)` as a
+//!   16-bit register (what applegpu computes after its assertion).
+//! * Atomic source/destination with an odd number: register `value >> 1`
+//!   (a 64-bit pair for `cmpxchg` sources).
+//! * `image_write` 32-bit source with an odd number: the four 32-bit
+//!   registers from `value >> 1`.
+//! * `ld_tile`/`st_tile` sample-mask type 2 or 3: printed as the 16-bit
+//!   register (types 0 = immediate, 1 = register are normal).
+//! * `iter`/`iterproj` sample index with a non-zero value while the
+//!   interpolation mode has no sample operand: printed as the immediate.
+//! * `zs_emit` with neither z nor s: the register tuple is empty (prints
+//!   nothing).
+//! * Texture/image dimension `n` outside 0..=8 (KeyError): coordinates and
+//!   gradients are sized as `tex_2d`; the enum prints the number.
+//! * Texture LOD modes 3 and 7 (Mesa's `auto_lod_bias_min`, uniform and
+//!   register variants): the enum prints `auto_lod_bias_min` and the LOD
+//!   operand is the two 16-bit halves (bias, min) `u..l_u..h` / `rNl_rNh`
+//!   (uniform for 3, register for 7). Other unknown modes (8-11, 13-15)
+//!   print the number and a single 16-bit register (uniform when bit 2 is
+//!   clear).
+//!
+//! # Stack adjust vs. spill
+//!
+//! Mesa's `stack_adjust` (stack frame allocation at entry) has the
+//! `stack_store` opcode byte 0xb5 and is printed by applegpu as a
+//! `stack_store` with mask 0 (so no data register) and the frame size as the
+//! immediate offset, e.g. `stack_store i8, 1, 2, 0, 80, 0`. What sets it
+//! apart is bits 16..19 == 0b0001 (always zero in a real spill); bits
+//! 24..25 then tell the immediate form (0b01, applegpu's shadowed
+//! `TODO.stack_adjust`) from a register form (0b00, `TODO.stack_adjust2`).
+//! See [`is_stack_adjust`] / [`stack_adjust_amount`]. Likewise a
+//! `stack_load` with bits 16..19 == 0b0001 and bits 48..49 == 0b10 is the
+//! shadowed `stack_get_ptr` ([`is_stack_get_ptr`]).
 
-use crate::forms::OperandDesc;
-use crate::model::Instruction;
-use crate::operands::{kw, Ctx, Out};
+use crate::forms::{OpKind, OperandDesc};
+use crate::model::arrayvec_lite::OperandVec;
+use crate::model::*;
+use crate::operands::{gpr16, gpr32, imm, kw, none, out_reg, Ctx, Out};
+use std::sync::OnceLock;
+
+/// Where the registers printed differ from the registers the hardware
+/// touches (the print is kept; see the lead's docs/decoder.md):
+///
+/// * Bit-packed memory formats (`rgb10a2`, `rg11b10f`, `rgb9e5` and the
+///   `.rtz` variants) on `device_load`: applegpu documents that they ignore
+///   the mask and always write the format's channel count (4 / 3 / 3); the
+///   printed tuple has popcount(mask) registers.
+/// * `stack_get_ptr` (shadowed by `stack_load`) writes one 32-bit register;
+///   the printed tuple has popcount(mask) registers.
+/// * Texture compare + offset operand `rN_rMl` (32-bit compare value and
+///   16-bit packed offset) is a keyword; the two registers are implicit
+///   operands.
+#[allow(dead_code)]
+pub(crate) enum Touched {}
+
+// ---------------------------------------------------------------------------
+// Spelling tables
+// ---------------------------------------------------------------------------
+
+static MEMORY_FORMATS: [Option<&str>; 16] = [
+    Some("i8"),
+    Some("i16"),
+    Some("i32"),
+    Some("f16"),
+    Some("u8norm"),
+    Some("s8norm"),
+    Some("u16norm"),
+    Some("s16norm"),
+    Some("rgb10a2"),
+    None,
+    Some("srgba8"),
+    None,
+    Some("rg11b10f"),
+    Some("rgb9e5"),
+    Some("rg11b10f.rtz"),
+    Some("rgb9e5.rtz"),
+];
+
+/// Component masks (`x`, `y`, `z`, `w` for bits 0..3), mask 0 is empty.
+static MASKS: [&str; 16] = [
+    "", "x", "y", "xy", "z", "xz", "yz", "xyz", "w", "xw", "yw", "xyw", "zw", "xzw", "yzw", "xyzw",
+];
+
+static TEX_TYPES: [&str; 9] = [
+    "tex_1d",
+    "tex_1d_array",
+    "tex_2d",
+    "tex_2d_array",
+    "tex_2d_ms",
+    "tex_3d",
+    "tex_cube",
+    "tex_cube_array",
+    "tex_2d_ms_array",
+];
+
+/// (coordinate count, extra 16-bit components) per texture dimension.
+static TEX_SIZES: [(u32, u32); 9] = [
+    (1, 0),
+    (1, 1),
+    (2, 0),
+    (2, 1),
+    (2, 1),
+    (3, 0),
+    (3, 0),
+    (3, 1),
+    (2, 2),
+];
+
+static ATOMIC_OPS: [&str; 11] = [
+    "add", "sub", "xchg", "cmpxchg", "umin", "imin", "umax", "imax", "and", "or", "xor",
+];
+
+fn tex_size(ctx: &mut Ctx) -> (u32, u32) {
+    match TEX_SIZES.get(ctx.named("n") as usize) {
+        Some(&s) => s,
+        None => {
+            ctx.raised = true;
+            (2, 0)
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Stack helpers for analysis
+// ---------------------------------------------------------------------------
+
+const STACK_STORE_FORM: u8 = 130;
+const STACK_LOAD_FORM: u8 = 131;
+
+/// True for Mesa's `stack_adjust` (frame allocation), which applegpu prints
+/// as a `stack_store` without data registers: bits 16..19 are 0b0001.
+#[allow(dead_code)]
+pub(crate) fn is_stack_adjust(insn: &Instruction) -> bool {
+    insn.form == STACK_STORE_FORM && (insn.raw >> 16) & 0xF == 1
+}
+
+/// Signed byte amount of an immediate `stack_adjust` (bits 24..25 == 0b01):
+/// the 16-bit value in bits 20..23, 32..35, 56..63.
+#[allow(dead_code)]
+pub(crate) fn stack_adjust_amount(insn: &Instruction) -> Option<i32> {
+    if !is_stack_adjust(insn) || (insn.raw >> 24) & 3 != 1 {
+        return None;
+    }
+    let w = insn.raw;
+    let v = ((w >> 20) & 0xF) | ((w >> 32) & 0xF) << 4 | ((w >> 56) & 0xFF) << 8;
+    Some(v as u16 as i16 as i32)
+}
+
+/// True for `stack_get_ptr` (shadowed by `stack_load` in applegpu).
+#[allow(dead_code)]
+pub(crate) fn is_stack_get_ptr(insn: &Instruction) -> bool {
+    insn.form == STACK_LOAD_FORM && (insn.raw >> 16) & 0xF == 1 && (insn.raw >> 48) & 3 == 2
+}
+
+// ---------------------------------------------------------------------------
+// Hooks
+// ---------------------------------------------------------------------------
 
 /// Mnemonic of the instruction (applegpu `fields_to_mnem` + aliases).
 pub(crate) fn mnemonic(ctx: &Ctx) -> &'static str {
-    ctx.form.name
-}
-
-/// Operand kinds specific to this group.
-pub(crate) fn operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
-    let _ = (ctx, op);
-    kw("<TODO>")
+    match ctx.form.idx {
+        114 => {
+            if ctx.named("load") != 0 {
+                "ld_tile"
+            } else {
+                "st_tile"
+            }
+        }
+        156 => match ctx.named("op") {
+            0 => "unmap",
+            1 => "map",
+            _ => "TODO.map",
+        },
+        _ => ctx.form.name,
+    }
 }
 
 /// Spelling of an `EnumDesc` value (None: printed as the number).
 pub(crate) fn enum_value(ctx: &Ctx, op: &'static OperandDesc, v: u64) -> Option<&'static str> {
-    let _ = (ctx, op, v);
-    None
+    let idx = ctx.form.idx;
+    let v = v as usize;
+    match op.name {
+        "F" if idx == 124 || idx == 125 => ["copy_1d", "copy_2d"].get(v).copied(),
+        "F" => MEMORY_FORMATS.get(v).copied().flatten(),
+        "mask" if idx == 136 || idx == 137 => match v {
+            1..=15 => Some(MASKS[v]),
+            _ => None,
+        },
+        "mask" => MASKS.get(v).copied(),
+        "n" => TEX_TYPES.get(v).copied(),
+        "Ou" => ["signed", "unsigned"].get(v).copied(),
+        "op" if idx == 156 => ["unmap", "map"].get(v).copied(),
+        "op" => ATOMIC_OPS.get(v).copied(),
+        "target" => ["target0", "target1"].get(v).copied(),
+        "round" => ["rte", "rtz"].get(v).copied(),
+        "forwarding" => ["", "forward"].get(v).copied(),
+        "elide" => ["", "elide"].get(v).copied(),
+        "interpolation" => ["center", "sample", "centroid", "sample"].get(v).copied(),
+        "mode" => match v {
+            0 => Some(""),
+            2 => Some("query_lod"),
+            _ => None,
+        },
+        "q6" => match v {
+            0 => Some("none"),
+            1 => Some("compare"),
+            2 => Some("gather_r"),
+            3 => Some("gather_depth"),
+            6 => Some("gather_g"),
+            10 => Some("gather_b"),
+            14 => Some("gather_a"),
+            _ => None,
+        },
+        "lod" => match v {
+            0 => Some("auto_lod"),
+            1 | 5 => Some("auto_lod_bias"),
+            2 | 6 => Some("lod_min"),
+            // not in applegpu's table (its LOD operand raises): Mesa's name
+            3 | 7 => Some("auto_lod_bias_min"),
+            4 => Some("lod_grad"),
+            12 => Some("lod_grad_min"),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether the data register of the form is written (loads) or read.
+fn data_role(ctx: &Ctx) -> Role {
+    match ctx.form.idx {
+        114 => {
+            if ctx.named("load") != 0 {
+                Role::Def
+            } else {
+                Role::Use
+            }
+        }
+        115..=117 | 125 | 126 | 128 | 131 | 132 | 134 | 136 | 137 | 139 | 140 => Role::Def,
+        _ => Role::Use,
+    }
+}
+
+/// A tuple of `count` consecutive registers of `width` in `file`, the first
+/// being element `first` (register number in that width). Empty tuples
+/// print nothing. Names past applegpu's tables set `raised`.
+fn tuple(
+    ctx: &mut Ctx,
+    file: RegFile,
+    width: Width,
+    first: u32,
+    count: u32,
+    flags: u8,
+    role: Role,
+) -> Out {
+    if count == 0 {
+        return Out::Skip;
+    }
+    let limit = match (file, width) {
+        (RegFile::Gpr, Width::W16) => 256,
+        (RegFile::Gpr, _) => 128,
+        (RegFile::Uniform, Width::W16) => 512,
+        (RegFile::Uniform, _) => 256,
+    };
+    if first.saturating_add(count) > limit {
+        ctx.raised = true;
+    }
+    let half = match width {
+        Width::W16 => first,
+        _ => first.saturating_mul(2),
+    };
+    let r = Reg {
+        file,
+        width,
+        half: u16::try_from(half).unwrap_or(u16::MAX),
+        count: u8::try_from(count).unwrap_or(u8::MAX),
+        flags,
+    };
+    out_reg(r, role)
+}
+
+fn g16(ctx: &mut Ctx, n: u32, count: u32, role: Role) -> Out {
+    tuple(ctx, RegFile::Gpr, Width::W16, n, count, 0, role)
+}
+fn g32(ctx: &mut Ctx, n: u32, count: u32, role: Role) -> Out {
+    tuple(ctx, RegFile::Gpr, Width::W32, n, count, 0, role)
+}
+fn g64(ctx: &mut Ctx, n: u32, role: Role) -> Out {
+    tuple(ctx, RegFile::Gpr, Width::W64, n, 1, 0, role)
+}
+fn u16r(ctx: &mut Ctx, n: u32, role: Role) -> Out {
+    tuple(ctx, RegFile::Uniform, Width::W16, n, 1, 0, role)
+}
+fn u64r(ctx: &mut Ctx, n: u32, role: Role) -> Out {
+    tuple(ctx, RegFile::Uniform, Width::W64, n, 1, 0, role)
+}
+
+fn sext16(v: u64) -> i64 {
+    v as u16 as i16 as i64
+}
+
+/// `rN_rMl`: a 32-bit compare value followed by a 16-bit offset
+/// (SampleCompareOffDesc with both present), for every 8-bit field value.
+fn compare_offset_text(value: u32) -> &'static str {
+    static TABLE: OnceLock<Vec<String>> = OnceLock::new();
+    let t = TABLE.get_or_init(|| {
+        (0..256u32)
+            .map(|v| {
+                let h = v + 2;
+                format!(
+                    "r{}_r{}{}",
+                    v >> 1,
+                    h >> 1,
+                    if h & 1 == 0 { 'l' } else { 'h' }
+                )
+            })
+            .collect()
+    });
+    t.get(value as usize).map(|s| s.as_str()).unwrap_or("")
+}
+
+/// Name of the type/flags field of operand `n` (applegpu appends `t`).
+fn type_field(n: &str) -> &'static str {
+    match n {
+        "R" => "Rt",
+        "O" => "Ot",
+        "A" => "At",
+        "T" => "Tt",
+        "S" => "St",
+        "C" => "Ct",
+        "D" => "Dt",
+        "M" => "Mt",
+        "I" => "It",
+        _ => "",
+    }
+}
+
+/// Operand kinds specific to this group.
+pub(crate) fn operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
+    use OpKind::*;
+    let n = op.name;
+    let value = ctx.named(n) as u32;
+    let tname = type_field(n);
+    let t = |ctx: &Ctx| -> u64 { ctx.named(tname) };
+    match op.kind {
+        // --- memory data registers -------------------------------------
+        MemoryRegDesc | SampleRegDesc => {
+            let count = (ctx.named("mask") & 0xF).count_ones();
+            let role = data_role(ctx);
+            if t(ctx) == 0 {
+                g16(ctx, value, count, role)
+            } else {
+                g32(ctx, value >> 1, count, role)
+            }
+        }
+        ThreadgroupMemoryRegDesc => {
+            let optional = ctx.form.idx == 140;
+            if optional && ctx.named("Ra") == 0 {
+                return none();
+            }
+            let count = if optional {
+                1
+            } else {
+                (ctx.named("mask") & 0xF).count_ones()
+            };
+            let role = data_role(ctx);
+            if t(ctx) == 0 {
+                g16(ctx, value, count, role)
+            } else {
+                g32(ctx, value >> 1, count, role)
+            }
+        }
+        TileToMemoryRegDesc => g16(ctx, value, 1, Role::Use),
+        PBESourceRegDesc => {
+            if t(ctx) == 0 {
+                g16(ctx, value, 4, Role::Use)
+            } else {
+                if value & 1 != 0 {
+                    ctx.raised = true;
+                }
+                g32(ctx, value >> 1, 4, Role::Use)
+            }
+        }
+        VarRegisterDesc | VarTripleRegisterDesc => {
+            let mut count = match ctx.named("count") {
+                0 => 4,
+                c => c as u32,
+            };
+            if op.kind == VarTripleRegisterDesc {
+                count *= 3;
+            }
+            if t(ctx) == 0 {
+                g16(ctx, value, count, Role::Def)
+            } else {
+                g32(ctx, value >> 1, count, Role::Def)
+            }
+        }
+        // --- addresses ----------------------------------------------------
+        MemoryBaseDesc => {
+            if value & 1 != 0 {
+                ctx.raised = true;
+            }
+            if t(ctx) != 0 {
+                u64r(ctx, value >> 1, Role::Use)
+            } else {
+                g64(ctx, value >> 1, Role::Use)
+            }
+        }
+        MemoryIndexDesc => {
+            if t(ctx) != 0 {
+                imm(sext16(value as u64))
+            } else {
+                if value & 1 != 0 || value >= 0x100 {
+                    ctx.raised = true;
+                }
+                g32(ctx, value >> 1, 1, Role::Use)
+            }
+        }
+        MemoryShiftDesc => match value {
+            0 => Out::Skip,
+            1 => kw("lsl 1"),
+            2 => kw("lsl 2"),
+            _ => kw("lsl 3"),
+        },
+        ThreadgroupMemoryBaseDesc => match t(ctx) {
+            0 => g16(ctx, value, 1, Role::Use),
+            2 => imm(0),
+            f => u16r(ctx, value | ((f as u32 >> 1) << 8), Role::Use),
+        },
+        ThreadgroupIndexDesc => {
+            if t(ctx) != 0 {
+                imm(sext16(value as u64))
+            } else {
+                if value >= 0x100 {
+                    ctx.raised = true;
+                }
+                g16(ctx, value & 0xFF, 1, Role::Use)
+            }
+        }
+        AsyncMemoryRegDesc => {
+            if t(ctx) != 0 {
+                u64r(ctx, value >> 1, Role::Use)
+            } else {
+                g64(ctx, value >> 1, Role::Use)
+            }
+        }
+        AsyncMemoryBaseDesc => {
+            let count = if ctx.named("F") != 0 { 5 } else { 3 };
+            let file = if t(ctx) != 0 {
+                RegFile::Uniform
+            } else {
+                RegFile::Gpr
+            };
+            tuple(ctx, file, Width::W32, value, count, 0, Role::Use)
+        }
+        StackAdjustmentDesc => imm(sext16(value as u64)),
+        StackReg32Desc => g32(ctx, value >> 1, 1, Role::Def),
+        Reg32_4_4_Desc => g32(ctx, value >> 1, 1, Role::Use),
+        ExReg32Desc => g32(ctx, value, 1, Role::Use),
+        // --- atomics --------------------------------------------------------
+        AtomicSourceDesc => {
+            if value & 1 != 0 {
+                ctx.raised = true;
+            }
+            if ctx.named("op") == 3 {
+                g64(ctx, value >> 1, Role::Use)
+            } else {
+                g32(ctx, value >> 1, 1, Role::Use)
+            }
+        }
+        AtomicDestinationDesc => {
+            if t(ctx) == 1 {
+                if value & 1 != 0 {
+                    ctx.raised = true;
+                }
+                g32(ctx, value >> 1, 1, Role::Def)
+            } else {
+                none()
+            }
+        }
+        // --- texture / image ------------------------------------------------
+        SampleURegDesc => {
+            if ctx.named("Tt") & 2 != 0 {
+                u64r(ctx, value * 2, Role::Use)
+            } else {
+                none()
+            }
+        }
+        TextureDesc => match t(ctx) {
+            0 => Out::Op(Operand::new(OperandKind::TexState(value as u16))),
+            1 => g16(ctx, value, 1, Role::Use),
+            2 if value == 0 => imm(0),
+            2 => g16(ctx, value, 1, Role::Use),
+            _ => g32(ctx, value >> 1, 1, Role::Use),
+        },
+        SamplerDesc => {
+            if t(ctx) == 0 {
+                Out::Op(Operand::new(OperandKind::SamplerState(value as u16)))
+            } else {
+                g16(ctx, value, 1, Role::Use)
+            }
+        }
+        CoordsDesc => {
+            let (count, extra) = tex_size(ctx);
+            let discard = if t(ctx) != 0 { flags::DISCARD } else { 0 };
+            let (w, first, count) = if ctx.named("Cs") != 0 {
+                (Width::W16, value, count + extra)
+            } else if extra != 0 {
+                (Width::W16, value, count * 2 + 1)
+            } else {
+                (Width::W32, value >> 1, count)
+            };
+            tuple(ctx, RegFile::Gpr, w, first, count, discard, Role::Use)
+        }
+        LodDesc => match ctx.named("lod") {
+            0 => imm(0),
+            l @ (4 | 12) => {
+                let (dims, _) = tex_size(ctx);
+                let count = dims * 2 + u32::from(l == 12);
+                g32(ctx, value >> 1, count, Role::Use)
+            }
+            1 | 2 => u16r(ctx, value, Role::Use),
+            5 | 6 => g16(ctx, value, 1, Role::Use),
+            l => {
+                ctx.raised = true;
+                let count = if l & 3 == 3 { 2 } else { 1 };
+                let file = if l & 4 != 0 {
+                    RegFile::Gpr
+                } else {
+                    RegFile::Uniform
+                };
+                tuple(ctx, file, Width::W16, value, count, 0, Role::Use)
+            }
+        },
+        SampleCompareOffDesc => {
+            let has_offset = t(ctx) != 0;
+            let has_compare = ctx.named("compare") != 0;
+            match (has_compare, has_offset) {
+                (false, false) => Out::Skip,
+                (true, false) => g32(ctx, value >> 1, 1, Role::Use),
+                (false, true) => g16(ctx, value, 1, Role::Use),
+                (true, true) => {
+                    if value + 2 >= 256 {
+                        ctx.raised = true;
+                    }
+                    // the registers themselves are implicit operands (finish)
+                    kw(compare_offset_text(value))
+                }
+            }
+        }
+        PBELodDesc => {
+            if t(ctx) == 0 {
+                g16(ctx, value, 1, Role::Use)
+            } else {
+                imm(value as i64)
+            }
+        }
+        TextureStateDestDesc => Out::Op(Operand::new(OperandKind::TexState(value as u16))),
+        SamplerStateDestDesc => Out::Op(Operand::new(OperandKind::SamplerState(value as u16))),
+        // --- varyings ---------------------------------------------------------
+        CFDesc => {
+            if t(ctx) == 0 {
+                Out::Op(Operand::new(OperandKind::Cf(value as u16)))
+            } else {
+                g16(ctx, value, 1, Role::Use)
+            }
+        }
+        CFPerspectiveDesc => Out::Op(Operand::new(OperandKind::Cf(value as u16))),
+        IterSampleID => {
+            let interp = ctx.named("interpolation");
+            if interp & 1 != 0 {
+                if interp & 2 != 0 {
+                    g16(ctx, value, 1, Role::Use)
+                } else {
+                    imm(value as i64)
+                }
+            } else if value == 0 {
+                Out::Skip
+            } else {
+                ctx.raised = true;
+                imm(value as i64)
+            }
+        }
+        UVSIndexDesc => {
+            if t(ctx) == 0 {
+                g16(ctx, value, 1, Role::Use)
+            } else {
+                imm(value as i64)
+            }
+        }
+        // --- fragment output ------------------------------------------------
+        SampleMaskDesc => {
+            let f = t(ctx);
+            // ld/st_tile: 2-bit type, 0 = immediate; sample_mask/zs_emit:
+            // 1-bit type, 1 = immediate.
+            let immediate = if ctx.form.idx == 114 { f == 0 } else { f == 1 };
+            if f >= 2 {
+                ctx.raised = true;
+            }
+            if immediate {
+                imm(value as i64)
+            } else {
+                g16(ctx, value, 1, Role::Use)
+            }
+        }
+        DiscardMaskDesc => {
+            if t(ctx) == 0 {
+                g16(ctx, value, 1, Role::Use)
+            } else {
+                imm(value as i64)
+            }
+        }
+        ZSDesc => {
+            let count = 2 * (ctx.named("z") as u32 & 1) + (ctx.named("s") as u32 & 1);
+            if count == 0 {
+                ctx.raised = true;
+            }
+            g16(ctx, value, count, Role::Use)
+        }
+        // --- misc -------------------------------------------------------------
+        SReg32Desc => Out::Op(Operand::new(OperandKind::SpecialReg(value as u16))),
+        ImplicitR0LDesc => {
+            let mut r = gpr16(0);
+            if ctx.named("Dt") & 1 != 0 {
+                r.flags = flags::CACHE;
+            }
+            out_reg(r, Role::UseDef)
+        }
+        BranchOffsetDesc => {
+            let w = ctx.op_width(op, 0) as u32;
+            let v = ctx.op(op, 0);
+            let rel = if w > 0 && w < 64 && (v >> (w - 1)) & 1 != 0 {
+                (v as i64) - (1i64 << w)
+            } else {
+                v as i64
+            };
+            Out::Op(Operand::new(OperandKind::Target(rel as i32)))
+        }
+        _ => kw("<TODO>"),
+    }
 }
 
 /// Post-processing: aliases, operand roles, implicit operands.
 pub(crate) fn finish(ctx: &mut Ctx, insn: &mut Instruction) {
-    let _ = (ctx, insn);
+    match ctx.form.idx {
+        // ld_tile/st_tile: the direction immediate becomes the mnemonic.
+        114 => drop_first(insn),
+        156 if ctx.named("op") <= 1 => drop_first(insn),
+        136 | 137 => {
+            if ctx.named("compare") != 0 && ctx.named("Ot") != 0 {
+                let v = ctx.named("O") as u32;
+                insn.implicit.push(Operand::reg(gpr32(v >> 1), Role::Use));
+                let mut r = gpr16(0);
+                r.half = u16::try_from(v + 2).unwrap_or(u16::MAX);
+                insn.implicit.push(Operand::reg(r, Role::Use));
+            }
+        }
+        _ => {}
+    }
+}
+
+fn drop_first(insn: &mut Instruction) {
+    let mut v = OperandVec::new();
+    for o in insn.operands.iter().skip(1) {
+        v.push(*o);
+    }
+    insn.operands = v;
 }
