@@ -7,3 +7,13 @@ pub mod table;
 
 pub use mesa::{mesa_estimate, MesaEstimate};
 pub use table::{g13, CostEntry, GpuTiming, MemParams, Unit, G13};
+pub mod model;
+
+pub use model::{
+    analyze_kernel, analyze_kernel_with_loops, body_timing, find_loops, InsnDetail, KernelTiming,
+    LoopSpan, LoopTiming, ModelParams, RawDep, RegionTiming, UnitCycles, DEFAULT_TRIP_COUNT,
+};
+pub mod build;
+pub mod suggest;
+
+pub use suggest::{suggest, Severity, Suggestion};

@@ -1,0 +1,60 @@
+//! Prints our model's loop timings for every kernel of a Mesa corpus folder
+//! (default: testdata/mesa, else /work/shared/corpus/mesa).
+//!
+//! `cargo run -p agx-analysis --example timing_corpus [DIR]`
+
+use agx_analysis::timing::{analyze_kernel, ModelParams};
+use agx_isa::Item;
+
+fn main() {
+    let dir = std::env::args().nth(1).unwrap_or_else(|| {
+        let local = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/mesa");
+        if std::path::Path::new(local).exists() {
+            local.to_string()
+        } else {
+            "/work/shared/corpus/mesa".to_string()
+        }
+    });
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .expect("corpus dir")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .collect();
+    names.sort();
+    for name in names {
+        let Ok(bin) = std::fs::read(format!("{dir}/{name}/{name}.bin")) else {
+            continue;
+        };
+        let insns: Vec<_> = agx_isa::stream::walk(&bin, 0)
+            .filter_map(|i| match i {
+                Item::Insn { insn, .. } => Some(insn),
+                _ => None,
+            })
+            .collect();
+        let k = analyze_kernel(&insns, &ModelParams::default());
+        println!(
+            "{name}: {} insns, total {:.1} cy, cycles {:?}, mesa {:?}\n  bottleneck: {}",
+            insns.len(),
+            k.total_cycles,
+            k.cycles,
+            k.mesa_estimate,
+            k.bottleneck
+        );
+        for l in &k.loops {
+            println!(
+                "  loop {} @0x{:x} depth {}: cpi {} lbc {} single {} rec {} loads {} waits {:?}\n    {}",
+                l.index,
+                l.header,
+                l.depth,
+                l.cycles_per_iteration,
+                l.latency_bound_cycles,
+                l.body.single_simd_iteration_cycles,
+                l.body.recurrence_cycles,
+                l.body.loads,
+                l.body.waits.iter().map(|w| (w.addr, w.stall_single, w.exposed)).collect::<Vec<_>>(),
+                l.bottleneck
+            );
+        }
+    }
+}

@@ -1,0 +1,481 @@
+//! Suggestions engine: rules that fire on measured facts of the model and
+//! the analysis, each naming the instructions involved. No rule fires
+//! without evidence.
+
+use super::model::{fmt_cy, KernelTiming, LoopTiming};
+use super::table::{classify, form_name, mem_class, MemClass};
+use crate::Analysis;
+use agx_isa::{Instruction, RegFile, Width};
+use serde::Serialize;
+use std::collections::HashSet;
+
+/// How much a suggestion matters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    High,
+    Medium,
+    Low,
+}
+
+impl Severity {
+    /// 🔴 / 🟡 / 🟢
+    pub fn icon(self) -> &'static str {
+        match self {
+            Severity::High => "🔴",
+            Severity::Medium => "🟡",
+            Severity::Low => "🟢",
+        }
+    }
+}
+
+/// One suggestion.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Suggestion {
+    pub severity: Severity,
+    /// Address of the instruction the suggestion is about.
+    pub offset: u32,
+    pub message: String,
+    /// Stable rule id (e.g. `"tile-global-loads"`).
+    pub rule: &'static str,
+}
+
+/// Rule ids, in evaluation order.
+pub const RULES: &[&str] = &[
+    "spills",
+    "register-pressure",
+    "tile-global-loads",
+    "independent-work-before-wait",
+    "break-dependency-chain",
+    "hoist-invariant-transcendental",
+    "int64-emulation-in-loop",
+    "reduction-in-loop",
+    "division-rcp-fmul",
+    "consider-fp16",
+];
+
+fn in_loop(l: &LoopTiming, addr: u32) -> bool {
+    l.header <= addr && addr <= l.latch
+}
+
+fn loop_insns<'a>(insns: &'a [Instruction], l: &LoopTiming) -> Vec<&'a Instruction> {
+    insns.iter().filter(|i| in_loop(l, i.addr)).collect()
+}
+
+fn innermost_loop<'a>(t: &'a KernelTiming, addr: u32) -> Option<&'a LoopTiming> {
+    t.loops
+        .iter()
+        .filter(|l| in_loop(l, addr))
+        .max_by_key(|l| l.depth)
+}
+
+fn is_transcendental(key: &str) -> bool {
+    matches!(
+        key,
+        "rcp"
+            | "rsqrt16"
+            | "rsqrt32"
+            | "exp2_32"
+            | "exp2_16"
+            | "log2_32"
+            | "log2_16"
+            | "sin_pt_1"
+            | "sin_pt_2"
+    )
+}
+
+fn is_stack_adjust(insn: &Instruction) -> bool {
+    insn.stack_adjust().is_some()
+}
+
+/// Highest GPR half index touched and the first instruction touching it.
+fn highest_gpr(insns: &[Instruction]) -> Option<(u32, u32)> {
+    let mut best: Option<(u32, u32)> = None;
+    for i in insns {
+        for r in i.defs().chain(i.uses()) {
+            if r.file == RegFile::Gpr {
+                let hi = r.half_range().end.saturating_sub(1);
+                if best.map(|b| hi > b.0).unwrap_or(true) {
+                    best = Some((hi, i.addr));
+                }
+            }
+        }
+    }
+    best
+}
+
+fn threads_for(halfregs: u32) -> u32 {
+    // Mesa agx_performance.c occupancy table (see timing.md).
+    const T: &[(u32, u32)] = &[
+        (104, 1024),
+        (112, 896),
+        (128, 832),
+        (136, 768),
+        (144, 704),
+        (160, 640),
+        (184, 576),
+        (208, 512),
+        (232, 448),
+        (256, 384),
+    ];
+    T.iter()
+        .find(|(m, _)| halfregs <= *m)
+        .map(|x| x.1)
+        .unwrap_or(384)
+}
+
+/// Runs every rule. `analysis` (from [`crate::analyze`]) provides the
+/// register peak and spill counts; without it they are derived from the
+/// instructions.
+pub fn suggest(
+    insns: &[Instruction],
+    timing: &KernelTiming,
+    analysis: Option<&Analysis>,
+) -> Vec<Suggestion> {
+    let mut out: Vec<Suggestion> = Vec::new();
+    let mut push = |severity, offset, rule, message: String| {
+        out.push(Suggestion {
+            severity,
+            offset,
+            message,
+            rule,
+        })
+    };
+
+    // --- spills ---
+    let spills: Vec<&Instruction> = insns
+        .iter()
+        .filter(|i| matches!(form_name(i), "stack_store" | "stack_load") && !is_stack_adjust(i))
+        .collect();
+    if let Some(first) = spills.first() {
+        let stores = spills
+            .iter()
+            .filter(|i| form_name(i) == "stack_store")
+            .count();
+        let loads = spills.len() - stores;
+        let in_loops = spills
+            .iter()
+            .filter(|i| innermost_loop(timing, i.addr).is_some())
+            .count();
+        push(
+            Severity::High,
+            first.addr,
+            "spills",
+            format!(
+                "{stores} spill stores and {loads} fills (stack_store/stack_load), {in_loops} of them inside loops; first at 0x{:x}. Reduce live values (smaller tiles, fewer accumulators) or a smaller workgroup so the register budget grows.",
+                first.addr
+            ),
+        );
+    }
+
+    // --- register pressure / occupancy ---
+    let threads = timing.params.threads_per_core;
+    let (peak_addr, peak_desc) = match analysis {
+        Some(a) => (
+            a.registers.peak_live_offset,
+            format!(
+                "{} half-registers allocated (highest index {}), peak liveness {} halves",
+                a.registers.allocated_half,
+                a.registers.highest_half_index,
+                a.registers.peak_live_half
+            ),
+        ),
+        None => match highest_gpr(insns) {
+            Some((hi, addr)) => (
+                Some(addr),
+                format!(
+                    "highest register half r{}{} touched",
+                    hi / 2,
+                    if hi % 2 == 0 { "l" } else { "h" }
+                ),
+            ),
+            None => (None, String::new()),
+        },
+    };
+    let derived_threads = analysis
+        .map(|a| a.occupancy.threads)
+        .filter(|&t| t > 0)
+        .or_else(|| highest_gpr(insns).map(|(hi, _)| threads_for(hi + 1)));
+    let occ = derived_threads.unwrap_or(threads).min(threads.max(1));
+    if occ < 1024 {
+        let sev = if occ < 640 {
+            Severity::High
+        } else {
+            Severity::Medium
+        };
+        let at = peak_addr.unwrap_or(0);
+        push(
+            sev,
+            at,
+            "register-pressure",
+            format!(
+                "Occupancy limited to {occ} threads/core ({:.0}%): {peak_desc}; the peak is at 0x{at:x}. Shorten live ranges there (recompute cheap values, narrow to 16-bit) to reach the next occupancy step.",
+                occ as f64 / 1024.0 * 100.0
+            ),
+        );
+    }
+
+    for l in &timing.loops {
+        let body = loop_insns(insns, l);
+        let own: Vec<&Instruction> = body
+            .iter()
+            .filter(|i| innermost_loop(timing, i.addr).map(|x| x.index) == Some(l.index))
+            .cloned()
+            .collect();
+
+        // --- tile global loads ---
+        let dev_loads: Vec<&&Instruction> = own
+            .iter()
+            .filter(|i| mem_class(i) == Some(MemClass::Device) && form_name(i) != "atomic")
+            .collect();
+        let dev_addrs: HashSet<u32> = dev_loads.iter().map(|i| i.addr).collect();
+        let dev_stall: f64 = l
+            .body
+            .waits
+            .iter()
+            .filter(|w| w.loads.iter().any(|a| dev_addrs.contains(a)))
+            .map(|w| w.stall_single)
+            .sum();
+        if !dev_loads.is_empty() && l.body.exposed_stall > 0.0 && dev_stall > 0.0 {
+            push(
+                Severity::High,
+                dev_loads[0].addr,
+                "tile-global-loads",
+                format!(
+                    "Loop at 0x{:x}: {} global loads/iter with ~{} cy wait stall per SIMD-group ({} cy/iter exposed at {} SIMD-groups/scheduler). Tile the data into threadgroup memory and reuse it across iterations.",
+                    l.header,
+                    dev_loads.len(),
+                    fmt_cy(dev_stall),
+                    fmt_cy(l.body.exposed_stall),
+                    fmt_cy(timing.simds_per_scheduler)
+                ),
+            );
+        }
+
+        // --- break dependency chains ---
+        let k = timing.simds_per_scheduler.max(1.0);
+        let chain_bound = l.body.recurrence_cycles / k;
+        let no_mem_stall = l.body.wait_stall <= 0.0;
+        let raw_count = timing
+            .instructions_detail
+            .iter()
+            .filter(|d| {
+                in_loop(l, d.addr) && d.raw_dep.as_ref().map(|r| r.penalty > 0.0).unwrap_or(false)
+            })
+            .count();
+        let first_raw = timing.instructions_detail.iter().find(|d| {
+            in_loop(l, d.addr) && d.raw_dep.as_ref().map(|r| r.penalty > 0.0).unwrap_or(false)
+        });
+        let latency_bound =
+            no_mem_stall && l.body.latency_bound_cycles > l.body.cycles_per_iteration * 1.05;
+        let many_raw = raw_count >= 4 && raw_count * 4 >= l.body.instructions;
+        if latency_bound || (many_raw && chain_bound > 0.0) {
+            let at = first_raw.map(|d| d.addr).unwrap_or(l.header);
+            push(
+                Severity::Medium,
+                at,
+                "break-dependency-chain",
+                format!(
+                    "Loop at 0x{:x}: loop-carried dependency chain of {} cy/iter and {raw_count} back-to-back RAW dependencies (first at 0x{at:x}); latency view {} cy vs throughput {} cy. Split accumulators / interleave independent chains.",
+                    l.header,
+                    fmt_cy(l.body.recurrence_cycles),
+                    fmt_cy(l.body.latency_bound_cycles),
+                    fmt_cy(l.body.cycles_per_iteration)
+                ),
+            );
+        }
+
+        // --- hoist invariant transcendentals ---
+        let written: HashSet<u32> = body
+            .iter()
+            .flat_map(|i| {
+                i.defs()
+                    .filter(|r| r.file == RegFile::Gpr)
+                    .flat_map(|r| r.half_range())
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        for i in &own {
+            let key = classify(i);
+            if !is_transcendental(key) {
+                continue;
+            }
+            let srcs: Vec<_> = i.uses().collect();
+            let invariant = !srcs.is_empty()
+                && srcs.iter().all(|r| {
+                    r.file == RegFile::Uniform || r.half_range().all(|h| !written.contains(&h))
+                });
+            if invariant {
+                push(
+                    Severity::Medium,
+                    i.addr,
+                    "hoist-invariant-transcendental",
+                    format!(
+                        "{} at 0x{:x} in loop 0x{:x} reads only values the loop never writes: hoist it out of the loop (saves {} IC cy/iter).",
+                        i.mnemonic,
+                        i.addr,
+                        l.header,
+                        fmt_cy(timing.instructions_detail.iter().find(|d| d.addr == i.addr).map(|d| d.cycles).unwrap_or(4.0))
+                    ),
+                );
+            }
+        }
+
+        // --- 64-bit integer emulation ---
+        let int64: Vec<&&Instruction> = own
+            .iter()
+            .filter(|i| {
+                matches!(
+                    form_name(i),
+                    "iadd"
+                        | "imadd"
+                        | "icmpsel"
+                        | "bfi"
+                        | "bfeil"
+                        | "extr"
+                        | "shlhi"
+                        | "shrhi"
+                        | "asr"
+                ) && i
+                    .defs()
+                    .any(|r| r.file == RegFile::Gpr && r.width == Width::W64)
+            })
+            .collect();
+        if let Some(first) = int64.first() {
+            push(
+                Severity::Medium,
+                first.addr,
+                "int64-emulation-in-loop",
+                format!(
+                    "Loop at 0x{:x}: {} 64-bit integer op(s) (first {} at 0x{:x}); 64-bit adds are emulated (~4 instructions) and 32x32=64 multiplies take 8 IC cycles. Use 32-bit indices/offsets in the loop.",
+                    l.header,
+                    int64.len(),
+                    first.mnemonic,
+                    first.addr
+                ),
+            );
+        }
+
+        // --- simd/quad reductions in loops ---
+        for i in &own {
+            let key = classify(i);
+            if key.starts_with("simd_reduce")
+                || key.starts_with("simd_prefix")
+                || key.starts_with("quad_reduce")
+                || key.starts_with("quad_prefix")
+            {
+                push(
+                    Severity::Medium,
+                    i.addr,
+                    "reduction-in-loop",
+                    format!(
+                        "{} at 0x{:x} is a cross-lane reduction inside loop 0x{:x} (~{} cy each). Accumulate per lane in the loop and reduce once after it.",
+                        i.mnemonic,
+                        i.addr,
+                        l.header,
+                        fmt_cy(timing.instructions_detail.iter().find(|d| d.addr == i.addr).map(|d| d.cycles).unwrap_or(14.5))
+                    ),
+                );
+            }
+        }
+
+        // --- FP16 ---
+        let f32_ops = own
+            .iter()
+            .filter(|i| matches!(form_name(i), "fadd32" | "fmul32" | "fmadd32"))
+            .count();
+        let f16_ops = own
+            .iter()
+            .filter(|i| matches!(form_name(i), "fadd16" | "fmul16" | "fmadd16"))
+            .count();
+        let f_bound = l.body.bottleneck_unit == "F+SCIB pipe"
+            || l.body.bottleneck_unit == "latency" && no_mem_stall;
+        if f32_ops >= 4
+            && f16_ops == 0
+            && f_bound
+            && l.body.pipes.f32 * 2.0 >= l.body.cycles_per_iteration
+        {
+            let first = own
+                .iter()
+                .find(|i| matches!(form_name(i), "fadd32" | "fmul32" | "fmadd32"))
+                .unwrap();
+            push(
+                Severity::Low,
+                first.addr,
+                "consider-fp16",
+                format!(
+                    "Loop at 0x{:x} is FP32-bound ({f32_ops} FP32 ops, {} of {} cy/iter); if the precision allows, half-precision halves register use and RAW penalties (+0.56 vs +0.84 cy).",
+                    l.header,
+                    fmt_cy(l.body.pipes.f32),
+                    fmt_cy(l.body.cycles_per_iteration)
+                ),
+            );
+        }
+    }
+
+    // --- more independent work between loads and wait (any region) ---
+    let mut waits: Vec<&super::model::WaitStall> = timing.outside_loops.waits.iter().collect();
+    for l in &timing.loops {
+        waits.extend(l.body.waits.iter());
+    }
+    for w in waits {
+        if w.exposed > 0.0 && w.latency > 0.0 && w.independent_work < 0.25 * w.latency {
+            let first = w.loads.first().copied().unwrap_or(w.addr);
+            push(
+                Severity::Medium,
+                w.addr,
+                "independent-work-before-wait",
+                format!(
+                    "Only {} cy of work between the load at 0x{first:x} and the wait at 0x{:x} (latency ~{} cy, ~{} cy left exposed). Issue loads earlier / unroll so independent work covers them.",
+                    fmt_cy(w.independent_work),
+                    w.addr,
+                    fmt_cy(w.latency),
+                    fmt_cy(w.exposed)
+                ),
+            );
+        }
+    }
+
+    // --- division: rcp feeding fmul ---
+    for (idx, i) in insns.iter().enumerate() {
+        if form_name(i) != "rcp" {
+            continue;
+        }
+        let defs: Vec<u32> = i
+            .defs()
+            .filter(|r| r.file == RegFile::Gpr)
+            .flat_map(|r| r.half_range())
+            .collect();
+        if defs.is_empty() {
+            continue;
+        }
+        let consumer = insns[idx + 1..].iter().take(6).find(|j| {
+            matches!(form_name(j), "fmul32" | "fmul16" | "fmadd32" | "fmadd16")
+                && j.uses()
+                    .any(|r| r.file == RegFile::Gpr && r.half_range().any(|h| defs.contains(&h)))
+        });
+        if let Some(c) = consumer {
+            let lp = innermost_loop(timing, i.addr);
+            let sev = if lp.is_some() {
+                Severity::Medium
+            } else {
+                Severity::Low
+            };
+            push(
+                sev,
+                i.addr,
+                "division-rcp-fmul",
+                format!(
+                    "Division: rcp at 0x{:x} (6 IC cy) feeds {} at 0x{:x}{}. If the divisor is reused or loop-invariant, compute its reciprocal once and multiply.",
+                    i.addr,
+                    c.mnemonic,
+                    c.addr,
+                    lp.map(|l| format!(" inside loop 0x{:x}", l.header)).unwrap_or_default()
+                ),
+            );
+        }
+    }
+
+    out.sort_by(|a, b| a.severity.cmp(&b.severity).then(a.offset.cmp(&b.offset)));
+    out
+}
