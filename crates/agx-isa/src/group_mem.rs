@@ -178,6 +178,41 @@ pub(crate) fn stack_adjust_amount(insn: &Instruction) -> Option<i32> {
     Some(v as u16 as i16 as i32)
 }
 
+/// The data registers a memory instruction really touches when that differs
+/// from the printed tuple (see [`Touched`]); `None` when the printed data
+/// operand is exact.
+#[allow(dead_code)]
+pub(crate) fn touched_data(insn: &Instruction) -> Option<Reg> {
+    let first_def = || {
+        insn.operands
+            .iter()
+            .find(|o| o.role == Role::Def)
+            .and_then(|o| o.as_reg())
+            .copied()
+    };
+    match insn.form {
+        126 | 128 => {
+            // F: bits 7..9 and 48
+            let f = ((insn.raw >> 7) & 7) | ((insn.raw >> 48) & 1) << 3;
+            let channels = match f {
+                8 => 4,
+                12..=15 => 3,
+                _ => return None,
+            };
+            let r = first_def()?;
+            Some(Reg {
+                count: channels,
+                ..r
+            })
+        }
+        STACK_LOAD_FORM if is_stack_get_ptr(insn) => {
+            let n = ((insn.raw >> 10) & 0x3F) | ((insn.raw >> 40) & 3) << 6;
+            Some(gpr32((n >> 1) as u32))
+        }
+        _ => None,
+    }
+}
+
 /// True for `stack_get_ptr` (shadowed by `stack_load` in applegpu).
 #[allow(dead_code)]
 pub(crate) fn is_stack_get_ptr(insn: &Instruction) -> bool {
@@ -267,7 +302,7 @@ fn data_role(ctx: &Ctx) -> Role {
                 Role::Use
             }
         }
-        115..=117 | 125 | 126 | 128 | 131 | 132 | 134 | 136 | 137 | 139 | 140 => Role::Def,
+        115..=117 | 126 | 128 | 131 | 134 | 136 | 137 | 140 => Role::Def,
         _ => Role::Use,
     }
 }
@@ -677,14 +712,12 @@ pub(crate) fn finish(ctx: &mut Ctx, insn: &mut Instruction) {
         // ld_tile/st_tile: the direction immediate becomes the mnemonic.
         114 => drop_first(insn),
         156 if ctx.named("op") <= 1 => drop_first(insn),
-        136 | 137 => {
-            if ctx.named("compare") != 0 && ctx.named("Ot") != 0 {
-                let v = ctx.named("O") as u32;
-                insn.implicit.push(Operand::reg(gpr32(v >> 1), Role::Use));
-                let mut r = gpr16(0);
-                r.half = u16::try_from(v + 2).unwrap_or(u16::MAX);
-                insn.implicit.push(Operand::reg(r, Role::Use));
-            }
+        136 | 137 if ctx.named("compare") != 0 && ctx.named("Ot") != 0 => {
+            let v = ctx.named("O") as u32;
+            insn.implicit.push(Operand::reg(gpr32(v >> 1), Role::Use));
+            let mut r = gpr16(0);
+            r.half = u16::try_from(v + 2).unwrap_or(u16::MAX);
+            insn.implicit.push(Operand::reg(r, Role::Use));
         }
         _ => {}
     }
@@ -696,4 +729,87 @@ fn drop_first(insn: &mut Instruction) {
         v.push(*o);
     }
     insn.operands = v;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::decode;
+    use crate::format::{format_asm, Syntax};
+    use crate::forms::FORMS;
+
+    fn xorshift(s: &mut u64) -> u64 {
+        *s ^= *s << 13;
+        *s ^= *s >> 7;
+        *s ^= *s << 17;
+        *s
+    }
+
+    /// Random words with each form's fixed bits: decoding and printing never
+    /// panics, and register operands stay within sane bounds.
+    #[test]
+    fn no_panic_on_random_words() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        for f in &FORMS[114..=160] {
+            for i in 0..4000 {
+                let mut w = (xorshift(&mut seed) as u128) | (xorshift(&mut seed) as u128) << 64;
+                if i % 3 == 0 {
+                    w &= (xorshift(&mut seed) as u128) | (xorshift(&mut seed) as u128) << 64;
+                }
+                w = (w & !f.mask) | f.bits;
+                let bytes = w.to_le_bytes();
+                let Ok(insn) = decode(&bytes[..12], 0x100) else {
+                    continue;
+                };
+                let _ = format_asm(&insn, Syntax::Default);
+                let _ = format_asm(&insn, Syntax::Cryptic);
+                for r in insn.defs().chain(insn.uses()) {
+                    assert!(r.count >= 1 && r.count <= 12, "{insn:?}");
+                }
+                let _ = touched_data(&insn);
+                let _ = stack_adjust_amount(&insn);
+            }
+        }
+    }
+
+    fn dec(hex: &str) -> Instruction {
+        let b: Vec<u8> = (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+            .collect();
+        decode(&b, 0).unwrap()
+    }
+
+    #[test]
+    fn stack_adjust_is_not_a_spill() {
+        let adj = dec("b500010525800000");
+        assert_eq!(
+            format_asm(&adj, Syntax::Default).trim_end(),
+            "stack_store      i8, 1, 2, 0, 80, 0"
+        );
+        assert!(is_stack_adjust(&adj));
+        assert_eq!(stack_adjust_amount(&adj), Some(80));
+        assert_eq!(adj.defs().count() + adj.uses().count(), 0);
+        let spill = dec("b522000500c01200");
+        assert_eq!(
+            format_asm(&spill, Syntax::Default).trim_end(),
+            "stack_store      i32, 1, 0, x, 4, r4, 0, 0"
+        );
+        assert!(!is_stack_adjust(&spill));
+        let u: Vec<_> = spill.uses().copied().collect();
+        assert_eq!(u, vec![gpr32(4)]);
+        assert_eq!(spill.defs().count(), 0);
+    }
+
+    #[test]
+    fn load_store_roles() {
+        // device_load with a 4-wide mask: the data tuple is one Def of 4
+        let mut w: u128 = 0x05 | 2 << 7 | 1 << 26 | 4 << 44 | 0xF << 52 | 1 << 49 | 1 << 47;
+        w |= 8 << 10; // R = r4
+        let insn = decode(&w.to_le_bytes()[..12], 0).unwrap();
+        let d: Vec<_> = insn.defs().copied().collect();
+        assert_eq!(d.len(), 1);
+        assert_eq!((d[0].width, d[0].half, d[0].count), (Width::W32, 8, 4));
+        assert!(insn.uses().all(|r| r.width == Width::W64 || r.count == 1));
+    }
 }
