@@ -1,1 +1,526 @@
-//! cfg
+//! Control-flow graph of decoded AGX machine code.
+//!
+//! Blocks are split at branch/call targets and function entries, and after
+//! every instruction whose [`Flow`] is not `Next` (branches, calls, `ret`,
+//! `stop`, `trap`). Edges:
+//!
+//! * `jmp_exec_any` / `jmp_exec_none` (and the two other conditional jumps):
+//!   [`EdgeKind::Taken`] to the target and [`EdgeKind::Fallthrough`].
+//! * `call`: [`EdgeKind::Call`] to the helper when its target lies inside the
+//!   code given, and [`EdgeKind::CallReturn`] to the next instruction.
+//! * `ret`, `stop`, `trap`: no successor.
+//!
+//! The structured exec-mask ops (`if_*`, `else_*`, `while_*`, `push_exec`,
+//! `pop_exec`) only change which lanes run (ISA reference, "Conditional
+//! Execution": they "are the only known way to manipulate exec_mask"); they
+//! do not split blocks. Their nesting is recorded per instruction, see
+//! [`Cfg::exec_depth`].
+//!
+//! Robustness: empty input, branch targets outside the code or inside an
+//! instruction (recorded in [`Cfg::unresolved`]), unsorted or overlapping
+//! addresses (instructions are used in the order given; targets resolve to
+//! the first instruction at that address), code without `stop` (the last
+//! block simply has no successor).
+
+use agx_isa::{ExecOp, Flow, Instruction};
+use serde::Serialize;
+use std::ops::Range;
+
+/// Kind of a CFG edge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EdgeKind {
+    /// To the next instruction (no control transfer, or a branch not taken).
+    Fallthrough,
+    /// A taken branch.
+    Taken,
+    /// From a `call` to the called helper's entry.
+    Call,
+    /// From a `call` to the instruction after it (where `ret` comes back).
+    CallReturn,
+}
+
+impl EdgeKind {
+    /// Edges that stay inside one function (everything but `Call`).
+    pub fn is_intra(self) -> bool {
+        !matches!(self, EdgeKind::Call)
+    }
+}
+
+/// A successor edge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Edge {
+    pub to: usize,
+    pub kind: EdgeKind,
+}
+
+/// How a block ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Terminator {
+    /// Falls into the next block (split because the next is a target).
+    Fallthrough,
+    /// Conditional branch.
+    Branch,
+    /// Unconditional jump.
+    Jump,
+    Call,
+    CallIndirect,
+    Ret,
+    Stop,
+    Trap,
+    /// Last instruction of the code, with no `stop`.
+    End,
+}
+
+/// A basic block: instructions `insns` (indices into the input slice).
+#[derive(Clone, Debug, Serialize)]
+pub struct Block {
+    pub insns: Range<usize>,
+    /// Address of the first instruction.
+    pub start: u32,
+    /// Address of the last instruction.
+    pub last: u32,
+    pub succs: Vec<Edge>,
+    pub preds: Vec<Edge>,
+    pub term: Terminator,
+    /// Function this block belongs to (index into [`Cfg::functions`]), or
+    /// `None` when no function entry reaches it.
+    pub function: Option<usize>,
+}
+
+impl Block {
+    pub fn len(&self) -> usize {
+        self.insns.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.insns.is_empty()
+    }
+}
+
+/// A function: main (index 0) or a helper reached by `call` / given as an
+/// extra code range.
+#[derive(Clone, Debug, Serialize)]
+pub struct Function {
+    pub entry_block: usize,
+    pub entry: u32,
+    /// Blocks reachable from the entry by intra-procedural edges.
+    pub blocks: usize,
+    pub instructions: usize,
+}
+
+/// A `call` site.
+#[derive(Clone, Debug, Serialize)]
+pub struct CallSite {
+    pub addr: u32,
+    pub block: usize,
+    /// Absolute target (`None` for a call through a register).
+    pub target: Option<i64>,
+    /// Entry block of the callee when the target is inside the code given.
+    pub callee_block: Option<usize>,
+}
+
+/// A branch or call whose target is not the address of an instruction given.
+#[derive(Clone, Debug, Serialize)]
+pub struct Unresolved {
+    pub addr: u32,
+    pub target: i64,
+}
+
+/// One exec-mask stack instruction and the static nesting around it.
+#[derive(Clone, Debug, Serialize)]
+pub struct ExecEvent {
+    pub index: usize,
+    pub addr: u32,
+    pub op: &'static str,
+    /// The instruction's `n` immediate.
+    pub n: u8,
+    /// Nesting depth before / after the instruction (see [`Cfg::exec_depth`]).
+    pub depth_before: u16,
+    pub depth_after: u16,
+}
+
+/// Options for [`Cfg::build_with`].
+#[derive(Clone, Debug, Default)]
+pub struct CfgOptions {
+    /// Entry address of main (default: the first instruction).
+    pub entry: Option<u32>,
+    /// Code ranges of helper functions included in the instructions given;
+    /// each range's first instruction is a function entry.
+    pub helpers: Vec<Range<u32>>,
+}
+
+/// The control-flow graph.
+#[derive(Clone, Debug, Default)]
+pub struct Cfg {
+    pub blocks: Vec<Block>,
+    /// Block of each instruction.
+    pub block_of: Vec<u32>,
+    /// Index 0 is main (if there is any code).
+    pub functions: Vec<Function>,
+    pub calls: Vec<CallSite>,
+    pub unresolved: Vec<Unresolved>,
+    /// Static exec-mask nesting depth in effect at each instruction, scanning
+    /// each function in address order: `if_*`/`push_exec` `n` add `n`
+    /// (always 1 in Mesa code, 1 or 2 in Apple's), `pop_exec n` subtracts
+    /// `n` (floored at 0), `else_*` keeps the level, and `while_* n` (the
+    /// loop condition: failing lanes get `r0l = n`, i.e. leave `n` levels)
+    /// raises the depth to at least `n`. This balances to zero on every
+    /// Mesa and Apple kernel of the corpus (e.g. Mesa `while 1 … pop 1`,
+    /// Apple `push_exec 2 … while 2 … pop_exec 2`). Code at the head of a
+    /// Mesa loop before its `while` is counted at the outer level.
+    pub exec_depth: Vec<u16>,
+    pub exec_events: Vec<ExecEvent>,
+    /// Control-flow effect of each instruction.
+    pub flows: Vec<Flow>,
+}
+
+/// Sorted (address, index) pairs for resolving targets.
+struct AddrMap(Vec<(u32, u32)>);
+
+impl AddrMap {
+    fn new(insns: &[Instruction]) -> AddrMap {
+        let mut v: Vec<(u32, u32)> = insns
+            .iter()
+            .enumerate()
+            .map(|(i, x)| (x.addr, i as u32))
+            .collect();
+        // Stable: the first instruction given at an address wins.
+        v.sort_by_key(|&(a, _)| a);
+        v.dedup_by_key(|&mut (a, _)| a);
+        AddrMap(v)
+    }
+    fn find(&self, target: i64) -> Option<usize> {
+        if target < 0 || target > u32::MAX as i64 {
+            return None;
+        }
+        let t = target as u32;
+        self.0
+            .binary_search_by_key(&t, |&(a, _)| a)
+            .ok()
+            .map(|k| self.0[k].1 as usize)
+    }
+}
+
+fn exec_op_name(op: ExecOp) -> &'static str {
+    match op {
+        ExecOp::If => "if",
+        ExecOp::Else => "else",
+        ExecOp::While => "while",
+        ExecOp::Pop(_) => "pop",
+        ExecOp::Update => "update",
+    }
+}
+
+impl Cfg {
+    /// CFG of `insns` with main's entry at the first instruction.
+    pub fn build(insns: &[Instruction]) -> Cfg {
+        Cfg::build_with(insns, &CfgOptions::default())
+    }
+
+    pub fn build_with(insns: &[Instruction], opts: &CfgOptions) -> Cfg {
+        let n = insns.len();
+        if n == 0 {
+            return Cfg::default();
+        }
+        let map = AddrMap::new(insns);
+        let flows: Vec<Flow> = insns.iter().map(|i| i.flow()).collect();
+
+        // Function entries (instruction indices): main first.
+        let main_entry = opts.entry.and_then(|a| map.find(a as i64)).unwrap_or(0);
+        let mut entries: Vec<usize> = vec![main_entry];
+        for r in &opts.helpers {
+            if let Some(k) = map.find(r.start as i64) {
+                entries.push(k);
+            }
+        }
+
+        // Leaders.
+        let mut leader = vec![false; n];
+        leader[0] = true;
+        for &e in &entries {
+            leader[e] = true;
+        }
+        let mut target_of: Vec<Option<usize>> = vec![None; n];
+        let mut unresolved = Vec::new();
+        for (i, f) in flows.iter().enumerate() {
+            let t = match *f {
+                Flow::Next => continue,
+                Flow::BranchExec { target, .. } | Flow::Jump { target } | Flow::Call { target } => {
+                    Some(target)
+                }
+                _ => None,
+            };
+            if i + 1 < n {
+                leader[i + 1] = true;
+            }
+            if let Some(t) = t {
+                match map.find(t) {
+                    Some(k) => {
+                        leader[k] = true;
+                        target_of[i] = Some(k);
+                        if matches!(f, Flow::Call { .. }) {
+                            entries.push(k);
+                        }
+                    }
+                    None => unresolved.push(Unresolved {
+                        addr: insns[i].addr,
+                        target: t,
+                    }),
+                }
+            }
+        }
+        entries.sort_unstable();
+        entries.dedup();
+        // Keep main first.
+        if let Some(p) = entries.iter().position(|&e| e == main_entry) {
+            entries.remove(p);
+        }
+        entries.insert(0, main_entry);
+
+        // Blocks.
+        let mut blocks: Vec<Block> = Vec::new();
+        let mut block_of = vec![0u32; n];
+        let mut s = 0;
+        for i in 0..n {
+            if i + 1 == n || leader[i + 1] {
+                let term = match flows[i] {
+                    Flow::Next => {
+                        if i + 1 == n {
+                            Terminator::End
+                        } else {
+                            Terminator::Fallthrough
+                        }
+                    }
+                    Flow::BranchExec { .. } => Terminator::Branch,
+                    Flow::Jump { .. } => Terminator::Jump,
+                    Flow::Call { .. } => Terminator::Call,
+                    Flow::CallIndirect => Terminator::CallIndirect,
+                    Flow::Ret => Terminator::Ret,
+                    Flow::Stop => Terminator::Stop,
+                    Flow::Trap => Terminator::Trap,
+                };
+                let b = blocks.len() as u32;
+                for slot in &mut block_of[s..=i] {
+                    *slot = b;
+                }
+                blocks.push(Block {
+                    insns: s..i + 1,
+                    start: insns[s].addr,
+                    last: insns[i].addr,
+                    succs: Vec::new(),
+                    preds: Vec::new(),
+                    term,
+                    function: None,
+                });
+                s = i + 1;
+            }
+        }
+
+        // Edges.
+        let mut calls = Vec::new();
+        for (b, blk) in blocks.iter_mut().enumerate() {
+            let last = blk.insns.end - 1;
+            let next = (last + 1 < n).then(|| block_of[last + 1] as usize);
+            let tgt = target_of[last].map(|k| block_of[k] as usize);
+            let mut succs = Vec::with_capacity(2);
+            match flows[last] {
+                Flow::Next => {
+                    if let Some(x) = next {
+                        succs.push(Edge {
+                            to: x,
+                            kind: EdgeKind::Fallthrough,
+                        });
+                    }
+                }
+                Flow::BranchExec { .. } => {
+                    if let Some(t) = tgt {
+                        succs.push(Edge {
+                            to: t,
+                            kind: EdgeKind::Taken,
+                        });
+                    }
+                    if let Some(x) = next {
+                        succs.push(Edge {
+                            to: x,
+                            kind: EdgeKind::Fallthrough,
+                        });
+                    }
+                }
+                Flow::Jump { .. } => {
+                    if let Some(t) = tgt {
+                        succs.push(Edge {
+                            to: t,
+                            kind: EdgeKind::Taken,
+                        });
+                    }
+                }
+                Flow::Call { target } => {
+                    if let Some(t) = tgt {
+                        succs.push(Edge {
+                            to: t,
+                            kind: EdgeKind::Call,
+                        });
+                    }
+                    if let Some(x) = next {
+                        succs.push(Edge {
+                            to: x,
+                            kind: EdgeKind::CallReturn,
+                        });
+                    }
+                    calls.push(CallSite {
+                        addr: insns[last].addr,
+                        block: b,
+                        target: Some(target),
+                        callee_block: tgt,
+                    });
+                }
+                Flow::CallIndirect => {
+                    if let Some(x) = next {
+                        succs.push(Edge {
+                            to: x,
+                            kind: EdgeKind::CallReturn,
+                        });
+                    }
+                    calls.push(CallSite {
+                        addr: insns[last].addr,
+                        block: b,
+                        target: None,
+                        callee_block: None,
+                    });
+                }
+                Flow::Ret | Flow::Stop | Flow::Trap => {}
+            }
+            blk.succs = succs;
+        }
+        for b in 0..blocks.len() {
+            for k in 0..blocks[b].succs.len() {
+                let e = blocks[b].succs[k];
+                blocks[e.to].preds.push(Edge {
+                    to: b,
+                    kind: e.kind,
+                });
+            }
+        }
+
+        // Functions: intra-procedural reachability from each entry, in
+        // order (main first; a block reachable from several keeps the first).
+        let mut functions = Vec::new();
+        let mut stack = Vec::new();
+        for &e in &entries {
+            let eb = block_of[e] as usize;
+            // A call into code already owned by an earlier function still
+            // gets a Function record (sharing those blocks).
+            let fi = functions.len();
+            let mut nb = 0;
+            let mut ni = 0;
+            if blocks[eb].function.is_none() {
+                blocks[eb].function = Some(fi);
+                stack.push(eb);
+            }
+            while let Some(x) = stack.pop() {
+                nb += 1;
+                ni += blocks[x].len();
+                for k in 0..blocks[x].succs.len() {
+                    let ed = blocks[x].succs[k];
+                    if ed.kind.is_intra() && blocks[ed.to].function.is_none() {
+                        blocks[ed.to].function = Some(fi);
+                        stack.push(ed.to);
+                    }
+                }
+            }
+            functions.push(Function {
+                entry_block: eb,
+                entry: insns[e].addr,
+                blocks: nb,
+                instructions: ni,
+            });
+        }
+
+        // Exec-mask nesting, in address (= list) order, reset at entries.
+        let mut exec_depth = vec![0u16; n];
+        let mut exec_events = Vec::new();
+        let mut is_entry = vec![false; n];
+        for &e in &entries {
+            is_entry[e] = true;
+        }
+        let mut depth: u16 = 0;
+        for (i, insn) in insns.iter().enumerate() {
+            if is_entry[i] {
+                depth = 0;
+            }
+            exec_depth[i] = depth;
+            if let Some(op) = insn.exec_op() {
+                let cnt = insn.exec_count().unwrap_or(0);
+                let before = depth;
+                depth = match op {
+                    ExecOp::If => depth.saturating_add(cnt as u16),
+                    ExecOp::Pop(p) => depth.saturating_sub(p as u16),
+                    ExecOp::While => depth.max(cnt as u16),
+                    ExecOp::Else | ExecOp::Update => depth,
+                };
+                exec_events.push(ExecEvent {
+                    index: i,
+                    addr: insn.addr,
+                    op: exec_op_name(op),
+                    n: cnt,
+                    depth_before: before,
+                    depth_after: depth,
+                });
+            }
+        }
+
+        Cfg {
+            blocks,
+            block_of,
+            functions,
+            calls,
+            unresolved,
+            exec_depth,
+            exec_events,
+            flows,
+        }
+    }
+
+    /// Number of edges.
+    pub fn edge_count(&self) -> usize {
+        self.blocks.iter().map(|b| b.succs.len()).sum()
+    }
+
+    /// Block indices not reached from any function entry.
+    pub fn unreachable_blocks(&self) -> usize {
+        self.blocks.iter().filter(|b| b.function.is_none()).count()
+    }
+
+    /// Mesa's `loops` stat as measured on machine code: the number of branch
+    /// instructions whose target is at or before their own address (every
+    /// NIR loop leaves one backward `jmp_exec_any`; `shared/corpus/mesa/
+    /// README.md`, "Loops"). Calls are not branches and are not counted.
+    pub fn backward_branches(&self, insns: &[Instruction]) -> usize {
+        self.flows
+            .iter()
+            .zip(insns)
+            .filter(|(f, i)| match **f {
+                Flow::BranchExec { target, .. } | Flow::Jump { target } => target <= i.addr as i64,
+                _ => false,
+            })
+            .count()
+    }
+
+    /// Maximum static exec-mask nesting depth.
+    pub fn max_exec_depth(&self) -> u16 {
+        self.exec_events
+            .iter()
+            .map(|e| e.depth_after.max(e.depth_before))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Block containing the instruction at `addr`.
+    pub fn block_at(&self, insns: &[Instruction], addr: u32) -> Option<usize> {
+        insns
+            .iter()
+            .position(|i| i.addr == addr)
+            .map(|k| self.block_of[k] as usize)
+    }
+}

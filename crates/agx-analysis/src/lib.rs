@@ -5,9 +5,282 @@
 //! [`liveness`] (half-register dataflow) → [`occupancy`] (registers allocated,
 //! threads per core) → [`timing`] (cost tables, Mesa-compatible estimate,
 //! steady-state loop model, suggestions).
+//!
+//! [`analyze`] runs the structural analyses and returns an [`Analysis`] whose
+//! serde form carries the JSON report fields of issue 4 (`instructions`,
+//! `code_bytes`, `registers{highest_half_index, allocated_half,
+//! peak_live_half, peak_live_offset, uniform_half}`, `occupancy{threads,
+//! percent}`, `spills`, `fills`, `loops[{start, end, depth, instructions}]`),
+//! plus extra fields (never renamed, only added to).
 
 pub mod cfg;
 pub mod liveness;
 pub mod loops;
 pub mod occupancy;
 pub mod timing;
+
+use agx_isa::Instruction;
+use serde::Serialize;
+
+pub use cfg::{Cfg, CfgOptions};
+pub use occupancy::occupancy_for_regs;
+
+/// Register summary.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Registers {
+    /// Highest GPR 16-bit half-register index touched (Mesa's `regs`); 0
+    /// when no GPR is touched.
+    pub highest_half_index: u32,
+    /// Half-registers allocated by the hardware: highest index + 1 (0 when
+    /// no GPR is touched).
+    pub allocated_half: u32,
+    /// Peak number of simultaneously live half-registers (what an ideal
+    /// allocator could reach).
+    pub peak_live_half: u32,
+    /// Byte address of the first instruction where the peak occurs.
+    pub peak_live_offset: Option<u32>,
+    /// Registers live at the peak (`r3`, `r0l`, ...).
+    pub peak_live_registers: Vec<String>,
+    /// Highest uniform half index touched + 1.
+    pub uniform_half: u32,
+}
+
+/// Occupancy from the allocation.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Occupancy {
+    /// Threads per core (`timing.md` table applied to `highest_half_index`).
+    pub threads: u32,
+    /// `threads` as a percent of 1024.
+    pub percent: f64,
+}
+
+/// One natural loop.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LoopSummary {
+    /// Lowest instruction address in the loop.
+    pub start: u32,
+    /// Address of the highest instruction in the loop (usually the
+    /// backward `jmp_exec_any`).
+    pub end: u32,
+    /// 1 for an outermost loop.
+    pub depth: u32,
+    /// Instructions in the loop, nested loops included.
+    pub instructions: usize,
+    /// Address of the header (the backward branch's target).
+    pub header: u32,
+    /// Addresses of the latches' last instructions (the backward branches).
+    pub latches: Vec<u32>,
+    /// Addresses execution continues at when it leaves the loop.
+    pub exits: Vec<u32>,
+    /// Basic blocks in the loop, nested loops included.
+    pub blocks: usize,
+    /// Entry address of the function containing the loop.
+    pub function: Option<u32>,
+}
+
+/// A function found in the code.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FunctionSummary {
+    pub entry: u32,
+    pub blocks: usize,
+    pub instructions: usize,
+}
+
+/// A call site.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CallSummary {
+    pub addr: u32,
+    /// Absolute target; `None` for a call through a register.
+    pub target: Option<i64>,
+    /// Whether the target is an instruction of the code analysed.
+    pub resolved: bool,
+}
+
+/// CFG summary.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CfgSummary {
+    pub blocks: usize,
+    pub edges: usize,
+    pub functions: Vec<FunctionSummary>,
+    pub calls: Vec<CallSummary>,
+    /// Branch/call targets that are not instruction addresses of the code.
+    pub unresolved_targets: Vec<(u32, i64)>,
+    pub unreachable_blocks: usize,
+    /// Maximum static exec-mask nesting depth (see `Cfg::exec_depth`).
+    pub max_exec_depth: u16,
+    /// Number of exec-mask stack instructions.
+    pub exec_ops: usize,
+}
+
+/// An irreducible region.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct IrreducibleSummary {
+    /// Start addresses of the region's blocks with an outside predecessor.
+    pub entries: Vec<u32>,
+    /// Start addresses of the region's blocks.
+    pub blocks: Vec<u32>,
+    /// Retreating edges whose target does not dominate their source:
+    /// (address of the branch, target address).
+    pub retreating_edges: Vec<(u32, u32)>,
+    pub instructions: usize,
+}
+
+/// Stack summary.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct StackSummary {
+    /// Scratch reserved by the entry stack-adjust (Mesa: dwords).
+    pub scratch_reserved: Option<i32>,
+    pub adjusts: Vec<occupancy::StackAdjust>,
+}
+
+/// The analysis of one kernel's code.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Analysis {
+    /// Instructions analysed (for main alone: Mesa's `inst`).
+    pub instructions: usize,
+    /// Sum of instruction lengths.
+    pub code_bytes: u64,
+    pub registers: Registers,
+    pub occupancy: Occupancy,
+    /// `stack_store` count, stack adjusts excluded (Mesa's `spills`).
+    pub spills: u32,
+    /// `stack_load` count (Mesa's `fills`).
+    pub fills: u32,
+    pub stack: StackSummary,
+    /// Natural loops, by start address (outer before inner at equal start).
+    pub loops: Vec<LoopSummary>,
+    /// Backward branches in the machine code: Mesa's `loops` stat.
+    pub backward_branches: usize,
+    pub cfg: CfgSummary,
+    pub irreducible: Vec<IrreducibleSummary>,
+}
+
+/// Everything computed, for callers that need more than the summary.
+#[derive(Clone, Debug)]
+pub struct Detailed {
+    pub cfg: Cfg,
+    pub dominators: loops::Dominators,
+    pub loops: loops::LoopForest,
+    pub liveness: liveness::Liveness,
+    pub analysis: Analysis,
+}
+
+/// Analyses `insns` (main at the first instruction).
+pub fn analyze(insns: &[Instruction]) -> Analysis {
+    analyze_detailed(insns, &CfgOptions::default()).analysis
+}
+
+/// Analyses `insns` with an explicit entry and helper ranges.
+pub fn analyze_with(insns: &[Instruction], opts: &CfgOptions) -> Analysis {
+    analyze_detailed(insns, opts).analysis
+}
+
+/// Runs every analysis and keeps the intermediate results.
+pub fn analyze_detailed(insns: &[Instruction], opts: &CfgOptions) -> Detailed {
+    let cfg = Cfg::build_with(insns, opts);
+    let dom = loops::dominators(&cfg);
+    let forest = loops::find_loops(&cfg, &dom);
+    let live = liveness::liveness(&cfg, insns);
+    let regs = occupancy::register_use(insns);
+    let stack = occupancy::stack_use(insns);
+    let highest = regs.highest_half_index.unwrap_or(0);
+    let (threads, percent) = occupancy_for_regs(highest);
+    let bstart = |b: usize| cfg.blocks[b].start;
+    let blast = |b: usize| cfg.blocks[b].last;
+
+    let mut loop_sums: Vec<LoopSummary> = forest
+        .loops
+        .iter()
+        .map(|l| {
+            let mut latches: Vec<u32> = l.latches.iter().map(|&b| blast(b)).collect();
+            latches.sort_unstable();
+            let mut exits: Vec<u32> = l.exits.iter().map(|&(_, t)| bstart(t)).collect();
+            exits.sort_unstable();
+            exits.dedup();
+            LoopSummary {
+                start: l.start,
+                end: l.end,
+                depth: l.depth,
+                instructions: l.instructions,
+                header: bstart(l.header),
+                latches,
+                exits,
+                blocks: l.blocks,
+                function: l.function.map(|f| cfg.functions[f].entry),
+            }
+        })
+        .collect();
+    loop_sums.sort_by_key(|l| (l.start, l.depth));
+
+    let irreducible = forest
+        .irreducible
+        .iter()
+        .map(|r| IrreducibleSummary {
+            entries: r.entries.iter().map(|&b| bstart(b)).collect(),
+            blocks: r.blocks.iter().map(|&b| bstart(b)).collect(),
+            retreating_edges: r
+                .retreating_edges
+                .iter()
+                .map(|&(u, v)| (blast(u), bstart(v)))
+                .collect(),
+            instructions: r.instructions,
+        })
+        .collect();
+
+    let peak = live.peak_info(insns);
+    let analysis = Analysis {
+        instructions: insns.len(),
+        code_bytes: insns.iter().map(|i| i.len as u64).sum(),
+        registers: Registers {
+            highest_half_index: highest,
+            allocated_half: regs.allocated_half,
+            peak_live_half: peak.live_half,
+            peak_live_offset: peak.offset,
+            peak_live_registers: peak.registers,
+            uniform_half: regs.uniform_half,
+        },
+        occupancy: Occupancy { threads, percent },
+        spills: stack.spills,
+        fills: stack.fills,
+        stack: StackSummary {
+            scratch_reserved: stack.scratch_reserved,
+            adjusts: stack.adjusts,
+        },
+        loops: loop_sums,
+        backward_branches: cfg.backward_branches(insns),
+        cfg: CfgSummary {
+            blocks: cfg.blocks.len(),
+            edges: cfg.edge_count(),
+            functions: cfg
+                .functions
+                .iter()
+                .map(|f| FunctionSummary {
+                    entry: f.entry,
+                    blocks: f.blocks,
+                    instructions: f.instructions,
+                })
+                .collect(),
+            calls: cfg
+                .calls
+                .iter()
+                .map(|c| CallSummary {
+                    addr: c.addr,
+                    target: c.target,
+                    resolved: c.callee_block.is_some(),
+                })
+                .collect(),
+            unresolved_targets: cfg.unresolved.iter().map(|u| (u.addr, u.target)).collect(),
+            unreachable_blocks: cfg.unreachable_blocks(),
+            max_exec_depth: cfg.max_exec_depth(),
+            exec_ops: cfg.exec_events.len(),
+        },
+        irreducible,
+    };
+    Detailed {
+        cfg,
+        dominators: dom,
+        loops: forest,
+        liveness: live,
+        analysis,
+    }
+}

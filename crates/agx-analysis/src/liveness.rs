@@ -1,1 +1,363 @@
-//! liveness
+//! Register liveness at 16-bit half-register granularity.
+//!
+//! GPRs: 256 halves (`r0l` = 0, `r0h` = 1, `r127h` = 255), uniforms apart:
+//! 512 halves (`timing.md`, "Occupancy and registers"). Def/use sets come
+//! from the typed operands (`Instruction::defs`/`uses`, implicit operands
+//! included: the exec stack in `r0l`, `call`'s link register).
+//!
+//! Classic backward dataflow, `in = use ∪ (out − def)`, over the CFG's
+//! intra-procedural edges plus call edges: a `call` ends its block, so
+//! making the callee's entry a successor of the call block makes the call
+//! *use* everything the callee reads (arguments) while the `ret` block has
+//! no successor. Values the caller keeps across the call stay live in the
+//! caller (the call does not define them); they are not counted inside the
+//! callee, so a helper's peak is its own.
+//!
+//! Writes are treated as full definitions even under a partial exec mask
+//! (if/else arms writing the same register are the compiler's SSA merge;
+//! treating masked writes as non-killing would keep every such value live
+//! back to the entry).
+//!
+//! Pressure at an instruction = max(|live before|, |live after ∪ defs|):
+//! registers that must hold a value while it issues (an ideal allocator can
+//! reuse a dying source for a destination, so the two sides are taken
+//! apart, not summed).
+
+use crate::cfg::Cfg;
+use agx_isa::{Instruction, RegFile};
+use serde::Serialize;
+
+/// A fixed-size bit set of `64 * W` half-registers.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Bits<const W: usize>(pub [u64; W]);
+
+/// 256 GPR halves.
+pub type GprSet = Bits<4>;
+/// 512 uniform halves.
+pub type UniformSet = Bits<8>;
+
+impl<const W: usize> Default for Bits<W> {
+    fn default() -> Self {
+        Bits([0; W])
+    }
+}
+
+impl<const W: usize> Bits<W> {
+    pub const CAPACITY: u32 = 64 * W as u32;
+
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Sets halves `range` (clipped to the capacity).
+    #[inline]
+    pub fn set_range(&mut self, range: std::ops::Range<u32>) {
+        let end = range.end.min(Self::CAPACITY);
+        let mut i = range.start;
+        while i < end {
+            let w = (i / 64) as usize;
+            let b = i % 64;
+            let n = (end - i).min(64 - b);
+            let mask = if n == 64 {
+                u64::MAX
+            } else {
+                ((1u64 << n) - 1) << b
+            };
+            self.0[w] |= mask;
+            i += n;
+        }
+    }
+    #[inline]
+    pub fn insert(&mut self, i: u32) {
+        if i < Self::CAPACITY {
+            self.0[(i / 64) as usize] |= 1 << (i % 64);
+        }
+    }
+    #[inline]
+    pub fn contains(&self, i: u32) -> bool {
+        i < Self::CAPACITY && self.0[(i / 64) as usize] & (1 << (i % 64)) != 0
+    }
+    #[inline]
+    pub fn union_with(&mut self, o: &Self) {
+        for k in 0..W {
+            self.0[k] |= o.0[k];
+        }
+    }
+    #[inline]
+    pub fn difference_with(&mut self, o: &Self) {
+        for k in 0..W {
+            self.0[k] &= !o.0[k];
+        }
+    }
+    #[inline]
+    pub fn union(mut self, o: &Self) -> Self {
+        self.union_with(o);
+        self
+    }
+    #[inline]
+    pub fn count(&self) -> u32 {
+        self.0.iter().map(|w| w.count_ones()).sum()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(|&w| w == 0)
+    }
+    /// Highest set index.
+    pub fn highest(&self) -> Option<u32> {
+        (0..W)
+            .rev()
+            .find(|&k| self.0[k] != 0)
+            .map(|k| k as u32 * 64 + 63 - self.0[k].leading_zeros())
+    }
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..Self::CAPACITY).filter(move |&i| self.contains(i))
+    }
+}
+
+impl<const W: usize> std::fmt::Debug for Bits<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+/// Register names for a set of halves, as applegpu spells them: `rN` when
+/// both halves are present, else `rNl` / `rNh` (prefix `u` for uniforms).
+pub fn half_names<const W: usize>(set: &Bits<W>, prefix: char) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut r = 0u32;
+    while r * 2 < Bits::<W>::CAPACITY {
+        let l = set.contains(2 * r);
+        let h = set.contains(2 * r + 1);
+        match (l, h) {
+            (true, true) => out.push(format!("{prefix}{r}")),
+            (true, false) => out.push(format!("{prefix}{r}l")),
+            (false, true) => out.push(format!("{prefix}{r}h")),
+            _ => {}
+        }
+        r += 1;
+    }
+    out
+}
+
+/// Def and use sets of one instruction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DefUse {
+    pub def: GprSet,
+    pub used: GprSet,
+    pub udef: UniformSet,
+    pub uused: UniformSet,
+}
+
+/// Def/use of `insn` (all register operands, printed and implicit).
+#[inline]
+pub fn def_use(insn: &Instruction) -> DefUse {
+    let mut d = DefUse::default();
+    for o in insn.all_operands() {
+        let Some(r) = o.as_reg() else { continue };
+        let range = r.half_range();
+        match r.file {
+            RegFile::Gpr => {
+                if o.role.is_def() {
+                    d.def.set_range(range.clone());
+                }
+                if o.role.is_use() {
+                    d.used.set_range(range);
+                }
+            }
+            RegFile::Uniform => {
+                if o.role.is_def() {
+                    d.udef.set_range(range.clone());
+                }
+                if o.role.is_use() {
+                    d.uused.set_range(range);
+                }
+            }
+        }
+    }
+    d
+}
+
+/// Liveness result.
+#[derive(Clone, Debug, Default)]
+pub struct Liveness {
+    pub live_in: Vec<GprSet>,
+    pub live_out: Vec<GprSet>,
+    pub uniform_live_in: Vec<UniformSet>,
+    pub uniform_live_out: Vec<UniformSet>,
+    /// GPR pressure (live halves) at each instruction, see module docs.
+    pub live_count: Vec<u16>,
+    /// Peak GPR pressure and the first instruction where it occurs.
+    pub peak: u32,
+    pub peak_index: Option<usize>,
+    pub peak_set: GprSet,
+    /// Peak number of live uniform halves.
+    pub uniform_peak: u32,
+    /// Dataflow iterations (blocks processed), for diagnostics.
+    pub iterations: usize,
+}
+
+/// Peak summary for reports.
+#[derive(Clone, Debug, Serialize)]
+pub struct PeakInfo {
+    pub live_half: u32,
+    pub offset: Option<u32>,
+    pub registers: Vec<String>,
+}
+
+impl Liveness {
+    pub fn peak_info(&self, insns: &[Instruction]) -> PeakInfo {
+        PeakInfo {
+            live_half: self.peak,
+            offset: self.peak_index.map(|i| insns[i].addr),
+            registers: half_names(&self.peak_set, 'r'),
+        }
+    }
+}
+
+/// Solves liveness over `cfg`.
+pub fn liveness(cfg: &Cfg, insns: &[Instruction]) -> Liveness {
+    let nb = cfg.blocks.len();
+    if nb == 0 {
+        return Liveness::default();
+    }
+    // Per-block gen (upward-exposed uses) and kill (defs).
+    let mut gen = vec![GprSet::new(); nb];
+    let mut kill = vec![GprSet::new(); nb];
+    let mut ugen = vec![UniformSet::new(); nb];
+    let mut ukill = vec![UniformSet::new(); nb];
+    for (b, blk) in cfg.blocks.iter().enumerate() {
+        let (mut g, mut k) = (GprSet::new(), GprSet::new());
+        let (mut ug, mut uk) = (UniformSet::new(), UniformSet::new());
+        for insn in insns[blk.insns.clone()].iter().rev() {
+            let du = def_use(insn);
+            g.difference_with(&du.def);
+            g.union_with(&du.used);
+            k.union_with(&du.def);
+            ug.difference_with(&du.udef);
+            ug.union_with(&du.uused);
+            uk.union_with(&du.udef);
+        }
+        gen[b] = g;
+        kill[b] = k;
+        ugen[b] = ug;
+        ukill[b] = uk;
+    }
+
+    // Processing order: postorder over all successor edges (good for a
+    // backward problem), unreachable blocks appended.
+    let order = postorder_all(cfg);
+    let mut live_in = gen.clone();
+    let mut live_out = vec![GprSet::new(); nb];
+    let mut ulive_in = ugen.clone();
+    let mut ulive_out = vec![UniformSet::new(); nb];
+    // Worklist: a queue seeded in postorder.
+    let mut queued = vec![true; nb];
+    let mut queue: std::collections::VecDeque<usize> = order.iter().copied().collect();
+    let mut iterations = 0;
+    while let Some(b) = queue.pop_front() {
+        queued[b] = false;
+        iterations += 1;
+        let mut out = GprSet::new();
+        let mut uout = UniformSet::new();
+        for e in &cfg.blocks[b].succs {
+            out.union_with(&live_in[e.to]);
+            uout.union_with(&ulive_in[e.to]);
+        }
+        live_out[b] = out;
+        ulive_out[b] = uout;
+        let mut inn = out;
+        inn.difference_with(&kill[b]);
+        inn.union_with(&gen[b]);
+        let mut uin = uout;
+        uin.difference_with(&ukill[b]);
+        uin.union_with(&ugen[b]);
+        if inn != live_in[b] || uin != ulive_in[b] {
+            live_in[b] = inn;
+            ulive_in[b] = uin;
+            for p in &cfg.blocks[b].preds {
+                if !queued[p.to] {
+                    queued[p.to] = true;
+                    queue.push_back(p.to);
+                }
+            }
+        }
+    }
+
+    // Per-instruction pressure.
+    let mut live_count = vec![0u16; insns.len()];
+    let mut peak = 0u32;
+    let mut peak_index = None;
+    let mut peak_set = GprSet::new();
+    let mut uniform_peak = 0u32;
+    for (b, blk) in cfg.blocks.iter().enumerate() {
+        let mut live = live_out[b];
+        let mut ulive = ulive_out[b];
+        for i in blk.insns.clone().rev() {
+            let du = def_use(&insns[i]);
+            let after = live.union(&du.def);
+            live.difference_with(&du.def);
+            live.union_with(&du.used);
+            let (ca, cb) = (after.count(), live.count());
+            let (c, set) = if ca >= cb { (ca, after) } else { (cb, live) };
+            live_count[i] = c as u16;
+            // Ties: keep the lowest address.
+            if c > peak || (c == peak && c > 0 && peak_index.is_some_and(|p| i < p)) {
+                peak = c;
+                peak_index = Some(i);
+                peak_set = set;
+            }
+            let uafter = ulive.union(&du.udef);
+            ulive.difference_with(&du.udef);
+            ulive.union_with(&du.uused);
+            uniform_peak = uniform_peak.max(uafter.count()).max(ulive.count());
+        }
+    }
+
+    Liveness {
+        live_in,
+        live_out,
+        uniform_live_in: ulive_in,
+        uniform_live_out: ulive_out,
+        live_count,
+        peak,
+        peak_index,
+        peak_set,
+        uniform_peak,
+        iterations,
+    }
+}
+
+/// Postorder over all successor edges from the function entries, then any
+/// block not reached.
+fn postorder_all(cfg: &Cfg) -> Vec<usize> {
+    let nb = cfg.blocks.len();
+    let mut seen = vec![false; nb];
+    let mut out = Vec::with_capacity(nb);
+    let mut stack: Vec<(usize, usize)> = Vec::new();
+    let roots = cfg
+        .functions
+        .iter()
+        .map(|f| f.entry_block)
+        .chain(0..nb)
+        .collect::<Vec<_>>();
+    for r in roots {
+        if seen[r] {
+            continue;
+        }
+        seen[r] = true;
+        stack.push((r, 0));
+        while let Some(&mut (b, ref mut k)) = stack.last_mut() {
+            let succs = &cfg.blocks[b].succs;
+            if *k < succs.len() {
+                let t = succs[*k].to;
+                *k += 1;
+                if !seen[t] {
+                    seen[t] = true;
+                    stack.push((t, 0));
+                }
+            } else {
+                out.push(b);
+                stack.pop();
+            }
+        }
+    }
+    out
+}
