@@ -388,8 +388,7 @@ pub fn suggest(
             .iter()
             .filter(|i| matches!(form_name(i), "fadd16" | "fmul16" | "fmadd16"))
             .count();
-        let f_bound = l.body.bottleneck_unit == "F+SCIB pipe"
-            || l.body.bottleneck_unit == "latency" && no_mem_stall;
+        let f_bound = no_mem_stall && l.body.pipes.ic < l.body.pipes.fscib();
         if f32_ops >= 4
             && f16_ops == 0
             && f_bound

@@ -1,0 +1,169 @@
+//! Throughput / latency views of the loop model on built kernels.
+
+use agx_analysis::timing::build::{r, u, Builder};
+use agx_analysis::timing::{analyze_kernel, body_timing, g13, ModelParams, Unit};
+
+fn params() -> ModelParams {
+    ModelParams::default()
+}
+
+#[test]
+fn sixty_four_independent_fadd32_cost_64() {
+    let mut b = Builder::new();
+    for i in 0..64 {
+        b.op("fadd32", &[r(10 + i)], &[r(2), u(4)]);
+    }
+    let t = body_timing(&b.finish(), &params());
+    assert_eq!(t.cycles_per_iteration, 64.0);
+    assert_eq!(t.pipes.raw_penalty, 0.0);
+}
+
+#[test]
+fn back_to_back_dependency_adds_raw_penalty() {
+    let mut b = Builder::new();
+    for _ in 0..8 {
+        b.op("fmul32", &[r(3)], &[r(3), r(4)]);
+    }
+    let t = body_timing(&b.finish(), &params());
+    // 8 dependent FMUL32: 8 * 1.84 (metal-benchmarks ALU Bottlenecks).
+    assert!((t.cycles_per_iteration - 8.0 * 1.84).abs() < 1e-6, "{t:?}");
+    // Chain of 8 latencies of 2.21 per iteration.
+    assert!((t.recurrence_cycles - 8.0 * 2.21).abs() < 1e-6);
+}
+
+#[test]
+fn single_register_fetch_has_no_raw_penalty() {
+    let mut b = Builder::new();
+    for _ in 0..8 {
+        b.op("fmadd32", &[r(3)], &[r(3), r(3)]);
+    }
+    let t = body_timing(&b.finish(), &params());
+    assert_eq!(t.pipes.raw_penalty, 0.0);
+}
+
+#[test]
+fn ic_pipe_bound_loop_names_rsqrt() {
+    let mut b = Builder::new();
+    b.op("rsqrt", &[r(5)], &[r(1)]);
+    b.op("imadd", &[r(6)], &[r(1), r(2), r(3)]);
+    b.op("fadd32", &[r(7)], &[r(1), r(2)]);
+    let t = body_timing(&b.finish(), &params());
+    assert_eq!(t.pipes.ic, 12.0);
+    assert_eq!(t.cycles_per_iteration, 12.0);
+    assert_eq!(t.bottleneck_unit, "IC pipe");
+    assert!(t.bottleneck.contains("rsqrt at 0x0 is 8"), "{}", t.bottleneck);
+}
+
+#[test]
+fn f16_and_f32_share_the_pipe_ic_runs_in_parallel() {
+    let mut b = Builder::new();
+    for i in 0..4 {
+        b.op("fadd32", &[r(10 + i)], &[r(2)]);
+        b.op("exp2", &[r(20 + i)], &[r(2)]);
+    }
+    let t = body_timing(&b.finish(), &params());
+    assert_eq!(t.pipes.f32, 4.0);
+    assert_eq!(t.pipes.ic, 16.0);
+    assert_eq!(t.cycles_per_iteration, 16.0);
+}
+
+#[test]
+fn wait_stall_is_exposed_at_low_occupancy_and_hidden_at_high() {
+    let build = || {
+        let mut b = Builder::new();
+        b.op("device_load", &[r(4)], &[r(1)]);
+        b.raw("wait");
+        b.op("fadd32", &[r(5)], &[r(4), r(5)]);
+        b.jmp_exec_any(0);
+        b.finish()
+    };
+    let insns = build();
+    let mut p = params();
+    p.threads_per_core = 128; // 1 SIMD-group per scheduler
+    let k = analyze_kernel(&insns, &p);
+    assert_eq!(k.loops.len(), 1);
+    let l = &k.loops[0];
+    assert!(l.body.wait_stall > 150.0, "{:?}", l.body);
+    assert!(l.latency_bound_cycles > 150.0);
+    let wait = &l.body.waits[0];
+    assert_eq!(wait.loads, vec![0]);
+    assert!(wait.exposed > 150.0);
+    assert!(k.instructions_detail[1].stall > 150.0);
+    assert_eq!(l.body.bottleneck_unit, "latency");
+    // At full occupancy the other 7 SIMD-groups hide part of it.
+    let k2 = analyze_kernel(&insns, &params());
+    assert!(k2.loops[0].latency_bound_cycles < l.latency_bound_cycles / 4.0);
+}
+
+#[test]
+fn kernel_weights_loops_by_trip_count_parameter() {
+    let mut b = Builder::new();
+    b.op("mov_imm", &[r(1)], &[]);
+    let head = b.addr;
+    b.op("fadd32", &[r(2)], &[r(3)]);
+    b.op("fadd32", &[r(4)], &[r(3)]);
+    b.jmp_exec_any(head);
+    b.raw("stop");
+    let insns = b.finish();
+    let mut p = params();
+    p.trip_count = 10;
+    let k = analyze_kernel(&insns, &p);
+    assert_eq!(k.loops[0].trip_count, 10);
+    assert_eq!(k.loops[0].trip_count_source, "parameter");
+    assert_eq!(k.cycles.f32, 20.0);
+    assert_eq!(k.cycles.scib, 1.0);
+    p.loop_trip_counts.insert(head, 3);
+    let k = analyze_kernel(&insns, &p);
+    assert_eq!(k.cycles.f32, 6.0);
+    assert_eq!(k.loops[0].trip_count_source, "override");
+    assert!(k.bottleneck.contains("hottest loop"));
+}
+
+#[test]
+fn nested_loops_multiply() {
+    let mut b = Builder::new();
+    let outer = b.addr;
+    b.op("iadd", &[r(1)], &[r(1)]);
+    let inner = b.addr;
+    b.op("fadd32", &[r(2)], &[r(3)]);
+    b.jmp_exec_any(inner);
+    b.jmp_exec_any(outer);
+    b.raw("stop");
+    let insns = b.finish();
+    let mut p = params();
+    p.trip_count = 4;
+    let k = analyze_kernel(&insns, &p);
+    assert_eq!(k.loops.len(), 2);
+    let inner_l = k.loops.iter().find(|l| l.depth == 2).unwrap();
+    assert_eq!(inner_l.parent, Some(k.loops.iter().position(|l| l.depth == 1).unwrap()));
+    assert_eq!(k.cycles.f32, 16.0);
+    assert_eq!(k.cycles.scib, 4.0);
+}
+
+#[test]
+fn explain_model_lists_every_entry_and_assumption() {
+    let text = g13().explain_model();
+    for e in g13().entries {
+        assert!(text.contains(e.key), "{}", e.key);
+        assert!(!e.source.is_empty());
+    }
+    assert!(text.contains("assumption"));
+    assert!(text.contains("trip_count"));
+    assert!(g13().entries.iter().any(|e| e.unit == Unit::Ic && e.throughput == 6.0));
+}
+
+#[test]
+fn timing_serializes() {
+    let mut b = Builder::new();
+    b.op("fadd32", &[r(2)], &[r(3)]);
+    b.raw("stop");
+    let k = analyze_kernel(&b.finish(), &params());
+    let j = serde_json::to_value(&k).unwrap();
+    for key in ["f32", "f16", "scib", "ic", "mem", "alu"] {
+        assert!(j["cycles"].get(key).is_some());
+    }
+    for key in ["alu", "fscib", "ic"] {
+        assert!(j["mesa_estimate"].get(key).is_some());
+    }
+    assert_eq!(j["instructions_detail"][0]["unit"], "F32");
+}

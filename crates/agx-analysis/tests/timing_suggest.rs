@@ -1,0 +1,201 @@
+//! Each suggestion rule: one kernel that makes it fire, one that keeps it
+//! silent.
+
+use agx_analysis::timing::build::{r, r64, u, Builder};
+use agx_analysis::timing::{analyze_kernel, suggest, ModelParams, Severity, Suggestion};
+use agx_isa::Instruction;
+
+fn run(insns: &[Instruction], threads: u32) -> Vec<Suggestion> {
+    let p = ModelParams {
+        threads_per_core: threads,
+        ..ModelParams::default()
+    };
+    let k = analyze_kernel(insns, &p);
+    suggest(insns, &k, None)
+}
+
+fn fired(s: &[Suggestion], rule: &str) -> Option<Suggestion> {
+    s.iter().find(|x| x.rule == rule).cloned()
+}
+
+/// A loop around `body`, followed by stop.
+fn looped(body: impl Fn(&mut Builder)) -> Vec<Instruction> {
+    let mut b = Builder::new();
+    b.op("mov_imm", &[r(1)], &[]);
+    let head = b.addr;
+    body(&mut b);
+    b.jmp_exec_any(head);
+    b.raw("stop");
+    b.finish()
+}
+
+#[test]
+fn tile_global_loads() {
+    let fire = looped(|b| {
+        b.op("device_load", &[r(4)], &[r(2)]);
+        b.op("device_load", &[r(5)], &[r(3)]);
+        b.raw("wait");
+        b.op("fmadd32", &[r(6)], &[r(4), r(5), r(6)]);
+    });
+    let s = run(&fire, 256);
+    let t = fired(&s, "tile-global-loads").expect("fires");
+    assert_eq!(t.severity, Severity::High);
+    assert_eq!(t.offset, 4);
+    let silent = looped(|b| {
+        b.op("fmadd32", &[r(6)], &[r(4), r(5), r(6)]);
+    });
+    assert!(fired(&run(&silent, 256), "tile-global-loads").is_none());
+}
+
+#[test]
+fn independent_work_before_wait() {
+    let fire = looped(|b| {
+        b.op("device_load", &[r(4)], &[r(2)]);
+        b.raw("wait");
+        b.op("fadd32", &[r(6)], &[r(4), r(6)]);
+    });
+    let s = fired(&run(&fire, 256), "independent-work-before-wait").expect("fires");
+    assert_eq!(s.severity, Severity::Medium);
+    // Plenty of independent work between the load and the wait: silent.
+    let silent = looped(|b| {
+        b.op("threadgroup_load", &[r(4)], &[r(2)]);
+        for i in 0..40 {
+            b.op("fadd32", &[r(10 + i)], &[r(3)]);
+        }
+        b.raw("wait");
+        b.op("fadd32", &[r(6)], &[r(4), r(6)]);
+    });
+    assert!(fired(&run(&silent, 1024), "independent-work-before-wait").is_none());
+}
+
+#[test]
+fn break_dependency_chain() {
+    let fire = looped(|b| {
+        for _ in 0..8 {
+            b.op("fmadd32", &[r(6)], &[r(6), r(7), r(8)]);
+        }
+    });
+    let s = fired(&run(&fire, 128), "break-dependency-chain").expect("fires");
+    assert!(s.message.contains("RAW"));
+    let silent = looped(|b| {
+        for i in 0..8 {
+            b.op("fmadd32", &[r(10 + i)], &[r(6), r(7), r(8)]);
+        }
+    });
+    assert!(fired(&run(&silent, 128), "break-dependency-chain").is_none());
+}
+
+#[test]
+fn hoist_invariant_transcendental() {
+    let fire = looped(|b| {
+        b.op("rsqrt", &[r(5)], &[u(3)]);
+        b.op("fmul32", &[r(6)], &[r(5), r(6)]);
+    });
+    let s = fired(&run(&fire, 1024), "hoist-invariant-transcendental").expect("fires");
+    assert_eq!(s.offset, 4);
+    let silent = looped(|b| {
+        b.op("rsqrt", &[r(5)], &[r(6)]);
+        b.op("fmul32", &[r(6)], &[r(5), r(6)]);
+    });
+    assert!(fired(&run(&silent, 1024), "hoist-invariant-transcendental").is_none());
+}
+
+#[test]
+fn register_pressure() {
+    let mut b = Builder::new();
+    b.op("fadd32", &[r(100)], &[r(2)]);
+    b.raw("stop");
+    let fire = b.finish();
+    let s = fired(&run(&fire, 1024), "register-pressure").expect("fires");
+    assert_eq!(s.offset, 0);
+    assert!(s.message.contains("0x0"));
+    let mut b = Builder::new();
+    b.op("fadd32", &[r(10)], &[r(2)]);
+    b.raw("stop");
+    assert!(fired(&run(&b.finish(), 1024), "register-pressure").is_none());
+}
+
+#[test]
+fn consider_fp16() {
+    let fire = looped(|b| {
+        for i in 0..8 {
+            b.op("fmadd32", &[r(10 + i)], &[r(2), r(3), r(4)]);
+        }
+    });
+    assert!(fired(&run(&fire, 1024), "consider-fp16").is_some());
+    let silent = looped(|b| {
+        for i in 0..8 {
+            b.op("fmadd16", &[agx_analysis::timing::build::h(10 + i, false)], &[r(2), r(3), r(4)]);
+        }
+    });
+    assert!(fired(&run(&silent, 1024), "consider-fp16").is_none());
+}
+
+#[test]
+fn spills() {
+    let mut b = Builder::new();
+    b.op("stack_store", &[], &[r(4)]);
+    b.op("stack_load", &[r(4)], &[]);
+    b.raw("wait");
+    b.raw("stop");
+    let s = fired(&run(&b.finish(), 1024), "spills").expect("fires");
+    assert_eq!(s.severity, Severity::High);
+    let mut b = Builder::new();
+    b.op("fadd32", &[r(4)], &[r(2)]);
+    b.raw("stop");
+    assert!(fired(&run(&b.finish(), 1024), "spills").is_none());
+}
+
+#[test]
+fn int64_emulation_in_loop() {
+    let fire = looped(|b| {
+        b.op("iadd", &[r64(4)], &[r64(4), r(2)]);
+    });
+    assert!(fired(&run(&fire, 1024), "int64-emulation-in-loop").is_some());
+    let silent = looped(|b| {
+        b.op("iadd", &[r(4)], &[r(4), r(2)]);
+    });
+    assert!(fired(&run(&silent, 1024), "int64-emulation-in-loop").is_none());
+}
+
+#[test]
+fn reduction_in_loop() {
+    let fire = looped(|b| {
+        b.op("simd_fadd", &[r(4)], &[r(5)]);
+    });
+    assert!(fired(&run(&fire, 1024), "reduction-in-loop").is_some());
+    // Outside any loop: silent.
+    let mut b = Builder::new();
+    b.op("simd_fadd", &[r(4)], &[r(5)]);
+    b.raw("stop");
+    assert!(fired(&run(&b.finish(), 1024), "reduction-in-loop").is_none());
+}
+
+#[test]
+fn division_rcp_fmul() {
+    let mut b = Builder::new();
+    b.op("rcp", &[r(4)], &[r(2)]);
+    b.op("fmul32", &[r(5)], &[r(3), r(4)]);
+    b.raw("stop");
+    let s = fired(&run(&b.finish(), 1024), "division-rcp-fmul").expect("fires");
+    assert_eq!(s.severity, Severity::Low);
+    let mut b = Builder::new();
+    b.op("rcp", &[r(4)], &[r(2)]);
+    b.op("fadd32", &[r(5)], &[r(3), r(4)]);
+    b.raw("stop");
+    assert!(fired(&run(&b.finish(), 1024), "division-rcp-fmul").is_none());
+}
+
+#[test]
+fn suggestion_serializes_with_lowercase_severity() {
+    let s = Suggestion {
+        severity: Severity::High,
+        offset: 12,
+        message: "m".into(),
+        rule: "spills",
+    };
+    let j = serde_json::to_value(&s).unwrap();
+    assert_eq!(j["severity"], "high");
+    assert_eq!(j["offset"], 12);
+    assert_eq!(j["message"], "m");
+}
