@@ -31,6 +31,7 @@ mod names;
 #[cfg(feature = "testutil")]
 pub mod testutil;
 
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use buf::{Buf, Result};
@@ -230,6 +231,7 @@ pub fn read_with(bytes: &[u8], opts: &ReadOptions) -> std::result::Result<Input,
         a: Archive::default(),
         unsupported: Vec::new(),
         pending: Vec::new(),
+        image_hints: Vec::new(),
     };
     match magic {
         // Metal fat header (big-endian records) and Apple's universal header,
@@ -394,15 +396,19 @@ impl Archive {
     /// not unique.
     pub fn available_names(&self) -> Vec<String> {
         let fs: Vec<&Function> = dedup(self.functions.iter().filter(|f| f.part != Part::Prolog));
+        let mut count: HashMap<&str, usize> = HashMap::new();
+        for f in &fs {
+            *count.entry(f.name.as_str()).or_default() += 1;
+        }
+        let mut seen = HashSet::new();
         let mut out: Vec<String> = Vec::new();
         for f in &fs {
-            let twins = fs.iter().filter(|g| g.name == f.name).count();
-            let label = if twins > 1 {
+            let label = if count[f.name.as_str()] > 1 {
                 format!("{}:{} ({})", f.stage, f.name, f.symbol)
             } else {
                 format!("{} ({})", f.name, f.symbol)
             };
-            if !out.contains(&label) {
+            if seen.insert(label.clone()) {
                 out.push(label);
             }
         }
@@ -413,16 +419,9 @@ impl Archive {
 /// Drops functions that repeat an earlier one's (stage, part, name, symbol),
 /// i.e. the same function in a second G13 slice.
 fn dedup<'a>(it: impl Iterator<Item = &'a Function>) -> Vec<&'a Function> {
-    let mut out: Vec<&Function> = Vec::new();
-    for f in it {
-        let dup = out.iter().any(|g| {
-            g.stage == f.stage && g.part == f.part && g.name == f.name && g.symbol == f.symbol
-        });
-        if !dup {
-            out.push(f);
-        }
-    }
-    out
+    let mut seen = HashSet::new();
+    it.filter(|f| seen.insert((f.stage, f.part, f.name.as_str(), f.symbol.as_str())))
+        .collect()
 }
 
 fn labels(fs: &[&Function]) -> Vec<String> {
@@ -437,9 +436,11 @@ struct Builder<'o> {
     a: Archive,
     /// GPUs of slices skipped because they are not G13.
     unsupported: Vec<Gpu>,
-    /// Per function: the `__metallib` names of its APPLEGPU image, for
-    /// naming an unprefixed `_agc.main` (None = name already known).
-    pending: Vec<Option<Vec<String>>>,
+    /// Per function: whether it is an unprefixed prolog/main still called
+    /// `main` (named later, see `name_unprefixed`).
+    pending: Vec<bool>,
+    /// Per image: the names in its APPLEGPU image's `__metallib` section.
+    image_hints: Vec<std::rc::Rc<Vec<String>>>,
 }
 
 impl Builder<'_> {
@@ -511,9 +512,9 @@ impl Builder<'_> {
 
     fn thin(&mut self, file: Buf<'_>) -> Result<()> {
         self.a.thin = true;
-        let mut w = Vec::new();
-        let m = macho::parse(file, &mut w)?;
-        self.a.warnings.extend(w);
+        // Parsed here only for its cputype; an APPLEGPU image is parsed again
+        // (with its warnings) by `gpu_image`.
+        let m = macho::parse(file, &mut Vec::new())?;
         self.slice(file, m.cputype, m.cpusubtype)
     }
 
@@ -594,16 +595,22 @@ impl Builder<'_> {
                 m.cputype
             ));
         }
-        let mut hints = Vec::new();
+        let mut hints: Vec<String> = Vec::new();
         for s in m
             .sections
             .iter()
             .filter(|s| s.segname == "__TEXT" && s.sectname == "__metallib")
         {
             if let Some(d) = macho::section_data(data, s, "the __metallib section")? {
-                hints.extend(names::metallib_names(d.data));
+                // Only "exactly one name" matters: keep at most two.
+                for n in names::metallib_names(d.data) {
+                    if hints.len() < 2 && !hints.contains(&n) {
+                        hints.push(n);
+                    }
+                }
             }
         }
+        let hints = std::rc::Rc::new(hints);
         let mut stages = 0;
         for s in &m.sections {
             let Some(stage) = Stage::from_section(&s.sectname).filter(|_| s.segname == "__TEXT")
@@ -659,7 +666,7 @@ impl Builder<'_> {
         stage: Stage,
         gpu: Gpu,
         slice: usize,
-        hints: &[String],
+        hints: &std::rc::Rc<Vec<String>>,
     ) -> Result<()> {
         let Some(sect) = m
             .sections
@@ -724,6 +731,7 @@ impl Builder<'_> {
                 buf.base, syms[0].0
             ));
         }
+        self.image_hints.push(hints.clone());
         self.a.images.push(Image {
             stage,
             gpu: Some(gpu),
@@ -732,18 +740,24 @@ impl Builder<'_> {
             has_symbols,
             slice,
         });
+        // End of each symbol = the next strictly greater offset (symbols at
+        // the same offset are aliases), computed back to front in O(n).
+        let mut ends = vec![len; syms.len()];
+        let mut next = len;
+        for k in (0..syms.len()).rev() {
+            ends[k] = next;
+            if k > 0 && syms[k - 1].0 < syms[k].0 {
+                next = syms[k].0;
+            }
+        }
         for (k, (off, symbol)) in syms.iter().enumerate() {
-            let end = syms[k + 1..]
-                .iter()
-                .map(|(o, _)| *o)
-                .find(|o| o > off)
-                .unwrap_or(len);
+            let end = ends[k];
             let bytes = &text.data[*off as usize..end as usize];
             let (part, kernel) = names::classify(symbol);
             let (name, pending) = match (part, kernel) {
-                (Part::Helper, _) => (names::helper_name(symbol), None),
-                (_, Some(k)) => (k, None),
-                (_, None) => ("main".to_string(), Some(hints.to_vec())),
+                (Part::Helper, _) => (names::helper_name(symbol), false),
+                (_, Some(k)) => (k, false),
+                (_, None) => ("main".to_string(), true),
             };
             self.pending.push(pending);
             self.a.functions.push(Function {
@@ -805,34 +819,36 @@ impl Builder<'_> {
     /// is unambiguous: the image's own `__metallib` section, else the AIR
     /// slices, when there is one such kernel per slice.
     fn name_unprefixed(&mut self) {
-        let air: Vec<String> = self
-            .a
-            .slices
-            .iter()
-            .filter_map(|s| match &s.kind {
-                SliceKind::Air { names } => Some(names.clone()),
-                _ => None,
-            })
-            .flatten()
-            .fold(Vec::new(), |mut v, n| {
-                if !v.contains(&n) {
-                    v.push(n);
+        // Only "exactly one name" matters: keep at most two distinct ones.
+        let mut air: Vec<String> = Vec::new();
+        for s in &self.a.slices {
+            if let SliceKind::Air { names } = &s.kind {
+                for n in names {
+                    if air.len() < 2 && !air.contains(n) {
+                        air.push(n.clone());
+                    }
                 }
-                v
-            });
-        let mut unnamed_images_per_slice = std::collections::HashMap::new();
-        let mut seen = std::collections::HashSet::new();
-        for (f, p) in self.a.functions.iter().zip(&self.pending) {
-            if p.is_some() && seen.insert(f.image) {
+            }
+        }
+        let mut unnamed_images_per_slice = HashMap::new();
+        let mut seen = HashSet::new();
+        for (f, &p) in self.a.functions.iter().zip(&self.pending) {
+            if p && seen.insert(f.image) {
                 let slice = self.a.images.get(f.image).map_or(0, |i| i.slice);
                 *unnamed_images_per_slice.entry(slice).or_insert(0usize) += 1;
             }
         }
-        for (f, p) in self.a.functions.iter_mut().zip(&self.pending) {
-            let Some(hints) = p else { continue };
+        for (f, &p) in self.a.functions.iter_mut().zip(&self.pending) {
+            if !p {
+                continue;
+            }
+            let hints = match self.image_hints.get(f.image) {
+                Some(h) => &h[..],
+                None => &[],
+            };
             let slice = self.a.images.get(f.image).map_or(0, |i| i.slice);
             let alone = unnamed_images_per_slice.get(&slice) == Some(&1);
-            let name = match (hints.as_slice(), air.as_slice()) {
+            let name = match (hints, air.as_slice()) {
                 ([one], _) => Some(one),
                 ([], [one]) if alone => Some(one),
                 _ => None,

@@ -381,3 +381,50 @@ fn metallib_section_names_an_unprefixed_kernel() {
     assert_eq!(a.functions[1].name, "texread");
     assert_eq!(a.select(Some("texread")).unwrap().part, Part::Main);
 }
+
+#[test]
+fn aliases_ltmp_and_out_of_range_symbols() {
+    let (text, _) = simple_call_text();
+    let syms = [
+        ("ltmp0", 0),
+        (HELPER_SYM, 0),
+        ("l_alias", 0),
+        ("_agc.main", 0x180),
+        ("_far", 0x10_0000),
+    ];
+    let a = archive(&build_test_archive(G13G, Stage::Compute, &text, &syms));
+    let got: Vec<(&str, u64, u64)> = a
+        .functions
+        .iter()
+        .map(|f| (f.symbol.as_str(), f.text_offset, f.size))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (HELPER_SYM, 0, 0x180),
+            ("l_alias", 0, 0x180),
+            ("_agc.main", 0x180, 0x50)
+        ]
+    );
+    assert!(
+        a.warnings.iter().any(|w| w.contains("_far")),
+        "{:?}",
+        a.warnings
+    );
+}
+
+#[test]
+fn first_symbol_not_at_zero_warns() {
+    let (text, _) = simple_call_text();
+    let a = archive(&build_test_archive(
+        G13G,
+        Stage::Compute,
+        &text,
+        &[("_agc.main", 0x180)],
+    ));
+    assert_eq!(a.functions.len(), 1);
+    assert!(a
+        .warnings
+        .iter()
+        .any(|w| w.contains("precede the first symbol")));
+}
