@@ -428,3 +428,34 @@ fn first_symbol_not_at_zero_warns() {
         .iter()
         .any(|w| w.contains("precede the first symbol")));
 }
+
+#[test]
+fn nested_image_errors_name_absolute_offsets() {
+    let good = texread_archive();
+    // The nested Mach-O is the second `cf fa ed fe` in the file.
+    let nested = good
+        .windows(4)
+        .enumerate()
+        .filter(|(_, w)| *w == [0xcf, 0xfa, 0xed, 0xfe])
+        .nth(1)
+        .unwrap()
+        .0;
+    // Its LC_SYMTAB follows the header (32) and one segment with one
+    // section (72 + 80); nsyms is at +12.
+    let at = nested + 32 + 72 + 80 + 12;
+    let mut bad = good.clone();
+    bad[at..at + 4].copy_from_slice(&0x0fff_ffffu32.to_le_bytes());
+    let s = read(&bad).unwrap_err().to_string();
+    assert!(
+        s.contains("the symbol table (268435455 nlist_64 entries")
+            && s.contains("runs past the end of the __TEXT,__compute section"),
+        "{s}"
+    );
+    let ContainerError::Malformed { offset, .. } = read(&bad).unwrap_err() else {
+        panic!()
+    };
+    assert!(
+        offset as usize > nested && (offset as usize) < good.len(),
+        "{offset:#x}"
+    );
+}
