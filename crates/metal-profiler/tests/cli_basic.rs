@@ -1,0 +1,150 @@
+//! End-to-end tests of the `metal-profile` binary: disassembly identical to
+//! applegpu, and every error path with its message and exit code.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_metal-profile"))
+        .args(args)
+        .current_dir(repo())
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run metal-profile")
+}
+
+fn run_stdin(args: &[&str], input: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_metal-profile"))
+        .args(args)
+        .current_dir(repo())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The listing applegpu printed for the Mesa matmul kernel (testdata copy).
+fn matmul_reference() -> String {
+    std::fs::read_to_string(repo().join("testdata/mesa/matmul_naive_16x16/main.applegpu.txt"))
+        .expect("testdata/mesa/matmul_naive_16x16/main.applegpu.txt")
+}
+
+#[test]
+fn disasm_only_matches_applegpu() {
+    let o = run(&["--binary", "examples/matmul_naive.bin", "--disasm-only"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), matmul_reference());
+}
+
+#[test]
+fn disasm_only_reads_stdin() {
+    let bytes = std::fs::read(repo().join("examples/matmul_naive.bin")).unwrap();
+    let o = run_stdin(&["--binary", "-", "--disasm-only"], &bytes);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), matmul_reference());
+}
+
+#[test]
+fn offset_is_a_seek_and_addresses_are_relative() {
+    // Like `python3 disassemble.py FILE 0x1c`: start at byte 0x1c, print from 0.
+    let o = run(&["--binary", "examples/matmul_naive.bin", "--disasm-only", "--offset", "0x1c"]);
+    assert!(o.status.success());
+    let first = stdout(&o).lines().next().unwrap().to_string();
+    assert_eq!(first, "   0: 520841000000         if_icmp          r0l, ueq, r0h, 0, 1");
+}
+
+#[test]
+fn base_moves_addresses_and_targets() {
+    let o = run(&["--binary", "examples/matmul_naive.bin", "--disasm-only", "--base", "0x1000"]);
+    assert!(o.status.success());
+    let out = stdout(&o);
+    assert!(out.starts_with("1000: 72051004"), "{out}");
+    assert!(out.contains("jmp_exec_any     0x1034"), "{out}");
+}
+
+#[test]
+fn cryptic_syntax() {
+    let o = run(&["--binary", "examples/matmul_naive.bin", "--disasm-only", "--syntax", "cryptic"]);
+    assert!(o.status.success());
+    assert!(!stdout(&o).contains(".cache"));
+}
+
+#[test]
+fn missing_file_is_a_clean_error() {
+    let o = run(&["--binary", "no/such/file.bin", "--disasm-only"]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(e.contains("cannot read no/such/file.bin: no such file"), "{e}");
+}
+
+#[test]
+fn no_input_is_a_usage_error() {
+    let o = run(&[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no input"), "{}", stderr(&o));
+}
+
+#[test]
+fn bad_flag_is_a_usage_error() {
+    let o = run(&["--binary", "examples/matmul_naive.bin", "--no-such-flag"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--no-such-flag"), "{}", stderr(&o));
+}
+
+#[test]
+fn odd_offset_rejected() {
+    let o = run(&["--binary", "examples/matmul_naive.bin", "--offset", "3"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("odd"), "{}", stderr(&o));
+}
+
+#[test]
+fn offset_past_end_rejected() {
+    let o = run(&["--binary", "examples/matmul_naive.bin", "--offset", "0x100000"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("past the end"), "{}", stderr(&o));
+}
+
+#[test]
+fn list_on_raw_code_rejected() {
+    let o = run(&["--binary", "examples/matmul_naive.bin", "--list"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--list needs a Metal binary archive"), "{}", stderr(&o));
+}
+
+#[test]
+fn metal_source_on_linux_explains_what_to_do() {
+    if cfg!(target_os = "macos") {
+        return;
+    }
+    let o = run(&["examples/matmul.metal", "-f", "matmul_naive"]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(e.contains("macOS") && e.contains("export"), "{e}");
+}
+
+#[test]
+fn garbage_raw_input_warns() {
+    let junk: Vec<u8> = (0..64u32).map(|i| (i * 37 + 11) as u8 | 0x80).collect();
+    let o = run_stdin(&["--binary", "-", "--disasm-only"], &junk);
+    assert!(o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("did not decode") || e.contains("no instructions"), "{e}");
+}
