@@ -35,26 +35,20 @@ fn main() {
             s => size = parse(s) as usize,
         }
     }
-    // The walk stops at the first `stop`; with helpers (or an entry) past
-    // it, decode the whole buffer linearly instead.
-    let insns: Vec<_> = if opts.entry.is_some() || !opts.helpers.is_empty() {
-        let mut v = Vec::new();
-        let mut p = 0usize;
-        while p + 2 <= size.min(bin.len()) {
-            match agx_isa::decode(&bin[p..size.min(bin.len())], p as u32) {
-                Ok(i) if !(i.raw == 0) => {
-                    p += i.len as usize;
-                    v.push(i);
-                }
-                _ => p += 2,
-            }
-        }
-        v
-    } else {
-        agx_isa::stream::walk(&bin[..size.min(bin.len())], 0)
+    // Each function is walked from its start (the walk stops at `stop` and
+    // skips zero runs): helpers over their range, main from its entry.
+    let end = size.min(bin.len());
+    let walk = |s: usize, e: usize| -> Vec<agx_isa::Instruction> {
+        agx_isa::stream::walk(&bin[s.min(e)..e], s as u32)
             .filter_map(|x| x.into_insn())
             .collect()
     };
+    let mut insns = Vec::new();
+    for r in &opts.helpers {
+        insns.extend(walk(r.start as usize, (r.end as usize).min(end)));
+    }
+    insns.extend(walk(opts.entry.unwrap_or(0) as usize, end));
+    insns.sort_by_key(|i| i.addr);
     let d = analyze_detailed(&insns, &opts);
     println!("{}", serde_json::to_string_pretty(&d.analysis).unwrap());
     if trace {

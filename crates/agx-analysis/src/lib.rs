@@ -184,6 +184,12 @@ pub fn analyze_detailed(insns: &[Instruction], opts: &CfgOptions) -> Detailed {
     let regs = occupancy::register_use(insns);
     let stack = occupancy::stack_use(insns);
     let highest = regs.highest_half_index.unwrap_or(0);
+    // The entry adjust of main (function 0), if main has one.
+    let main_scratch = stack
+        .adjusts
+        .iter()
+        .find(|a| a.amount > 0 && cfg.blocks[cfg.block_of[a.index] as usize].function == Some(0))
+        .map(|a| a.amount);
     let (threads, percent) = occupancy_for_regs(highest);
     let bstart = |b: usize| cfg.blocks[b].start;
     let blast = |b: usize| cfg.blocks[b].last;
@@ -243,7 +249,7 @@ pub fn analyze_detailed(insns: &[Instruction], opts: &CfgOptions) -> Detailed {
         spills: stack.spills,
         fills: stack.fills,
         stack: StackSummary {
-            scratch_reserved: stack.scratch_reserved,
+            scratch_reserved: main_scratch.or(stack.scratch_reserved),
             adjusts: stack.adjusts,
         },
         loops: loop_sums,

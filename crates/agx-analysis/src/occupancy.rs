@@ -78,6 +78,9 @@ pub fn register_use(insns: &[Instruction]) -> RegisterUse {
 /// A stack-adjust instruction.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct StackAdjust {
+    /// Index of the instruction in the input.
+    #[serde(skip)]
+    pub index: usize,
     pub addr: u32,
     /// Signed amount as encoded (Mesa: dwords of scratch; equals
     /// `layout.json` `scratch_size_dwords`).
@@ -95,14 +98,17 @@ pub struct StackUse {
     pub adjusts: Vec<StackAdjust>,
     /// Scratch reserved by the entry's adjust: the first positive adjust
     /// (Mesa puts it at offset 0; Apple after a few setup instructions).
+    /// [`crate::analyze`] narrows this to main's own adjust when helpers are
+    /// included.
     pub scratch_reserved: Option<i32>,
 }
 
 pub fn stack_use(insns: &[Instruction]) -> StackUse {
     let mut s = StackUse::default();
-    for i in insns {
+    for (k, i) in insns.iter().enumerate() {
         if let Some(a) = i.stack_adjust() {
             s.adjusts.push(StackAdjust {
+                index: k,
                 addr: i.addr,
                 amount: a,
             });
