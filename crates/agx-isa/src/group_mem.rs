@@ -14,10 +14,23 @@
 //! (store data, bases, offsets, coordinates, LOD, sample masks...) is `Use`,
 //! and the `r0l` of `TODO.pop_exec2` is `UseDef`.
 //!
-//! Register tuples keep applegpu's printed shape, which is also what the
-//! hardware touches with a few exceptions listed in [`Touched`] below.
-//! An empty tuple (a memory mask of 0, no compare/offset) prints as nothing
-//! and produces no operand.
+//! Register tuples keep applegpu's printed shape: `count` = popcount of the
+//! memory mask (or the `iter` count, x3 for `ldcf`, the texture dimension's
+//! coordinate count...), `width` from the register-type bit. An empty tuple
+//! (a memory mask of 0, no compare/offset) prints as nothing and produces no
+//! operand. Where the registers printed differ from what the hardware
+//! touches, the print is kept:
+//!
+//! * Bit-packed memory formats (`rgb10a2`, `rg11b10f`, `rgb9e5` and the
+//!   `.rtz` variants) on `device_load`: applegpu documents that they ignore
+//!   the mask and always write the format's channel count (4 / 3 / 3); the
+//!   printed tuple has popcount(mask) registers. [`touched_data`] gives the
+//!   real range.
+//! * `stack_get_ptr` (shadowed by `stack_load`) writes one 32-bit register;
+//!   the printed tuple has popcount(mask) registers ([`touched_data`]).
+//! * The texture compare + offset operand `rN_rMl` (32-bit compare value and
+//!   16-bit packed offset; mixed widths cannot be one [`Reg`]) is printed as
+//!   a keyword, and its two registers are added as implicit `Use` operands.
 //!
 //! # Where applegpu raises on valid bytes (our rendering)
 //!
@@ -69,21 +82,6 @@ use crate::model::arrayvec_lite::OperandVec;
 use crate::model::*;
 use crate::operands::{gpr16, gpr32, imm, kw, none, out_reg, Ctx, Out};
 use std::sync::OnceLock;
-
-/// Where the registers printed differ from the registers the hardware
-/// touches (the print is kept; see the lead's docs/decoder.md):
-///
-/// * Bit-packed memory formats (`rgb10a2`, `rg11b10f`, `rgb9e5` and the
-///   `.rtz` variants) on `device_load`: applegpu documents that they ignore
-///   the mask and always write the format's channel count (4 / 3 / 3); the
-///   printed tuple has popcount(mask) registers.
-/// * `stack_get_ptr` (shadowed by `stack_load`) writes one 32-bit register;
-///   the printed tuple has popcount(mask) registers.
-/// * Texture compare + offset operand `rN_rMl` (32-bit compare value and
-///   16-bit packed offset) is a keyword; the two registers are implicit
-///   operands.
-#[allow(dead_code)]
-pub(crate) enum Touched {}
 
 // ---------------------------------------------------------------------------
 // Spelling tables
@@ -179,8 +177,8 @@ pub(crate) fn stack_adjust_amount(insn: &Instruction) -> Option<i32> {
 }
 
 /// The data registers a memory instruction really touches when that differs
-/// from the printed tuple (see [`Touched`]); `None` when the printed data
-/// operand is exact.
+/// from the printed tuple (see the module docs); `None` when the printed
+/// data operand is exact.
 #[allow(dead_code)]
 pub(crate) fn touched_data(insn: &Instruction) -> Option<Reg> {
     let first_def = || {
