@@ -51,7 +51,11 @@ fn ic_pipe_bound_loop_names_rsqrt() {
     assert_eq!(t.pipes.ic, 12.0);
     assert_eq!(t.cycles_per_iteration, 12.0);
     assert_eq!(t.bottleneck_unit, "IC pipe");
-    assert!(t.bottleneck.contains("rsqrt at 0x0 is 8"), "{}", t.bottleneck);
+    assert!(
+        t.bottleneck.contains("rsqrt at 0x0 is 8"),
+        "{}",
+        t.bottleneck
+    );
 }
 
 #[test]
@@ -135,7 +139,10 @@ fn nested_loops_multiply() {
     let k = analyze_kernel(&insns, &p);
     assert_eq!(k.loops.len(), 2);
     let inner_l = k.loops.iter().find(|l| l.depth == 2).unwrap();
-    assert_eq!(inner_l.parent, Some(k.loops.iter().position(|l| l.depth == 1).unwrap()));
+    assert_eq!(
+        inner_l.parent,
+        Some(k.loops.iter().position(|l| l.depth == 1).unwrap())
+    );
     assert_eq!(k.cycles.f32, 16.0);
     assert_eq!(k.cycles.scib, 4.0);
 }
@@ -149,7 +156,10 @@ fn explain_model_lists_every_entry_and_assumption() {
     }
     assert!(text.contains("assumption"));
     assert!(text.contains("trip_count"));
-    assert!(g13().entries.iter().any(|e| e.unit == Unit::Ic && e.throughput == 6.0));
+    assert!(g13()
+        .entries
+        .iter()
+        .any(|e| e.unit == Unit::Ic && e.throughput == 6.0));
 }
 
 #[test]
@@ -166,4 +176,44 @@ fn timing_serializes() {
         assert!(j["mesa_estimate"].get(key).is_some());
     }
     assert_eq!(j["instructions_detail"][0]["unit"], "F32");
+}
+
+#[test]
+fn corpus_kernels_model_with_analysis_loops() {
+    use agx_isa::Item;
+    let dir = std::path::Path::new("/work/shared/corpus/mesa");
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut n = 0;
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        let Ok(bin) = std::fs::read(e.path().join(format!("{name}.bin"))) else {
+            continue;
+        };
+        let insns: Vec<_> = agx_isa::stream::walk(&bin, 0)
+            .filter_map(|i| match i {
+                Item::Insn { insn, .. } => Some(insn),
+                _ => None,
+            })
+            .collect();
+        let a = agx_analysis::analyze(&insns);
+        let k = agx_analysis::timing::analyze_with_analysis(&insns, &a, &params());
+        assert_eq!(k.loops.len(), a.loops.len(), "{name}");
+        assert_eq!(
+            k.loops.len(),
+            agx_analysis::timing::find_loops(&insns).len(),
+            "{name}"
+        );
+        assert!(k.total_cycles.is_finite() && k.total_cycles > 0.0, "{name}");
+        let s = agx_analysis::timing::suggest(&insns, &k, Some(&a));
+        for x in &s {
+            assert!(
+                insns.iter().any(|i| i.addr == x.offset) || x.offset == 0,
+                "{name}: {x:?}"
+            );
+        }
+        n += 1;
+    }
+    assert!(n > 0);
 }

@@ -125,7 +125,11 @@ fn consider_fp16() {
     assert!(fired(&run(&fire, 1024), "consider-fp16").is_some());
     let silent = looped(|b| {
         for i in 0..8 {
-            b.op("fmadd16", &[agx_analysis::timing::build::h(10 + i, false)], &[r(2), r(3), r(4)]);
+            b.op(
+                "fmadd16",
+                &[agx_analysis::timing::build::h(10 + i, false)],
+                &[r(2), r(3), r(4)],
+            );
         }
     });
     assert!(fired(&run(&silent, 1024), "consider-fp16").is_none());

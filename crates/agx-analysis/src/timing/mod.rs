@@ -10,8 +10,9 @@ pub use table::{g13, CostEntry, GpuTiming, MemParams, Unit, G13};
 pub mod model;
 
 pub use model::{
-    analyze_kernel, analyze_kernel_with_loops, body_timing, find_loops, InsnDetail, KernelTiming,
-    LoopSpan, LoopTiming, ModelParams, RawDep, RegionTiming, UnitCycles, DEFAULT_TRIP_COUNT,
+    analyze_kernel, analyze_kernel_with_loops, analyze_with_analysis, body_timing, find_loops,
+    InsnDetail, KernelTiming, LoopSpan, LoopTiming, ModelParams, RawDep, RegionTiming, UnitCycles,
+    DEFAULT_TRIP_COUNT,
 };
 pub mod build;
 pub mod suggest;

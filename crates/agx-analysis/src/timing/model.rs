@@ -409,6 +409,10 @@ struct RegionOut {
     per_insn: Vec<(Option<RawDep>, f64, f64)>,
 }
 
+/// Outstanding loads per scoreboard slot: (completion time, [(index, latency)]).
+type SlotMap = BTreeMap<Option<u32>, (f64, Vec<(usize, f64)>)>;
+
+#[allow(clippy::needless_range_loop)]
 fn model_region(
     gpu: &GpuTiming,
     params: &ModelParams,
@@ -472,7 +476,7 @@ fn model_region(
     // ---- latency view: in-order simulation of one SIMD-group ----
     let iters = if is_loop { 3 } else { 1 };
     let mut reg_ready = vec![0.0f64; 512];
-    let mut slot_done: BTreeMap<Option<u32>, (f64, Vec<(usize, f64)>)> = BTreeMap::new();
+    let mut slot_done: SlotMap = BTreeMap::new();
     let mut t = 0.0f64;
     let mut fscib_free = 0.0f64;
     let mut ic_free = 0.0f64;
@@ -744,6 +748,7 @@ pub fn analyze_kernel(insns: &[Instruction], params: &ModelParams) -> KernelTimi
 
 /// Models a whole kernel with loops supplied by the caller (e.g. from the
 /// CFG/loop analysis).
+#[allow(clippy::needless_range_loop)]
 pub fn analyze_kernel_with_loops(
     gpu: &'static GpuTiming,
     insns: &[Instruction],
@@ -983,4 +988,34 @@ pub fn analyze_kernel_with_loops(
 /// Width-in-bits helper for reports.
 pub fn width_bits(insn: &Instruction) -> u32 {
     dest_width(insn).map(|w| w.bits()).unwrap_or(32)
+}
+
+/// Loop spans from the CFG/loop analysis ([`crate::Analysis::loops`]).
+pub fn spans_from_analysis(insns: &[Instruction], analysis: &crate::Analysis) -> Vec<LoopSpan> {
+    let idx = |a: u32| insns.iter().position(|i| i.addr == a);
+    analysis
+        .loops
+        .iter()
+        .filter_map(|l| {
+            Some(LoopSpan {
+                start: idx(l.start)?,
+                end: idx(l.end)?,
+            })
+        })
+        .collect()
+}
+
+/// Models a kernel using the analysis' loops and occupancy (threads per
+/// core from its register allocation, unless `params` is more restrictive).
+pub fn analyze_with_analysis(
+    insns: &[Instruction],
+    analysis: &crate::Analysis,
+    params: &ModelParams,
+) -> KernelTiming {
+    let mut p = params.clone();
+    if analysis.occupancy.threads > 0 {
+        p.threads_per_core = p.threads_per_core.min(analysis.occupancy.threads);
+    }
+    let spans = spans_from_analysis(insns, analysis);
+    analyze_kernel_with_loops(&G13, insns, &spans, &p)
 }

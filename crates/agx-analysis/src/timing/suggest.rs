@@ -62,7 +62,7 @@ fn loop_insns<'a>(insns: &'a [Instruction], l: &LoopTiming) -> Vec<&'a Instructi
     insns.iter().filter(|i| in_loop(l, i.addr)).collect()
 }
 
-fn innermost_loop<'a>(t: &'a KernelTiming, addr: u32) -> Option<&'a LoopTiming> {
+fn innermost_loop(t: &KernelTiming, addr: u32) -> Option<&LoopTiming> {
     t.loops
         .iter()
         .filter(|l| in_loop(l, addr))
