@@ -156,7 +156,11 @@ fn simple_call_reconstructed_text_resolves_calls() {
     // Both calls (`1b6: call 0x0` in main, `96: call 0x0` in the helper)
     // resolve to the helper entry.
     assert_eq!(a.cfg.calls.len(), 2);
-    assert!(a.cfg.calls.iter().all(|c| c.resolved && c.target == Some(0)));
+    assert!(a
+        .cfg
+        .calls
+        .iter()
+        .all(|c| c.resolved && c.target == Some(0)));
     let main_call = block_at(&d, &insns, 0x1b6);
     let helper = block_at(&d, &insns, 0x0);
     assert!(d.cfg.blocks[main_call]
@@ -184,8 +188,7 @@ fn simple_call_reconstructed_text_resolves_calls() {
 
 /// The s16/s32 kernels: one loop, closed by `while_icmp r0l, nueq, rN,
 /// u2l, 2` + backward `jmp_exec_any`, no push before it.
-fn check_private_array_loop(
-    name: &str,
+struct Expect {
     n_insns: usize,
     header: u32,
     latch: u32,
@@ -194,13 +197,29 @@ fn check_private_array_loop(
     fills: u32,
     adjust: i32,
     highest: u32,
-) {
+}
+
+fn check_private_array_loop(name: &str, e: Expect) {
+    let Expect {
+        n_insns,
+        header,
+        latch,
+        loop_insns,
+        spills,
+        fills,
+        adjust,
+        highest,
+    } = e;
     let (_, d) = load(name);
     let a = &d.analysis;
     assert_eq!(a.instructions, n_insns, "{name}");
     assert_eq!(a.loops.len(), 1, "{name}");
     let l = &a.loops[0];
-    assert_eq!((l.header, l.start, l.end), (header, header, latch), "{name}");
+    assert_eq!(
+        (l.header, l.start, l.end),
+        (header, header, latch),
+        "{name}"
+    );
     assert_eq!(l.latches, vec![latch], "{name}");
     // The loop is straight-line code: one block; it leaves to the
     // instruction after the jmp (`pop_exec r0l, 2`, 6 bytes later).
@@ -229,14 +248,16 @@ fn simple_s16_private_array_loop() {
     // (`54: icmpsel ugt, r28, …`) = half 57.
     check_private_array_loop(
         "simple_s16_compute_shader.bin",
-        81,
-        0x24,
-        0x238,
-        68,
-        8,
-        1,
-        140,
-        57,
+        Expect {
+            n_insns: 81,
+            header: 0x24,
+            latch: 0x238,
+            loop_insns: 68,
+            spills: 8,
+            fills: 1,
+            adjust: 140,
+            highest: 57,
+        },
     );
 }
 
@@ -247,26 +268,30 @@ fn simple_s32_private_array_loop() {
     // highest r19 (`8e: icmpsel ugt, r19, …`) = half 39.
     check_private_array_loop(
         "simple_s32_compute_shader.bin",
-        48,
-        0x26,
-        0x134,
-        35,
-        4,
-        1,
-        268,
-        39,
+        Expect {
+            n_insns: 48,
+            header: 0x26,
+            latch: 0x134,
+            loop_insns: 35,
+            spills: 4,
+            fills: 1,
+            adjust: 268,
+            highest: 39,
+        },
     );
     // testing_compute_shader's listing is identical.
     check_private_array_loop(
         "testing_compute_shader.bin",
-        48,
-        0x26,
-        0x134,
-        35,
-        4,
-        1,
-        268,
-        39,
+        Expect {
+            n_insns: 48,
+            header: 0x26,
+            latch: 0x134,
+            loop_insns: 35,
+            spills: 4,
+            fills: 1,
+            adjust: 268,
+            highest: 39,
+        },
     );
 }
 
@@ -275,13 +300,15 @@ fn simple_s32_index_private_array_loop() {
     // Same loop; after it an indexed `164: stack_load r1, …, r1, 0`.
     check_private_array_loop(
         "simple_s32_index_compute_shader.bin",
-        52,
-        0x26,
-        0x134,
-        35,
-        4,
-        1,
-        268,
-        39,
+        Expect {
+            n_insns: 52,
+            header: 0x26,
+            latch: 0x134,
+            loop_insns: 35,
+            spills: 4,
+            fills: 1,
+            adjust: 268,
+            highest: 39,
+        },
     );
 }
