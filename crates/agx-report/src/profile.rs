@@ -1,5 +1,10 @@
-//! The report model: one analysed function.
+//! The report model: one analysed function — instructions, structure and
+//! registers (agx-analysis), timing and suggestions (agx-analysis::timing).
+//! Every view (text, JSON, annotated disassembly, Python) reads this one
+//! simulation, in the manner of llvm-mca's views.
 
+use agx_analysis::timing::{self, KernelTiming, ModelParams, Suggestion};
+use agx_analysis::{Analysis, CfgOptions};
 use agx_isa::Instruction;
 
 /// Knobs of the analysis that reports state.
@@ -11,23 +16,41 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { trip_count: 16 }
+        Options {
+            trip_count: timing::DEFAULT_TRIP_COUNT,
+        }
     }
+}
+
+/// A short summary of the prolog (`_agc.main.constant_program`), which runs
+/// once per dispatch rather than per thread.
+#[derive(Clone, Debug)]
+pub struct PrologSummary {
+    pub instructions: usize,
+    pub code_bytes: u64,
+    /// Uniform/texture/sampler state stores it performs.
+    pub state_stores: usize,
 }
 
 /// One analysed function, ready to render.
 #[derive(Clone, Debug)]
 pub struct Profile {
     pub name: String,
+    /// GPU the code was built for, when known (e.g. "G13G").
     pub gpu: Option<String>,
     pub insns: Vec<Instruction>,
-    pub prolog: Option<Vec<Instruction>>,
+    pub prolog: Option<PrologSummary>,
     /// `call` sites resolved to symbol names: (address, symbol).
     pub calls: Vec<(u32, String)>,
     pub options: Options,
+    pub analysis: Analysis,
+    pub timing: KernelTiming,
+    pub suggestions: Vec<Suggestion>,
 }
 
 impl Profile {
+    /// Runs the analyses and the timing model over `insns` (one function,
+    /// entry at the first instruction).
     pub fn build(
         name: String,
         gpu: Option<String>,
@@ -36,6 +59,26 @@ impl Profile {
         calls: Vec<(u32, String)>,
         options: &Options,
     ) -> Profile {
+        let analysis = agx_analysis::analyze_with(&insns, &CfgOptions::default());
+        let params = ModelParams {
+            trip_count: options.trip_count.max(1),
+            ..Default::default()
+        };
+        let timing = timing::analyze_with_analysis(&insns, &analysis, &params);
+        let suggestions = timing::suggest(&insns, &timing, Some(&analysis));
+        let prolog = prolog.map(|p| PrologSummary {
+            instructions: p.len(),
+            code_bytes: p.iter().map(|i| i.len as u64).sum(),
+            state_stores: p
+                .iter()
+                .filter(|i| {
+                    matches!(
+                        i.mnemonic,
+                        "uniform_store" | "tex_state_store" | "sampler_state_store"
+                    )
+                })
+                .count(),
+        });
         Profile {
             name,
             gpu,
@@ -43,6 +86,17 @@ impl Profile {
             prolog,
             calls,
             options: options.clone(),
+            analysis,
+            timing,
+            suggestions,
         }
+    }
+
+    /// Symbol a `call` at `addr` resolves to.
+    pub fn call_symbol(&self, addr: u32) -> Option<&str> {
+        self.calls
+            .iter()
+            .find(|(a, _)| *a == addr)
+            .map(|(_, s)| s.as_str())
     }
 }

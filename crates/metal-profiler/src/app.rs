@@ -204,10 +204,12 @@ fn run_archive(
         }
         PartArg::Prolog => match archive.prolog_of(selected) {
             Some(p) => vec![p],
-            None => return Err(Error::input(format!(
+            None => {
+                return Err(Error::input(format!(
                 "'{}' has no prolog (_agc.main.constant_program) in this archive; use --part main",
                 selected.name
-            ))),
+            )))
+            }
         },
         PartArg::All => {
             let mut v: Vec<&Function> = archive

@@ -63,15 +63,30 @@ fn disasm_only_reads_stdin() {
 #[test]
 fn offset_is_a_seek_and_addresses_are_relative() {
     // Like `python3 disassemble.py FILE 0x1c`: start at byte 0x1c, print from 0.
-    let o = run(&["--binary", "examples/matmul_naive.bin", "--disasm-only", "--offset", "0x1c"]);
+    let o = run(&[
+        "--binary",
+        "examples/matmul_naive.bin",
+        "--disasm-only",
+        "--offset",
+        "0x1c",
+    ]);
     assert!(o.status.success());
     let first = stdout(&o).lines().next().unwrap().to_string();
-    assert_eq!(first, "   0: 520841000000         if_icmp          r0l, ueq, r0h, 0, 1");
+    assert_eq!(
+        first,
+        "   0: 520841000000         if_icmp          r0l, ueq, r0h, 0, 1"
+    );
 }
 
 #[test]
 fn base_moves_addresses_and_targets() {
-    let o = run(&["--binary", "examples/matmul_naive.bin", "--disasm-only", "--base", "0x1000"]);
+    let o = run(&[
+        "--binary",
+        "examples/matmul_naive.bin",
+        "--disasm-only",
+        "--base",
+        "0x1000",
+    ]);
     assert!(o.status.success());
     let out = stdout(&o);
     assert!(out.starts_with("1000: 72051004"), "{out}");
@@ -80,7 +95,13 @@ fn base_moves_addresses_and_targets() {
 
 #[test]
 fn cryptic_syntax() {
-    let o = run(&["--binary", "examples/matmul_naive.bin", "--disasm-only", "--syntax", "cryptic"]);
+    let o = run(&[
+        "--binary",
+        "examples/matmul_naive.bin",
+        "--disasm-only",
+        "--syntax",
+        "cryptic",
+    ]);
     assert!(o.status.success());
     assert!(!stdout(&o).contains(".cache"));
 }
@@ -91,7 +112,10 @@ fn missing_file_is_a_clean_error() {
     assert_eq!(o.status.code(), Some(1));
     let e = stderr(&o);
     assert_eq!(e.lines().count(), 1, "{e}");
-    assert!(e.contains("cannot read no/such/file.bin: no such file"), "{e}");
+    assert!(
+        e.contains("cannot read no/such/file.bin: no such file"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -117,7 +141,12 @@ fn odd_offset_rejected() {
 
 #[test]
 fn offset_past_end_rejected() {
-    let o = run(&["--binary", "examples/matmul_naive.bin", "--offset", "0x100000"]);
+    let o = run(&[
+        "--binary",
+        "examples/matmul_naive.bin",
+        "--offset",
+        "0x100000",
+    ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("past the end"), "{}", stderr(&o));
 }
@@ -126,7 +155,11 @@ fn offset_past_end_rejected() {
 fn list_on_raw_code_rejected() {
     let o = run(&["--binary", "examples/matmul_naive.bin", "--list"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("--list needs a Metal binary archive"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--list needs a Metal binary archive"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -146,5 +179,8 @@ fn garbage_raw_input_warns() {
     let o = run_stdin(&["--binary", "-", "--disasm-only"], &junk);
     assert!(o.status.success());
     let e = stderr(&o);
-    assert!(e.contains("did not decode") || e.contains("no instructions"), "{e}");
+    assert!(
+        e.contains("did not decode") || e.contains("no instructions"),
+        "{e}"
+    );
 }
