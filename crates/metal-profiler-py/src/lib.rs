@@ -1,0 +1,612 @@
+//! `metal_profiler._native`: the PyO3 binding of the metal-profiler pipeline.
+//!
+//! Thin by design: every function here loads input, calls the same pipeline
+//! functions as the `metal-profile` CLI (`metal_profiler::{app, pipeline}`)
+//! and converts the result to Python objects. The Python-facing API (names
+//! and shapes of the seed tool) lives in `python/metal_profiler/`.
+//!
+//! Errors become Python exceptions carrying the CLI's one-line message:
+//! `FileNotFoundError`/`PermissionError`/`OSError` for unreadable files,
+//! `RuntimeError` for compiling `.metal` (unsupported platform, compiler
+//! diagnostics), `ValueError` for everything wrong with the input. A panic
+//! in Rust never unwinds into the interpreter: [`guard`] turns it into a
+//! `RuntimeError`.
+
+use agx_container::{Archive, Part};
+use agx_isa::format::{format_asm, format_line, write_reg};
+use agx_isa::{Instruction, Syntax};
+use metal_profiler::cli::{Cli, ProfileArgs};
+use metal_profiler::pipeline::{self, CodeRef, Loaded};
+use pyo3::exceptions::{
+    PyFileNotFoundError, PyOSError, PyPermissionError, PyRuntimeError, PyValueError,
+};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+
+/// Runs `f`, turning a Rust panic into a `RuntimeError`.
+fn guard<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(p) => {
+            let what = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(PyRuntimeError::new_err(format!(
+                "internal error in metal-profiler (please report): {what}"
+            )))
+        }
+    }
+}
+
+/// Runs `f` without the GIL (and without panicking into Python).
+fn detached<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, Fail> + Send) -> PyResult<T> {
+    let r = py.detach(|| catch_unwind(AssertUnwindSafe(f)));
+    match r {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(e.into()),
+        Err(p) => guard(|| std::panic::resume_unwind(p)),
+    }
+}
+
+/// An error before it becomes a Python exception (built without the GIL).
+#[derive(Debug)]
+enum Fail {
+    /// Bad input or usage: `ValueError`.
+    Value(String),
+    /// A file that cannot be read: the `OSError` subclass for `kind`.
+    Io(std::io::ErrorKind, String),
+    /// Compiling `.metal` failed or is unsupported here: `RuntimeError`.
+    Runtime(String),
+}
+
+impl From<pipeline::Error> for Fail {
+    fn from(e: pipeline::Error) -> Fail {
+        Fail::Value(e.message)
+    }
+}
+
+impl From<agx_container::ContainerError> for Fail {
+    fn from(e: agx_container::ContainerError) -> Fail {
+        Fail::from(pipeline::Error::from(e))
+    }
+}
+
+impl From<Fail> for PyErr {
+    fn from(f: Fail) -> PyErr {
+        match f {
+            Fail::Value(m) => PyValueError::new_err(m),
+            Fail::Runtime(m) => PyRuntimeError::new_err(m),
+            Fail::Io(kind, m) => match kind {
+                std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(m),
+                std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(m),
+                _ => PyOSError::new_err(m),
+            },
+        }
+    }
+}
+
+/// Reads a file with the CLI's message; the exception type follows the
+/// underlying I/O error.
+fn read_file(path: &Path) -> Result<Vec<u8>, Fail> {
+    pipeline::read_path(path).map_err(|e| {
+        let kind = std::fs::metadata(path)
+            .and_then(|_| std::fs::read(path).map(|_| ()))
+            .err()
+            .map_or(std::io::ErrorKind::Other, |io| io.kind());
+        Fail::Io(kind, e.message)
+    })
+}
+
+/// Profile arguments as the CLI parses them with no flags (its defaults),
+/// then the given function name and trip count.
+fn profile_args(function: Option<String>, trip_count: Option<u32>) -> Result<ProfileArgs, Fail> {
+    use clap::Parser;
+    let cli = Cli::try_parse_from(["metal-profile"])
+        .map_err(|e| Fail::Value(e.render().to_string()))?;
+    let mut a = cli.profile;
+    a.function = function;
+    if let Some(n) = trip_count {
+        a.trip_count = n;
+    }
+    Ok(a)
+}
+
+/// A profiled function (the report model) with the warnings met on the way.
+#[pyclass(frozen, module = "metal_profiler._native", name = "Profile")]
+struct PyProfile {
+    profile: agx_report::Profile,
+    /// The applegpu listing of the profiled code (as `--disasm-only`).
+    listing: String,
+    warnings: Vec<String>,
+}
+
+#[pymethods]
+impl PyProfile {
+    /// Kernel name shown in reports.
+    #[getter]
+    fn name(&self) -> String {
+        self.profile.name.clone()
+    }
+    /// GPU name when known (e.g. "G13G").
+    #[getter]
+    fn gpu(&self) -> Option<String> {
+        self.profile.gpu.clone()
+    }
+    /// Warnings met while loading (archive warnings, undecodable code).
+    #[getter]
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+    /// The applegpu listing of the profiled code.
+    #[getter]
+    fn listing(&self) -> String {
+        self.listing.clone()
+    }
+    /// The CLI's `--format json` document for this one profile.
+    fn json(&self, py: Python<'_>) -> PyResult<String> {
+        let p = &self.profile;
+        detached(py, || Ok(agx_report::json::document(std::slice::from_ref(p))))
+    }
+    /// The CLI's text report; `name` replaces the kernel name shown.
+    #[pyo3(signature = (name=None, color=false, show_disasm=false))]
+    fn text(
+        &self,
+        py: Python<'_>,
+        name: Option<String>,
+        color: bool,
+        show_disasm: bool,
+    ) -> PyResult<String> {
+        let p = &self.profile;
+        detached(py, move || {
+            let renamed;
+            let p = match name {
+                Some(n) => {
+                    let mut q = p.clone();
+                    q.name = n;
+                    renamed = q;
+                    &renamed
+                }
+                None => p,
+            };
+            let mut s = agx_report::text::report(p, color);
+            if show_disasm {
+                s.push_str(&agx_report::text::plain_disassembly(p, Syntax::Default));
+            }
+            Ok(s)
+        })
+    }
+    /// The analysed instructions, as dicts (see [`insn_dict`]).
+    fn instructions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        guard(|| {
+            let items = self
+                .profile
+                .insns
+                .iter()
+                .map(|i| insn_dict(py, i, None))
+                .collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, items)
+        })
+    }
+    fn __repr__(&self) -> String {
+        format!(
+            "<metal_profiler._native.Profile {:?} ({} instructions)>",
+            self.profile.name,
+            self.profile.insns.len()
+        )
+    }
+}
+
+fn reg_name(r: &agx_isa::Reg) -> String {
+    let mut plain = *r;
+    plain.flags = 0;
+    let mut s = String::new();
+    write_reg(&mut s, &plain, Syntax::Default);
+    s
+}
+
+/// One instruction as a dict: addr, size, bytes (as shown), mnemonic,
+/// operands (printed strings), asm (mnemonic + operands, applegpu spacing),
+/// line (the whole listing line), defs/uses (register names, implicit ones
+/// included), category, form, raised.
+fn insn_dict<'py>(
+    py: Python<'py>,
+    i: &Instruction,
+    shown: Option<usize>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let all = i.bytes();
+    let n = shown.unwrap_or(i.len as usize).min(i.len as usize);
+    let asm = format_asm(i, Syntax::Default);
+    let ops_text = asm.get(17..).unwrap_or("").trim_end();
+    let operands: Vec<&str> = if ops_text.is_empty() {
+        Vec::new()
+    } else {
+        ops_text.split(", ").collect()
+    };
+    d.set_item("addr", i.addr)?;
+    d.set_item("size", i.len)?;
+    d.set_item("bytes", PyBytes::new(py, &all[..n]))?;
+    d.set_item("mnemonic", i.mnemonic)?;
+    d.set_item("operands", operands)?;
+    d.set_item("asm", asm.trim_end())?;
+    d.set_item("line", format_line(i, Syntax::Default))?;
+    d.set_item("defs", i.defs().map(reg_name).collect::<Vec<_>>())?;
+    d.set_item("uses", i.uses().map(reg_name).collect::<Vec<_>>())?;
+    d.set_item("category", format!("{:?}", i.category()))?;
+    d.set_item("form", i.form)?;
+    d.set_item("raised", i.raised)?;
+    Ok(d)
+}
+
+/// Builds the profile of raw code exactly as `metal-profile --binary`.
+fn profile_raw(
+    bytes: &[u8],
+    offset: u64,
+    function: Option<String>,
+    trip_count: Option<u32>,
+) -> Result<PyProfile, Fail> {
+    let args = profile_args(function, trip_count)?;
+    let code = pipeline::raw_code(bytes, offset, 0, args.function.as_deref())?;
+    let (insns, failed) = pipeline::decode_code(&code);
+    let warnings = pipeline::raw_code_warning(insns.len(), failed)
+        .into_iter()
+        .collect();
+    let listing = pipeline::listing(&code, Syntax::Default);
+    let profile = metal_profiler::app::profile_one(&code, &insns, &args, None, None);
+    Ok(PyProfile {
+        profile,
+        listing,
+        warnings,
+    })
+}
+
+/// Builds the profile of one archive function exactly as `metal-profile
+/// ARCHIVE -f NAME` (main part, with its prolog summarised).
+fn profile_in_archive(
+    archive: &Archive,
+    function: Option<String>,
+    trip_count: Option<u32>,
+) -> Result<PyProfile, Fail> {
+    let args = profile_args(function, trip_count)?;
+    let selected = archive.select(args.function.as_deref())?;
+    let f = pipeline::parts_for(archive, selected, Part::Main).unwrap_or(selected);
+    let code = pipeline::function_code(archive, f);
+    let (insns, _) = pipeline::decode_code(&code);
+    let prolog = if f.part == Part::Main {
+        archive.prolog_of(f).map(|p| {
+            let pc = pipeline::function_code(archive, p);
+            pipeline::decode_code(&pc).0
+        })
+    } else {
+        None
+    };
+    let listing = pipeline::listing(&code, Syntax::Default);
+    let profile = metal_profiler::app::profile_one(&code, &insns, &args, Some((archive, f)), prolog);
+    Ok(PyProfile {
+        profile,
+        listing,
+        warnings: archive.warnings.clone(),
+    })
+}
+
+/// Input given as a path or as bytes.
+#[derive(FromPyObject)]
+enum Input {
+    Bytes(Vec<u8>),
+    Path(PathBuf),
+}
+
+impl Input {
+    fn read(self) -> Result<Vec<u8>, Fail> {
+        match self {
+            Input::Bytes(b) => Ok(b),
+            Input::Path(p) => read_file(&p),
+        }
+    }
+}
+
+/// Profiles raw machine code (`metal-profile --binary`).
+#[pyfunction]
+#[pyo3(signature = (data, function_name=None, offset=0, trip_count=None))]
+fn profile_raw_code(
+    py: Python<'_>,
+    data: Input,
+    function_name: Option<String>,
+    offset: u64,
+    trip_count: Option<u32>,
+) -> PyResult<PyProfile> {
+    detached(py, move || {
+        let bytes = data.read()?;
+        profile_raw(&bytes, offset, function_name, trip_count)
+    })
+}
+
+/// Profiles one function of a Metal binary archive (`metal-profile ARCHIVE
+/// -f NAME`). With `allow_raw`, input that is not an archive is profiled as
+/// raw code, as the CLI does.
+#[pyfunction]
+#[pyo3(signature = (data, function_name=None, trip_count=None, allow_raw=false))]
+fn profile_archive_input(
+    py: Python<'_>,
+    data: Input,
+    function_name: Option<String>,
+    trip_count: Option<u32>,
+    allow_raw: bool,
+) -> PyResult<PyProfile> {
+    detached(py, move || {
+        let bytes = data.read()?;
+        match pipeline::load(bytes, false)? {
+            Loaded::Archive(a) => profile_in_archive(&a, function_name, trip_count),
+            Loaded::Raw(b) if allow_raw => profile_raw(&b, 0, function_name, trip_count),
+            Loaded::Raw(_) => Err(Fail::Value(
+                "not a Metal binary archive (no fat/Mach-O header); for raw machine code use profile_binary".into(),
+            )),
+        }
+    })
+}
+
+/// The functions of an archive: dicts of stage, part, symbol, name, size,
+/// code_size, text_offset, file_offset, gpu, gpu_family; and the warnings.
+#[pyfunction]
+fn archive_functions<'py>(
+    py: Python<'py>,
+    data: Input,
+) -> PyResult<(Bound<'py, PyList>, Vec<String>, String)> {
+    let archive = detached(py, move || match pipeline::load(data.read()?, false)? {
+        Loaded::Archive(a) => Ok(a),
+        Loaded::Raw(_) => Err(Fail::Value(
+            "--list needs a Metal binary archive; this input is raw machine code".into(),
+        )),
+    })?;
+    guard(|| {
+        let mut items = Vec::new();
+        for f in &archive.functions {
+            let d = PyDict::new(py);
+            d.set_item("stage", f.stage.as_str())?;
+            d.set_item("part", f.part.as_str())?;
+            d.set_item("symbol", &f.symbol)?;
+            d.set_item("name", &f.name)?;
+            d.set_item("size", f.size)?;
+            d.set_item("code_size", f.code_size)?;
+            d.set_item("text_offset", f.text_offset)?;
+            d.set_item("file_offset", f.file_offset)?;
+            d.set_item("gpu", f.gpu.map(|g| g.name.to_string()))?;
+            d.set_item("gpu_family", f.gpu.map(|g| g.family.to_string()))?;
+            items.push(d);
+        }
+        let text = pipeline::list_functions(&archive);
+        Ok((PyList::new(py, items)?, archive.warnings.clone(), text))
+    })
+}
+
+/// applegpu-identical listing of raw code from byte `offset`, addresses
+/// starting at `base` (as `metal-profile --binary F --offset N --base B
+/// --disasm-only`).
+#[pyfunction]
+#[pyo3(signature = (data, offset=0, base=0, cryptic=false))]
+fn disassemble(
+    py: Python<'_>,
+    data: Input,
+    offset: u64,
+    base: u64,
+    cryptic: bool,
+) -> PyResult<String> {
+    detached(py, move || {
+        let bytes = data.read()?;
+        let code = pipeline::raw_code(&bytes, offset, base, None)?;
+        let syntax = if cryptic {
+            Syntax::Cryptic
+        } else {
+            Syntax::Default
+        };
+        Ok(pipeline::listing(&code, syntax))
+    })
+}
+
+/// Decodes the one instruction at the start of `data`, printed at `addr`.
+/// Raises `ValueError` when no instruction form matches.
+#[pyfunction]
+#[pyo3(signature = (data, addr=0))]
+fn decode<'py>(py: Python<'py>, data: &[u8], addr: u32) -> PyResult<Bound<'py, PyDict>> {
+    guard(|| match agx_isa::decode(data, addr) {
+        Ok(i) => insn_dict(py, &i, Some(data.len())),
+        Err(e) => Err(PyValueError::new_err(format!(
+            "cannot decode {} at {addr:#x}: {e:?}",
+            hex(data)
+        ))),
+    })
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Decodes every instruction as the CLI's walk does (applegpu's rules:
+/// stop after the first `stop`, skip zero runs and undecodable halfwords).
+#[pyfunction]
+#[pyo3(signature = (data, offset=0, base=0))]
+fn decode_all<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    offset: u64,
+    base: u64,
+) -> PyResult<Bound<'py, PyList>> {
+    let code = pipeline::raw_code(data, offset, base, None).map_err(Fail::from)?;
+    guard(|| {
+        let mut items = Vec::new();
+        for item in pipeline::walk_code(&code) {
+            if let agx_isa::Item::Insn { insn, shown } = item {
+                items.push(insn_dict(py, &insn, Some(shown as usize))?);
+            }
+        }
+        PyList::new(py, items)
+    })
+}
+
+/// Profiles instructions given as `(addr, bytes)` pairs (each decoded at its
+/// address), named `name` — what `analyze()` of parsed disassembly uses.
+#[pyfunction]
+#[pyo3(signature = (words, name=None, trip_count=None))]
+fn profile_words(
+    py: Python<'_>,
+    words: Vec<(u32, Vec<u8>)>,
+    name: Option<String>,
+    trip_count: Option<u32>,
+) -> PyResult<PyProfile> {
+    detached(py, move || {
+        let args = profile_args(name, trip_count)?;
+        let mut insns = Vec::with_capacity(words.len());
+        let mut listing = String::new();
+        for (addr, bytes) in &words {
+            let i = agx_isa::decode(bytes, *addr).map_err(|e| {
+                Fail::Value(format!("cannot decode {} at {addr:#x}: {e:?}", hex(bytes)))
+            })?;
+            listing.push_str(&format_line(&i, Syntax::Default));
+            listing.push('\n');
+            insns.push(i);
+        }
+        let code = CodeRef {
+            name: args.function.clone().unwrap_or_else(|| "kernel".into()),
+            buffer: &[],
+            start: 0,
+            end: 0,
+            addr: insns.first().map_or(0, |i| i.addr),
+            gpu: None,
+        };
+        let profile = metal_profiler::app::profile_one(&code, &insns, &args, None, None);
+        Ok(PyProfile {
+            profile,
+            listing,
+            warnings: Vec::new(),
+        })
+    })
+}
+
+/// Assembles applegpu-syntax text into machine code.
+#[pyfunction]
+fn assemble<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyBytes>> {
+    let r = guard(|| {
+        agx_isa::asm::assemble(text).map_err(|e| PyValueError::new_err(e.to_string()))
+    })?;
+    Ok(PyBytes::new(py, &r))
+}
+
+/// (threads per core, percent of 1024) for `half_regs` half-registers.
+#[pyfunction]
+fn occupancy_for_regs(half_regs: i64) -> PyResult<(u32, f64)> {
+    guard(|| {
+        let h = u32::try_from(half_regs.max(0)).unwrap_or(u32::MAX);
+        Ok(agx_analysis::occupancy::occupancy_for_regs(h))
+    })
+}
+
+/// Compiles Metal source (a file path, or text) with the platform's
+/// compiler, as the CLI does for `.metal` inputs and `--source`; returns the
+/// archive bytes and the compiler's own output. `RuntimeError` with the
+/// CLI's message where Metal is not available.
+#[pyfunction]
+#[pyo3(signature = (source, is_path, function_name=None, include_dirs=Vec::new()))]
+fn compile_metal<'py>(
+    py: Python<'py>,
+    source: String,
+    is_path: bool,
+    function_name: Option<String>,
+    include_dirs: Vec<PathBuf>,
+) -> PyResult<(Bound<'py, PyBytes>, String, String)> {
+    let out = detached(py, move || {
+        let src = if is_path {
+            metal_compile::Source::File(PathBuf::from(source))
+        } else {
+            metal_compile::Source::Text(source)
+        };
+        let mut req = metal_compile::CompileRequest::new(src);
+        req.functions = function_name.into_iter().collect();
+        req.include_dirs = include_dirs;
+        metal_compile::default_compiler()
+            .compile(&req)
+            .map_err(|e| Fail::Runtime(e.to_string()))
+    })?;
+    Ok((
+        PyBytes::new(py, &out.bytes),
+        out.compiler_output,
+        out.device_name,
+    ))
+}
+
+/// Whether the CLI would treat `device_name` as an M1-family GPU.
+#[pyfunction]
+fn is_g13_device(device_name: &str) -> bool {
+    metal_compile::is_g13_device(device_name)
+}
+
+/// Runs the `metal-profile` command line exactly as the Rust binary does:
+/// returns (exit code, stdout bytes, stderr bytes).
+#[pyfunction]
+#[pyo3(signature = (argv, stdout_is_tty=false, stderr_is_tty=false))]
+fn run_cli(
+    py: Python<'_>,
+    argv: Vec<String>,
+    stdout_is_tty: bool,
+    stderr_is_tty: bool,
+) -> PyResult<(i32, Vec<u8>, Vec<u8>)> {
+    detached(py, move || {
+        use clap::Parser;
+        let mut out = Vec::new();
+        let mut err = Vec::new();
+        let cli = match Cli::try_parse_from(&argv) {
+            Ok(c) => c,
+            Err(e) => {
+                // clap's messages: usage errors exit 2 on stderr,
+                // --help/--version exit 0 on stdout.
+                let to_err = e.use_stderr();
+                let tty = if to_err { stderr_is_tty } else { stdout_is_tty };
+                let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+                let styled = e.render();
+                let text = if tty && !no_color {
+                    styled.ansi().to_string()
+                } else {
+                    styled.to_string()
+                };
+                let code = if to_err { 2 } else { 0 };
+                if to_err {
+                    err.extend_from_slice(text.as_bytes());
+                } else {
+                    out.extend_from_slice(text.as_bytes());
+                }
+                return Ok((code, out, err));
+            }
+        };
+        let res = metal_profiler::app::run(&cli, &mut out, &mut err, stdout_is_tty);
+        let code = match res {
+            Ok(()) => 0,
+            Err(e) => {
+                err.extend_from_slice(format!("metal-profile: error: {}\n", e.message).as_bytes());
+                e.code
+            }
+        };
+        Ok((code, out, err))
+    })
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyProfile>()?;
+    m.add_function(wrap_pyfunction!(run_cli, m)?)?;
+    m.add_function(wrap_pyfunction!(profile_raw_code, m)?)?;
+    m.add_function(wrap_pyfunction!(profile_archive_input, m)?)?;
+    m.add_function(wrap_pyfunction!(profile_words, m)?)?;
+    m.add_function(wrap_pyfunction!(archive_functions, m)?)?;
+    m.add_function(wrap_pyfunction!(disassemble, m)?)?;
+    m.add_function(wrap_pyfunction!(decode, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_all, m)?)?;
+    m.add_function(wrap_pyfunction!(assemble, m)?)?;
+    m.add_function(wrap_pyfunction!(occupancy_for_regs, m)?)?;
+    m.add_function(wrap_pyfunction!(compile_metal, m)?)?;
+    m.add_function(wrap_pyfunction!(is_g13_device, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
