@@ -1,7 +1,34 @@
 //! Assembler: applegpu-syntax text back to bytes, sharing the decoder's form
 //! tables (one source of truth, two directions).
+//!
+//! Input: one instruction per line in the syntax the disassembler prints
+//! (`.cache` or cryptic `$` register hints), `;` or `#` comments, labels
+//! (`loop:`) usable as branch/call targets, blank lines, and pasted listings
+//! (`  4c: 0a05...   fadd32 r1, r2, r3`: the address column places the
+//! instruction, the hex column is ignored; a `<disassembly failed>` line
+//! re-emits its hex column). Directives: `.org ADDR` sets the address of the
+//! next instruction, `.hex 0800...` emits raw bytes.
+//!
+//! Addresses: the first instruction is at `base` (0 for [`assemble`]) unless
+//! a listing address or `.org` says otherwise; the output's byte 0 is the
+//! first placed item. Forward address jumps are zero-filled; going backwards
+//! is an error. Branch targets print (and are written) as absolute `0x..`
+//! addresses; a label operand becomes its address.
+//!
+//! Every instruction is verified: the bytes are decoded with
+//! [`crate::decode_word`] and formatted, and the text must equal the input.
+//! Encoding picks the shortest size that holds every field; bits no field
+//! covers are 0. See `encode.rs` for the method.
 
+mod encode;
+mod parse;
+
+use crate::model::Instruction;
+use parse::{Body, Line, Tok};
+use std::collections::HashMap;
 use std::fmt;
+
+pub use encode::dont_care_mask;
 
 /// An assembly error at a line and column (1-based).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -13,14 +40,255 @@ pub struct AsmError {
 
 impl fmt::Display for AsmError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}, column {}: {}", self.line, self.column, self.message)
+        write!(
+            f,
+            "line {}, column {}: {}",
+            self.line, self.column, self.message
+        )
     }
 }
 
 impl std::error::Error for AsmError {}
 
-/// Assembles `text` into machine code.
+/// One placed item of an assembled program.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Placed {
+    /// 1-based source line.
+    pub line: usize,
+    /// Absolute address.
+    pub addr: u32,
+    /// Length in bytes.
+    pub len: u32,
+    /// True for an instruction, false for raw bytes (`.hex`,
+    /// `<disassembly failed>`).
+    pub insn: bool,
+}
+
+/// An assembled program.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Program {
+    /// Address of `bytes[0]`.
+    pub origin: u32,
+    pub bytes: Vec<u8>,
+    /// Instructions and raw items in address order.
+    pub items: Vec<Placed>,
+    /// Label addresses.
+    pub labels: HashMap<String, u32>,
+}
+
+/// Assembles `text` into machine code, the first instruction at address 0.
 pub fn assemble(text: &str) -> Result<Vec<u8>, AsmError> {
-    let _ = text;
-    Err(AsmError { line: 1, column: 1, message: "assembler not implemented yet".into() })
+    assemble_at(text, 0)
+}
+
+/// Assembles `text` with the first instruction at `base` (branch targets are
+/// absolute addresses; listing addresses and `.org` override `base`).
+pub fn assemble_at(text: &str, base: u32) -> Result<Vec<u8>, AsmError> {
+    Ok(assemble_program(text, base)?.bytes)
+}
+
+/// Assembles `text` and decodes the result: the instructions, at their
+/// addresses (raw items are skipped). For tests that read like kernels.
+pub fn assemble_insns(text: &str) -> Result<Vec<Instruction>, AsmError> {
+    assemble_insns_at(text, 0)
+}
+
+/// As [`assemble_insns`], the first instruction at `base`.
+pub fn assemble_insns_at(text: &str, base: u32) -> Result<Vec<Instruction>, AsmError> {
+    let p = assemble_program(text, base)?;
+    let mut out = Vec::new();
+    for it in p.items.iter().filter(|i| i.insn) {
+        let off = (it.addr - p.origin) as usize;
+        let insn =
+            crate::decode::decode(&p.bytes[off..off + it.len as usize], it.addr).map_err(|e| {
+                AsmError {
+                    line: it.line,
+                    column: 1,
+                    message: format!("internal: assembled bytes do not decode ({e})"),
+                }
+            })?;
+        out.push(insn);
+    }
+    Ok(out)
+}
+
+/// Encodes a single instruction (no labels) at `pc`.
+pub fn assemble_line(line: &str, pc: u32) -> Result<Vec<u8>, AsmError> {
+    assemble_at(line, pc)
+}
+
+/// Every mnemonic the assembler accepts (form names and the spellings the
+/// decoder prints: `.sat`, `isub`, `and`, `update_exec`, `ld_tile`...).
+pub fn mnemonics() -> Vec<&'static str> {
+    encode::mnemonics()
+}
+
+fn err(line: usize, column: usize, message: impl Into<String>) -> AsmError {
+    AsmError {
+        line,
+        column,
+        message: message.into(),
+    }
+}
+
+/// Token texts that reference labels are replaced by the label's address
+/// (`None` in the layout pass: the instruction's own address).
+fn resolve(
+    ops: &[Tok],
+    labels: Option<&HashMap<String, u32>>,
+    names: &HashMap<String, usize>,
+    pc: u32,
+) -> Vec<Tok> {
+    ops.iter()
+        .map(|t| {
+            if names.contains_key(&t.text) {
+                let a = labels.and_then(|l| l.get(&t.text).copied()).unwrap_or(pc);
+                Tok {
+                    text: format!("0x{a:X}"),
+                    col: t.col,
+                }
+            } else {
+                t.clone()
+            }
+        })
+        .collect()
+}
+
+/// Places the next item at `at`: sets the origin, or zero-fills a gap.
+fn place(
+    prog: &mut Program,
+    origin: &mut Option<u32>,
+    at: u32,
+    cur: &mut u32,
+    line: usize,
+) -> Result<(), AsmError> {
+    match *origin {
+        None => {
+            *origin = Some(at);
+            prog.origin = at;
+            *cur = at;
+            Ok(())
+        }
+        Some(_) if at < *cur => Err(err(
+            line,
+            1,
+            format!(
+                "address 0x{at:x} is below the current address 0x{:x} (addresses must not go backwards)",
+                *cur
+            ),
+        )),
+        Some(o) => {
+            prog.bytes.resize((at - o) as usize, 0);
+            *cur = at;
+            Ok(())
+        }
+    }
+}
+
+/// Assembles `text` into a [`Program`] (bytes, placement, labels).
+pub fn assemble_program(text: &str, base: u32) -> Result<Program, AsmError> {
+    let mut lines: Vec<Line> = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let l = parse::parse_line(i + 1, raw).map_err(|(c, m)| err(i + 1, c, m))?;
+        lines.push(l);
+    }
+    // Label names (known before their addresses).
+    let mut names: HashMap<String, usize> = HashMap::new();
+    for l in &lines {
+        for (n, c) in &l.labels {
+            if let Some(prev) = names.insert(n.clone(), l.no) {
+                return Err(err(
+                    l.no,
+                    *c,
+                    format!("label `{n}` already defined on line {prev}"),
+                ));
+            }
+        }
+    }
+    let mut sizes: HashMap<usize, u32> = HashMap::new();
+    let mut labels: Option<HashMap<String, u32>> = None;
+    for _pass in 0..4 {
+        let mut prog = Program {
+            origin: base,
+            bytes: Vec::new(),
+            items: Vec::new(),
+            labels: HashMap::new(),
+        };
+        let mut origin: Option<u32> = None;
+        let mut cur = base;
+        let mut changed = false;
+        for l in &lines {
+            if let Body::Org(a) = l.body {
+                if origin.is_none() {
+                    cur = a;
+                } else {
+                    place(&mut prog, &mut origin, a, &mut cur, l.no)?;
+                }
+                for (n, _) in &l.labels {
+                    prog.labels.insert(n.clone(), cur);
+                }
+                continue;
+            }
+            let at = l.addr.unwrap_or(cur);
+            if !matches!(l.body, Body::Empty) || l.addr.is_some() {
+                place(&mut prog, &mut origin, at, &mut cur, l.no)?;
+            } else {
+                cur = at;
+            }
+            for (n, _) in &l.labels {
+                prog.labels.insert(n.clone(), cur);
+            }
+            match &l.body {
+                Body::Empty | Body::Org(_) => {}
+                Body::Raw(b) => {
+                    prog.items.push(Placed {
+                        line: l.no,
+                        addr: cur,
+                        len: b.len() as u32,
+                        insn: false,
+                    });
+                    prog.bytes.extend_from_slice(b);
+                    cur += b.len() as u32;
+                }
+                Body::Insn { mnemonic, col, ops } => {
+                    let toks = resolve(ops, labels.as_ref(), &names, cur);
+                    let (word, size) = match encode::encode(mnemonic, &toks, *col, cur) {
+                        Ok(r) => r,
+                        Err(e) => {
+                            // In the layout pass a label may still be unknown
+                            // to the encoder's range checks: report only in
+                            // the final pass.
+                            let column = if e.tok == usize::MAX || e.tok >= toks.len() {
+                                *col
+                            } else {
+                                toks[e.tok].col
+                            };
+                            return Err(err(l.no, column, e.msg));
+                        }
+                    };
+                    let size = size as u32;
+                    if sizes.insert(l.no, size) != Some(size) {
+                        changed = true;
+                    }
+                    prog.items.push(Placed {
+                        line: l.no,
+                        addr: cur,
+                        len: size,
+                        insn: true,
+                    });
+                    prog.bytes
+                        .extend_from_slice(&word.to_le_bytes()[..size as usize]);
+                    cur += size;
+                }
+            }
+        }
+        if labels.is_some() && !changed {
+            return Ok(prog);
+        }
+        if names.is_empty() {
+            return Ok(prog);
+        }
+        labels = Some(prog.labels);
+    }
+    Err(err(1, 1, "label layout did not converge"))
 }
