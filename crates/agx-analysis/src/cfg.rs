@@ -22,6 +22,7 @@
 //! the first instruction at that address), code without `stop` (the last
 //! block simply has no successor).
 
+use crate::facts::Facts;
 use agx_isa::{ExecOp, Flow, Instruction};
 use serde::Serialize;
 use std::ops::Range;
@@ -173,17 +174,18 @@ pub struct Cfg {
     pub exec_events: Vec<ExecEvent>,
     /// Control-flow effect of each instruction.
     pub flows: Vec<Flow>,
+    backward: usize,
 }
 
 /// Sorted (address, index) pairs for resolving targets.
 struct AddrMap(Vec<(u32, u32)>);
 
 impl AddrMap {
-    fn new(insns: &[Instruction]) -> AddrMap {
-        let mut v: Vec<(u32, u32)> = insns
+    fn new(addrs: &[u32]) -> AddrMap {
+        let mut v: Vec<(u32, u32)> = addrs
             .iter()
             .enumerate()
-            .map(|(i, x)| (x.addr, i as u32))
+            .map(|(i, &a)| (a, i as u32))
             .collect();
         // Stable: the first instruction given at an address wins.
         v.sort_by_key(|&(a, _)| a);
@@ -219,12 +221,18 @@ impl Cfg {
     }
 
     pub fn build_with(insns: &[Instruction], opts: &CfgOptions) -> Cfg {
-        let n = insns.len();
+        Cfg::from_facts(&crate::facts::scan(insns), opts)
+    }
+
+    /// CFG from the facts of one [`crate::facts::scan`].
+    pub fn from_facts(facts: &Facts, opts: &CfgOptions) -> Cfg {
+        let n = facts.len();
         if n == 0 {
             return Cfg::default();
         }
-        let map = AddrMap::new(insns);
-        let flows: Vec<Flow> = insns.iter().map(|i| i.flow()).collect();
+        let addrs = &facts.addr;
+        let map = AddrMap::new(addrs);
+        let flows: Vec<Flow> = facts.flow.clone();
 
         // Function entries (instruction indices): main first.
         let main_entry = opts.entry.and_then(|a| map.find(a as i64)).unwrap_or(0);
@@ -264,7 +272,7 @@ impl Cfg {
                         }
                     }
                     None => unresolved.push(Unresolved {
-                        addr: insns[i].addr,
+                        addr: addrs[i],
                         target: t,
                     }),
                 }
@@ -306,8 +314,8 @@ impl Cfg {
                 }
                 blocks.push(Block {
                     insns: s..i + 1,
-                    start: insns[s].addr,
-                    last: insns[i].addr,
+                    start: addrs[s],
+                    last: addrs[i],
                     succs: Vec::new(),
                     preds: Vec::new(),
                     term,
@@ -369,7 +377,7 @@ impl Cfg {
                         });
                     }
                     calls.push(CallSite {
-                        addr: insns[last].addr,
+                        addr: addrs[last],
                         block: b,
                         target: Some(target),
                         callee_block: tgt,
@@ -383,7 +391,7 @@ impl Cfg {
                         });
                     }
                     calls.push(CallSite {
-                        addr: insns[last].addr,
+                        addr: addrs[last],
                         block: b,
                         target: None,
                         callee_block: None,
@@ -431,7 +439,7 @@ impl Cfg {
             }
             functions.push(Function {
                 entry_block: eb,
-                entry: insns[e].addr,
+                entry: addrs[e],
                 blocks: nb,
                 instructions: ni,
             });
@@ -445,13 +453,17 @@ impl Cfg {
             is_entry[e] = true;
         }
         let mut depth: u16 = 0;
-        for (i, insn) in insns.iter().enumerate() {
+        let mut ev = facts.exec.iter().peekable();
+        for (i, slot) in exec_depth.iter_mut().enumerate() {
             if is_entry[i] {
                 depth = 0;
             }
-            exec_depth[i] = depth;
-            if let Some(op) = insn.exec_op() {
-                let cnt = insn.exec_count().unwrap_or(0);
+            *slot = depth;
+            while let Some(&&(k, op, cnt)) = ev.peek() {
+                if k != i {
+                    break;
+                }
+                ev.next();
                 let before = depth;
                 depth = match op {
                     ExecOp::If => depth.saturating_add(cnt as u16),
@@ -461,7 +473,7 @@ impl Cfg {
                 };
                 exec_events.push(ExecEvent {
                     index: i,
-                    addr: insn.addr,
+                    addr: addrs[i],
                     op: exec_op_name(op),
                     n: cnt,
                     depth_before: before,
@@ -469,6 +481,15 @@ impl Cfg {
                 });
             }
         }
+
+        let backward = flows
+            .iter()
+            .zip(addrs)
+            .filter(|(f, &a)| match **f {
+                Flow::BranchExec { target, .. } | Flow::Jump { target } => target <= a as i64,
+                _ => false,
+            })
+            .count();
 
         Cfg {
             blocks,
@@ -479,6 +500,7 @@ impl Cfg {
             exec_depth,
             exec_events,
             flows,
+            backward,
         }
     }
 
@@ -496,15 +518,8 @@ impl Cfg {
     /// instructions whose target is at or before their own address (every
     /// NIR loop leaves one backward `jmp_exec_any`; `shared/corpus/mesa/
     /// README.md`, "Loops"). Calls are not branches and are not counted.
-    pub fn backward_branches(&self, insns: &[Instruction]) -> usize {
-        self.flows
-            .iter()
-            .zip(insns)
-            .filter(|(f, i)| match **f {
-                Flow::BranchExec { target, .. } | Flow::Jump { target } => target <= i.addr as i64,
-                _ => false,
-            })
-            .count()
+    pub fn backward_branches(&self) -> usize {
+        self.backward
     }
 
     /// Maximum static exec-mask nesting depth.

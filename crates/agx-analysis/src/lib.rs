@@ -14,6 +14,7 @@
 //! plus extra fields (never renamed, only added to).
 
 pub mod cfg;
+pub mod facts;
 pub mod liveness;
 pub mod loops;
 pub mod occupancy;
@@ -177,13 +178,18 @@ pub fn analyze_with(insns: &[Instruction], opts: &CfgOptions) -> Analysis {
 
 /// Runs every analysis and keeps the intermediate results.
 pub fn analyze_detailed(insns: &[Instruction], opts: &CfgOptions) -> Detailed {
-    let cfg = Cfg::build_with(insns, opts);
+    let facts = facts::scan(insns);
+    let cfg = Cfg::from_facts(&facts, opts);
     let dom = loops::dominators(&cfg);
     let forest = loops::find_loops(&cfg, &dom);
-    let live = liveness::liveness(&cfg, insns);
-    let regs = occupancy::register_use(insns);
-    let stack = occupancy::stack_use(insns);
-    let highest = regs.highest_half_index.unwrap_or(0);
+    let live = liveness::liveness_from_facts(&cfg, &facts);
+    let stack = facts.stack.clone();
+    let highest = facts.highest_gpr.unwrap_or(0);
+    let regs = occupancy::RegisterUse {
+        highest_half_index: facts.highest_gpr,
+        allocated_half: facts.highest_gpr.map_or(0, |h| h + 1),
+        uniform_half: facts.highest_uniform.map_or(0, |h| h + 1),
+    };
     // The entry adjust of main (function 0), if main has one.
     let main_scratch = stack
         .adjusts
@@ -233,10 +239,10 @@ pub fn analyze_detailed(insns: &[Instruction], opts: &CfgOptions) -> Detailed {
         })
         .collect();
 
-    let peak = live.peak_info(insns);
+    let peak = live.peak_info(&facts.addr);
     let analysis = Analysis {
         instructions: insns.len(),
-        code_bytes: insns.iter().map(|i| i.len as u64).sum(),
+        code_bytes: facts.len.iter().map(|&l| l as u64).sum(),
         registers: Registers {
             highest_half_index: highest,
             allocated_half: regs.allocated_half,
@@ -253,7 +259,7 @@ pub fn analyze_detailed(insns: &[Instruction], opts: &CfgOptions) -> Detailed {
             adjusts: stack.adjusts,
         },
         loops: loop_sums,
-        backward_branches: cfg.backward_branches(insns),
+        backward_branches: cfg.backward_branches(),
         cfg: CfgSummary {
             blocks: cfg.blocks.len(),
             edges: cfg.edge_count(),

@@ -24,6 +24,7 @@
 //! apart, not summed).
 
 use crate::cfg::Cfg;
+use crate::facts::{Facts, RegRange};
 use agx_isa::{Instruction, RegFile};
 use serde::Serialize;
 
@@ -203,17 +204,47 @@ pub struct PeakInfo {
 }
 
 impl Liveness {
-    pub fn peak_info(&self, insns: &[Instruction]) -> PeakInfo {
+    pub fn peak_info(&self, addrs: &[u32]) -> PeakInfo {
         PeakInfo {
             live_half: self.peak,
-            offset: self.peak_index.map(|i| insns[i].addr),
+            offset: self.peak_index.map(|i| addrs[i]),
             registers: half_names(&self.peak_set, 'r'),
         }
     }
 }
 
+/// Def/use of instruction `i` from the compact facts.
+#[inline]
+fn def_use_facts(facts: &Facts, i: usize) -> DefUse {
+    let mut d = DefUse::default();
+    for r in facts.regs(i) {
+        let range = r.range();
+        if r.bits & RegRange::UNIFORM != 0 {
+            if r.bits & RegRange::DEF != 0 {
+                d.udef.set_range(range.clone());
+            }
+            if r.bits & RegRange::USE != 0 {
+                d.uused.set_range(range);
+            }
+        } else {
+            if r.bits & RegRange::DEF != 0 {
+                d.def.set_range(range.clone());
+            }
+            if r.bits & RegRange::USE != 0 {
+                d.used.set_range(range);
+            }
+        }
+    }
+    d
+}
+
 /// Solves liveness over `cfg`.
 pub fn liveness(cfg: &Cfg, insns: &[Instruction]) -> Liveness {
+    liveness_from_facts(cfg, &crate::facts::scan(insns))
+}
+
+/// Solves liveness over `cfg` from the facts of one [`crate::facts::scan`].
+pub fn liveness_from_facts(cfg: &Cfg, facts: &Facts) -> Liveness {
     let nb = cfg.blocks.len();
     if nb == 0 {
         return Liveness::default();
@@ -226,8 +257,8 @@ pub fn liveness(cfg: &Cfg, insns: &[Instruction]) -> Liveness {
     for (b, blk) in cfg.blocks.iter().enumerate() {
         let (mut g, mut k) = (GprSet::new(), GprSet::new());
         let (mut ug, mut uk) = (UniformSet::new(), UniformSet::new());
-        for insn in insns[blk.insns.clone()].iter().rev() {
-            let du = def_use(insn);
+        for i in blk.insns.clone().rev() {
+            let du = def_use_facts(facts, i);
             g.difference_with(&du.def);
             g.union_with(&du.used);
             k.union_with(&du.def);
@@ -282,7 +313,7 @@ pub fn liveness(cfg: &Cfg, insns: &[Instruction]) -> Liveness {
     }
 
     // Per-instruction pressure.
-    let mut live_count = vec![0u16; insns.len()];
+    let mut live_count = vec![0u16; facts.len()];
     let mut peak = 0u32;
     let mut peak_index = None;
     let mut peak_set = GprSet::new();
@@ -291,7 +322,7 @@ pub fn liveness(cfg: &Cfg, insns: &[Instruction]) -> Liveness {
         let mut live = live_out[b];
         let mut ulive = ulive_out[b];
         for i in blk.insns.clone().rev() {
-            let du = def_use(&insns[i]);
+            let du = def_use_facts(facts, i);
             let after = live.union(&du.def);
             live.difference_with(&du.def);
             live.union_with(&du.used);

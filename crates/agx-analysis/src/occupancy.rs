@@ -12,7 +12,7 @@
 //!   `stack_adjust` (printed by applegpu as `stack_store i8, 1, 2, 0, <size>,
 //!   0`) is not counted.
 
-use agx_isa::{Category, Instruction, MemSpace, RegFile};
+use agx_isa::{Instruction, RegFile};
 use serde::Serialize;
 
 /// (max half-registers, threads per core), from `timing.md`.
@@ -104,28 +104,7 @@ pub struct StackUse {
 }
 
 pub fn stack_use(insns: &[Instruction]) -> StackUse {
-    let mut s = StackUse::default();
-    for (k, i) in insns.iter().enumerate() {
-        if let Some(a) = i.stack_adjust() {
-            s.adjusts.push(StackAdjust {
-                index: k,
-                addr: i.addr,
-                amount: a,
-            });
-            if s.scratch_reserved.is_none() && a > 0 {
-                s.scratch_reserved = Some(a);
-            }
-            continue;
-        }
-        if i.mem_space() == Some(MemSpace::Stack) {
-            match i.category() {
-                Category::Store => s.spills += 1,
-                Category::Load => s.fills += 1,
-                _ => {}
-            }
-        }
-    }
-    s
+    crate::facts::scan(insns).stack
 }
 
 #[cfg(test)]

@@ -143,7 +143,7 @@ fn simple_call_reconstructed_text_resolves_calls() {
     assert_eq!(insns.len(), 46 + 15);
     let opts = CfgOptions {
         entry: Some(0x180),
-        helpers: vec![0..0x124],
+        helpers: std::iter::once(0..0x124).collect(),
     };
     let d = analyze_detailed(&insns, &opts);
     let a = &d.analysis;

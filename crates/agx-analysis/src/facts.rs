@@ -1,0 +1,145 @@
+//! One pass over the decoded instructions, extracting the compact facts
+//! every analysis needs: address, control flow, exec-mask op, register
+//! ranges with their roles, stack use.
+//!
+//! An `Instruction` is large (a fixed array of operands, ~640 bytes), so
+//! reading the input once and working on these compact arrays afterwards
+//! keeps the analyses linear in practice, not just in theory (a 1M
+//! instruction kernel is ~640 MB of `Instruction`s).
+
+use crate::occupancy::{StackAdjust, StackUse};
+use agx_isa::{Category, ExecOp, Flow, Instruction, MemSpace, RegFile};
+
+/// A register operand, compact: `len` halves from `start`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RegRange {
+    pub start: u16,
+    pub len: u16,
+    /// [`RegRange::DEF`] | [`RegRange::USE`] | [`RegRange::UNIFORM`].
+    pub bits: u8,
+}
+
+impl RegRange {
+    pub const DEF: u8 = 1;
+    pub const USE: u8 = 2;
+    pub const UNIFORM: u8 = 4;
+    pub fn range(&self) -> std::ops::Range<u32> {
+        self.start as u32..self.start as u32 + self.len as u32
+    }
+}
+
+/// Facts about every instruction, in input order.
+#[derive(Clone, Debug, Default)]
+pub struct Facts {
+    pub addr: Vec<u32>,
+    pub len: Vec<u8>,
+    pub flow: Vec<Flow>,
+    /// Exec-mask ops: (instruction index, op, n).
+    pub exec: Vec<(usize, ExecOp, u8)>,
+    /// Register ranges of instruction `i`: `ranges[range_start[i]..range_start[i + 1]]`.
+    pub ranges: Vec<RegRange>,
+    pub range_start: Vec<u32>,
+    /// Highest GPR / uniform half index touched.
+    pub highest_gpr: Option<u32>,
+    pub highest_uniform: Option<u32>,
+    pub stack: StackUse,
+}
+
+impl Facts {
+    pub fn len(&self) -> usize {
+        self.addr.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.addr.is_empty()
+    }
+    /// Register ranges of instruction `i`.
+    #[inline]
+    pub fn regs(&self, i: usize) -> &[RegRange] {
+        &self.ranges[self.range_start[i] as usize..self.range_start[i + 1] as usize]
+    }
+}
+
+/// Scans `insns` once.
+pub fn scan(insns: &[Instruction]) -> Facts {
+    let n = insns.len();
+    let mut f = Facts {
+        addr: Vec::with_capacity(n),
+        len: Vec::with_capacity(n),
+        flow: Vec::with_capacity(n),
+        ranges: Vec::with_capacity(n * 3),
+        range_start: Vec::with_capacity(n + 1),
+        ..Facts::default()
+    };
+    let mut hi: Option<u32> = None;
+    let mut uhi: Option<u32> = None;
+    for (k, i) in insns.iter().enumerate() {
+        f.addr.push(i.addr);
+        f.len.push(i.len);
+        f.range_start.push(f.ranges.len() as u32);
+        let cat = i.category();
+        // Only control forms move the PC (Flow::Next otherwise); only
+        // exec-mask forms touch the exec stack; only loads/stores can be
+        // stack accesses. Unknown forms (`form` out of range) go the slow
+        // way through the mnemonic.
+        let unknown = cat == Category::Unknown;
+        f.flow.push(if cat == Category::Control || unknown {
+            i.flow()
+        } else {
+            Flow::Next
+        });
+        if cat == Category::ExecMask || unknown {
+            if let Some(op) = i.exec_op() {
+                f.exec.push((k, op, i.exec_count().unwrap_or(0)));
+            }
+        }
+        if matches!(cat, Category::Load | Category::Store | Category::Sync) || unknown {
+            if let Some(a) = i.stack_adjust() {
+                f.stack.adjusts.push(StackAdjust {
+                    index: k,
+                    addr: i.addr,
+                    amount: a,
+                });
+                if f.stack.scratch_reserved.is_none() && a > 0 {
+                    f.stack.scratch_reserved = Some(a);
+                }
+            } else if i.mem_space() == Some(MemSpace::Stack) {
+                match cat {
+                    Category::Store => f.stack.spills += 1,
+                    Category::Load => f.stack.fills += 1,
+                    _ => {}
+                }
+            }
+        }
+        for o in i.all_operands() {
+            let Some(r) = o.as_reg() else { continue };
+            let rg = r.half_range();
+            if rg.is_empty() {
+                continue;
+            }
+            let last = rg.end - 1;
+            let mut bits = 0u8;
+            if o.role.is_def() {
+                bits |= RegRange::DEF;
+            }
+            if o.role.is_use() {
+                bits |= RegRange::USE;
+            }
+            match r.file {
+                RegFile::Gpr => hi = Some(hi.map_or(last, |h| h.max(last))),
+                RegFile::Uniform => {
+                    bits |= RegRange::UNIFORM;
+                    uhi = Some(uhi.map_or(last, |h| h.max(last)));
+                }
+            }
+            f.ranges.push(RegRange {
+                start: rg.start as u16,
+                len: rg.len().min(u16::MAX as usize) as u16,
+                bits,
+            });
+        }
+    }
+    f.range_start.push(f.ranges.len() as u32);
+    f.highest_gpr = hi;
+    f.highest_uniform = uhi;
+    f
+}
