@@ -1,0 +1,80 @@
+//! Writes the Metal binary archives the Python tests read
+//! (`python/tests/data/*.archive`), built around real G13 machine code from
+//! the repository's testdata with `agx_container::testutil`.
+//!
+//! Run from the repository root:
+//! `cargo run -p metal-profiler-py --example make_test_archives`
+//! (see `python/tests/data/NOTE.md` for what each archive holds).
+
+use agx_container::testutil::*;
+use agx_container::{Stage, CPU_TYPE_APPLEGPU};
+use std::path::Path;
+
+fn read(path: &str) -> Vec<u8> {
+    std::fs::read(path)
+        .unwrap_or_else(|e| panic!("cannot read {path}: {e}; run from the repo root"))
+}
+
+fn main() {
+    let out = Path::new("python/tests/data");
+    std::fs::create_dir_all(out).expect("create python/tests/data");
+    let real = "testdata/archives/real";
+
+    // simple_call: helper at 0, main at 0x180 (marysaka's listing), AIR slice
+    // naming the kernel, G13G code slice.
+    let helper = read(&format!(
+        "{real}/simple_call_compute_l__Z6helperPU9MTLdeviceKjj.bin"
+    ));
+    let main = read(&format!("{real}/simple_call_compute_shader.bin"));
+    let (text, syms) = place_text(&[
+        ("l__Z6helperPU9MTLdeviceKjj", 0, helper.as_slice()),
+        ("_agc.main", 0x180, main.as_slice()),
+    ]);
+    let image = gpu_image_stages(
+        G13G,
+        &[(Stage::Compute, code_image(&text, Some(&sym_refs(&syms))))],
+    );
+    let simple_call = fat(
+        &[
+            air_slice(&["simple_call"]),
+            (CPU_TYPE_APPLEGPU, G13G, image),
+        ],
+        false,
+    );
+    std::fs::write(out.join("simple_call.archive"), &simple_call).expect("write");
+
+    // texread: prolog (constant program) at 0, main at 64.
+    let prolog = read(&format!("{real}/texread_compute_shader_prolog.bin"));
+    let tmain = read(&format!("{real}/texread_compute_shader.bin"));
+    let (text, syms) = layout_text(
+        &[
+            ("_agc.main.constant_program", prolog.as_slice()),
+            ("_agc.main", tmain.as_slice()),
+        ],
+        64,
+    );
+    let texread = build_test_archive(G13G, Stage::Compute, &text, &sym_refs(&syms));
+    std::fs::write(out.join("texread.archive"), &texread).expect("write");
+
+    // Two Mesa-compiled kernels in one archive, named by symbol prefix the
+    // way Metal names them: matmul_naive (a loop with loads) and mandelbrot.
+    let mm = read("testdata/mesa/matmul_naive_16x16/matmul_naive_16x16.bin");
+    let mb = read("testdata/mesa/cf_mandelbrot/cf_mandelbrot.bin");
+    let (text, syms) = layout_text(
+        &[
+            ("matmul_naive_agc.main", mm.as_slice()),
+            ("mandelbrot_agc.main", mb.as_slice()),
+        ],
+        256,
+    );
+    let kernels = build_test_archive(G13G, Stage::Compute, &text, &sym_refs(&syms));
+    std::fs::write(out.join("kernels.archive"), &kernels).expect("write");
+
+    // A truncated archive (first half of simple_call) for error tests.
+    std::fs::write(
+        out.join("truncated.archive"),
+        &simple_call[..simple_call.len() / 2],
+    )
+    .expect("write");
+    println!("wrote {}", out.display());
+}

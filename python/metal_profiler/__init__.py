@@ -1,0 +1,275 @@
+"""metal-profiler: static profiler for Apple GPU (AGX G13 / M1) compute shaders.
+
+The analysis runs in Rust (the same pipeline as the ``metal-profile`` command
+line); this package keeps the seed tool's Python API::
+
+    from metal_profiler import profile_metal_file, profile_metal_source
+
+    report, disasm = profile_metal_file("kernel.metal", "my_kernel")   # macOS
+    print(report)
+
+    # Any OS: native code from a Metal binary archive or a raw dump
+    from metal_profiler import profile_archive, profile_binary
+    result = profile_archive("kernel.archive", "my_kernel")
+    print(result.report)
+
+    # Lower-level: parse saved applegpu disassembly, analyse, report
+    from metal_profiler import parse_disassembly, analyze, format_report
+    instructions = parse_disassembly(disasm)
+    result = analyze(instructions)
+    print(f"Occupancy: {result.occupancy_pct}%")
+    print(f"Bottleneck: {result.bottleneck}")
+    print(format_report(result, "my_kernel"))
+
+Errors are Python exceptions carrying the command line's messages:
+``FileNotFoundError`` (and other ``OSError``) for unreadable files,
+``ValueError`` for bad input (not G13 code, unknown function, truncated
+archive...), ``RuntimeError`` for compiling ``.metal`` source where Metal is
+unavailable or the compiler fails.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings as _warnings
+from typing import Iterable, List, Optional, Sequence, Tuple, Union
+
+from . import _native
+from ._model import (
+    FunctionInfo,
+    Instruction,
+    Loop,
+    ProfileResult,
+    Suggestion,
+)
+from ._parse import parse_disassembly
+
+__version__ = _native.__version__
+
+__all__ = [
+    "FunctionInfo",
+    "Instruction",
+    "Loop",
+    "ProfileResult",
+    "Suggestion",
+    "analyze",
+    "assemble",
+    "decode",
+    "disassemble",
+    "format_report",
+    "list_functions",
+    "occupancy_for_regs",
+    "parse_disassembly",
+    "profile_archive",
+    "profile_binary",
+    "profile_metal_file",
+    "profile_metal_source",
+    "run_cli",
+]
+
+PathOrBytes = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview]
+
+
+def _input(data: PathOrBytes):
+    """A path (str / PathLike) or the bytes themselves, for the native side."""
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return bytes(data)
+    if isinstance(data, (str, os.PathLike)):
+        return os.fspath(data)
+    raise TypeError(
+        f"expected a path or bytes, got {type(data).__name__}"
+    )
+
+
+def _warn(messages: Iterable[str]) -> None:
+    for m in messages:
+        _warnings.warn(m, RuntimeWarning, stacklevel=3)
+
+
+def _result(native) -> ProfileResult:
+    _warn(native.warnings)
+    return ProfileResult._from_native(native)
+
+
+# ── profiling ──────────────────────────────────────────────────────────────
+
+
+def profile_binary(
+    path_or_bytes: PathOrBytes,
+    function_name: Optional[str] = None,
+    offset: int = 0,
+    *,
+    trip_count: Optional[int] = None,
+) -> ProfileResult:
+    """Profile raw G13 machine code (a file path or bytes), as
+    ``metal-profile --binary FILE [-f NAME] [--offset N]``.
+
+    ``function_name`` only names the kernel in the report (default
+    ``"kernel"``); ``offset`` is where the code starts in the input (even).
+    ``trip_count`` is assumed for loops whose trip count is unknown (default:
+    the CLI's, 16).
+    """
+    return _result(
+        _native.profile_raw_code(
+            _input(path_or_bytes), function_name, int(offset), trip_count
+        )
+    )
+
+
+def profile_archive(
+    path: PathOrBytes,
+    function_name: Optional[str] = None,
+    *,
+    trip_count: Optional[int] = None,
+) -> ProfileResult:
+    """Profile one function of a serialized Metal binary archive (path or
+    bytes), as ``metal-profile ARCHIVE [-f NAME]``: the main part, its prolog
+    summarised. ``function_name`` is the Metal name (``matmul_naive``) or the
+    full symbol; it may be omitted when the archive holds one kernel.
+    """
+    return _result(
+        _native.profile_archive_input(_input(path), function_name, trip_count)
+    )
+
+
+def list_functions(path: PathOrBytes) -> List[FunctionInfo]:
+    """The shaders of a Metal binary archive (``metal-profile --list``)."""
+    items, warns, _text = _native.archive_functions(_input(path))
+    _warn(warns)
+    return [FunctionInfo(d) for d in items]
+
+
+def disassemble(
+    data: PathOrBytes, offset: int = 0, *, base: int = 0, cryptic: bool = False
+) -> str:
+    """applegpu-identical listing of raw machine code (bytes or a file path)
+    from byte ``offset`` (``metal-profile --binary F --disasm-only``).
+    ``base`` is added to printed addresses; ``cryptic`` prints ``$r0`` for
+    cached registers as applegpu does with ``APPLEGPU_CRYPTIC``."""
+    return _native.disassemble(_input(data), int(offset), int(base), bool(cryptic))
+
+
+def decode(data: bytes, addr: int = 0) -> Instruction:
+    """Decode the one instruction at the start of ``data``, printed at
+    ``addr``. Raises ``ValueError`` when no G13 instruction form matches."""
+    return Instruction._from_native(_native.decode(bytes(data), int(addr)))
+
+
+def assemble(text: str) -> bytes:
+    """Assemble applegpu-syntax text into machine code (``metal-profile
+    asm``). Raises ``ValueError`` on a syntax error (``line L, column C:
+    ...``)."""
+    return _native.assemble(text)
+
+
+def analyze(
+    instructions: Union[Sequence[Instruction], str, bytes],
+    *,
+    trip_count: Optional[int] = None,
+    kernel_name: Optional[str] = None,
+) -> ProfileResult:
+    """Run the full analysis on instructions from :func:`parse_disassembly`
+    (or disassembly text, or raw code bytes).
+
+    Every instruction needs its machine code: applegpu listings carry it in
+    the hex column. Instructions parsed from text without bytes are
+    assembled when the assembler can; otherwise ``ValueError`` names the
+    first one.
+    """
+    if isinstance(instructions, (bytes, bytearray, memoryview)):
+        return profile_binary(bytes(instructions), kernel_name, trip_count=trip_count)
+    if isinstance(instructions, str):
+        instructions = parse_disassembly(instructions)
+    words: List[Tuple[int, bytes]] = []
+    for insn in instructions:
+        if not isinstance(insn, Instruction):
+            raise TypeError(
+                f"analyze() takes Instructions from parse_disassembly(), got {type(insn).__name__}"
+            )
+        if insn.bytes is None:
+            raise ValueError(
+                f"instruction at {insn.addr:#x} ({insn.text!r}) has no machine code: "
+                "give disassembly with the hex column (applegpu's listing) so it can be "
+                "decoded, or text the assembler accepts"
+            )
+        words.append((insn.addr, insn.bytes))
+    return _result(_native.profile_words(words, kernel_name, trip_count))
+
+
+def format_report(
+    result: ProfileResult,
+    kernel_name: Optional[str] = "kernel",
+    *,
+    color: bool = False,
+    show_disasm: bool = False,
+) -> str:
+    """The text report (the CLI's), with ``kernel_name`` in the header box.
+    Pass ``kernel_name=None`` to keep the result's own name."""
+    if not isinstance(result, ProfileResult):
+        raise TypeError(f"format_report() takes a ProfileResult, got {type(result).__name__}")
+    return result._native.text(kernel_name, bool(color), bool(show_disasm))
+
+
+def occupancy_for_regs(half_regs: int) -> Tuple[int, float]:
+    """``(max_threads, occupancy_pct)`` for a kernel allocating
+    ``half_regs`` 16-bit half-registers (Mesa's table; 1024 threads = 100%).
+    Beyond 256 half-registers: ``(0, 0.0)``."""
+    return _native.occupancy_for_regs(int(half_regs))
+
+
+# ── .metal source (macOS) ────────────────────────────────────────────────
+
+
+def _compile(source: str, is_path: bool, function_name: str, include_dirs) -> bytes:
+    dirs = [os.fspath(d) for d in (include_dirs or [])]
+    data, compiler_output, device = _native.compile_metal(
+        source, is_path, function_name, dirs
+    )
+    if compiler_output.strip():
+        _warnings.warn(compiler_output.rstrip(), RuntimeWarning, stacklevel=3)
+    if not _native.is_g13_device(device):
+        _warnings.warn(
+            f"the archive was built on '{device}', not an M1-family (G13) GPU; "
+            "decoding supports G13 only",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    return data
+
+
+def _report_and_disasm(archive: bytes, function_name: str) -> Tuple[str, str]:
+    result = profile_archive(archive, function_name)
+    return format_report(result, None), result.disassembly
+
+
+def profile_metal_file(
+    path: Union[str, "os.PathLike[str]"],
+    function_name: str,
+    include_dirs: Optional[Sequence[str]] = None,
+) -> Tuple[str, str]:
+    """Compile a ``.metal`` file, harvest the kernel's native code and profile
+    it: returns ``(report, disassembly)``. macOS only (Xcode's Metal
+    toolchain); elsewhere raises ``RuntimeError`` with the CLI's message."""
+    archive = _compile(os.fspath(path), True, function_name, include_dirs)
+    return _report_and_disasm(archive, function_name)
+
+
+def profile_metal_source(
+    source: str,
+    function_name: str,
+    include_dirs: Optional[Sequence[str]] = None,
+) -> Tuple[str, str]:
+    """As :func:`profile_metal_file` for Metal source text."""
+    archive = _compile(source, False, function_name, include_dirs)
+    return _report_and_disasm(archive, function_name)
+
+
+# ── the command line ──────────────────────────────────────────────────────
+
+
+def run_cli(args: Sequence[str]) -> Tuple[int, str, str]:
+    """Run ``metal-profile ARGS`` in-process and capture it:
+    ``(exit_code, stdout, stderr)``, byte for byte what the binary prints
+    when not writing to a terminal."""
+    code, out, err = _native.run_cli(["metal-profile", *map(os.fspath, args)])
+    return code, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")

@@ -1,0 +1,7 @@
+"""``python -m metal_profiler``: the same as ``metal-profile``."""
+
+import sys
+
+from .metal_profile import main
+
+sys.exit(main())

@@ -1,0 +1,416 @@
+"""Python views of the Rust results: instructions, profiles, loops.
+
+Nothing here computes: every number comes from the Rust analysis, through
+the CLI's JSON document (``ProfileResult.to_dict()``), so the Python object
+and ``metal-profile --format json`` agree by construction.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Optional
+
+
+class Instruction:
+    """One G13 instruction.
+
+    ``addr`` (alias ``offset``, the seed's name), ``mnemonic``, ``operands``
+    (printed operand strings; ``operands_text`` is them joined as applegpu
+    prints them, the seed's ``operands``), ``bytes`` (machine code, ``None``
+    when parsed from text without a hex column), ``hex`` (alias
+    ``raw_bytes``), ``text`` (``mnemonic operands`` with applegpu's spacing),
+    ``line`` (the whole listing line). When decoded from machine code
+    (``decoded`` is true) also ``size``, ``defs``/``uses`` (registers written
+    and read, implicit ones included), ``category`` and ``form``.
+    """
+
+    __slots__ = (
+        "addr",
+        "mnemonic",
+        "operands",
+        "bytes",
+        "size",
+        "defs",
+        "uses",
+        "category",
+        "form",
+        "decoded",
+        "_text",
+    )
+
+    def __init__(
+        self,
+        addr: int,
+        mnemonic: str,
+        operands: Optional[List[str]] = None,
+        bytes: Optional[bytes] = None,  # noqa: A002 - the seed's field name
+        *,
+        text: Optional[str] = None,
+    ) -> None:
+        self.addr = int(addr)
+        self.mnemonic = mnemonic
+        self.operands = list(operands or [])
+        self.bytes = bytes
+        self.size = len(bytes) if bytes is not None else None
+        self.defs: List[str] = []
+        self.uses: List[str] = []
+        self.category: Optional[str] = None
+        self.form: Optional[int] = None
+        self.decoded = False
+        self._text = text
+
+    @classmethod
+    def _from_native(cls, d: Dict[str, Any]) -> "Instruction":
+        i = cls(d["addr"], d["mnemonic"], d["operands"], d["bytes"], text=d["asm"])
+        i.size = d["size"]
+        i.defs = list(d["defs"])
+        i.uses = list(d["uses"])
+        i.category = d["category"]
+        i.form = d["form"]
+        i.decoded = True
+        return i
+
+    @property
+    def offset(self) -> int:
+        return self.addr
+
+    @property
+    def hex(self) -> str:
+        return self.bytes.hex() if self.bytes is not None else ""
+
+    @property
+    def raw_bytes(self) -> str:
+        return self.hex
+
+    @property
+    def operands_text(self) -> str:
+        return ", ".join(self.operands)
+
+    @property
+    def text(self) -> str:
+        if self._text is not None:
+            return self._text
+        ops = self.operands_text
+        return f"{self.mnemonic:<16} {ops}".rstrip() if ops else self.mnemonic
+
+    @property
+    def line(self) -> str:
+        return f"{self.addr:4x}: {self.hex:<20} {self.mnemonic:<16} {self.operands_text}"
+
+    def __repr__(self) -> str:
+        return f"Instruction({self.addr:#x}: {self.text})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Instruction):
+            return NotImplemented
+        return (self.addr, self.mnemonic, self.operands, self.bytes) == (
+            other.addr,
+            other.mnemonic,
+            other.operands,
+            other.bytes,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.addr, self.mnemonic, tuple(self.operands), self.bytes))
+
+
+class _Record:
+    """Attribute access over one JSON object of the report document; the
+    raw dict is ``.data`` (and ``to_dict()``)."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: Dict[str, Any]) -> None:
+        self.data = data
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.data[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __getitem__(self, key: str) -> Any:
+        return self.data[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.data.get(key, default)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return dict(self.data)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, _Record):
+            return self.data == other.data
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.data!r})"
+
+
+class Loop(_Record):
+    """One natural loop: the JSON ``loops[]`` entry (``start``, ``end``,
+    ``depth``, ``header``, ``trip_count``, ``cycles_per_iteration``,
+    ``latency_bound_cycles``, ``bottleneck``, ``body`` ...) plus the seed's
+    names: ``start_offset``, ``end_offset``, ``body_cycles_alu``,
+    ``body_cycles_mem`` (wait stall), ``body_cycles_total`` (cycles per
+    iteration), ``mem_loads``, ``mem_stores``, ``has_wait``."""
+
+    __slots__ = ()
+
+    def _body(self) -> Dict[str, Any]:
+        return self.data.get("body") or {}
+
+    @property
+    def start_offset(self) -> int:
+        return self.data["start"]
+
+    @property
+    def end_offset(self) -> int:
+        return self.data["end"]
+
+    @property
+    def per_iteration_cycles(self) -> Optional[float]:
+        return self.data.get("cycles_per_iteration")
+
+    @property
+    def body_cycles_total(self) -> Optional[float]:
+        return self.data.get("cycles_per_iteration")
+
+    @property
+    def body_cycles_alu(self) -> Optional[float]:
+        return self._body().get("alu_per_iter")
+
+    @property
+    def body_cycles_mem(self) -> Optional[float]:
+        return self._body().get("wait_stall")
+
+    @property
+    def mem_loads(self) -> Optional[int]:
+        return self._body().get("loads")
+
+    @property
+    def mem_stores(self) -> Optional[int]:
+        return self._body().get("stores")
+
+    @property
+    def has_wait(self) -> bool:
+        return bool(self._body().get("wait_stall"))
+
+
+class Suggestion(_Record):
+    """One suggestion: ``severity`` (high/medium/low), ``offset`` (the
+    instruction it names), ``message``, ``rule``. ``str()`` is the report
+    line (with the severity icon)."""
+
+    __slots__ = ()
+
+    _ICONS = {"high": "\U0001f534", "medium": "\U0001f7e1", "low": "\U0001f7e2"}
+
+    def __str__(self) -> str:
+        icon = self._ICONS.get(self.data.get("severity", ""), "-")
+        return f"{icon} {self.data.get('message', '')}"
+
+
+class FunctionInfo(_Record):
+    """One function of a Metal binary archive: ``stage``, ``part`` (main,
+    prolog, helper), ``symbol``, ``name`` (the Metal name), ``size``,
+    ``code_size``, ``text_offset``, ``file_offset``, ``gpu``,
+    ``gpu_family``."""
+
+    __slots__ = ()
+
+
+class ProfileResult:
+    """The analysis of one kernel.
+
+    Everything is read from the CLI's JSON document (``to_json()`` is
+    byte-identical to ``metal-profile ... --format json`` for the same input
+    and options). The seed's names are kept: ``occupancy_pct``,
+    ``max_threads``, ``bottleneck``, ``bottleneck_reason``, ``loops``,
+    ``total_instructions``, ``f32_cycles``/``f16_cycles``/``scib_cycles``/
+    ``ic_cycles``, ``half_regs_used``, ``max_live_gprs``, ``max_reg``,
+    ``uniform_regs_used``, ``instructions``; plus ``suggestions``,
+    ``report`` (the text report) and ``disassembly`` (applegpu listing).
+    """
+
+    __slots__ = ("_native", "_doc", "_insns")
+
+    def __init__(self) -> None:  # pragma: no cover - built by the module
+        raise TypeError("ProfileResult objects come from analyze()/profile_*()")
+
+    @classmethod
+    def _from_native(cls, native: Any) -> "ProfileResult":
+        self = object.__new__(cls)
+        self._native = native
+        self._doc = None
+        self._insns = None
+        return self
+
+    # ── the document ──
+
+    def to_json(self) -> str:
+        """The CLI's ``--format json`` document (schema metal-profiler/1)."""
+        return self._native.json()
+
+    def to_dict(self) -> Dict[str, Any]:
+        """``json.loads(self.to_json())`` (a fresh copy each call)."""
+        return json.loads(self.to_json())
+
+    @property
+    def kernel(self) -> Dict[str, Any]:
+        """The kernel's object in the document (``to_dict()["kernels"][0]``)."""
+        if self._doc is None:
+            self._doc = self.to_dict()
+        return self._doc["kernels"][0]
+
+    def _get(self, *path: str) -> Any:
+        v: Any = self.kernel
+        for p in path:
+            if not isinstance(v, dict) or p not in v:
+                return None
+            v = v[p]
+        return v
+
+    # ── identity ──
+
+    @property
+    def name(self) -> str:
+        return self._native.name
+
+    @property
+    def gpu(self) -> Optional[str]:
+        return self._native.gpu
+
+    @property
+    def warnings(self) -> List[str]:
+        return list(self._native.warnings)
+
+    # ── registers & occupancy ──
+
+    @property
+    def occupancy_pct(self) -> Optional[float]:
+        return self._get("occupancy", "percent")
+
+    @property
+    def max_threads(self) -> Optional[int]:
+        return self._get("occupancy", "threads")
+
+    @property
+    def registers(self) -> Dict[str, Any]:
+        return self._get("registers") or {}
+
+    @property
+    def half_regs_used(self) -> Optional[int]:
+        """Half-registers allocated (highest index + 1): what occupancy
+        depends on. The seed reported twice its peak live GPR count here."""
+        return self._get("registers", "allocated_half")
+
+    @property
+    def peak_live_half(self) -> Optional[int]:
+        return self._get("registers", "peak_live_half")
+
+    @property
+    def max_live_gprs(self) -> Optional[int]:
+        h = self.peak_live_half
+        return None if h is None else (h + 1) // 2
+
+    @property
+    def max_reg(self) -> Optional[int]:
+        h = self._get("registers", "highest_half_index")
+        return None if h is None else h // 2
+
+    @property
+    def uniform_regs_used(self) -> Optional[int]:
+        h = self._get("registers", "uniform_half")
+        return None if h is None else (h + 1) // 2
+
+    @property
+    def spills(self) -> Optional[int]:
+        return self._get("spills")
+
+    @property
+    def fills(self) -> Optional[int]:
+        return self._get("fills")
+
+    # ── timing ──
+
+    @property
+    def total_instructions(self) -> Optional[int]:
+        return self._get("instructions")
+
+    @property
+    def cycles(self) -> Dict[str, Any]:
+        return self._get("cycles") or {}
+
+    @property
+    def f32_cycles(self) -> Optional[float]:
+        return self.cycles.get("f32")
+
+    @property
+    def f16_cycles(self) -> Optional[float]:
+        return self.cycles.get("f16")
+
+    @property
+    def scib_cycles(self) -> Optional[float]:
+        return self.cycles.get("scib")
+
+    @property
+    def ic_cycles(self) -> Optional[float]:
+        return self.cycles.get("ic")
+
+    @property
+    def total_wait_cycles(self) -> Optional[float]:
+        return self.cycles.get("mem")
+
+    @property
+    def total_cycles(self) -> Optional[float]:
+        return self._get("total_cycles")
+
+    @property
+    def mesa_estimate(self) -> Dict[str, Any]:
+        return self._get("mesa_estimate") or {}
+
+    @property
+    def bottleneck(self) -> Optional[str]:
+        """The kernel's bottleneck, as the report states it."""
+        return self._get("bottleneck")
+
+    @property
+    def bottleneck_reason(self) -> str:
+        b = self.bottleneck or ""
+        return b.split(":", 1)[1].strip() if ":" in b else b
+
+    @property
+    def loops(self) -> List[Loop]:
+        return [Loop(d) for d in (self._get("loops") or [])]
+
+    @property
+    def suggestions(self) -> List[Suggestion]:
+        return [Suggestion(d) for d in (self._get("suggestions") or [])]
+
+    # ── code ──
+
+    @property
+    def instructions(self) -> List[Instruction]:
+        if self._insns is None:
+            self._insns = [Instruction._from_native(d) for d in self._native.instructions()]
+        return list(self._insns)
+
+    @property
+    def disassembly(self) -> str:
+        """The applegpu listing of the profiled code."""
+        return self._native.listing
+
+    @property
+    def report(self) -> str:
+        """The CLI's text report (no colour)."""
+        return self._native.text(None, False, False)
+
+    def __str__(self) -> str:
+        return self.report
+
+    def __repr__(self) -> str:
+        return (
+            f"<ProfileResult {self.name!r}: {self.total_instructions} instructions, "
+            f"occupancy {self.occupancy_pct}%, bottleneck {self.bottleneck!r}>"
+        )
