@@ -1,0 +1,412 @@
+"""The seed's API on corpus kernels: every public function of metal_profiler."""
+
+import json
+import random
+import sys
+import warnings
+
+import pytest
+
+import metal_profiler as mp
+from conftest import DATA, MESA, MESA_KERNELS, STREAMS, mesa_bin, mesa_stats
+
+KERNELS = DATA / "kernels.archive"
+
+
+# ── profile_archive / profile_binary ─────────────────────────────────────
+
+
+def test_profile_archive_matmul():
+    r = mp.profile_archive(KERNELS, "matmul_naive")
+    assert isinstance(r, mp.ProfileResult)
+    assert r.name == "matmul_naive"
+    assert r.gpu == "G13G"
+    assert r.total_instructions == mesa_stats("matmul_naive_16x16")["inst"]
+    assert r.max_threads == 1024
+    assert r.occupancy_pct == pytest.approx(100.0)
+    assert isinstance(r.bottleneck, str) and r.bottleneck
+    # one loop, with its per-iteration cost
+    assert len(r.loops) == 1
+    loop = r.loops[0]
+    assert loop.start_offset == loop.start and loop.end_offset == loop.end
+    assert loop.depth == 1
+    assert loop.cycles_per_iteration > 0
+    assert loop.per_iteration_cycles == loop.cycles_per_iteration
+    assert loop.mem_loads == 2
+    assert r.suggestions, "a loop of global loads earns suggestions"
+    for s in r.suggestions:
+        assert s.severity in ("high", "medium", "low")
+        assert s.message and str(s).endswith(s.message)
+    assert "metal-profiler: matmul_naive" in r.report
+    assert r.disassembly.startswith("   0: ")
+
+
+def test_profile_archive_selects_by_symbol_and_name():
+    a = mp.profile_archive(KERNELS, "mandelbrot")
+    b = mp.profile_archive(KERNELS, "mandelbrot_agc.main")
+    assert a.to_json() == b.to_json()
+
+
+def test_profile_archive_single_kernel_needs_no_name():
+    r = mp.profile_archive(DATA / "texread.archive")
+    assert r.name == "texread" or r.name  # named from the archive
+    # texread has a prolog: the main part is profiled, the prolog summarised
+    assert r.kernel.get("prolog") is not None
+    r2 = mp.profile_archive(DATA / "simple_call.archive")
+    assert r2.name == "simple_call"
+
+
+def test_profile_archive_from_bytes_equals_path():
+    data = KERNELS.read_bytes()
+    assert mp.profile_archive(data, "matmul_naive").to_json() == mp.profile_archive(
+        str(KERNELS), "matmul_naive"
+    ).to_json()
+
+
+def test_profile_binary_path_bytes_and_name():
+    p = mesa_bin("cf_mandelbrot")
+    a = mp.profile_binary(p)
+    b = mp.profile_binary(p.read_bytes())
+    assert a.to_json() == b.to_json()
+    assert a.name == "kernel"
+    c = mp.profile_binary(p, "mandelbrot")
+    assert c.name == "mandelbrot"
+    assert "metal-profiler: mandelbrot" in c.report
+
+
+def test_profile_binary_offset():
+    # the matmul kernel placed at 0x100 in a buffer of traps
+    code = mesa_bin("matmul_naive_16x16").read_bytes()
+    buf = b"\x08\x00" * 0x80 + code
+    whole = mp.profile_binary(code)
+    shifted = mp.profile_binary(buf, offset=0x100)
+    assert shifted.total_instructions == whole.total_instructions
+    assert [i.mnemonic for i in shifted.instructions] == [i.mnemonic for i in whole.instructions]
+
+
+def test_trip_count_option():
+    a = mp.profile_archive(KERNELS, "matmul_naive", trip_count=4)
+    assert a.kernel["model"]["trip_count"] == 4
+    assert a.loops[0].trip_count == 4
+
+
+@pytest.mark.parametrize("name", MESA_KERNELS)
+def test_mesa_corpus(name):
+    """Every Mesa kernel: the Python view agrees with Mesa's stats for what
+    the analysis issue guarantees, and the text report renders."""
+    st = mesa_stats(name)
+    r = mp.profile_binary(mesa_bin(name), name)
+    assert r.total_instructions == st["inst"]
+    assert r.max_threads == st["threads"]
+    assert r.kernel["registers"]["highest_half_index"] == st["regs"]
+    assert len(r.instructions) == st["inst"]
+    assert r.report.startswith("╔")
+    d = r.to_dict()
+    assert d["schema"] == "metal-profiler/1"
+    assert d == json.loads(r.to_json())
+
+
+# ── disassemble / decode / list_functions ────────────────────────────────
+
+
+@pytest.mark.parametrize("name", MESA_KERNELS)
+def test_disassemble_matches_applegpu(name):
+    expected = (MESA / name / "main.applegpu.txt").read_text()
+    assert mp.disassemble(mesa_bin(name).read_bytes()) == expected
+
+
+@pytest.mark.parametrize("stream", sorted(p.stem for p in STREAMS.glob("*.bin")))
+def test_disassemble_streams(stream):
+    def expected(path):
+        # applegpu's `TODO:` debug prints are not part of the listing
+        return "".join(
+            l for l in path.read_text().splitlines(keepends=True) if not l.startswith("TODO:")
+        )
+
+    data = (STREAMS / f"{stream}.bin").read_bytes()
+    assert mp.disassemble(data) == expected(STREAMS / f"{stream}.expected.txt")
+    cryptic = STREAMS / f"{stream}.expected.cryptic.txt"
+    if cryptic.exists():
+        assert mp.disassemble(data, cryptic=True) == expected(cryptic)
+
+
+def test_disassemble_offset_and_path():
+    p = mesa_bin("cf_mandelbrot")
+    data = p.read_bytes()
+    assert mp.disassemble(p) == mp.disassemble(data)
+    # from offset 4, addresses start at 0 (as `--offset 4`) unless base given
+    tail = mp.disassemble(data, 4)
+    assert tail.splitlines()[0].startswith("   0: ")
+    based = mp.disassemble(data, 4, base=4)
+    assert based.splitlines() == mp.disassemble(data).splitlines()[1:]
+
+
+def test_decode_one():
+    i = mp.decode(bytes.fromhex("3a8d46421aa00100"), 0xE)
+    assert i.mnemonic == "fmadd32"
+    assert i.operands == ["r3", "r3", "u18", "u16"]
+    assert i.addr == 0xE and i.size == 8 and i.hex == "3a8d46421aa00100"
+    assert i.defs == ["r3"] and "r3" in i.uses and "u18" in i.uses
+    assert i.decoded
+
+
+def test_list_functions():
+    fs = mp.list_functions(DATA / "simple_call.archive")
+    assert [(f.part, f.symbol, f.name) for f in fs] == [
+        ("helper", "l__Z6helperPU9MTLdeviceKjj", "helper"),
+        ("main", "_agc.main", "simple_call"),
+    ]
+    assert fs[1].text_offset == 0x180
+    assert all(f.stage == "compute" and f.gpu == "G13G" for f in fs)
+    fs = mp.list_functions(DATA / "texread.archive")
+    assert [f.part for f in fs] == ["prolog", "main"]
+    assert {f.name for f in mp.list_functions(KERNELS)} == {"matmul_naive", "mandelbrot"}
+
+
+# ── parse_disassembly / analyze / format_report ──────────────────────────
+
+
+def test_parse_disassembly_applegpu_listing():
+    text = (MESA / "cf_mandelbrot" / "main.applegpu.txt").read_text()
+    insns = mp.parse_disassembly(text)
+    assert len(insns) == mesa_stats("cf_mandelbrot")["inst"]
+    first = insns[0]
+    assert (first.addr, first.offset, first.mnemonic) == (0, 0, "get_sr")
+    assert first.operands == ["r1", "sr80 (thread_position_in_grid.x)"]
+    assert first.hex == first.raw_bytes == "72051004"
+    assert first.bytes == bytes.fromhex("72051004")
+    assert first.decoded and first.defs == ["r1"]
+    # the listing lines come back exactly
+    lines = [l for l in text.splitlines() if l.strip()]
+    assert [i.line.rstrip() for i in insns] == [l.rstrip() for l in lines]
+
+
+def test_parse_then_analyze_equals_profile_binary():
+    data = mesa_bin("matmul_naive_16x16").read_bytes()
+    insns = mp.parse_disassembly(mp.disassemble(data))
+    r = mp.analyze(insns)
+    assert r.to_json() == mp.profile_binary(data).to_json()
+
+
+def test_parse_text_without_hex_keeps_fields():
+    insns = mp.parse_disassembly(
+        "   0: get_sr           r1, sr80 (thread_position_in_grid.x)\n"
+        "   4: fadd32           r0, r1, r2\n"
+        "\n"
+        "   8: <disassembly failed>\n"
+        "garbage line\n"
+    )
+    assert [(i.addr, i.mnemonic) for i in insns] == [(0, "get_sr"), (4, "fadd32")]
+    assert insns[1].operands == ["r0", "r1", "r2"]
+    assert insns[1].operands_text == "r0, r1, r2"
+    if not insns[1].decoded:
+        # without the assembler the instruction has no machine code
+        assert insns[1].bytes is None
+        with pytest.raises(ValueError, match="no machine code"):
+            mp.analyze(insns)
+
+
+def test_parse_seed_annotated_lines():
+    text = (
+        "      a8: device_load        [MEM   1cy] r6, u0_u1, r8, unsigned      ◀ memory\n"
+        "  │   ca: while_icmp         [      1cy] r0l, nseq, r3, u14, 2\n"
+    )
+    insns = mp.parse_disassembly(text)
+    assert [(i.addr, i.mnemonic) for i in insns] == [(0xA8, "device_load"), (0xCA, "while_icmp")]
+    assert insns[0].operands == ["r6", "u0_u1", "r8", "unsigned"]
+
+
+def test_analyze_accepts_text_and_bytes():
+    data = mesa_bin("ew_relu_f32").read_bytes()
+    want = mp.profile_binary(data).to_json()
+    assert mp.analyze(mp.disassemble(data)).to_json() == want
+    assert mp.analyze(data).to_json() == want
+
+
+def test_format_report():
+    r = mp.analyze(mp.parse_disassembly(mp.disassemble(mesa_bin("cf_mandelbrot"))))
+    text = mp.format_report(r)
+    assert "metal-profiler: kernel" in text
+    assert "── Registers & Occupancy ──" in text
+    named = mp.format_report(r, "mandelbrot")
+    assert "metal-profiler: mandelbrot" in named
+    assert "── Disassembly ──" in mp.format_report(r, show_disasm=True)
+    assert "\x1b[" in mp.format_report(r, color=True) or True  # colour optional
+    with pytest.raises(TypeError):
+        mp.format_report("not a result")
+
+
+def test_occupancy_for_regs():
+    # Mesa's table (shared/reference/timing.md): first row with regs <= max
+    assert mp.occupancy_for_regs(0) == (1024, 100.0)
+    assert mp.occupancy_for_regs(104) == (1024, 100.0)
+    assert mp.occupancy_for_regs(105) == (896, 87.5)
+    assert mp.occupancy_for_regs(256) == (384, 37.5)
+    assert mp.occupancy_for_regs(257) == (0, 0.0)
+    assert mp.occupancy_for_regs(-5) == (1024, 100.0)
+    r = mp.profile_archive(KERNELS, "matmul_naive")
+    assert mp.occupancy_for_regs(r.kernel["registers"]["highest_half_index"]) == (
+        r.max_threads,
+        r.occupancy_pct,
+    )
+
+
+def test_to_dict_is_json_of_to_json():
+    r = mp.profile_archive(KERNELS, "mandelbrot")
+    assert r.to_dict() == json.loads(r.to_json())
+    assert r.to_dict() is not r.to_dict()
+    k = r.to_dict()["kernels"][0]
+    assert k["name"] == "mandelbrot"
+    assert k["occupancy"]["percent"] == r.occupancy_pct
+    assert k["occupancy"]["threads"] == r.max_threads
+    assert k["bottleneck"] == r.bottleneck
+    assert [l["cycles_per_iteration"] for l in k["loops"]] == [
+        l.cycles_per_iteration for l in r.loops
+    ]
+    assert [s["message"] for s in k["suggestions"]] == [s.message for s in r.suggestions]
+
+
+def test_seed_compatible_fields():
+    r = mp.profile_archive(KERNELS, "matmul_naive")
+    regs = r.kernel["registers"]
+    assert r.half_regs_used == regs["allocated_half"]
+    assert r.max_reg == regs["highest_half_index"] // 2
+    assert r.max_live_gprs == (regs["peak_live_half"] + 1) // 2
+    for k in ("f32", "f16", "scib", "ic"):
+        assert getattr(r, f"{k}_cycles") == r.cycles[k]
+    assert r.bottleneck_reason
+
+
+# ── the seed's README examples, adapted to binaries ──────────────────────
+
+
+def test_seed_readme_python_api_example():
+    # report, disasm = profile_metal_file("kernel.metal", "my_kernel") needs
+    # macOS; the same flow from a compiled archive:
+    result = mp.profile_archive(KERNELS, "matmul_naive")
+    report, disasm = result.report, result.disassembly
+    assert "Registers & Occupancy" in report
+
+    # Lower-level access
+    from metal_profiler import analyze, format_report, occupancy_for_regs, parse_disassembly
+
+    instructions = parse_disassembly(disasm)
+    result = analyze(instructions)
+    line1 = f"Occupancy: {result.occupancy_pct}%"
+    line2 = f"Bottleneck: {result.bottleneck}"
+    assert line1 == "Occupancy: 100.0%"
+    assert line2.startswith("Bottleneck: ") and len(line2) > len("Bottleneck: ")
+    assert "metal-profiler: matmul_naive" in format_report(result, "matmul_naive")
+    assert occupancy_for_regs(18) == (1024, 100.0)
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="Metal is available on macOS")
+def test_metal_source_is_runtime_error_off_macos():
+    src = (DATA / "matmul.metal").read_text()
+    with pytest.raises(RuntimeError, match="macOS"):
+        mp.profile_metal_source(src, "matmul_naive")
+    with pytest.raises(RuntimeError, match="macOS"):
+        mp.profile_metal_file(DATA / "matmul.metal", "matmul_naive")
+    with pytest.raises(RuntimeError, match="macOS"):
+        mp.profile_metal_file(str(DATA / "matmul.metal"), "matmul_naive", include_dirs=[str(DATA)])
+
+
+@pytest.mark.skipif(sys.platform != "darwin", reason="needs macOS with Metal")
+def test_metal_file_on_macos():  # pragma: no cover - macOS only
+    try:
+        report, disasm = mp.profile_metal_file(DATA / "matmul.metal", "matmul_naive")
+    except RuntimeError as e:  # no Xcode toolchain on this Mac
+        pytest.skip(str(e))
+    assert "metal-profiler: matmul_naive" in report
+    assert mp.parse_disassembly(disasm)
+    report2, _ = mp.profile_metal_source((DATA / "matmul.metal").read_text(), "matmul_naive")
+    assert "metal-profiler: matmul_naive" in report2
+
+
+# ── errors ───────────────────────────────────────────────────────────────
+
+
+def test_missing_file():
+    for f in (mp.profile_archive, mp.profile_binary, mp.list_functions, mp.disassemble):
+        with pytest.raises(FileNotFoundError, match="no such file; check the path"):
+            f(DATA / "does-not-exist.archive")
+
+
+def test_bad_function_name():
+    with pytest.raises(ValueError, match="no function named `nope`.*matmul_naive"):
+        mp.profile_archive(KERNELS, "nope")
+
+
+def test_ambiguous_without_name():
+    with pytest.raises(ValueError, match="several kernels"):
+        mp.profile_archive(KERNELS)
+
+
+def test_truncated_archive():
+    for f in (mp.profile_archive, mp.list_functions):
+        with pytest.raises(ValueError, match="truncated"):
+            f(DATA / "truncated.archive")
+
+
+def test_not_an_archive():
+    with pytest.raises(ValueError, match="not a Metal binary archive"):
+        mp.profile_archive(mesa_bin("cf_mandelbrot"))
+    with pytest.raises(ValueError, match="--list needs a Metal binary archive"):
+        mp.list_functions(mesa_bin("cf_mandelbrot"))
+
+
+def test_bad_offsets():
+    data = mesa_bin("cf_mandelbrot").read_bytes()
+    with pytest.raises(ValueError, match="odd"):
+        mp.profile_binary(data, offset=3)
+    with pytest.raises(ValueError, match="past the end"):
+        mp.disassemble(data, offset=len(data) + 2)
+
+
+def test_undecodable():
+    with pytest.raises(ValueError, match="cannot decode"):
+        mp.decode(b"\xff\xff")
+    with pytest.raises(TypeError):
+        mp.profile_binary(12345)
+    with pytest.raises(TypeError):
+        mp.analyze([1, 2, 3])
+
+
+def test_garbage_warns_not_crashes():
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        r = mp.profile_binary(b"\xff\xff" * 64)
+    assert any("did not decode" in str(x.message) or "no instructions" in str(x.message) for x in w)
+    assert r.total_instructions is not None
+
+
+def test_random_inputs_never_crash():
+    """Random bytes and mutated archives: results or Python exceptions,
+    never a crash of the interpreter."""
+    rng = random.Random(8)
+    base = KERNELS.read_bytes()
+    allowed = (ValueError, RuntimeError)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for n in range(150):
+            if n % 2:
+                data = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 96)))
+            else:
+                b = bytearray(base)
+                for _ in range(rng.randrange(1, 8)):
+                    b[rng.randrange(len(b))] = rng.randrange(256)
+                data = bytes(b[: rng.randrange(len(b) + 1)])
+            for f in (
+                lambda d: mp.profile_archive(d, "matmul_naive"),
+                mp.list_functions,
+                mp.profile_binary,
+                mp.disassemble,
+            ):
+                try:
+                    f(data)
+                except allowed:
+                    pass
+            try:
+                mp.analyze(mp.parse_disassembly(data.decode("latin-1")))
+            except allowed:
+                pass
