@@ -539,6 +539,11 @@ fn enc_src(op: &OperandDesc, form: &Form, t: &str) -> EncResult {
         if value > 255 {
             return Err(format!("`{t}`: register out of range for this source"));
         }
+        if op.kind == ALUSrc16Desc && r.w16 && value & 1 == 0 {
+            // 16-bit-only sources ignore the width bits; Mesa sets them as
+            // for a 32-bit register when the half is a low half.
+            return Ok(vec![mk(value, 0b1000 | ty, extra), mk(value, ty, extra)]);
+        }
         return Ok(vec![mk(value, ty, extra)]);
     }
     if float {
@@ -942,6 +947,8 @@ struct Solver<'a> {
     written: &'a [Tok],
     pc: u32,
     budget: usize,
+    /// Use the long size even when the short one holds every field.
+    force_long: bool,
     best: Option<EncErr>,
     /// Printed text of the last verified-but-different encoding.
     near: Option<String>,
@@ -949,7 +956,8 @@ struct Solver<'a> {
 
 impl Solver<'_> {
     fn note(&mut self, e: EncErr) {
-        if self.best.as_ref().map_or(true, |b| e.tok >= b.tok) {
+        let keep_old = matches!(&self.best, Some(b) if e.tok < b.tok);
+        if !keep_old {
             self.best = Some(e);
         }
     }
@@ -964,7 +972,7 @@ impl Solver<'_> {
             }
         }
         let (short, long) = f.sizes;
-        let size = if short != long && w & !size_mask(short) != 0 {
+        let size = if short != long && (self.force_long || w & !size_mask(short) != 0) {
             w |= 1u128 << f.length_bit;
             long
         } else {
@@ -1101,12 +1109,15 @@ fn operand_names(variant: &Variant) -> String {
     names.join(", ")
 }
 
-/// Encodes one instruction at `pc`: (word, size in bytes).
+/// Encodes one instruction at `pc`: (word, size in bytes). The shortest
+/// encoding is chosen, unless `prefer` names a size some candidate form can
+/// take (a pasted listing's printed length), which is then used.
 pub(crate) fn encode(
     mnemonic: &str,
     toks: &[Tok],
     col: usize,
     pc: u32,
+    prefer: Option<u8>,
 ) -> Result<(u128, u8), EncErr> {
     let Some(variants) = mnemonic_map().get(mnemonic) else {
         return Err(EncErr {
@@ -1159,20 +1170,30 @@ pub(crate) fn encode(
             written: toks,
             pc,
             budget: 256,
+            force_long: prefer.is_some_and(|p| p == form.sizes.1 && p != form.sizes.0),
             best: None,
             near: None,
         };
         let r = solve_form(&mut solver, &ftoks);
         match r {
             Some(r) => {
-                if best.map_or(true, |b| r.1 < b.1) {
+                let better = match best {
+                    None => true,
+                    Some(b) => match prefer {
+                        Some(p) if b.1 == p => false,
+                        Some(p) if r.1 == p => true,
+                        _ => r.1 < b.1,
+                    },
+                };
+                if better {
                     best = Some(r);
                 }
             }
             None => {
                 if let Some(mut e) = solver.best.take() {
                     e.tok = e.tok.saturating_sub(prepended).min(m.saturating_sub(1));
-                    if err.as_ref().map_or(true, |b| e.tok >= b.tok) {
+                    let keep_old = matches!(&err, Some(b) if e.tok < b.tok);
+                    if !keep_old {
                         err = Some(e);
                     }
                 }

@@ -154,6 +154,88 @@ fn resolve(
         .collect()
 }
 
+/// In a stream the decoder reads up to 12 bytes, so an earlier, longer form
+/// can claim an instruction (or a `<disassembly failed>` halfword) through
+/// the bytes of the next instruction. Where that happens, flip don't-care
+/// bits of the next instruction (bits no field covers) that the claiming
+/// form tests, keeping that instruction's own text.
+fn fix_context(prog: &mut Program, lines: &[Line]) {
+    use crate::decode::{decode_word, match_form, read_word, size_mask};
+    let failed_line = |no: usize| {
+        lines
+            .get(no - 1)
+            .is_some_and(|l| matches!(l.body, Body::Raw(_)) && l.hexlen.is_some())
+    };
+    for i in 0..prog.items.len() {
+        let it = prog.items[i].clone();
+        let Some(next) = prog.items.get(i + 1).cloned() else {
+            break;
+        };
+        if !next.insn || next.addr != it.addr + it.len {
+            continue;
+        }
+        let expect_fail = !it.insn && failed_line(it.line);
+        if !it.insn && !expect_fail {
+            continue;
+        }
+        let off = (it.addr - prog.origin) as usize;
+        let noff = (next.addr - prog.origin) as usize;
+        let nlen = next.len as usize;
+        let next_word = read_word(&prog.bytes[noff..noff + nlen]);
+        let Some(next_insn) = decode_word(next_word, next.addr) else {
+            continue;
+        };
+        let next_text = crate::format_asm(&next_insn, crate::Syntax::Default);
+        // bits of the next instruction outside its fixed pattern and length
+        // bit (the text check below keeps its printing unchanged)
+        let nf = &crate::forms::FORMS[next_insn.form as usize];
+        let mut dc = size_mask(next.len as u8) & !nf.mask;
+        if nf.sizes.0 != nf.sizes.1 {
+            dc &= !(1u128 << nf.length_bit);
+        }
+        let shift = it.len * 8;
+        for _ in 0..8 {
+            let ctx_word = read_word(&prog.bytes[off..]);
+            let own = size_mask(it.len as u8);
+            let ok = match match_form(ctx_word) {
+                None => expect_fail,
+                Some(g) => {
+                    !expect_fail
+                        && g.size_of(ctx_word) as u32 == it.len
+                        && match_form(ctx_word & own).map(|f| f.idx) == Some(g.idx)
+                }
+            };
+            if ok {
+                break;
+            }
+            let Some(g) = match_form(ctx_word) else {
+                break;
+            };
+            // don't-care bits of the next instruction that `g` tests
+            let cand = (g.mask >> shift) & dc;
+            let mut flipped = false;
+            let mut c = cand;
+            while c != 0 {
+                let bit = c & c.wrapping_neg();
+                c &= !bit;
+                let w = read_word(&prog.bytes[noff..noff + nlen]) ^ bit;
+                let same = decode_word(w, next.addr)
+                    .map(|d| crate::format_asm(&d, crate::Syntax::Default) == next_text)
+                    .unwrap_or(false);
+                if same {
+                    let b = w.to_le_bytes();
+                    prog.bytes[noff..noff + nlen].copy_from_slice(&b[..nlen]);
+                    flipped = true;
+                    break;
+                }
+            }
+            if !flipped {
+                break;
+            }
+        }
+    }
+}
+
 /// Places the next item at `at`: sets the origin, or zero-fills a gap.
 fn place(
     prog: &mut Program,
@@ -252,7 +334,7 @@ pub fn assemble_program(text: &str, base: u32) -> Result<Program, AsmError> {
                 }
                 Body::Insn { mnemonic, col, ops } => {
                     let toks = resolve(ops, labels.as_ref(), &names, cur);
-                    let (word, size) = match encode::encode(mnemonic, &toks, *col, cur) {
+                    let (word, size) = match encode::encode(mnemonic, &toks, *col, cur, l.hexlen) {
                         Ok(r) => r,
                         Err(e) => {
                             // In the layout pass a label may still be unknown
@@ -282,10 +364,8 @@ pub fn assemble_program(text: &str, base: u32) -> Result<Program, AsmError> {
                 }
             }
         }
-        if labels.is_some() && !changed {
-            return Ok(prog);
-        }
-        if names.is_empty() {
+        if (labels.is_some() && !changed) || names.is_empty() {
+            fix_context(&mut prog, &lines);
             return Ok(prog);
         }
         labels = Some(prog.labels);

@@ -32,6 +32,8 @@ pub(crate) struct Line {
     pub no: usize,
     /// Address from a pasted listing's address column.
     pub addr: Option<u32>,
+    /// Byte count of the listing's hex column (the printed length).
+    pub hexlen: Option<u8>,
     /// Labels defined on this line (name, column).
     pub labels: Vec<(String, usize)>,
     pub body: Body,
@@ -72,7 +74,7 @@ fn next_word(s: &str, pos: usize) -> Option<(usize, usize)> {
 }
 
 fn hex_bytes(s: &str) -> Option<Vec<u8>> {
-    if s.len() % 2 != 0 || !is_hex(s) {
+    if s.len() & 1 != 0 || !is_hex(s) {
         return None;
     }
     (0..s.len())
@@ -124,6 +126,7 @@ pub(crate) fn parse_line(no: usize, raw: &str) -> Result<Line, PErr> {
     let mut line = Line {
         no,
         addr: None,
+        hexlen: None,
         labels: Vec::new(),
         body: Body::Empty,
     };
@@ -149,6 +152,7 @@ pub(crate) fn parse_line(no: usize, raw: &str) -> Result<Line, PErr> {
                         let addr = u32::from_str_radix(a, 16)
                             .map_err(|_| (w0s + 1, format!("address `{a}` is too large")))?;
                         line.addr = Some(addr);
+                        line.hexlen = u8::try_from(bytes.len()).ok();
                         hexcol = Some(bytes);
                         pos = h2;
                     }
