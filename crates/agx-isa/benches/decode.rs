@@ -8,8 +8,8 @@
 //! `disassemble.py` on a 20,000-instruction blob in the same run and prints
 //! the speed ratio against it.
 
-use agx_isa::stream::{walk, write_item, Item};
-use agx_isa::Syntax;
+use agx_isa::stream::{walk, write_step, Step};
+use agx_isa::{Instruction, Syntax};
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -84,10 +84,14 @@ fn best_of<F: FnMut() -> usize>(runs: usize, mut f: F) -> (f64, usize) {
     (best, n)
 }
 
+/// Decode-only: the applegpu-compatible walk, decoding each instruction into
+/// one reused buffer (`Walk::next_into`).
 fn decode_only(code: &[u8]) -> usize {
     let mut n = 0;
-    for item in walk(code, 0) {
-        if let Item::Insn { insn, .. } = item {
+    let mut insn = Instruction::default();
+    let mut w = walk(code, 0);
+    while let Some(step) = w.next_into(&mut insn) {
+        if let Step::Insn { .. } = step {
             black_box(&insn);
             n += 1;
         }
@@ -95,11 +99,14 @@ fn decode_only(code: &[u8]) -> usize {
     n
 }
 
+/// Decode + format every line into a reused buffer.
 fn decode_format(code: &[u8]) -> usize {
     let mut buf = String::with_capacity(1 << 16);
     let mut n = 0;
-    for item in walk(code, 0) {
-        write_item(&mut buf, &item, Syntax::Default, 0);
+    let mut insn = Instruction::default();
+    let mut w = walk(code, 0);
+    while let Some(step) = w.next_into(&mut insn) {
+        write_step(&mut buf, &step, &insn, Syntax::Default);
         n += 1;
         if buf.len() > 60_000 {
             black_box(&buf);

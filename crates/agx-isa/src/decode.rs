@@ -34,10 +34,43 @@ pub fn read_word(bytes: &[u8]) -> u128 {
     u128::from_le_bytes(buf)
 }
 
+/// Candidate forms for each value of an instruction's first halfword: the
+/// forms (in first-match order) whose fixed bits in the low 16 bits agree
+/// with it. Built once from [`FORMS`] (about 10 ms); typically 1–3 candidates,
+/// against up to ~100 for the first-byte table [`DISPATCH`].
+struct Dispatch16 {
+    /// `start[h]..start[h + 1]` indexes `forms`.
+    start: Vec<u32>,
+    forms: Vec<u8>,
+}
+
+fn dispatch16() -> &'static Dispatch16 {
+    static D: std::sync::OnceLock<Dispatch16> = std::sync::OnceLock::new();
+    D.get_or_init(|| {
+        let mut start = Vec::with_capacity(65537);
+        let mut forms = Vec::with_capacity(65536 * 3);
+        for h in 0u32..65536 {
+            start.push(forms.len() as u32);
+            for &i in DISPATCH[(h & 0xFF) as usize] {
+                let f = &FORMS[i as usize];
+                let m = (f.mask & 0xFFFF) as u32;
+                if h & m == (f.bits & 0xFFFF) as u32 {
+                    forms.push(i);
+                }
+            }
+        }
+        start.push(forms.len() as u32);
+        Dispatch16 { start, forms }
+    })
+}
+
 /// The first form matching `word`, applegpu's first-match rule.
 #[inline]
 pub fn match_form(word: u128) -> Option<&'static Form> {
-    for &i in DISPATCH[(word & 0xFF) as usize] {
+    let d = dispatch16();
+    let h = (word & 0xFFFF) as usize;
+    let (a, b) = (d.start[h] as usize, d.start[h + 1] as usize);
+    for &i in &d.forms[a..b] {
         let f = &FORMS[i as usize];
         let size = f.size_of(word);
         let w = word & size_mask(size);
@@ -67,19 +100,42 @@ pub fn decode(bytes: &[u8], addr: u32) -> Result<Instruction, DecodeError> {
 
 /// Decodes the instruction in the (zero-extended) 12-byte `word`.
 pub fn decode_word(word: u128, addr: u32) -> Option<Instruction> {
-    let form = match_form(word)?;
+    let mut insn = Instruction::default();
+    decode_word_into(word, addr, &mut insn).then_some(insn)
+}
+
+/// Decodes `word` into `out`, reusing its storage (no copy, no
+/// re-initialisation of the operand arrays): the fast path, as iced-x86's
+/// `decode_out`. Returns false (leaving `out` unspecified) when no form
+/// matches.
+#[inline]
+pub fn decode_word_into(word: u128, addr: u32, out: &mut Instruction) -> bool {
+    let Some(form) = match_form(word) else {
+        return false;
+    };
     let size = form.size_of(word);
     let raw = word & size_mask(size);
-    let mut insn = Instruction {
-        addr,
-        len: size,
-        form: form.idx,
-        mnemonic: form.name,
-        operands: Default::default(),
-        implicit: Default::default(),
-        raw,
-        raised: false,
-    };
-    crate::operands::decode_into(form, raw, &mut insn);
-    Some(insn)
+    out.addr = addr;
+    out.len = size;
+    out.form = form.idx;
+    out.mnemonic = form.name;
+    out.operands.clear();
+    out.implicit.clear();
+    out.raw = raw;
+    out.raised = false;
+    crate::operands::decode_into(form, raw, out);
+    true
+}
+
+/// Decodes the instruction at the start of `bytes` into `out` (see
+/// [`decode_word_into`]).
+pub fn decode_into(bytes: &[u8], addr: u32, out: &mut Instruction) -> Result<(), DecodeError> {
+    if bytes.len() < 2 {
+        return Err(DecodeError::Truncated);
+    }
+    if decode_word_into(read_word(bytes), addr, out) {
+        Ok(())
+    } else {
+        Err(DecodeError::NoMatch)
+    }
 }

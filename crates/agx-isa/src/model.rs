@@ -243,7 +243,7 @@ pub enum Flow {
 }
 
 /// A decoded instruction.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub struct Instruction {
     /// Address as printed (byte offset + any base).
     pub addr: u32,

@@ -3,7 +3,7 @@
 //! 32 bits are zero) print one empty line and skip zero halfwords; on bytes no
 //! form matches, print `<disassembly failed>` and advance 2 bytes.
 
-use crate::decode::{decode_word, read_word};
+use crate::decode::{decode_word_into, read_word};
 use crate::format::{write_addr, write_hex, write_line_parts, Syntax};
 use crate::model::Instruction;
 
@@ -52,9 +52,28 @@ pub struct Walk<'a> {
     skipping: bool,
 }
 
-impl Iterator for Walk<'_> {
-    type Item = Item;
-    fn next(&mut self) -> Option<Item> {
+/// One step of the walk when decoding into a caller-owned [`Instruction`]
+/// (see [`Walk::next_into`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// The instruction was decoded into the caller's buffer; `shown` bytes of
+    /// it are in the code.
+    Insn { shown: u8 },
+    /// A run of zero bytes begins here.
+    Gap { addr: u32 },
+    /// Undecodable halfword.
+    Failed {
+        addr: u32,
+        bytes: [u8; 2],
+        shown: u8,
+    },
+}
+
+impl Walk<'_> {
+    /// The next step, decoding instructions into `insn` (reused across calls:
+    /// no allocation, no copy). The fast path behind listings and benchmarks.
+    #[inline]
+    pub fn next_into(&mut self, insn: &mut Instruction) -> Option<Step> {
         loop {
             if self.end || self.p >= self.code.len() {
                 return None;
@@ -64,7 +83,7 @@ impl Iterator for Walk<'_> {
             let addr = self.base.wrapping_add(self.p as u32);
             if !self.skipping && word & 0xFFFF_FFFF == 0 {
                 self.skipping = true;
-                return Some(Item::Gap { addr });
+                return Some(Step::Gap { addr });
             }
             if self.skipping {
                 if word & 0xFFFF == 0 {
@@ -73,29 +92,37 @@ impl Iterator for Walk<'_> {
                 }
                 self.skipping = false;
             }
-            return Some(match decode_word(word, addr) {
-                Some(insn) => {
-                    let len = insn.len as usize;
-                    let shown = len.min(rest.len()) as u8;
-                    if insn.mnemonic == "stop" {
-                        self.end = true;
-                    }
-                    self.p += len;
-                    Item::Insn { insn, shown }
+            if decode_word_into(word, addr, insn) {
+                let len = insn.len as usize;
+                let shown = len.min(rest.len()) as u8;
+                if insn.mnemonic == "stop" {
+                    self.end = true;
                 }
-                None => {
-                    let b0 = rest[0];
-                    let b1 = rest.get(1).copied().unwrap_or(0);
-                    let shown = rest.len().min(2) as u8;
-                    self.p += 2;
-                    Item::Failed {
-                        addr,
-                        bytes: [b0, b1],
-                        shown,
-                    }
-                }
+                self.p += len;
+                return Some(Step::Insn { shown });
+            }
+            let b0 = rest[0];
+            let b1 = rest.get(1).copied().unwrap_or(0);
+            let shown = rest.len().min(2) as u8;
+            self.p += 2;
+            return Some(Step::Failed {
+                addr,
+                bytes: [b0, b1],
+                shown,
             });
         }
+    }
+}
+
+impl Iterator for Walk<'_> {
+    type Item = Item;
+    fn next(&mut self) -> Option<Item> {
+        let mut insn = Instruction::default();
+        Some(match self.next_into(&mut insn)? {
+            Step::Insn { shown } => Item::Insn { insn, shown },
+            Step::Gap { addr } => Item::Gap { addr },
+            Step::Failed { addr, bytes, shown } => Item::Failed { addr, bytes, shown },
+        })
     }
 }
 
@@ -108,6 +135,25 @@ pub fn walk(code: &[u8], base: u32) -> Walk<'_> {
         end: false,
         skipping: false,
     }
+}
+
+/// Appends the listing text of one [`Step`] (with newline); `insn` is the
+/// buffer [`Walk::next_into`] decoded into.
+pub fn write_step(out: &mut String, step: &Step, insn: &Instruction, syntax: Syntax) {
+    match *step {
+        Step::Insn { shown } => {
+            let b = insn.bytes();
+            write_line_parts(out, insn.addr, &b[..shown as usize], insn, syntax, 0);
+        }
+        Step::Gap { .. } => {}
+        Step::Failed { addr, bytes, shown } => {
+            write_addr(out, addr);
+            out.push(' ');
+            write_hex(out, &bytes[..shown as usize]);
+            out.push_str(" <disassembly failed>");
+        }
+    }
+    out.push('\n');
 }
 
 /// Appends the listing text of one walk item (with newline).
@@ -139,8 +185,10 @@ pub fn write_item(out: &mut String, item: &Item, syntax: Syntax, target_base: u3
 /// `TODO:` debug lines), addresses starting at `base`.
 pub fn disassemble_listing(code: &[u8], base: u32, syntax: Syntax) -> String {
     let mut out = String::with_capacity(code.len() * 8);
-    for item in walk(code, base) {
-        write_item(&mut out, &item, syntax, 0);
+    let mut w = walk(code, base);
+    let mut insn = Instruction::default();
+    while let Some(step) = w.next_into(&mut insn) {
+        write_step(&mut out, &step, &insn, syntax);
     }
     out
 }

@@ -1,7 +1,7 @@
 //! Loading inputs and selecting code: the shared front half of every mode.
 
 use agx_container::{Archive, ContainerError, Function, Input, Part};
-use agx_isa::stream::{walk, write_item, Item};
+use agx_isa::stream::{walk, Item};
 use agx_isa::{Instruction, Syntax};
 use std::fmt;
 use std::io::Read;
@@ -179,11 +179,7 @@ pub fn decode_code(code: &CodeRef<'_>) -> (Vec<Instruction>, usize) {
 
 /// applegpu-identical listing of `code`.
 pub fn listing(code: &CodeRef<'_>, syntax: Syntax) -> String {
-    let mut out = String::with_capacity(code.bytes().len() * 8);
-    for item in walk_code(code) {
-        write_item(&mut out, &item, syntax, 0);
-    }
-    out
+    agx_isa::disassemble_listing(code.bytes(), code.addr, syntax)
 }
 
 /// A warning when raw input does not look like G13 code: many undecodable
