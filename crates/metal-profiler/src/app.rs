@@ -99,14 +99,41 @@ fn run_export(e: &ExportArgs, err: &mut dyn Write) -> Result<(), Error> {
 }
 
 fn run_asm(a: &AsmArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), Error> {
-    let _ = (out, err);
     let text = pipeline::read_path(&a.file)?;
     let text = String::from_utf8(text)
         .map_err(|_| Error::input(format!("{} is not UTF-8 text", a.file.display())))?;
-    let _ = text;
-    Err(Error::input(
-        "the assembler is not available in this build yet",
-    ))
+    let name = if a.file.as_os_str() == "-" {
+        "<stdin>".to_string()
+    } else {
+        a.file.display().to_string()
+    };
+    let program = agx_isa::asm::assemble_program(&text, 0)
+        .map_err(|e| Error::input(format!("{name}: {e}")))?;
+    if a.check {
+        let _ = writeln!(
+            err,
+            "{name}: ok ({} instructions, {} bytes)",
+            program.items.len(),
+            program.bytes.len()
+        );
+        return Ok(());
+    }
+    match &a.output {
+        Some(p) if p.as_os_str() != "-" => {
+            std::fs::write(p, &program.bytes)
+                .map_err(|e| Error::input(format!("cannot write {}: {e}", p.display())))?;
+            let _ = writeln!(
+                err,
+                "wrote {} bytes to {}",
+                program.bytes.len(),
+                p.display()
+            );
+            Ok(())
+        }
+        _ => out
+            .write_all(&program.bytes)
+            .map_err(|e| Error::input(format!("cannot write output: {e}"))),
+    }
 }
 
 fn run_profile(

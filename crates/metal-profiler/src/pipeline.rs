@@ -144,7 +144,8 @@ pub fn raw_code<'a>(
 pub fn function_code<'a>(archive: &'a Archive, f: &Function) -> CodeRef<'a> {
     let text = archive.code(f);
     let start = (f.text_offset as usize).min(text.len());
-    let end = (f.text_offset.saturating_add(f.size) as usize)
+    // the symbol's extent without trailing trap padding
+    let end = (f.text_offset.saturating_add(f.code_size) as usize)
         .min(text.len())
         .max(start);
     CodeRef {

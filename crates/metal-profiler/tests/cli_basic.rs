@@ -184,3 +184,41 @@ fn garbage_raw_input_warns() {
         "{e}"
     );
 }
+
+#[test]
+fn asm_round_trips_a_listing() {
+    // The --disasm-only listing assembles back to the original bytes.
+    let dir = std::env::temp_dir().join(format!("mp-asm-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let listing = dir.join("matmul.s");
+    std::fs::write(&listing, matmul_reference()).unwrap();
+    let bin = dir.join("matmul.bin");
+    let o = run(&[
+        "asm",
+        listing.to_str().unwrap(),
+        "-o",
+        bin.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let original = std::fs::read(repo().join("examples/matmul_naive.bin")).unwrap();
+    let got = std::fs::read(&bin).unwrap();
+    assert_eq!(&got[..], &original[..got.len()]);
+    let o = run(&["asm", "--check", listing.to_str().unwrap()]);
+    assert!(o.status.success());
+    assert!(stderr(&o).contains("ok (25 instructions"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn asm_error_names_line_and_column() {
+    let o = run_stdin(
+        &["asm", "-", "--check"],
+        b"fadd32 r0, r1, r2\nfad32 r0, r1, r2\n",
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains("<stdin>: line 2, column 1: unknown mnemonic `fad32`"),
+        "{e}"
+    );
+}
