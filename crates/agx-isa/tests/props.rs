@@ -1,0 +1,68 @@
+//! Properties over random input: decoding and printing never panic, every
+//! decoded length is even and 2..=12, the walk always advances, and decoding
+//! is independent of the address except for printed addresses/targets.
+
+use agx_isa::stream::{walk, write_item, Item};
+use agx_isa::{decode, format_asm, Syntax};
+use proptest::prelude::*;
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 4000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..64), pc in 0u32..0x10000) {
+        match decode(&bytes, pc & !1) {
+            Ok(i) => {
+                prop_assert!(i.len >= 2 && i.len <= 12 && i.len % 2 == 0, "len {}", i.len);
+                let _ = format_asm(&i, Syntax::Default);
+                let _ = format_asm(&i, Syntax::Cryptic);
+                let _ = (i.flow(), i.exec_op(), i.mem_space(), i.category());
+                for r in i.defs().chain(i.uses()) {
+                    prop_assert!(r.count >= 1);
+                }
+            }
+            Err(_) => prop_assert!(bytes.len() < 2 || bytes.len() >= 2),
+        }
+    }
+
+    #[test]
+    fn walk_terminates_and_covers(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
+        let mut out = String::new();
+        let mut last = None;
+        let mut steps = 0usize;
+        for item in walk(&bytes, 0) {
+            steps += 1;
+            prop_assert!(steps <= bytes.len() + 1);
+            let addr = match &item {
+                Item::Insn { insn, shown } => {
+                    prop_assert!(insn.len >= 2 && insn.len <= 12 && insn.len % 2 == 0);
+                    prop_assert!(*shown as usize <= insn.len as usize);
+                    insn.addr
+                }
+                Item::Gap { addr } => *addr,
+                Item::Failed { addr, .. } => *addr,
+            };
+            if let (Some(l), false) = (last, matches!(item, Item::Gap { .. })) {
+                prop_assert!(addr >= l);
+            }
+            last = Some(addr);
+            write_item(&mut out, &item, Syntax::Default, 0);
+        }
+    }
+
+    #[test]
+    fn decoding_does_not_depend_on_pc(bytes in proptest::collection::vec(any::<u8>(), 12..13), a in 0u32..0x8000, b in 0u32..0x8000) {
+        let x = decode(&bytes, a * 2);
+        let y = decode(&bytes, b * 2);
+        match (x, y) {
+            (Ok(x), Ok(y)) => {
+                prop_assert_eq!(x.len, y.len);
+                prop_assert_eq!(x.form, y.form);
+                prop_assert_eq!(x.mnemonic, y.mnemonic);
+                prop_assert_eq!(x.operands.len(), y.operands.len());
+            }
+            (Err(e1), Err(e2)) => prop_assert_eq!(e1, e2),
+            _ => prop_assert!(false, "decode depends on pc"),
+        }
+    }
+}
