@@ -217,3 +217,45 @@ fn corpus_kernels_model_with_analysis_loops() {
     }
     assert!(n > 0);
 }
+
+/// 1M instructions through the model and the suggestions (timed in
+/// release: `cargo test --release -p agx-analysis --test timing_model -- --ignored`).
+#[test]
+#[ignore]
+fn one_million_instructions() {
+    let mut b = Builder::new();
+    for i in 0..100_000u32 {
+        let head = b.addr;
+        b.op("device_load", &[r(4)], &[r(2)]);
+        b.op("fadd32", &[r(5)], &[r(3), r(6)]);
+        b.op("fmadd32", &[r(6)], &[r(6), r(7), r(8)]);
+        b.op("imadd", &[r(9)], &[r(1), r(2), r(3)]);
+        b.raw("wait");
+        b.op("fmul32", &[r(10)], &[r(4), r(5)]);
+        b.op("rcp", &[r(11)], &[r(10)]);
+        b.op("fmul32", &[r(12)], &[r(11), r(3)]);
+        b.op("iadd", &[r(1)], &[r(1), r(2)]);
+        if i % 10 == 0 {
+            b.jmp_exec_any(head);
+        } else {
+            b.op("mov", &[r(13)], &[r(1)]);
+        }
+    }
+    let insns = b.finish();
+    assert!(insns.len() >= 1_000_000);
+    let t0 = std::time::Instant::now();
+    let k = analyze_kernel(&insns, &params());
+    let t1 = t0.elapsed();
+    let s = agx_analysis::timing::suggest(&insns, &k, None);
+    let t2 = t0.elapsed();
+    let j = serde_json::to_string(&k).unwrap();
+    eprintln!("model {t1:?}, suggest {:?}", t2 - t1);
+    let dt = t0.elapsed();
+    eprintln!(
+        "1M: {dt:?}, {} loops, {} suggestions, {} bytes JSON",
+        k.loops.len(),
+        s.len(),
+        j.len()
+    );
+    assert!(dt.as_secs_f64() < 10.0);
+}

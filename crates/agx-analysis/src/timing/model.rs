@@ -88,6 +88,8 @@ pub struct InsnDetail {
     pub latency: f64,
     /// Loop nesting depth (0 = not in a loop).
     pub loop_depth: u32,
+    /// Index (into `KernelTiming::loops`) of the innermost enclosing loop.
+    pub loop_index: Option<usize>,
     /// Back-to-back RAW dependency on the previous instruction, if any.
     pub raw_dep: Option<RawDep>,
     /// Stall of one SIMD-group before this instruction issues (alone on its
@@ -263,10 +265,9 @@ pub fn find_loops(insns: &[Instruction]) -> Vec<LoopSpan> {
     for (j, insn) in insns.iter().enumerate() {
         if let Some(t) = branch_target(insn) {
             if t <= insn.addr as i64 {
-                if let Some(s) = insns.iter().position(|i| i.addr as i64 >= t) {
-                    if s <= j {
-                        out.push(LoopSpan { start: s, end: j });
-                    }
+                let s = insns.partition_point(|i| (i.addr as i64) < t);
+                if s <= j {
+                    out.push(LoopSpan { start: s, end: j });
                 }
             }
         }
@@ -483,6 +484,7 @@ fn model_region(
     let mut iter_end = vec![0.0f64; iters];
     let mut stall_single = vec![0.0f64; n];
     let mut wait_info: Vec<WaitStall> = Vec::new();
+    let mut wait_idx: Vec<(usize, Vec<usize>)> = Vec::new();
     for it in 0..iters {
         for i in 0..n {
             let s = &st[i];
@@ -518,6 +520,7 @@ fn model_region(
             if it == iters - 1 {
                 stall_single[i] = stall;
                 if s.key == "wait" && !completed.is_empty() {
+                    wait_idx.push((i, completed.iter().map(|c| c.0).collect()));
                     wait_info.push(WaitStall {
                         addr: s.insn.addr,
                         slot: scoreboard_slot(s.insn),
@@ -565,13 +568,11 @@ fn model_region(
     };
     // Independent work between the loads and each wait: issue-time distance,
     // recomputed from the static issue positions (instructions between).
-    for w in wait_info.iter_mut() {
-        let wi = st.iter().position(|s| s.insn.addr == w.addr).unwrap_or(0);
-        let li = w
-            .loads
+    for (w, (wi, lis)) in wait_info.iter_mut().zip(&wait_idx) {
+        let wi = *wi;
+        let li = lis
             .iter()
-            .filter_map(|a| st.iter().position(|s| s.insn.addr == *a))
-            .map(|li| if li < wi { wi - li } else { wi + n - li })
+            .map(|&li| if li < wi { wi - li } else { wi + n - li })
             .min()
             .unwrap_or(0);
         w.independent_work = (1..li)
@@ -765,18 +766,20 @@ pub fn analyze_kernel_with_loops(
         .collect();
     spans.sort_by_key(|l| (l.start, std::cmp::Reverse(l.end)));
     spans.dedup();
-    let parent: Vec<Option<usize>> = (0..spans.len())
-        .map(|i| {
-            (0..spans.len())
-                .filter(|&j| {
-                    j != i
-                        && spans[j].start <= spans[i].start
-                        && spans[i].end <= spans[j].end
-                        && (spans[j].end - spans[j].start) > (spans[i].end - spans[i].start)
-                })
-                .min_by_key(|&j| spans[j].end - spans[j].start)
-        })
-        .collect();
+    // Spans are sorted by (start, -end): the enclosing loop is on a stack.
+    let mut parent: Vec<Option<usize>> = vec![None; spans.len()];
+    let mut stack: Vec<usize> = Vec::new();
+    for i in 0..spans.len() {
+        while let Some(&top) = stack.last() {
+            if spans[top].end < spans[i].start || spans[top].end < spans[i].end {
+                stack.pop();
+            } else {
+                break;
+            }
+        }
+        parent[i] = stack.last().copied();
+        stack.push(i);
+    }
     let depth: Vec<u32> = (0..spans.len())
         .map(|i| {
             let mut d = 1;
@@ -832,8 +835,14 @@ pub fn analyze_kernel_with_loops(
         }
     }
     let mut bodies: Vec<RegionTiming> = Vec::new();
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); spans.len()];
+    for (i, o) in owner.iter().enumerate() {
+        if let Some(li) = o {
+            members[*li].push(i);
+        }
+    }
     for li in 0..spans.len() {
-        let idx: Vec<usize> = (0..n).filter(|&i| owner[i] == Some(li)).collect();
+        let idx = std::mem::take(&mut members[li]);
         let refs: Vec<&Instruction> = idx.iter().map(|&i| &insns[i]).collect();
         let r = model_region(gpu, params, &refs, true);
         for (j, &i) in idx.iter().enumerate() {
@@ -915,6 +924,7 @@ pub fn analyze_kernel_with_loops(
             cycles: e.throughput,
             latency: e.latency,
             loop_depth: owner[i].map(|l| depth[l]).unwrap_or(0),
+            loop_index: owner[i],
             raw_dep: dep,
             stall_single: round3(ss),
             stall: round3(se),

@@ -59,14 +59,21 @@ fn in_loop(l: &LoopTiming, addr: u32) -> bool {
 }
 
 fn loop_insns<'a>(insns: &'a [Instruction], l: &LoopTiming) -> Vec<&'a Instruction> {
-    insns.iter().filter(|i| in_loop(l, i.addr)).collect()
+    let s = insns.partition_point(|i| i.addr < l.header);
+    let e = insns.partition_point(|i| i.addr <= l.latch);
+    insns[s..e.max(s)].iter().collect()
 }
 
 fn innermost_loop(t: &KernelTiming, addr: u32) -> Option<&LoopTiming> {
-    t.loops
-        .iter()
-        .filter(|l| in_loop(l, addr))
-        .max_by_key(|l| l.depth)
+    let i = t.instructions_detail.partition_point(|d| d.addr < addr);
+    match t.instructions_detail.get(i) {
+        Some(d) if d.addr == addr => d.loop_index.and_then(|l| t.loops.get(l)),
+        _ => t
+            .loops
+            .iter()
+            .filter(|l| in_loop(l, addr))
+            .max_by_key(|l| l.depth),
+    }
 }
 
 fn is_transcendental(key: &str) -> bool {
@@ -133,6 +140,18 @@ pub fn suggest(
     analysis: Option<&Analysis>,
 ) -> Vec<Suggestion> {
     let mut out: Vec<Suggestion> = Vec::new();
+    let detail_at: std::collections::HashMap<u32, usize> = timing
+        .instructions_detail
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (d.addr, i))
+        .collect();
+    let cycles_at = |addr: u32, dflt: f64| {
+        detail_at
+            .get(&addr)
+            .map(|&i| timing.instructions_detail[i].cycles)
+            .unwrap_or(dflt)
+    };
     let mut push = |severity, offset, rule, message: String| {
         out.push(Suggestion {
             severity,
@@ -256,14 +275,19 @@ pub fn suggest(
         let k = timing.simds_per_scheduler.max(1.0);
         let chain_bound = l.body.recurrence_cycles / k;
         let no_mem_stall = l.body.wait_stall <= 0.0;
-        let raw_count = timing
-            .instructions_detail
+        let ds = {
+            let d = &timing.instructions_detail;
+            let a = d.partition_point(|x| x.addr < l.header);
+            let b = d.partition_point(|x| x.addr <= l.latch);
+            &d[a..b.max(a)]
+        };
+        let raw_count = ds
             .iter()
             .filter(|d| {
                 in_loop(l, d.addr) && d.raw_dep.as_ref().map(|r| r.penalty > 0.0).unwrap_or(false)
             })
             .count();
-        let first_raw = timing.instructions_detail.iter().find(|d| {
+        let first_raw = ds.iter().find(|d| {
             in_loop(l, d.addr) && d.raw_dep.as_ref().map(|r| r.penalty > 0.0).unwrap_or(false)
         });
         let latency_bound =
@@ -315,7 +339,7 @@ pub fn suggest(
                         i.mnemonic,
                         i.addr,
                         l.header,
-                        fmt_cy(timing.instructions_detail.iter().find(|d| d.addr == i.addr).map(|d| d.cycles).unwrap_or(4.0))
+                        fmt_cy(cycles_at(i.addr, 4.0))
                     ),
                 );
             }
@@ -373,7 +397,7 @@ pub fn suggest(
                         i.mnemonic,
                         i.addr,
                         l.header,
-                        fmt_cy(timing.instructions_detail.iter().find(|d| d.addr == i.addr).map(|d| d.cycles).unwrap_or(14.5))
+                        fmt_cy(cycles_at(i.addr, 14.5))
                     ),
                 );
             }
