@@ -105,8 +105,8 @@ fn read_file(path: &Path) -> Result<Vec<u8>, Fail> {
 /// then the given function name and trip count.
 fn profile_args(function: Option<String>, trip_count: Option<u32>) -> Result<ProfileArgs, Fail> {
     use clap::Parser;
-    let cli = Cli::try_parse_from(["metal-profile"])
-        .map_err(|e| Fail::Value(e.render().to_string()))?;
+    let cli =
+        Cli::try_parse_from(["metal-profile"]).map_err(|e| Fail::Value(e.render().to_string()))?;
     let mut a = cli.profile;
     a.function = function;
     if let Some(n) = trip_count {
@@ -149,7 +149,9 @@ impl PyProfile {
     /// The CLI's `--format json` document for this one profile.
     fn json(&self, py: Python<'_>) -> PyResult<String> {
         let p = &self.profile;
-        detached(py, || Ok(agx_report::json::document(std::slice::from_ref(p))))
+        detached(py, || {
+            Ok(agx_report::json::document(std::slice::from_ref(p)))
+        })
     }
     /// The CLI's text report; `name` replaces the kernel name shown.
     #[pyo3(signature = (name=None, color=false, show_disasm=false))]
@@ -285,7 +287,8 @@ fn profile_in_archive(
         None
     };
     let listing = pipeline::listing(&code, Syntax::Default);
-    let profile = metal_profiler::app::profile_one(&code, &insns, &args, Some((archive, f)), prolog);
+    let profile =
+        metal_profiler::app::profile_one(&code, &insns, &args, Some((archive, f)), prolog);
     Ok(PyProfile {
         profile,
         listing,
@@ -489,9 +492,8 @@ fn profile_words(
 /// Assembles applegpu-syntax text into machine code.
 #[pyfunction]
 fn assemble<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyBytes>> {
-    let r = guard(|| {
-        agx_isa::asm::assemble(text).map_err(|e| PyValueError::new_err(e.to_string()))
-    })?;
+    let r =
+        guard(|| agx_isa::asm::assemble(text).map_err(|e| PyValueError::new_err(e.to_string())))?;
     Ok(PyBytes::new(py, &r))
 }
 
