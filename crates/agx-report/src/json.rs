@@ -11,146 +11,389 @@
 //! none is renamed.
 
 use crate::Profile;
+use agx_analysis::timing::{MemParams, Severity};
 use agx_isa::format::write_asm;
 use agx_isa::Syntax;
-use serde_json::{json, Value};
+use serde::Serialize;
+
+/// Documents describing more instructions than this are written compact.
+pub const PRETTY_LIMIT: usize = 50_000;
 
 /// Schema identifier of the document.
 pub const SCHEMA: &str = "metal-profiler/1";
 
-fn round2(x: f64) -> f64 {
+/// Rounds to 2 decimals for output (the model is not that precise anyway).
+fn r2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
 }
 
-/// The kernel object of one profile.
-pub fn kernel(p: &Profile) -> Value {
+#[derive(Serialize)]
+struct Document<'a> {
+    schema: &'static str,
+    tool: Tool,
+    kernels: Vec<Kernel<'a>>,
+}
+
+#[derive(Serialize)]
+struct Tool {
+    name: &'static str,
+    version: &'static str,
+}
+
+#[derive(Serialize)]
+struct Registers<'a> {
+    highest_half_index: u32,
+    allocated_half: u32,
+    peak_live_half: u32,
+    peak_live_offset: Option<u32>,
+    uniform_half: u32,
+    peak_live_registers: &'a [String],
+}
+
+#[derive(Serialize)]
+struct Occupancy {
+    threads: u32,
+    percent: f64,
+}
+
+#[derive(Serialize)]
+struct LoopBody {
+    instructions: usize,
+    alu_per_iter: f64,
+    loads: usize,
+    stores: usize,
+    wait_stall: f64,
+    exposed_stall: f64,
+    recurrence_cycles: f64,
+    bottleneck_unit: &'static str,
+}
+
+#[derive(Serialize)]
+struct Loop<'a> {
+    start: u32,
+    end: u32,
+    depth: u32,
+    instructions: usize,
+    header: u32,
+    latches: &'a [u32],
+    exits: &'a [u32],
+    blocks: usize,
+    trip_count: Option<u32>,
+    trip_count_source: Option<&'static str>,
+    cycles_per_iteration: Option<f64>,
+    latency_bound_cycles: Option<f64>,
+    bottleneck: Option<&'a str>,
+    body: Option<LoopBody>,
+}
+
+#[derive(Serialize)]
+struct Cfg<'a> {
+    blocks: usize,
+    edges: usize,
+    calls: &'a [agx_analysis::CallSummary],
+    unresolved_targets: &'a [(u32, i64)],
+    max_exec_depth: u16,
+}
+
+#[derive(Serialize)]
+struct Cycles {
+    f32: f64,
+    f16: f64,
+    scib: f64,
+    ic: f64,
+    mem: f64,
+    alu: f64,
+}
+
+#[derive(Serialize)]
+struct Mesa {
+    alu: u32,
+    fscib: u32,
+    ic: u32,
+}
+
+#[derive(Serialize)]
+struct Model {
+    gpu: &'static str,
+    trip_count: u32,
+    threads_per_core: u32,
+    simds_per_scheduler: f64,
+    mem: MemParams,
+}
+
+#[derive(Serialize)]
+struct Prolog {
+    instructions: usize,
+    code_bytes: u64,
+    state_stores: usize,
+}
+
+#[derive(Serialize)]
+struct SuggestionOut<'a> {
+    severity: Severity,
+    offset: u32,
+    message: &'a str,
+    rule: &'static str,
+}
+
+#[derive(Serialize)]
+struct RawDep {
+    producer: u32,
+    penalty: f64,
+    bits: u32,
+}
+
+/// The asm text of an instruction, serialized without an intermediate
+/// `String` per instruction.
+struct AsmText<'a>(&'a agx_isa::Instruction);
+
+impl std::fmt::Display for AsmText<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        thread_local! {
+            static BUF: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+        }
+        BUF.with(|b| {
+            let mut b = b.borrow_mut();
+            b.clear();
+            write_asm(&mut b, self.0, Syntax::Default);
+            f.write_str(b.trim_end())
+        })
+    }
+}
+
+impl Serialize for AsmText<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+#[derive(Serialize)]
+struct Detail<'a> {
+    offset: u32,
+    size: u8,
+    mnemonic: &'static str,
+    text: AsmText<'a>,
+    unit: Option<&'static str>,
+    cycles: Option<f64>,
+    latency: Option<f64>,
+    loop_depth: Option<u32>,
+    stall: Option<f64>,
+    stall_single: Option<f64>,
+    raw_dep: Option<RawDep>,
+    call_target: Option<&'a str>,
+    raised: bool,
+}
+
+#[derive(Serialize)]
+struct Kernel<'a> {
+    name: &'a str,
+    gpu: Option<&'a str>,
+    instructions: usize,
+    code_bytes: u64,
+    registers: Registers<'a>,
+    occupancy: Occupancy,
+    spills: u32,
+    fills: u32,
+    scratch_reserved: Option<i32>,
+    backward_branches: usize,
+    loops: Vec<Loop<'a>>,
+    irreducible: &'a [agx_analysis::IrreducibleSummary],
+    cfg: Cfg<'a>,
+    cycles: Cycles,
+    total_cycles: f64,
+    mesa_estimate: Mesa,
+    bottleneck: &'a str,
+    model: Model,
+    prolog: Option<Prolog>,
+    suggestions: Vec<SuggestionOut<'a>>,
+    instructions_detail: Vec<Detail<'a>>,
+}
+
+fn kernel(p: &Profile) -> Kernel<'_> {
     let a = &p.analysis;
     let t = &p.timing;
-    let loops: Vec<Value> = a
+    // timing loops by header address (a linear search per loop would make
+    // the document quadratic in the number of loops)
+    let mut by_header: std::collections::HashMap<u32, Vec<usize>> =
+        std::collections::HashMap::new();
+    for (i, x) in t.loops.iter().enumerate() {
+        by_header.entry(x.header).or_default().push(i);
+    }
+    let loops = a
         .loops
         .iter()
         .map(|l| {
-            let tl = t
-                .loops
+            let cands = by_header
+                .get(&l.header)
+                .map(|v| v.as_slice())
+                .unwrap_or(&[]);
+            let tl = cands
                 .iter()
-                .find(|x| x.header == l.header && l.latches.contains(&x.latch))
-                .or_else(|| t.loops.iter().find(|x| x.header == l.header));
-            json!({
-                "start": l.start,
-                "end": l.end,
-                "depth": l.depth,
-                "instructions": l.instructions,
-                "header": l.header,
-                "latches": l.latches,
-                "exits": l.exits,
-                "blocks": l.blocks,
-                "trip_count": tl.map(|x| x.trip_count),
-                "trip_count_source": tl.map(|x| x.trip_count_source),
-                "cycles_per_iteration": tl.map(|x| round2(x.cycles_per_iteration)),
-                "latency_bound_cycles": tl.map(|x| round2(x.latency_bound_cycles)),
-                "bottleneck": tl.map(|x| x.bottleneck.clone()),
-                "body": tl.map(|x| json!({
-                    "instructions": x.body.instructions,
-                    "alu_per_iter": round2(x.body.alu_per_iter),
-                    "loads": x.body.loads,
-                    "stores": x.body.stores,
-                    "wait_stall": round2(x.body.wait_stall),
-                    "exposed_stall": round2(x.body.exposed_stall),
-                    "recurrence_cycles": round2(x.body.recurrence_cycles),
-                    "bottleneck_unit": x.body.bottleneck_unit,
-                })),
-            })
+                .map(|&i| &t.loops[i])
+                .find(|x| l.latches.contains(&x.latch))
+                .or_else(|| cands.first().map(|&i| &t.loops[i]));
+            Loop {
+                start: l.start,
+                end: l.end,
+                depth: l.depth,
+                instructions: l.instructions,
+                header: l.header,
+                latches: &l.latches,
+                exits: &l.exits,
+                blocks: l.blocks,
+                trip_count: tl.map(|x| x.trip_count),
+                trip_count_source: tl.map(|x| x.trip_count_source),
+                cycles_per_iteration: tl.map(|x| r2(x.cycles_per_iteration)),
+                latency_bound_cycles: tl.map(|x| r2(x.latency_bound_cycles)),
+                bottleneck: tl.map(|x| x.bottleneck.as_str()),
+                body: tl.map(|x| LoopBody {
+                    instructions: x.body.instructions,
+                    alu_per_iter: r2(x.body.alu_per_iter),
+                    loads: x.body.loads,
+                    stores: x.body.stores,
+                    wait_stall: r2(x.body.wait_stall),
+                    exposed_stall: r2(x.body.exposed_stall),
+                    recurrence_cycles: r2(x.body.recurrence_cycles),
+                    bottleneck_unit: x.body.bottleneck_unit,
+                }),
+            }
         })
         .collect();
-    let mut asm = String::new();
-    let detail: Vec<Value> = p
+    let details = &t.instructions_detail;
+    let instructions_detail = p
         .insns
         .iter()
-        .map(|i| {
-            let d = t.instructions_detail.iter().find(|d| d.addr == i.addr);
-            asm.clear();
-            write_asm(&mut asm, i, Syntax::Default);
-            json!({
-                "offset": i.addr,
-                "size": i.len,
-                "mnemonic": i.mnemonic,
-                "text": asm.trim_end(),
-                "unit": d.map(|d| d.unit.name()),
-                "cycles": d.map(|d| round2(d.cycles)),
-                "latency": d.map(|d| round2(d.latency)),
-                "loop_depth": d.map(|d| d.loop_depth),
-                "stall": d.map(|d| round2(d.stall)),
-                "stall_single": d.map(|d| round2(d.stall_single)),
-                "raw_dep": d.and_then(|d| d.raw_dep.as_ref()).map(|r| json!({
-                    "producer": r.producer, "penalty": round2(r.penalty), "bits": r.bits
-                })),
-                "call_target": p.call_symbol(i.addr),
-                "raised": i.raised,
-            })
+        .enumerate()
+        .map(|(k, i)| {
+            // details follow the instructions; fall back to a search by address
+            let d = match details.get(k) {
+                Some(d) if d.addr == i.addr => Some(d),
+                _ => details
+                    .binary_search_by_key(&i.addr, |d| d.addr)
+                    .ok()
+                    .map(|x| &details[x]),
+            };
+            Detail {
+                offset: i.addr,
+                size: i.len,
+                mnemonic: i.mnemonic,
+                text: AsmText(i),
+                unit: d.map(|d| d.unit.name()),
+                cycles: d.map(|d| r2(d.cycles)),
+                latency: d.map(|d| r2(d.latency)),
+                loop_depth: d.map(|d| d.loop_depth),
+                stall: d.map(|d| r2(d.stall)),
+                stall_single: d.map(|d| r2(d.stall_single)),
+                raw_dep: d.and_then(|d| d.raw_dep.as_ref()).map(|r| RawDep {
+                    producer: r.producer,
+                    penalty: r2(r.penalty),
+                    bits: r.bits,
+                }),
+                call_target: p.call_symbol(i.addr),
+                raised: i.raised,
+            }
         })
         .collect();
     let c = &t.cycles;
-    json!({
-        "name": p.name,
-        "gpu": p.gpu,
-        "instructions": a.instructions,
-        "code_bytes": a.code_bytes,
-        "registers": {
-            "highest_half_index": a.registers.highest_half_index,
-            "allocated_half": a.registers.allocated_half,
-            "peak_live_half": a.registers.peak_live_half,
-            "peak_live_offset": a.registers.peak_live_offset,
-            "uniform_half": a.registers.uniform_half,
-            "peak_live_registers": a.registers.peak_live_registers,
+    Kernel {
+        name: &p.name,
+        gpu: p.gpu.as_deref(),
+        instructions: a.instructions,
+        code_bytes: a.code_bytes,
+        registers: Registers {
+            highest_half_index: a.registers.highest_half_index,
+            allocated_half: a.registers.allocated_half,
+            peak_live_half: a.registers.peak_live_half,
+            peak_live_offset: a.registers.peak_live_offset,
+            uniform_half: a.registers.uniform_half,
+            peak_live_registers: &a.registers.peak_live_registers,
         },
-        "occupancy": { "threads": a.occupancy.threads, "percent": round2(a.occupancy.percent) },
-        "spills": a.spills,
-        "fills": a.fills,
-        "scratch_reserved": a.stack.scratch_reserved,
-        "backward_branches": a.backward_branches,
-        "loops": loops,
-        "irreducible": a.irreducible,
-        "cfg": {
-            "blocks": a.cfg.blocks,
-            "edges": a.cfg.edges,
-            "calls": a.cfg.calls,
-            "unresolved_targets": a.cfg.unresolved_targets,
-            "max_exec_depth": a.cfg.max_exec_depth,
+        occupancy: Occupancy {
+            threads: a.occupancy.threads,
+            percent: r2(a.occupancy.percent),
         },
-        "cycles": {
-            "f32": round2(c.f32), "f16": round2(c.f16), "scib": round2(c.scib),
-            "ic": round2(c.ic), "mem": round2(c.mem), "alu": round2(c.alu),
+        spills: a.spills,
+        fills: a.fills,
+        scratch_reserved: a.stack.scratch_reserved,
+        backward_branches: a.backward_branches,
+        loops,
+        irreducible: &a.irreducible,
+        cfg: Cfg {
+            blocks: a.cfg.blocks,
+            edges: a.cfg.edges,
+            calls: &a.cfg.calls,
+            unresolved_targets: &a.cfg.unresolved_targets,
+            max_exec_depth: a.cfg.max_exec_depth,
         },
-        "total_cycles": round2(t.total_cycles),
-        "mesa_estimate": { "alu": t.mesa_estimate.alu, "fscib": t.mesa_estimate.fscib, "ic": t.mesa_estimate.ic },
-        "bottleneck": t.bottleneck,
-        "model": {
-            "gpu": t.gpu,
-            "trip_count": p.options.trip_count,
-            "threads_per_core": t.params.threads_per_core,
-            "simds_per_scheduler": round2(t.simds_per_scheduler),
-            "mem": t.params.mem,
+        cycles: Cycles {
+            f32: r2(c.f32),
+            f16: r2(c.f16),
+            scib: r2(c.scib),
+            ic: r2(c.ic),
+            mem: r2(c.mem),
+            alu: r2(c.alu),
         },
-        "prolog": p.prolog.as_ref().map(|pr| json!({
-            "instructions": pr.instructions, "code_bytes": pr.code_bytes, "state_stores": pr.state_stores
-        })),
-        "suggestions": p.suggestions.iter().map(|s| json!({
-            "severity": s.severity, "offset": s.offset, "message": s.message, "rule": s.rule
-        })).collect::<Vec<_>>(),
-        "instructions_detail": detail,
-    })
+        total_cycles: r2(t.total_cycles),
+        mesa_estimate: Mesa {
+            alu: t.mesa_estimate.alu,
+            fscib: t.mesa_estimate.fscib,
+            ic: t.mesa_estimate.ic,
+        },
+        bottleneck: &t.bottleneck,
+        model: Model {
+            gpu: t.gpu,
+            trip_count: p.options.trip_count,
+            threads_per_core: t.params.threads_per_core,
+            simds_per_scheduler: r2(t.simds_per_scheduler),
+            mem: t.params.mem,
+        },
+        prolog: p.prolog.as_ref().map(|pr| Prolog {
+            instructions: pr.instructions,
+            code_bytes: pr.code_bytes,
+            state_stores: pr.state_stores,
+        }),
+        suggestions: p
+            .suggestions
+            .iter()
+            .map(|s| SuggestionOut {
+                severity: s.severity,
+                offset: s.offset,
+                message: &s.message,
+                rule: s.rule,
+            })
+            .collect(),
+        instructions_detail,
+    }
+}
+
+/// The kernel object of one profile, as a JSON value.
+pub fn kernel_value(p: &Profile) -> serde_json::Value {
+    serde_json::to_value(kernel(p)).unwrap_or(serde_json::Value::Null)
 }
 
 /// The versioned JSON document for these profiles (pretty-printed, with a
 /// trailing newline).
 pub fn document(profiles: &[Profile]) -> String {
-    let doc = json!({
-        "schema": SCHEMA,
-        "tool": { "name": "metal-profiler", "version": env!("CARGO_PKG_VERSION") },
-        "kernels": profiles.iter().map(kernel).collect::<Vec<_>>(),
-    });
-    let mut s =
-        serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
-    s.push('\n');
-    s
+    let doc = Document {
+        schema: SCHEMA,
+        tool: Tool {
+            name: "metal-profiler",
+            version: env!("CARGO_PKG_VERSION"),
+        },
+        kernels: profiles.iter().map(kernel).collect(),
+    };
+    let insns: usize = profiles.iter().map(|p| p.insns.len()).sum();
+    let mut buf = Vec::with_capacity(256 + insns * 420);
+    // Pretty-printed for people; past PRETTY_LIMIT instructions compact,
+    // which halves the size and the time of very large documents.
+    let res = if insns <= PRETTY_LIMIT {
+        serde_json::to_writer_pretty(&mut buf, &doc)
+    } else {
+        serde_json::to_writer(&mut buf, &doc)
+    };
+    if let Err(e) = res {
+        return format!("{{\"error\": \"{e}\"}}\n");
+    }
+    buf.push(b'\n');
+    String::from_utf8(buf).unwrap_or_default()
 }

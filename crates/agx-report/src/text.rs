@@ -57,7 +57,7 @@ fn kv(out: &mut String, key: &str, value: &str) {
 }
 
 fn reg_name(half: u32) -> String {
-    format!("r{}{}", half / 2, if half % 2 == 0 { "l" } else { "h" })
+    format!("r{}{}", half / 2, if half & 1 == 0 { "l" } else { "h" })
 }
 
 /// The full text report.
@@ -68,8 +68,9 @@ pub fn report(p: &Profile, color: bool) -> String {
     registers(&mut out, st, p);
     pipeline(&mut out, st, p);
     critical_path(&mut out, st, p);
+    let idx = loop_index(p);
     for (i, l) in p.timing.loops.iter().enumerate() {
-        loop_section(&mut out, st, p, i, l);
+        loop_section(&mut out, st, &idx, i, l);
     }
     mix(&mut out, st, p);
     annotated(&mut out, st, p);
@@ -269,16 +270,27 @@ fn critical_path(out: &mut String, st: Style, p: &Profile) {
     }
 }
 
-fn summary_for<'a>(p: &'a Profile, l: &LoopTiming) -> Option<&'a LoopSummary> {
-    p.analysis
-        .loops
-        .iter()
-        .find(|s| s.header == l.header && s.latches.contains(&l.latch))
-        .or_else(|| p.analysis.loops.iter().find(|s| s.header == l.header))
+/// Analysis loops by header address.
+type LoopIndex<'a> = std::collections::HashMap<u32, Vec<&'a LoopSummary>>;
+
+fn loop_index(p: &Profile) -> LoopIndex<'_> {
+    let mut m: LoopIndex<'_> = std::collections::HashMap::new();
+    for s in &p.analysis.loops {
+        m.entry(s.header).or_default().push(s);
+    }
+    m
 }
 
-fn loop_section(out: &mut String, st: Style, p: &Profile, i: usize, l: &LoopTiming) {
-    let s = summary_for(p, l);
+fn summary_for<'a>(idx: &LoopIndex<'a>, l: &LoopTiming) -> Option<&'a LoopSummary> {
+    let c = idx.get(&l.header)?;
+    c.iter()
+        .find(|s| s.latches.contains(&l.latch))
+        .or(c.first())
+        .copied()
+}
+
+fn loop_section(out: &mut String, st: Style, idx: &LoopIndex<'_>, i: usize, l: &LoopTiming) {
+    let s = summary_for(idx, l);
     let range = s
         .map(|s| format!("0x{:x}–0x{:x}", s.start, s.end))
         .unwrap_or_else(|| format!("0x{:x}–0x{:x}", l.header, l.latch));

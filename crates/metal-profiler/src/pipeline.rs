@@ -167,7 +167,8 @@ pub fn walk_code<'a>(code: &'a CodeRef<'a>) -> impl Iterator<Item = Item> + 'a {
 /// of `<disassembly failed>` items.
 pub fn decode_code(code: &CodeRef<'_>) -> (Vec<Instruction>, usize) {
     let mut failed = 0;
-    let mut out = Vec::new();
+    // about one instruction per 6 bytes: reserve once instead of regrowing
+    let mut out = Vec::with_capacity(code.bytes().len() / 6 + 16);
     for item in walk_code(code) {
         match item {
             Item::Insn { insn, .. } => out.push(insn),

@@ -855,15 +855,19 @@ pub fn analyze_kernel_with_loops(
     order.sort_by_key(|&i| std::cmp::Reverse(depth[i]));
     let mut incl_cpi = vec![0.0; spans.len()];
     let mut incl_lbc = vec![0.0; spans.len()];
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); spans.len()];
+    for (ch, p) in parent.iter().enumerate() {
+        if let Some(p) = p {
+            children[*p].push(ch);
+        }
+    }
     for &li in &order {
         let mut c = bodies[li].cycles_per_iteration;
         let mut l = bodies[li].latency_bound_cycles;
-        for ch in 0..spans.len() {
-            if parent[ch] == Some(li) {
-                let t = trip(ch).0 as f64;
-                c += t * incl_cpi[ch];
-                l += t * incl_lbc[ch];
-            }
+        for &ch in &children[li] {
+            let t = trip(ch).0 as f64;
+            c += t * incl_cpi[ch];
+            l += t * incl_lbc[ch];
         }
         incl_cpi[li] = c;
         incl_lbc[li] = l;
@@ -1002,7 +1006,14 @@ pub fn width_bits(insn: &Instruction) -> u32 {
 
 /// Loop spans from the CFG/loop analysis ([`crate::Analysis::loops`]).
 pub fn spans_from_analysis(insns: &[Instruction], analysis: &crate::Analysis) -> Vec<LoopSpan> {
-    let idx = |a: u32| insns.iter().position(|i| i.addr == a);
+    // instructions are in address order: binary search (linear scans here
+    // made the model quadratic in the number of loops)
+    let idx = |a: u32| {
+        insns
+            .binary_search_by_key(&a, |i| i.addr)
+            .ok()
+            .or_else(|| insns.iter().position(|i| i.addr == a))
+    };
     analysis
         .loops
         .iter()
