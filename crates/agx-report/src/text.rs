@@ -384,10 +384,10 @@ fn annotated(out: &mut String, st: Style, p: &Profile) {
         let (mnem, ops) = asm.split_at(insn.mnemonic.len().min(asm.len()));
         let unit = match d {
             Some(d) if d.unit != Unit::Ctrl || d.cycles > 0.0 => {
-                format!("[{:<4} {:>3}cy]", d.unit.name(), fmt_cy(d.cycles))
+                format!("[{:<4} {:>4}cy]", d.unit.name(), fmt_cy(d.cycles))
             }
-            Some(_) => format!("[{:<4} {:>3}  ]", "CTRL", ""),
-            None => "[          ]".to_string(),
+            Some(_) => format!("[{:<4} {:>4}  ]", "CTRL", ""),
+            None => "[           ]".to_string(),
         };
         let _ = write!(line, "{mnem:<18} {unit} {}", ops.trim());
         let mut marks = Vec::new();
