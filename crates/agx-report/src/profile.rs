@@ -3,7 +3,7 @@
 //! Every view (text, JSON, annotated disassembly, Python) reads this one
 //! simulation, in the manner of llvm-mca's views.
 
-use agx_analysis::timing::{self, KernelTiming, ModelParams, Suggestion};
+use agx_analysis::timing::{self, KernelTiming, MemParams, ModelParams, Suggestion};
 use agx_analysis::{Analysis, CfgOptions};
 use agx_isa::Instruction;
 
@@ -12,12 +12,15 @@ use agx_isa::Instruction;
 pub struct Options {
     /// Iterations assumed for loops whose trip count is unknown.
     pub trip_count: u32,
+    /// Memory-latency assumptions (documented defaults, overridable).
+    pub mem: MemParams,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options {
             trip_count: timing::DEFAULT_TRIP_COUNT,
+            mem: MemParams::default(),
         }
     }
 }
@@ -62,6 +65,7 @@ impl Profile {
         let analysis = agx_analysis::analyze_with(&insns, &CfgOptions::default());
         let params = ModelParams {
             trip_count: options.trip_count.max(1),
+            mem: options.mem,
             ..Default::default()
         };
         let timing = timing::analyze_with_analysis(&insns, &analysis, &params);

@@ -145,6 +145,7 @@ fn run_profile(
     if a.explain_model {
         return write_all(out, &agx_report::explain_model());
     }
+    check_model_flags(a)?;
     // Obtain the bytes: raw (--binary), a file, stdin, or compiled source.
     let (bytes, force_raw) = if let Some(src) = &a.source {
         (
@@ -281,6 +282,48 @@ fn run_archive(
     render(a, &profiles, out, tty)
 }
 
+/// Model options from the command line.
+pub fn report_options(a: &ProfileArgs) -> agx_report::Options {
+    let mut o = agx_report::Options {
+        trip_count: a.trip_count,
+        ..Default::default()
+    };
+    if let Some(v) = a.l1_hit_latency {
+        o.mem.l1_hit_latency = v;
+    }
+    if let Some(v) = a.l1_miss_latency {
+        o.mem.l1_miss_latency = v;
+    }
+    if let Some(v) = a.l1_hit_rate {
+        o.mem.l1_hit_rate = v;
+    }
+    o
+}
+
+fn check_model_flags(a: &ProfileArgs) -> Result<(), Error> {
+    if a.trip_count == 0 {
+        return Err(Error::usage("--trip-count must be at least 1"));
+    }
+    for (flag, v) in [
+        ("--l1-hit-latency", a.l1_hit_latency),
+        ("--l1-miss-latency", a.l1_miss_latency),
+    ] {
+        if let Some(v) = v {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(Error::usage(format!(
+                    "{flag} must be a non-negative number of cycles"
+                )));
+            }
+        }
+    }
+    if let Some(r) = a.l1_hit_rate {
+        if !(0.0..=1.0).contains(&r) {
+            return Err(Error::usage("--l1-hit-rate must be between 0 and 1"));
+        }
+    }
+    Ok(())
+}
+
 /// Builds the report model of one function.
 pub fn profile_one(
     code: &CodeRef<'_>,
@@ -307,10 +350,7 @@ pub fn profile_one(
                 .collect()
         })
         .unwrap_or_default();
-    let opts = agx_report::Options {
-        trip_count: a.trip_count,
-        ..Default::default()
-    };
+    let opts = report_options(a);
     agx_report::Profile::build(name, code.gpu.clone(), insns.to_vec(), prolog, calls, &opts)
 }
 

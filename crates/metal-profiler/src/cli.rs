@@ -122,7 +122,7 @@ pub enum ColorArg {
     Never,
 }
 
-#[derive(Args, Debug, Clone, Default)]
+#[derive(Args, Debug, Clone)]
 pub struct ProfileArgs {
     /// Input: a Metal binary archive, a raw machine-code dump, `-` for stdin,
     /// or (macOS) a .metal source.
@@ -167,6 +167,15 @@ pub struct ProfileArgs {
     /// Iterations assumed for loops whose trip count is unknown.
     #[arg(long, value_name = "N", default_value_t = 16)]
     pub trip_count: u32,
+    /// Device-load latency on an L1 hit, in cycles (timing-model assumption).
+    #[arg(long, value_name = "CYCLES")]
+    pub l1_hit_latency: Option<f64>,
+    /// Device-load latency on an L1 miss, in cycles (timing-model assumption).
+    #[arg(long, value_name = "CYCLES")]
+    pub l1_miss_latency: Option<f64>,
+    /// Fraction of device loads that hit L1, 0..1 (timing-model assumption).
+    #[arg(long, value_name = "FRACTION")]
+    pub l1_hit_rate: Option<f64>,
     /// Print the timing model: every cost-table entry, source and assumption.
     #[arg(long)]
     pub explain_model: bool,
@@ -189,4 +198,35 @@ pub fn parse_u64(s: &str) -> Result<u64, String> {
         t.parse::<u64>()
     };
     r.map_err(|_| format!("'{s}' is not a number (use decimal or 0x-prefixed hex)"))
+}
+
+impl Default for ProfileArgs {
+    /// The values clap gives when no flag is passed (not Rust's zeroes).
+    fn default() -> Self {
+        Cli::try_parse_from(["metal-profile"])
+            .map(|c| c.profile)
+            .unwrap_or_else(|_| ProfileArgs {
+                input: None,
+                binary: None,
+                source: None,
+                function: None,
+                disasm_only: false,
+                show_disasm: false,
+                offset: None,
+                base: None,
+                syntax: SyntaxArg::Default,
+                list: false,
+                part: PartArg::Main,
+                format: FormatArg::Text,
+                color: ColorArg::Auto,
+                trip_count: 16,
+                l1_hit_latency: None,
+                l1_miss_latency: None,
+                l1_hit_rate: None,
+                explain_model: false,
+                keep_archive: None,
+                all: false,
+                compile: CompileFlags::default(),
+            })
+    }
 }

@@ -222,3 +222,40 @@ fn asm_error_names_line_and_column() {
         "{e}"
     );
 }
+
+#[test]
+fn model_flags_change_the_estimate_and_are_checked() {
+    let json = |args: &[&str]| -> serde_json::Value {
+        let mut a = vec!["--binary", "examples/matmul_naive.bin", "--format", "json"];
+        a.extend_from_slice(args);
+        let o = run(&a);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let base = json(&[]);
+    let k = &base["kernels"][0];
+    assert_eq!(k["model"]["trip_count"], 16);
+    let slow = json(&["--l1-hit-rate", "0", "--l1-miss-latency", "600"]);
+    assert!(slow["kernels"][0]["cycles"]["mem"].as_f64() > k["cycles"]["mem"].as_f64());
+    let more = json(&["--trip-count", "64"]);
+    assert!(more["kernels"][0]["total_cycles"].as_f64() > k["total_cycles"].as_f64());
+    for bad in [&["--trip-count", "0"][..], &["--l1-hit-rate", "2"][..]] {
+        let mut a = vec!["--binary", "examples/matmul_naive.bin"];
+        a.extend_from_slice(bad);
+        let o = run(&a);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}");
+    }
+}
+
+#[test]
+fn explain_model_lists_sources_and_assumptions() {
+    let o = run(&["--explain-model"]);
+    assert!(o.status.success());
+    let t = stdout(&o);
+    assert!(
+        t.contains("agx_performance.c")
+            && t.contains("metal-benchmarks")
+            && t.contains("assumption"),
+        "{t}"
+    );
+}
