@@ -123,7 +123,7 @@ pub fn raw_code<'a>(
             bytes.len()
         )));
     }
-    if offset % 2 != 0 {
+    if !offset.is_multiple_of(2) {
         return Err(Error::usage(format!(
             "--offset {offset:#x} is odd; G13 instructions are 2-byte aligned, pick an even offset"
         )));
