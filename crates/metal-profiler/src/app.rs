@@ -65,7 +65,11 @@ fn compile_request(
     req
 }
 
-fn compile(req: &metal_compile::CompileRequest, err: &mut dyn Write) -> Result<Vec<u8>, Error> {
+/// Compiles on macOS; returns the archive bytes and the device's name.
+fn compile(
+    req: &metal_compile::CompileRequest,
+    err: &mut dyn Write,
+) -> Result<(Vec<u8>, String), Error> {
     let compiler = metal_compile::default_compiler();
     match compiler.compile(req) {
         Ok(archive) => {
@@ -79,7 +83,7 @@ fn compile(req: &metal_compile::CompileRequest, err: &mut dyn Write) -> Result<V
                     archive.device_name
                 );
             }
-            Ok(archive.bytes)
+            Ok((archive.bytes, archive.device_name))
         }
         Err(e) => Err(Error::input(e.to_string())),
     }
@@ -147,25 +151,24 @@ fn run_profile(
     }
     check_model_flags(a)?;
     // Obtain the bytes: raw (--binary), a file, stdin, or compiled source.
+    let mut device: Option<String> = None;
     let (bytes, force_raw) = if let Some(src) = &a.source {
-        (
-            compile(
-                &compile_request(a, metal_compile::Source::Text(src.clone())),
-                err,
-            )?,
-            false,
-        )
+        let (b, d) = compile(
+            &compile_request(a, metal_compile::Source::Text(src.clone())),
+            err,
+        )?;
+        device = Some(d);
+        (b, false)
     } else if let Some(b) = &a.binary {
         (pipeline::read_path(b)?, true)
     } else if let Some(p) = &a.input {
         if is_metal_source(p) {
-            (
-                compile(
-                    &compile_request(a, metal_compile::Source::File(p.clone())),
-                    err,
-                )?,
-                false,
-            )
+            let (b, d) = compile(
+                &compile_request(a, metal_compile::Source::File(p.clone())),
+                err,
+            )?;
+            device = Some(d);
+            (b, false)
         } else {
             (pipeline::read_path(p)?, false)
         }
@@ -203,13 +206,14 @@ fn run_profile(
             let prof = crate::app::profile_one(&code, &insns, a, None, None);
             render(a, &[prof], out, tty)
         }
-        Loaded::Archive(archive) => run_archive(archive, a, out, err, tty),
+        Loaded::Archive(archive) => run_archive(archive, a, device.as_deref(), out, err, tty),
     }
 }
 
 fn run_archive(
     archive: &Archive,
     a: &ProfileArgs,
+    device: Option<&str>,
     out: &mut dyn Write,
     err: &mut dyn Write,
     tty: bool,
@@ -277,7 +281,12 @@ fn run_archive(
         } else {
             None
         };
-        profiles.push(profile_one(&code, &insns, a, Some((archive, f)), prolog));
+        let mut prof = profile_one(&code, &insns, a, Some((archive, f)), prolog);
+        if let Some(d) = device {
+            // built on this Mac: name the device beside the APPLEGPU subtype
+            prof.gpu = Some(format!("{} ({d})", prof.gpu.as_deref().unwrap_or("?")));
+        }
+        profiles.push(prof);
     }
     render(a, &profiles, out, tty)
 }
