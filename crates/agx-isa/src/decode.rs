@@ -28,6 +28,10 @@ impl std::error::Error for DecodeError {}
 /// `opcode_to_number`).
 #[inline]
 pub fn read_word(bytes: &[u8]) -> u128 {
+    if let Some(b) = bytes.first_chunk::<16>() {
+        // one unaligned 16-byte load (no variable-length copy)
+        return u128::from_le_bytes(*b) & ((1u128 << 96) - 1);
+    }
     let mut buf = [0u8; 16];
     let n = bytes.len().min(12);
     buf[..n].copy_from_slice(&bytes[..n]);
@@ -42,6 +46,16 @@ struct Dispatch16 {
     /// `start[h]..start[h + 1]` indexes `forms`.
     start: Vec<u32>,
     forms: Vec<u8>,
+    /// Per form (by index): the match test with the size mask folded in.
+    tests: Vec<MatchTest>,
+}
+
+/// `word` matches form `f` iff `word & mask[long] == bits`, where `long` is
+/// the length bit (the form's mask restricted to its selected size).
+struct MatchTest {
+    mask: [u128; 2],
+    bits: u128,
+    length_bit: u8,
 }
 
 fn dispatch16() -> &'static Dispatch16 {
@@ -60,7 +74,19 @@ fn dispatch16() -> &'static Dispatch16 {
             }
         }
         start.push(forms.len() as u32);
-        Dispatch16 { start, forms }
+        let tests = FORMS
+            .iter()
+            .map(|f| MatchTest {
+                mask: [f.mask & size_mask(f.sizes.0), f.mask & size_mask(f.sizes.1)],
+                bits: f.bits,
+                length_bit: f.length_bit,
+            })
+            .collect();
+        Dispatch16 {
+            start,
+            forms,
+            tests,
+        }
     })
 }
 
@@ -71,11 +97,10 @@ pub fn match_form(word: u128) -> Option<&'static Form> {
     let h = (word & 0xFFFF) as usize;
     let (a, b) = (d.start[h] as usize, d.start[h + 1] as usize);
     for &i in &d.forms[a..b] {
-        let f = &FORMS[i as usize];
-        let size = f.size_of(word);
-        let w = word & size_mask(size);
-        if w & f.mask == f.bits {
-            return Some(f);
+        let t = &d.tests[i as usize];
+        let long = ((word >> t.length_bit) & 1) as usize;
+        if word & t.mask[long] == t.bits {
+            return Some(&FORMS[i as usize]);
         }
     }
     None

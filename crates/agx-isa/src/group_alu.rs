@@ -153,32 +153,36 @@ pub(crate) fn operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
         ))),
         ShiftDesc => table_kw(&SHIFTS, ctx.op(op, 0)),
         MaskDesc => table_kw(&MASKS, ctx.op(op, 0)),
-        _ => kw("<TODO>"),
+        _ => kw(&"<TODO>"),
     }
 }
 
 /// Spelling of an `EnumDesc` value (None: printed as the number).
-pub(crate) fn enum_value(ctx: &Ctx, op: &'static OperandDesc, v: u64) -> Option<&'static str> {
+pub(crate) fn enum_value(
+    ctx: &Ctx,
+    op: &'static OperandDesc,
+    v: u64,
+) -> Option<&'static &'static str> {
     if ctx.form.idx != 5 {
         return None;
     }
     match op.name {
         "mode" => match v {
-            0 => Some("u8_to_f"),
-            1 => Some("s8_to_f"),
-            4 => Some("f_to_u16"),
-            5 => Some("f_to_s16"),
-            6 => Some("u16_to_f"),
-            7 => Some("s16_to_f"),
-            8 => Some("f_to_u32"),
-            9 => Some("f_to_s32"),
-            10 => Some("u32_to_f"),
-            11 => Some("s32_to_f"),
+            0 => Some(&"u8_to_f"),
+            1 => Some(&"s8_to_f"),
+            4 => Some(&"f_to_u16"),
+            5 => Some(&"f_to_s16"),
+            6 => Some(&"u16_to_f"),
+            7 => Some(&"s16_to_f"),
+            8 => Some(&"f_to_u32"),
+            9 => Some(&"f_to_s32"),
+            10 => Some(&"u32_to_f"),
+            11 => Some(&"s32_to_f"),
             _ => None,
         },
         "round" => match v {
-            0 => Some("rtz"),
-            1 => Some("rte"),
+            0 => Some(&"rtz"),
+            1 => Some(&"rte"),
             _ => None,
         },
         _ => None,
@@ -190,7 +194,7 @@ pub(crate) fn enum_value(ctx: &Ctx, op: &'static OperandDesc, v: u64) -> Option<
 fn bitop_alias(insn: &mut Instruction) {
     let ops = insn.operands;
     let tt = match ops.first().map(|o| o.kind) {
-        Some(OperandKind::Keyword(s)) => s,
+        Some(OperandKind::Keyword(s)) => *s,
         _ => return,
     };
     let binary = match tt {

@@ -109,9 +109,9 @@ static FCOND: [Option<&str>; 16] = [
 
 /// Condition operand: `cc` (3 bits) | `ccn` << 3 (absent in the cmpsel
 /// forms, where it reads as 0).
-fn condition(ctx: &Ctx, op: &OperandDesc, table: &[Option<&'static str>; 16]) -> Out {
+fn condition(ctx: &Ctx, op: &OperandDesc, table: &'static [Option<&'static str>; 16]) -> Out {
     let v = (ctx.op(op, 0) & 7) | (ctx.op(op, 1) & 1) << 3;
-    match table[v as usize] {
+    match &table[v as usize] {
         Some(s) => kw(s),
         None => imm(v as i64),
     }
@@ -148,13 +148,17 @@ pub(crate) fn operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
         OpKind::FConditionDesc => condition(ctx, op, &FCOND),
         // Not used by any form of this group (the table is generated and
         // fixed); print applegpu's placeholder for an undecoded operand.
-        _ => kw("<TODO>"),
+        _ => kw(&"<TODO>"),
     }
 }
 
 /// Spelling of an `EnumDesc` value (None: printed as the number). No form
 /// of this group has an `EnumDesc` operand.
-pub(crate) fn enum_value(ctx: &Ctx, op: &'static OperandDesc, v: u64) -> Option<&'static str> {
+pub(crate) fn enum_value(
+    ctx: &Ctx,
+    op: &'static OperandDesc,
+    v: u64,
+) -> Option<&'static &'static str> {
     let _ = (ctx, op, v);
     None
 }
@@ -172,7 +176,7 @@ fn if_fcmp_alias(insn: &mut Instruction) {
     if ops.len() != 5 {
         return;
     }
-    let unconditional = matches!(ops[1].kind, OperandKind::Keyword("eq"))
+    let unconditional = matches!(ops[1].kind, OperandKind::Keyword(s) if *s == "eq")
         && is_plain_zero(&ops[2])
         && is_plain_zero(&ops[3]);
     if !unconditional {

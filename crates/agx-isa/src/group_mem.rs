@@ -241,49 +241,53 @@ pub(crate) fn mnemonic(ctx: &Ctx) -> &'static str {
 }
 
 /// Spelling of an `EnumDesc` value (None: printed as the number).
-pub(crate) fn enum_value(ctx: &Ctx, op: &'static OperandDesc, v: u64) -> Option<&'static str> {
+pub(crate) fn enum_value(
+    ctx: &Ctx,
+    op: &'static OperandDesc,
+    v: u64,
+) -> Option<&'static &'static str> {
     let idx = ctx.form.idx;
     let v = v as usize;
     match op.name {
-        "F" if idx == 124 || idx == 125 => ["copy_1d", "copy_2d"].get(v).copied(),
-        "F" => MEMORY_FORMATS.get(v).copied().flatten(),
+        "F" if idx == 124 || idx == 125 => (&["copy_1d", "copy_2d"]).get(v),
+        "F" => MEMORY_FORMATS.get(v).and_then(|o| o.as_ref()),
         "mask" if idx == 136 || idx == 137 => match v {
-            1..=15 => Some(MASKS[v]),
+            1..=15 => Some(&MASKS[v]),
             _ => None,
         },
-        "mask" => MASKS.get(v).copied(),
-        "n" => TEX_TYPES.get(v).copied(),
-        "Ou" => ["signed", "unsigned"].get(v).copied(),
-        "op" if idx == 156 => ["unmap", "map"].get(v).copied(),
-        "op" => ATOMIC_OPS.get(v).copied(),
-        "target" => ["target0", "target1"].get(v).copied(),
-        "round" => ["rte", "rtz"].get(v).copied(),
-        "forwarding" => ["", "forward"].get(v).copied(),
-        "elide" => ["", "elide"].get(v).copied(),
-        "interpolation" => ["center", "sample", "centroid", "sample"].get(v).copied(),
+        "mask" => MASKS.get(v),
+        "n" => TEX_TYPES.get(v),
+        "Ou" => (&["signed", "unsigned"]).get(v),
+        "op" if idx == 156 => (&["unmap", "map"]).get(v),
+        "op" => ATOMIC_OPS.get(v),
+        "target" => (&["target0", "target1"]).get(v),
+        "round" => (&["rte", "rtz"]).get(v),
+        "forwarding" => (&["", "forward"]).get(v),
+        "elide" => (&["", "elide"]).get(v),
+        "interpolation" => (&["center", "sample", "centroid", "sample"]).get(v),
         "mode" => match v {
-            0 => Some(""),
-            2 => Some("query_lod"),
+            0 => Some(&""),
+            2 => Some(&"query_lod"),
             _ => None,
         },
         "q6" => match v {
-            0 => Some("none"),
-            1 => Some("compare"),
-            2 => Some("gather_r"),
-            3 => Some("gather_depth"),
-            6 => Some("gather_g"),
-            10 => Some("gather_b"),
-            14 => Some("gather_a"),
+            0 => Some(&"none"),
+            1 => Some(&"compare"),
+            2 => Some(&"gather_r"),
+            3 => Some(&"gather_depth"),
+            6 => Some(&"gather_g"),
+            10 => Some(&"gather_b"),
+            14 => Some(&"gather_a"),
             _ => None,
         },
         "lod" => match v {
-            0 => Some("auto_lod"),
-            1 | 5 => Some("auto_lod_bias"),
-            2 | 6 => Some("lod_min"),
+            0 => Some(&"auto_lod"),
+            1 | 5 => Some(&"auto_lod_bias"),
+            2 | 6 => Some(&"lod_min"),
             // not in applegpu's table (its LOD operand raises): Mesa's name
-            3 | 7 => Some("auto_lod_bias_min"),
-            4 => Some("lod_grad"),
-            12 => Some("lod_grad_min"),
+            3 | 7 => Some(&"auto_lod_bias_min"),
+            4 => Some(&"lod_grad"),
+            12 => Some(&"lod_grad_min"),
             _ => None,
         },
         _ => None,
@@ -365,8 +369,8 @@ fn sext16(v: u64) -> i64 {
 
 /// `rN_rMl`: a 32-bit compare value followed by a 16-bit offset
 /// (SampleCompareOffDesc with both present), for every 8-bit field value.
-fn compare_offset_text(value: u32) -> &'static str {
-    static TABLE: OnceLock<Vec<String>> = OnceLock::new();
+fn compare_offset_text(value: u32) -> &'static &'static str {
+    static TABLE: OnceLock<Vec<&'static str>> = OnceLock::new();
     let t = TABLE.get_or_init(|| {
         (0..256u32)
             .map(|v| {
@@ -378,9 +382,10 @@ fn compare_offset_text(value: u32) -> &'static str {
                     if h & 1 == 0 { 'l' } else { 'h' }
                 )
             })
+            .map(|s| &*Box::leak(s.into_boxed_str()))
             .collect()
     });
-    t.get(value as usize).map(|s| s.as_str()).unwrap_or("")
+    t.get(value as usize).unwrap_or(&"")
 }
 
 /// Name of the type/flags field of operand `n` (applegpu appends `t`).
@@ -482,9 +487,9 @@ pub(crate) fn operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
         }
         MemoryShiftDesc => match value {
             0 => Out::Skip,
-            1 => kw("lsl 1"),
-            2 => kw("lsl 2"),
-            _ => kw("lsl 3"),
+            1 => kw(&"lsl 1"),
+            2 => kw(&"lsl 2"),
+            _ => kw(&"lsl 3"),
         },
         ThreadgroupMemoryBaseDesc => match t(ctx) {
             0 => g16(ctx, value, 1, Role::Use),
@@ -700,7 +705,7 @@ pub(crate) fn operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
             };
             Out::Op(Operand::new(OperandKind::Target(rel as i32)))
         }
-        _ => kw("<TODO>"),
+        _ => kw(&"<TODO>"),
     }
 }
 

@@ -156,8 +156,9 @@ pub enum OperandKind {
     /// A binary field printed as `0b` and `bits` binary digits.
     Binary { value: u32, bits: u8 },
     /// A keyword: condition code, memory format, mask, mode... (`unsigned`,
-    /// `xyzw`, `i32`, `ult`, `lsl 2` ...).
-    Keyword(&'static str),
+    /// `xyzw`, `i32`, `ult`, `lsl 2` ...). A thin pointer to the spelling
+    /// (keeps [`OperandKind`] at 16 bytes).
+    Keyword(&'static &'static str),
 }
 
 /// One operand of an instruction.
@@ -360,5 +361,18 @@ pub mod arrayvec_lite {
         fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
             f.debug_list().entries(self.iter()).finish()
         }
+    }
+}
+
+#[cfg(test)]
+mod size_tests {
+    use super::*;
+
+    /// Instructions are stored by the million: keep the operand compact.
+    #[test]
+    fn operand_layout_stays_compact() {
+        assert_eq!(std::mem::size_of::<OperandKind>(), 16);
+        assert!(std::mem::size_of::<Operand>() <= 24);
+        assert!(std::mem::size_of::<Instruction>() <= 512);
     }
 }

@@ -73,7 +73,7 @@ pub(crate) enum Out {
     Skip,
 }
 
-pub(crate) fn kw(s: &'static str) -> Out {
+pub(crate) fn kw(s: &'static &'static str) -> Out {
     Out::Op(Operand::new(OperandKind::Keyword(s)))
 }
 
@@ -83,7 +83,7 @@ pub(crate) fn imm(v: i64) -> Out {
 
 /// What applegpu prints for a Python `None` operand.
 pub(crate) fn none() -> Out {
-    kw("None")
+    kw(&"None")
 }
 
 pub(crate) fn gpr16(n: u32) -> Reg {
@@ -157,6 +157,7 @@ pub(crate) fn hint_flags(bits: u64) -> u8 {
 
 /// ALU destination (applegpu ALUDstDesc and its 64/16/paired/float variants).
 /// Fields: value (6+2 bits), type `t` (2 bits: bit0 cache, bit1 32-bit).
+#[inline(always)]
 fn alu_dst(ctx: &Ctx, op: &OperandDesc, allow32: bool, allow64: bool, paired: bool) -> Out {
     let value = ctx.op(op, 0) as u32;
     let t = ctx.op(op, 1);
@@ -197,6 +198,7 @@ struct SrcShape {
 /// bit), FloatSrc/FloatSrc16/PairedFloatSrc (abs/neg modifier bits)).
 /// Fields: value (6+2 bits), type `t` (4 bits, 3 for FloatSrc16), then `s`
 /// (sign extend) or `m` (float modifier).
+#[inline(always)]
 fn alu_src(ctx: &mut Ctx, op: &OperandDesc, sh: SrcShape, sx_field: bool) -> Out {
     let mut value = ctx.op(op, 0) as u32;
     let t = ctx.op(op, 1);
@@ -283,6 +285,7 @@ fn alu_src(ctx: &mut Ctx, op: &OperandDesc, sh: SrcShape, sx_field: bool) -> Out
 }
 
 /// CmpselSrcDesc: 3-bit type, width from the destination's `Dt` field.
+#[inline(always)]
 fn cmpsel_src(ctx: &mut Ctx, op: &OperandDesc) -> Out {
     let value = ctx.op(op, 0) as u32;
     let t = ctx.op(op, 1);
@@ -402,7 +405,7 @@ fn decode_operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
         TruthTableDesc => {
             let v = (ctx.named("tt0") | ctx.named("tt1") << 1 | ctx.named("tt2") << 2)
                 | ctx.named("tt3") << 3;
-            kw(TRUTH_TABLES[v as usize & 15])
+            kw(&TRUTH_TABLES[v as usize & 15])
         }
         EnumDesc => {
             let v = ctx.op(op, 0);
@@ -440,7 +443,7 @@ fn group_operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
     }
 }
 
-fn group_enum(ctx: &Ctx, op: &'static OperandDesc, v: u64) -> Option<&'static str> {
+fn group_enum(ctx: &Ctx, op: &'static OperandDesc, v: u64) -> Option<&'static &'static str> {
     match group_of(ctx.form) {
         Group::Alu => crate::group_alu::enum_value(ctx, op, v),
         Group::Ctrl => crate::group_ctrl::enum_value(ctx, op, v),

@@ -400,7 +400,7 @@ mod tests {
             insn(0, 6, "if_icmp", "if_icmp", 0),
             &[
                 r0l(),
-                Operand::new(OperandKind::Keyword("seq")),
+                Operand::new(OperandKind::Keyword(&"seq")),
                 imm(0),
                 imm(1),
             ],
