@@ -249,7 +249,7 @@ pub(crate) fn enum_value(
     let idx = ctx.form.idx;
     let v = v as usize;
     match op.name {
-        "F" if idx == 124 || idx == 125 => (&["copy_1d", "copy_2d"]).get(v),
+        "F" if idx == 124 || idx == 125 => ["copy_1d", "copy_2d"].get(v),
         "F" => MEMORY_FORMATS.get(v).and_then(|o| o.as_ref()),
         "mask" if idx == 136 || idx == 137 => match v {
             1..=15 => Some(&MASKS[v]),
@@ -257,14 +257,14 @@ pub(crate) fn enum_value(
         },
         "mask" => MASKS.get(v),
         "n" => TEX_TYPES.get(v),
-        "Ou" => (&["signed", "unsigned"]).get(v),
-        "op" if idx == 156 => (&["unmap", "map"]).get(v),
+        "Ou" => ["signed", "unsigned"].get(v),
+        "op" if idx == 156 => ["unmap", "map"].get(v),
         "op" => ATOMIC_OPS.get(v),
-        "target" => (&["target0", "target1"]).get(v),
-        "round" => (&["rte", "rtz"]).get(v),
-        "forwarding" => (&["", "forward"]).get(v),
-        "elide" => (&["", "elide"]).get(v),
-        "interpolation" => (&["center", "sample", "centroid", "sample"]).get(v),
+        "target" => ["target0", "target1"].get(v),
+        "round" => ["rte", "rtz"].get(v),
+        "forwarding" => ["", "forward"].get(v),
+        "elide" => ["", "elide"].get(v),
+        "interpolation" => ["center", "sample", "centroid", "sample"].get(v),
         "mode" => match v {
             0 => Some(&""),
             2 => Some(&"query_lod"),
