@@ -244,16 +244,24 @@ pub enum Flow {
 }
 
 /// A decoded instruction.
-#[derive(Clone, Debug, PartialEq, Default)]
+///
+/// `repr(C)` keeps the fields every pass reads (mnemonic, address, form,
+/// operand count, first operands) in the first cache line; by default the
+/// compiler puts the small fields after the 400-byte operand arrays.
+#[derive(Clone, PartialEq, Default)]
+#[repr(C)]
 pub struct Instruction {
+    /// Mnemonic as printed (with suffixes such as `.sat`).
+    pub mnemonic: &'static str,
     /// Address as printed (byte offset + any base).
     pub addr: u32,
     /// Length in bytes: 2, 4, 6, 8, 10 or 12.
     pub len: u8,
     /// Index of the matching form (applegpu descriptor index, 0..=160).
     pub form: u8,
-    /// Mnemonic as printed (with suffixes such as `.sat`).
-    pub mnemonic: &'static str,
+    /// applegpu raises an exception on this (valid) encoding; we still decode
+    /// it and print our best rendering (see docs/decoder.md).
+    pub raised: bool,
     /// Printed operands, in print order.
     pub operands: arrayvec_lite::OperandVec<MAX_OPERANDS>,
     /// Implicit operands (not printed): exec-mask stack in `r0l`, link
@@ -261,9 +269,23 @@ pub struct Instruction {
     pub implicit: arrayvec_lite::OperandVec<MAX_IMPLICIT>,
     /// Raw little-endian instruction word (zero-extended).
     pub raw: u128,
-    /// applegpu raises an exception on this (valid) encoding; we still decode
-    /// it and print our best rendering (see docs/decoder.md).
-    pub raised: bool,
+}
+
+// Written out to keep the field order of the Debug text independent of
+// the memory layout above.
+impl std::fmt::Debug for Instruction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Instruction")
+            .field("addr", &self.addr)
+            .field("len", &self.len)
+            .field("form", &self.form)
+            .field("mnemonic", &self.mnemonic)
+            .field("operands", &self.operands)
+            .field("implicit", &self.implicit)
+            .field("raw", &self.raw)
+            .field("raised", &self.raised)
+            .finish()
+    }
 }
 
 impl Instruction {
@@ -301,7 +323,9 @@ impl Instruction {
 pub mod arrayvec_lite {
     use super::{Operand, OperandKind};
 
+    // repr(C): the length before the items (read first, same cache line)
     #[derive(Clone, Copy, PartialEq)]
+    #[repr(C)]
     pub struct OperandVec<const N: usize> {
         len: u8,
         items: [Operand; N],
