@@ -299,18 +299,6 @@ pub fn scoreboard_slot(insn: &Instruction) -> Option<u32> {
     }
 }
 
-fn gpr_halves<'a>(it: impl Iterator<Item = &'a agx_isa::Reg>) -> Vec<(u32, Width)> {
-    let mut v = Vec::new();
-    for r in it {
-        if r.file == RegFile::Gpr {
-            for h in r.half_range() {
-                v.push((h, r.width));
-            }
-        }
-    }
-    v
-}
-
 /// Bytes per lane a memory instruction moves (from its data register).
 fn mem_bytes_per_lane(insn: &Instruction) -> f64 {
     let data = insn
@@ -344,33 +332,71 @@ struct Static<'a> {
     unit: Unit,
     tp: f64,
     lat: f64,
-    defs: Vec<(u32, Width)>,
-    uses: Vec<(u32, Width)>,
+    defs: &'a [(u32, Width)],
+    uses: &'a [(u32, Width)],
     distinct_sources: usize,
 }
 
-fn statics<'a>(gpu: &GpuTiming, insns: &[&'a Instruction]) -> Vec<Static<'a>> {
+/// Appends the GPR 16-bit halves `it` spans, with their widths, to `out`.
+fn push_gpr_halves<'a>(out: &mut Vec<(u32, Width)>, it: impl Iterator<Item = &'a agx_isa::Reg>) {
+    for r in it {
+        if r.file == RegFile::Gpr {
+            for h in r.half_range() {
+                out.push((h, r.width));
+            }
+        }
+    }
+}
+
+/// The statics of `insns`; their def/use half lists live in `arena` (one
+/// allocation per region instead of three per instruction).
+fn statics<'a>(
+    gpu: &GpuTiming,
+    insns: &[&'a Instruction],
+    arena: &'a mut Vec<(u32, Width)>,
+) -> Vec<Static<'a>> {
+    let mut spans = Vec::with_capacity(insns.len());
+    for &insn in insns {
+        let d0 = arena.len();
+        push_gpr_halves(arena, insn.defs());
+        let u0 = arena.len();
+        push_gpr_halves(arena, insn.uses());
+        spans.push((d0, u0, arena.len()));
+    }
+    let arena: &'a [(u32, Width)] = arena;
     insns
         .iter()
-        .map(|&insn| {
+        .zip(spans)
+        .map(|(&insn, (d0, u0, u1))| {
             let key = classify(insn);
             let e = gpu.entry(key);
-            let mut src_regs: Vec<(u16, Width)> = insn
-                .uses()
-                .filter(|r| r.file == RegFile::Gpr)
-                .map(|r| (r.half, r.width))
-                .collect();
+            // distinct (half, width) GPR sources, sorted by half then deduped
+            // (at most MAX_OPERANDS + MAX_IMPLICIT of them: no allocation)
+            let mut src = [(0u16, Width::W16); agx_isa::MAX_OPERANDS + agx_isa::MAX_IMPLICIT];
+            let mut ns = 0;
+            for r in insn.uses().filter(|r| r.file == RegFile::Gpr) {
+                if ns < src.len() {
+                    src[ns] = (r.half, r.width);
+                    ns += 1;
+                }
+            }
+            let src_regs = &mut src[..ns];
             src_regs.sort_by_key(|x| x.0);
-            src_regs.dedup();
+            let mut distinct = 0;
+            for j in 0..ns {
+                if j == 0 || src_regs[j] != src_regs[j - 1] {
+                    distinct += 1;
+                }
+            }
             Static {
                 insn,
                 key,
                 unit: e.unit,
                 tp: e.throughput,
                 lat: e.latency,
-                defs: gpr_halves(insn.defs()),
-                uses: gpr_halves(insn.uses()),
-                distinct_sources: src_regs.len(),
+                defs: &arena[d0..u0],
+                uses: &arena[u0..u1],
+                distinct_sources: distinct,
             }
         })
         .collect()
@@ -420,7 +446,8 @@ fn model_region(
     insns: &[&Instruction],
     is_loop: bool,
 ) -> RegionOut {
-    let st = statics(gpu, insns);
+    let mut arena = Vec::new();
+    let st = statics(gpu, insns, &mut arena);
     let n = st.len();
     let k = params.simds_per_scheduler(gpu);
 
@@ -489,7 +516,7 @@ fn model_region(
         for i in 0..n {
             let s = &st[i];
             let mut start = t;
-            for (h, _) in &s.uses {
+            for (h, _) in s.uses {
                 start = start.max(reg_ready[*h as usize % 512]);
             }
             match s.unit {
@@ -554,7 +581,7 @@ fn model_region(
             } else {
                 start + s.lat
             };
-            for (h, _) in &s.defs {
+            for (h, _) in s.defs {
                 reg_ready[*h as usize % 512] = done;
             }
             t = start + issue;
@@ -590,7 +617,7 @@ fn model_region(
         for _ in 0..3 {
             for s in &st {
                 let mut start = 0.0f64;
-                for (h, _) in &s.uses {
+                for (h, _) in s.uses {
                     start = start.max(ready[*h as usize % 512]);
                 }
                 let lat = if is_load(s.insn) {
@@ -598,7 +625,7 @@ fn model_region(
                 } else {
                     s.lat
                 };
-                for (h, _) in &s.defs {
+                for (h, _) in s.defs {
                     ready[*h as usize % 512] = start + lat;
                 }
             }

@@ -140,17 +140,27 @@ pub fn suggest(
     analysis: Option<&Analysis>,
 ) -> Vec<Suggestion> {
     let mut out: Vec<Suggestion> = Vec::new();
-    let detail_at: std::collections::HashMap<u32, usize> = timing
-        .instructions_detail
-        .iter()
-        .enumerate()
-        .map(|(i, d)| (d.addr, i))
-        .collect();
+    // Details are normally in strictly increasing address order: binary
+    // search; otherwise an address map (the last entry for an address wins).
+    let details = &timing.instructions_detail;
+    let detail_at: Option<std::collections::HashMap<u32, usize>> =
+        if details.windows(2).all(|w| w[0].addr < w[1].addr) {
+            None
+        } else {
+            Some(
+                details
+                    .iter()
+                    .enumerate()
+                    .map(|(i, d)| (d.addr, i))
+                    .collect(),
+            )
+        };
     let cycles_at = |addr: u32, dflt: f64| {
-        detail_at
-            .get(&addr)
-            .map(|&i| timing.instructions_detail[i].cycles)
-            .unwrap_or(dflt)
+        let i = match &detail_at {
+            None => details.binary_search_by_key(&addr, |d| d.addr).ok(),
+            Some(m) => m.get(&addr).copied(),
+        };
+        i.map(|i| details[i].cycles).unwrap_or(dflt)
     };
     let mut push = |severity, offset, rule, message: String| {
         out.push(Suggestion {

@@ -303,11 +303,86 @@ pub fn form_name(insn: &Instruction) -> &'static str {
 
 /// The table key for an instruction (generation independent).
 pub fn classify(insn: &Instruction) -> &'static str {
-    let name = form_name(insn);
+    // Most forms map to one key whatever the operands: looked up per form
+    // (built once) instead of matching the form name per instruction.
+    static CONST: std::sync::OnceLock<[Option<&'static str>; 256]> = std::sync::OnceLock::new();
+    let t = CONST.get_or_init(|| {
+        let mut t = [None; 256];
+        for (i, k) in t.iter_mut().enumerate() {
+            *k = constant_key(FORMS.get(i).map(|f| f.name).unwrap_or("?"));
+        }
+        t
+    });
+    match t[insn.form as usize] {
+        Some(k) => k,
+        None => classify_dynamic(form_name(insn), insn),
+    }
+}
+
+/// The key of form `name` when it does not depend on the operands.
+fn constant_key(name: &str) -> Option<&'static str> {
+    match name {
+        "mov_imm" => Some("mov_imm"),
+        "get_sr" => Some("get_sr"),
+        "convert" => Some("convert"),
+        "bfi" => Some("bfi"),
+        "shlhi" | "shrhi" | "asr" | "asrh" => Some("shift_hi"),
+        "bitop" => Some("bitop"),
+        "bitrev" => Some("bitrev"),
+        "popcount" => Some("popcount"),
+        "ffs" => Some("ffs"),
+        "intl" => Some("intl"),
+        "iunop" => Some("iunop"),
+        "fmadd32" => Some("fma32"),
+        "fmadd16" => Some("fma16"),
+        "fadd32" => Some("fadd32"),
+        "fadd16" => Some("fadd16"),
+        "fmul32" => Some("fmul32"),
+        "fmul16" => Some("fmul16"),
+        "floor" | "ceil" | "rint" => Some("rint"),
+        "trunc" => Some("trunc"),
+        "rcp" => Some("rcp"),
+        "sin_pt_1" => Some("sin_pt_1"),
+        "sin_pt_2" => Some("sin_pt_2"),
+        "dfdx" | "dfdy" => Some("dfdxy"),
+        "funop" => Some("funop"),
+        "icmp_ballot" | "fcmp_ballot" => Some("simd_ballot"),
+        "icmp_quad_ballot" | "fcmp_quad_ballot" => Some("quad_ballot"),
+        "simd_matrix_fmadd32" | "simd_matrix_fmadd16" => Some("simd_matrix"),
+        "simd_op" | "simd_shuf_op" => Some("simd_generic"),
+        "device_load" | "device_load.TODO" | "async_load" => Some("device_load"),
+        "threadgroup_load" => Some("threadgroup_load"),
+        "stack_load" => Some("stack_load"),
+        "device_store"
+        | "device_store.TODO"
+        | "threadgroup_store"
+        | "stack_store"
+        | "uniform_store"
+        | "async_store"
+        | "tex_state_store"
+        | "sampler_state_store" => Some("store"),
+        "atomic" | "threadgroup_atomic" => Some("atomic"),
+        "texture_sample" | "texture_load" | "image_write" | "image_write_block" => Some("texture"),
+        "wait" => Some("wait"),
+        "threadgroup_barrier" | "memory_barrier" => Some("barrier"),
+        "jmp_exec_any"
+        | "jmp_exec_none"
+        | "jmp_incomplete"
+        | "call"
+        | "ret"
+        | "stop"
+        | "trap"
+        | "jmp_if_skipping_doorbell" => Some("branch"),
+        "pop_exec" | "if_icmp" | "if_fcmp" | "while_icmp" | "while_fcmp" | "else_icmp"
+        | "else_fcmp" | "TODO.pop_exec2" => Some("exec"),
+        _ => None,
+    }
+}
+
+/// The key of the forms whose key depends on the mnemonic or operands.
+fn classify_dynamic(name: &str, insn: &Instruction) -> &'static str {
     let sat = insn.mnemonic.ends_with(".sat");
     match name {
-        "mov_imm" => "mov_imm",
-        "get_sr" => "get_sr",
         "iadd" => {
             if sat {
                 "iaddsat32"
@@ -324,8 +399,6 @@ pub fn classify(insn: &Instruction) -> &'static str {
             Some(Width::W64) => "imad32x32_64",
             _ => "imad32",
         },
-        "convert" => "convert",
-        "bfi" => "bfi",
         "bfeil" | "extr" => {
             // Operands: D, A, B, shift/offset, mask. A register shift
             // (operand 3) is a dynamic shift (RSHIFT32), twice the cost.
@@ -336,22 +409,6 @@ pub fn classify(insn: &Instruction) -> &'static str {
                 "bfeil_const"
             }
         }
-        "shlhi" | "shrhi" | "asr" | "asrh" => "shift_hi",
-        "bitop" => "bitop",
-        "bitrev" => "bitrev",
-        "popcount" => "popcount",
-        "ffs" => "ffs",
-        "intl" => "intl",
-        "iunop" => "iunop",
-        "fmadd32" => "fma32",
-        "fmadd16" => "fma16",
-        "fadd32" => "fadd32",
-        "fadd16" => "fadd16",
-        "fmul32" => "fmul32",
-        "fmul16" => "fmul16",
-        "floor" | "ceil" | "rint" => "rint",
-        "trunc" => "trunc",
-        "rcp" => "rcp",
         "rsqrt" | "rsqrt_special" => {
             if is16(insn) {
                 "rsqrt16"
@@ -359,8 +416,6 @@ pub fn classify(insn: &Instruction) -> &'static str {
                 "rsqrt32"
             }
         }
-        "sin_pt_1" => "sin_pt_1",
-        "sin_pt_2" => "sin_pt_2",
         "log2" => {
             if is16(insn) {
                 "log2_16"
@@ -375,8 +430,6 @@ pub fn classify(insn: &Instruction) -> &'static str {
                 "exp2_32"
             }
         }
-        "dfdx" | "dfdy" => "dfdxy",
-        "funop" => "funop",
         "icmpsel" => {
             if is16(insn) {
                 "icmpsel16"
@@ -391,35 +444,6 @@ pub fn classify(insn: &Instruction) -> &'static str {
                 "fcmpsel32"
             }
         }
-        "icmp_ballot" | "fcmp_ballot" => "simd_ballot",
-        "icmp_quad_ballot" | "fcmp_quad_ballot" => "quad_ballot",
-        "simd_matrix_fmadd32" | "simd_matrix_fmadd16" => "simd_matrix",
-        "simd_op" | "simd_shuf_op" => "simd_generic",
-        "device_load" | "device_load.TODO" | "async_load" => "device_load",
-        "threadgroup_load" => "threadgroup_load",
-        "stack_load" => "stack_load",
-        "device_store"
-        | "device_store.TODO"
-        | "threadgroup_store"
-        | "stack_store"
-        | "uniform_store"
-        | "async_store"
-        | "tex_state_store"
-        | "sampler_state_store" => "store",
-        "atomic" | "threadgroup_atomic" => "atomic",
-        "texture_sample" | "texture_load" | "image_write" | "image_write_block" => "texture",
-        "wait" => "wait",
-        "threadgroup_barrier" | "memory_barrier" => "barrier",
-        "jmp_exec_any"
-        | "jmp_exec_none"
-        | "jmp_incomplete"
-        | "call"
-        | "ret"
-        | "stop"
-        | "trap"
-        | "jmp_if_skipping_doorbell" => "branch",
-        "pop_exec" | "if_icmp" | "if_fcmp" | "while_icmp" | "while_fcmp" | "else_icmp"
-        | "else_fcmp" | "TODO.pop_exec2" => "exec",
         _ => classify_crosslane(name, insn).unwrap_or("other"),
     }
 }
@@ -494,9 +518,14 @@ pub fn mem_class(insn: &Instruction) -> Option<MemClass> {
 impl GpuTiming {
     /// The entry for `key` (falls back to the `"other"` row).
     pub fn entry(&self, key: &str) -> &CostEntry {
+        // Keys normally come from `classify`, i.e. the same string literals
+        // as the table rows: try pointer identity first (no string compares;
+        // identical pointer and length imply identical text).
+        let same = |e: &&CostEntry| e.key.as_ptr() == key.as_ptr() && e.key.len() == key.len();
         self.entries
             .iter()
-            .find(|e| e.key == key)
+            .find(same)
+            .or_else(|| self.entries.iter().find(|e| e.key == key))
             .or_else(|| self.entries.iter().find(|e| e.key == "other"))
             .expect("table has an 'other' row")
     }
