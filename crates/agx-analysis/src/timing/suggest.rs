@@ -58,10 +58,12 @@ fn in_loop(l: &LoopTiming, addr: u32) -> bool {
     l.header <= addr && addr <= l.latch
 }
 
-fn loop_insns<'a>(insns: &'a [Instruction], l: &LoopTiming) -> Vec<&'a Instruction> {
-    let s = insns.partition_point(|i| i.addr < l.header);
-    let e = insns.partition_point(|i| i.addr <= l.latch);
-    insns[s..e.max(s)].iter().collect()
+/// Index range of the loop's instructions; `addrs[i]` is `insns[i].addr`
+/// (searched instead of the 500-byte instructions: no cache miss per probe).
+fn loop_range(addrs: &[u32], l: &LoopTiming) -> std::ops::Range<usize> {
+    let s = addrs.partition_point(|&a| a < l.header);
+    let e = addrs.partition_point(|&a| a <= l.latch);
+    s..e.max(s)
 }
 
 fn innermost_loop(t: &KernelTiming, addr: u32) -> Option<&LoopTiming> {
@@ -143,18 +145,31 @@ pub fn suggest(
     // Details are normally in strictly increasing address order: binary
     // search; otherwise an address map (the last entry for an address wins).
     let details = &timing.instructions_detail;
-    let detail_at: Option<std::collections::HashMap<u32, usize>> =
-        if details.windows(2).all(|w| w[0].addr < w[1].addr) {
-            None
-        } else {
-            Some(
-                details
-                    .iter()
-                    .enumerate()
-                    .map(|(i, d)| (d.addr, i))
-                    .collect(),
-            )
-        };
+    let details_sorted = details.windows(2).all(|w| w[0].addr < w[1].addr);
+    let detail_at: Option<std::collections::HashMap<u32, usize>> = if details_sorted {
+        None
+    } else {
+        Some(
+            details
+                .iter()
+                .enumerate()
+                .map(|(i, d)| (d.addr, i))
+                .collect(),
+        )
+    };
+    let addrs: Vec<u32> = insns.iter().map(|i| i.addr).collect();
+    let detail_addrs: Vec<u32> = details.iter().map(|d| d.addr).collect();
+    // innermost_loop(timing, insns[j].addr), without the search when the
+    // detail at j is that instruction's (details are strictly increasing,
+    // so the search would land on j)
+    let innermost_at = |j: usize, addr: u32| -> Option<&LoopTiming> {
+        if details_sorted {
+            if let Some(d) = details.get(j).filter(|d| d.addr == addr) {
+                return d.loop_index.and_then(|l| timing.loops.get(l));
+            }
+        }
+        innermost_loop(timing, addr)
+    };
     let cycles_at = |addr: u32, dflt: f64| {
         let i = match &detail_at {
             None => details.binary_search_by_key(&addr, |d| d.addr).ok(),
@@ -245,11 +260,14 @@ pub fn suggest(
     }
 
     for l in &timing.loops {
-        let body = loop_insns(insns, l);
+        let range = loop_range(&addrs, l);
+        let base = range.start;
+        let body: Vec<&Instruction> = insns[range].iter().collect();
         let own: Vec<&Instruction> = body
             .iter()
-            .filter(|i| innermost_loop(timing, i.addr).map(|x| x.index) == Some(l.index))
-            .cloned()
+            .enumerate()
+            .filter(|(k, i)| innermost_at(base + k, i.addr).map(|x| x.index) == Some(l.index))
+            .map(|(_, i)| *i)
             .collect();
 
         // --- tile global loads ---
@@ -287,8 +305,8 @@ pub fn suggest(
         let no_mem_stall = l.body.wait_stall <= 0.0;
         let ds = {
             let d = &timing.instructions_detail;
-            let a = d.partition_point(|x| x.addr < l.header);
-            let b = d.partition_point(|x| x.addr <= l.latch);
+            let a = detail_addrs.partition_point(|&x| x < l.header);
+            let b = detail_addrs.partition_point(|&x| x <= l.latch);
             &d[a..b.max(a)]
         };
         let raw_count = ds
