@@ -899,23 +899,6 @@ pub fn analyze_kernel_with_loops(
         incl_cpi[li] = c;
         incl_lbc[li] = l;
     }
-    let mut loops_out = Vec::new();
-    for li in 0..spans.len() {
-        let (t, src) = trip(li);
-        loops_out.push(LoopTiming {
-            index: li,
-            header: insns[spans[li].start].addr,
-            latch: insns[spans[li].end].addr,
-            depth: depth[li],
-            parent: parent[li],
-            trip_count: t,
-            trip_count_source: src,
-            cycles_per_iteration: round3(incl_cpi[li]),
-            latency_bound_cycles: round3(incl_lbc[li]),
-            bottleneck: bodies[li].bottleneck.clone(),
-            body: bodies[li].clone(),
-        });
-    }
     let mut total = out_region.timing.latency_bound_cycles;
     for li in 0..spans.len() {
         if parent[li].is_none() {
@@ -1011,6 +994,24 @@ pub fn analyze_kernel_with_loops(
         );
     }
     let _ = k;
+    // last use of `bodies`: moved into the loop records, not cloned
+    let mut loops_out = Vec::with_capacity(spans.len());
+    for (li, body) in bodies.into_iter().enumerate() {
+        let (t, src) = trip(li);
+        loops_out.push(LoopTiming {
+            index: li,
+            header: insns[spans[li].start].addr,
+            latch: insns[spans[li].end].addr,
+            depth: depth[li],
+            parent: parent[li],
+            trip_count: t,
+            trip_count_source: src,
+            cycles_per_iteration: round3(incl_cpi[li]),
+            latency_bound_cycles: round3(incl_lbc[li]),
+            bottleneck: body.bottleneck.clone(),
+            body,
+        });
+    }
 
     KernelTiming {
         gpu: gpu.name,
@@ -1035,11 +1036,13 @@ pub fn width_bits(insn: &Instruction) -> u32 {
 pub fn spans_from_analysis(insns: &[Instruction], analysis: &crate::Analysis) -> Vec<LoopSpan> {
     // instructions are in address order: binary search (linear scans here
     // made the model quadratic in the number of loops)
+    // (searched in a compact address array: no cache miss per probe)
+    let addrs: Vec<u32> = insns.iter().map(|i| i.addr).collect();
     let idx = |a: u32| {
-        insns
-            .binary_search_by_key(&a, |i| i.addr)
+        addrs
+            .binary_search(&a)
             .ok()
-            .or_else(|| insns.iter().position(|i| i.addr == a))
+            .or_else(|| addrs.iter().position(|&x| x == a))
     };
     analysis
         .loops

@@ -338,20 +338,23 @@ pub fn suggest(
         }
 
         // --- hoist invariant transcendentals ---
-        let written: HashSet<u32> = body
-            .iter()
-            .flat_map(|i| {
-                i.defs()
-                    .filter(|r| r.file == RegFile::Gpr)
-                    .flat_map(|r| r.half_range())
-                    .collect::<Vec<_>>()
-            })
-            .collect();
+        // built on the first transcendental only (most loops have none)
+        let mut written_set: Option<HashSet<u32>> = None;
         for i in &own {
             let key = classify(i);
             if !is_transcendental(key) {
                 continue;
             }
+            let written = written_set.get_or_insert_with(|| {
+                body.iter()
+                    .flat_map(|i| {
+                        i.defs()
+                            .filter(|r| r.file == RegFile::Gpr)
+                            .flat_map(|r| r.half_range())
+                            .collect::<Vec<_>>()
+                    })
+                    .collect()
+            });
             let srcs: Vec<_> = i.uses().collect();
             let invariant = !srcs.is_empty()
                 && srcs.iter().all(|r| {
