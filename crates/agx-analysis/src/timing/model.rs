@@ -613,8 +613,8 @@ fn model_region(
     // ---- recurrence (dataflow only) ----
     let recurrence = if is_loop {
         let mut ready = vec![0.0f64; 512];
-        let mut snap: Vec<Vec<f64>> = Vec::new();
-        for _ in 0..3 {
+        let mut second: Vec<f64> = Vec::new();
+        for pass in 0..3 {
             for s in &st {
                 let mut start = 0.0f64;
                 for (h, _) in s.uses {
@@ -629,10 +629,19 @@ fn model_region(
                     ready[*h as usize % 512] = start + lat;
                 }
             }
-            snap.push(ready.clone());
+            if pass == 1 {
+                second = ready.clone();
+            }
         }
-        (0..512)
-            .map(|h| snap[2][h] - snap[1][h])
+        // Only halves the region writes differ between the second and the
+        // third pass (the others give exactly +0.0, below the 0.0 start, and
+        // max is exact): fold over those.
+        st.iter()
+            .flat_map(|s| s.defs.iter())
+            .map(|&(h, _)| {
+                let h = h as usize % 512;
+                ready[h] - second[h]
+            })
             .fold(0.0f64, f64::max)
     } else {
         0.0
@@ -830,23 +839,32 @@ pub fn analyze_kernel_with_loops(
             }
         }
     }
-    let trip = |li: usize| -> (u32, &'static str) {
-        let h = insns[spans[li].start].addr;
-        match params.loop_trip_counts.get(&h) {
-            Some(&t) => (t, "override"),
-            None => (params.trip_count, "parameter"),
-        }
-    };
+    // Trip count of each loop and weight (product of enclosing trip counts,
+    // innermost first), computed once per loop.
+    let trips: Vec<(u32, &'static str)> = spans
+        .iter()
+        .map(|s| {
+            let h = insns[s.start].addr;
+            match params.loop_trip_counts.get(&h) {
+                Some(&t) => (t, "override"),
+                None => (params.trip_count, "parameter"),
+            }
+        })
+        .collect();
+    let trip = |li: usize| -> (u32, &'static str) { trips[li] };
+    let weights: Vec<f64> = (0..spans.len())
+        .map(|li| {
+            let mut w = 1.0;
+            let mut p = Some(li);
+            while let Some(q) = p {
+                w *= trip(q).0 as f64;
+                p = parent[q];
+            }
+            w
+        })
+        .collect();
     // Weight of each instruction = product of enclosing trip counts.
-    let weight = |li: Option<usize>| -> f64 {
-        let mut w = 1.0;
-        let mut p = li;
-        while let Some(q) = p {
-            w *= trip(q).0 as f64;
-            p = parent[q];
-        }
-        w
-    };
+    let weight = |li: Option<usize>| -> f64 { li.map_or(1.0, |l| weights[l]) };
 
     // Regions.
     let outside: Vec<&Instruction> = (0..n)
