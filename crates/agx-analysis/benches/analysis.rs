@@ -99,7 +99,7 @@ impl Gen {
             &[
                 Operand::reg(Reg::gpr(Width::W16, 0), Role::UseDef),
                 Operand::reg(gpr(self.k.max(1)), Role::Use),
-                Operand::new(OperandKind::Imm(n)),
+                Operand::new(OperandKind::imm(n)),
             ],
         );
     }

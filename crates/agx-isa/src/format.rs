@@ -196,11 +196,11 @@ fn write_operand(out: &mut String, insn: &Instruction, o: &Operand, syntax: Synt
     match o.kind {
         OperandKind::Reg(ref r) => write_reg(out, r, syntax),
         OperandKind::Imm(v) => {
-            push_i(out, v);
+            push_i(out, v.get());
             push_flags(out, o.flags, syntax);
         }
         OperandKind::HexImm(v) => {
-            let _ = write!(out, "0x{v:X}");
+            let _ = write!(out, "0x{:X}", v.get());
         }
         OperandKind::FloatImm(v) => {
             out.push_str(float_imm_text(v));
@@ -245,6 +245,6 @@ fn write_operand(out: &mut String, insn: &Instruction, o: &Operand, syntax: Synt
                 out.push('0');
             }
         }
-        OperandKind::Keyword(s) => out.push_str(s),
+        OperandKind::Keyword(s) => out.push_str(s.get()),
     }
 }

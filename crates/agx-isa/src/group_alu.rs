@@ -193,9 +193,9 @@ pub(crate) fn enum_value(
 /// then D, A, B.
 fn bitop_alias(insn: &mut Instruction) {
     let ops = insn.operands;
-    let tt = match ops.first().map(|o| o.kind) {
-        Some(OperandKind::Keyword(s)) => *s,
-        _ => return,
+    let tt = match ops.first().and_then(|o| o.kind.keyword_text()) {
+        Some(s) => s,
+        None => return,
     };
     let binary = match tt {
         "0001" => Some("and"),
@@ -209,7 +209,7 @@ fn bitop_alias(insn: &mut Instruction) {
     // `str(B) == '0'`: the plain immediate zero.
     let b_is_zero = ops
         .get(3)
-        .is_some_and(|o| o.kind == OperandKind::Imm(0) && o.flags == 0);
+        .is_some_and(|o| o.kind == OperandKind::imm(0) && o.flags == 0);
     let unary = match tt {
         "1010" if b_is_zero => Some("not"),
         "0101" if b_is_zero => Some("mov"),

@@ -176,14 +176,14 @@ fn if_fcmp_alias(insn: &mut Instruction) {
     if ops.len() != 5 {
         return;
     }
-    let unconditional = matches!(ops[1].kind, OperandKind::Keyword(s) if *s == "eq")
+    let unconditional = ops[1].kind.keyword_text() == Some("eq")
         && is_plain_zero(&ops[2])
         && is_plain_zero(&ops[3]);
     if !unconditional {
         return;
     }
     let (d, n) = (ops[0], ops[4]);
-    let n_is_zero = matches!(n.kind, OperandKind::Imm(0));
+    let n_is_zero = n.kind.imm_value() == Some(0);
     insn.operands.clear();
     insn.operands.push(d);
     if n_is_zero {

@@ -131,15 +131,46 @@ impl Reg {
     }
 }
 
+/// An 8-byte value stored with 4-byte alignment, so that [`OperandKind`] is
+/// 12 bytes and [`Operand`] 16 (instructions are stored by the million).
+/// Read with [`Packed::get`]; compares and prints as the value.
+#[derive(Clone, Copy)]
+#[repr(C, packed(4))]
+pub struct Packed<T: Copy>(T);
+
+impl<T: Copy> Packed<T> {
+    pub const fn new(v: T) -> Packed<T> {
+        Packed(v)
+    }
+    #[inline]
+    pub fn get(self) -> T {
+        self.0
+    }
+}
+
+impl<T: Copy + PartialEq> PartialEq for Packed<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl<T: Copy + std::fmt::Debug> std::fmt::Debug for Packed<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let v = self.0;
+        v.fmt(f)
+    }
+}
+
 /// What an operand is.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum OperandKind {
     /// A general-purpose or uniform register (or tuple of them).
     Reg(Reg),
     /// An integer immediate, printed in decimal (applegpu `Immediate`).
-    Imm(i64),
+    /// Build with [`OperandKind::imm`], read with [`OperandKind::imm_value`].
+    Imm(Packed<i64>),
     /// An integer immediate printed in hexadecimal `0x..` form.
-    HexImm(u64),
+    HexImm(Packed<u64>),
     /// An 8-bit encoded float immediate, printed as Python prints the float.
     FloatImm(u8),
     /// A branch/call target: byte offset relative to the instruction's own
@@ -156,9 +187,35 @@ pub enum OperandKind {
     /// A binary field printed as `0b` and `bits` binary digits.
     Binary { value: u32, bits: u8 },
     /// A keyword: condition code, memory format, mask, mode... (`unsigned`,
-    /// `xyzw`, `i32`, `ult`, `lsl 2` ...). A thin pointer to the spelling
-    /// (keeps [`OperandKind`] at 16 bytes).
-    Keyword(&'static &'static str),
+    /// `xyzw`, `i32`, `ult`, `lsl 2` ...). A thin pointer to the spelling;
+    /// build with [`OperandKind::keyword`], read with
+    /// [`OperandKind::keyword_text`].
+    Keyword(Packed<&'static &'static str>),
+}
+
+impl OperandKind {
+    /// An integer immediate.
+    pub const fn imm(v: i64) -> OperandKind {
+        OperandKind::Imm(Packed::new(v))
+    }
+    /// A keyword (`&"eq"`: a reference to a static spelling).
+    pub const fn keyword(s: &'static &'static str) -> OperandKind {
+        OperandKind::Keyword(Packed::new(s))
+    }
+    /// The value of an [`OperandKind::Imm`].
+    pub fn imm_value(&self) -> Option<i64> {
+        match *self {
+            OperandKind::Imm(v) => Some(v.get()),
+            _ => None,
+        }
+    }
+    /// The spelling of an [`OperandKind::Keyword`].
+    pub fn keyword_text(&self) -> Option<&'static str> {
+        match *self {
+            OperandKind::Keyword(s) => Some(*s.get()),
+            _ => None,
+        }
+    }
 }
 
 /// One operand of an instruction.
@@ -331,7 +388,7 @@ pub mod arrayvec_lite {
         items: [Operand; N],
     }
 
-    const EMPTY: Operand = Operand::new(OperandKind::Imm(0));
+    const EMPTY: Operand = Operand::new(OperandKind::imm(0));
 
     impl<const N: usize> Default for OperandVec<N> {
         fn default() -> Self {
@@ -395,8 +452,8 @@ mod size_tests {
     /// Instructions are stored by the million: keep the operand compact.
     #[test]
     fn operand_layout_stays_compact() {
-        assert_eq!(std::mem::size_of::<OperandKind>(), 16);
-        assert!(std::mem::size_of::<Operand>() <= 24);
-        assert!(std::mem::size_of::<Instruction>() <= 512);
+        assert_eq!(std::mem::size_of::<OperandKind>(), 12);
+        assert_eq!(std::mem::size_of::<Operand>(), 16);
+        assert!(std::mem::size_of::<Instruction>() <= 352);
     }
 }

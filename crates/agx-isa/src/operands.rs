@@ -74,11 +74,11 @@ pub(crate) enum Out {
 }
 
 pub(crate) fn kw(s: &'static &'static str) -> Out {
-    Out::Op(Operand::new(OperandKind::Keyword(s)))
+    Out::Op(Operand::new(OperandKind::keyword(s)))
 }
 
 pub(crate) fn imm(v: i64) -> Out {
-    Out::Op(Operand::new(OperandKind::Imm(v)))
+    Out::Op(Operand::new(OperandKind::imm(v)))
 }
 
 /// What applegpu prints for a Python `None` operand.
@@ -212,7 +212,7 @@ fn alu_src(ctx: &mut Ctx, op: &OperandDesc, sh: SrcShape, sx_field: bool) -> Out
         o = if sh.float {
             Operand::new(OperandKind::FloatImm(value as u8))
         } else {
-            Operand::new(OperandKind::Imm(value as i64))
+            Operand::new(OperandKind::imm(value as i64))
         };
     } else if t & 0b1100 == 0b0100 {
         value |= ((t & 1) as u32) << 8;

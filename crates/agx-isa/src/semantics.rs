@@ -203,7 +203,7 @@ pub(crate) fn exec_op_of(insn: &Instruction) -> Option<ExecOp> {
 /// field (bits 11..13) when operands were not decoded.
 fn exec_count_of(insn: &Instruction) -> Option<u8> {
     let printed = insn.operands.iter().rev().find_map(|o| match o.kind {
-        OperandKind::Imm(v) => Some(v),
+        OperandKind::Imm(v) => Some(v.get()),
         _ => None,
     });
     match printed {
@@ -299,7 +299,7 @@ mod tests {
     }
 
     fn imm(v: i64) -> Operand {
-        Operand::new(OperandKind::Imm(v))
+        Operand::new(OperandKind::imm(v))
     }
 
     fn r0l() -> Operand {
@@ -400,7 +400,7 @@ mod tests {
             insn(0, 6, "if_icmp", "if_icmp", 0),
             &[
                 r0l(),
-                Operand::new(OperandKind::Keyword(&"seq")),
+                Operand::new(OperandKind::keyword(&"seq")),
                 imm(0),
                 imm(1),
             ],

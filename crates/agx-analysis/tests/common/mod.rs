@@ -157,7 +157,7 @@ impl Prog {
             4,
             &[
                 Operand::reg(d, Role::Def),
-                Operand::new(OperandKind::Imm(v)),
+                Operand::new(OperandKind::imm(v)),
             ],
             Tgt::None,
         );
@@ -234,7 +234,7 @@ impl Prog {
     pub fn exec(&mut self, name: &'static str, n: i64, uses: &[Reg]) {
         let mut ops = vec![Operand::reg(R0L, Role::UseDef)];
         ops.extend(uses.iter().map(|&s| Operand::reg(s, Role::Use)));
-        ops.push(Operand::new(OperandKind::Imm(n)));
+        ops.push(Operand::new(OperandKind::imm(n)));
         self.push(form_by_name(name), name, 6, &ops, Tgt::None);
     }
 
@@ -245,7 +245,7 @@ impl Prog {
             6,
             &[
                 Operand::reg(R0L, Role::UseDef),
-                Operand::new(OperandKind::Imm(n)),
+                Operand::new(OperandKind::imm(n)),
             ],
             Tgt::None,
         );
