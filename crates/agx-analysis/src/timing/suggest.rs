@@ -113,24 +113,13 @@ fn highest_gpr(insns: &[Instruction]) -> Option<(u32, u32)> {
     best
 }
 
+/// Threads per core for `halfregs` allocated half-registers (the one
+/// occupancy table, `occupancy::OCCUPANCY_TABLE`).
 fn threads_for(halfregs: u32) -> u32 {
-    // Mesa agx_performance.c occupancy table (see timing.md).
-    const T: &[(u32, u32)] = &[
-        (104, 1024),
-        (112, 896),
-        (128, 832),
-        (136, 768),
-        (144, 704),
-        (160, 640),
-        (184, 576),
-        (208, 512),
-        (232, 448),
-        (256, 384),
-    ];
-    T.iter()
-        .find(|(m, _)| halfregs <= *m)
-        .map(|x| x.1)
-        .unwrap_or(384)
+    match crate::occupancy::occupancy_for_regs(halfregs).0 {
+        0 => 384,
+        t => t,
+    }
 }
 
 /// Runs every rule. `analysis` (from [`crate::analyze`]) provides the
