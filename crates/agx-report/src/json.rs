@@ -206,7 +206,59 @@ struct Kernel<'a> {
     model: Model,
     prolog: Option<Prolog>,
     suggestions: Vec<SuggestionOut<'a>>,
-    instructions_detail: Vec<Detail<'a>>,
+    instructions_detail: DetailSeq<'a>,
+}
+
+/// `instructions_detail`, serialized one instruction at a time (no vector
+/// of a million records in memory).
+struct DetailSeq<'a>(&'a Profile);
+
+impl Serialize for DetailSeq<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let p = self.0;
+        let details = &p.timing.instructions_detail;
+        let mut seq = s.serialize_seq(Some(p.insns.len()))?;
+        for (k, i) in p.insns.iter().enumerate() {
+            seq.serialize_element(&detail(p, details, k, i))?;
+        }
+        seq.end()
+    }
+}
+
+fn detail<'a>(
+    p: &'a Profile,
+    details: &'a [agx_analysis::timing::InsnDetail],
+    k: usize,
+    i: &'a agx_isa::Instruction,
+) -> Detail<'a> {
+    // details follow the instructions; fall back to a search by address
+    let d = match details.get(k) {
+        Some(d) if d.addr == i.addr => Some(d),
+        _ => details
+            .binary_search_by_key(&i.addr, |d| d.addr)
+            .ok()
+            .map(|x| &details[x]),
+    };
+    Detail {
+        offset: i.addr,
+        size: i.len,
+        mnemonic: i.mnemonic,
+        text: AsmText(i),
+        unit: d.map(|d| d.unit.name()),
+        cycles: d.map(|d| r2(d.cycles)),
+        latency: d.map(|d| r2(d.latency)),
+        loop_depth: d.map(|d| d.loop_depth),
+        stall: d.map(|d| r2(d.stall)),
+        stall_single: d.map(|d| r2(d.stall_single)),
+        raw_dep: d.and_then(|d| d.raw_dep.as_ref()).map(|r| RawDep {
+            producer: r.producer,
+            penalty: r2(r.penalty),
+            bits: r.bits,
+        }),
+        call_target: p.call_symbol(i.addr),
+        raised: i.raised,
+    }
 }
 
 fn kernel(p: &Profile) -> Kernel<'_> {
@@ -259,41 +311,7 @@ fn kernel(p: &Profile) -> Kernel<'_> {
             }
         })
         .collect();
-    let details = &t.instructions_detail;
-    let instructions_detail = p
-        .insns
-        .iter()
-        .enumerate()
-        .map(|(k, i)| {
-            // details follow the instructions; fall back to a search by address
-            let d = match details.get(k) {
-                Some(d) if d.addr == i.addr => Some(d),
-                _ => details
-                    .binary_search_by_key(&i.addr, |d| d.addr)
-                    .ok()
-                    .map(|x| &details[x]),
-            };
-            Detail {
-                offset: i.addr,
-                size: i.len,
-                mnemonic: i.mnemonic,
-                text: AsmText(i),
-                unit: d.map(|d| d.unit.name()),
-                cycles: d.map(|d| r2(d.cycles)),
-                latency: d.map(|d| r2(d.latency)),
-                loop_depth: d.map(|d| d.loop_depth),
-                stall: d.map(|d| r2(d.stall)),
-                stall_single: d.map(|d| r2(d.stall_single)),
-                raw_dep: d.and_then(|d| d.raw_dep.as_ref()).map(|r| RawDep {
-                    producer: r.producer,
-                    penalty: r2(r.penalty),
-                    bits: r.bits,
-                }),
-                call_target: p.call_symbol(i.addr),
-                raised: i.raised,
-            }
-        })
-        .collect();
+
     let c = &t.cycles;
     Kernel {
         name: &p.name,
@@ -362,7 +380,7 @@ fn kernel(p: &Profile) -> Kernel<'_> {
                 rule: s.rule,
             })
             .collect(),
-        instructions_detail,
+        instructions_detail: DetailSeq(p),
     }
 }
 
@@ -371,9 +389,11 @@ pub fn kernel_value(p: &Profile) -> serde_json::Value {
     serde_json::to_value(kernel(p)).unwrap_or(serde_json::Value::Null)
 }
 
-/// The versioned JSON document for these profiles (pretty-printed, with a
-/// trailing newline).
-pub fn document(profiles: &[Profile]) -> String {
+/// Writes the versioned JSON document for these profiles to `w` (pretty
+/// for up to [`PRETTY_LIMIT`] instructions, compact beyond), with a trailing
+/// newline. Streaming: nothing of the size of the document is built in
+/// memory.
+pub fn write_document<W: std::io::Write>(mut w: W, profiles: &[Profile]) -> std::io::Result<()> {
     let doc = Document {
         schema: SCHEMA,
         tool: Tool {
@@ -383,17 +403,23 @@ pub fn document(profiles: &[Profile]) -> String {
         kernels: profiles.iter().map(kernel).collect(),
     };
     let insns: usize = profiles.iter().map(|p| p.insns.len()).sum();
-    let mut buf = Vec::with_capacity(256 + insns * 420);
     // Pretty-printed for people; past PRETTY_LIMIT instructions compact,
     // which halves the size and the time of very large documents.
-    let res = if insns <= PRETTY_LIMIT {
-        serde_json::to_writer_pretty(&mut buf, &doc)
+    if insns <= PRETTY_LIMIT {
+        serde_json::to_writer_pretty(&mut w, &doc)?;
     } else {
-        serde_json::to_writer(&mut buf, &doc)
-    };
-    if let Err(e) = res {
+        serde_json::to_writer(&mut w, &doc)?;
+    }
+    w.write_all(b"\n")
+}
+
+/// The versioned JSON document for these profiles, as a string (see
+/// [`write_document`]).
+pub fn document(profiles: &[Profile]) -> String {
+    let insns: usize = profiles.iter().map(|p| p.insns.len()).sum();
+    let mut buf = Vec::with_capacity(256 + insns * 300);
+    if let Err(e) = write_document(&mut buf, profiles) {
         return format!("{{\"error\": \"{e}\"}}\n");
     }
-    buf.push(b'\n');
     String::from_utf8(buf).unwrap_or_default()
 }

@@ -59,9 +59,10 @@ impl Profile {
         gpu: Option<String>,
         insns: Vec<Instruction>,
         prolog: Option<Vec<Instruction>>,
-        calls: Vec<(u32, String)>,
+        mut calls: Vec<(u32, String)>,
         options: &Options,
     ) -> Profile {
+        calls.sort_by_key(|(a, _)| *a);
         let analysis = agx_analysis::analyze_with(&insns, &CfgOptions::default());
         let params = ModelParams {
             trip_count: options.trip_count.max(1),
@@ -98,9 +99,10 @@ impl Profile {
 
     /// Symbol a `call` at `addr` resolves to.
     pub fn call_symbol(&self, addr: u32) -> Option<&str> {
+        // `calls` is sorted by address in `build`
         self.calls
-            .iter()
-            .find(|(a, _)| *a == addr)
-            .map(|(_, s)| s.as_str())
+            .binary_search_by_key(&addr, |(a, _)| *a)
+            .ok()
+            .map(|i| self.calls[i].1.as_str())
     }
 }

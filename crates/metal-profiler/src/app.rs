@@ -370,7 +370,8 @@ fn render(
     tty: bool,
 ) -> Result<(), Error> {
     match a.format {
-        FormatArg::Json => write_all(out, &agx_report::json::document(profiles)),
+        FormatArg::Json => agx_report::json::write_document(out, profiles)
+            .map_err(|e| Error::input(format!("cannot write output: {e}"))),
         FormatArg::Text => {
             let color = use_color(a.color, tty);
             let mut s = String::new();
