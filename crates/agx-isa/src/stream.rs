@@ -137,6 +137,27 @@ pub fn walk(code: &[u8], base: u32) -> Walk<'_> {
     }
 }
 
+/// Every instruction of the walk, decoded straight into the vector (no
+/// per-instruction copies), and the number of `<disassembly failed>`
+/// positions.
+pub fn decode_all(code: &[u8], base: u32) -> (Vec<Instruction>, usize) {
+    let mut out: Vec<Instruction> = Vec::with_capacity(code.len() / 6 + 16);
+    let mut failed = 0;
+    let mut w = walk(code, base);
+    out.push(Instruction::default());
+    loop {
+        let last = out.len() - 1;
+        match w.next_into(&mut out[last]) {
+            Some(Step::Insn { .. }) => out.push(Instruction::default()),
+            Some(Step::Failed { .. }) => failed += 1,
+            Some(Step::Gap { .. }) => {}
+            None => break,
+        }
+    }
+    out.pop();
+    (out, failed)
+}
+
 /// Appends the listing text of one [`Step`] (with newline); `insn` is the
 /// buffer [`Walk::next_into`] decoded into.
 pub fn write_step(out: &mut String, step: &Step, insn: &Instruction, syntax: Syntax) {

@@ -8,7 +8,6 @@
 //! loads, waits, fmadd32 … jmp_exec_any … pop_exec) is repeated; branch
 //! offsets are relative, so every copy stays a well-formed loop.
 
-use agx_isa::stream::walk;
 use agx_report::{json, Options, Profile};
 use std::time::Instant;
 
@@ -56,8 +55,7 @@ impl std::io::Write for CountingSink {
 
 fn run(code: &[u8]) -> (usize, [f64; 4], usize) {
     let t0 = Instant::now();
-    let mut insns = Vec::with_capacity(code.len() / 6 + 16);
-    insns.extend(walk(code, 0).filter_map(|i| i.into_insn()));
+    let (insns, _) = agx_isa::stream::decode_all(code, 0);
     let t1 = Instant::now();
     let analysis = agx_analysis::analyze(&insns);
     let t2 = Instant::now();

@@ -166,17 +166,7 @@ pub fn walk_code<'a>(code: &'a CodeRef<'a>) -> impl Iterator<Item = Item> + 'a {
 /// The decoded instructions (failed halfwords and gaps dropped), with a count
 /// of `<disassembly failed>` items.
 pub fn decode_code(code: &CodeRef<'_>) -> (Vec<Instruction>, usize) {
-    let mut failed = 0;
-    // about one instruction per 6 bytes: reserve once instead of regrowing
-    let mut out = Vec::with_capacity(code.bytes().len() / 6 + 16);
-    for item in walk_code(code) {
-        match item {
-            Item::Insn { insn, .. } => out.push(insn),
-            Item::Failed { .. } => failed += 1,
-            Item::Gap { .. } => {}
-        }
-    }
-    (out, failed)
+    agx_isa::stream::decode_all(code.bytes(), code.addr)
 }
 
 /// applegpu-identical listing of `code`.
