@@ -91,6 +91,7 @@ def main():
     w("        if (word >> self.length_bit) & 1 == 1 { self.sizes.1 } else { self.sizes.0 }")
     w("    }")
     w("    /// Index of the field called `name`.")
+    w("    #[inline(always)]")
     w("    pub fn field_index(&self, name: &str) -> Option<usize> {")
     w("        self.fields.iter().position(|f| f.name == name)")
     w("    }")
@@ -177,6 +178,28 @@ def main():
                 cands.append(str(f["idx"]))
         w("    &[%s]," % ", ".join(cands))
     w("];")
+    w("")
+    # One decoder per form: the operand descriptors in print order with the
+    # form constant, so the per-kind and per-group dispatch of operands.rs
+    # folds at compile time (one indirect call per instruction instead of a
+    # data-dependent branch per operand).
+    w("use crate::operands::{begin, end, operand};")
+    w("")
+    w("/// Per-form decoders, by form index: mnemonic, operands, finish.")
+    w("pub(crate) static DECODERS: [fn(u128, &mut crate::model::Instruction); %d] = [" % len(forms))
+    for f in forms:
+        w("    decode_%d," % f["idx"])
+    w("];")
+    for f in forms:
+        i = f["idx"]
+        w("")
+        w("fn decode_%d(raw: u128, insn: &mut crate::model::Instruction) {" % i)
+        w("    let f = &FORMS[%d];" % i)
+        w("    let %sc = begin(f, raw, insn);" % ("mut " if f["operands"] else ""))
+        for j in range(len(f["operands"])):
+            w("    operand(&mut c, insn, &f.operands[%d]);" % j)
+        w("    end(c, insn);")
+        w("}")
     print("\n".join(out))
 
 main()

@@ -52,6 +52,7 @@ impl Form {
         }
     }
     /// Index of the field called `name`.
+    #[inline(always)]
     pub fn field_index(&self, name: &str) -> Option<usize> {
         self.fields.iter().position(|f| f.name == name)
     }
@@ -9866,3 +9867,1559 @@ pub static DISPATCH: [&[u8]; 256] = [
     &[13],
     &[],
 ];
+
+use crate::operands::{begin, end, operand};
+
+/// Per-form decoders, by form index: mnemonic, operands, finish.
+pub(crate) static DECODERS: [fn(u128, &mut crate::model::Instruction); 161] = [
+    decode_0, decode_1, decode_2, decode_3, decode_4, decode_5, decode_6, decode_7, decode_8,
+    decode_9, decode_10, decode_11, decode_12, decode_13, decode_14, decode_15, decode_16,
+    decode_17, decode_18, decode_19, decode_20, decode_21, decode_22, decode_23, decode_24,
+    decode_25, decode_26, decode_27, decode_28, decode_29, decode_30, decode_31, decode_32,
+    decode_33, decode_34, decode_35, decode_36, decode_37, decode_38, decode_39, decode_40,
+    decode_41, decode_42, decode_43, decode_44, decode_45, decode_46, decode_47, decode_48,
+    decode_49, decode_50, decode_51, decode_52, decode_53, decode_54, decode_55, decode_56,
+    decode_57, decode_58, decode_59, decode_60, decode_61, decode_62, decode_63, decode_64,
+    decode_65, decode_66, decode_67, decode_68, decode_69, decode_70, decode_71, decode_72,
+    decode_73, decode_74, decode_75, decode_76, decode_77, decode_78, decode_79, decode_80,
+    decode_81, decode_82, decode_83, decode_84, decode_85, decode_86, decode_87, decode_88,
+    decode_89, decode_90, decode_91, decode_92, decode_93, decode_94, decode_95, decode_96,
+    decode_97, decode_98, decode_99, decode_100, decode_101, decode_102, decode_103, decode_104,
+    decode_105, decode_106, decode_107, decode_108, decode_109, decode_110, decode_111, decode_112,
+    decode_113, decode_114, decode_115, decode_116, decode_117, decode_118, decode_119, decode_120,
+    decode_121, decode_122, decode_123, decode_124, decode_125, decode_126, decode_127, decode_128,
+    decode_129, decode_130, decode_131, decode_132, decode_133, decode_134, decode_135, decode_136,
+    decode_137, decode_138, decode_139, decode_140, decode_141, decode_142, decode_143, decode_144,
+    decode_145, decode_146, decode_147, decode_148, decode_149, decode_150, decode_151, decode_152,
+    decode_153, decode_154, decode_155, decode_156, decode_157, decode_158, decode_159, decode_160,
+];
+
+fn decode_0(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[0];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_1(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[1];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    end(c, insn);
+}
+
+fn decode_2(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[2];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_3(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[3];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    end(c, insn);
+}
+
+fn decode_4(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[4];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    end(c, insn);
+}
+
+fn decode_5(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[5];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    end(c, insn);
+}
+
+fn decode_6(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[6];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    end(c, insn);
+}
+
+fn decode_7(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[7];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    end(c, insn);
+}
+
+fn decode_8(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[8];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    end(c, insn);
+}
+
+fn decode_9(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[9];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    end(c, insn);
+}
+
+fn decode_10(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[10];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    end(c, insn);
+}
+
+fn decode_11(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[11];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    end(c, insn);
+}
+
+fn decode_12(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[12];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    end(c, insn);
+}
+
+fn decode_13(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[13];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    end(c, insn);
+}
+
+fn decode_14(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[14];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_15(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[15];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_16(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[16];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    end(c, insn);
+}
+
+fn decode_17(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[17];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_18(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[18];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    end(c, insn);
+}
+
+fn decode_19(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[19];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    end(c, insn);
+}
+
+fn decode_20(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[20];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    end(c, insn);
+}
+
+fn decode_21(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[21];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    end(c, insn);
+}
+
+fn decode_22(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[22];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    end(c, insn);
+}
+
+fn decode_23(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[23];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    end(c, insn);
+}
+
+fn decode_24(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[24];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    end(c, insn);
+}
+
+fn decode_25(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[25];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_26(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[26];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_27(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[27];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_28(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[28];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_29(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[29];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_30(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[30];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_31(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[31];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_32(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[32];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_33(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[33];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_34(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[34];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_35(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[35];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_36(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[36];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_37(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[37];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_38(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[38];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    end(c, insn);
+}
+
+fn decode_39(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[39];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    end(c, insn);
+}
+
+fn decode_40(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[40];
+    let c = begin(f, raw, insn);
+    end(c, insn);
+}
+
+fn decode_41(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[41];
+    let c = begin(f, raw, insn);
+    end(c, insn);
+}
+
+fn decode_42(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[42];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    end(c, insn);
+}
+
+fn decode_43(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[43];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    end(c, insn);
+}
+
+fn decode_44(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[44];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    end(c, insn);
+}
+
+fn decode_45(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[45];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    end(c, insn);
+}
+
+fn decode_46(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[46];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    end(c, insn);
+}
+
+fn decode_47(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[47];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_48(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[48];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    end(c, insn);
+}
+
+fn decode_49(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[49];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    end(c, insn);
+}
+
+fn decode_50(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[50];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    end(c, insn);
+}
+
+fn decode_51(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[51];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    end(c, insn);
+}
+
+fn decode_52(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[52];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    end(c, insn);
+}
+
+fn decode_53(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[53];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    end(c, insn);
+}
+
+fn decode_54(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[54];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    operand(&mut c, insn, &f.operands[5]);
+    end(c, insn);
+}
+
+fn decode_55(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[55];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    operand(&mut c, insn, &f.operands[5]);
+    end(c, insn);
+}
+
+fn decode_56(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[56];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    end(c, insn);
+}
+
+fn decode_57(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[57];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    end(c, insn);
+}
+
+fn decode_58(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[58];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    end(c, insn);
+}
+
+fn decode_59(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[59];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    end(c, insn);
+}
+
+fn decode_60(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[60];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    end(c, insn);
+}
+
+fn decode_61(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[61];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    end(c, insn);
+}
+
+fn decode_62(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[62];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    end(c, insn);
+}
+
+fn decode_63(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[63];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    end(c, insn);
+}
+
+fn decode_64(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[64];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    end(c, insn);
+}
+
+fn decode_65(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[65];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    end(c, insn);
+}
+
+fn decode_66(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[66];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    end(c, insn);
+}
+
+fn decode_67(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[67];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    end(c, insn);
+}
+
+fn decode_68(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[68];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    end(c, insn);
+}
+
+fn decode_69(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[69];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    end(c, insn);
+}
+
+fn decode_70(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[70];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    end(c, insn);
+}
+
+fn decode_71(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[71];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    end(c, insn);
+}
+
+fn decode_72(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[72];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    operand(&mut c, insn, &f.operands[5]);
+    end(c, insn);
+}
+
+fn decode_73(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[73];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_74(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[74];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_75(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[75];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_76(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[76];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_77(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[77];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_78(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[78];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_79(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[79];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_80(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[80];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_81(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[81];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_82(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[82];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_83(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[83];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_84(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[84];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_85(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[85];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_86(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[86];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_87(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[87];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_88(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[88];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_89(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[89];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_90(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[90];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_91(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[91];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_92(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[92];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_93(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[93];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_94(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[94];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_95(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[95];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_96(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[96];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_97(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[97];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_98(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[98];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_99(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[99];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_100(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[100];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_101(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[101];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_102(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[102];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_103(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[103];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_104(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[104];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_105(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[105];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_106(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[106];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_107(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[107];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_108(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[108];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_109(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[109];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_110(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[110];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    end(c, insn);
+}
+
+fn decode_111(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[111];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_112(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[112];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_113(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[113];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    end(c, insn);
+}
+
+fn decode_114(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[114];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    operand(&mut c, insn, &f.operands[5]);
+    operand(&mut c, insn, &f.operands[6]);
+    operand(&mut c, insn, &f.operands[7]);
+    end(c, insn);
+}
+
+fn decode_115(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[115];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    operand(&mut c, insn, &f.operands[5]);
+    operand(&mut c, insn, &f.operands[6]);
+    operand(&mut c, insn, &f.operands[7]);
+    operand(&mut c, insn, &f.operands[8]);
+    operand(&mut c, insn, &f.operands[9]);
+    operand(&mut c, insn, &f.operands[10]);
+    operand(&mut c, insn, &f.operands[11]);
+    end(c, insn);
+}
+
+fn decode_116(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[116];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    operand(&mut c, insn, &f.operands[5]);
+    operand(&mut c, insn, &f.operands[6]);
+    operand(&mut c, insn, &f.operands[7]);
+    operand(&mut c, insn, &f.operands[8]);
+    operand(&mut c, insn, &f.operands[9]);
+    operand(&mut c, insn, &f.operands[10]);
+    operand(&mut c, insn, &f.operands[11]);
+    operand(&mut c, insn, &f.operands[12]);
+    end(c, insn);
+}
+
+fn decode_117(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[117];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_118(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[118];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    operand(&mut c, insn, &f.operands[5]);
+    operand(&mut c, insn, &f.operands[6]);
+    end(c, insn);
+}
+
+fn decode_119(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[119];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    end(c, insn);
+}
+
+fn decode_120(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[120];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    end(c, insn);
+}
+
+fn decode_121(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[121];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    end(c, insn);
+}
+
+fn decode_122(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[122];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    end(c, insn);
+}
+
+fn decode_123(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[123];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    end(c, insn);
+}
+
+fn decode_124(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[124];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    end(c, insn);
+}
+
+fn decode_125(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[125];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    end(c, insn);
+}
+
+fn decode_126(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[126];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    operand(&mut c, insn, &f.operands[5]);
+    operand(&mut c, insn, &f.operands[6]);
+    operand(&mut c, insn, &f.operands[7]);
+    end(c, insn);
+}
+
+fn decode_127(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[127];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    operand(&mut c, insn, &f.operands[5]);
+    operand(&mut c, insn, &f.operands[6]);
+    operand(&mut c, insn, &f.operands[7]);
+    operand(&mut c, insn, &f.operands[8]);
+    end(c, insn);
+}
+
+fn decode_128(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[128];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    operand(&mut c, insn, &f.operands[5]);
+    operand(&mut c, insn, &f.operands[6]);
+    operand(&mut c, insn, &f.operands[7]);
+    operand(&mut c, insn, &f.operands[8]);
+    operand(&mut c, insn, &f.operands[9]);
+    operand(&mut c, insn, &f.operands[10]);
+    operand(&mut c, insn, &f.operands[11]);
+    end(c, insn);
+}
+
+fn decode_129(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[129];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    operand(&mut c, insn, &f.operands[5]);
+    operand(&mut c, insn, &f.operands[6]);
+    operand(&mut c, insn, &f.operands[7]);
+    operand(&mut c, insn, &f.operands[8]);
+    operand(&mut c, insn, &f.operands[9]);
+    operand(&mut c, insn, &f.operands[10]);
+    operand(&mut c, insn, &f.operands[11]);
+    operand(&mut c, insn, &f.operands[12]);
+    end(c, insn);
+}
+
+fn decode_130(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[130];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    operand(&mut c, insn, &f.operands[5]);
+    operand(&mut c, insn, &f.operands[6]);
+    operand(&mut c, insn, &f.operands[7]);
+    end(c, insn);
+}
+
+fn decode_131(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[131];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    operand(&mut c, insn, &f.operands[5]);
+    operand(&mut c, insn, &f.operands[6]);
+    operand(&mut c, insn, &f.operands[7]);
+    end(c, insn);
+}
+
+fn decode_132(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[132];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    operand(&mut c, insn, &f.operands[5]);
+    end(c, insn);
+}
+
+fn decode_133(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[133];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    operand(&mut c, insn, &f.operands[5]);
+    end(c, insn);
+}
+
+fn decode_134(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[134];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    end(c, insn);
+}
+
+fn decode_135(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[135];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    end(c, insn);
+}
+
+fn decode_136(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[136];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    operand(&mut c, insn, &f.operands[5]);
+    operand(&mut c, insn, &f.operands[6]);
+    operand(&mut c, insn, &f.operands[7]);
+    operand(&mut c, insn, &f.operands[8]);
+    operand(&mut c, insn, &f.operands[9]);
+    operand(&mut c, insn, &f.operands[10]);
+    operand(&mut c, insn, &f.operands[11]);
+    operand(&mut c, insn, &f.operands[12]);
+    operand(&mut c, insn, &f.operands[13]);
+    operand(&mut c, insn, &f.operands[14]);
+    operand(&mut c, insn, &f.operands[15]);
+    end(c, insn);
+}
+
+fn decode_137(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[137];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    operand(&mut c, insn, &f.operands[5]);
+    operand(&mut c, insn, &f.operands[6]);
+    operand(&mut c, insn, &f.operands[7]);
+    operand(&mut c, insn, &f.operands[8]);
+    operand(&mut c, insn, &f.operands[9]);
+    operand(&mut c, insn, &f.operands[10]);
+    operand(&mut c, insn, &f.operands[11]);
+    operand(&mut c, insn, &f.operands[12]);
+    operand(&mut c, insn, &f.operands[13]);
+    operand(&mut c, insn, &f.operands[14]);
+    operand(&mut c, insn, &f.operands[15]);
+    end(c, insn);
+}
+
+fn decode_138(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[138];
+    let c = begin(f, raw, insn);
+    end(c, insn);
+}
+
+fn decode_139(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[139];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    operand(&mut c, insn, &f.operands[5]);
+    operand(&mut c, insn, &f.operands[6]);
+    operand(&mut c, insn, &f.operands[7]);
+    operand(&mut c, insn, &f.operands[8]);
+    operand(&mut c, insn, &f.operands[9]);
+    operand(&mut c, insn, &f.operands[10]);
+    operand(&mut c, insn, &f.operands[11]);
+    end(c, insn);
+}
+
+fn decode_140(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[140];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    operand(&mut c, insn, &f.operands[5]);
+    operand(&mut c, insn, &f.operands[6]);
+    operand(&mut c, insn, &f.operands[7]);
+    operand(&mut c, insn, &f.operands[8]);
+    end(c, insn);
+}
+
+fn decode_141(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[141];
+    let c = begin(f, raw, insn);
+    end(c, insn);
+}
+
+fn decode_142(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[142];
+    let c = begin(f, raw, insn);
+    end(c, insn);
+}
+
+fn decode_143(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[143];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    end(c, insn);
+}
+
+fn decode_144(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[144];
+    let c = begin(f, raw, insn);
+    end(c, insn);
+}
+
+fn decode_145(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[145];
+    let c = begin(f, raw, insn);
+    end(c, insn);
+}
+
+fn decode_146(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[146];
+    let c = begin(f, raw, insn);
+    end(c, insn);
+}
+
+fn decode_147(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[147];
+    let c = begin(f, raw, insn);
+    end(c, insn);
+}
+
+fn decode_148(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[148];
+    let c = begin(f, raw, insn);
+    end(c, insn);
+}
+
+fn decode_149(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[149];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    end(c, insn);
+}
+
+fn decode_150(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[150];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    end(c, insn);
+}
+
+fn decode_151(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[151];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    operand(&mut c, insn, &f.operands[5]);
+    operand(&mut c, insn, &f.operands[6]);
+    operand(&mut c, insn, &f.operands[7]);
+    operand(&mut c, insn, &f.operands[8]);
+    operand(&mut c, insn, &f.operands[9]);
+    end(c, insn);
+}
+
+fn decode_152(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[152];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    operand(&mut c, insn, &f.operands[5]);
+    end(c, insn);
+}
+
+fn decode_153(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[153];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    operand(&mut c, insn, &f.operands[5]);
+    operand(&mut c, insn, &f.operands[6]);
+    operand(&mut c, insn, &f.operands[7]);
+    operand(&mut c, insn, &f.operands[8]);
+    operand(&mut c, insn, &f.operands[9]);
+    operand(&mut c, insn, &f.operands[10]);
+    end(c, insn);
+}
+
+fn decode_154(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[154];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_155(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[155];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_156(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[156];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    operand(&mut c, insn, &f.operands[5]);
+    operand(&mut c, insn, &f.operands[6]);
+    operand(&mut c, insn, &f.operands[7]);
+    operand(&mut c, insn, &f.operands[8]);
+    end(c, insn);
+}
+
+fn decode_157(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[157];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    operand(&mut c, insn, &f.operands[3]);
+    operand(&mut c, insn, &f.operands[4]);
+    operand(&mut c, insn, &f.operands[5]);
+    operand(&mut c, insn, &f.operands[6]);
+    end(c, insn);
+}
+
+fn decode_158(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[158];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    end(c, insn);
+}
+
+fn decode_159(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[159];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    end(c, insn);
+}
+
+fn decode_160(raw: u128, insn: &mut crate::model::Instruction) {
+    let f = &FORMS[160];
+    let mut c = begin(f, raw, insn);
+    operand(&mut c, insn, &f.operands[0]);
+    operand(&mut c, insn, &f.operands[1]);
+    operand(&mut c, insn, &f.operands[2]);
+    end(c, insn);
+}

@@ -44,6 +44,7 @@ use crate::model::{Instruction, OperandKind};
 use crate::operands::{kw, Ctx, Out};
 
 /// `.sat` spellings of the saturatable forms, by form index.
+#[inline(always)]
 fn sat_name(idx: u8, base: &'static str) -> &'static str {
     match idx {
         19 => "fmadd32.sat",
@@ -72,6 +73,7 @@ fn sat_name(idx: u8, base: &'static str) -> &'static str {
 
 /// Mnemonic of the instruction (applegpu `fields_to_mnem`; the `bitop`
 /// aliases are applied in [`finish`]).
+#[inline(always)]
 pub(crate) fn mnemonic(ctx: &Ctx) -> &'static str {
     let sat = ctx.named("S") & 1 != 0;
     let neg = ctx.named("N") & 1 != 0;
@@ -136,6 +138,7 @@ static MASKS: [&str; 32] = [
 ];
 
 /// A keyword from `table[v]`, or nothing when the entry is empty.
+#[inline(always)]
 fn table_kw(table: &'static [&'static str], v: u64) -> Out {
     match table.get(v as usize) {
         Some(s) if !s.is_empty() => kw(s),
@@ -144,6 +147,7 @@ fn table_kw(table: &'static [&'static str], v: u64) -> Out {
 }
 
 /// Operand kinds specific to this group.
+#[inline(always)]
 pub(crate) fn operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
     use crate::forms::OpKind::*;
     use crate::model::Operand;
@@ -158,6 +162,7 @@ pub(crate) fn operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
 }
 
 /// Spelling of an `EnumDesc` value (None: printed as the number).
+#[inline(always)]
 pub(crate) fn enum_value(
     ctx: &Ctx,
     op: &'static OperandDesc,
@@ -233,6 +238,7 @@ fn bitop_alias(insn: &mut Instruction) {
 }
 
 /// Post-processing: aliases, operand roles, implicit operands.
+#[inline(always)]
 pub(crate) fn finish(ctx: &mut Ctx, insn: &mut Instruction) {
     if ctx.form.idx == 13 {
         bitop_alias(insn);

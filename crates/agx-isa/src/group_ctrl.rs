@@ -61,6 +61,7 @@ const IF_FCMP: u8 = 49;
 /// Every form of this group prints its descriptor name; the only alias
 /// (`if_fcmp` → `update_exec`/`push_exec`) also rewrites the operands and is
 /// applied in [`finish`].
+#[inline(always)]
 pub(crate) fn mnemonic(ctx: &Ctx) -> &'static str {
     ctx.form.name
 }
@@ -109,6 +110,7 @@ static FCOND: [Option<&str>; 16] = [
 
 /// Condition operand: `cc` (3 bits) | `ccn` << 3 (absent in the cmpsel
 /// forms, where it reads as 0).
+#[inline(always)]
 fn condition(ctx: &Ctx, op: &OperandDesc, table: &'static [Option<&'static str>; 16]) -> Out {
     let v = (ctx.op(op, 0) & 7) | (ctx.op(op, 1) & 1) << 3;
     match &table[v as usize] {
@@ -128,6 +130,7 @@ fn sign_extend(v: u64, bits: u8) -> i64 {
 }
 
 /// Operand kinds specific to this group.
+#[inline(always)]
 pub(crate) fn operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
     match op.kind {
         // Signed byte offset from the start of the instruction.
@@ -154,6 +157,7 @@ pub(crate) fn operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
 
 /// Spelling of an `EnumDesc` value (None: printed as the number). No form
 /// of this group has an `EnumDesc` operand.
+#[inline(always)]
 pub(crate) fn enum_value(
     ctx: &Ctx,
     op: &'static OperandDesc,
@@ -195,6 +199,7 @@ fn if_fcmp_alias(insn: &mut Instruction) {
 }
 
 /// Post-processing: aliases, operand roles, implicit operands.
+#[inline(always)]
 pub(crate) fn finish(ctx: &mut Ctx, insn: &mut Instruction) {
     match ctx.form.idx {
         IF_FCMP => if_fcmp_alias(insn),

@@ -140,6 +140,7 @@ static ATOMIC_OPS: [&str; 11] = [
     "add", "sub", "xchg", "cmpxchg", "umin", "imin", "umax", "imax", "and", "or", "xor",
 ];
 
+#[inline(always)]
 fn tex_size(ctx: &mut Ctx) -> (u32, u32) {
     match TEX_SIZES.get(ctx.named("n") as usize) {
         Some(&s) => s,
@@ -222,6 +223,7 @@ pub(crate) fn is_stack_get_ptr(insn: &Instruction) -> bool {
 // ---------------------------------------------------------------------------
 
 /// Mnemonic of the instruction (applegpu `fields_to_mnem` + aliases).
+#[inline(always)]
 pub(crate) fn mnemonic(ctx: &Ctx) -> &'static str {
     match ctx.form.idx {
         114 => {
@@ -241,6 +243,7 @@ pub(crate) fn mnemonic(ctx: &Ctx) -> &'static str {
 }
 
 /// Spelling of an `EnumDesc` value (None: printed as the number).
+#[inline(always)]
 pub(crate) fn enum_value(
     ctx: &Ctx,
     op: &'static OperandDesc,
@@ -295,6 +298,7 @@ pub(crate) fn enum_value(
 }
 
 /// Whether the data register of the form is written (loads) or read.
+#[inline(always)]
 fn data_role(ctx: &Ctx) -> Role {
     match ctx.form.idx {
         114 => {
@@ -389,6 +393,7 @@ fn compare_offset_text(value: u32) -> &'static &'static str {
 }
 
 /// Name of the type/flags field of operand `n` (applegpu appends `t`).
+#[inline(always)]
 fn type_field(n: &str) -> &'static str {
     match n {
         "R" => "Rt",
@@ -405,6 +410,7 @@ fn type_field(n: &str) -> &'static str {
 }
 
 /// Operand kinds specific to this group.
+#[inline(always)]
 pub(crate) fn operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
     use OpKind::*;
     let n = op.name;
@@ -710,6 +716,7 @@ pub(crate) fn operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
 }
 
 /// Post-processing: aliases, operand roles, implicit operands.
+#[inline(always)]
 pub(crate) fn finish(ctx: &mut Ctx, insn: &mut Instruction) {
     match ctx.form.idx {
         // ld_tile/st_tile: the direction immediate becomes the mnemonic.

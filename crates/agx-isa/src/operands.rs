@@ -25,7 +25,7 @@ pub(crate) struct Ctx {
 
 impl Ctx {
     /// Value of the form's merged field `i`.
-    #[inline]
+    #[inline(always)]
     pub fn field(&self, i: usize) -> u64 {
         let f = &self.form.fields[i];
         let mut v = 0u64;
@@ -35,7 +35,7 @@ impl Ctx {
         v
     }
     /// Value of the form's field called `name` (0 if the form has none).
-    #[inline]
+    #[inline(always)]
     pub fn named(&self, name: &str) -> u64 {
         self.form
             .field_index(name)
@@ -49,7 +49,7 @@ impl Ctx {
     }
     /// The `k`-th field owned by operand `op` (merged fields first, then plain
     /// fields, in applegpu's declaration order).
-    #[inline]
+    #[inline(always)]
     pub fn op(&self, op: &OperandDesc, k: usize) -> u64 {
         op.fields
             .get(k)
@@ -57,6 +57,7 @@ impl Ctx {
             .unwrap_or(0)
     }
     /// Total bit width of the operand's `k`-th field.
+    #[inline(always)]
     pub fn op_width(&self, op: &OperandDesc, k: usize) -> u8 {
         op.fields
             .get(k)
@@ -330,6 +331,7 @@ static TRUTH_TABLES: [&str; 16] = [
 
 /// Decodes one operand descriptor of the shared kinds; others go to the
 /// group module of the form.
+#[inline(always)]
 fn decode_operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
     use OpKind::*;
     const ALU: SrcShape = SrcShape {
@@ -435,6 +437,7 @@ fn group_of(form: &Form) -> Group {
     }
 }
 
+#[inline(always)]
 fn group_operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
     match group_of(ctx.form) {
         Group::Alu => crate::group_alu::operand(ctx, op),
@@ -443,6 +446,7 @@ fn group_operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
     }
 }
 
+#[inline(always)]
 fn group_enum(ctx: &Ctx, op: &'static OperandDesc, v: u64) -> Option<&'static &'static str> {
     match group_of(ctx.form) {
         Group::Alu => crate::group_alu::enum_value(ctx, op, v),
@@ -451,10 +455,13 @@ fn group_enum(ctx: &Ctx, op: &'static OperandDesc, v: u64) -> Option<&'static &'
     }
 }
 
-/// Decodes the operands and mnemonic of `insn` (whose `form` and `raw` are
-/// set) and fills roles and implicit operands.
-pub(crate) fn decode_into(form: &'static Form, raw: u128, insn: &mut Instruction) {
-    let mut ctx = Ctx {
+/// Starts decoding `insn` (whose `form` and `raw` are set) as `form`: the
+/// mnemonic. Together with [`operand`] and [`end`], called by the generated
+/// per-form decoders (`forms::DECODERS`) with a constant `form`, so that the
+/// group and kind dispatch below folds away.
+#[inline(always)]
+pub(crate) fn begin(form: &'static Form, raw: u128, insn: &mut Instruction) -> Ctx {
+    let ctx = Ctx {
         form,
         word: raw,
         raised: false,
@@ -465,17 +472,33 @@ pub(crate) fn decode_into(form: &'static Form, raw: u128, insn: &mut Instruction
         Group::Ctrl => crate::group_ctrl::mnemonic(&ctx),
         Group::Mem => crate::group_mem::mnemonic(&ctx),
     };
-    for op in form.operands {
-        if let Out::Op(o) = decode_operand(&mut ctx, op) {
-            insn.operands.push(o);
-        }
+    ctx
+}
+
+/// Decodes the operand descriptor `op` of the form and appends it.
+#[inline(always)]
+pub(crate) fn operand(ctx: &mut Ctx, insn: &mut Instruction, op: &'static OperandDesc) {
+    if let Out::Op(o) = decode_operand(ctx, op) {
+        insn.operands.push(o);
     }
-    match group_of(form) {
+}
+
+/// Finishes `insn`: aliases, roles, implicit operands.
+#[inline(always)]
+pub(crate) fn end(mut ctx: Ctx, insn: &mut Instruction) {
+    match group_of(ctx.form) {
         Group::Alu => crate::group_alu::finish(&mut ctx, insn),
         Group::Ctrl => crate::group_ctrl::finish(&mut ctx, insn),
         Group::Mem => crate::group_mem::finish(&mut ctx, insn),
     }
     insn.raised = ctx.raised;
+}
+
+/// Decodes the operands and mnemonic of `insn` (whose `form` and `raw` are
+/// set) and fills roles and implicit operands.
+#[inline]
+pub(crate) fn decode_into(form: &'static Form, raw: u128, insn: &mut Instruction) {
+    crate::forms::DECODERS[form.idx as usize](raw, insn)
 }
 
 /// Text of a float immediate as applegpu prints it.
