@@ -229,6 +229,20 @@ fn run_archive(
             "--offset/--base apply to raw code; functions in an archive are placed at their __text offset",
         ));
     }
+    if a.all && a.function.is_none() {
+        // every kernel's main body (prologs summarised), in archive order
+        let mains: Vec<&Function> = archive
+            .functions
+            .iter()
+            .filter(|f| f.part == Part::Main)
+            .collect();
+        if mains.is_empty() {
+            return Err(Error::input(
+                "--all: this archive has no kernel main body (_agc.main); try --list",
+            ));
+        }
+        return show_functions(archive, a, &mains, device, out, tty);
+    }
     let selected = archive.select(a.function.as_deref())?;
     let shown: Vec<&Function> = match a.part {
         PartArg::Main => {
@@ -253,9 +267,21 @@ fn run_archive(
             v
         }
     };
+    show_functions(archive, a, &shown, device, out, tty)
+}
+
+/// Disassembles or profiles `shown` (functions of `archive`).
+fn show_functions(
+    archive: &Archive,
+    a: &ProfileArgs,
+    shown: &[&Function],
+    device: Option<&str>,
+    out: &mut dyn Write,
+    tty: bool,
+) -> Result<(), Error> {
     if a.disasm_only {
         let mut text = String::new();
-        for f in &shown {
+        for f in shown {
             let code = pipeline::function_code(archive, f);
             if shown.len() > 1 {
                 text.push_str(&format!(
@@ -270,7 +296,7 @@ fn run_archive(
         return write_all(out, &text);
     }
     let mut profiles = Vec::new();
-    for f in &shown {
+    for f in shown {
         let code = pipeline::function_code(archive, f);
         let (insns, _) = pipeline::decode_code(&code);
         let prolog = if a.part == PartArg::Main && f.part == Part::Main {

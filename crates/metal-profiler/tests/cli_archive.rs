@@ -292,3 +292,39 @@ fn offset_flags_are_refused_for_archives() {
         err(&o)
     );
 }
+
+#[test]
+fn all_profiles_every_kernel_and_default_selection_is_ambiguous() {
+    let matmul = std::fs::read(repo().join("examples/matmul_naive.bin")).unwrap();
+    let mandel =
+        std::fs::read(repo().join("testdata/mesa/cf_mandelbrot/cf_mandelbrot.bin")).unwrap();
+    let (text, syms) = layout_text(
+        &[
+            ("matmul_naive_agc.main", &matmul),
+            ("mandelbrot_agc.main", &mandel),
+        ],
+        256,
+    );
+    let a = build_test_archive(G13G, Stage::Compute, &text, &sym_refs(&syms));
+    let (_t, p) = write_tmp("two.archive", &a);
+    let o = run(&[p.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        err(&o).contains("several kernels") && err(&o).contains("matmul_naive"),
+        "{}",
+        err(&o)
+    );
+    let o = run(&[p.to_str().unwrap(), "--all", "--format", "json"]);
+    assert!(o.status.success(), "{}", err(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let names: Vec<&str> = v["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["matmul_naive", "mandelbrot"]);
+    let o = run(&[p.to_str().unwrap(), "-f", "mandelbrot", "--disasm-only"]);
+    assert!(o.status.success());
+    assert!(out(&o).starts_with(" 100: "), "{}", out(&o));
+}
