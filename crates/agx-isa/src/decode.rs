@@ -272,7 +272,7 @@ mod tests {
             s ^= s << 17;
             s
         };
-        let mut check = |w: u128| {
+        let check = |w: u128| {
             let w = w & ((1u128 << 96) - 1);
             assert_eq!(match_form(w).map(|f| f.idx), linear(w), "word {w:x}");
         };
