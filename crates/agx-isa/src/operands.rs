@@ -3,6 +3,12 @@
 //! rules specific to one family of forms live in the group modules
 //! (`group_alu`, `group_ctrl`, `group_mem`), routed by form index.
 //!
+//! Each form has a generated decoder (`forms::DECODERS`, tools/gen_forms.py)
+//! that calls [`begin`], [`operand`] for each of its operand descriptors and
+//! [`end`] with the form and descriptors as constants; everything below is
+//! inlined into it, so the group, kind and field-name dispatch fold at
+//! compile time and only the data-dependent branches remain.
+//!
 //! Bit meanings follow applegpu's `applegpu.py` (ALUDstDesc, ALUSrcDesc,
 //! FloatSrcDesc, CmpselSrcDesc ...) and the ISA pseudocode in
 //! `shared/reference/applegpu-isa-docs.html`. Where applegpu raises on a valid
