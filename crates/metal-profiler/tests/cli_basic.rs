@@ -264,10 +264,21 @@ fn explain_model_lists_sources_and_assumptions() {
 fn shipped_example_archives_work() {
     let o = run(&["examples/kernels.archive", "--list"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).contains("matmul_naive_agc.main") && stdout(&o).contains("mandelbrot_agc.main"));
-    let o = run(&["examples/kernels.archive", "-f", "matmul_naive", "--disasm-only"]);
+    assert!(
+        stdout(&o).contains("matmul_naive_agc.main") && stdout(&o).contains("mandelbrot_agc.main")
+    );
+    let o = run(&[
+        "examples/kernels.archive",
+        "-f",
+        "matmul_naive",
+        "--disasm-only",
+    ]);
     assert_eq!(stdout(&o), matmul_reference());
     let o = run(&["examples/simple_call.archive", "-f", "simple_call"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stdout(&o).contains("; -> l__Z6helperPU9MTLdeviceKjj"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("; -> l__Z6helperPU9MTLdeviceKjj"),
+        "{}",
+        stdout(&o)
+    );
 }
