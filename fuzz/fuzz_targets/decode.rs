@@ -13,8 +13,8 @@ fuzz_target!(|data: &[u8]| {
         if let Some(i) = item.insn() {
             assert!(i.len >= 2 && i.len <= 12 && i.len % 2 == 0);
         }
-        write_item(&mut out, &item, Syntax::Default, 0);
-        write_item(&mut out, &item, Syntax::Cryptic, 0);
+        write_item(&mut out, &item, Syntax::Default);
+        write_item(&mut out, &item, Syntax::Cryptic);
         if out.len() > 1 << 16 {
             out.clear();
         }

@@ -27,13 +27,9 @@ pub fn format_asm(insn: &Instruction, syntax: Syntax) -> String {
     s
 }
 
-/// Appends the asm text of `insn` to `out`.
+/// Appends the asm text of `insn` to `out`. Branch targets print as absolute
+/// addresses from `insn.addr` (which already includes any `--base`).
 pub fn write_asm(out: &mut String, insn: &Instruction, syntax: Syntax) {
-    write_asm_based(out, insn, syntax, 0)
-}
-
-/// As [`write_asm`], with `base` added to branch-target addresses.
-pub fn write_asm_based(out: &mut String, insn: &Instruction, syntax: Syntax, base: u32) {
     out.push_str(insn.mnemonic);
     for _ in insn.mnemonic.len()..16 {
         out.push(' ');
@@ -46,7 +42,7 @@ pub fn write_asm_based(out: &mut String, insn: &Instruction, syntax: Syntax, bas
             out.push_str(", ");
         }
         let body = out.len();
-        write_operand(out, insn, o, syntax, base);
+        write_operand(out, insn, o, syntax);
         if out.len() == body {
             // empty operands are filtered out, as applegpu does
             out.truncate(mark);
@@ -72,7 +68,6 @@ pub fn write_line(out: &mut String, insn: &Instruction, syntax: Syntax) {
         &insn.bytes()[..insn.len as usize],
         insn,
         syntax,
-        0,
     )
 }
 
@@ -102,13 +97,12 @@ pub fn write_line_parts(
     bytes: &[u8],
     insn: &Instruction,
     syntax: Syntax,
-    base: u32,
 ) {
     write_addr(out, addr);
     out.push(' ');
     write_hex(out, bytes);
     out.push(' ');
-    write_asm_based(out, insn, syntax, base);
+    write_asm(out, insn, syntax);
 }
 
 fn push_u(out: &mut String, v: u64) {
@@ -192,7 +186,7 @@ pub fn write_reg(out: &mut String, r: &Reg, syntax: Syntax) {
     push_flags(out, r.flags, syntax);
 }
 
-fn write_operand(out: &mut String, insn: &Instruction, o: &Operand, syntax: Syntax, base: u32) {
+fn write_operand(out: &mut String, insn: &Instruction, o: &Operand, syntax: Syntax) {
     match o.kind {
         OperandKind::Reg(ref r) => write_reg(out, r, syntax),
         OperandKind::Imm(v) => {
@@ -207,7 +201,7 @@ fn write_operand(out: &mut String, insn: &Instruction, o: &Operand, syntax: Synt
             push_flags(out, o.flags, syntax);
         }
         OperandKind::Target(rel) => {
-            let abs = insn.addr as i64 + base as i64 + rel as i64;
+            let abs = insn.addr as i64 + rel as i64;
             if abs < 0 {
                 // Python's '0x%X' % v puts the sign after the prefix.
                 let _ = write!(out, "0x-{:X}", -abs);

@@ -164,42 +164,34 @@ pub fn write_step(out: &mut String, step: &Step, insn: &Instruction, syntax: Syn
     match *step {
         Step::Insn { shown } => {
             let b = insn.bytes();
-            write_line_parts(out, insn.addr, &b[..shown as usize], insn, syntax, 0);
+            write_line_parts(out, insn.addr, &b[..shown as usize], insn, syntax);
         }
         Step::Gap { .. } => {}
-        Step::Failed { addr, bytes, shown } => {
-            write_addr(out, addr);
-            out.push(' ');
-            write_hex(out, &bytes[..shown as usize]);
-            out.push_str(" <disassembly failed>");
-        }
+        Step::Failed { addr, bytes, shown } => write_failed(out, addr, &bytes[..shown as usize]),
     }
     out.push('\n');
 }
 
+/// `'%4x:' addr, hex, <disassembly failed>` (no newline).
+fn write_failed(out: &mut String, addr: u32, bytes: &[u8]) {
+    write_addr(out, addr);
+    out.push(' ');
+    write_hex(out, bytes);
+    out.push_str(" <disassembly failed>");
+}
+
 /// Appends the listing text of one walk item (with newline).
-pub fn write_item(out: &mut String, item: &Item, syntax: Syntax, target_base: u32) {
+pub fn write_item(out: &mut String, item: &Item, syntax: Syntax) {
     match item {
         Item::Insn { insn, shown } => {
-            let b = insn.bytes();
-            write_line_parts(
-                out,
-                insn.addr,
-                &b[..*shown as usize],
-                insn,
-                syntax,
-                target_base,
-            );
+            write_step(out, &Step::Insn { shown: *shown }, insn, syntax);
         }
-        Item::Gap { .. } => {}
+        Item::Gap { .. } => out.push('\n'),
         Item::Failed { addr, bytes, shown } => {
-            write_addr(out, *addr);
-            out.push(' ');
-            write_hex(out, &bytes[..*shown as usize]);
-            out.push_str(" <disassembly failed>");
+            write_failed(out, *addr, &bytes[..*shown as usize]);
+            out.push('\n');
         }
     }
-    out.push('\n');
 }
 
 /// The full text applegpu's `disassemble.py` prints for `code` (without its

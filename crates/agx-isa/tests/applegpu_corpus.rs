@@ -71,7 +71,7 @@ fn run_cases(path: &Path) -> (usize, usize) {
         let (got, got_c) = match decode(&bytes, pc) {
             Ok(insn) => {
                 let mut l = String::new();
-                write_line_parts(&mut l, pc, &bytes, &insn, Syntax::Default, 0);
+                write_line_parts(&mut l, pc, &bytes, &insn, Syntax::Default);
                 let mut c = String::new();
                 write_asm(&mut c, &insn, Syntax::Cryptic);
                 (l, c)

@@ -46,7 +46,7 @@ proptest! {
                 prop_assert!(addr >= l);
             }
             last = Some(addr);
-            write_item(&mut out, &item, Syntax::Default, 0);
+            write_item(&mut out, &item, Syntax::Default);
         }
     }
 
