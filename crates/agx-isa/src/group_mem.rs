@@ -167,7 +167,6 @@ pub(crate) fn is_stack_adjust(insn: &Instruction) -> bool {
 
 /// Signed byte amount of an immediate `stack_adjust` (bits 24..25 == 0b01):
 /// the 16-bit value in bits 20..23, 32..35, 56..63.
-#[allow(dead_code)]
 pub(crate) fn stack_adjust_amount(insn: &Instruction) -> Option<i32> {
     if !is_stack_adjust(insn) || (insn.raw >> 24) & 3 != 1 {
         return None;

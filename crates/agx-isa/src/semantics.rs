@@ -250,22 +250,11 @@ pub(crate) fn mem_space_of(insn: &Instruction) -> Option<MemSpace> {
 /// The amount `v` (applegpu `StackAdjustmentDesc`) is bits 20..24 | 32..36 <<
 /// 4 | 56..64 << 8, sign-extended from 16 bits.
 fn stack_adjust_of(insn: &Instruction) -> Option<i32> {
-    let fname = form_name(insn);
-    let is_adjust = match fname {
-        "TODO.stack_adjust" => true,
-        "stack_store" => {
-            insn.raw & 0xFF == 0xB5
-                && (insn.raw >> 16) & 0xF == 0b0001
-                && (insn.raw >> 24) & 0b11 == 0b01
-        }
-        _ => false,
-    };
-    if !is_adjust {
-        return None;
-    }
-    let r = insn.raw;
-    let v = ((r >> 20) & 0xF) | (((r >> 32) & 0xF) << 4) | (((r >> 56) & 0xFF) << 8);
-    Some(sign_extend(v, 16) as i32)
+    // One definition of the encoding (bits 16..19 == 0b0001, immediate form
+    // bits 24..25 == 0b01, amount in bits 20..23/32..35/56..63), next to the
+    // decoder of the form it shadows. `TODO.stack_adjust` itself never
+    // decodes: `stack_store` comes first in first-match order.
+    crate::group_mem::stack_adjust_amount(insn)
 }
 
 #[cfg(test)]
