@@ -275,7 +275,7 @@ fn profile_in_archive(
 ) -> Result<PyProfile, Fail> {
     let args = profile_args(function, trip_count)?;
     let selected = archive.select(args.function.as_deref())?;
-    let f = pipeline::parts_for(archive, selected, Part::Main).unwrap_or(selected);
+    let f = archive.main_of(selected).unwrap_or(selected);
     let code = pipeline::function_code(archive, f);
     let (insns, _) = pipeline::decode_code(&code);
     let prolog = if f.part == Part::Main {

@@ -246,7 +246,7 @@ fn run_archive(
     let selected = archive.select(a.function.as_deref())?;
     let shown: Vec<&Function> = match a.part {
         PartArg::Main => {
-            vec![pipeline::parts_for(archive, selected, Part::Main).unwrap_or(selected)]
+            vec![archive.main_of(selected).unwrap_or(selected)]
         }
         PartArg::Prolog => match archive.prolog_of(selected) {
             Some(p) => vec![p],
@@ -367,11 +367,8 @@ pub fn profile_one(
     archive: Option<(&Archive, &Function)>,
     prolog: Option<Vec<agx_isa::Instruction>>,
 ) -> agx_report::Profile {
-    let name = a.function.clone().unwrap_or_else(|| code.name.clone());
-    let name = match archive {
-        Some((_, f)) => f.name.clone(),
-        None => name,
-    };
+    // raw code: `-f` or "kernel" (see `pipeline::raw_code`); archives: the function's name
+    let name = archive.map_or_else(|| code.name.clone(), |(_, f)| f.name.clone());
     let calls = archive
         .map(|(ar, f)| {
             insns

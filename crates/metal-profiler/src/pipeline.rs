@@ -1,6 +1,6 @@
 //! Loading inputs and selecting code: the shared front half of every mode.
 
-use agx_container::{Archive, ContainerError, Function, Input, Part};
+use agx_container::{Archive, ContainerError, Function, Input};
 use agx_isa::stream::{walk, Item};
 use agx_isa::{Instruction, Syntax};
 use std::fmt;
@@ -220,17 +220,4 @@ pub fn list_functions(archive: &Archive) -> String {
         out.push_str(&format!("warning: {w}\n"));
     }
     out
-}
-
-/// Functions shown for `--part`.
-pub fn parts_for<'a>(
-    archive: &'a Archive,
-    selected: &'a Function,
-    part: Part,
-) -> Option<&'a Function> {
-    match part {
-        Part::Main => archive.main_of(selected).or(Some(selected)),
-        Part::Prolog => archive.prolog_of(selected),
-        Part::Helper => Some(selected),
-    }
 }
