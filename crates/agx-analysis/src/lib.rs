@@ -18,6 +18,7 @@ pub mod facts;
 pub mod liveness;
 pub mod loops;
 pub mod occupancy;
+pub mod program;
 pub mod timing;
 
 use agx_isa::Instruction;
@@ -178,11 +179,31 @@ pub fn analyze_with(insns: &[Instruction], opts: &CfgOptions) -> Analysis {
 
 /// Runs every analysis and keeps the intermediate results.
 pub fn analyze_detailed(insns: &[Instruction], opts: &CfgOptions) -> Detailed {
+    analyze_detailed_calls(insns, opts, &std::collections::HashMap::new())
+}
+
+/// [`analyze_detailed`] with callee summaries applied at `call`
+/// instructions (keyed by the call's address; see [`program`]).
+pub fn analyze_detailed_calls(
+    insns: &[Instruction],
+    opts: &CfgOptions,
+    call_effects: &std::collections::HashMap<u32, liveness::DefUse>,
+) -> Detailed {
     let facts = facts::scan(insns);
     let cfg = Cfg::from_facts(&facts, opts);
     let dom = loops::dominators(&cfg);
     let forest = loops::find_loops(&cfg, &dom);
-    let live = liveness::liveness_from_facts(&cfg, &facts);
+    let effects: liveness::CallEffects = if call_effects.is_empty() {
+        liveness::CallEffects::new()
+    } else {
+        facts
+            .addr
+            .iter()
+            .enumerate()
+            .filter_map(|(i, a)| call_effects.get(a).map(|e| (i, *e)))
+            .collect()
+    };
+    let live = liveness::liveness_with_calls(&cfg, &facts, &effects);
     let stack = facts.stack.clone();
     let highest = facts.highest_gpr.unwrap_or(0);
     let regs = occupancy::RegisterUse {

@@ -245,6 +245,38 @@ pub fn liveness(cfg: &Cfg, insns: &[Instruction]) -> Liveness {
 
 /// Solves liveness over `cfg` from the facts of one [`crate::facts::scan`].
 pub fn liveness_from_facts(cfg: &Cfg, facts: &Facts) -> Liveness {
+    liveness_with_calls(cfg, facts, &CallEffects::new())
+}
+
+/// What a called function does to the caller's registers, from its summary
+/// (see [`crate::program`]): `used` = registers it reads before writing
+/// them (arguments), `def` = registers it writes (results and clobbers).
+pub type CallEffects = std::collections::HashMap<usize, DefUse>;
+
+/// Def/use of instruction `i`, with the effect of the function it calls
+/// when `i` is a `call` with a known callee summary: the callee's reads are
+/// uses at the call, its writes definitions. The call's own definitions
+/// (the link register, `r1`) happen first, so the callee's read of them
+/// (`ret r1`) is not a use of the caller's value.
+#[inline]
+fn def_use_at(facts: &Facts, effects: &CallEffects, i: usize) -> DefUse {
+    let mut d = def_use_facts(facts, i);
+    if let Some(e) = effects.get(&i) {
+        let mut used = e.used;
+        used.difference_with(&d.def);
+        d.used.union_with(&used);
+        d.def.union_with(&e.def);
+        let mut uused = e.uused;
+        uused.difference_with(&d.udef);
+        d.uused.union_with(&uused);
+        d.udef.union_with(&e.udef);
+    }
+    d
+}
+
+/// Solves liveness over `cfg`, applying callee summaries at the `call`
+/// instructions in `effects` (keyed by instruction index).
+pub fn liveness_with_calls(cfg: &Cfg, facts: &Facts, effects: &CallEffects) -> Liveness {
     let nb = cfg.blocks.len();
     if nb == 0 {
         return Liveness::default();
@@ -258,7 +290,7 @@ pub fn liveness_from_facts(cfg: &Cfg, facts: &Facts) -> Liveness {
         let (mut g, mut k) = (GprSet::new(), GprSet::new());
         let (mut ug, mut uk) = (UniformSet::new(), UniformSet::new());
         for i in blk.insns.clone().rev() {
-            let du = def_use_facts(facts, i);
+            let du = def_use_at(facts, effects, i);
             g.difference_with(&du.def);
             g.union_with(&du.used);
             k.union_with(&du.def);
@@ -322,7 +354,7 @@ pub fn liveness_from_facts(cfg: &Cfg, facts: &Facts) -> Liveness {
         let mut live = live_out[b];
         let mut ulive = ulive_out[b];
         for i in blk.insns.clone().rev() {
-            let du = def_use_facts(facts, i);
+            let du = def_use_at(facts, effects, i);
             let after = live.union(&du.def);
             live.difference_with(&du.def);
             live.union_with(&du.used);

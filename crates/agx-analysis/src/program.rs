@@ -1,0 +1,633 @@
+//! The whole-program view of a kernel: its main body and every function
+//! reachable from it through `call` (issue 12).
+//!
+//! The hardware runs the helpers with the kernel's register allocation, so
+//! the kernel's figures are the program's:
+//!
+//! * **Registers and occupancy**: the highest half-register touched by any
+//!   reachable function (the allocation covers the whole program;
+//!   `timing.md`, "Occupancy and registers"), occupancy from that.
+//! * **Spills, fills, scratch**: summed over the reachable functions, each
+//!   counted once (static counts, like Mesa's `spills`/`fills`; the scratch
+//!   sum is an upper bound of the deepest chain of nested frames).
+//! * **Liveness across calls**: each function is solved after its callees;
+//!   a callee's summary (registers it reads before writing them = uses at the
+//!   call; registers it writes = definitions; the call's link register `r1`
+//!   is written first) is applied at its call sites
+//!   ([`crate::liveness::liveness_with_calls`]), so nothing a callee writes
+//!   is live into the kernel's entry. The peak of a function is the larger
+//!   of its own peak and, at each call, what the caller keeps live across
+//!   the call plus the callee's (whole) peak.
+//! * **Cost**: each call site costs the callee's whole cost (its loops and
+//!   their trip counts, its own calls) times the number of times the call
+//!   runs per execution of its caller (enclosing loops' trip counts); this is
+//!   the `call` part of the caller's breakdown. The call and return overhead
+//!   is the cost the timing table gives the `call` instruction (counted in
+//!   the caller) and the `ret` (counted in the callee): no extra refill
+//!   penalty is known for G13, none is added (stated in
+//!   [`Program::assumptions`]).
+//! * **Recursion** (a call to a function already on the call chain, e.g.
+//!   Apple's `simple_call` helper calls itself) is cut at one level: the
+//!   recursive call costs the callee's own cost without its calls, and the
+//!   peak uses the callee's own peak. **Unresolved** calls (through a
+//!   register, or to an address outside the code given) add nothing but the
+//!   `call` instruction. Both are listed as assumptions; neither is silently
+//!   costed as one cycle.
+//!
+//! Functions are analysed alone ([`crate::analyze_detailed_calls`], timing
+//! with the program's occupancy); their own figures are kept
+//! ([`ProgramFunction`]) beside the inclusive ones ([`Inclusive`]).
+
+use crate::liveness::{half_names, DefUse, GprSet};
+use crate::timing::{self, KernelTiming, ModelParams, Suggestion, UnitCycles};
+use crate::{analyze_detailed_calls, occupancy_for_regs, Analysis, CfgOptions};
+use agx_isa::{Flow, Instruction};
+use std::collections::HashMap;
+
+/// At most this many functions are followed (a guard against garbage input
+/// whose "calls" point everywhere); further targets count as unresolved.
+pub const MAX_FUNCTIONS: usize = 256;
+
+/// The code of one function, as the front end found it.
+#[derive(Clone, Debug)]
+pub struct FunctionCode {
+    /// Address of the first instruction (the call target).
+    pub entry: u32,
+    /// Symbol name when known (archives).
+    pub symbol: Option<String>,
+    pub insns: Vec<Instruction>,
+}
+
+/// Where the code of called functions comes from: an archive's `__text`
+/// symbols, or the bytes of a raw file.
+pub trait CodeSource {
+    /// The function whose entry is `target` (an absolute address in the
+    /// caller's address space), if the input holds it.
+    fn function_at(&self, target: i64) -> Option<FunctionCode>;
+}
+
+/// No code besides main: every call is unresolved.
+pub struct NoCode;
+
+impl CodeSource for NoCode {
+    fn function_at(&self, _target: i64) -> Option<FunctionCode> {
+        None
+    }
+}
+
+/// Figures of a function including everything it calls.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Inclusive {
+    /// Highest GPR half index of the function and its callees.
+    pub highest_half_index: u32,
+    pub spills: u32,
+    pub fills: u32,
+    /// Scratch reserved by the function and its callees (summed).
+    pub scratch_reserved: Option<i32>,
+    /// Scheduler cycles per SIMD-group: own cost + every call part.
+    pub total_cycles: f64,
+    /// Per-unit cycles, callees' weighted by their executions.
+    pub cycles: UnitCycles,
+    /// Peak live half-registers across calls (see the module docs).
+    pub peak_live_half: u32,
+    pub peak_live_offset: Option<u32>,
+    pub peak_live_registers: Vec<String>,
+}
+
+/// One function of the program, with its own figures.
+#[derive(Clone, Debug)]
+pub struct ProgramFunction {
+    pub entry: u32,
+    pub symbol: Option<String>,
+    pub insns: Vec<Instruction>,
+    /// The function alone (liveness with its callees' summaries applied).
+    pub analysis: Analysis,
+    /// Its own cost (callees not included), at the program's occupancy.
+    pub timing: KernelTiming,
+    pub suggestions: Vec<Suggestion>,
+    /// Figures including its callees.
+    pub inclusive: Inclusive,
+    /// Whether it lies on a call cycle (calls itself, directly or not).
+    pub recursive: bool,
+}
+
+impl ProgramFunction {
+    /// Symbol, or the entry address.
+    pub fn label(&self) -> String {
+        self.symbol
+            .clone()
+            .unwrap_or_else(|| format!("function at 0x{:x}", self.entry))
+    }
+}
+
+/// One `call` site of a reachable function.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProgramCall {
+    /// Index of the calling function in [`Program::functions`].
+    pub caller: usize,
+    /// Address of the `call`.
+    pub at: u32,
+    /// Absolute target (`None` for a call through a register).
+    pub target: Option<i64>,
+    pub symbol: Option<String>,
+    /// Index of the callee in [`Program::functions`].
+    pub callee: Option<usize>,
+    pub resolved: bool,
+    /// The callee is already on the call chain (cut at one level).
+    pub recursive: bool,
+    /// Times the call runs per execution of its caller (product of the
+    /// enclosing loops' trip counts).
+    pub executions: f64,
+    /// Cost of one call: the callee's whole cost (its own cost when
+    /// recursive; 0 when unresolved).
+    pub callee_cycles: f64,
+    /// `executions × callee_cycles`: the `call` part of the caller's cost.
+    pub cycles: f64,
+    /// Half-registers the caller keeps live across the call.
+    pub live_across_half: u32,
+}
+
+/// A kernel's program.
+#[derive(Clone, Debug)]
+pub struct Program {
+    /// Main first, then the others in discovery order.
+    pub functions: Vec<ProgramFunction>,
+    /// Every call site of every function, by caller then address.
+    pub calls: Vec<ProgramCall>,
+    /// Stated assumptions (recursion, unresolved targets, overhead).
+    pub assumptions: Vec<String>,
+    /// Occupancy of the program: (threads per core, percent).
+    pub threads: u32,
+    pub percent: f64,
+}
+
+/// Times the instruction at `addr` runs per execution of its function:
+/// the product of the trip counts of the loops around it.
+pub fn executions_at(t: &KernelTiming, addr: u32) -> f64 {
+    let d = &t.instructions_detail;
+    let Some(detail) = d
+        .binary_search_by_key(&addr, |x| x.addr)
+        .ok()
+        .map(|i| &d[i])
+        .or_else(|| d.iter().find(|x| x.addr == addr))
+    else {
+        return 1.0;
+    };
+    let mut n = 1.0;
+    let mut l = detail.loop_index;
+    let mut guard = 0;
+    while let Some(i) = l {
+        let Some(lt) = t.loops.get(i) else { break };
+        n *= lt.trip_count.max(1) as f64;
+        l = lt.parent;
+        guard += 1;
+        if guard > t.loops.len() {
+            break;
+        }
+    }
+    n
+}
+
+/// The instructions of the function entered at `entry`: those reachable
+/// from it without following calls (for raw code, where a helper's extent
+/// is not recorded). Address order is kept.
+pub fn function_body(insns: &[Instruction], entry: u32) -> Vec<Instruction> {
+    let opts = CfgOptions {
+        entry: Some(entry),
+        helpers: Vec::new(),
+    };
+    let cfg = crate::Cfg::build_with(insns, &opts);
+    let mut keep = vec![false; insns.len()];
+    for b in &cfg.blocks {
+        if b.function == Some(0) {
+            for i in b.insns.clone() {
+                keep[i] = true;
+            }
+        }
+    }
+    insns
+        .iter()
+        .zip(keep)
+        .filter(|(_, k)| *k)
+        .map(|(i, _)| i.clone())
+        .collect()
+}
+
+fn call_sites(insns: &[Instruction]) -> Vec<(u32, Option<i64>)> {
+    insns
+        .iter()
+        .filter_map(|i| match i.flow() {
+            Flow::Call { target } => Some((i.addr, Some(target))),
+            Flow::CallIndirect => Some((i.addr, None)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A function's effect on its callers' registers.
+#[derive(Clone, Copy, Default)]
+struct Summary {
+    effect: DefUse,
+}
+
+/// Registers a function's code writes, its callees' writes included.
+fn written(insns: &[Instruction], effects: &HashMap<u32, DefUse>) -> DefUse {
+    let mut d = DefUse::default();
+    for i in insns {
+        let du = crate::liveness::def_use(i);
+        d.def.union_with(&du.def);
+        d.udef.union_with(&du.udef);
+        if let Some(e) = effects.get(&i.addr) {
+            d.def.union_with(&e.def);
+            d.udef.union_with(&e.udef);
+        }
+    }
+    d
+}
+
+struct Solved {
+    analysis: Analysis,
+    summary: Summary,
+    /// Live halves after each call (what the caller keeps across it), by
+    /// call address.
+    across: HashMap<u32, GprSet>,
+}
+
+fn solve(insns: &[Instruction], effects: &HashMap<u32, DefUse>) -> Solved {
+    let d = analyze_detailed_calls(insns, &CfgOptions::default(), effects);
+    let mut summary = Summary::default();
+    if let Some(f) = d.cfg.functions.first() {
+        summary.effect.used = d.liveness.live_in[f.entry_block];
+        summary.effect.uused = d.liveness.uniform_live_in[f.entry_block];
+    }
+    let w = written(insns, effects);
+    summary.effect.def = w.def;
+    summary.effect.udef = w.udef;
+    let mut across = HashMap::new();
+    for c in &d.cfg.calls {
+        let mut live = d.liveness.live_out[c.block];
+        // what the call itself and the callee write is not kept across it
+        if let Some(k) = insns.iter().position(|i| i.addr == c.addr) {
+            live.difference_with(&crate::liveness::def_use(&insns[k]).def);
+        }
+        if let Some(e) = effects.get(&c.addr) {
+            live.difference_with(&e.def);
+        }
+        across.insert(c.addr, live);
+    }
+    Solved {
+        analysis: d.analysis,
+        summary,
+        across,
+    }
+}
+
+/// Builds the program of the kernel whose main body is `main`, finding
+/// called functions through `source`, and models every function with
+/// `params` at the program's occupancy.
+pub fn analyze_program(main: FunctionCode, source: &dyn CodeSource, params: &ModelParams) -> Program {
+    let mut assumptions = Vec::new();
+    // --- discovery: functions and call sites ---
+    let mut codes: Vec<FunctionCode> = vec![main];
+    let mut by_entry: HashMap<u32, usize> = HashMap::new();
+    by_entry.insert(codes[0].entry, 0);
+    // per function: (call address, target, callee)
+    let mut sites: Vec<Vec<(u32, Option<i64>, Option<usize>)>> = Vec::new();
+    let mut k = 0;
+    while k < codes.len() {
+        let mut list = Vec::new();
+        for (at, target) in call_sites(&codes[k].insns) {
+            let callee = match target {
+                Some(t) if (0..=u32::MAX as i64).contains(&t) && by_entry.contains_key(&(t as u32)) => {
+                    by_entry.get(&(t as u32)).copied()
+                }
+                Some(t) if codes.len() < MAX_FUNCTIONS => match source.function_at(t) {
+                    Some(code) if !code.insns.is_empty() => {
+                        let idx = codes.len();
+                        by_entry.insert(code.entry, idx);
+                        if code.entry as i64 != t {
+                            by_entry.entry(t as u32).or_insert(idx);
+                        }
+                        codes.push(code);
+                        Some(idx)
+                    }
+                    _ => None,
+                },
+                _ => None,
+            };
+            match (target, callee) {
+                (None, _) => assumptions.push(format!(
+                    "call at 0x{at:x} goes through a register: callee unknown, only the call instruction is costed and its registers/spills are not included"
+                )),
+                (Some(t), None) => assumptions.push(format!(
+                    "call at 0x{at:x} to 0x{t:x}: no code at that address in the input, only the call instruction is costed and its registers/spills are not included"
+                )),
+                _ => {}
+            }
+            list.push((at, target, callee));
+        }
+        sites.push(list);
+        k += 1;
+    }
+    let n = codes.len();
+
+    // --- order: post-order DFS from main; calls to a function on the
+    // stack are recursive (back edges) ---
+    let mut order = Vec::with_capacity(n);
+    let mut back: Vec<(usize, u32)> = Vec::new(); // (caller, call address)
+    {
+        let mut state = vec![0u8; n]; // 0 new, 1 on stack, 2 done
+        let mut stack: Vec<(usize, usize)> = vec![(0, 0)];
+        state[0] = 1;
+        while let Some(&mut (f, ref mut s)) = stack.last_mut() {
+            if *s < sites[f].len() {
+                let (at, _, callee) = sites[f][*s];
+                *s += 1;
+                if let Some(c) = callee {
+                    match state[c] {
+                        0 => {
+                            state[c] = 1;
+                            stack.push((c, 0));
+                        }
+                        1 => back.push((f, at)),
+                        _ => {}
+                    }
+                }
+            } else {
+                state[f] = 2;
+                order.push(f);
+                stack.pop();
+            }
+        }
+    }
+    let is_back = |f: usize, at: u32| back.contains(&(f, at));
+    let mut recursive = vec![false; n];
+    for &(f, at) in &back {
+        recursive[f] = true;
+        if let Some(&(_, Some(t), Some(c))) = sites[f].iter().find(|s| s.0 == at) {
+            recursive[c] = true;
+            let name = codes[c]
+                .symbol
+                .clone()
+                .unwrap_or_else(|| format!("0x{t:x}"));
+            assumptions.push(format!(
+                "call at 0x{at:x} to {name} is recursive: costed as one more level (the callee's own cost, without its calls); the real depth is unknown"
+            ));
+        }
+    }
+
+    // --- structure, callees first ---
+    let mut solved: Vec<Option<Solved>> = (0..n).map(|_| None).collect();
+    for &f in &order {
+        let effects_of = |solved: &[Option<Solved>], own: Option<&Summary>| {
+            let mut m = HashMap::new();
+            for &(at, _, callee) in &sites[f] {
+                let Some(c) = callee else { continue };
+                let s = if c == f {
+                    own
+                } else {
+                    solved[c].as_ref().map(|s| &s.summary)
+                };
+                if let Some(s) = s {
+                    m.insert(at, s.effect);
+                }
+            }
+            m
+        };
+        let mut s = solve(&codes[f].insns, &effects_of(&solved, None));
+        // a function calling itself: iterate its own summary to a fixpoint
+        if sites[f].iter().any(|x| x.2 == Some(f)) {
+            for _ in 0..8 {
+                let next = solve(&codes[f].insns, &effects_of(&solved, Some(&s.summary)));
+                let same = next.summary.effect == s.summary.effect;
+                s = next;
+                if same {
+                    break;
+                }
+            }
+        }
+        solved[f] = Some(s);
+    }
+    let solved: Vec<Solved> = solved
+        .into_iter()
+        .map(|s| s.unwrap_or_else(|| solve(&[], &HashMap::new())))
+        .collect();
+
+    // --- program registers and occupancy ---
+    let highest = solved
+        .iter()
+        .zip(&codes)
+        .filter(|(_, c)| !c.insns.is_empty())
+        .map(|(s, _)| s.analysis.registers.highest_half_index)
+        .max()
+        .unwrap_or(0);
+    let (threads, percent) = occupancy_for_regs(highest);
+
+    // --- timing of each function at the program's occupancy ---
+    let mut p = params.clone();
+    if threads > 0 {
+        p.threads_per_core = p.threads_per_core.min(threads);
+    }
+    let mut functions: Vec<ProgramFunction> = Vec::with_capacity(n);
+    for (f, (code, s)) in codes.into_iter().zip(solved.iter()).enumerate() {
+        let mut at_occupancy = s.analysis.clone();
+        at_occupancy.occupancy = crate::Occupancy { threads, percent };
+        let t = timing::analyze_with_analysis(&code.insns, &at_occupancy, &p);
+        let suggestions = timing::suggest(&code.insns, &t, Some(&at_occupancy));
+        functions.push(ProgramFunction {
+            entry: code.entry,
+            symbol: code.symbol,
+            insns: code.insns,
+            analysis: s.analysis.clone(),
+            timing: t,
+            suggestions,
+            inclusive: Inclusive::default(),
+            recursive: recursive[f],
+        });
+    }
+
+    // --- calls and inclusive figures, callees first ---
+    let mut calls: Vec<ProgramCall> = Vec::new();
+    for &f in &order {
+        let own = &functions[f];
+        let mut inc = Inclusive {
+            highest_half_index: own.analysis.registers.highest_half_index,
+            spills: own.analysis.spills,
+            fills: own.analysis.fills,
+            scratch_reserved: own.analysis.stack.scratch_reserved,
+            total_cycles: own.timing.total_cycles,
+            cycles: own.timing.cycles,
+            peak_live_half: own.analysis.registers.peak_live_half,
+            peak_live_offset: own.analysis.registers.peak_live_offset,
+            peak_live_registers: own.analysis.registers.peak_live_registers.clone(),
+        };
+        let mut counted = vec![false; n];
+        counted[f] = true;
+        for &(at, target, callee) in &sites[f] {
+            let executions = executions_at(&functions[f].timing, at);
+            let across = solved[f].across.get(&at).copied().unwrap_or_default();
+            let rec = is_back(f, at);
+            let (callee_cycles, callee_units) = match callee {
+                Some(c) if rec => (functions[c].timing.total_cycles, functions[c].timing.cycles),
+                Some(c) => (
+                    functions[c].inclusive.total_cycles,
+                    functions[c].inclusive.cycles,
+                ),
+                None => (0.0, UnitCycles::default()),
+            };
+            if let Some(c) = callee {
+                let ci = if rec {
+                    // the own figures of a function still being summed
+                    let cf = &functions[c];
+                    (
+                        cf.analysis.registers.peak_live_half,
+                        cf.analysis.registers.peak_live_offset,
+                        cf.analysis.registers.peak_live_registers.clone(),
+                    )
+                } else {
+                    let cf = &functions[c].inclusive;
+                    (
+                        cf.peak_live_half,
+                        cf.peak_live_offset,
+                        cf.peak_live_registers.clone(),
+                    )
+                };
+                let peak = across.count() + ci.0;
+                if peak > inc.peak_live_half {
+                    inc.peak_live_half = peak;
+                    inc.peak_live_offset = ci.1;
+                    let mut names = half_names(&across, 'r');
+                    names.extend(ci.2);
+                    inc.peak_live_registers = names;
+                }
+                // each reachable function's registers and stack once
+                let reach = reachable(&sites, c);
+                for r in reach {
+                    if !counted[r] {
+                        counted[r] = true;
+                        let a = &functions[r].analysis;
+                        inc.highest_half_index =
+                            inc.highest_half_index.max(a.registers.highest_half_index);
+                        inc.spills += a.spills;
+                        inc.fills += a.fills;
+                        if let Some(s) = a.stack.scratch_reserved {
+                            inc.scratch_reserved = Some(inc.scratch_reserved.unwrap_or(0) + s);
+                        }
+                    }
+                }
+            }
+            let cycles = executions * callee_cycles;
+            inc.total_cycles += cycles;
+            add_units(&mut inc.cycles, &callee_units, executions);
+            calls.push(ProgramCall {
+                caller: f,
+                at,
+                target,
+                symbol: callee.and_then(|c| functions[c].symbol.clone()),
+                callee,
+                resolved: callee.is_some(),
+                recursive: rec,
+                executions,
+                callee_cycles,
+                cycles,
+                live_across_half: across.count(),
+            });
+        }
+        functions[f].inclusive = inc;
+    }
+    calls.sort_by_key(|c| (c.caller, c.at));
+    if !calls.is_empty() {
+        assumptions.push(
+            "call/return overhead: the `call` instruction (in the caller) and `ret` (in the callee) as the timing table prices branches; no extra G13 call penalty is known, none is added".to_string(),
+        );
+    }
+    Program {
+        functions,
+        calls,
+        assumptions,
+        threads,
+        percent,
+    }
+}
+
+fn add_units(to: &mut UnitCycles, u: &UnitCycles, times: f64) {
+    to.f32 += u.f32 * times;
+    to.f16 += u.f16 * times;
+    to.scib += u.scib * times;
+    to.ic += u.ic * times;
+    to.mem += u.mem * times;
+    to.alu = (to.f32 + to.f16 + to.scib).max(to.ic);
+}
+
+/// Functions reachable from `f` through calls, `f` included.
+fn reachable(sites: &[Vec<(u32, Option<i64>, Option<usize>)>], f: usize) -> Vec<usize> {
+    let mut seen = vec![false; sites.len()];
+    let mut stack = vec![f];
+    let mut out = Vec::new();
+    seen[f] = true;
+    while let Some(g) = stack.pop() {
+        out.push(g);
+        for &(_, _, c) in &sites[g] {
+            if let Some(c) = c {
+                if !seen[c] {
+                    seen[c] = true;
+                    stack.push(c);
+                }
+            }
+        }
+    }
+    out
+}
+
+impl Program {
+    /// Main.
+    pub fn main(&self) -> &ProgramFunction {
+        &self.functions[0]
+    }
+
+    /// The kernel's analysis: main's, with the program's registers,
+    /// occupancy, peak, spills, fills and scratch.
+    pub fn kernel_analysis(&self) -> Analysis {
+        let m = self.main();
+        let inc = &m.inclusive;
+        let mut a = m.analysis.clone();
+        a.registers.highest_half_index = inc.highest_half_index;
+        a.registers.allocated_half = if self.functions.iter().any(|f| f.analysis.registers.allocated_half > 0) {
+            inc.highest_half_index + 1
+        } else {
+            0
+        };
+        a.registers.uniform_half = self
+            .functions
+            .iter()
+            .map(|f| f.analysis.registers.uniform_half)
+            .max()
+            .unwrap_or(0);
+        a.registers.peak_live_half = inc.peak_live_half;
+        a.registers.peak_live_offset = inc.peak_live_offset;
+        a.registers.peak_live_registers = inc.peak_live_registers.clone();
+        a.occupancy = crate::Occupancy {
+            threads: self.threads,
+            percent: self.percent,
+        };
+        a.spills = inc.spills;
+        a.fills = inc.fills;
+        a.stack.scratch_reserved = inc.scratch_reserved;
+        a
+    }
+
+    /// The kernel's timing: main's, with the program's total and per-unit
+    /// cycles.
+    pub fn kernel_timing(&self) -> KernelTiming {
+        let m = self.main();
+        let mut t = m.timing.clone();
+        t.total_cycles = m.inclusive.total_cycles;
+        t.cycles = m.inclusive.cycles;
+        t
+    }
+
+    /// Call sites of main.
+    pub fn main_calls(&self) -> impl Iterator<Item = &ProgramCall> {
+        self.calls.iter().filter(|c| c.caller == 0)
+    }
+}
