@@ -11,8 +11,8 @@ pub mod model;
 
 pub use model::{
     analyze_kernel, analyze_kernel_with_loops, analyze_with_analysis, body_timing, find_loops,
-    InsnDetail, KernelTiming, LoopSpan, LoopTiming, ModelParams, RawDep, RegionTiming, UnitCycles,
-    DEFAULT_TRIP_COUNT,
+    BreakdownPart, InsnDetail, KernelTiming, LoopSpan, LoopTiming, ModelParams, PartKind, Paths,
+    RawDep, RegionTiming, UnitCycles, DEFAULT_TRIP_COUNT,
 };
 pub mod build;
 pub mod suggest;

@@ -214,6 +214,50 @@ pub struct UnitCycles {
     pub alu: f64,
 }
 
+/// Kind of a [`BreakdownPart`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PartKind {
+    /// Code outside every loop, run once.
+    StraightLine,
+    /// An outermost loop, all its iterations (nested loops included).
+    Loop,
+    /// A call site: the callee's cost (added by the whole-program layer).
+    Call,
+}
+
+/// One part of the kernel's total: the `cycles` of all parts sum to
+/// [`KernelTiming::total_cycles`].
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct BreakdownPart {
+    pub part: PartKind,
+    /// Byte offset: first instruction (straight line), loop header (loop)
+    /// or the `call` instruction (call).
+    pub at: u32,
+    /// Cycles per SIMD-group this part contributes to the total.
+    pub cycles: f64,
+    /// How many times the part runs per thread (loop: its trip count; call:
+    /// the call site's executions).
+    pub executions: f64,
+    /// Index into `loops` of a loop part.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loop_index: Option<usize>,
+    /// Entry offset of the callee of a call part.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub callee: Option<u32>,
+}
+
+/// Cost bounds over uniform paths: `shortest <= longest <= total_cycles`
+/// (`total_cycles` charges every arm of a branch, as a divergent
+/// SIMD-group runs them).
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
+pub struct Paths {
+    /// The cheapest path when every branch is uniform.
+    pub shortest: f64,
+    /// The dearest path when every branch is uniform.
+    pub longest: f64,
+}
+
 /// Whole-kernel timing.
 #[derive(Clone, Debug, Serialize)]
 pub struct KernelTiming {
@@ -225,11 +269,53 @@ pub struct KernelTiming {
     /// Estimated scheduler cycles per SIMD-group for the whole kernel
     /// (regions' latency-bound cycles weighted by trip counts).
     pub total_cycles: f64,
+    /// Parts of `total_cycles` (straight-line code, outermost loops, calls).
+    pub breakdown: Vec<BreakdownPart>,
+    /// Uniform-branch path bounds.
+    pub paths: Paths,
+    /// Executions per thread of each instruction (index as
+    /// `instructions_detail`): product of enclosing loops' trip counts.
+    #[serde(skip)]
+    pub executions: Vec<f64>,
     /// Straight-line code outside loops.
     pub outside_loops: RegionTiming,
     pub loops: Vec<LoopTiming>,
     pub instructions_detail: Vec<InsnDetail>,
     pub bottleneck: String,
+}
+
+impl KernelTiming {
+    /// How many times the instruction at byte `offset` runs per thread:
+    /// the product of its enclosing loops' trip counts (1 outside loops, 0
+    /// for an offset that is no instruction of the kernel).
+    pub fn executions_at(&self, offset: u32) -> f64 {
+        match self
+            .instructions_detail
+            .binary_search_by_key(&offset, |d| d.addr)
+        {
+            Ok(i) => self.executions.get(i).copied().unwrap_or(1.0),
+            Err(_) => 0.0,
+        }
+    }
+
+    /// Adds the cost of a call at `site` to `callee`: `executions_at(site)
+    /// * cycles_per_call` becomes a `call` part of the breakdown and is
+    /// added to `total_cycles` and both path bounds.
+    pub fn add_call_part(&mut self, site: u32, callee: u32, cycles_per_call: f64) {
+        let executions = self.executions_at(site);
+        let cycles = round3(executions * cycles_per_call);
+        self.breakdown.push(BreakdownPart {
+            part: PartKind::Call,
+            at: site,
+            cycles,
+            executions,
+            loop_index: None,
+            callee: Some(callee),
+        });
+        self.total_cycles = round3(self.total_cycles + cycles);
+        self.paths.shortest = round3(self.paths.shortest + cycles);
+        self.paths.longest = round3(self.paths.longest + cycles);
+    }
 }
 
 /// A loop as an instruction-index range `[start, end]` (end = back-edge).
@@ -917,12 +1003,32 @@ pub fn analyze_kernel_with_loops(
         incl_cpi[li] = c;
         incl_lbc[li] = l;
     }
-    let mut total = out_region.timing.latency_bound_cycles;
+    let mut breakdown = Vec::new();
+    if !outside.is_empty() {
+        breakdown.push(BreakdownPart {
+            part: PartKind::StraightLine,
+            at: outside[0].addr,
+            cycles: round3(out_region.timing.latency_bound_cycles),
+            executions: 1.0,
+            loop_index: None,
+            callee: None,
+        });
+    }
     for li in 0..spans.len() {
         if parent[li].is_none() {
-            total += trip(li).0 as f64 * incl_lbc[li];
+            let t = trip(li).0 as f64;
+            breakdown.push(BreakdownPart {
+                part: PartKind::Loop,
+                at: insns[spans[li].start].addr,
+                cycles: round3(t * incl_lbc[li]),
+                executions: t,
+                loop_index: Some(li),
+                callee: None,
+            });
         }
     }
+    let total: f64 = breakdown.iter().map(|b| b.cycles).sum();
+    let executions: Vec<f64> = (0..n).map(|i| weight(owner[i])).collect();
 
     // Weighted unit cycles.
     let mut pipes = PipeCycles::default();
@@ -1038,6 +1144,12 @@ pub fn analyze_kernel_with_loops(
         cycles,
         mesa_estimate: mesa_estimate(insns),
         total_cycles: round3(total),
+        breakdown,
+        paths: Paths {
+            shortest: round3(total),
+            longest: round3(total),
+        },
+        executions,
         outside_loops: out_region.timing,
         loops: loops_out,
         instructions_detail,
