@@ -13,7 +13,8 @@
 //! * **Liveness across calls**: each function is solved after its callees;
 //!   a callee's summary (registers it reads before writing them = uses at the
 //!   call; registers it writes = definitions; the call's link register `r1`
-//!   is written first) is applied at its call sites
+//!   is written first; registers it saves to the stack and restores are
+//!   neither) is applied at its call sites
 //!   ([`crate::liveness::liveness_with_calls`]), so nothing a callee writes
 //!   is live into the kernel's entry. The peak of a function is the larger
 //!   of its own peak and, at each call, what the caller keeps live across
@@ -39,7 +40,9 @@
 //! ([`ProgramFunction`]) beside the inclusive ones ([`Inclusive`]).
 
 use crate::liveness::{half_names, DefUse, GprSet};
-use crate::timing::{self, KernelTiming, ModelParams, Suggestion, UnitCycles};
+use crate::timing::{
+    self, BreakdownPart, KernelTiming, ModelParams, Paths, Suggestion, UnitCycles,
+};
 use crate::{analyze_detailed_calls, occupancy_for_regs, Analysis, CfgOptions};
 use agx_isa::{Flow, Instruction};
 use std::collections::HashMap;
@@ -86,6 +89,9 @@ pub struct Inclusive {
     pub scratch_reserved: Option<i32>,
     /// Scheduler cycles per SIMD-group: own cost + every call part.
     pub total_cycles: f64,
+    /// The function's breakdown with a `call` part per resolved call site.
+    pub breakdown: Vec<BreakdownPart>,
+    pub paths: Paths,
     /// Per-unit cycles, callees' weighted by their executions.
     pub cycles: UnitCycles,
     /// Peak live half-registers across calls (see the module docs).
@@ -109,9 +115,17 @@ pub struct ProgramFunction {
     pub inclusive: Inclusive,
     /// Whether it lies on a call cycle (calls itself, directly or not).
     pub recursive: bool,
+    /// GPR halves live into its entry (its callees' reads included, their
+    /// writes killing): the function's arguments.
+    pub entry_live: GprSet,
 }
 
 impl ProgramFunction {
+    /// Names of the registers live into the entry (`r4`, `r0l`, ...).
+    pub fn entry_live_registers(&self) -> Vec<String> {
+        half_names(&self.entry_live, 'r')
+    }
+
     /// Symbol, or the entry address.
     pub fn label(&self) -> String {
         self.symbol
@@ -159,33 +173,6 @@ pub struct Program {
     /// Occupancy of the program: (threads per core, percent).
     pub threads: u32,
     pub percent: f64,
-}
-
-/// Times the instruction at `addr` runs per execution of its function:
-/// the product of the trip counts of the loops around it.
-pub fn executions_at(t: &KernelTiming, addr: u32) -> f64 {
-    let d = &t.instructions_detail;
-    let Some(detail) = d
-        .binary_search_by_key(&addr, |x| x.addr)
-        .ok()
-        .map(|i| &d[i])
-        .or_else(|| d.iter().find(|x| x.addr == addr))
-    else {
-        return 1.0;
-    };
-    let mut n = 1.0;
-    let mut l = detail.loop_index;
-    let mut guard = 0;
-    while let Some(i) = l {
-        let Some(lt) = t.loops.get(i) else { break };
-        n *= lt.trip_count.max(1) as f64;
-        l = lt.parent;
-        guard += 1;
-        if guard > t.loops.len() {
-            break;
-        }
-    }
-    n
 }
 
 /// The instructions of the function entered at `entry`: those reachable
@@ -245,6 +232,28 @@ fn written(insns: &[Instruction], effects: &HashMap<u32, DefUse>) -> DefUse {
     d
 }
 
+/// GPR halves a function both stores to and loads from the stack
+/// (stack adjusts excluded).
+fn callee_saved(insns: &[Instruction]) -> GprSet {
+    let (mut stored, mut loaded) = (GprSet::new(), GprSet::new());
+    for i in insns {
+        if i.mem_space() != Some(agx_isa::MemSpace::Stack) || i.stack_adjust().is_some() {
+            continue;
+        }
+        let du = crate::liveness::def_use(i);
+        match i.category() {
+            agx_isa::Category::Store => stored.union_with(&du.used),
+            agx_isa::Category::Load => loaded.union_with(&du.def),
+            _ => {}
+        }
+    }
+    let mut both = GprSet::new();
+    for k in 0..4 {
+        both.0[k] = stored.0[k] & loaded.0[k];
+    }
+    both
+}
+
 struct Solved {
     analysis: Analysis,
     summary: Summary,
@@ -263,6 +272,12 @@ fn solve(insns: &[Instruction], effects: &HashMap<u32, DefUse>) -> Solved {
     let w = written(insns, effects);
     summary.effect.def = w.def;
     summary.effect.udef = w.udef;
+    // Callee-saved registers (spilled with `stack_store` and restored with
+    // `stack_load`, as Apple's helpers do with r2 r23-r26 at entry and
+    // before `ret`) keep the caller's value: neither an argument nor a result.
+    let saved = callee_saved(insns);
+    summary.effect.used.difference_with(&saved);
+    summary.effect.def.difference_with(&saved);
     let mut across = HashMap::new();
     for c in &d.cfg.calls {
         let mut live = d.liveness.live_out[c.block];
@@ -285,7 +300,11 @@ fn solve(insns: &[Instruction], effects: &HashMap<u32, DefUse>) -> Solved {
 /// Builds the program of the kernel whose main body is `main`, finding
 /// called functions through `source`, and models every function with
 /// `params` at the program's occupancy.
-pub fn analyze_program(main: FunctionCode, source: &dyn CodeSource, params: &ModelParams) -> Program {
+pub fn analyze_program(
+    main: FunctionCode,
+    source: &dyn CodeSource,
+    params: &ModelParams,
+) -> Program {
     let mut assumptions = Vec::new();
     // --- discovery: functions and call sites ---
     let mut codes: Vec<FunctionCode> = vec![main];
@@ -298,7 +317,9 @@ pub fn analyze_program(main: FunctionCode, source: &dyn CodeSource, params: &Mod
         let mut list = Vec::new();
         for (at, target) in call_sites(&codes[k].insns) {
             let callee = match target {
-                Some(t) if (0..=u32::MAX as i64).contains(&t) && by_entry.contains_key(&(t as u32)) => {
+                Some(t)
+                    if (0..=u32::MAX as i64).contains(&t) && by_entry.contains_key(&(t as u32)) =>
+                {
                     by_entry.get(&(t as u32)).copied()
                 }
                 Some(t) if codes.len() < MAX_FUNCTIONS => match source.function_at(t) {
@@ -443,6 +464,7 @@ pub fn analyze_program(main: FunctionCode, source: &dyn CodeSource, params: &Mod
             suggestions,
             inclusive: Inclusive::default(),
             recursive: recursive[f],
+            entry_live: s.summary.effect.used,
         });
     }
 
@@ -456,6 +478,8 @@ pub fn analyze_program(main: FunctionCode, source: &dyn CodeSource, params: &Mod
             fills: own.analysis.fills,
             scratch_reserved: own.analysis.stack.scratch_reserved,
             total_cycles: own.timing.total_cycles,
+            breakdown: Vec::new(),
+            paths: own.timing.paths,
             cycles: own.timing.cycles,
             peak_live_half: own.analysis.registers.peak_live_half,
             peak_live_offset: own.analysis.registers.peak_live_offset,
@@ -463,8 +487,9 @@ pub fn analyze_program(main: FunctionCode, source: &dyn CodeSource, params: &Mod
         };
         let mut counted = vec![false; n];
         counted[f] = true;
+        let mut whole = functions[f].timing.clone();
         for &(at, target, callee) in &sites[f] {
-            let executions = executions_at(&functions[f].timing, at);
+            let executions = whole.executions_at(at);
             let across = solved[f].across.get(&at).copied().unwrap_or_default();
             let rec = is_back(f, at);
             let (callee_cycles, callee_units) = match callee {
@@ -517,7 +542,9 @@ pub fn analyze_program(main: FunctionCode, source: &dyn CodeSource, params: &Mod
                 }
             }
             let cycles = executions * callee_cycles;
-            inc.total_cycles += cycles;
+            if let Some(c) = callee {
+                whole.add_call_part(at, functions[c].entry, callee_cycles);
+            }
             add_units(&mut inc.cycles, &callee_units, executions);
             calls.push(ProgramCall {
                 caller: f,
@@ -533,6 +560,9 @@ pub fn analyze_program(main: FunctionCode, source: &dyn CodeSource, params: &Mod
                 live_across_half: across.count(),
             });
         }
+        inc.total_cycles = whole.total_cycles;
+        inc.paths = whole.paths;
+        inc.breakdown = std::mem::take(&mut whole.breakdown);
         functions[f].inclusive = inc;
     }
     calls.sort_by_key(|c| (c.caller, c.at));
@@ -592,7 +622,11 @@ impl Program {
         let inc = &m.inclusive;
         let mut a = m.analysis.clone();
         a.registers.highest_half_index = inc.highest_half_index;
-        a.registers.allocated_half = if self.functions.iter().any(|f| f.analysis.registers.allocated_half > 0) {
+        a.registers.allocated_half = if self
+            .functions
+            .iter()
+            .any(|f| f.analysis.registers.allocated_half > 0)
+        {
             inc.highest_half_index + 1
         } else {
             0
@@ -622,6 +656,8 @@ impl Program {
         let m = self.main();
         let mut t = m.timing.clone();
         t.total_cycles = m.inclusive.total_cycles;
+        t.breakdown = m.inclusive.breakdown.clone();
+        t.paths = m.inclusive.paths;
         t.cycles = m.inclusive.cycles;
         t
     }

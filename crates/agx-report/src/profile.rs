@@ -3,8 +3,9 @@
 //! Every view (text, JSON, annotated disassembly, Python) reads this one
 //! simulation, in the manner of llvm-mca's views.
 
+use agx_analysis::program::{self, CodeSource, FunctionCode, NoCode, Program};
 use agx_analysis::timing::{self, KernelTiming, MemParams, ModelParams, Suggestion};
-use agx_analysis::{Analysis, CfgOptions};
+use agx_analysis::Analysis;
 use agx_isa::Instruction;
 
 /// Knobs of the analysis that reports state.
@@ -46,31 +47,73 @@ pub struct Profile {
     /// `call` sites resolved to symbol names: (address, symbol).
     pub calls: Vec<(u32, String)>,
     pub options: Options,
+    /// The kernel's analysis: main's structure with the whole program's
+    /// registers, occupancy, peak, spills and fills (see
+    /// [`agx_analysis::program`]).
     pub analysis: Analysis,
+    /// The kernel's timing: main's, with a `call` part per call site in
+    /// the breakdown and the total covering the whole program.
     pub timing: KernelTiming,
+    /// Main's own suggestions (the callees' are in `program.functions`).
     pub suggestions: Vec<Suggestion>,
+    /// The whole program: main (index 0, its instructions are `insns`) and
+    /// every function reachable through `call`, the call sites and the
+    /// assumptions made.
+    pub program: Program,
+    /// Show the callees' annotated disassembly after main's (`--part all`).
+    pub annotate_callees: bool,
 }
 
 impl Profile {
     /// Runs the analyses and the timing model over `insns` (one function,
-    /// entry at the first instruction).
+    /// entry at the first instruction; calls are left unresolved).
     pub fn build(
+        name: String,
+        gpu: Option<String>,
+        insns: Vec<Instruction>,
+        prolog: Option<Vec<Instruction>>,
+        calls: Vec<(u32, String)>,
+        options: &Options,
+    ) -> Profile {
+        Profile::build_program(name, gpu, insns, prolog, calls, options, &NoCode)
+    }
+
+    /// Runs the whole-program analysis of the kernel whose main body is
+    /// `insns` (entry at the first instruction), finding called functions
+    /// through `source`.
+    pub fn build_program(
         name: String,
         gpu: Option<String>,
         insns: Vec<Instruction>,
         prolog: Option<Vec<Instruction>>,
         mut calls: Vec<(u32, String)>,
         options: &Options,
+        source: &dyn CodeSource,
     ) -> Profile {
-        calls.sort_by_key(|(a, _)| *a);
-        let analysis = agx_analysis::analyze_with(&insns, &CfgOptions::default());
         let params = ModelParams {
             trip_count: options.trip_count.max(1),
             mem: options.mem,
             ..Default::default()
         };
-        let timing = timing::analyze_with_analysis(&insns, &analysis, &params);
-        let suggestions = timing::suggest(&insns, &timing, Some(&analysis));
+        let main = FunctionCode {
+            entry: insns.first().map_or(0, |i| i.addr),
+            symbol: None,
+            insns,
+        };
+        let mut program = program::analyze_program(main, source, &params);
+        let analysis = program.kernel_analysis();
+        let timing = program.kernel_timing();
+        let insns = std::mem::take(&mut program.functions[0].insns);
+        let suggestions = std::mem::take(&mut program.functions[0].suggestions);
+        // symbols of the call sites the program resolved
+        for c in &program.calls {
+            if let Some(s) = &c.symbol {
+                if !calls.iter().any(|(a, _)| *a == c.at) {
+                    calls.push((c.at, s.clone()));
+                }
+            }
+        }
+        calls.sort_by_key(|(a, _)| *a);
         let prolog = prolog.map(|p| PrologSummary {
             instructions: p.len(),
             code_bytes: p.iter().map(|i| i.len as u64).sum(),
@@ -94,6 +137,8 @@ impl Profile {
             analysis,
             timing,
             suggestions,
+            program,
+            annotate_callees: false,
         }
     }
 

@@ -359,7 +359,60 @@ fn check_model_flags(a: &ProfileArgs) -> Result<(), Error> {
     Ok(())
 }
 
-/// Builds the report model of one function.
+/// Called functions of an archive kernel: `call` targets are `__text`
+/// offsets of the same image, resolved through its symbols.
+struct ArchiveCode<'a> {
+    archive: &'a Archive,
+    function: &'a Function,
+}
+
+impl agx_analysis::program::CodeSource for ArchiveCode<'_> {
+    fn function_at(&self, target: i64) -> Option<agx_analysis::program::FunctionCode> {
+        let t = u64::try_from(target).ok()?;
+        let g = self.archive.function_at(self.function, t)?;
+        let code = pipeline::function_code(self.archive, g);
+        Some(agx_analysis::program::FunctionCode {
+            entry: g.text_offset as u32,
+            symbol: Some(g.symbol.clone()),
+            insns: pipeline::decode_code(&code).0,
+        })
+    }
+}
+
+/// Called functions of raw code: targets that fall inside the given file
+/// (e.g. `--binary text.bin --offset 0x540` with the helper at 0x0). The
+/// helper's extent is what its entry reaches without following calls; it
+/// is printed at its address in main's address space, or at its file
+/// offset when that address would be negative (`--offset` without
+/// `--base`).
+struct RawCode<'a> {
+    code: &'a CodeRef<'a>,
+}
+
+impl agx_analysis::program::CodeSource for RawCode<'_> {
+    fn function_at(&self, target: i64) -> Option<agx_analysis::program::FunctionCode> {
+        let c = self.code;
+        let pos = c.start as i64 + (target - c.addr as i64);
+        if pos < 0 || pos >= c.buffer.len() as i64 || pos % 2 != 0 {
+            return None;
+        }
+        let entry = u32::try_from(target).unwrap_or(pos as u32);
+        let (insns, _) = agx_isa::stream::decode_all(&c.buffer[pos as usize..], entry);
+        let body = agx_analysis::program::function_body(&insns, entry);
+        if body.first().map(|i| i.addr) != Some(entry) {
+            return None;
+        }
+        Some(agx_analysis::program::FunctionCode {
+            entry,
+            symbol: None,
+            insns: body,
+        })
+    }
+}
+
+/// Builds the report model of one kernel: its main body and every
+/// function it reaches through `call` (in the archive's `__text`, or in the
+/// raw file).
 pub fn profile_one(
     code: &CodeRef<'_>,
     insns: &[agx_isa::Instruction],
@@ -369,21 +422,29 @@ pub fn profile_one(
 ) -> agx_report::Profile {
     // raw code: `-f` or "kernel" (see `pipeline::raw_code`); archives: the function's name
     let name = archive.map_or_else(|| code.name.clone(), |(_, f)| f.name.clone());
-    let calls = archive
-        .map(|(ar, f)| {
-            insns
-                .iter()
-                .filter_map(|i| match i.flow() {
-                    agx_isa::Flow::Call { target } if target >= 0 => ar
-                        .symbol_at(f, target as u64)
-                        .map(|s| (i.addr, s.to_string())),
-                    _ => None,
-                })
-                .collect()
-        })
-        .unwrap_or_default();
     let opts = report_options(a);
-    agx_report::Profile::build(name, code.gpu.clone(), insns.to_vec(), prolog, calls, &opts)
+    let mut prof = match archive {
+        Some((archive, function)) => agx_report::Profile::build_program(
+            name,
+            code.gpu.clone(),
+            insns.to_vec(),
+            prolog,
+            Vec::new(),
+            &opts,
+            &ArchiveCode { archive, function },
+        ),
+        None => agx_report::Profile::build_program(
+            name,
+            code.gpu.clone(),
+            insns.to_vec(),
+            prolog,
+            Vec::new(),
+            &opts,
+            &RawCode { code },
+        ),
+    };
+    prof.annotate_callees = a.part == PartArg::All;
+    prof
 }
 
 fn render(
