@@ -215,6 +215,9 @@ fn call_sites(insns: &[Instruction]) -> Vec<(u32, Option<i64>)> {
 #[derive(Clone, Copy, Default)]
 struct Summary {
     effect: DefUse,
+    /// Callee-saved halves: the caller's values there sit on the stack
+    /// while the callee runs, so they do not add to the pressure inside it.
+    saved: GprSet,
 }
 
 /// Registers a function's code writes, its callees' writes included.
@@ -262,7 +265,9 @@ struct Solved {
     across: HashMap<u32, GprSet>,
 }
 
-fn solve(insns: &[Instruction], effects: &HashMap<u32, DefUse>) -> Solved {
+fn solve(insns: &[Instruction], callees: &HashMap<u32, Summary>) -> Solved {
+    let effects: HashMap<u32, DefUse> = callees.iter().map(|(a, s)| (*a, s.effect)).collect();
+    let effects = &effects;
     let d = analyze_detailed_calls(insns, &CfgOptions::default(), effects);
     let mut summary = Summary::default();
     if let Some(f) = d.cfg.functions.first() {
@@ -278,6 +283,7 @@ fn solve(insns: &[Instruction], effects: &HashMap<u32, DefUse>) -> Solved {
     let saved = callee_saved(insns);
     summary.effect.used.difference_with(&saved);
     summary.effect.def.difference_with(&saved);
+    summary.saved = saved;
     let mut across = HashMap::new();
     for c in &d.cfg.calls {
         let mut live = d.liveness.live_out[c.block];
@@ -285,8 +291,9 @@ fn solve(insns: &[Instruction], effects: &HashMap<u32, DefUse>) -> Solved {
         if let Some(k) = insns.iter().position(|i| i.addr == c.addr) {
             live.difference_with(&crate::liveness::def_use(&insns[k]).def);
         }
-        if let Some(e) = effects.get(&c.addr) {
-            live.difference_with(&e.def);
+        if let Some(e) = callees.get(&c.addr) {
+            live.difference_with(&e.effect.def);
+            live.difference_with(&e.saved);
         }
         across.insert(c.addr, live);
     }
@@ -410,7 +417,7 @@ pub fn analyze_program(
                     solved[c].as_ref().map(|s| &s.summary)
                 };
                 if let Some(s) = s {
-                    m.insert(at, s.effect);
+                    m.insert(at, *s);
                 }
             }
             m
@@ -420,7 +427,8 @@ pub fn analyze_program(
         if sites[f].iter().any(|x| x.2 == Some(f)) {
             for _ in 0..8 {
                 let next = solve(&codes[f].insns, &effects_of(&solved, Some(&s.summary)));
-                let same = next.summary.effect == s.summary.effect;
+                let same = next.summary.effect == s.summary.effect
+                    && next.summary.saved == s.summary.saved;
                 s = next;
                 if same {
                     break;

@@ -72,10 +72,97 @@ pub fn report(p: &Profile, color: bool) -> String {
     for (i, l) in p.timing.loops.iter().enumerate() {
         loop_section(&mut out, st, &idx, i, l);
     }
+    calls(&mut out, st, p);
     mix(&mut out, st, p);
     annotated(&mut out, st, p);
     suggestions(&mut out, st, p);
     out
+}
+
+/// One row per callee of the program: its call sites, the cycles its calls
+/// add, its registers, stack use and suggestions (addresses inside it).
+fn calls(out: &mut String, st: Style, p: &Profile) {
+    let prog = &p.program;
+    if prog.calls.is_empty() {
+        return;
+    }
+    section(out, st, "Calls");
+    for (k, f) in prog.functions.iter().enumerate().skip(1) {
+        let sites: Vec<_> = prog.calls.iter().filter(|c| c.callee == Some(k)).collect();
+        let at: Vec<String> = sites
+            .iter()
+            .map(|c| {
+                let n = if c.executions != 1.0 {
+                    format!(" ×{}", fmt_cy(c.executions))
+                } else {
+                    String::new()
+                };
+                let r = if c.recursive { " (recursive)" } else { "" };
+                format!("0x{:x}{n}{r}", c.at)
+            })
+            .collect();
+        let inc = &f.inclusive;
+        let from_main: f64 = sites
+            .iter()
+            .filter(|c| c.caller == 0)
+            .map(|c| c.cycles)
+            .sum();
+        let _ = writeln!(out, "  {} at 0x{:x}", f.label(), f.entry);
+        kv(out, "  Called at", &at.join(", "));
+        kv(
+            out,
+            "  Cycles",
+            &format!(
+                "~{} cy per call ({} cy own, {} instructions); {} cy of the kernel's total from main's calls",
+                fmt_cy(inc.total_cycles),
+                fmt_cy(f.timing.total_cycles),
+                f.analysis.instructions,
+                fmt_cy(from_main)
+            ),
+        );
+        kv(
+            out,
+            "  Registers",
+            &format!(
+                "highest {} (half-register index {}), peak live {} half-regs",
+                reg_name(f.analysis.registers.highest_half_index),
+                f.analysis.registers.highest_half_index,
+                f.analysis.registers.peak_live_half
+            ),
+        );
+        if f.analysis.spills > 0 || f.analysis.fills > 0 {
+            kv(
+                out,
+                "  Stack",
+                &st.bad(&format!(
+                    "{} spills, {} fills",
+                    f.analysis.spills, f.analysis.fills
+                )),
+            );
+        }
+        for s in &f.suggestions {
+            let _ = writeln!(
+                out,
+                "    {} {} {}",
+                s.severity.icon(),
+                s.message,
+                st.dim(&format!("[0x{:x}]", s.offset))
+            );
+        }
+    }
+    for c in prog.calls.iter().filter(|c| !c.resolved) {
+        let target = c
+            .target
+            .map_or_else(|| "a register".to_string(), |t| format!("0x{t:x}"));
+        let _ = writeln!(
+            out,
+            "  {}",
+            st.warn(&format!("unresolved: call at 0x{:x} to {target}", c.at))
+        );
+    }
+    for a in &prog.assumptions {
+        let _ = writeln!(out, "  {}", st.dim(&format!("assumption: {a}")));
+    }
 }
 
 fn header(out: &mut String, st: Style, p: &Profile) {
@@ -109,14 +196,28 @@ fn header(out: &mut String, st: Style, p: &Profile) {
             ))
         );
     }
-    if !p.analysis.cfg.unresolved_targets.is_empty() {
+    // call targets the program resolved (helpers) are not "outside"
+    let outside = p
+        .analysis
+        .cfg
+        .unresolved_targets
+        .iter()
+        .filter(|(at, _)| !p.program.calls.iter().any(|c| c.at == *at && c.resolved))
+        .count();
+    if outside > 0 {
         let _ = writeln!(
             out,
             "  {}",
             st.warn(&format!(
-                "note: {} branch/call target(s) lie outside the code analysed",
-                p.analysis.cfg.unresolved_targets.len()
+                "note: {outside} branch/call target(s) lie outside the code analysed"
             ))
+        );
+    }
+    let helpers = p.program.functions.len() - 1;
+    if helpers > 0 {
+        let _ = writeln!(
+            out,
+            "  whole program: main + {helpers} called function(s); registers, occupancy, stack and cycles below cover them all (see Calls)"
         );
     }
 }
@@ -360,19 +461,47 @@ fn mix(out: &mut String, st: Style, p: &Profile) {
     let _ = writeln!(out, "  top:     {}", top.join(" · "));
 }
 
-fn detail_for(p: &Profile, addr: u32) -> Option<&InsnDetail> {
-    let d = &p.timing.instructions_detail;
+fn annotated(out: &mut String, st: Style, p: &Profile) {
+    section(out, st, "Annotated disassembly");
+    let prog = &p.program;
+    let marks = p.annotate_callees && prog.functions.len() > 1;
+    if marks {
+        let _ = writeln!(out, "  {}", st.head(&format!("; ── main ({}) ──", p.name)));
+    }
+    annotated_function(out, st, p, &p.insns, &p.timing.instructions_detail);
+    if marks {
+        for f in prog.functions.iter().skip(1) {
+            let _ = writeln!(
+                out,
+                "  {}",
+                st.head(&format!(
+                    "; ── {} at 0x{:x} (called function) ──",
+                    f.label(),
+                    f.entry
+                ))
+            );
+            annotated_function(out, st, p, &f.insns, &f.timing.instructions_detail);
+        }
+    }
+}
+
+fn detail_in(d: &[InsnDetail], addr: u32) -> Option<&InsnDetail> {
     d.binary_search_by_key(&addr, |x| x.addr)
         .ok()
         .map(|i| &d[i])
         .or_else(|| d.iter().find(|x| x.addr == addr))
 }
 
-fn annotated(out: &mut String, st: Style, p: &Profile) {
-    section(out, st, "Annotated disassembly");
+fn annotated_function(
+    out: &mut String,
+    st: Style,
+    p: &Profile,
+    insns: &[agx_isa::Instruction],
+    details: &[InsnDetail],
+) {
     let mut asm = String::new();
-    for insn in &p.insns {
-        let d = detail_for(p, insn.addr);
+    for insn in insns {
+        let d = detail_in(details, insn.addr);
         let depth = d.map(|d| d.loop_depth).unwrap_or(0) as usize;
         let bars = "│ ".repeat(depth.min(8));
         let mut line = String::new();
@@ -427,13 +556,29 @@ fn annotated(out: &mut String, st: Style, p: &Profile) {
 
 fn suggestions(out: &mut String, st: Style, p: &Profile) {
     section(out, st, "Suggestions");
-    if p.suggestions.is_empty() {
+    let in_callees: usize = p
+        .program
+        .functions
+        .iter()
+        .skip(1)
+        .map(|f| f.suggestions.len())
+        .sum();
+    if p.suggestions.is_empty() && in_callees == 0 {
         let _ = writeln!(
             out,
             "  {}",
             st.good("No problems found by the rules (see --explain-model for what they check).")
         );
         return;
+    }
+    if in_callees > 0 {
+        let _ = writeln!(
+            out,
+            "  {}",
+            st.warn(&format!(
+                "{in_callees} suggestion(s) in called functions, listed under Calls with their addresses"
+            ))
+        );
     }
     for s in &p.suggestions {
         let _ = writeln!(
