@@ -36,6 +36,8 @@ from typing import Iterable, List, Optional, Sequence, Tuple, Union
 
 from . import _native
 from ._model import (
+    Call,
+    Function,
     FunctionInfo,
     Instruction,
     Loop,
@@ -47,6 +49,8 @@ from ._parse import parse_disassembly
 __version__ = _native.__version__
 
 __all__ = [
+    "Call",
+    "Function",
     "FunctionInfo",
     "Instruction",
     "Loop",

@@ -147,6 +147,24 @@ class _Record:
         return f"{type(self).__name__}({self.data!r})"
 
 
+class Call(_Record):
+    """One ``call`` site: the JSON ``calls[]`` entry (``at``, ``target``,
+    ``symbol``, ``resolved``, ``cycles``, ``highest_half_index``,
+    ``spills``, ``fills``, ``caller``, ``callee``, ``executions``,
+    ``cycles_per_call``, ``recursive``)."""
+
+    __slots__ = ()
+
+
+class Function(_Record):
+    """One function of the kernel's program: the JSON ``functions[]`` entry
+    (``entry``, ``symbol``, ``main``, ``instructions``,
+    ``highest_half_index``, ``spills``, ``fills``, ``own_cycles``,
+    ``total_cycles``, ``suggestions`` ...)."""
+
+    __slots__ = ()
+
+
 class Loop(_Record):
     """One natural loop: the JSON ``loops[]`` entry (``start``, ``end``,
     ``depth``, ``header``, ``trip_count``, ``cycles_per_iteration``,
@@ -387,6 +405,19 @@ class ProfileResult:
     @property
     def suggestions(self) -> List[Suggestion]:
         return [Suggestion(d) for d in (self._get("suggestions") or [])]
+
+    @property
+    def calls(self) -> List["Call"]:
+        """Every call site of the kernel's program (JSON ``calls[]``: ``at``,
+        ``target``, ``symbol``, ``resolved``, ``cycles``,
+        ``highest_half_index``, ``spills``, ``fills`` ...)."""
+        return [Call(d) for d in (self._get("calls") or [])]
+
+    @property
+    def functions(self) -> List["Function"]:
+        """Main and every function it reaches through ``call``, each with its
+        own figures (JSON ``functions[]``)."""
+        return [Function(d) for d in (self._get("functions") or [])]
 
     # ── code ──
 

@@ -410,3 +410,26 @@ def test_random_inputs_never_crash():
                 mp.analyze(mp.parse_disassembly(data.decode("latin-1")))
             except allowed:
                 pass
+
+
+# ── kernels that call helpers (issue 12) ──────────────────────────────────
+
+
+def test_simple_call_covers_the_helper():
+    r = mp.profile_archive(DATA / "simple_call.archive", "simple_call")
+    calls = [c for c in r.calls if c.caller == r.functions[0].entry]
+    assert len(calls) == 1
+    c = calls[0]
+    assert c.resolved and c.symbol == "l__Z6helperPU9MTLdeviceKjj"
+    assert c.at == 0x1B6 and c.target == 0
+    helper = [f for f in r.functions if not f.main]
+    assert len(helper) == 1 and helper[0].symbol == c.symbol
+    h = helper[0]
+    # the kernel's figures cover the helper
+    k = r.kernel
+    assert k["registers"]["highest_half_index"] >= h.highest_half_index == 53
+    assert k["spills"] >= h.spills == 5 and k["fills"] >= h.fills == 5
+    assert k["total_cycles"] >= h.total_cycles > 0
+    assert c.cycles == pytest.approx(h.total_cycles, abs=0.02)
+    assert isinstance(c, mp.Call) and isinstance(h, mp.Function)
+    assert r.functions[0].main and r.functions[0].live_in == []

@@ -624,7 +624,8 @@ impl Program {
     }
 
     /// The kernel's analysis: main's, with the program's registers,
-    /// occupancy, peak, spills, fills and scratch.
+    /// occupancy, peak, spills, fills and scratch; main's calls into the
+    /// program's functions count as resolved.
     pub fn kernel_analysis(&self) -> Analysis {
         let m = self.main();
         let inc = &m.inclusive;
@@ -655,6 +656,12 @@ impl Program {
         a.spills = inc.spills;
         a.fills = inc.fills;
         a.stack.scratch_reserved = inc.scratch_reserved;
+        // calls into the program's functions are resolved, not "outside"
+        let resolved = |at: u32| self.main_calls().any(|c| c.at == at && c.resolved);
+        for c in &mut a.cfg.calls {
+            c.resolved |= resolved(c.addr);
+        }
+        a.cfg.unresolved_targets.retain(|(at, _)| !resolved(*at));
         a
     }
 

@@ -206,7 +206,63 @@ struct Kernel<'a> {
     model: Model,
     prolog: Option<Prolog>,
     suggestions: Vec<SuggestionOut<'a>>,
+    /// Every call site of the program (issue 12).
+    calls: Vec<CallOut<'a>>,
+    /// Main and every function it reaches, each with its own figures.
+    functions: Vec<FunctionOut<'a>>,
+    /// Assumptions of the whole-program view (recursion, unresolved calls,
+    /// call overhead).
+    call_assumptions: &'a [String],
     instructions_detail: DetailSeq<'a>,
+}
+
+#[derive(Serialize)]
+struct CallOut<'a> {
+    /// Address of the `call`.
+    at: u32,
+    /// Absolute target (`null` for a call through a register).
+    target: Option<i64>,
+    symbol: Option<&'a str>,
+    resolved: bool,
+    /// Cycles this call site adds to its caller: executions × the callee's
+    /// whole cost.
+    cycles: f64,
+    /// Callee's highest register, spills and fills (its callees included).
+    highest_half_index: Option<u32>,
+    spills: Option<u32>,
+    fills: Option<u32>,
+    /// Entry of the calling function.
+    caller: u32,
+    /// Entry of the callee.
+    callee: Option<u32>,
+    executions: f64,
+    cycles_per_call: f64,
+    recursive: bool,
+    live_across_half: u32,
+}
+
+#[derive(Serialize)]
+struct FunctionOut<'a> {
+    entry: u32,
+    symbol: Option<&'a str>,
+    main: bool,
+    instructions: usize,
+    code_bytes: u64,
+    highest_half_index: u32,
+    allocated_half: u32,
+    peak_live_half: u32,
+    peak_live_offset: Option<u32>,
+    spills: u32,
+    fills: u32,
+    scratch_reserved: Option<i32>,
+    loops: usize,
+    /// Own cost (callees excluded).
+    own_cycles: f64,
+    /// Whole cost of one execution (callees included).
+    total_cycles: f64,
+    recursive: bool,
+    live_in: Vec<String>,
+    suggestions: Vec<SuggestionOut<'a>>,
 }
 
 /// `instructions_detail`, serialized one instruction at a time (no vector
@@ -380,8 +436,84 @@ fn kernel(p: &Profile) -> Kernel<'_> {
                 rule: s.rule,
             })
             .collect(),
+        calls: calls_out(p),
+        functions: functions_out(p),
+        call_assumptions: &p.program.assumptions,
         instructions_detail: DetailSeq(p),
     }
+}
+
+fn suggestions_out(s: &[agx_analysis::timing::Suggestion]) -> Vec<SuggestionOut<'_>> {
+    s.iter()
+        .map(|s| SuggestionOut {
+            severity: s.severity,
+            offset: s.offset,
+            message: &s.message,
+            rule: s.rule,
+        })
+        .collect()
+}
+
+fn calls_out(p: &Profile) -> Vec<CallOut<'_>> {
+    let prog = &p.program;
+    prog.calls
+        .iter()
+        .map(|c| {
+            let callee = c.callee.and_then(|k| prog.functions.get(k));
+            CallOut {
+                at: c.at,
+                target: c.target,
+                symbol: c.symbol.as_deref(),
+                resolved: c.resolved,
+                cycles: r2(c.cycles),
+                highest_half_index: callee.map(|f| f.inclusive.highest_half_index),
+                spills: callee.map(|f| f.inclusive.spills),
+                fills: callee.map(|f| f.inclusive.fills),
+                caller: prog.functions[c.caller].entry,
+                callee: callee.map(|f| f.entry),
+                executions: r2(c.executions),
+                cycles_per_call: r2(c.callee_cycles),
+                recursive: c.recursive,
+                live_across_half: c.live_across_half,
+            }
+        })
+        .collect()
+}
+
+fn functions_out(p: &Profile) -> Vec<FunctionOut<'_>> {
+    p.program
+        .functions
+        .iter()
+        .enumerate()
+        .map(|(k, f)| {
+            let a = &f.analysis;
+            FunctionOut {
+                entry: f.entry,
+                symbol: f.symbol.as_deref(),
+                main: k == 0,
+                instructions: a.instructions,
+                code_bytes: a.code_bytes,
+                highest_half_index: a.registers.highest_half_index,
+                allocated_half: a.registers.allocated_half,
+                peak_live_half: a.registers.peak_live_half,
+                peak_live_offset: a.registers.peak_live_offset,
+                spills: a.spills,
+                fills: a.fills,
+                scratch_reserved: a.stack.scratch_reserved,
+                loops: a.loops.len(),
+                own_cycles: r2(f.timing.total_cycles),
+                total_cycles: r2(f.inclusive.total_cycles),
+                recursive: f.recursive,
+                live_in: f.entry_live_registers(),
+                // main's suggestions are the kernel's `suggestions`
+                suggestions: if k == 0 {
+                    suggestions_out(&p.suggestions)
+                } else {
+                    suggestions_out(&f.suggestions)
+                },
+            }
+        })
+        .collect()
 }
 
 /// The kernel object of one profile, as a JSON value.
