@@ -200,6 +200,15 @@ pub fn function_body(insns: &[Instruction], entry: u32) -> Vec<Instruction> {
         .collect()
 }
 
+/// A call target as applegpu prints it (`0x-180` for a negative one).
+pub fn fmt_target(t: i64) -> String {
+    if t < 0 {
+        format!("0x-{:x}", t.unsigned_abs())
+    } else {
+        format!("0x{t:x}")
+    }
+}
+
 fn call_sites(insns: &[Instruction]) -> Vec<(u32, Option<i64>)> {
     insns
         .iter()
@@ -348,7 +357,8 @@ pub fn analyze_program(
                     "call at 0x{at:x} goes through a register: callee unknown, only the call instruction is costed and its registers/spills are not included"
                 )),
                 (Some(t), None) => assumptions.push(format!(
-                    "call at 0x{at:x} to 0x{t:x}: no code at that address in the input, only the call instruction is costed and its registers/spills are not included"
+                    "call at 0x{at:x} to {}: no code at that address in the input, only the call instruction is costed and its registers/spills are not included",
+                    fmt_target(t)
                 )),
                 _ => {}
             }
@@ -394,10 +404,7 @@ pub fn analyze_program(
         recursive[f] = true;
         if let Some(&(_, Some(t), Some(c))) = sites[f].iter().find(|s| s.0 == at) {
             recursive[c] = true;
-            let name = codes[c]
-                .symbol
-                .clone()
-                .unwrap_or_else(|| format!("0x{t:x}"));
+            let name = codes[c].symbol.clone().unwrap_or_else(|| fmt_target(t));
             assumptions.push(format!(
                 "call at 0x{at:x} to {name} is recursive: costed as one more level (the callee's own cost, without its calls); the real depth is unknown"
             ));

@@ -150,16 +150,6 @@ fn calls(out: &mut String, st: Style, p: &Profile) {
             );
         }
     }
-    for c in prog.calls.iter().filter(|c| !c.resolved) {
-        let target = c
-            .target
-            .map_or_else(|| "a register".to_string(), |t| format!("0x{t:x}"));
-        let _ = writeln!(
-            out,
-            "  {}",
-            st.warn(&format!("unresolved: call at 0x{:x} to {target}", c.at))
-        );
-    }
     for a in &prog.assumptions {
         let _ = writeln!(out, "  {}", st.dim(&format!("assumption: {a}")));
     }
