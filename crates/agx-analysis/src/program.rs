@@ -354,10 +354,10 @@ pub fn analyze_program(
             };
             match (target, callee) {
                 (None, _) => assumptions.push(format!(
-                    "call at 0x{at:x} goes through a register: callee unknown, only the call instruction is costed and its registers/spills are not included"
+                    "the call at 0x{at:x} goes through a register: callee unknown, only the call instruction is costed and its registers/spills are not included"
                 )),
                 (Some(t), None) => assumptions.push(format!(
-                    "call at 0x{at:x} to {}: no code at that address in the input, only the call instruction is costed and its registers/spills are not included",
+                    "the call at 0x{at:x} to {}: no code at that address in the input, only the call instruction is costed and its registers/spills are not included",
                     fmt_target(t)
                 )),
                 _ => {}
@@ -406,7 +406,7 @@ pub fn analyze_program(
             recursive[c] = true;
             let name = codes[c].symbol.clone().unwrap_or_else(|| fmt_target(t));
             assumptions.push(format!(
-                "call at 0x{at:x} to {name} is recursive: costed as one more level (the callee's own cost, without its calls); the real depth is unknown"
+                "the call at 0x{at:x} to {name} is recursive: costed as one more level (the callee's own cost, without its calls); the real depth is unknown"
             ));
         }
     }
