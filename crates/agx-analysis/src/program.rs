@@ -200,6 +200,9 @@ pub fn function_body(insns: &[Instruction], entry: u32) -> Vec<Instruction> {
         .collect()
 }
 
+/// A call site during discovery: (call address, target, callee index).
+type Site = (u32, Option<i64>, Option<usize>);
+
 /// A call target as applegpu prints it (`0x-180` for a negative one).
 pub fn fmt_target(t: i64) -> String {
     if t < 0 {
@@ -327,7 +330,7 @@ pub fn analyze_program(
     let mut by_entry: HashMap<u32, usize> = HashMap::new();
     by_entry.insert(codes[0].entry, 0);
     // per function: (call address, target, callee)
-    let mut sites: Vec<Vec<(u32, Option<i64>, Option<usize>)>> = Vec::new();
+    let mut sites: Vec<Vec<Site>> = Vec::new();
     let mut k = 0;
     while k < codes.len() {
         let mut list = Vec::new();
@@ -605,7 +608,7 @@ fn add_units(to: &mut UnitCycles, u: &UnitCycles, times: f64) {
 }
 
 /// Functions reachable from `f` through calls, `f` included.
-fn reachable(sites: &[Vec<(u32, Option<i64>, Option<usize>)>], f: usize) -> Vec<usize> {
+fn reachable(sites: &[Vec<Site>], f: usize) -> Vec<usize> {
     let mut seen = vec![false; sites.len()];
     let mut stack = vec![f];
     let mut out = Vec::new();
