@@ -304,7 +304,8 @@ pub struct RegionTiming {
     pub memory_stall: f64,
     /// `max(F+SCIB, IC)` per iteration.
     pub alu_per_iter: f64,
-    /// Which bound dominates, e.g. `"IC pipe"`.
+    /// Which bound dominates, in words (`bound_label(bound.by)`, e.g.
+    /// `"IC pipe"`).
     pub bottleneck_unit: &'static str,
     /// Human-readable bottleneck.
     pub bottleneck: String,
@@ -950,7 +951,7 @@ fn model_region(
             exposed_stall: round3(exposed),
             memory_stall: round3(memory_stall),
             alu_per_iter: round3(alu),
-            bottleneck_unit: by,
+            bottleneck_unit: bound_label(by),
             bottleneck,
         },
         per_insn,
