@@ -97,7 +97,10 @@ fn mesa_estimate_matches_shader_db() {
         total += n;
         bad.extend(b);
     }
-    assert!(total >= 37, "expected the 37 Mesa kernels of testdata/mesa, found {total}");
+    assert!(
+        total >= 37,
+        "expected the 37 Mesa kernels of testdata/mesa, found {total}"
+    );
     if !manifest.join("../../../shared/corpus/mesa").is_dir() {
         assert!(
             std::env::var("CI").as_deref() != Ok("true"),
