@@ -457,12 +457,14 @@ fn annotated(out: &mut String, st: Style, p: &Profile) {
                     )));
                 }
             }
-            if d.stall_single >= STALL_MARK_CYCLES {
+            if d.stall >= 0.5 {
                 marks.push(st.bad(&format!(
                     "◀◀◀ STALL ~{} cy exposed{}",
                     fmt_cy(d.stall),
                     if d.loop_depth > 0 { "/iter" } else { "" }
                 )));
+            } else if d.stall_single >= STALL_MARK_CYCLES {
+                marks.push(st.dim("◀ stall hidden by the other SIMD-groups"));
             }
         }
         if !marks.is_empty() {
