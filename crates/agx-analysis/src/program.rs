@@ -684,6 +684,30 @@ impl Program {
         t.breakdown = m.inclusive.breakdown.clone();
         t.paths = m.inclusive.paths;
         t.cycles = m.inclusive.cycles;
+        // when a call is the dearest part of the kernel, its callee's
+        // bottleneck is the kernel's
+        let dearest = t
+            .breakdown
+            .iter()
+            .max_by(|a, b| a.cycles.total_cmp(&b.cycles));
+        if let Some(b) = dearest.filter(|b| b.part == timing::PartKind::Call) {
+            let call = self.main_calls().find(|c| c.at == b.at);
+            if let Some(f) = call.and_then(|c| c.callee).map(|k| &self.functions[k]) {
+                let pct = if t.total_cycles > 0.0 {
+                    100.0 * b.cycles / t.total_cycles
+                } else {
+                    0.0
+                };
+                t.bottleneck = format!(
+                    "call at 0x{:x} to {}, {} cy of {} cy ({pct:.0}%); inside it: {}",
+                    b.at,
+                    f.label(),
+                    timing::model::fmt_cy(b.cycles),
+                    timing::model::fmt_cy(t.total_cycles),
+                    f.timing.bottleneck
+                );
+            }
+        }
         t
     }
 
