@@ -11,7 +11,10 @@
 //! *use* everything the callee reads (arguments) while the `ret` block has
 //! no successor. Values the caller keeps across the call stay live in the
 //! caller (the call does not define them); they are not counted inside the
-//! callee, so a helper's peak is its own.
+//! callee, so a helper's peak is its own. When the callee is not in the code
+//! given, [`liveness_with_calls`] applies its summary at the call instead
+//! (built by [`crate::program`]): what it reads are uses, what it writes
+//! definitions, so a result it returns is not live into the caller's entry.
 //!
 //! Writes are treated as full definitions even under a partial exec mask
 //! (if/else arms writing the same register are the compiler's SSA merge;

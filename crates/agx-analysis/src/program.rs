@@ -300,7 +300,12 @@ fn solve(insns: &[Instruction], callees: &HashMap<u32, Summary>) -> Solved {
     for c in &d.cfg.calls {
         let mut live = d.liveness.live_out[c.block];
         // what the call itself and the callee write is not kept across it
-        if let Some(k) = insns.iter().position(|i| i.addr == c.addr) {
+        let k = insns
+            .binary_search_by_key(&c.addr, |i| i.addr)
+            .ok()
+            .filter(|&k| insns[k].addr == c.addr)
+            .or_else(|| insns.iter().position(|i| i.addr == c.addr));
+        if let Some(k) = k {
             live.difference_with(&crate::liveness::def_use(&insns[k]).def);
         }
         if let Some(e) = callees.get(&c.addr) {

@@ -106,14 +106,15 @@ impl Profile {
         let insns = std::mem::take(&mut program.functions[0].insns);
         let suggestions = std::mem::take(&mut program.functions[0].suggestions);
         // symbols of the call sites the program resolved
-        for c in &program.calls {
-            if let Some(s) = &c.symbol {
-                if !calls.iter().any(|(a, _)| *a == c.at) {
-                    calls.push((c.at, s.clone()));
-                }
-            }
-        }
+        // (the symbols given first: a stable sort keeps them ahead)
+        calls.extend(
+            program
+                .calls
+                .iter()
+                .filter_map(|c| c.symbol.as_ref().map(|s| (c.at, s.clone()))),
+        );
         calls.sort_by_key(|(a, _)| *a);
+        calls.dedup_by_key(|(a, _)| *a);
         let prolog = prolog.map(|p| PrologSummary {
             instructions: p.len(),
             code_bytes: p.iter().map(|i| i.len as u64).sum(),
