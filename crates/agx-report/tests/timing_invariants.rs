@@ -123,7 +123,11 @@ fn check(name: &str, bin: &[u8], opts: &Options) -> usize {
     let c = &k["cycles"];
     let f = |n: &str| c[n].as_f64().unwrap();
     let alu = (f("f32") + f("f16") + f("scib")).max(f("ic"));
-    assert!((f("alu") - alu).abs() <= 0.02, "{name}: alu {} vs {alu}", f("alu"));
+    assert!(
+        (f("alu") - alu).abs() <= 0.02,
+        "{name}: alu {} vs {alu}",
+        f("alu")
+    );
     // cycles.mem is the weighted sum of the regions' memory stalls, which
     // are the waits' exposed stalls: it never exceeds the total
     assert!(f("mem") <= total + 0.01, "{name}");

@@ -661,7 +661,7 @@ fn model_region(
     let (mut loads, mut stores) = (0, 0);
     for i in 0..n {
         let s = &st[i];
-        pipes.issue += gpu.issue_cycles;
+        pipes.issue += gpu.issue_of(s.unit);
         let prev = if i > 0 {
             Some(i - 1)
         } else if is_loop && n > 1 {
@@ -769,7 +769,7 @@ fn model_region(
             if let Some(p) = pipe {
                 pipe_free[p] = start + s.tp;
             }
-            let issue = gpu.issue_cycles + deps[i].as_ref().map_or(0.0, |d| d.penalty);
+            let issue = gpu.issue_of(s.unit) + deps[i].as_ref().map_or(0.0, |d| d.penalty);
             let done = if is_load(s.insn) {
                 let lat = load_latency(s.insn, &params.mem);
                 let d = start + lat;
@@ -1466,10 +1466,21 @@ pub fn analyze_with_analysis(
     analysis: &crate::Analysis,
     params: &ModelParams,
 ) -> KernelTiming {
+    analyze_with_analysis_on(&G13, insns, analysis, params)
+}
+
+/// [`analyze_with_analysis`] with another cost table (e.g. one whose fitted
+/// parameters are being cross-validated).
+pub fn analyze_with_analysis_on(
+    gpu: &'static GpuTiming,
+    insns: &[Instruction],
+    analysis: &crate::Analysis,
+    params: &ModelParams,
+) -> KernelTiming {
     let mut p = params.clone();
     if analysis.occupancy.threads > 0 {
         p.threads_per_core = p.threads_per_core.min(analysis.occupancy.threads);
     }
     let spans = spans_from_analysis(insns, analysis);
-    analyze_kernel_with_loops(&G13, insns, &spans, &p)
+    analyze_kernel_with_loops(gpu, insns, &spans, &p)
 }
