@@ -213,8 +213,9 @@ model count 0), shown for comparison.\n");
     }
     println!();
     println!("**Mean absolute percentage error over {cnt} rows: {:.2}%, max {:.2}%** (Mesa's `agx_estimate_cycles`: {:.1}%). \
-The fitted IC dispatch parameter (below) cannot change these rows (every IC throughput is at least 4 cycles, \
-more than any value of the grid), so their cross-validated error is the same.\n", sum / cnt as f64, max, msum / cnt as f64);
+The two fitted IC parameters (below) cannot change these rows (every IC throughput is at least 4 cycles, \
+more than any dispatch value of the grid, and a single-instruction loop has no integer/transcendental pair), so \
+their cross-validated error is the same.\n", sum / cnt as f64, max, msum / cnt as f64);
     if !notes.is_empty() {
         println!("† excluded from the mean:\n");
         for n in notes {
@@ -259,13 +260,26 @@ fn word(name: &str) -> Option<Vec<Part>> {
         "IMAD16" => vec![p("imadd {d}, r2l, r3l, r4l", 16)],
         "IMAD32" => vec![p("imadd {d}, r2, r3, r4", 32)],
         "IMUL64" => vec![p("imadd {d}, r2, r3, r4", 64)],
-        "IADD64" => vec![p("iadd {d}, r2_r3, r4_r5", 64)],
+        // metal-benchmarks: IADD64 = IADD32 + ICMPSEL32 + IADD32 + IADD32,
+        // IADD(32+32=64) = IADD32 + ICMPSEL32 + IMMEDIATE_MOVE32
+        "IADD64" => vec![
+            p("iadd {d}, r2, r3", 32),
+            p("icmpsel ult, {d}, {p}, r2, r4, r5", 32),
+            p("iadd {d}, r3, r4", 32),
+            p("iadd {d}, {p}, r5", 32),
+        ],
+        "IADD32_64" => vec![
+            p("iadd {d}, r2, r3", 32),
+            p("icmpsel ult, {d}, {p}, r2, r4, r5", 32),
+            p("mov_imm {d}, 0, 0b0", 32),
+        ],
         "LSHIFT32" => vec![p("bfi {d}, r2, r3, r4, mask 0xFF", 32)],
         "BITREV32" => vec![p("bitrev {d}, r2", 32)],
         "POPCOUNT32" => vec![p("popcount {d}, r2", 32)],
         "BITWISE32" => vec![p("mov {d}, r2", 32)],
         "RINT32" => vec![p("rint {d}, r2", 32)],
-        "FRACT32" => vec![p("floor {d}, r2", 32), p("fadd32 {d}, r2, {p}.neg", 32)],
+        // metal-benchmarks: FRACT32 = TRUNC32 + FADD32, DIV32 = RECIP32 + FMUL32
+        "FRACT32" => vec![p("trunc {d}, r2", 32), p("fadd32 {d}, r2, {p}.neg", 32)],
         "EXP2_32" => vec![p("exp2 {d}, r2", 32)],
         "LOG2_32" => vec![p("log2 {d}, r2", 32)],
         "RECIP32" => vec![p("rcp {d}, r2", 32)],
@@ -395,20 +409,30 @@ fn read_mixes(path: &std::path::Path) -> Vec<MixRow> {
 
 const MIX_COPIES: usize = 4;
 
-/// Predicted cycles per mix, in-process with cost table `gpu`.
-fn predict_in_process(gpu: &'static agx_analysis::timing::GpuTiming, words: &[&str]) -> f64 {
-    let cpi = |copies: usize| {
+/// A mix's two kernels, assembled and analysed once.
+struct MixKernels {
+    k: [(Vec<agx_isa::Instruction>, agx_analysis::Analysis); 2],
+}
+
+fn mix_kernels(words: &[&str]) -> MixKernels {
+    let one = |copies: usize| {
         let insns = agx_isa::asm::assemble_insns(&mix_asm(words, copies)).expect("mix assembles");
         let a = agx_analysis::analyze(&insns);
-        let t = agx_analysis::timing::analyze_with_analysis_on(
-            gpu,
-            &insns,
-            &a,
-            &ModelParams::default(),
-        );
+        (insns, a)
+    };
+    MixKernels {
+        k: [one(MIX_COPIES), one(2 * MIX_COPIES)],
+    }
+}
+
+/// Predicted cycles per mix, in-process with cost table `gpu`.
+fn predict_in_process(gpu: &'static agx_analysis::timing::GpuTiming, m: &MixKernels) -> f64 {
+    let cpi = |(insns, a): &(Vec<agx_isa::Instruction>, agx_analysis::Analysis)| {
+        let t =
+            agx_analysis::timing::analyze_with_analysis_on(gpu, insns, a, &ModelParams::default());
         t.loops[0].cycles_per_iteration
     };
-    (cpi(2 * MIX_COPIES) - cpi(MIX_COPIES)) / MIX_COPIES as f64
+    (cpi(&m.k[1]) - cpi(&m.k[0])) / MIX_COPIES as f64
 }
 
 /// Predicted cycles per mix through the `metal-profile` CLI (`asm`, then
@@ -454,13 +478,23 @@ fn err_pct(pred: f64, measured: f64) -> f64 {
     (pred - measured).abs() / measured * 100.0
 }
 
-/// Candidate values of the fitted parameter (IC dispatch cycles).
-const GRID: [f64; 9] = [1.0, 1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 2.75, 3.0];
+/// Candidate values of the fitted parameters: (IC dispatch cycles, IC
+/// integer/transcendental pair cycles).
+fn grid() -> Vec<(f64, f64)> {
+    let mut g = Vec::new();
+    for i in 0..=8 {
+        for j in 0..=12 {
+            g.push((1.0 + 0.25 * i as f64, 0.25 * j as f64));
+        }
+    }
+    g
+}
 const FOLDS: usize = 5;
 
-fn table_with(ic_issue: f64) -> &'static agx_analysis::timing::GpuTiming {
+fn table_with((ic_issue, ic_switch): (f64, f64)) -> &'static agx_analysis::timing::GpuTiming {
     let mut g = agx_analysis::timing::G13.clone();
     g.ic_issue_cycles = ic_issue;
+    g.ic_switch_cycles = ic_switch;
     Box::leak(Box::new(g))
 }
 
@@ -472,14 +506,13 @@ fn mixes_section(path: &std::path::Path, cli: &std::path::Path) {
         .filter(|(_, r)| r.words.is_some())
         .collect();
     // predictions per grid value (in-process), for the cross-validation
-    let tables: Vec<_> = GRID.iter().map(|&v| table_with(v)).collect();
+    let grid = grid();
+    let tables: Vec<_> = grid.iter().map(|&v| table_with(v)).collect();
     let preds: Vec<Vec<f64>> = built
         .iter()
         .map(|(_, r)| {
-            tables
-                .iter()
-                .map(|g| predict_in_process(g, r.words.as_ref().unwrap()))
-                .collect()
+            let m = mix_kernels(r.words.as_ref().unwrap());
+            tables.iter().map(|g| predict_in_process(g, &m)).collect()
         })
         .collect();
     let mae = |idx: &[usize], gi: usize| -> f64 {
@@ -489,7 +522,7 @@ fn mixes_section(path: &std::path::Path, cli: &std::path::Path) {
             / idx.len().max(1) as f64
     };
     let best = |idx: &[usize]| -> usize {
-        (0..GRID.len())
+        (0..grid.len())
             .min_by(|&a, &b| mae(idx, a).total_cmp(&mae(idx, b)))
             .unwrap()
     };
@@ -499,18 +532,21 @@ fn mixes_section(path: &std::path::Path, cli: &std::path::Path) {
     for f in 0..FOLDS {
         let train: Vec<usize> = (0..built.len()).filter(|i| i % FOLDS != f).collect();
         let g = best(&train);
-        fold_fits.push(GRID[g]);
+        fold_fits.push(grid[g]);
         for i in (0..built.len()).filter(|i| i % FOLDS == f) {
             cv_pred[i] = preds[i][g];
         }
     }
     let all: Vec<usize> = (0..built.len()).collect();
-    let fit_all = GRID[best(&all)];
+    let fit_all = grid[best(&all)];
     // the shipped model, through the CLI
     let dir = std::env::temp_dir().join(format!("metal-profiler-accuracy-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let shipped = agx_analysis::timing::IC_ISSUE_CYCLES;
-    let shipped_gi = GRID.iter().position(|&v| v == shipped);
+    let shipped = (
+        agx_analysis::timing::IC_ISSUE_CYCLES,
+        agx_analysis::timing::IC_SWITCH_CYCLES,
+    );
+    let shipped_gi = grid.iter().position(|&v| v == shipped);
     println!("## Mixed workloads\n");
     println!("Rows: `{}` ({} rows, {} built; the others use SIN32, whose instruction sequence we do not know). \
 Each row is a loop whose body holds {MIX_COPIES} (and {}) independent copies of the sequence, written as assembly \
@@ -518,13 +554,16 @@ Each row is a loop whose body holds {MIX_COPIES} (and {}) independent copies of 
 own producer), assembled with `metal-profile asm` and profiled with `metal-profile --binary FILE --format json`; \
 *predicted* is the slope of `loops[0].cycles_per_iteration` per copy. Vocabulary: FADD16 FFMA16 IADD16 FADD32 \
 FMUL32 FFMA32 IADD32 IMAD16 IMAD32 (also IMUL) IMUL64 (32x32=64) IADD64 LSHIFT32 BITREV32 POPCOUNT32 BITWISE32 \
-RINT32 FRACT32 (floor + fadd) EXP2_32 LOG2_32 RECIP32 RSQRT32 DIV32 (rcp + fmul).\n",
+RINT32 FRACT32 (trunc + fadd) EXP2_32 LOG2_32 RECIP32 RSQRT32 DIV32 (rcp + fmul); IADD64 (iadd + icmpsel + iadd + \
+iadd) and IADD32_64 (iadd + icmpsel + mov_imm) are the sequences metal-benchmarks gives for them.\n",
         path.display(), rows.len(), built.len(), 2 * MIX_COPIES);
-    println!("One parameter is fitted to this table: the dispatch cycles of an IC-pipe instruction \
-(`ic_issue_cycles`, grid {GRID:?}), by {FOLDS}-fold cross-validation (row i in fold i mod {FOLDS}; each fold's \
-value minimises the mean absolute error on the other folds). Fold values: {fold_fits:?}; fitted on all rows: \
-{fit_all}; shipped in the cost table: {shipped}. *CV* is each row's prediction by the value fitted without its \
-fold (the held-out error).\n");
+    println!("Two parameters are fitted to this table: the dispatch cycles of an IC-pipe instruction \
+(`ic_issue_cycles`, 1 to 3 by 0.25) and the extra IC cycles per pair of an integer and a transcendental IC \
+instruction in one pass (`ic_switch_cycles`, 0 to 3 by 0.25), by {FOLDS}-fold cross-validation (row i in fold \
+i mod {FOLDS}; each fold's values minimise the mean absolute error on the other folds). Fold values: \
+{fold_fits:?}; fitted on all rows: {fit_all:?}; shipped in the cost table (`IC_ISSUE_CYCLES`, \
+`IC_SWITCH_CYCLES`): {shipped:?}. *CV* is each row's prediction by the values fitted without its fold (the \
+held-out error).\n");
     println!("| sequence | measured | predicted (CLI) | error | CV predicted | CV error |");
     println!("| --- | ---: | ---: | ---: | ---: | ---: |");
     let (mut s_in, mut m_in, mut s_cv, mut m_cv) = (0.0, 0.0f64, 0.0, 0.0f64);

@@ -32,7 +32,9 @@
 //! if/else (longest).
 
 use super::mesa::{mesa_estimate, MesaEstimate};
-use super::table::{classify, dest_width, form_name, GpuTiming, MemParams, Unit, G13};
+use super::table::{
+    classify, dest_width, form_name, is_transcendental, GpuTiming, MemParams, Unit, G13,
+};
 use agx_isa::forms::FORMS;
 use agx_isa::{ExecOp, Instruction, MemAccess, MemDir, MemSpace, RegFile, Width};
 use serde::Serialize;
@@ -700,6 +702,16 @@ fn model_region(
             Unit::Ctrl => {}
         }
     }
+    // IC integer/transcendental pairs (fitted term, see table.rs)
+    let (mut n_int, mut n_trans) = (0usize, 0usize);
+    for s in st.iter().filter(|s| s.unit == Unit::Ic) {
+        if is_transcendental(s.key) {
+            n_trans += 1;
+        } else {
+            n_int += 1;
+        }
+    }
+    pipes.ic += gpu.ic_switch_cycles * n_int.min(n_trans) as f64;
     let alu = pipes.fscib().max(pipes.ic);
 
     // ---- one SIMD-group's in-order pass ----
