@@ -32,7 +32,9 @@
 //! if/else (longest).
 
 use super::mesa::{mesa_estimate, MesaEstimate};
-use super::table::{classify, dest_width, form_name, GpuTiming, MemParams, Unit, G13};
+use super::table::{
+    classify, dest_width, form_name, is_transcendental, GpuTiming, MemParams, Unit, G13,
+};
 use agx_isa::forms::FORMS;
 use agx_isa::{ExecOp, Instruction, MemAccess, MemDir, MemSpace, RegFile, Width};
 use serde::Serialize;
@@ -661,7 +663,7 @@ fn model_region(
     let (mut loads, mut stores) = (0, 0);
     for i in 0..n {
         let s = &st[i];
-        pipes.issue += gpu.issue_cycles;
+        pipes.issue += gpu.issue_of(s.unit);
         let prev = if i > 0 {
             Some(i - 1)
         } else if is_loop && n > 1 {
@@ -700,6 +702,16 @@ fn model_region(
             Unit::Ctrl => {}
         }
     }
+    // IC integer/transcendental pairs (fitted term, see table.rs)
+    let (mut n_int, mut n_trans) = (0usize, 0usize);
+    for s in st.iter().filter(|s| s.unit == Unit::Ic) {
+        if is_transcendental(s.key) {
+            n_trans += 1;
+        } else {
+            n_int += 1;
+        }
+    }
+    pipes.ic += gpu.ic_switch_cycles * n_int.min(n_trans) as f64;
     let alu = pipes.fscib().max(pipes.ic);
 
     // ---- one SIMD-group's in-order pass ----
@@ -769,7 +781,7 @@ fn model_region(
             if let Some(p) = pipe {
                 pipe_free[p] = start + s.tp;
             }
-            let issue = gpu.issue_cycles + deps[i].as_ref().map_or(0.0, |d| d.penalty);
+            let issue = gpu.issue_of(s.unit) + deps[i].as_ref().map_or(0.0, |d| d.penalty);
             let done = if is_load(s.insn) {
                 let lat = load_latency(s.insn, &params.mem);
                 let d = start + lat;
@@ -1466,10 +1478,21 @@ pub fn analyze_with_analysis(
     analysis: &crate::Analysis,
     params: &ModelParams,
 ) -> KernelTiming {
+    analyze_with_analysis_on(&G13, insns, analysis, params)
+}
+
+/// [`analyze_with_analysis`] with another cost table (e.g. one whose fitted
+/// parameters are being cross-validated).
+pub fn analyze_with_analysis_on(
+    gpu: &'static GpuTiming,
+    insns: &[Instruction],
+    analysis: &crate::Analysis,
+    params: &ModelParams,
+) -> KernelTiming {
     let mut p = params.clone();
     if analysis.occupancy.threads > 0 {
         p.threads_per_core = p.threads_per_core.min(analysis.occupancy.threads);
     }
     let spans = spans_from_analysis(insns, analysis);
-    analyze_kernel_with_loops(&G13, insns, &spans, &p)
+    analyze_kernel_with_loops(gpu, insns, &spans, &p)
 }

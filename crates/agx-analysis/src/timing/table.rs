@@ -164,7 +164,7 @@ pub const MEM_PARAM_SOURCES: &[(&str, &str)] = &[
 ];
 
 /// Timing facts for one GPU generation.
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 pub struct GpuTiming {
     /// e.g. `"G13 (M1 family)"`.
     pub name: &'static str,
@@ -180,6 +180,13 @@ pub struct GpuTiming {
     pub raw_penalty_16: f64,
     /// Cycles one instruction occupies the scheduler's dispatch slot.
     pub issue_cycles: f64,
+    /// Dispatch cycles of an IC-pipe instruction (fitted: see
+    /// [`GpuTiming::issue_of`] and docs/accuracy.md).
+    pub ic_issue_cycles: f64,
+    /// Extra IC-pipe cycles per pair of an integer IC instruction and a
+    /// transcendental one in the same pass (fitted, see
+    /// [`IC_SWITCH_CYCLES`]).
+    pub ic_switch_cycles: f64,
     /// Statements about the model that are not table rows.
     pub notes: &'static [(&'static str, &'static str)],
 }
@@ -289,6 +296,8 @@ pub static G13: GpuTiming = GpuTiming {
     raw_penalty_32: 0.84,
     raw_penalty_16: 0.56,
     issue_cycles: 1.0,
+    ic_issue_cycles: IC_ISSUE_CYCLES,
+    ic_switch_cycles: IC_SWITCH_CYCLES,
     notes: &[
         ("schedulers_per_core = 4, one instruction per cycle each", "metal-benchmarks ALU Layout"),
         ("F32, F16 and SCIB share the FP32/integer/conditional pipes: their throughputs add", "metal-benchmarks ALU Layout; Mesa agx_estimate_cycles sums them into f_scib"),
@@ -300,6 +309,40 @@ pub static G13: GpuTiming = GpuTiming {
         ("unknown loop trip counts use the `trip_count` parameter (default 16)", "assumption: stated default, override with --trip-count"),
     ],
 };
+
+/// Dispatch slots an IC-pipe instruction takes. Not measured directly:
+/// fitted by 5-fold cross-validation to metal-benchmarks' mixed-workload
+/// rows (`cargo run -p agx-analysis --example accuracy`, docs/accuracy.md
+/// reports the held-out error); every single-instruction row is unchanged
+/// by it (IC throughputs are all >= 4).
+pub const IC_ISSUE_CYCLES: f64 = 2.0;
+
+/// Extra IC cycles per (integer, transcendental) pair of IC-pipe
+/// instructions in one pass: metal-benchmarks' mixes of an integer multiply
+/// or shift with exp2/rcp/rsqrt cost more than the sum of their
+/// throughputs. Fitted like [`IC_ISSUE_CYCLES`] (5-fold CV, docs/accuracy.md).
+pub const IC_SWITCH_CYCLES: f64 = 1.25;
+
+/// Whether a cost-table key is a transcendental on the IC pipe (the other
+/// IC keys are integer/conversion work).
+pub fn is_transcendental(key: &str) -> bool {
+    key.starts_with("exp2")
+        || key.starts_with("log2")
+        || key.starts_with("rsqrt")
+        || key.starts_with("sin_pt")
+        || key == "rcp"
+}
+
+impl GpuTiming {
+    /// Dispatch cycles of an instruction on `unit`.
+    pub fn issue_of(&self, unit: Unit) -> f64 {
+        if unit == Unit::Ic {
+            self.ic_issue_cycles
+        } else {
+            self.issue_cycles
+        }
+    }
+}
 
 /// The default generation.
 pub fn g13() -> &'static GpuTiming {
