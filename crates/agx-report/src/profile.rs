@@ -3,8 +3,9 @@
 //! Every view (text, JSON, annotated disassembly, Python) reads this one
 //! simulation, in the manner of llvm-mca's views.
 
+use agx_analysis::loops::LoopForest;
 use agx_analysis::timing::{self, KernelTiming, MemParams, ModelParams, Suggestion};
-use agx_analysis::{Analysis, CfgOptions};
+use agx_analysis::{Analysis, Cfg, CfgOptions};
 use agx_isa::Instruction;
 
 /// Knobs of the analysis that reports state.
@@ -47,8 +48,34 @@ pub struct Profile {
     pub calls: Vec<(u32, String)>,
     pub options: Options,
     pub analysis: Analysis,
+    /// The control-flow graph and loop forest the analysis computed (read
+    /// by the graph views: HTML and Graphviz).
+    pub cfg: Cfg,
+    pub loop_forest: LoopForest,
     pub timing: KernelTiming,
     pub suggestions: Vec<Suggestion>,
+    /// Cost of each basic block (index = `cfg.blocks` index).
+    pub block_costs: Vec<BlockCost>,
+    /// Cycles of each instruction weighted by its executions (issue +
+    /// exposed stall, × enclosing trip counts; index = `insns` index): the
+    /// heat column.
+    pub insn_cycles: Vec<f64>,
+}
+
+/// What one basic block costs, from the timing model's per-instruction
+/// detail: issue cycles plus exposed stall per execution, times the number
+/// of executions (product of the enclosing loops' trip counts, the same
+/// weights the model uses for the kernel totals).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BlockCost {
+    /// Issue cycles + exposed stall cycles for one execution of the block.
+    pub cycles_per_execution: f64,
+    /// Executions per SIMD-group (1 outside loops).
+    pub executions: f64,
+    /// `cycles_per_execution × executions`.
+    pub cycles: f64,
+    /// Fraction (0..1) of the sum of all blocks' `cycles`.
+    pub share: f64,
 }
 
 impl Profile {
@@ -63,7 +90,8 @@ impl Profile {
         options: &Options,
     ) -> Profile {
         calls.sort_by_key(|(a, _)| *a);
-        let analysis = agx_analysis::analyze_with(&insns, &CfgOptions::default());
+        let detailed = agx_analysis::analyze_detailed(&insns, &CfgOptions::default());
+        let analysis = detailed.analysis;
         let params = ModelParams {
             trip_count: options.trip_count.max(1),
             mem: options.mem,
@@ -84,6 +112,7 @@ impl Profile {
                 })
                 .count(),
         });
+        let (block_costs, insn_cycles) = block_costs(&detailed.cfg, &insns, &timing);
         Profile {
             name,
             gpu,
@@ -92,8 +121,12 @@ impl Profile {
             calls,
             options: options.clone(),
             analysis,
+            cfg: detailed.cfg,
+            loop_forest: detailed.loops,
             timing,
             suggestions,
+            block_costs,
+            insn_cycles,
         }
     }
 
@@ -105,4 +138,58 @@ impl Profile {
             .ok()
             .map(|i| self.calls[i].1.as_str())
     }
+}
+
+/// Per-block costs (see [`BlockCost`]) and weighted per-instruction cycles.
+fn block_costs(cfg: &Cfg, insns: &[Instruction], t: &KernelTiming) -> (Vec<BlockCost>, Vec<f64>) {
+    // Executions of each timing loop's body: its trip count times its
+    // parents' (the weights the model applies to its totals).
+    let weights: Vec<f64> = (0..t.loops.len())
+        .map(|li| {
+            let mut w = 1.0;
+            let mut cur = Some(li);
+            while let Some(q) = cur {
+                w *= t.loops[q].trip_count as f64;
+                cur = t.loops[q].parent;
+            }
+            w
+        })
+        .collect();
+    let detail = &t.instructions_detail;
+    // (cycles per execution, executions) of each instruction
+    let per: Vec<(f64, f64)> = insns
+        .iter()
+        .map(|insn| {
+            detail
+                .binary_search_by_key(&insn.addr, |x| x.addr)
+                .ok()
+                .map(|i| &detail[i])
+                .map_or((0.0, 1.0), |d| {
+                    (d.cycles + d.stall, d.loop_index.map_or(1.0, |l| weights[l]))
+                })
+        })
+        .collect();
+    let mut out: Vec<BlockCost> = cfg
+        .blocks
+        .iter()
+        .map(|b| {
+            let mut c = BlockCost {
+                executions: 1.0,
+                ..Default::default()
+            };
+            for &(cy, w) in &per[b.insns.clone()] {
+                c.cycles_per_execution += cy;
+                c.executions = c.executions.max(w);
+            }
+            c.cycles = c.cycles_per_execution * c.executions;
+            c
+        })
+        .collect();
+    let total: f64 = out.iter().map(|c| c.cycles).sum();
+    if total > 0.0 {
+        for c in &mut out {
+            c.share = c.cycles / total;
+        }
+    }
+    (out, per.iter().map(|&(c, w)| c * w).collect())
 }
