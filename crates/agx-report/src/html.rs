@@ -532,7 +532,12 @@ pub(crate) fn short_cy(x: f64) -> String {
 /// the callee's block in this kernel.
 fn call_link(k: usize, p: &Profile, addr: u32, sym: Option<&str>, all: &[Profile]) -> Option<String> {
     if let Some(s) = sym {
-        if let Some(j) = all.iter().position(|q| q.name == s || s.contains(q.name.as_str()) && !q.name.is_empty() && q.name != p.name) {
+        // the kernel's name, or a mangled symbol naming it (`_Z6helper…`)
+        let named = |q: &Profile| {
+            !q.name.is_empty()
+                && (q.name == s || s.contains(&format!("{}{}", q.name.len(), q.name)))
+        };
+        if let Some(j) = all.iter().position(named) {
             return Some(format!("#k{j}"));
         }
     }
