@@ -97,6 +97,7 @@ const JS: &str = r#"
   }
   window.addEventListener('hashchange',mark);
   mark();
+  document.documentElement.setAttribute('data-ready','1');
 })();
 "#;
 
