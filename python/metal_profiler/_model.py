@@ -135,6 +135,15 @@ class _Record:
     def get(self, key: str, default: Any = None) -> Any:
         return self.data.get(key, default)
 
+    def to_html(self) -> str:
+        """The CLI's ``--format html`` page: one self-contained HTML file
+        (report, control-flow graph as SVG, annotated disassembly)."""
+        return self._native.html()
+
+    def to_dot(self) -> str:
+        """The CLI's ``--format dot`` output: the CFG as a Graphviz digraph."""
+        return self._native.dot()
+
     def to_dict(self) -> Dict[str, Any]:
         return dict(self.data)
 
