@@ -124,10 +124,7 @@ fn write_region(
     for &l in &sub[r] {
         let lp = &p.loop_forest.loops[l];
         let trip = p
-            .timing
-            .loops
-            .iter()
-            .find(|t| t.header == p.cfg.blocks[lp.header].start)
+            .timing_of_loop(l)
             .map(|t| format!(", × {}", t.trip_count))
             .unwrap_or_default();
         let _ = writeln!(o, "{pad}subgraph cluster_loop{l} {{");

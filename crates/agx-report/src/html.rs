@@ -182,11 +182,7 @@ fn header(o: &mut String, p: &Profile) {
     let row = |o: &mut String, k: &str, v: &str| {
         let _ = writeln!(o, "<tr><td>{k}</td><td>{v}</td></tr>");
     };
-    row(
-        o,
-        "GPU",
-        &esc(p.gpu.as_deref().unwrap_or("G13 (assumed)")),
-    );
+    row(o, "GPU", &esc(p.gpu.as_deref().unwrap_or("G13 (assumed)")));
     row(
         o,
         "Code",
@@ -290,7 +286,9 @@ fn pipes(o: &mut String, p: &Profile) {
         ("MEM", c.mem),
     ];
     let max = rows.iter().map(|r| r.1).fold(0.0, f64::max);
-    o.push_str("<div class=\"card\" id=\"pipes\"><h4>Pipes (cy per SIMD-group, loops weighted)</h4>\n");
+    o.push_str(
+        "<div class=\"card\" id=\"pipes\"><h4>Pipes (cy per SIMD-group, loops weighted)</h4>\n",
+    );
     for (name, v) in rows {
         let w = if max > 0.0 { v / max * 100.0 } else { 0.0 };
         let top = if max > 0.0 && v >= max { " top" } else { "" };
@@ -419,7 +417,8 @@ fn graph(o: &mut String, k: usize, p: &Profile) {
     for l in order {
         let r = lay.loops[l];
         let lp = &p.loop_forest.loops[l];
-        let trip = timing_loop_at(p, p.cfg.blocks[lp.header].start)
+        let trip = p
+            .timing_of_loop(l)
             .map(|t| format!(", × {}", t.trip_count))
             .unwrap_or_default();
         let _ = writeln!(
@@ -486,10 +485,6 @@ fn graph(o: &mut String, k: usize, p: &Profile) {
     o.push_str("</svg></div>\n");
 }
 
-fn timing_loop_at(p: &Profile, header: u32) -> Option<&agx_analysis::timing::LoopTiming> {
-    p.timing.loops.iter().find(|l| l.header == header)
-}
-
 fn suggestions(o: &mut String, k: usize, p: &Profile) {
     o.push_str("<h3>Suggestions</h3>\n");
     if p.suggestions.is_empty() {
@@ -531,7 +526,13 @@ pub(crate) fn short_cy(x: f64) -> String {
 
 /// Where a call to `sym` leads on this page: another kernel's section, or
 /// the callee's block in this kernel.
-fn call_link(k: usize, p: &Profile, addr: u32, sym: Option<&str>, all: &[Profile]) -> Option<String> {
+fn call_link(
+    k: usize,
+    p: &Profile,
+    addr: u32,
+    sym: Option<&str>,
+    all: &[Profile],
+) -> Option<String> {
     if let Some(s) = sym {
         // the kernel's name, or a mangled symbol naming it (`_Z6helper…`)
         let named = |q: &Profile| {
@@ -586,11 +587,23 @@ fn listing(o: &mut String, k: usize, p: &Profile, all: &[Profile]) {
             };
             let depth = d.map_or(0, |d| d.loop_depth) as usize;
             let mut marks = Vec::new();
-            if let Some(sym) = p.call_symbol(insn.addr).map(str::to_string).or_else(|| {
-                matches!(insn.flow(), agx_isa::Flow::Call { .. }).then(String::new)
-            }) {
-                let label = if sym.is_empty() { "call".to_string() } else { format!("→ {}", esc(&sym)) };
-                match call_link(k, p, insn.addr, (!sym.is_empty()).then_some(sym.as_str()), all) {
+            if let Some(sym) = p
+                .call_symbol(insn.addr)
+                .map(str::to_string)
+                .or_else(|| matches!(insn.flow(), agx_isa::Flow::Call { .. }).then(String::new))
+            {
+                let label = if sym.is_empty() {
+                    "call".to_string()
+                } else {
+                    format!("→ {}", esc(&sym))
+                };
+                match call_link(
+                    k,
+                    p,
+                    insn.addr,
+                    (!sym.is_empty()).then_some(sym.as_str()),
+                    all,
+                ) {
                     Some(href) => marks.push(format!("<a href=\"{href}\">{label}</a>")),
                     None => marks.push(label),
                 }

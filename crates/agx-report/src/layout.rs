@@ -15,7 +15,7 @@
 use agx_analysis::cfg::EdgeKind;
 use agx_analysis::loops::LoopForest;
 use agx_analysis::Cfg;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Size of one basic-block box.
 pub const BLOCK_W: f64 = 184.0;
@@ -210,17 +210,18 @@ pub fn layout(cfg: &Cfg, forest: &LoopForest) -> Layout {
     // item edges of each region: the owner is the innermost region holding
     // both ends
     let mut region_edges: Vec<Vec<(Item, Item)>> = vec![Vec::new(); nl + 1];
+    let mut seen: HashSet<(usize, Item, Item)> = HashSet::new();
     for (u, v, _) in layout_edges(cfg) {
         let r = owner(forest, u, v);
         let ri = r.unwrap_or(nl);
         if let (Some(a), Some(b)) = (ctx.item_in(r, u), ctx.item_in(r, v)) {
-            if a != b && !region_edges[ri].contains(&(a, b)) {
+            if a != b && seen.insert((ri, a, b)) {
                 region_edges[ri].push((a, b));
             }
         }
     }
     // inner loops first (the forest lists them before their parents)
-    let mut back: Vec<Vec<(Item, Item)>> = vec![Vec::new(); nl + 1];
+    let mut back: Vec<HashSet<(Item, Item)>> = vec![HashSet::new(); nl + 1];
     for l in 0..nl {
         let head = Item::Block(forest.loops[l].header);
         let (p, b) = place_region(&ctx, &children[l], &region_edges[l], Some(head), true);
@@ -353,7 +354,7 @@ fn place_region(
     edges: &[(Item, Item)],
     head: Option<Item>,
     is_loop: bool,
-) -> (Placed, Vec<(Item, Item)>) {
+) -> (Placed, HashSet<(Item, Item)>) {
     // items in address order
     let mut items: Vec<Item> = items.to_vec();
     items.sort_by_key(|&it| (ctx.item_addr(it), matches!(it, Item::Block(_))));
@@ -374,7 +375,7 @@ fn place_region(
     // cycle breaking: DFS from the head, then the rest in address order;
     // an edge to a node on the DFS stack is a back edge
     let mut state = vec![0u8; n]; // 0 new, 1 on stack, 2 done
-    let mut back_set: Vec<(usize, usize)> = Vec::new();
+    let mut back_set: HashSet<(usize, usize)> = HashSet::new();
     let mut topo: Vec<usize> = Vec::with_capacity(n);
     for s in 0..n {
         if state[s] != 0 {
@@ -391,7 +392,9 @@ fn place_region(
                         state[y] = 1;
                         st.push((y, 0));
                     }
-                    1 => back_set.push((x, y)),
+                    1 => {
+                        back_set.insert((x, y));
+                    }
                     _ => {}
                 }
             } else {
@@ -587,7 +590,10 @@ fn place_region(
         }
         placed.routes.insert(key, pts);
     }
-    let back = back_set.iter().map(|&(i, j)| (items[i], items[j])).collect();
+    let back = back_set
+        .iter()
+        .map(|&(i, j)| (items[i], items[j]))
+        .collect();
     (placed, back)
 }
 
@@ -631,7 +637,11 @@ fn fit_row(want: &[f64], widths: &[f64], gap: f64) -> Vec<f64> {
 /// Fill colour for a block with `t` (0..1) of the hottest block's cycles:
 /// pale yellow to deep red. Shared by the HTML and Graphviz views.
 pub fn heat_color(t: f64) -> String {
-    let t = if t.is_finite() { t.clamp(0.0, 1.0) } else { 0.0 };
+    let t = if t.is_finite() {
+        t.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
     let lerp = |a: f64, b: f64| (a + (b - a) * t).round() as u8;
     format!(
         "#{:02x}{:02x}{:02x}",

@@ -60,6 +60,9 @@ pub struct Profile {
     /// exposed stall, × enclosing trip counts; index = `insns` index): the
     /// heat column.
     pub insn_cycles: Vec<f64>,
+    /// The timing model's loop (index into `timing.loops`) of each loop of
+    /// `loop_forest`, matched by header address.
+    pub loop_timing: Vec<Option<usize>>,
 }
 
 /// What one basic block costs, from the timing model's per-instruction
@@ -113,6 +116,18 @@ impl Profile {
                 .count(),
         });
         let (block_costs, insn_cycles) = block_costs(&detailed.cfg, &insns, &timing);
+        let by_header: std::collections::HashMap<u32, usize> = timing
+            .loops
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (l.header, i))
+            .collect();
+        let loop_timing = detailed
+            .loops
+            .loops
+            .iter()
+            .map(|l| by_header.get(&detailed.cfg.blocks[l.header].start).copied())
+            .collect();
         Profile {
             name,
             gpu,
@@ -127,7 +142,17 @@ impl Profile {
             suggestions,
             block_costs,
             insn_cycles,
+            loop_timing,
         }
+    }
+
+    /// The timing model's record of loop `l` of `loop_forest`.
+    pub fn timing_of_loop(&self, l: usize) -> Option<&timing::LoopTiming> {
+        self.loop_timing
+            .get(l)
+            .copied()
+            .flatten()
+            .map(|i| &self.timing.loops[i])
     }
 
     /// Symbol a `call` at `addr` resolves to.

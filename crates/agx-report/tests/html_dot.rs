@@ -133,12 +133,19 @@ fn check_page(name: &str, p: &Profile, page: &str) {
         for (b, br) in lay.blocks.iter().enumerate() {
             if p.loop_forest.contains(l, b) {
                 assert!(
-                    br.x >= r.x && br.right() <= r.right() && br.y >= r.y && br.bottom() <= r.bottom(),
+                    br.x >= r.x
+                        && br.right() <= r.right()
+                        && br.y >= r.y
+                        && br.bottom() <= r.bottom(),
                     "{name}: block {b} outside its loop {l}"
                 );
             } else {
-                let inside = br.x < r.right() && r.x < br.right() && br.y < r.bottom() && r.y < br.bottom();
-                assert!(!inside, "{name}: block {b} drawn over loop {l} it is not in");
+                let inside =
+                    br.x < r.right() && r.x < br.right() && br.y < r.bottom() && r.y < br.bottom();
+                assert!(
+                    !inside,
+                    "{name}: block {b} drawn over loop {l} it is not in"
+                );
             }
         }
     }
@@ -174,14 +181,7 @@ fn big_kernel() -> Vec<agx_isa::Instruction> {
 #[test]
 fn large_branchy_kernel_lays_out_without_overlaps() {
     let insns = big_kernel();
-    let p = Profile::build(
-        "big".into(),
-        None,
-        insns,
-        None,
-        vec![],
-        &Options::default(),
-    );
+    let p = Profile::build("big".into(), None, insns, None, vec![], &Options::default());
     assert!(p.cfg.blocks.len() >= 100, "{} blocks", p.cfg.blocks.len());
     assert_eq!(p.loop_forest.loops.len(), 40);
     let page = html::document(std::slice::from_ref(&p));
@@ -199,8 +199,14 @@ fn large_branchy_kernel_lays_out_without_overlaps() {
 
 #[test]
 fn several_kernels_share_one_page_with_an_index() {
-    let a = profile("first", &std::fs::read(repo().join("testdata/mesa/cf_mandelbrot/cf_mandelbrot.bin")).unwrap());
-    let b = profile("second", &std::fs::read(repo().join("testdata/mesa/ew_relu_f32/ew_relu_f32.bin")).unwrap());
+    let a = profile(
+        "first",
+        &std::fs::read(repo().join("testdata/mesa/cf_mandelbrot/cf_mandelbrot.bin")).unwrap(),
+    );
+    let b = profile(
+        "second",
+        &std::fs::read(repo().join("testdata/mesa/ew_relu_f32/ew_relu_f32.bin")).unwrap(),
+    );
     let page = html::document(&[a.clone(), b.clone()]);
     assert!(page.contains("<nav class=\"index\">"));
     assert!(page.contains("<a href=\"#k0\">first</a>"));
@@ -264,7 +270,11 @@ fn outline(page: &str) -> String {
             }
             continue;
         }
-        let name = tag.split_whitespace().next().unwrap_or("").trim_end_matches('/');
+        let name = tag
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .trim_end_matches('/');
         let attr = |key: &str| -> Option<String> {
             let k = format!(" {key}=\"");
             tag.find(&k).map(|p| {
@@ -330,7 +340,8 @@ fn html_structure_snapshots() {
     s.set_prepend_module_to_snapshot(false);
     s.bind(|| {
         for name in ["conv2d_kxk_nested", "cf_early_return"] {
-            let code = std::fs::read(repo().join(format!("testdata/mesa/{name}/{name}.bin"))).unwrap();
+            let code =
+                std::fs::read(repo().join(format!("testdata/mesa/{name}/{name}.bin"))).unwrap();
             let p = profile(name, &code);
             insta::assert_snapshot!(format!("html__{name}"), outline(&html::document(&[p])));
         }
@@ -357,7 +368,11 @@ fn dot_output_of_every_corpus_kernel_is_accepted_by_graphviz() {
         let p = profile(name, code);
         let text = dot::document(std::slice::from_ref(&p));
         assert_eq!(count(&text, " [label=\"B"), p.cfg.blocks.len(), "{name}");
-        assert_eq!(count(&text, "subgraph cluster_loop"), p.loop_forest.loops.len(), "{name}");
+        assert_eq!(
+            count(&text, "subgraph cluster_loop"),
+            p.loop_forest.loops.len(),
+            "{name}"
+        );
         let mut child = Command::new("dot")
             .arg("-Tsvg")
             .stdin(Stdio::piped())
@@ -374,7 +389,10 @@ fn dot_output_of_every_corpus_kernel_is_accepted_by_graphviz() {
             .unwrap();
         let o = child.wait_with_output().unwrap();
         let err = String::from_utf8_lossy(&o.stderr);
-        assert!(o.status.success() && err.trim().is_empty(), "{name}: dot said {err}\n{text}");
+        assert!(
+            o.status.success() && err.trim().is_empty(),
+            "{name}: dot said {err}\n{text}"
+        );
         let svg = String::from_utf8_lossy(&o.stdout);
         assert_eq!(count(&svg, "class=\"node\""), p.cfg.blocks.len(), "{name}");
     }

@@ -25,9 +25,8 @@ pub fn run(
                 // `-o FILE`: the same bytes, written to the file (no colour)
                 let mut buf: Vec<u8> = Vec::new();
                 run_profile(&cli.profile, &mut buf, err, false)?;
-                std::fs::write(path, &buf).map_err(|e| {
-                    Error::input(format!("cannot write {}: {e}", path.display()))
-                })
+                std::fs::write(path, &buf)
+                    .map_err(|e| Error::input(format!("cannot write {}: {e}", path.display())))
             }
             _ => run_profile(&cli.profile, out, err, stdout_is_tty),
         },
