@@ -548,8 +548,10 @@ fn call_link(
 }
 
 fn listing(o: &mut String, k: usize, p: &Profile, all: &[Profile]) {
-    o.push_str("<h3>Annotated disassembly</h3>\n<table class=\"asm\" id=\"k");
-    let _ = write!(o, "{k}-asm\">\n");
+    let _ = writeln!(
+        o,
+        "<h3>Annotated disassembly</h3>\n<table class=\"asm\" id=\"k{k}-asm\">"
+    );
     let max_heat = p.insn_cycles.iter().copied().fold(0.0, f64::max);
     let detail = &p.timing.instructions_detail;
     let mut asm = String::new();

@@ -59,7 +59,8 @@ impl Rect {
 pub enum EdgeStyle {
     Fallthrough,
     Taken,
-    /// A retreating edge (loop back edge), drawn up the loop's lane.
+    /// A retreating edge (loop back edge), drawn up the lane on the right
+    /// of its loop.
     Back,
     Call,
     CallReturn,
@@ -176,8 +177,8 @@ impl Ctx<'_> {
     }
 }
 
-/// Edges used for layout: every edge but `Call` (a helper in the same code
-/// is laid out where its blocks fall).
+/// Every CFG edge (a call to a helper in the same code places the helper
+/// below the call; a call that goes up is set aside like a back edge).
 fn layout_edges(cfg: &Cfg) -> impl Iterator<Item = (usize, usize, EdgeKind)> + '_ {
     cfg.blocks
         .iter()
@@ -275,15 +276,13 @@ pub fn layout(cfg: &Cfg, forest: &LoopForest) -> Layout {
             continue;
         };
         let is_back = u == v || back[ri].contains(&(a, b));
-        let style = if is_back {
-            EdgeStyle::Back
-        } else {
-            match kind {
-                EdgeKind::Fallthrough => EdgeStyle::Fallthrough,
-                EdgeKind::Taken => EdgeStyle::Taken,
-                EdgeKind::Call => EdgeStyle::Call,
-                EdgeKind::CallReturn => EdgeStyle::CallReturn,
-            }
+        // a call stays a call even when it goes up (routed like a back edge)
+        let style = match kind {
+            EdgeKind::Call => EdgeStyle::Call,
+            _ if is_back => EdgeStyle::Back,
+            EdgeKind::Fallthrough => EdgeStyle::Fallthrough,
+            EdgeKind::Taken => EdgeStyle::Taken,
+            EdgeKind::CallReturn => EdgeStyle::CallReturn,
         };
         let points = if is_back {
             // up the lane on the right of the owning region

@@ -128,6 +128,16 @@ fn check_page(name: &str, p: &Profile, page: &str) {
     }
     let lay = layout::layout(&p.cfg, &p.loop_forest);
     assert!(!lay.has_overlaps(), "{name}: overlapping boxes");
+    // every loop back edge is drawn as one, and every CFG edge is drawn
+    for &(u, v) in &p.loop_forest.back_edges {
+        assert!(
+            lay.edges
+                .iter()
+                .any(|e| e.from == u && e.to == v && e.style == layout::EdgeStyle::Back),
+            "{name}: back edge {u}->{v}"
+        );
+    }
+    assert_eq!(lay.edges.len(), p.cfg.edge_count(), "{name}: edges drawn");
     // every block inside the region of each loop containing it
     for (l, r) in lay.loops.iter().enumerate() {
         for (b, br) in lay.blocks.iter().enumerate() {
