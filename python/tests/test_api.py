@@ -52,6 +52,10 @@ def test_to_html_is_a_self_contained_page_with_the_cfg():
     # every instruction is an anchor of the annotated disassembly
     for d in r.kernel["instructions_detail"]:
         assert f'<tr id="k0-a{d["offset"]:x}"' in page
+    # byte for byte the CLI's page
+    args = ["--binary", str(mesa_bin("conv2d_kxk_nested")), "-f", "conv2d", "--format", "html"]
+    code, out, _ = mp.run_cli(args)
+    assert code == 0 and out == page
     dot = r.to_dot()
     assert dot.startswith('digraph "conv2d" {')
     assert dot.count("subgraph cluster_loop") == len(r.loops)
