@@ -25,7 +25,7 @@ const V_GAP: f64 = 34.0;
 const DUMMY_W: f64 = 8.0;
 /// Padding inside a loop region (the top one holds the region's label).
 const PAD: f64 = 12.0;
-const PAD_TOP: f64 = 22.0;
+const PAD_TOP: f64 = 26.0;
 /// Lane for back edges on the right of a region.
 const BACK_LANE: f64 = 22.0;
 const MARGIN: f64 = 10.0;

@@ -207,6 +207,65 @@ fn large_branchy_kernel_lays_out_without_overlaps() {
     assert_eq!(backs, 40, "one back edge per loop");
 }
 
+/// Arbitrary bytes decode to arbitrary control flow (branches into the
+/// middle of blocks, irreducible regions, code without `stop`): the views
+/// must still render complete pages and never panic. Corpus kernels spliced
+/// with random bytes, from a fixed-seed generator.
+#[test]
+fn random_code_renders_without_panics() {
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let base = std::fs::read(repo().join("testdata/mesa/cf_mandelbrot/cf_mandelbrot.bin")).unwrap();
+    let mut irreducible = 0;
+    for round in 0..300 {
+        let mut code = base.clone();
+        let n = 1 + (next() % 24) as usize;
+        for _ in 0..n {
+            let i = (next() as usize) % code.len();
+            code[i] = next() as u8;
+        }
+        if round % 3 == 0 {
+            code.extend((0..(next() % 200)).map(|_| next() as u8));
+        }
+        let p = profile(&format!("random{round}"), &code);
+        if !p.loop_forest.irreducible.is_empty() {
+            irreducible += 1;
+        }
+        let page = html::document(std::slice::from_ref(&p));
+        check_page(&format!("random{round}"), &p, &page);
+        let text = dot::document(std::slice::from_ref(&p));
+        assert!(text.starts_with("digraph "));
+    }
+    eprintln!("{irreducible} of 300 random kernels had irreducible regions");
+}
+
+#[test]
+fn irreducible_cycle_is_laid_out_and_its_retreating_edge_drawn_up() {
+    let insns = assemble_insns(
+        "jmp_exec_none b\na:\nfadd32 r4, r1, r2\nb:\nfadd32 r5, r1, r2\njmp_exec_any a\nstop\n",
+    )
+    .unwrap();
+    let p = Profile::build("irr".into(), None, insns, None, vec![], &Options::default());
+    assert_eq!(p.loop_forest.irreducible.len(), 1, "an irreducible region");
+    let page = html::document(std::slice::from_ref(&p));
+    check_page("irr", &p, &page);
+    let lay = layout::layout(&p.cfg, &p.loop_forest);
+    let up: Vec<_> = lay
+        .edges
+        .iter()
+        .filter(|e| e.style == layout::EdgeStyle::Back)
+        .collect();
+    assert_eq!(up.len(), 1, "{:?}", lay.edges);
+    // drawn upwards: it ends above where it starts
+    let e = up[0];
+    assert!(e.points.last().unwrap().1 < e.points[0].1);
+}
+
 #[test]
 fn several_kernels_share_one_page_with_an_index() {
     let a = profile(
