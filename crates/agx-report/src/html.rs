@@ -589,23 +589,12 @@ fn listing(o: &mut String, k: usize, p: &Profile, all: &[Profile]) {
             };
             let depth = d.map_or(0, |d| d.loop_depth) as usize;
             let mut marks = Vec::new();
-            if let Some(sym) = p
-                .call_symbol(insn.addr)
-                .map(str::to_string)
-                .or_else(|| matches!(insn.flow(), agx_isa::Flow::Call { .. }).then(String::new))
-            {
-                let label = if sym.is_empty() {
-                    "call".to_string()
-                } else {
-                    format!("→ {}", esc(&sym))
-                };
-                match call_link(
-                    k,
-                    p,
-                    insn.addr,
-                    (!sym.is_empty()).then_some(sym.as_str()),
-                    all,
-                ) {
+            let sym = p.call_symbol(insn.addr);
+            let is_call =
+                sym.is_some() || matches!(p.cfg.flows.get(i), Some(agx_isa::Flow::Call { .. }));
+            if is_call {
+                let label = sym.map_or_else(|| "→ callee".to_string(), |s| format!("→ {}", esc(s)));
+                match call_link(k, p, insn.addr, sym, all) {
                     Some(href) => marks.push(format!("<a href=\"{href}\">{label}</a>")),
                     None => marks.push(label),
                 }

@@ -184,14 +184,19 @@ fn block_costs(cfg: &Cfg, insns: &[Instruction], t: &KernelTiming) -> (Vec<Block
     // (cycles per execution, executions) of each instruction
     let per: Vec<(f64, f64)> = insns
         .iter()
-        .map(|insn| {
-            detail
-                .binary_search_by_key(&insn.addr, |x| x.addr)
-                .ok()
-                .map(|i| &detail[i])
-                .map_or((0.0, 1.0), |d| {
-                    (d.cycles + d.stall, d.loop_index.map_or(1.0, |l| weights[l]))
-                })
+        .enumerate()
+        .map(|(i, insn)| {
+            // the detail is in instruction order; search only if it is not
+            match detail.get(i).filter(|d| d.addr == insn.addr) {
+                Some(d) => Some(d),
+                None => detail
+                    .binary_search_by_key(&insn.addr, |x| x.addr)
+                    .ok()
+                    .map(|j| &detail[j]),
+            }
+            .map_or((0.0, 1.0), |d| {
+                (d.cycles + d.stall, d.loop_index.map_or(1.0, |l| weights[l]))
+            })
         })
         .collect();
     let mut out: Vec<BlockCost> = cfg
