@@ -52,7 +52,7 @@ fn ic_pipe_bound_loop_names_rsqrt() {
     assert_eq!(t.cycles_per_iteration, 12.0);
     assert_eq!(t.bottleneck_unit, "IC pipe");
     assert!(
-        t.bottleneck.contains("rsqrt at 0x0 is 8"),
+        t.bottleneck.contains("rsqrt at 0x0 takes 8"),
         "{}",
         t.bottleneck
     );
@@ -93,7 +93,8 @@ fn wait_stall_is_exposed_at_low_occupancy_and_hidden_at_high() {
     assert_eq!(wait.loads, vec![0]);
     assert!(wait.exposed > 150.0);
     assert!(k.instructions_detail[1].stall > 150.0);
-    assert_eq!(l.body.bottleneck_unit, "latency");
+    assert_eq!(l.body.bottleneck_unit, "memory latency");
+    assert_eq!(l.bound.by, "memory_latency");
     // At full occupancy the other 7 SIMD-groups hide part of it.
     let k2 = analyze_kernel(&insns, &params());
     assert!(k2.loops[0].latency_bound_cycles < l.latency_bound_cycles / 4.0);
@@ -113,14 +114,18 @@ fn kernel_weights_loops_by_trip_count_parameter() {
     p.trip_count = 10;
     let k = analyze_kernel(&insns, &p);
     assert_eq!(k.loops[0].trip_count, 10);
-    assert_eq!(k.loops[0].trip_count_source, "parameter");
+    assert_eq!(k.loops[0].trip_count_source, "given");
     assert_eq!(k.cycles.f32, 20.0);
     assert_eq!(k.cycles.scib, 1.0);
     p.loop_trip_counts.insert(head, 3);
     let k = analyze_kernel(&insns, &p);
     assert_eq!(k.cycles.f32, 6.0);
     assert_eq!(k.loops[0].trip_count_source, "override");
-    assert!(k.bottleneck.contains("hottest loop"));
+    assert!(k.bottleneck.contains("loop at 0x4"), "{}", k.bottleneck);
+    p.loop_trip_counts.clear();
+    p.trip_count = agx_analysis::timing::DEFAULT_TRIP_COUNT;
+    let k = analyze_kernel(&insns, &p);
+    assert_eq!(k.loops[0].trip_count_source, "default");
 }
 
 #[test]

@@ -178,8 +178,8 @@ pub(crate) fn stack_adjust_amount(insn: &Instruction) -> Option<i32> {
 
 /// The data registers a memory instruction really touches when that differs
 /// from the printed tuple (see the module docs); `None` when the printed
-/// data operand is exact.
-#[allow(dead_code)]
+/// data operand is exact. Bit-packed `device_load`s get the difference as an
+/// implicit def ([`finish`]).
 pub(crate) fn touched_data(insn: &Instruction) -> Option<Reg> {
     let first_def = || {
         insn.operands
@@ -211,8 +211,8 @@ pub(crate) fn touched_data(insn: &Instruction) -> Option<Reg> {
     }
 }
 
-/// True for `stack_get_ptr` (shadowed by `stack_load` in applegpu).
-#[allow(dead_code)]
+/// True for `stack_get_ptr` (shadowed by `stack_load` in applegpu): not a
+/// fill ([`crate::semantics`] gives it no memory access).
 pub(crate) fn is_stack_get_ptr(insn: &Instruction) -> bool {
     insn.form == STACK_LOAD_FORM && (insn.raw >> 16) & 0xF == 1 && (insn.raw >> 48) & 3 == 2
 }
@@ -727,6 +727,16 @@ pub(crate) fn finish(ctx: &mut Ctx, insn: &mut Instruction) {
             let mut r = gpr16(0);
             r.half = u16::try_from(v + 2).unwrap_or(u16::MAX);
             insn.implicit.push(Operand::reg(r, Role::Use));
+        }
+        // Bit-packed formats write the format's channel count whatever the
+        // mask: the registers beyond the printed tuple are implicit defs.
+        126 | 128 => {
+            let printed = insn.defs().next().map_or(0, |r| r.count);
+            if let Some(r) = touched_data(insn) {
+                if r.count > printed {
+                    insn.implicit.push(Operand::reg(r, Role::Def));
+                }
+            }
         }
         _ => {}
     }

@@ -20,5 +20,5 @@ pub mod stream;
 pub use decode::{decode, DecodeError};
 pub use format::{format_asm, format_line, Syntax};
 pub use model::*;
-pub use semantics::{ExecOp, MemSpace};
+pub use semantics::{ExecOp, MemAccess, MemDir, MemSpace};
 pub use stream::{disassemble_listing, walk, Item};

@@ -40,6 +40,25 @@ pub enum MemSpace {
     Tile,
 }
 
+/// Direction of a memory access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemDir {
+    /// Reads memory into registers (completes at a `wait`).
+    Load,
+    /// Writes memory.
+    Store,
+    /// Read-modify-write (returns the old value at a `wait`).
+    Atomic,
+}
+
+/// What memory an instruction touches and how: the one classification every
+/// layer (statistics, timing, suggestions) reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemAccess {
+    pub space: MemSpace,
+    pub dir: MemDir,
+}
+
 impl Instruction {
     /// Broad class of this instruction.
     pub fn category(&self) -> Category {
@@ -61,7 +80,24 @@ impl Instruction {
 
     /// Memory space for loads/stores/atomics.
     pub fn mem_space(&self) -> Option<MemSpace> {
-        mem_space_of(self)
+        mem_access_of(self).map(|m| m.space)
+    }
+
+    /// Memory space and direction of a load/store/atomic (`None` for
+    /// everything else, including the stack adjust and `stack_get_ptr`,
+    /// which share the `stack_*` opcodes but move no data).
+    pub fn mem_access(&self) -> Option<MemAccess> {
+        mem_access_of(self)
+    }
+
+    /// Target of a relative branch or call (absolute byte address), decoded
+    /// once here for every layer.
+    pub fn branch_target(&self) -> Option<i64> {
+        match self.flow() {
+            Flow::BranchExec { target, .. } | Flow::Jump { target } => Some(target),
+            Flow::Call { target } => Some(target),
+            _ => None,
+        }
     }
 
     /// The `n` immediate of an exec-mask stack instruction (`if_*`, `else_*`,
@@ -212,33 +248,42 @@ fn exec_count_of(insn: &Instruction) -> Option<u8> {
     }
 }
 
-pub(crate) fn mem_space_of(insn: &Instruction) -> Option<MemSpace> {
-    Some(match form_name(insn) {
-        "device_load" | "device_store" | "device_load.TODO" | "device_store.TODO" | "atomic" => {
-            MemSpace::Device
-        }
+pub(crate) fn mem_access_of(insn: &Instruction) -> Option<MemAccess> {
+    use MemDir::*;
+    use MemSpace::*;
+    let (space, dir) = match form_name(insn) {
+        "device_load" | "device_load.TODO" => (Device, Load),
+        "device_store" | "device_store.TODO" => (Device, Store),
+        "atomic" => (Device, Atomic),
         // async_load/async_store copy between device and threadgroup memory
         // (seen in Apple's MPS kernels); the device side is the costly one.
-        "async_load" | "async_store" => MemSpace::Device,
-        "threadgroup_load" | "threadgroup_store" | "threadgroup_atomic" => MemSpace::Threadgroup,
-        "stack_load" => MemSpace::Stack,
+        "async_load" => (Device, Load),
+        "async_store" => (Device, Store),
+        "threadgroup_load" => (Threadgroup, Load),
+        "threadgroup_store" => (Threadgroup, Store),
+        "threadgroup_atomic" => (Threadgroup, Atomic),
+        "stack_load" => {
+            if crate::group_mem::is_stack_get_ptr(insn) {
+                return None;
+            }
+            (Stack, Load)
+        }
         "stack_store" => {
             if stack_adjust_of(insn).is_some() {
                 return None;
             }
-            MemSpace::Stack
+            (Stack, Store)
         }
-        "uniform_store" => MemSpace::Uniform,
+        "uniform_store" => (Uniform, Store),
         // Texture/sampler descriptor state and image accesses.
-        "tex_state_store"
-        | "sampler_state_store"
-        | "texture_sample"
-        | "texture_load"
-        | "image_write"
-        | "image_write_block" => MemSpace::Texture,
-        "TODO.ld/st_tile" => MemSpace::Tile,
+        "tex_state_store" | "sampler_state_store" | "image_write" | "image_write_block" => {
+            (Texture, Store)
+        }
+        "texture_sample" | "texture_load" => (Texture, Load),
+        "TODO.ld/st_tile" => (Tile, Load),
         _ => return None,
-    })
+    };
+    Some(MemAccess { space, dir })
 }
 
 /// The stack-adjust encoding (applegpu `StackAdjustInstructionDesc`,

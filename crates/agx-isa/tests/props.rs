@@ -16,12 +16,28 @@ proptest! {
                 prop_assert!(i.len >= 2 && i.len <= 12 && i.len % 2 == 0, "len {}", i.len);
                 let _ = format_asm(&i, Syntax::Default);
                 let _ = format_asm(&i, Syntax::Cryptic);
-                let _ = (i.flow(), i.exec_op(), i.mem_space(), i.category());
+                let _ = (i.flow(), i.exec_op(), i.category());
+                // one memory classification: mem_space is mem_access's space
+                prop_assert_eq!(i.mem_space(), i.mem_access().map(|m| m.space));
+                // the decoder reads missing trailing bytes as zeros: the same
+                // bytes padded with zeros decode to the same instruction
+                let mut padded = bytes.clone();
+                padded.resize(bytes.len().max(12) + 4, 0);
+                let j = decode(&padded, pc & !1).expect("padded decodes too");
+                prop_assert_eq!((j.form, j.len, j.raw), (i.form, i.len, i.raw));
                 for r in i.defs().chain(i.uses()) {
                     prop_assert!(r.count >= 1);
                 }
             }
-            Err(_) => prop_assert!(bytes.len() < 2 || bytes.len() >= 2),
+            // Truncated exactly when fewer than 2 bytes; NoMatch only with 2+
+            // bytes, and the same bytes padded with zeros fail the same way
+            Err(agx_isa::DecodeError::Truncated) => prop_assert!(bytes.len() < 2, "truncated with {} bytes", bytes.len()),
+            Err(agx_isa::DecodeError::NoMatch) => {
+                prop_assert!(bytes.len() >= 2);
+                let mut padded = bytes.clone();
+                padded.resize(bytes.len().max(12) + 4, 0);
+                prop_assert!(matches!(decode(&padded, pc & !1), Err(agx_isa::DecodeError::NoMatch)));
+            }
         }
     }
 

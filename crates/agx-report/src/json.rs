@@ -65,7 +65,43 @@ struct LoopBody {
     wait_stall: f64,
     exposed_stall: f64,
     recurrence_cycles: f64,
+    memory_stall: f64,
     bottleneck_unit: &'static str,
+    bound: Bound,
+}
+
+/// A cost as the maximum of named bounds (`cycles == max(components)`).
+#[derive(Serialize)]
+struct Bound {
+    by: &'static str,
+    cycles: f64,
+    components: std::collections::BTreeMap<&'static str, f64>,
+}
+
+impl Bound {
+    fn of(b: &agx_analysis::timing::Bound) -> Bound {
+        Bound {
+            by: b.by,
+            cycles: r2(b.cycles),
+            components: b.components.iter().map(|(k, v)| (*k, r2(*v))).collect(),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Part {
+    part: agx_analysis::timing::PartKind,
+    at: u32,
+    cycles: f64,
+    executions: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    callee: Option<u32>,
+}
+
+#[derive(Serialize)]
+struct Paths {
+    shortest: f64,
+    longest: f64,
 }
 
 #[derive(Serialize)]
@@ -83,6 +119,7 @@ struct Loop<'a> {
     cycles_per_iteration: Option<f64>,
     latency_bound_cycles: Option<f64>,
     bottleneck: Option<&'a str>,
+    bound: Option<Bound>,
     body: Option<LoopBody>,
 }
 
@@ -201,6 +238,8 @@ struct Kernel<'a> {
     cfg: Cfg<'a>,
     cycles: Cycles,
     total_cycles: f64,
+    breakdown: Vec<Part>,
+    paths: Paths,
     mesa_estimate: Mesa,
     bottleneck: &'a str,
     model: Model,
@@ -298,6 +337,7 @@ fn kernel(p: &Profile) -> Kernel<'_> {
                 cycles_per_iteration: tl.map(|x| r2(x.cycles_per_iteration)),
                 latency_bound_cycles: tl.map(|x| r2(x.latency_bound_cycles)),
                 bottleneck: tl.map(|x| x.bottleneck.as_str()),
+                bound: tl.map(|x| Bound::of(&x.bound)),
                 body: tl.map(|x| LoopBody {
                     instructions: x.body.instructions,
                     alu_per_iter: r2(x.body.alu_per_iter),
@@ -306,7 +346,9 @@ fn kernel(p: &Profile) -> Kernel<'_> {
                     wait_stall: r2(x.body.wait_stall),
                     exposed_stall: r2(x.body.exposed_stall),
                     recurrence_cycles: r2(x.body.recurrence_cycles),
+                    memory_stall: r2(x.body.memory_stall),
                     bottleneck_unit: x.body.bottleneck_unit,
+                    bound: Bound::of(&x.body.bound),
                 }),
             }
         })
@@ -352,6 +394,21 @@ fn kernel(p: &Profile) -> Kernel<'_> {
             alu: r2(c.alu),
         },
         total_cycles: r2(t.total_cycles),
+        breakdown: t
+            .breakdown
+            .iter()
+            .map(|b| Part {
+                part: b.part,
+                at: b.at,
+                cycles: r2(b.cycles),
+                executions: b.executions,
+                callee: b.callee,
+            })
+            .collect(),
+        paths: Paths {
+            shortest: r2(t.paths.shortest),
+            longest: r2(t.paths.longest),
+        },
         mesa_estimate: Mesa {
             alu: t.mesa_estimate.alu,
             fscib: t.mesa_estimate.fscib,

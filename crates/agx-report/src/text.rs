@@ -4,7 +4,7 @@
 
 use crate::Profile;
 use agx_analysis::timing::model::fmt_cy;
-use agx_analysis::timing::{InsnDetail, LoopTiming, Unit};
+use agx_analysis::timing::{self, InsnDetail, LoopTiming, Unit};
 use agx_analysis::LoopSummary;
 use agx_isa::format::{write_addr, write_asm, write_line};
 use agx_isa::Syntax;
@@ -89,8 +89,17 @@ fn header(out: &mut String, st: Style, p: &Profile) {
     let gpu = p.gpu.as_deref().unwrap_or("G13 (assumed)");
     let _ = writeln!(
         out,
-        "  {} instructions, {} bytes · GPU {} · timing model {} · unknown loop trip counts = {} (--trip-count)",
-        a.instructions, a.code_bytes, gpu, p.timing.gpu, p.options.trip_count
+        "  {} instructions, {} bytes · GPU {} · timing model {} · unknown loop trip counts = {} ({})",
+        a.instructions,
+        a.code_bytes,
+        gpu,
+        p.timing.gpu,
+        p.options.trip_count,
+        if p.options.trip_count == timing::DEFAULT_TRIP_COUNT {
+            "default; set with --trip-count"
+        } else {
+            "given with --trip-count"
+        }
     );
     if let Some(pr) = &p.prolog {
         let _ = writeln!(
@@ -216,7 +225,7 @@ fn pipeline(out: &mut String, st: Style, p: &Profile) {
     section(
         out,
         st,
-        "Pipeline cycles (per SIMD-group, loops weighted by trip count)",
+        "Pipe cycles (per SIMD-group, loops weighted by trip count)",
     );
     let c = &p.timing.cycles;
     let _ = writeln!(
@@ -229,7 +238,7 @@ fn pipeline(out: &mut String, st: Style, p: &Profile) {
     );
     let _ = writeln!(
         out,
-        "  ALU {:>8}   MEM {:>8} (exposed stall)",
+        "  busiest ALU pipe max(F32+F16+SCIB, IC) {}   exposed memory stall {}",
         fmt_cy(c.alu),
         fmt_cy(c.mem)
     );
@@ -238,7 +247,7 @@ fn pipeline(out: &mut String, st: Style, p: &Profile) {
         out,
         "  {}",
         st.dim(&format!(
-            "Mesa agx_estimate_cycles (unweighted): alu {} fscib {} ic {}",
+            "Mesa-compatible estimate (Mesa's agx_estimate_cycles: every instruction counted once, loops not repeated, no memory): alu {} = max(F+SCIB {}, IC {})",
             m.alu, m.fscib, m.ic
         ))
     );
@@ -246,26 +255,57 @@ fn pipeline(out: &mut String, st: Style, p: &Profile) {
 
 fn critical_path(out: &mut String, st: Style, p: &Profile) {
     section(out, st, "Critical path");
-    kv(out, "Bottleneck", &p.timing.bottleneck);
+    let t = &p.timing;
+    kv(out, "Bottleneck", &t.bottleneck);
     kv(
         out,
         "Estimate",
         &format!(
-            "~{} cy per SIMD-group for the whole kernel",
-            fmt_cy(p.timing.total_cycles)
+            "~{} cy per SIMD-group for the whole kernel (every branch arm charged, as a divergent SIMD-group runs them)",
+            fmt_cy(t.total_cycles)
         ),
     );
-    let o = &p.timing.outside_loops;
-    if o.instructions > 0 {
+    kv(
+        out,
+        "Uniform paths",
+        &format!(
+            "{} cy shortest, {} cy longest (branches taken the same way by the whole SIMD-group)",
+            fmt_cy(t.paths.shortest),
+            fmt_cy(t.paths.longest)
+        ),
+    );
+    for b in &t.breakdown {
+        let what = match b.part {
+            timing::PartKind::StraightLine => {
+                let o = &t.outside_loops;
+                format!(
+                    "straight-line code ({} instructions), bound by {}",
+                    o.instructions,
+                    timing::bound_label(o.bound.by)
+                )
+            }
+            timing::PartKind::Loop => {
+                let l = b.loop_index.and_then(|i| t.loops.get(i));
+                match l {
+                    Some(l) => format!(
+                        "loop {}: {} cy/iter x {} iterations",
+                        l.index,
+                        fmt_cy(l.cycles_per_iteration),
+                        l.trip_count
+                    ),
+                    None => "loop".to_string(),
+                }
+            }
+            timing::PartKind::Call => format!(
+                "call to 0x{:x} x {}",
+                b.callee.unwrap_or(0),
+                fmt_cy(b.executions)
+            ),
+        };
         kv(
             out,
-            "Outside loops",
-            &format!(
-                "{} instructions, {} cy issue, {} cy latency-bound",
-                o.instructions,
-                fmt_cy(o.cycles_per_iteration),
-                fmt_cy(o.latency_bound_cycles)
-            ),
+            &format!("  0x{:x}", b.at),
+            &format!("{} cy  {what}", fmt_cy(b.cycles)),
         );
     }
 }
@@ -302,44 +342,53 @@ fn loop_section(out: &mut String, st: Style, idx: &LoopIndex<'_>, i: usize, l: &
         "Instructions",
         &format!("{n} ({} in its own body)", b.instructions),
     );
-    kv(
-        out,
-        "Trip count",
-        &format!("{} ({})", l.trip_count, l.trip_count_source),
-    );
-    kv(out, "ALU/iter", &format!("{} cy", fmt_cy(b.alu_per_iter)));
+    let src = match l.trip_count_source {
+        "default" => "default; set with --trip-count",
+        "given" => "given with --trip-count",
+        other => other,
+    };
+    kv(out, "Trip count", &format!("{} ({src})", l.trip_count));
     kv(out, "Loads/iter", &b.loads.to_string());
     kv(out, "Stores/iter", &b.stores.to_string());
-    if b.wait_stall > 0.0 {
-        let loads: usize = b.waits.iter().map(|w| w.loads.len()).sum();
-        let msg = format!(
-            "~{} cy ({} load{} before wait; ~{} cy exposed at this occupancy)",
-            fmt_cy(b.wait_stall),
-            loads,
-            if loads == 1 { "" } else { "s" },
-            fmt_cy(b.exposed_stall)
-        );
-        kv(out, "Wait stall", &st.bad(&msg));
-    }
     kv(
         out,
-        "Total/iter",
+        "Cost/iter",
         &format!(
-            "{} cy throughput-bound, {} cy latency-bound (one SIMD-group alone: {} cy)",
+            "{} cy, bound by {}",
             fmt_cy(l.cycles_per_iteration),
-            fmt_cy(l.latency_bound_cycles),
-            fmt_cy(b.single_simd_iteration_cycles)
+            timing::bound_label(l.bound.by)
         ),
     );
-    if b.recurrence_cycles > 0.0 {
-        kv(
-            out,
-            "Loop-carried",
-            &format!(
-                "{} cy dependency chain per iteration",
-                fmt_cy(b.recurrence_cycles)
-            ),
+    let nested = l.cycles_per_iteration - b.cycles_per_iteration;
+    let comps: Vec<String> = timing::BOUND_NAMES
+        .iter()
+        .map(|n| {
+            format!(
+                "{n} {}",
+                fmt_cy(l.bound.components.get(n).copied().unwrap_or(0.0))
+            )
+        })
+        .collect();
+    kv(
+        out,
+        "Bounds/iter",
+        &format!(
+            "{}{}",
+            comps.join(" · "),
+            if nested > 0.005 {
+                format!(" (each includes {} cy of nested loops)", fmt_cy(nested))
+            } else {
+                String::new()
+            }
+        ),
+    );
+    if b.exposed_stall > 0.0 {
+        let msg = format!(
+            "~{} cy/iter exposed at this occupancy ({} of it at memory waits)",
+            fmt_cy(b.exposed_stall),
+            fmt_cy(b.memory_stall)
         );
+        kv(out, "Stall", &st.bad(&msg));
     }
     kv(out, "Bottleneck", &l.bottleneck);
 }
@@ -370,6 +419,11 @@ fn detail_for(p: &Profile, addr: u32) -> Option<&InsnDetail> {
 
 fn annotated(out: &mut String, st: Style, p: &Profile) {
     section(out, st, "Annotated disassembly");
+    let _ = writeln!(
+        out,
+        "  {}",
+        st.dim("[UNIT N cy/op] = the pipe and its reciprocal throughput (cycles per instruction per SIMD-group); STALL = cycles left exposed at this occupancy")
+    );
     let mut asm = String::new();
     for insn in &p.insns {
         let d = detail_for(p, insn.addr);
@@ -384,10 +438,10 @@ fn annotated(out: &mut String, st: Style, p: &Profile) {
         let (mnem, ops) = asm.split_at(insn.mnemonic.len().min(asm.len()));
         let unit = match d {
             Some(d) if d.unit != Unit::Ctrl || d.cycles > 0.0 => {
-                format!("[{:<4} {:>4}cy]", d.unit.name(), fmt_cy(d.cycles))
+                format!("[{:<4} {:>4}cy/op]", d.unit.name(), fmt_cy(d.cycles))
             }
-            Some(_) => format!("[{:<4} {:>4}  ]", "CTRL", ""),
-            None => "[           ]".to_string(),
+            Some(_) => format!("[{:<4} {:>4}     ]", "CTRL", ""),
+            None => "[              ]".to_string(),
         };
         let _ = write!(line, "{mnem:<18} {unit} {}", ops.trim());
         let mut marks = Vec::new();
@@ -403,12 +457,14 @@ fn annotated(out: &mut String, st: Style, p: &Profile) {
                     )));
                 }
             }
-            if d.stall_single >= STALL_MARK_CYCLES {
+            if d.stall >= 0.5 {
                 marks.push(st.bad(&format!(
-                    "◀◀◀ STALL ~{} cy (~{} exposed)",
-                    fmt_cy(d.stall_single),
-                    fmt_cy(d.stall)
+                    "◀◀◀ STALL ~{} cy exposed{}",
+                    fmt_cy(d.stall),
+                    if d.loop_depth > 0 { "/iter" } else { "" }
                 )));
+            } else if d.stall_single >= STALL_MARK_CYCLES {
+                marks.push(st.dim("◀ stall hidden by the other SIMD-groups"));
             }
         }
         if !marks.is_empty() {

@@ -6,12 +6,16 @@ pub mod mesa;
 pub mod table;
 
 pub use mesa::{mesa_estimate, MesaEstimate};
-pub use table::{g13, CostEntry, GpuTiming, MemParams, Unit, G13};
+pub use table::{
+    dram_variant, g13, CostEntry, DramVariant, GpuTiming, MemParams, Unit, DRAM_VARIANTS, G13,
+    IC_ISSUE_CYCLES,
+};
 pub mod model;
 
 pub use model::{
-    analyze_kernel, analyze_kernel_with_loops, analyze_with_analysis, body_timing, find_loops,
-    InsnDetail, KernelTiming, LoopSpan, LoopTiming, ModelParams, RawDep, RegionTiming, UnitCycles,
+    analyze_kernel, analyze_kernel_with_loops, analyze_with_analysis, analyze_with_analysis_on,
+    body_timing, bound_label, find_loops, Bound, BreakdownPart, InsnDetail, KernelTiming, LoopSpan,
+    LoopTiming, ModelParams, PartKind, Paths, RawDep, RegionTiming, UnitCycles, BOUND_NAMES,
     DEFAULT_TRIP_COUNT,
 };
 pub mod build;

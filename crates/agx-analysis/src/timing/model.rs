@@ -1,30 +1,40 @@
-//! Our steady-state model.
+//! Our steady-state model: one result per fact.
 //!
-//! For every loop (and for the straight-line code outside loops) we compute,
-//! per SIMD-group and per scheduler:
+//! For every region (the own instructions of a loop, one iteration; or the
+//! straight-line code outside loops, once) we compute named **bounds** on
+//! the scheduler cycles one SIMD-group's pass costs, and the region costs
+//! their maximum ([`Bound`]):
 //!
-//! * **throughput view** (`cycles_per_iteration`): the maximum of the
-//!   FP32/integer/conditional pipe (F32 + F16 + SCIB reciprocal throughputs,
-//!   plus back-to-back RAW penalties), the integer-and-complex pipe (IC), the
-//!   dispatch slot (one instruction per cycle) and device-memory bandwidth.
-//!   This is metal-benchmarks' "throughput" unit: 64 independent `fadd32`
-//!   cost 64.
-//! * **latency view** (`latency_bound_cycles`): one SIMD-group's iteration is
-//!   simulated in order (operands ready after the producer's latency, loads
-//!   complete at their `wait`, pipes busy for their throughput); with `k`
-//!   SIMD-groups resident per scheduler, the scheduler spends at least
-//!   `single_simd_iteration_cycles / k` per SIMD-group iteration.
-//!   `latency_bound_cycles = max(cycles_per_iteration, that)`.
+//! * `f32`, `f16`, `scib`, `fscib` (their sum: they share the FP32/integer/
+//!   conditional pipes), `ic`: reciprocal throughputs of the instructions on
+//!   that pipe, plus the back-to-back RAW penalties of the instructions on
+//!   that pipe (a penalty is paid on the consumer's pipe);
+//! * `dispatch`: one issue slot per instruction;
+//! * `memory_bandwidth`: device/texture bytes over the scheduler's share of
+//!   L1 bandwidth; `device_bandwidth`: the bytes that miss L1 (`1 -
+//!   l1_hit_rate`) over its share of the chip's DRAM bandwidth;
+//! * `memory_latency` / `dependency_chain`: one SIMD-group's in-order pass
+//!   (operands ready after their producer's latency, loads complete at their
+//!   `wait`, RAW penalties delay issue), divided by the `k` SIMD-groups per
+//!   scheduler that interleave. When the pass waits on memory the quotient
+//!   is `memory_latency` and `dependency_chain` is the pass without its
+//!   memory stalls; otherwise it is `dependency_chain` (and
+//!   `memory_latency` is 0).
 //!
-//! The kernel estimate weights each loop by its trip count (`trip_count`
-//! parameter, default [`DEFAULT_TRIP_COUNT`], or a per-loop override).
+//! The part of the cost above the largest throughput bound is the *exposed
+//! stall*; it is shared among the instructions that stall in proportion to
+//! their stall, so per-wait figures sum to the region's.
+//!
+//! A loop's `cycles_per_iteration` is its own bound plus its nested loops'
+//! (trip count x their cycles per iteration); the kernel's total is the sum
+//! of its [`BreakdownPart`]s. `paths` re-costs each region without the arms
+//! a uniform branch skips (shortest) or with only the dearer arm of each
+//! if/else (longest).
 
 use super::mesa::{mesa_estimate, MesaEstimate};
-use super::table::{
-    classify, dest_width, form_name, mem_class, GpuTiming, MemClass, MemParams, Unit, G13,
-};
+use super::table::{classify, dest_width, form_name, GpuTiming, MemParams, Unit, G13};
 use agx_isa::forms::FORMS;
-use agx_isa::{Flow, Instruction, RegFile, Width};
+use agx_isa::{ExecOp, Instruction, MemAccess, MemDir, MemSpace, RegFile, Width};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -111,13 +121,18 @@ pub struct PipeCycles {
     pub mem: f64,
     /// Dispatch cycles (one per instruction).
     pub issue: f64,
-    /// Sum of back-to-back RAW penalties.
+    /// Device-memory (DRAM) bandwidth cycles per scheduler for the bytes
+    /// that miss L1.
+    pub dram: f64,
+    /// Sum of back-to-back RAW penalties (already counted on the pipe of
+    /// each consumer).
     pub raw_penalty: f64,
 }
 
 impl PipeCycles {
+    /// F32 + F16 + SCIB (RAW penalties of their instructions included).
     pub fn fscib(&self) -> f64 {
-        self.f32 + self.f16 + self.scib + self.raw_penalty
+        self.f32 + self.f16 + self.scib
     }
     fn add_scaled(&mut self, o: &PipeCycles, w: f64) {
         self.f32 += o.f32 * w;
@@ -126,6 +141,7 @@ impl PipeCycles {
         self.ic += o.ic * w;
         self.mem += o.mem * w;
         self.issue += o.issue * w;
+        self.dram += o.dram * w;
         self.raw_penalty += o.raw_penalty * w;
     }
 }
@@ -149,15 +165,128 @@ pub struct WaitStall {
     pub exposed: f64,
 }
 
+/// Names of the bound components, in the order ties are broken.
+pub const BOUND_NAMES: [&str; 10] = [
+    "f32",
+    "f16",
+    "scib",
+    "fscib",
+    "ic",
+    "dispatch",
+    "memory_bandwidth",
+    "device_bandwidth",
+    "memory_latency",
+    "dependency_chain",
+];
+
+/// Components that are throughput limits (the rest are latency limits).
+fn is_throughput_bound(name: &str) -> bool {
+    !matches!(name, "memory_latency" | "dependency_chain")
+}
+
+/// Words for a bound component.
+pub fn bound_label(name: &str) -> &'static str {
+    match name {
+        "f32" => "F32 pipe",
+        "f16" => "F16 pipe",
+        "scib" => "SCIB pipe",
+        "fscib" => "F+SCIB pipe",
+        "ic" => "IC pipe",
+        "dispatch" => "dispatch",
+        "memory_bandwidth" => "L1 bandwidth",
+        "device_bandwidth" => "device-memory (DRAM) bandwidth",
+        "memory_latency" => "memory latency",
+        "dependency_chain" => "dependency chain",
+        _ => "?",
+    }
+}
+
+/// The cost of a region (or loop iteration) as the maximum of named bounds.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Bound {
+    /// The component that attains `cycles`.
+    pub by: &'static str,
+    /// `max(components)`.
+    pub cycles: f64,
+    /// Every bound, in cycles (see [`BOUND_NAMES`]).
+    pub components: BTreeMap<&'static str, f64>,
+}
+
+impl Bound {
+    /// The bound of `values` (indexed like [`BOUND_NAMES`]), each rounded to
+    /// 3 decimals first so that `cycles == max(components)` exactly.
+    fn of(values: [f64; 10]) -> Bound {
+        let mut by = BOUND_NAMES[0];
+        let mut cycles = f64::NEG_INFINITY;
+        let mut components = BTreeMap::new();
+        for (name, v) in BOUND_NAMES.iter().zip(values) {
+            let v = round3(v.max(0.0));
+            if v > cycles {
+                by = name;
+                cycles = v;
+            }
+            components.insert(*name, v);
+        }
+        Bound {
+            by,
+            cycles,
+            components,
+        }
+    }
+
+    /// The same bound with `extra` cycles (nested loops) added to every
+    /// component.
+    fn plus(&self, extra: f64) -> Bound {
+        let mut v = [0.0; 10];
+        for (i, name) in BOUND_NAMES.iter().enumerate() {
+            v[i] = self.components.get(name).copied().unwrap_or(0.0) + extra;
+        }
+        let mut b = Bound::of(v);
+        // keep the attaining component when rounding ties it with another
+        if (b.components[self.by] - b.cycles).abs() < 1e-9 {
+            b.by = self.by;
+        }
+        b
+    }
+
+    /// The largest throughput component.
+    pub fn throughput(&self) -> f64 {
+        self.components
+            .iter()
+            .filter(|(k, _)| is_throughput_bound(k))
+            .map(|(_, v)| *v)
+            .fold(0.0, f64::max)
+    }
+
+    /// The largest component other than `by` (name, cycles).
+    pub fn runner_up(&self) -> (&'static str, f64) {
+        let mut best = ("none", -1.0);
+        for name in BOUND_NAMES {
+            let v = self.components.get(name).copied().unwrap_or(0.0);
+            if name != self.by && v > best.1 && !(self.by == "fscib" && is_fscib_part(name)) {
+                best = (name, v);
+            }
+        }
+        best
+    }
+}
+
+fn is_fscib_part(name: &str) -> bool {
+    matches!(name, "f32" | "f16" | "scib" | "fscib")
+}
+
 /// Timing of one region: a loop's own body (one iteration) or the
 /// straight-line code outside loops.
 #[derive(Clone, Debug, Serialize)]
 pub struct RegionTiming {
     pub instructions: usize,
     pub pipes: PipeCycles,
-    /// Throughput view (reciprocal throughput per SIMD-group iteration).
+    /// The region's cost: the maximum of its bounds.
+    pub bound: Bound,
+    /// `bound.cycles`: cycles per SIMD-group pass of the region.
     pub cycles_per_iteration: f64,
-    /// Latency view at the kernel's occupancy.
+    /// Same as `cycles_per_iteration` (kept for schema compatibility: the
+    /// latency view is now the `memory_latency`/`dependency_chain` bound).
     pub latency_bound_cycles: f64,
     /// Cycles one SIMD-group alone takes per iteration (in-order issue).
     pub single_simd_iteration_cycles: f64,
@@ -168,11 +297,15 @@ pub struct RegionTiming {
     pub waits: Vec<WaitStall>,
     /// Sum of one SIMD-group's wait stalls per iteration.
     pub wait_stall: f64,
-    /// Stall cycles per SIMD-group iteration left exposed at occupancy.
+    /// Stall cycles per SIMD-group pass left exposed at occupancy:
+    /// `bound.cycles - max(throughput components)`.
     pub exposed_stall: f64,
+    /// The part of `exposed_stall` spent at memory waits.
+    pub memory_stall: f64,
     /// `max(F+SCIB, IC)` per iteration.
     pub alu_per_iter: f64,
-    /// Which bound dominates, e.g. `"IC pipe"`.
+    /// Which bound dominates, in words (`bound_label(bound.by)`, e.g.
+    /// `"IC pipe"`).
     pub bottleneck_unit: &'static str,
     /// Human-readable bottleneck.
     pub bottleneck: String,
@@ -189,12 +322,15 @@ pub struct LoopTiming {
     pub depth: u32,
     pub parent: Option<usize>,
     pub trip_count: u32,
-    /// `"parameter"` (the `trip_count` default) or `"override"`.
+    /// `"default"` (the model's default trip count), `"given"` (a
+    /// trip count passed by the user) or `"override"` (per-loop).
     pub trip_count_source: &'static str,
-    /// Throughput view of one iteration including nested loops (× their trip
-    /// counts).
+    /// Cost of one iteration: own body bound plus nested loops (trip count ×
+    /// their cycles per iteration) added to every component.
+    pub bound: Bound,
+    /// `bound.cycles`.
     pub cycles_per_iteration: f64,
-    /// Latency view of one iteration including nested loops.
+    /// Same as `cycles_per_iteration` (schema compatibility).
     pub latency_bound_cycles: f64,
     /// The loop's own instructions (nested loops excluded).
     pub body: RegionTiming,
@@ -208,10 +344,55 @@ pub struct UnitCycles {
     pub f16: f64,
     pub scib: f64,
     pub ic: f64,
-    /// Exposed memory stall cycles per SIMD-group at occupancy.
+    /// Exposed memory stall cycles per SIMD-group at occupancy (0 without
+    /// memory waits), loops weighted by trip count.
     pub mem: f64,
     /// `max(f32 + f16 + scib, ic)`.
     pub alu: f64,
+}
+
+/// Kind of a [`BreakdownPart`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PartKind {
+    /// Code outside every loop, run once.
+    StraightLine,
+    /// An outermost loop, all its iterations (nested loops included).
+    Loop,
+    /// A call site: the callee's cost (added by the whole-program layer).
+    Call,
+}
+
+/// One part of the kernel's total: the `cycles` of all parts sum to
+/// [`KernelTiming::total_cycles`].
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct BreakdownPart {
+    pub part: PartKind,
+    /// Byte offset: first instruction (straight line), loop header (loop)
+    /// or the `call` instruction (call).
+    pub at: u32,
+    /// Cycles per SIMD-group this part contributes to the total.
+    pub cycles: f64,
+    /// How many times the part runs per thread (loop: its trip count; call:
+    /// the call site's executions).
+    pub executions: f64,
+    /// Index into `loops` of a loop part.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loop_index: Option<usize>,
+    /// Entry offset of the callee of a call part.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub callee: Option<u32>,
+}
+
+/// Cost bounds over uniform paths: `shortest <= longest <= total_cycles`
+/// (`total_cycles` charges every arm of a branch, as a divergent
+/// SIMD-group runs them).
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
+pub struct Paths {
+    /// The cheapest path when every branch is uniform.
+    pub shortest: f64,
+    /// The dearest path when every branch is uniform.
+    pub longest: f64,
 }
 
 /// Whole-kernel timing.
@@ -225,11 +406,53 @@ pub struct KernelTiming {
     /// Estimated scheduler cycles per SIMD-group for the whole kernel
     /// (regions' latency-bound cycles weighted by trip counts).
     pub total_cycles: f64,
+    /// Parts of `total_cycles` (straight-line code, outermost loops, calls).
+    pub breakdown: Vec<BreakdownPart>,
+    /// Uniform-branch path bounds.
+    pub paths: Paths,
+    /// Executions per thread of each instruction (index as
+    /// `instructions_detail`): product of enclosing loops' trip counts.
+    #[serde(skip)]
+    pub executions: Vec<f64>,
     /// Straight-line code outside loops.
     pub outside_loops: RegionTiming,
     pub loops: Vec<LoopTiming>,
     pub instructions_detail: Vec<InsnDetail>,
     pub bottleneck: String,
+}
+
+impl KernelTiming {
+    /// How many times the instruction at byte `offset` runs per thread:
+    /// the product of its enclosing loops' trip counts (1 outside loops, 0
+    /// for an offset that is no instruction of the kernel).
+    pub fn executions_at(&self, offset: u32) -> f64 {
+        match self
+            .instructions_detail
+            .binary_search_by_key(&offset, |d| d.addr)
+        {
+            Ok(i) => self.executions.get(i).copied().unwrap_or(1.0),
+            Err(_) => 0.0,
+        }
+    }
+
+    /// Adds the cost of a call at `site` to `callee`: `executions_at(site)
+    /// * cycles_per_call` becomes a `call` part of the breakdown and is
+    /// added to `total_cycles` and both path bounds.
+    pub fn add_call_part(&mut self, site: u32, callee: u32, cycles_per_call: f64) {
+        let executions = self.executions_at(site);
+        let cycles = round3(executions * cycles_per_call);
+        self.breakdown.push(BreakdownPart {
+            part: PartKind::Call,
+            at: site,
+            cycles,
+            executions,
+            loop_index: None,
+            callee: Some(callee),
+        });
+        self.total_cycles = round3(self.total_cycles + cycles);
+        self.paths.shortest = round3(self.paths.shortest + cycles);
+        self.paths.longest = round3(self.paths.longest + cycles);
+    }
 }
 
 /// A loop as an instruction-index range `[start, end]` (end = back-edge).
@@ -239,42 +462,10 @@ pub struct LoopSpan {
     pub end: usize,
 }
 
-/// Branch target of a control-flow instruction (absolute address).
-pub fn branch_target(insn: &Instruction) -> Option<i64> {
-    match insn.flow() {
-        Flow::BranchExec { target, .. } | Flow::Jump { target } => Some(target),
-        _ => {
-            // Fallback on the raw encoding (jmp_exec_any/none: signed 32-bit
-            // offset at bit 16, relative to the instruction).
-            let n = form_name(insn);
-            if n == "jmp_exec_any" || n == "jmp_exec_none" {
-                let off = ((insn.raw >> 16) & 0xFFFF_FFFF) as u32 as i32;
-                Some(insn.addr as i64 + off as i64)
-            } else {
-                None
-            }
-        }
-    }
-}
-
-/// Loops from back-edges: a branch at index `j` to an earlier address `t`
-/// spans the instructions from `t` to `j`. (AGX loops are structured; the
-/// CFG/loop analysis gives the same ranges on reducible code.)
+/// Loops of `insns` as instruction-index spans, from the analysis crate's
+/// loop forest (the one place loops are found).
 pub fn find_loops(insns: &[Instruction]) -> Vec<LoopSpan> {
-    let mut out = Vec::new();
-    for (j, insn) in insns.iter().enumerate() {
-        if let Some(t) = branch_target(insn) {
-            if t <= insn.addr as i64 {
-                let s = insns.partition_point(|i| (i.addr as i64) < t);
-                if s <= j {
-                    out.push(LoopSpan { start: s, end: j });
-                }
-            }
-        }
-    }
-    out.sort_by_key(|l| (l.start, std::cmp::Reverse(l.end)));
-    out.dedup();
-    out
+    spans_from_analysis(insns, &crate::analyze(insns))
 }
 
 /// Value of a named encoding field of the instruction's form.
@@ -308,20 +499,24 @@ fn mem_bytes_per_lane(insn: &Instruction) -> f64 {
     data.map(|r| r.halves() as f64 * 2.0).unwrap_or(4.0)
 }
 
-/// Latency of a load, by memory class.
+/// Latency of a load, by the memory space the ISA semantics give it.
 fn load_latency(insn: &Instruction, mem: &MemParams) -> f64 {
-    match mem_class(insn) {
-        Some(MemClass::Device) => mem.device_latency(),
-        Some(MemClass::Threadgroup) => mem.threadgroup_latency,
-        Some(MemClass::Stack) => mem.stack_latency,
+    match insn.mem_access().map(|m| m.space) {
+        Some(MemSpace::Device | MemSpace::Texture) => mem.device_latency(),
+        Some(MemSpace::Threadgroup) => mem.threadgroup_latency,
+        Some(MemSpace::Stack) => mem.stack_latency,
         _ => 0.0,
     }
 }
 
+/// Whether the instruction returns data at a `wait` (loads and atomics).
 fn is_load(insn: &Instruction) -> bool {
     matches!(
-        mem_class(insn),
-        Some(MemClass::Device | MemClass::Threadgroup | MemClass::Stack)
+        insn.mem_access(),
+        Some(MemAccess {
+            dir: MemDir::Load | MemDir::Atomic,
+            space: MemSpace::Device | MemSpace::Texture | MemSpace::Threadgroup | MemSpace::Stack,
+        })
     )
 }
 
@@ -417,9 +612,10 @@ fn raw_dep(gpu: &GpuTiming, prev: &Static, cur: &Static) -> Option<RawDep> {
     } else {
         gpu.raw_penalty_32
     };
-    // Register cache: a dependent instruction fetching a single distinct
-    // register (x*x+1) runs at near full rate (metal-benchmarks).
-    if cur.distinct_sources <= 1 {
+    // Register cache: metal-benchmarks measured one case, an FFMA whose
+    // multiply reads one register twice (`x*x+1` at ~95% with ILP=1); only
+    // that shape (fma/fmul reading a single distinct register) is exempt.
+    if cur.distinct_sources <= 1 && (cur.key.starts_with("fma") || cur.key.starts_with("fmul")) {
         penalty = 0.0;
     }
     Some(RawDep {
@@ -439,11 +635,15 @@ struct RegionOut {
 /// Outstanding loads per scoreboard slot: (completion time, [(index, latency)]).
 type SlotMap = BTreeMap<Option<u32>, (f64, Vec<(usize, f64)>)>;
 
+/// Models one region. `follows[i]` says whether instruction `i` issues
+/// right after instruction `i - 1` of the region (for `i = 0`: after the
+/// last one, the loop's wrap-around); a RAW penalty needs that adjacency.
 #[allow(clippy::needless_range_loop)]
 fn model_region(
     gpu: &GpuTiming,
     params: &ModelParams,
     insns: &[&Instruction],
+    follows: &[bool],
     is_loop: bool,
 ) -> RegionOut {
     let mut arena = Vec::new();
@@ -451,66 +651,68 @@ fn model_region(
     let n = st.len();
     let k = params.simds_per_scheduler(gpu);
 
-    // ---- throughput view ----
+    // ---- throughput bounds ----
     let mut pipes = PipeCycles::default();
     let mut deps: Vec<Option<RawDep>> = vec![None; n];
-    let per_sched_bw = params.mem.l1_bytes_per_cycle_per_core / gpu.schedulers_per_core as f64;
+    let sched = gpu.schedulers_per_core as f64;
+    let l1_bw = params.mem.l1_bytes_per_cycle_per_core / sched;
+    let dram_bw = params.mem.dram_bytes_per_cycle_per_core / sched;
+    let miss = 1.0 - params.mem.l1_hit_rate.clamp(0.0, 1.0);
     let (mut loads, mut stores) = (0, 0);
     for i in 0..n {
         let s = &st[i];
-        pipes.issue += gpu.issue_cycles;
+        pipes.issue += gpu.issue_of(s.unit);
+        let prev = if i > 0 {
+            Some(i - 1)
+        } else if is_loop && n > 1 {
+            Some(n - 1)
+        } else {
+            None
+        };
+        if let Some(p) = prev.filter(|_| follows.get(i).copied().unwrap_or(true)) {
+            deps[i] = raw_dep(gpu, &st[p], s);
+        }
+        let pen = deps[i].as_ref().map_or(0.0, |d| d.penalty);
+        pipes.raw_penalty += pen;
+        // the penalty is paid on the consumer's pipe
         match s.unit {
-            Unit::F32 => pipes.f32 += s.tp,
-            Unit::F16 => pipes.f16 += s.tp,
-            Unit::Scib => pipes.scib += s.tp,
-            Unit::Ic => pipes.ic += s.tp,
+            Unit::F32 => pipes.f32 += s.tp + pen,
+            Unit::F16 => pipes.f16 += s.tp + pen,
+            Unit::Scib => pipes.scib += s.tp + pen,
+            Unit::Ic => pipes.ic += s.tp + pen,
             Unit::Mem => {
-                if is_load(s.insn) {
-                    loads += 1;
-                } else if mem_class(s.insn) == Some(MemClass::Store) {
-                    stores += 1;
-                }
-                let device = matches!(
-                    form_name(s.insn),
-                    "device_load" | "device_store" | "device_load.TODO" | "device_store.TODO"
-                );
-                if device && per_sched_bw > 0.0 {
-                    pipes.mem += mem_bytes_per_lane(s.insn) * gpu.simd_width as f64 / per_sched_bw;
+                if let Some(m) = s.insn.mem_access() {
+                    match m.dir {
+                        MemDir::Load | MemDir::Atomic => loads += 1,
+                        MemDir::Store => stores += 1,
+                    }
+                    if matches!(m.space, MemSpace::Device | MemSpace::Texture) {
+                        let bytes = mem_bytes_per_lane(s.insn) * gpu.simd_width as f64;
+                        if l1_bw > 0.0 {
+                            pipes.mem += bytes / l1_bw;
+                        }
+                        if dram_bw > 0.0 {
+                            pipes.dram += bytes * miss / dram_bw;
+                        }
+                    }
                 }
             }
             Unit::Ctrl => {}
         }
-        let prev = if i > 0 {
-            Some(&st[i - 1])
-        } else if is_loop && n > 1 {
-            Some(&st[n - 1])
-        } else {
-            None
-        };
-        if let Some(p) = prev {
-            deps[i] = raw_dep(gpu, p, s);
-            if let Some(d) = &deps[i] {
-                pipes.raw_penalty += d.penalty;
-            }
-        }
     }
     let alu = pipes.fscib().max(pipes.ic);
-    let cpi = pipes
-        .fscib()
-        .max(pipes.ic)
-        .max(pipes.issue + pipes.raw_penalty)
-        .max(pipes.mem);
 
-    // ---- latency view: in-order simulation of one SIMD-group ----
+    // ---- one SIMD-group's in-order pass ----
     let iters = if is_loop { 3 } else { 1 };
     let mut reg_ready = vec![0.0f64; 512];
     let mut slot_done: SlotMap = BTreeMap::new();
     let mut t = 0.0f64;
-    let mut fscib_free = 0.0f64;
-    let mut ic_free = 0.0f64;
+    let mut pipe_free = [0.0f64; 2]; // F+SCIB, IC
     let mut iter_end = vec![0.0f64; iters];
     let mut stall_single = vec![0.0f64; n];
+    let mut is_mem_stall = vec![false; n];
     let mut wait_info: Vec<WaitStall> = Vec::new();
+    let mut wait_at: Vec<usize> = Vec::new();
     let mut wait_idx: Vec<(usize, Vec<usize>)> = Vec::new();
     for it in 0..iters {
         for i in 0..n {
@@ -519,10 +721,13 @@ fn model_region(
             for (h, _) in s.uses {
                 start = start.max(reg_ready[*h as usize % 512]);
             }
-            match s.unit {
-                Unit::Ic => start = start.max(ic_free),
-                u if u.is_fscib() => start = start.max(fscib_free),
-                _ => {}
+            let pipe = match s.unit {
+                Unit::Ic => Some(1),
+                u if u.is_fscib() => Some(0),
+                _ => None,
+            };
+            if let Some(p) = pipe {
+                start = start.max(pipe_free[p]);
             }
             let mut completed: Vec<(usize, f64)> = Vec::new();
             let mut wait_lat = 0.0;
@@ -547,6 +752,8 @@ fn model_region(
             if it == iters - 1 {
                 stall_single[i] = stall;
                 if s.key == "wait" && !completed.is_empty() {
+                    is_mem_stall[i] = true;
+                    wait_at.push(i);
                     wait_idx.push((i, completed.iter().map(|c| c.0).collect()));
                     wait_info.push(WaitStall {
                         addr: s.insn.addr,
@@ -559,17 +766,11 @@ fn model_region(
                     });
                 }
             }
-            // issue
-            match s.unit {
-                Unit::Ic => ic_free = start + s.tp,
-                u if u.is_fscib() => fscib_free = start + s.tp,
-                _ => {}
+            if let Some(p) = pipe {
+                pipe_free[p] = start + s.tp;
             }
-            let mut issue = gpu.issue_cycles;
-            if let Some(d) = &deps[i] {
-                issue += d.penalty;
-            }
-            let done = if is_load(s.insn) || s.key == "atomic" {
+            let issue = gpu.issue_of(s.unit) + deps[i].as_ref().map_or(0.0, |d| d.penalty);
+            let done = if is_load(s.insn) {
                 let lat = load_latency(s.insn, &params.mem);
                 let d = start + lat;
                 let e = slot_done
@@ -593,8 +794,8 @@ fn model_region(
     } else {
         iter_end[0]
     };
-    // Independent work between the loads and each wait: issue-time distance,
-    // recomputed from the static issue positions (instructions between).
+    // Independent work between the loads and each wait: issue cycles of the
+    // instructions between them.
     for (w, (wi, lis)) in wait_info.iter_mut().zip(&wait_idx) {
         let wi = *wi;
         let li = lis
@@ -610,7 +811,8 @@ fn model_region(
             .sum();
     }
 
-    // ---- recurrence (dataflow only) ----
+    // ---- loop-carried chain (dataflow only; reported, and a lower bound
+    // of the in-order pass) ----
     let recurrence = if is_loop {
         let mut ready = vec![0.0f64; 512];
         let mut second: Vec<f64> = Vec::new();
@@ -633,9 +835,6 @@ fn model_region(
                 second = ready.clone();
             }
         }
-        // Only halves the region writes differ between the second and the
-        // third pass (the others give exactly +0.0, below the 0.0 start, and
-        // max is exact): fold over those.
         st.iter()
             .flat_map(|s| s.defs.iter())
             .map(|&(h, _)| {
@@ -647,89 +846,91 @@ fn model_region(
         0.0
     };
 
-    let latency_view = single / k;
-    let lbc = cpi.max(latency_view);
-    // Exposed stalls: other SIMD-groups' work fills `(k-1) * cpi` cycles.
-    let hide = (k - 1.0) * cpi;
+    // ---- the bound ----
+    let mem_stall_single: f64 = (0..n)
+        .filter(|&i| is_mem_stall[i])
+        .map(|i| stall_single[i])
+        .sum();
+    let (mem_latency, dep_chain) = if mem_stall_single > 0.0 {
+        (single / k, (single - mem_stall_single).max(0.0) / k)
+    } else {
+        (0.0, single / k)
+    };
+    let bound = Bound::of([
+        pipes.f32,
+        pipes.f16,
+        pipes.scib,
+        pipes.fscib(),
+        pipes.ic,
+        pipes.issue,
+        pipes.mem,
+        pipes.dram,
+        mem_latency,
+        dep_chain,
+    ]);
+    let cost = bound.cycles;
+    let by = bound.by;
+    // One exposed-stall formula: the cost above the largest throughput
+    // bound, shared among the stalling instructions by their stall.
+    let exposed = (cost - bound.throughput()).max(0.0);
+    let total_stall: f64 = stall_single.iter().sum();
+    let share = |i: usize| {
+        if total_stall > 0.0 {
+            exposed * stall_single[i] / total_stall
+        } else {
+            0.0
+        }
+    };
     let mut per_insn = Vec::with_capacity(n);
     for i in 0..n {
-        let exposed = (stall_single[i] - hide).max(0.0);
-        per_insn.push((deps[i].clone(), stall_single[i], exposed));
+        per_insn.push((deps[i].clone(), stall_single[i], round3(share(i))));
     }
-    for w in wait_info.iter_mut() {
-        w.exposed = (w.stall_single - hide).max(0.0);
+    for (w, &i) in wait_info.iter_mut().zip(&wait_at) {
+        w.exposed = round3(share(i));
     }
+    let memory_stall: f64 = wait_info.iter().map(|w| w.exposed).sum();
     let wait_stall: f64 = wait_info.iter().map(|w| w.stall_single).sum();
-    let exposed_stall = (lbc - cpi).max(0.0);
 
-    // ---- bottleneck ----
-    let top = |unit_ok: &dyn Fn(Unit) -> bool| -> Option<(u32, &'static str, f64)> {
-        st.iter()
-            .filter(|s| unit_ok(s.unit))
-            .max_by(|a, b| a.tp.partial_cmp(&b.tp).unwrap())
-            .map(|s| (s.insn.addr, s.insn.mnemonic, s.tp))
-    };
-    let cands: [(&'static str, f64); 5] = [
-        ("F+SCIB pipe", pipes.fscib()),
-        ("IC pipe", pipes.ic),
-        ("dispatch", pipes.issue + pipes.raw_penalty),
-        ("memory bandwidth", pipes.mem),
-        ("latency", latency_view),
-    ];
-    let (unit, val) =
-        cands
-            .iter()
-            .cloned()
-            .fold(("none", -1.0), |a, b| if b.1 > a.1 + 1e-9 { b } else { a });
-    let second = cands
-        .iter()
-        .filter(|c| c.0 != unit)
-        .cloned()
-        .fold(("none", -1.0), |a, b| if b.1 > a.1 { b } else { a });
+    // ---- words ----
     let per = if is_loop { " cy/iter" } else { " cy" };
+    let (second, second_v) = bound.runner_up();
     let mut bottleneck = format!(
-        "{unit}: {}{per} vs {} {} cy",
-        fmt_cy(val),
-        second.0,
-        fmt_cy(second.1)
+        "{}: {}{per} (next: {} {} cy)",
+        bound_label(bound.by),
+        fmt_cy(cost),
+        bound_label(second),
+        fmt_cy(second_v)
     );
-    match unit {
-        "IC pipe" => {
-            if let Some((a, m, tp)) = top(&|u| u == Unit::Ic) {
-                bottleneck += &format!("; {m} at 0x{a:x} is {} of them", fmt_cy(tp));
+    match bound.by {
+        "ic" => {
+            if let Some(s) = st
+                .iter()
+                .filter(|s| s.unit == Unit::Ic)
+                .max_by(|a, b| a.tp.total_cmp(&b.tp))
+            {
+                bottleneck += &format!(
+                    "; {} at 0x{:x} takes {} of them",
+                    s.insn.mnemonic,
+                    s.insn.addr,
+                    fmt_cy(s.tp)
+                );
             }
         }
-        "F+SCIB pipe" => {
+        "fscib" | "f32" | "f16" | "scib" => {
             bottleneck += &format!(
-                " (F32 {}, F16 {}, SCIB {}, RAW penalties {})",
+                " (F32 {}, F16 {}, SCIB {}, of which RAW penalties {})",
                 fmt_cy(pipes.f32),
                 fmt_cy(pipes.f16),
                 fmt_cy(pipes.scib),
                 fmt_cy(pipes.raw_penalty)
             );
         }
-        "latency" => {
-            let worst = wait_info
-                .iter()
-                .max_by(|a, b| a.stall_single.partial_cmp(&b.stall_single).unwrap());
+        "memory_latency" | "dependency_chain" => {
             bottleneck += &format!(
-                "; one SIMD-group needs {} cy per pass, {:.0} SIMD-groups/scheduler hide {}",
+                "; one SIMD-group alone needs {} cy per pass, {} SIMD-groups/scheduler share it",
                 fmt_cy(single),
-                k,
-                fmt_cy(hide.min(single))
+                fmt_cy(k)
             );
-            if let Some(w) = worst.filter(|w| w.stall_single > 0.0) {
-                bottleneck += &format!(
-                    "; wait at 0x{:x} stalls {} cy",
-                    w.addr,
-                    fmt_cy(w.stall_single)
-                );
-            } else if recurrence > 0.0 {
-                bottleneck += &format!(
-                    "; loop-carried dependency chain {} cy/iter",
-                    fmt_cy(recurrence)
-                );
-            }
         }
         _ => {}
     }
@@ -738,17 +939,19 @@ fn model_region(
         timing: RegionTiming {
             instructions: n,
             pipes,
-            cycles_per_iteration: round3(cpi),
-            latency_bound_cycles: round3(lbc),
+            cycles_per_iteration: cost,
+            latency_bound_cycles: cost,
+            bound,
             single_simd_iteration_cycles: round3(single),
             recurrence_cycles: round3(recurrence),
             loads,
             stores,
             waits: wait_info,
             wait_stall: round3(wait_stall),
-            exposed_stall: round3(exposed_stall),
+            exposed_stall: round3(exposed),
+            memory_stall: round3(memory_stall),
             alu_per_iter: round3(alu),
-            bottleneck_unit: unit,
+            bottleneck_unit: bound_label(by),
             bottleneck,
         },
         per_insn,
@@ -773,18 +976,122 @@ pub fn fmt_cy(x: f64) -> String {
 /// kernels and tests.
 pub fn body_timing(insns: &[Instruction], params: &ModelParams) -> RegionTiming {
     let refs: Vec<&Instruction> = insns.iter().collect();
-    model_region(&G13, params, &refs, true).timing
+    let follows = vec![true; refs.len()];
+    model_region(&G13, params, &refs, &follows, true).timing
 }
 
-/// Models a whole kernel (main's instructions in address order), finding
-/// loops from back-edges.
+/// Models a whole kernel (main's instructions in address order), with the
+/// loops the analysis crate finds.
 pub fn analyze_kernel(insns: &[Instruction], params: &ModelParams) -> KernelTiming {
     let loops = find_loops(insns);
     analyze_kernel_with_loops(&G13, insns, &loops, params)
 }
 
-/// Models a whole kernel with loops supplied by the caller (e.g. from the
-/// CFG/loop analysis).
+/// The exec-mask if/else structure: for each instruction, the innermost
+/// conditional arm it lies in, as (frame, arm), with each frame's opening
+/// instruction and whether it has an else arm.
+struct Arms {
+    arm_of: Vec<Option<(usize, u8)>>,
+    /// Per frame: index of the opening `if`, parent frame, has an else.
+    frames: Vec<(usize, Option<usize>, bool)>,
+}
+
+fn exec_arms(insns: &[Instruction]) -> Arms {
+    let mut arm_of = vec![None; insns.len()];
+    let mut frames: Vec<(usize, Option<usize>, bool)> = Vec::new();
+    let mut stack: Vec<(usize, u8)> = Vec::new();
+    for (i, insn) in insns.iter().enumerate() {
+        // exec-mask instructions themselves run on every path: they belong
+        // to the arm enclosing their frame
+        match insn.exec_op() {
+            Some(ExecOp::If) => {
+                arm_of[i] = stack.last().copied();
+                let parent = stack.last().map(|f| f.0);
+                frames.push((i, parent, false));
+                stack.push((frames.len() - 1, 0));
+            }
+            Some(ExecOp::Else) => {
+                if stack.len() >= 2 {
+                    arm_of[i] = Some(stack[stack.len() - 2]);
+                }
+                if let Some(top) = stack.last_mut() {
+                    top.1 = 1;
+                    frames[top.0].2 = true;
+                }
+            }
+            Some(ExecOp::Pop(n)) => {
+                for _ in 0..n.max(1) {
+                    stack.pop();
+                }
+                arm_of[i] = stack.last().copied();
+            }
+            _ => arm_of[i] = stack.last().copied(),
+        }
+    }
+    Arms { arm_of, frames }
+}
+
+/// Which instructions of a region a uniform path runs: `longest` keeps the
+/// dearer arm of every if/else (and every if-only arm), otherwise the
+/// cheaper arm (and no if-only arm). Only frames opened inside the region
+/// count; `weight` ranks arms.
+fn path_subset(
+    idx: &[usize],
+    arms: &Arms,
+    weight: &dyn Fn(usize) -> f64,
+    longest: bool,
+) -> Vec<usize> {
+    use std::collections::{HashMap, HashSet};
+    let in_region: HashSet<usize> = idx.iter().copied().collect();
+    // frames opened in the region
+    let local: HashSet<usize> = (0..arms.frames.len())
+        .filter(|&f| in_region.contains(&arms.frames[f].0))
+        .collect();
+    // chain of local (frame, arm) ancestors of each instruction
+    let chain = |i: usize| -> Vec<(usize, u8)> {
+        let mut out = Vec::new();
+        if let Some((f, a)) = arms.arm_of[i] {
+            out.push((f, a));
+            let mut p = arms.frames[f].1;
+            // the arm of an ancestor is the arm its child frame's opener is in
+            let mut child_open = arms.frames[f].0;
+            while let Some(q) = p {
+                if let Some((qf, qa)) = arms.arm_of[child_open] {
+                    debug_assert_eq!(qf, q);
+                    out.push((qf, qa));
+                }
+                child_open = arms.frames[q].0;
+                p = arms.frames[q].1;
+            }
+        }
+        out.retain(|(f, _)| local.contains(f));
+        out
+    };
+    // weight of each arm (its instructions, nested arms included)
+    let mut arm_w: HashMap<(usize, u8), f64> = HashMap::new();
+    for &i in idx {
+        for key in chain(i) {
+            *arm_w.entry(key).or_default() += weight(i);
+        }
+    }
+    let keep_arm = |f: usize, a: u8| -> bool {
+        let has_else = arms.frames[f].2;
+        let w0 = arm_w.get(&(f, 0)).copied().unwrap_or(0.0);
+        let w1 = arm_w.get(&(f, 1)).copied().unwrap_or(0.0);
+        if !has_else {
+            return longest;
+        }
+        let pick0 = if longest { w0 >= w1 } else { w0 <= w1 };
+        (a == 0) == pick0
+    };
+    idx.iter()
+        .copied()
+        .filter(|&i| chain(i).iter().all(|&(f, a)| keep_arm(f, a)))
+        .collect()
+}
+
+/// Models a whole kernel with loops supplied by the caller (from the
+/// analysis crate's loop forest, [`spans_from_analysis`]).
 #[allow(clippy::needless_range_loop)]
 pub fn analyze_kernel_with_loops(
     gpu: &'static GpuTiming,
@@ -794,7 +1101,6 @@ pub fn analyze_kernel_with_loops(
 ) -> KernelTiming {
     let n = insns.len();
     let k = params.simds_per_scheduler(gpu);
-    // Innermost loop owning each instruction, and depth.
     let mut spans: Vec<LoopSpan> = spans
         .iter()
         .filter(|s| s.start <= s.end && s.end < n)
@@ -839,99 +1145,189 @@ pub fn analyze_kernel_with_loops(
             }
         }
     }
-    // Trip count of each loop and weight (product of enclosing trip counts,
-    // innermost first), computed once per loop.
     let trips: Vec<(u32, &'static str)> = spans
         .iter()
         .map(|s| {
             let h = insns[s.start].addr;
             match params.loop_trip_counts.get(&h) {
                 Some(&t) => (t, "override"),
-                None => (params.trip_count, "parameter"),
+                None if params.trip_count == DEFAULT_TRIP_COUNT => (params.trip_count, "default"),
+                None => (params.trip_count, "given"),
             }
         })
         .collect();
-    let trip = |li: usize| -> (u32, &'static str) { trips[li] };
+    let trip = |li: usize| -> f64 { trips[li].0 as f64 };
+    // Executions per thread of each loop's body: product of trip counts.
     let weights: Vec<f64> = (0..spans.len())
         .map(|li| {
             let mut w = 1.0;
             let mut p = Some(li);
             while let Some(q) = p {
-                w *= trip(q).0 as f64;
+                w *= trip(q);
                 p = parent[q];
             }
             w
         })
         .collect();
-    // Weight of each instruction = product of enclosing trip counts.
     let weight = |li: Option<usize>| -> f64 { li.map_or(1.0, |l| weights[l]) };
 
-    // Regions.
-    let outside: Vec<&Instruction> = (0..n)
-        .filter(|&i| owner[i].is_none())
-        .map(|i| &insns[i])
-        .collect();
-    let out_region = model_region(gpu, params, &outside, false);
-    let mut details: Vec<Option<(Option<RawDep>, f64, f64)>> = vec![None; n];
-    {
-        let idx: Vec<usize> = (0..n).filter(|&i| owner[i].is_none()).collect();
-        for (j, &i) in idx.iter().enumerate() {
-            details[i] = Some(out_region.per_insn[j].clone());
-        }
-    }
-    let mut bodies: Vec<RegionTiming> = Vec::new();
-    let mut members: Vec<Vec<usize>> = vec![Vec::new(); spans.len()];
+    // Regions: None = outside loops, Some(li) = loop li's own body.
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); spans.len() + 1];
     for (i, o) in owner.iter().enumerate() {
-        if let Some(li) = o {
-            members[*li].push(i);
-        }
+        members[o.map_or(0, |l| l + 1)].push(i);
     }
-    for li in 0..spans.len() {
-        let idx = std::mem::take(&mut members[li]);
+    let follows_of = |idx: &[usize]| -> Vec<bool> {
+        (0..idx.len())
+            .map(|j| {
+                if j == 0 {
+                    // wrap-around: the back-edge branch precedes the header
+                    true
+                } else {
+                    idx[j] == idx[j - 1] + 1
+                }
+            })
+            .collect()
+    };
+    let model_idx = |idx: &[usize], is_loop: bool| -> RegionOut {
         let refs: Vec<&Instruction> = idx.iter().map(|&i| &insns[i]).collect();
-        let r = model_region(gpu, params, &refs, true);
+        model_region(gpu, params, &refs, &follows_of(idx), is_loop)
+    };
+    let mut details: Vec<Option<(Option<RawDep>, f64, f64)>> = vec![None; n];
+    let mut regions: Vec<RegionTiming> = Vec::with_capacity(spans.len() + 1);
+    for (r, idx) in members.iter().enumerate() {
+        let out = model_idx(idx, r > 0);
         for (j, &i) in idx.iter().enumerate() {
-            details[i] = Some(r.per_insn[j].clone());
+            details[i] = Some(out.per_insn[j].clone());
         }
-        bodies.push(r.timing);
+        regions.push(out.timing);
     }
+
     // Inclusive per-iteration costs, innermost first.
     let mut order: Vec<usize> = (0..spans.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(depth[i]));
-    let mut incl_cpi = vec![0.0; spans.len()];
-    let mut incl_lbc = vec![0.0; spans.len()];
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); spans.len()];
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); spans.len() + 1];
     for (ch, p) in parent.iter().enumerate() {
-        if let Some(p) = p {
-            children[*p].push(ch);
-        }
+        children[p.map_or(0, |p| p + 1)].push(ch);
     }
+    let mut incl = vec![0.0; spans.len()];
+    let mut nested = vec![0.0; spans.len()];
     for &li in &order {
-        let mut c = bodies[li].cycles_per_iteration;
-        let mut l = bodies[li].latency_bound_cycles;
-        for &ch in &children[li] {
-            let t = trip(ch).0 as f64;
-            c += t * incl_cpi[ch];
-            l += t * incl_lbc[ch];
-        }
-        incl_cpi[li] = c;
-        incl_lbc[li] = l;
+        let c: f64 = children[li + 1].iter().map(|&ch| trip(ch) * incl[ch]).sum();
+        nested[li] = c;
+        incl[li] = round3(regions[li + 1].bound.cycles + c);
     }
-    let mut total = out_region.timing.latency_bound_cycles;
-    for li in 0..spans.len() {
-        if parent[li].is_none() {
-            total += trip(li).0 as f64 * incl_lbc[li];
+
+    // Uniform-branch paths: each region re-costed on the instructions (and
+    // nested loops) a uniform path runs, clamped so that shortest <= longest
+    // <= the divergent cost. Loops innermost first, then the straight line.
+    let arms = exec_arms(insns);
+    let mut incl_short = vec![0.0; spans.len()];
+    let mut incl_long = vec![0.0; spans.len()];
+    let (mut shortest, mut longest) = (0.0, 0.0);
+    let region_order: Vec<usize> = order.iter().map(|&l| l + 1).chain([0]).collect();
+    for r in region_order {
+        let idx = &members[r];
+        let full = regions[r].bound.cycles;
+        let mut header_of: BTreeMap<usize, usize> = BTreeMap::new();
+        for &ch in &children[r] {
+            header_of.insert(spans[ch].start, ch);
+        }
+        let mut all: Vec<usize> = idx
+            .iter()
+            .copied()
+            .chain(header_of.keys().copied())
+            .collect();
+        all.sort_unstable();
+        let has_arm = all.iter().any(|&i| arms.arm_of[i].is_some());
+        let cost = |longest_path: bool| -> f64 {
+            let sub = if has_arm {
+                let w = |i: usize| -> f64 {
+                    match header_of.get(&i) {
+                        Some(&ch) => trip(ch) * incl_long[ch],
+                        None => {
+                            let e = gpu.entry(classify(&insns[i]));
+                            e.throughput.max(gpu.issue_cycles)
+                        }
+                    }
+                };
+                path_subset(&all, &arms, &w, longest_path)
+            } else {
+                all.clone()
+            };
+            let own: Vec<usize> = sub
+                .iter()
+                .copied()
+                .filter(|i| !header_of.contains_key(i))
+                .collect();
+            let own_cost = if own.len() == idx.len() {
+                full
+            } else {
+                model_idx(&own, r > 0).timing.bound.cycles.min(full)
+            };
+            let kids: f64 = sub
+                .iter()
+                .filter_map(|i| header_of.get(i))
+                .map(|&ch| {
+                    trip(ch)
+                        * if longest_path {
+                            incl_long[ch]
+                        } else {
+                            incl_short[ch]
+                        }
+                })
+                .sum();
+            own_cost + kids
+        };
+        let long = cost(true);
+        let short = cost(false).min(long);
+        if r == 0 {
+            shortest = short;
+            longest = long;
+        } else {
+            incl_short[r - 1] = short;
+            incl_long[r - 1] = long;
         }
     }
 
+    // The breakdown: straight-line code, then each outermost loop.
+    let mut breakdown = Vec::new();
+    if !members[0].is_empty() {
+        breakdown.push(BreakdownPart {
+            part: PartKind::StraightLine,
+            at: insns[members[0][0]].addr,
+            cycles: regions[0].bound.cycles,
+            executions: 1.0,
+            loop_index: None,
+            callee: None,
+        });
+    }
+    for li in 0..spans.len() {
+        if parent[li].is_none() {
+            breakdown.push(BreakdownPart {
+                part: PartKind::Loop,
+                at: insns[spans[li].start].addr,
+                cycles: round3(trip(li) * incl[li]),
+                executions: trip(li),
+                loop_index: Some(li),
+                callee: None,
+            });
+        }
+    }
+    let total = round3(breakdown.iter().map(|b| b.cycles).sum());
+    let executions: Vec<f64> = (0..n).map(|i| weight(owner[i])).collect();
+    let longest = round3(longest).min(total);
+    let paths = Paths {
+        shortest: round3(shortest).min(longest),
+        longest,
+    };
+
     // Weighted unit cycles.
     let mut pipes = PipeCycles::default();
-    pipes.add_scaled(&out_region.timing.pipes, 1.0);
-    let mut mem = out_region.timing.exposed_stall;
-    for li in 0..spans.len() {
-        let w = weight(Some(li));
-        pipes.add_scaled(&bodies[li].pipes, w);
-        mem += bodies[li].exposed_stall * w;
+    let mut mem = 0.0;
+    for (r, reg) in regions.iter().enumerate() {
+        let w = if r == 0 { 1.0 } else { weights[r - 1] };
+        pipes.add_scaled(&reg.pipes, w);
+        mem += reg.memory_stall * w;
     }
     let cycles = UnitCycles {
         f32: round3(pipes.f32),
@@ -939,7 +1335,7 @@ pub fn analyze_kernel_with_loops(
         scib: round3(pipes.scib),
         ic: round3(pipes.ic),
         mem: round3(mem),
-        alu: round3((pipes.f32 + pipes.f16 + pipes.scib).max(pipes.ic)),
+        alu: round3(pipes.fscib().max(pipes.ic)),
     };
 
     // Per-instruction detail.
@@ -963,59 +1359,47 @@ pub fn analyze_kernel_with_loops(
         });
     }
 
-    // Kernel bottleneck: the largest weighted bound.
-    let fscib = pipes.fscib();
-    let issue = pipes.issue + pipes.raw_penalty;
-    let cands = [
-        ("F+SCIB pipe", fscib),
-        ("IC pipe", pipes.ic),
-        ("dispatch", issue),
-        ("memory bandwidth", pipes.mem),
-        ("memory latency (exposed stalls)", mem),
-    ];
-    let best = cands
+    // Kernel bottleneck: the dearest part of the breakdown, in its words.
+    let bottleneck = match breakdown
         .iter()
-        .cloned()
-        .fold(("none", -1.0), |a, b| if b.1 > a.1 + 1e-9 { b } else { a });
-    let second = cands
-        .iter()
-        .filter(|c| c.0 != best.0)
-        .cloned()
-        .fold(("none", -1.0), |a, b| if b.1 > a.1 { b } else { a });
-    let mut bottleneck = format!(
-        "{}: {} cy vs {} {} cy (loops weighted by trip count",
-        best.0,
-        fmt_cy(best.1),
-        second.0,
-        fmt_cy(second.1)
-    );
-    if spans.is_empty() {
-        bottleneck = format!(
-            "{}: {} cy vs {} {} cy (no loops",
-            best.0,
-            fmt_cy(best.1),
-            second.0,
-            fmt_cy(second.1)
-        );
-    } else if params.loop_trip_counts.is_empty() {
-        bottleneck += &format!(" {} = --trip-count default", params.trip_count);
-    }
-    bottleneck.push(')');
-    if let Some(hot) = (0..spans.len()).max_by(|&a, &b| {
-        (weight(Some(a)) * bodies[a].latency_bound_cycles)
-            .partial_cmp(&(weight(Some(b)) * bodies[b].latency_bound_cycles))
-            .unwrap()
-    }) {
-        bottleneck += &format!(
-            "; hottest loop {hot} at 0x{:x}: {}",
-            insns[spans[hot].start].addr, bodies[hot].bottleneck
-        );
-    }
-    let _ = k;
-    // last use of `bodies`: moved into the loop records, not cloned
+        .max_by(|a, b| a.cycles.total_cmp(&b.cycles))
+    {
+        None => "empty kernel".to_string(),
+        Some(p) => {
+            let pct = if total > 0.0 {
+                100.0 * p.cycles / total
+            } else {
+                0.0
+            };
+            match p.loop_index {
+                Some(li) => {
+                    let body = &regions[li + 1];
+                    format!(
+                        "loop at 0x{:x}, {} cy of {} cy ({pct:.0}%): {} cy/iter x {} iterations ({}); its own body is bound by {}",
+                        p.at,
+                        fmt_cy(p.cycles),
+                        fmt_cy(total),
+                        fmt_cy(incl[li]),
+                        trips[li].0,
+                        trips[li].1,
+                        body.bottleneck
+                    )
+                }
+                None => format!(
+                    "straight-line code, {} cy of {} cy ({pct:.0}%): {}",
+                    fmt_cy(p.cycles),
+                    fmt_cy(total),
+                    regions[0].bottleneck
+                ),
+            }
+        }
+    };
+    let mut regions = regions.into_iter();
+    let outside = regions.next().expect("outside region");
     let mut loops_out = Vec::with_capacity(spans.len());
-    for (li, body) in bodies.into_iter().enumerate() {
-        let (t, src) = trip(li);
+    for (li, body) in regions.enumerate() {
+        let (t, src) = trips[li];
+        let bound = body.bound.plus(nested[li]);
         loops_out.push(LoopTiming {
             index: li,
             header: insns[spans[li].start].addr,
@@ -1024,8 +1408,9 @@ pub fn analyze_kernel_with_loops(
             parent: parent[li],
             trip_count: t,
             trip_count_source: src,
-            cycles_per_iteration: round3(incl_cpi[li]),
-            latency_bound_cycles: round3(incl_lbc[li]),
+            cycles_per_iteration: bound.cycles,
+            latency_bound_cycles: bound.cycles,
+            bound,
             bottleneck: body.bottleneck.clone(),
             body,
         });
@@ -1037,8 +1422,11 @@ pub fn analyze_kernel_with_loops(
         simds_per_scheduler: round3(k),
         cycles,
         mesa_estimate: mesa_estimate(insns),
-        total_cycles: round3(total),
-        outside_loops: out_region.timing,
+        total_cycles: total,
+        breakdown,
+        paths,
+        executions,
+        outside_loops: outside,
         loops: loops_out,
         instructions_detail,
         bottleneck,
@@ -1052,9 +1440,6 @@ pub fn width_bits(insn: &Instruction) -> u32 {
 
 /// Loop spans from the CFG/loop analysis ([`crate::Analysis::loops`]).
 pub fn spans_from_analysis(insns: &[Instruction], analysis: &crate::Analysis) -> Vec<LoopSpan> {
-    // instructions are in address order: binary search (linear scans here
-    // made the model quadratic in the number of loops)
-    // (searched in a compact address array: no cache miss per probe)
     let addrs: Vec<u32> = insns.iter().map(|i| i.addr).collect();
     let idx = |a: u32| {
         addrs
@@ -1081,10 +1466,21 @@ pub fn analyze_with_analysis(
     analysis: &crate::Analysis,
     params: &ModelParams,
 ) -> KernelTiming {
+    analyze_with_analysis_on(&G13, insns, analysis, params)
+}
+
+/// [`analyze_with_analysis`] with another cost table (e.g. one whose fitted
+/// parameters are being cross-validated).
+pub fn analyze_with_analysis_on(
+    gpu: &'static GpuTiming,
+    insns: &[Instruction],
+    analysis: &crate::Analysis,
+    params: &ModelParams,
+) -> KernelTiming {
     let mut p = params.clone();
     if analysis.occupancy.threads > 0 {
         p.threads_per_core = p.threads_per_core.min(analysis.occupancy.threads);
     }
     let spans = spans_from_analysis(insns, analysis);
-    analyze_kernel_with_loops(&G13, insns, &spans, &p)
+    analyze_kernel_with_loops(gpu, insns, &spans, &p)
 }

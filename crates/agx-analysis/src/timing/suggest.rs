@@ -270,19 +270,24 @@ pub fn suggest(
             .waits
             .iter()
             .filter(|w| w.loads.iter().any(|a| dev_addrs.contains(a)))
-            .map(|w| w.stall_single)
+            .map(|w| w.exposed)
             .sum();
-        if !dev_loads.is_empty() && l.body.exposed_stall > 0.0 && dev_stall > 0.0 {
+        let mem_bound = matches!(
+            l.body.bound.by,
+            "memory_bandwidth" | "device_bandwidth" | "memory_latency"
+        );
+        if !dev_loads.is_empty() && mem_bound {
             push(
                 Severity::High,
                 dev_loads[0].addr,
                 "tile-global-loads",
                 format!(
-                    "Loop at 0x{:x}: {} global loads/iter with ~{} cy wait stall per SIMD-group ({} cy/iter exposed at {} SIMD-groups/scheduler). Tile the data into threadgroup memory and reuse it across iterations.",
+                    "Loop at 0x{:x} is bound by {} ({} cy/iter; {} global loads/iter, ~{} cy/iter of wait stall exposed at {} SIMD-groups/scheduler). Tile the data into threadgroup memory and reuse it across iterations.",
                     l.header,
+                    super::model::bound_label(l.body.bound.by),
+                    fmt_cy(l.body.bound.cycles),
                     dev_loads.len(),
                     fmt_cy(dev_stall),
-                    fmt_cy(l.body.exposed_stall),
                     fmt_cy(timing.simds_per_scheduler)
                 ),
             );
@@ -307,8 +312,7 @@ pub fn suggest(
         let first_raw = ds.iter().find(|d| {
             in_loop(l, d.addr) && d.raw_dep.as_ref().map(|r| r.penalty > 0.0).unwrap_or(false)
         });
-        let latency_bound =
-            no_mem_stall && l.body.latency_bound_cycles > l.body.cycles_per_iteration * 1.05;
+        let latency_bound = no_mem_stall && l.body.bound.by == "dependency_chain";
         let many_raw = raw_count >= 4 && raw_count * 4 >= l.body.instructions;
         if latency_bound || (many_raw && chain_bound > 0.0) {
             let at = first_raw.map(|d| d.addr).unwrap_or(l.header);
@@ -317,11 +321,12 @@ pub fn suggest(
                 at,
                 "break-dependency-chain",
                 format!(
-                    "Loop at 0x{:x}: loop-carried dependency chain of {} cy/iter and {raw_count} back-to-back RAW dependencies (first at 0x{at:x}); latency view {} cy vs throughput {} cy. Split accumulators / interleave independent chains.",
+                    "Loop at 0x{:x}: loop-carried dependency chain of {} cy/iter and {raw_count} back-to-back RAW dependencies (first at 0x{at:x}); the loop costs {} cy/iter, bound by {} (largest throughput bound {} cy). Split accumulators / interleave independent chains.",
                     l.header,
                     fmt_cy(l.body.recurrence_cycles),
-                    fmt_cy(l.body.latency_bound_cycles),
-                    fmt_cy(l.body.cycles_per_iteration)
+                    fmt_cy(l.body.cycles_per_iteration),
+                    super::model::bound_label(l.body.bound.by),
+                    fmt_cy(l.body.bound.throughput())
                 ),
             );
         }
@@ -469,7 +474,7 @@ pub fn suggest(
                 w.addr,
                 "independent-work-before-wait",
                 format!(
-                    "Only {} cy of work between the load at 0x{first:x} and the wait at 0x{:x} (latency ~{} cy, ~{} cy left exposed). Issue loads earlier / unroll so independent work covers them.",
+                    "Only {} cy of work between the load at 0x{first:x} and the wait at 0x{:x} (assumed load latency {} cy; ~{} cy exposed at this occupancy). Issue loads earlier / unroll so independent work covers them.",
                     fmt_cy(w.independent_work),
                     w.addr,
                     fmt_cy(w.latency),

@@ -86,6 +86,48 @@ pub struct MemParams {
     pub stack_latency: f64,
     /// L1 data bandwidth per GPU core, bytes/cycle (loads+stores).
     pub l1_bytes_per_cycle_per_core: f64,
+    /// Device-memory (DRAM) bandwidth per GPU core and GPU cycle: the chip's
+    /// bandwidth shared by its cores ([`DRAM_VARIANTS`]; default M1).
+    pub dram_bytes_per_cycle_per_core: f64,
+}
+
+/// One M1-family chip: DRAM bandwidth, GPU cores and clock.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct DramVariant {
+    pub chip: &'static str,
+    pub gb_per_s: f64,
+    pub cores: u32,
+    pub ghz: f64,
+    pub source: &'static str,
+}
+
+impl DramVariant {
+    /// Bytes per GPU cycle per core when every core streams at once.
+    pub fn bytes_per_cycle_per_core(&self) -> f64 {
+        self.gb_per_s / (self.cores as f64 * self.ghz)
+    }
+}
+
+/// DRAM bandwidth per G13 chip (largest GPU configuration of each chip;
+/// cores and clocks from metal-benchmarks' GPU table).
+pub const DRAM_VARIANTS: &[DramVariant] = &[
+    DramVariant { chip: "M1", gb_per_s: 68.25, cores: 8, ghz: 1.278, source: "LPDDR4X-4266, 128-bit: 68.25 GB/s (Apple M1 tech specs / AnandTech M1 review); 8 cores at 1.278 GHz (metal-benchmarks GPU table)" },
+    DramVariant { chip: "M1 Pro", gb_per_s: 200.0, cores: 16, ghz: 1.296, source: "Apple newsroom 2021-10-18 (M1 Pro: up to 200GB/s); 16 cores at 1.296 GHz (metal-benchmarks)" },
+    DramVariant { chip: "M1 Max", gb_per_s: 400.0, cores: 32, ghz: 1.296, source: "Apple newsroom 2021-10-18 (M1 Max: up to 400GB/s); 32 cores at 1.296 GHz (metal-benchmarks)" },
+    DramVariant { chip: "M1 Ultra", gb_per_s: 800.0, cores: 64, ghz: 1.296, source: "Apple newsroom 2022-03-08 (M1 Ultra: 800GB/s); 64 cores at 1.296 GHz (metal-benchmarks)" },
+];
+
+/// The variant whose `chip` matches `name` (case- and space-insensitive:
+/// `m1`, `m1-pro`, `M1 Max`, ...).
+pub fn dram_variant(name: &str) -> Option<&'static DramVariant> {
+    let norm = |s: &str| {
+        s.chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .collect::<String>()
+            .to_ascii_lowercase()
+    };
+    let n = norm(name);
+    DRAM_VARIANTS.iter().find(|v| norm(v.chip) == n)
 }
 
 impl Default for MemParams {
@@ -97,6 +139,7 @@ impl Default for MemParams {
             threadgroup_latency: 40.0,
             stack_latency: 100.0,
             l1_bytes_per_cycle_per_core: 64.0,
+            dram_bytes_per_cycle_per_core: DRAM_VARIANTS[0].bytes_per_cycle_per_core(),
         }
     }
 }
@@ -117,10 +160,11 @@ pub const MEM_PARAM_SOURCES: &[(&str, &str)] = &[
     ("threadgroup_latency", "assumption: threadgroup (on-core SRAM) loads ~40 cy; override"),
     ("stack_latency", "assumption: spill loads hit L1 (= l1_hit_latency default)"),
     ("l1_bytes_per_cycle_per_core", "metal-benchmarks README, On-Chip Memory: On-Core Data BW/Cycle 64 B (Apple 7/8)"),
+    ("dram_bytes_per_cycle_per_core", "chip DRAM GB/s / (GPU cores x GHz), M1 by default (6.68 B; M1 Pro/Max/Ultra 9.65 B, see DRAM_VARIANTS); the bytes that miss L1 (1 - l1_hit_rate) are charged to it, an assumption"),
 ];
 
 /// Timing facts for one GPU generation.
-#[derive(Debug, Serialize)]
+#[derive(Clone, Debug, Serialize)]
 pub struct GpuTiming {
     /// e.g. `"G13 (M1 family)"`.
     pub name: &'static str,
@@ -136,6 +180,9 @@ pub struct GpuTiming {
     pub raw_penalty_16: f64,
     /// Cycles one instruction occupies the scheduler's dispatch slot.
     pub issue_cycles: f64,
+    /// Dispatch cycles of an IC-pipe instruction (fitted: see
+    /// [`GpuTiming::issue_of`] and docs/accuracy.md).
+    pub ic_issue_cycles: f64,
     /// Statements about the model that are not table rows.
     pub notes: &'static [(&'static str, &'static str)],
 }
@@ -245,6 +292,7 @@ pub static G13: GpuTiming = GpuTiming {
     raw_penalty_32: 0.84,
     raw_penalty_16: 0.56,
     issue_cycles: 1.0,
+    ic_issue_cycles: IC_ISSUE_CYCLES,
     notes: &[
         ("schedulers_per_core = 4, one instruction per cycle each", "metal-benchmarks ALU Layout"),
         ("F32, F16 and SCIB share the FP32/integer/conditional pipes: their throughputs add", "metal-benchmarks ALU Layout; Mesa agx_estimate_cycles sums them into f_scib"),
@@ -256,6 +304,24 @@ pub static G13: GpuTiming = GpuTiming {
         ("unknown loop trip counts use the `trip_count` parameter (default 16)", "assumption: stated default, override with --trip-count"),
     ],
 };
+
+/// Dispatch slots an IC-pipe instruction takes. Not measured directly:
+/// fitted by 5-fold cross-validation to metal-benchmarks' mixed-workload
+/// rows (`cargo run -p agx-analysis --example accuracy`, docs/accuracy.md
+/// reports the held-out error); every single-instruction row is unchanged
+/// by it (IC throughputs are all >= 4).
+pub const IC_ISSUE_CYCLES: f64 = 1.0;
+
+impl GpuTiming {
+    /// Dispatch cycles of an instruction on `unit`.
+    pub fn issue_of(&self, unit: Unit) -> f64 {
+        if unit == Unit::Ic {
+            self.ic_issue_cycles
+        } else {
+            self.issue_cycles
+        }
+    }
+}
 
 /// The default generation.
 pub fn g13() -> &'static GpuTiming {
@@ -500,19 +566,16 @@ fn classify_crosslane(name: &str, insn: &Instruction) -> Option<&'static str> {
 
 /// Memory class of a memory instruction (by form), if any.
 pub fn mem_class(insn: &Instruction) -> Option<MemClass> {
-    match form_name(insn) {
-        "device_load" | "device_load.TODO" | "async_load" | "texture_sample" | "texture_load" => {
-            Some(MemClass::Device)
-        }
-        "atomic" => Some(MemClass::Device),
-        "threadgroup_load" | "threadgroup_atomic" => Some(MemClass::Threadgroup),
-        "stack_load" => Some(MemClass::Stack),
-        "device_store" | "device_store.TODO" | "threadgroup_store" | "stack_store"
-        | "uniform_store" | "async_store" | "image_write" | "image_write_block" => {
-            Some(MemClass::Store)
-        }
-        _ => None,
-    }
+    // Derived from the ISA's one memory classification.
+    use agx_isa::{MemDir, MemSpace};
+    let m = insn.mem_access()?;
+    Some(match (m.dir, m.space) {
+        (MemDir::Store, _) => MemClass::Store,
+        (_, MemSpace::Device | MemSpace::Texture) => MemClass::Device,
+        (_, MemSpace::Threadgroup) => MemClass::Threadgroup,
+        (_, MemSpace::Stack) => MemClass::Stack,
+        _ => return None,
+    })
 }
 
 impl GpuTiming {
