@@ -12,7 +12,7 @@
 use crate::layout::{self, Layout};
 use crate::Profile;
 use agx_analysis::timing::model::fmt_cy;
-use agx_analysis::timing::{Severity, Unit};
+use agx_analysis::timing::{bound_label, PartKind, Severity, Unit};
 use agx_isa::format::write_asm;
 use agx_isa::Syntax;
 use std::fmt::Write as _;
@@ -167,7 +167,7 @@ fn kernel(o: &mut String, k: usize, p: &Profile, all: &[Profile]) {
     o.push_str("<div class=\"cards\">\n");
     occupancy(o, p);
     pipes(o, p);
-    breakdown(o, p);
+    breakdown(o, k, p);
     o.push_str("</div>\n");
     loops_table(o, k, p);
     graph(o, k, p);
@@ -305,33 +305,55 @@ fn pipes(o: &mut String, p: &Profile) {
     );
 }
 
-/// The parts the total is the sum of: straight-line code, then every
-/// outermost loop × its trip count (nested loops are inside their parent's
-/// figure).
-fn breakdown(o: &mut String, p: &Profile) {
+/// The model's breakdown of the total (straight-line code, each outer
+/// loop, each call), as a stacked bar and a table.
+fn breakdown(o: &mut String, k: usize, p: &Profile) {
     let t = &p.timing;
-    let mut parts: Vec<(String, f64)> = vec![(
-        "straight-line code".to_string(),
-        t.outside_loops.latency_bound_cycles,
-    )];
-    for l in t.loops.iter().filter(|l| l.parent.is_none()) {
-        parts.push((
-            format!(
-                "loop {} at 0x{:x} ({} × {} cy)",
-                l.index,
-                l.header,
-                l.trip_count,
-                fmt_cy(l.latency_bound_cycles)
-            ),
-            l.trip_count as f64 * l.latency_bound_cycles,
-        ));
-    }
-    let total: f64 = parts.iter().map(|x| x.1).sum();
+    let parts: Vec<(String, Option<String>, f64)> = t
+        .breakdown
+        .iter()
+        .map(|b| {
+            let (name, href) = match b.part {
+                PartKind::StraightLine => (
+                    format!(
+                        "straight-line code ({} instructions), {}",
+                        t.outside_loops.instructions,
+                        bound_label(t.outside_loops.bound.by)
+                    ),
+                    None,
+                ),
+                PartKind::Loop => match b.loop_index.and_then(|i| t.loops.get(i)) {
+                    Some(l) => (
+                        format!(
+                            "loop {} at 0x{:x}: {} cy/iter × {}",
+                            l.index,
+                            l.header,
+                            fmt_cy(l.cycles_per_iteration),
+                            l.trip_count
+                        ),
+                        Some(format!("#k{k}-a{:x}", l.header)),
+                    ),
+                    None => (format!("loop at 0x{:x}", b.at), None),
+                },
+                PartKind::Call => (
+                    format!(
+                        "call at 0x{:x} to 0x{:x} × {}",
+                        b.at,
+                        b.callee.unwrap_or(0),
+                        fmt_cy(b.executions)
+                    ),
+                    Some(format!("#k{k}-a{:x}", b.at)),
+                ),
+            };
+            (name, href, b.cycles)
+        })
+        .collect();
+    let total: f64 = parts.iter().map(|x| x.2).sum();
     const COLORS: [&str; 6] = [
         "#94a3b8", "#2563eb", "#d97706", "#7c3aed", "#059669", "#db2777",
     ];
     o.push_str("<div class=\"card\" id=\"breakdown\"><h4>Cost breakdown</h4><div class=\"stack\">");
-    for (i, (name, v)) in parts.iter().enumerate() {
+    for (i, (name, _, v)) in parts.iter().enumerate() {
         let w = if total > 0.0 { v / total * 100.0 } else { 0.0 };
         let _ = write!(
             o,
@@ -341,20 +363,29 @@ fn breakdown(o: &mut String, p: &Profile) {
         );
     }
     o.push_str("</div><table class=\"grid\">\n");
-    for (i, (name, v)) in parts.iter().enumerate() {
+    for (i, (name, href, v)) in parts.iter().enumerate() {
         let pct = if total > 0.0 { v / total * 100.0 } else { 0.0 };
+        let name = match href {
+            Some(h) => format!("<a href=\"{h}\">{}</a>", esc(name)),
+            None => esc(name),
+        };
         let _ = writeln!(
             o,
-            "<tr><td class=\"l\"><span style=\"color:{}\">■</span> {}</td><td>{} cy</td><td>{pct:.1}%</td></tr>",
+            "<tr><td class=\"l\"><span style=\"color:{}\">■</span> {name}</td><td>{} cy</td><td>{pct:.1}%</td></tr>",
             COLORS[i % COLORS.len()],
-            esc(name),
             fmt_cy(*v)
         );
     }
     let _ = writeln!(
         o,
-        "<tr><th class=\"l\">total (estimate)</th><th>{} cy</th><th></th></tr></table></div>",
+        "<tr><th class=\"l\">total (estimate)</th><th>{} cy</th><th></th></tr></table>",
         fmt_cy(t.total_cycles)
+    );
+    let _ = writeln!(
+        o,
+        "<div class=\"dim\">uniform paths: {} – {} cy</div></div>",
+        fmt_cy(t.paths.shortest),
+        fmt_cy(t.paths.longest)
     );
 }
 
@@ -364,17 +395,18 @@ fn loops_table(o: &mut String, k: usize, p: &Profile) {
     let r = &t.outside_loops;
     let _ = writeln!(
         o,
-        "<tr><td class=\"l\">straight-line</td><td>0</td><td>{}</td><td>1</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
+        "<tr><td class=\"l\">straight-line</td><td>0</td><td>{}</td><td>1</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\"><b>{}</b> {}</td></tr>",
         r.instructions,
         fmt_cy(r.cycles_per_iteration),
         fmt_cy(r.latency_bound_cycles),
         fmt_cy(r.exposed_stall),
+        bound_label(r.bound.by),
         esc(&r.bottleneck)
     );
     for l in &t.loops {
         let _ = writeln!(
             o,
-            "<tr><td class=\"l\"><a href=\"#k{k}-a{:x}\">loop {}</a> 0x{:x}–0x{:x}</td><td>{}</td><td>{}</td><td>{} ({})</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
+            "<tr><td class=\"l\"><a href=\"#k{k}-a{:x}\">loop {}</a> 0x{:x}–0x{:x}</td><td>{}</td><td>{}</td><td>{} ({})</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\"><b>{}</b> {}</td></tr>",
             l.header,
             l.index,
             l.header,
@@ -386,6 +418,7 @@ fn loops_table(o: &mut String, k: usize, p: &Profile) {
             fmt_cy(l.cycles_per_iteration),
             fmt_cy(l.latency_bound_cycles),
             fmt_cy(l.body.exposed_stall),
+            bound_label(l.bound.by),
             esc(&l.bottleneck)
         );
     }

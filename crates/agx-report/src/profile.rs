@@ -66,9 +66,8 @@ pub struct Profile {
 }
 
 /// What one basic block costs, from the timing model's per-instruction
-/// detail: issue cycles plus exposed stall per execution, times the number
-/// of executions (product of the enclosing loops' trip counts, the same
-/// weights the model uses for the kernel totals).
+/// detail: issue cycles plus exposed stall per execution, times the model's
+/// executions (product of the enclosing loops' trip counts).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct BlockCost {
     /// Issue cycles + exposed stall cycles for one execution of the block.
@@ -167,35 +166,24 @@ impl Profile {
 
 /// Per-block costs (see [`BlockCost`]) and weighted per-instruction cycles.
 fn block_costs(cfg: &Cfg, insns: &[Instruction], t: &KernelTiming) -> (Vec<BlockCost>, Vec<f64>) {
-    // Executions of each timing loop's body: its trip count times its
-    // parents' (the weights the model applies to its totals).
-    let weights: Vec<f64> = (0..t.loops.len())
-        .map(|li| {
-            let mut w = 1.0;
-            let mut cur = Some(li);
-            while let Some(q) = cur {
-                w *= t.loops[q].trip_count as f64;
-                cur = t.loops[q].parent;
-            }
-            w
-        })
-        .collect();
     let detail = &t.instructions_detail;
-    // (cycles per execution, executions) of each instruction
+    // (cycles per execution, executions) of each instruction; executions
+    // are the model's (product of enclosing trip counts)
     let per: Vec<(f64, f64)> = insns
         .iter()
         .enumerate()
         .map(|(i, insn)| {
             // the detail is in instruction order; search only if it is not
-            match detail.get(i).filter(|d| d.addr == insn.addr) {
-                Some(d) => Some(d),
-                None => detail
-                    .binary_search_by_key(&insn.addr, |x| x.addr)
-                    .ok()
-                    .map(|j| &detail[j]),
-            }
-            .map_or((0.0, 1.0), |d| {
-                (d.cycles + d.stall, d.loop_index.map_or(1.0, |l| weights[l]))
+            let j = match detail.get(i) {
+                Some(d) if d.addr == insn.addr => Some(i),
+                _ => detail.binary_search_by_key(&insn.addr, |x| x.addr).ok(),
+            };
+            j.map_or((0.0, 1.0), |j| {
+                let d = &detail[j];
+                (
+                    d.cycles + d.stall,
+                    t.executions.get(j).copied().unwrap_or(1.0),
+                )
             })
         })
         .collect();
