@@ -395,18 +395,17 @@ fn loops_table(o: &mut String, k: usize, p: &Profile) {
     let r = &t.outside_loops;
     let _ = writeln!(
         o,
-        "<tr><td class=\"l\">straight-line</td><td>0</td><td>{}</td><td>1</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\"><b>{}</b> {}</td></tr>",
+        "<tr><td class=\"l\">straight-line</td><td>0</td><td>{}</td><td>1</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
         r.instructions,
         fmt_cy(r.cycles_per_iteration),
         fmt_cy(r.latency_bound_cycles),
         fmt_cy(r.exposed_stall),
-        bound_label(r.bound.by),
         esc(&r.bottleneck)
     );
     for l in &t.loops {
         let _ = writeln!(
             o,
-            "<tr><td class=\"l\"><a href=\"#k{k}-a{:x}\">loop {}</a> 0x{:x}–0x{:x}</td><td>{}</td><td>{}</td><td>{} ({})</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\"><b>{}</b> {}</td></tr>",
+            "<tr><td class=\"l\"><a href=\"#k{k}-a{:x}\">loop {}</a> 0x{:x}–0x{:x}</td><td>{}</td><td>{}</td><td>{} ({})</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
             l.header,
             l.index,
             l.header,
@@ -418,7 +417,6 @@ fn loops_table(o: &mut String, k: usize, p: &Profile) {
             fmt_cy(l.cycles_per_iteration),
             fmt_cy(l.latency_bound_cycles),
             fmt_cy(l.body.exposed_stall),
-            bound_label(l.bound.by),
             esc(&l.bottleneck)
         );
     }
@@ -430,7 +428,7 @@ fn graph(o: &mut String, k: usize, p: &Profile) {
     let max_share = p.block_costs.iter().map(|c| c.share).fold(0.0, f64::max);
     let _ = writeln!(
         o,
-        "<h3>Control-flow graph</h3>\n<div class=\"legend\"><span><b style=\"border-color:#6b7280\"></b>fall-through</span><span><b style=\"border-color:#2563eb\"></b>taken</span><span><b style=\"border-color:#c0262d;border-top-style:dashed\"></b>back edge</span><span><b style=\"border-color:#7c3aed;border-top-style:dotted\"></b>call / return</span><span>shaded: loops (nested)</span><span>colour: share of cycles (white → red = hottest block)</span><span>click a block for its instructions</span></div>"
+        "<h3>Control-flow graph</h3>\n<div class=\"legend\"><span><b style=\"border-color:#6b7280\"></b>fall-through</span><span><b style=\"border-color:#2563eb\"></b>taken</span><span><b style=\"border-color:#c0262d;border-top-style:dashed\"></b>back edge</span><span><b style=\"border-color:#7c3aed;border-top-style:dotted\"></b>call / return</span><span>shaded: loops (nested)</span><span>block cycles: issue + exposed stall × executions; colour: its share (white → red = hottest block); a loop's bound can be higher (see Timing)</span><span>click a block for its instructions</span></div>"
     );
     let _ = writeln!(
         o,
