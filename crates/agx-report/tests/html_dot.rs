@@ -267,6 +267,14 @@ fn irreducible_cycle_is_laid_out_and_its_retreating_edge_drawn_up() {
 }
 
 #[test]
+fn empty_code_renders() {
+    let p = Profile::build("empty".into(), None, vec![], None, vec![], &Options::default());
+    let page = html::document(std::slice::from_ref(&p));
+    check_page("empty", &p, &page);
+    assert!(dot::document(&[p]).starts_with("digraph \"empty\" {"));
+}
+
+#[test]
 fn several_kernels_share_one_page_with_an_index() {
     let a = profile(
         "first",
