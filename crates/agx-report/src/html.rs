@@ -165,8 +165,8 @@ fn kernel(o: &mut String, k: usize, p: &Profile, all: &[Profile]) {
     let _ = writeln!(o, "<h2>{}</h2>", esc(&p.name));
     header(o, p);
     o.push_str("<div class=\"cards\">\n");
-    occupancy(o, p);
-    pipes(o, p);
+    occupancy(o, k, p);
+    pipes(o, k, p);
     breakdown(o, k, p);
     o.push_str("</div>\n");
     loops_table(o, k, p);
@@ -247,7 +247,7 @@ fn header(o: &mut String, p: &Profile) {
     o.push_str("</table>\n");
 }
 
-fn occupancy(o: &mut String, p: &Profile) {
+fn occupancy(o: &mut String, k: usize, p: &Profile) {
     let occ = &p.analysis.occupancy;
     let r = &p.analysis.registers;
     let pct = occ.percent.clamp(0.0, 100.0);
@@ -263,7 +263,7 @@ fn occupancy(o: &mut String, p: &Profile) {
     let (ex, ey) = (60.0 + 50.0 * ang.cos(), 60.0 - 50.0 * ang.sin());
     let _ = writeln!(
         o,
-        "<div class=\"card\" id=\"occ\"><h4>Occupancy</h4>\
+        "<div class=\"card\" id=\"k{k}-occupancy\"><h4>Occupancy</h4>\
          <svg class=\"gauge\" width=\"120\" height=\"72\" viewBox=\"0 0 120 72\" role=\"img\" aria-label=\"occupancy {pct:.0}%\">\
          <path d=\"M10 60 A50 50 0 0 1 110 60\" fill=\"none\" stroke=\"#eef1f6\" stroke-width=\"12\"/>\
          <path d=\"M10 60 A50 50 0 0 1 {ex:.2} {ey:.2}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"12\"/>\
@@ -276,7 +276,7 @@ fn occupancy(o: &mut String, p: &Profile) {
     );
 }
 
-fn pipes(o: &mut String, p: &Profile) {
+fn pipes(o: &mut String, k: usize, p: &Profile) {
     let c = &p.timing.cycles;
     let rows = [
         ("F32", c.f32),
@@ -286,8 +286,9 @@ fn pipes(o: &mut String, p: &Profile) {
         ("MEM", c.mem),
     ];
     let max = rows.iter().map(|r| r.1).fold(0.0, f64::max);
-    o.push_str(
-        "<div class=\"card\" id=\"pipes\"><h4>Pipes (cy per SIMD-group, loops weighted)</h4>\n",
+    let _ = writeln!(
+        o,
+        "<div class=\"card\" id=\"k{k}-pipes\"><h4>Pipes (cy per SIMD-group, loops weighted)</h4>"
     );
     for (name, v) in rows {
         let w = if max > 0.0 { v / max * 100.0 } else { 0.0 };
@@ -352,7 +353,10 @@ fn breakdown(o: &mut String, k: usize, p: &Profile) {
     const COLORS: [&str; 6] = [
         "#94a3b8", "#2563eb", "#d97706", "#7c3aed", "#059669", "#db2777",
     ];
-    o.push_str("<div class=\"card\" id=\"breakdown\"><h4>Cost breakdown</h4><div class=\"stack\">");
+    let _ = write!(
+        o,
+        "<div class=\"card\" id=\"k{k}-breakdown\"><h4>Cost breakdown</h4><div class=\"stack\">"
+    );
     for (i, (name, _, v)) in parts.iter().enumerate() {
         let w = if total > 0.0 { v / total * 100.0 } else { 0.0 };
         let _ = write!(
@@ -391,7 +395,7 @@ fn breakdown(o: &mut String, k: usize, p: &Profile) {
 
 fn loops_table(o: &mut String, k: usize, p: &Profile) {
     let t = &p.timing;
-    o.push_str("<h3>Timing</h3>\n<table class=\"grid\" id=\"timing\"><tr><th class=\"l\">region</th><th>depth</th><th>instructions</th><th>trip count</th><th>cy/iter (throughput)</th><th>cy/iter (latency)</th><th>wait stall</th><th class=\"l\">bound</th></tr>\n");
+    let _ = writeln!(o, "<h3>Timing</h3>\n<table class=\"grid\" id=\"k{k}-timing\"><tr><th class=\"l\">region</th><th>depth</th><th>instructions</th><th>trip count</th><th>cy/iter (throughput)</th><th>cy/iter (latency)</th><th>wait stall</th><th class=\"l\">bound</th></tr>");
     let r = &t.outside_loops;
     let _ = writeln!(
         o,

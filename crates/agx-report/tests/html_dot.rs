@@ -268,7 +268,14 @@ fn irreducible_cycle_is_laid_out_and_its_retreating_edge_drawn_up() {
 
 #[test]
 fn empty_code_renders() {
-    let p = Profile::build("empty".into(), None, vec![], None, vec![], &Options::default());
+    let p = Profile::build(
+        "empty".into(),
+        None,
+        vec![],
+        None,
+        vec![],
+        &Options::default(),
+    );
     let page = html::document(std::slice::from_ref(&p));
     check_page("empty", &p, &page);
     assert!(dot::document(&[p]).starts_with("digraph \"empty\" {"));
@@ -293,6 +300,19 @@ fn several_kernels_share_one_page_with_an_index() {
         a.cfg.blocks.len() + b.cfg.blocks.len()
     );
     assert_eq!(count(&page, "<section class=\"kernel\""), 2);
+    // ids are unique on the page, and every in-page link has its target
+    let ids: Vec<&str> = page
+        .split(" id=\"")
+        .skip(1)
+        .map(|x| &x[..x.find('"').unwrap()])
+        .collect();
+    let unique: std::collections::HashSet<&str> = ids.iter().copied().collect();
+    assert_eq!(unique.len(), ids.len(), "duplicate ids");
+    assert!(ids.iter().all(|i| !i.contains('{')), "unformatted id");
+    for link in page.split("href=\"#").skip(1) {
+        let id = &link[..link.find('"').unwrap()];
+        assert!(unique.contains(id), "link to #{id} has no target");
+    }
     // one kernel: no index
     assert!(!html::document(&[a]).contains("<nav class=\"index\">"));
 }
