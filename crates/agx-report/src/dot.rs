@@ -50,8 +50,13 @@ pub fn digraph(o: &mut String, p: &Profile) {
         ))
     );
     o.push_str("  node [shape=box, style=\"rounded,filled\", fontname=\"Menlo\", fontsize=10];\n");
-    let max_share = p.block_costs.iter().map(|c| c.share).fold(0.0, f64::max);
-    let forest = &p.loop_forest;
+    let max_share = p
+        .graph
+        .block_costs
+        .iter()
+        .map(|c| c.share)
+        .fold(0.0, f64::max);
+    let forest = &p.graph.loops;
     // children of each loop, and blocks directly in each loop
     let nl = forest.loops.len();
     let mut sub: Vec<Vec<usize>> = vec![Vec::new(); nl + 1];
@@ -59,13 +64,13 @@ pub fn digraph(o: &mut String, p: &Profile) {
         sub[lp.parent.unwrap_or(nl)].push(l);
     }
     let mut own: Vec<Vec<usize>> = vec![Vec::new(); nl + 1];
-    for b in 0..p.cfg.blocks.len() {
+    for b in 0..p.graph.cfg.blocks.len() {
         own[forest.loop_of.get(b).copied().flatten().unwrap_or(nl)].push(b);
     }
     write_region(o, p, nl, &sub, &own, max_share, 1);
     let back: std::collections::HashSet<(usize, usize)> =
         forest.back_edges.iter().copied().collect();
-    for (u, blk) in p.cfg.blocks.iter().enumerate() {
+    for (u, blk) in p.graph.cfg.blocks.iter().enumerate() {
         for e in &blk.succs {
             let attrs = if back.contains(&(u, e.to)) {
                 "color=\"#c0262d\", style=dashed, penwidth=2, label=\"back\""
@@ -94,8 +99,8 @@ fn write_region(
 ) {
     let pad = "  ".repeat(indent);
     for &b in &own[r] {
-        let blk = &p.cfg.blocks[b];
-        let c = p.block_costs.get(b).copied().unwrap_or_default();
+        let blk = &p.graph.cfg.blocks[b];
+        let c = p.graph.block_costs.get(b).copied().unwrap_or_default();
         let t = if max_share > 0.0 {
             c.share / max_share
         } else {
@@ -122,9 +127,10 @@ fn write_region(
         );
     }
     for &l in &sub[r] {
-        let lp = &p.loop_forest.loops[l];
+        let lp = &p.graph.loops.loops[l];
         let trip = p
-            .timing_of_loop(l)
+            .graph
+            .timing_of_loop(&p.timing, l)
             .map(|t| format!(", × {}", t.trip_count))
             .unwrap_or_default();
         let _ = writeln!(o, "{pad}subgraph cluster_loop{l} {{");

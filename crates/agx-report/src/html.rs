@@ -190,7 +190,7 @@ fn header(o: &mut String, p: &Profile) {
             "{} instructions, {} bytes, {} basic blocks, {} loops",
             a.instructions,
             a.code_bytes,
-            p.cfg.blocks.len(),
+            p.graph.cfg.blocks.len(),
             p.timing.loops.len()
         ),
     );
@@ -428,8 +428,13 @@ fn loops_table(o: &mut String, k: usize, p: &Profile) {
 }
 
 fn graph(o: &mut String, k: usize, p: &Profile) {
-    let lay: Layout = layout::layout(&p.cfg, &p.loop_forest);
-    let max_share = p.block_costs.iter().map(|c| c.share).fold(0.0, f64::max);
+    let lay: Layout = layout::layout(&p.graph.cfg, &p.graph.loops);
+    let max_share = p
+        .graph
+        .block_costs
+        .iter()
+        .map(|c| c.share)
+        .fold(0.0, f64::max);
     let _ = writeln!(
         o,
         "<h3>Control-flow graph</h3>\n<div class=\"legend\"><span><b style=\"border-color:#6b7280\"></b>fall-through</span><span><b style=\"border-color:#2563eb\"></b>taken</span><span><b style=\"border-color:#c0262d;border-top-style:dashed\"></b>back edge</span><span><b style=\"border-color:#7c3aed;border-top-style:dotted\"></b>call / return</span><span>shaded: loops (nested)</span><span>block cycles: issue + exposed stall × executions; colour: its share (white → red = hottest block); a loop's bound can be higher (see Timing)</span><span>click a block for its instructions</span></div>"
@@ -448,12 +453,13 @@ fn graph(o: &mut String, k: usize, p: &Profile) {
     );
     // loop regions, outer first so inner ones are drawn on top
     let mut order: Vec<usize> = (0..lay.loops.len()).collect();
-    order.sort_by_key(|&l| p.loop_forest.loops[l].depth);
+    order.sort_by_key(|&l| p.graph.loops.loops[l].depth);
     for l in order {
         let r = lay.loops[l];
-        let lp = &p.loop_forest.loops[l];
+        let lp = &p.graph.loops.loops[l];
         let trip = p
-            .timing_of_loop(l)
+            .graph
+            .timing_of_loop(&p.timing, l)
             .map(|t| format!(", × {}", t.trip_count))
             .unwrap_or_default();
         let _ = writeln!(
@@ -483,9 +489,9 @@ fn graph(o: &mut String, k: usize, p: &Profile) {
             e.to
         );
     }
-    for (b, blk) in p.cfg.blocks.iter().enumerate() {
+    for (b, blk) in p.graph.cfg.blocks.iter().enumerate() {
         let r = lay.blocks[b];
-        let c = p.block_costs.get(b).copied().unwrap_or_default();
+        let c = p.graph.block_costs.get(b).copied().unwrap_or_default();
         let t = if max_share > 0.0 {
             c.share / max_share
         } else {
@@ -578,7 +584,7 @@ fn call_link(
             return Some(format!("#k{j}"));
         }
     }
-    let site = p.cfg.calls.iter().find(|c| c.addr == addr)?;
+    let site = p.graph.cfg.calls.iter().find(|c| c.addr == addr)?;
     site.callee_block.map(|b| format!("#k{k}-b{b}"))
 }
 
@@ -587,11 +593,11 @@ fn listing(o: &mut String, k: usize, p: &Profile, all: &[Profile]) {
         o,
         "<h3>Annotated disassembly</h3>\n<table class=\"asm\" id=\"k{k}-asm\">"
     );
-    let max_heat = p.insn_cycles.iter().copied().fold(0.0, f64::max);
+    let max_heat = p.graph.insn_cycles.iter().copied().fold(0.0, f64::max);
     let detail = &p.timing.instructions_detail;
     let mut asm = String::new();
-    for (b, blk) in p.cfg.blocks.iter().enumerate() {
-        let c = p.block_costs.get(b).copied().unwrap_or_default();
+    for (b, blk) in p.graph.cfg.blocks.iter().enumerate() {
+        let c = p.graph.block_costs.get(b).copied().unwrap_or_default();
         let _ = writeln!(
             o,
             "<tr class=\"bh\" id=\"k{k}-b{b}\" data-block=\"k{k}-{b}\"><td colspan=\"6\">B{b} 0x{:x}–0x{:x} · {} instructions · {} cy ({:.1}%)<a href=\"#k{k}-n{b}\">↑ graph</a></td></tr>",
@@ -607,7 +613,7 @@ fn listing(o: &mut String, k: usize, p: &Profile, all: &[Profile]) {
                 .binary_search_by_key(&insn.addr, |x| x.addr)
                 .ok()
                 .map(|j| &detail[j]);
-            let heat = p.insn_cycles.get(i).copied().unwrap_or(0.0);
+            let heat = p.graph.insn_cycles.get(i).copied().unwrap_or(0.0);
             let hw = if max_heat > 0.0 {
                 (heat / max_heat * 60.0).round()
             } else {
@@ -625,8 +631,8 @@ fn listing(o: &mut String, k: usize, p: &Profile, all: &[Profile]) {
             let depth = d.map_or(0, |d| d.loop_depth) as usize;
             let mut marks = Vec::new();
             let sym = p.call_symbol(insn.addr);
-            let is_call =
-                sym.is_some() || matches!(p.cfg.flows.get(i), Some(agx_isa::Flow::Call { .. }));
+            let is_call = sym.is_some()
+                || matches!(p.graph.cfg.flows.get(i), Some(agx_isa::Flow::Call { .. }));
             if is_call {
                 let label = sym.map_or_else(|| "→ callee".to_string(), |s| format!("→ {}", esc(s)));
                 match call_link(k, p, insn.addr, sym, all) {

@@ -4,13 +4,15 @@
 //! laid out by [`layout`]) and Graphviz ([`dot`]). Reports read a [`Profile`]; they compute nothing themselves.
 
 pub mod dot;
+pub mod graph;
 pub mod html;
 pub mod json;
 pub mod layout;
 pub mod profile;
 pub mod text;
 
-pub use profile::{BlockCost, Options, Profile};
+pub use graph::{BlockCost, FunctionGraph};
+pub use profile::{Options, Profile};
 
 /// `--explain-model`: every cost-table entry with its source, and every
 /// assumption of the timing model.

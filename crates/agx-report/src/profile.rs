@@ -3,9 +3,9 @@
 //! Every view (text, JSON, annotated disassembly, Python) reads this one
 //! simulation, in the manner of llvm-mca's views.
 
-use agx_analysis::loops::LoopForest;
+use crate::graph::FunctionGraph;
 use agx_analysis::timing::{self, KernelTiming, MemParams, ModelParams, Suggestion};
-use agx_analysis::{Analysis, Cfg, CfgOptions};
+use agx_analysis::{Analysis, CfgOptions};
 use agx_isa::Instruction;
 
 /// Knobs of the analysis that reports state.
@@ -48,36 +48,10 @@ pub struct Profile {
     pub calls: Vec<(u32, String)>,
     pub options: Options,
     pub analysis: Analysis,
-    /// The control-flow graph and loop forest the analysis computed (read
-    /// by the graph views: HTML and Graphviz).
-    pub cfg: Cfg,
-    pub loop_forest: LoopForest,
     pub timing: KernelTiming,
     pub suggestions: Vec<Suggestion>,
-    /// Cost of each basic block (index = `cfg.blocks` index).
-    pub block_costs: Vec<BlockCost>,
-    /// Cycles of each instruction weighted by its executions (issue +
-    /// exposed stall, × enclosing trip counts; index = `insns` index): the
-    /// heat column.
-    pub insn_cycles: Vec<f64>,
-    /// The timing model's loop (index into `timing.loops`) of each loop of
-    /// `loop_forest`, matched by header address.
-    pub loop_timing: Vec<Option<usize>>,
-}
-
-/// What one basic block costs, from the timing model's per-instruction
-/// detail: issue cycles plus exposed stall per execution, times the model's
-/// executions (product of the enclosing loops' trip counts).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct BlockCost {
-    /// Issue cycles + exposed stall cycles for one execution of the block.
-    pub cycles_per_execution: f64,
-    /// Executions per SIMD-group (1 outside loops).
-    pub executions: f64,
-    /// `cycles_per_execution × executions`.
-    pub cycles: f64,
-    /// Fraction (0..1) of the sum of all blocks' `cycles`.
-    pub share: f64,
+    /// CFG, loops and per-block costs (the HTML and DOT views).
+    pub graph: FunctionGraph,
 }
 
 impl Profile {
@@ -101,6 +75,7 @@ impl Profile {
         };
         let timing = timing::analyze_with_analysis(&insns, &analysis, &params);
         let suggestions = timing::suggest(&insns, &timing, Some(&analysis));
+        let graph = FunctionGraph::new(detailed.cfg, detailed.loops, &insns, &timing);
         let prolog = prolog.map(|p| PrologSummary {
             instructions: p.len(),
             code_bytes: p.iter().map(|i| i.len as u64).sum(),
@@ -114,19 +89,6 @@ impl Profile {
                 })
                 .count(),
         });
-        let (block_costs, insn_cycles) = block_costs(&detailed.cfg, &insns, &timing);
-        let by_header: std::collections::HashMap<u32, usize> = timing
-            .loops
-            .iter()
-            .enumerate()
-            .map(|(i, l)| (l.header, i))
-            .collect();
-        let loop_timing = detailed
-            .loops
-            .loops
-            .iter()
-            .map(|l| by_header.get(&detailed.cfg.blocks[l.header].start).copied())
-            .collect();
         Profile {
             name,
             gpu,
@@ -135,23 +97,10 @@ impl Profile {
             calls,
             options: options.clone(),
             analysis,
-            cfg: detailed.cfg,
-            loop_forest: detailed.loops,
             timing,
             suggestions,
-            block_costs,
-            insn_cycles,
-            loop_timing,
+            graph,
         }
-    }
-
-    /// The timing model's record of loop `l` of `loop_forest`.
-    pub fn timing_of_loop(&self, l: usize) -> Option<&timing::LoopTiming> {
-        self.loop_timing
-            .get(l)
-            .copied()
-            .flatten()
-            .map(|i| &self.timing.loops[i])
     }
 
     /// Symbol a `call` at `addr` resolves to.
@@ -162,52 +111,4 @@ impl Profile {
             .ok()
             .map(|i| self.calls[i].1.as_str())
     }
-}
-
-/// Per-block costs (see [`BlockCost`]) and weighted per-instruction cycles.
-fn block_costs(cfg: &Cfg, insns: &[Instruction], t: &KernelTiming) -> (Vec<BlockCost>, Vec<f64>) {
-    let detail = &t.instructions_detail;
-    // (cycles per execution, executions) of each instruction; executions
-    // are the model's (product of enclosing trip counts)
-    let per: Vec<(f64, f64)> = insns
-        .iter()
-        .enumerate()
-        .map(|(i, insn)| {
-            // the detail is in instruction order; search only if it is not
-            let j = match detail.get(i) {
-                Some(d) if d.addr == insn.addr => Some(i),
-                _ => detail.binary_search_by_key(&insn.addr, |x| x.addr).ok(),
-            };
-            j.map_or((0.0, 1.0), |j| {
-                let d = &detail[j];
-                (
-                    d.cycles + d.stall,
-                    t.executions.get(j).copied().unwrap_or(1.0),
-                )
-            })
-        })
-        .collect();
-    let mut out: Vec<BlockCost> = cfg
-        .blocks
-        .iter()
-        .map(|b| {
-            let mut c = BlockCost {
-                executions: 1.0,
-                ..Default::default()
-            };
-            for &(cy, w) in &per[b.insns.clone()] {
-                c.cycles_per_execution += cy;
-                c.executions = c.executions.max(w);
-            }
-            c.cycles = c.cycles_per_execution * c.executions;
-            c
-        })
-        .collect();
-    let total: f64 = out.iter().map(|c| c.cycles).sum();
-    if total > 0.0 {
-        for c in &mut out {
-            c.share = c.cycles / total;
-        }
-    }
-    (out, per.iter().map(|&(c, w)| c * w).collect())
 }

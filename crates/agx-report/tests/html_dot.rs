@@ -105,12 +105,12 @@ fn check_page(name: &str, p: &Profile, page: &str) {
     assert!(page.contains("<svg class=\"cfg\""), "{name}: no CFG");
     assert_eq!(
         count(page, "<g class=\"blk\""),
-        p.cfg.blocks.len(),
+        p.graph.cfg.blocks.len(),
         "{name}: one box per basic block"
     );
     assert_eq!(
         count(page, "<rect class=\"loop\""),
-        p.loop_forest.loops.len(),
+        p.graph.loops.loops.len(),
         "{name}: one region per loop"
     );
     for i in &p.insns {
@@ -126,10 +126,10 @@ fn check_page(name: &str, p: &Profile, page: &str) {
             "{name}: suggestion link"
         );
     }
-    let lay = layout::layout(&p.cfg, &p.loop_forest);
+    let lay = layout::layout(&p.graph.cfg, &p.graph.loops);
     assert!(!lay.has_overlaps(), "{name}: overlapping boxes");
     // every loop back edge is drawn as one, and every CFG edge is drawn
-    for &(u, v) in &p.loop_forest.back_edges {
+    for &(u, v) in &p.graph.loops.back_edges {
         assert!(
             lay.edges
                 .iter()
@@ -137,11 +137,15 @@ fn check_page(name: &str, p: &Profile, page: &str) {
             "{name}: back edge {u}->{v}"
         );
     }
-    assert_eq!(lay.edges.len(), p.cfg.edge_count(), "{name}: edges drawn");
+    assert_eq!(
+        lay.edges.len(),
+        p.graph.cfg.edge_count(),
+        "{name}: edges drawn"
+    );
     // every block inside the region of each loop containing it
     for (l, r) in lay.loops.iter().enumerate() {
         for (b, br) in lay.blocks.iter().enumerate() {
-            if p.loop_forest.contains(l, b) {
+            if p.graph.loops.contains(l, b) {
                 assert!(
                     br.x >= r.x
                         && br.right() <= r.right()
@@ -192,11 +196,15 @@ fn big_kernel() -> Vec<agx_isa::Instruction> {
 fn large_branchy_kernel_lays_out_without_overlaps() {
     let insns = big_kernel();
     let p = Profile::build("big".into(), None, insns, None, vec![], &Options::default());
-    assert!(p.cfg.blocks.len() >= 100, "{} blocks", p.cfg.blocks.len());
-    assert_eq!(p.loop_forest.loops.len(), 40);
+    assert!(
+        p.graph.cfg.blocks.len() >= 100,
+        "{} blocks",
+        p.graph.cfg.blocks.len()
+    );
+    assert_eq!(p.graph.loops.loops.len(), 40);
     let page = html::document(std::slice::from_ref(&p));
     check_page("big", &p, &page);
-    let lay = layout::layout(&p.cfg, &p.loop_forest);
+    let lay = layout::layout(&p.graph.cfg, &p.graph.loops);
     // layered: sequential loops stack, so the graph is taller than wide
     assert!(lay.height > lay.width, "{} x {}", lay.width, lay.height);
     let backs = lay
@@ -233,7 +241,7 @@ fn random_code_renders_without_panics() {
             code.extend((0..(next() % 200)).map(|_| next() as u8));
         }
         let p = profile(&format!("random{round}"), &code);
-        if !p.loop_forest.irreducible.is_empty() {
+        if !p.graph.loops.irreducible.is_empty() {
             irreducible += 1;
         }
         let page = html::document(std::slice::from_ref(&p));
@@ -251,10 +259,10 @@ fn irreducible_cycle_is_laid_out_and_its_retreating_edge_drawn_up() {
     )
     .unwrap();
     let p = Profile::build("irr".into(), None, insns, None, vec![], &Options::default());
-    assert_eq!(p.loop_forest.irreducible.len(), 1, "an irreducible region");
+    assert_eq!(p.graph.loops.irreducible.len(), 1, "an irreducible region");
     let page = html::document(std::slice::from_ref(&p));
     check_page("irr", &p, &page);
-    let lay = layout::layout(&p.cfg, &p.loop_forest);
+    let lay = layout::layout(&p.graph.cfg, &p.graph.loops);
     let up: Vec<_> = lay
         .edges
         .iter()
@@ -297,7 +305,7 @@ fn several_kernels_share_one_page_with_an_index() {
     assert!(page.contains("<a href=\"#k1\">second</a>"));
     assert_eq!(
         count(&page, "<g class=\"blk\""),
-        a.cfg.blocks.len() + b.cfg.blocks.len()
+        a.graph.cfg.blocks.len() + b.graph.cfg.blocks.len()
     );
     assert_eq!(count(&page, "<section class=\"kernel\""), 2);
     // ids are unique on the page, and every in-page link has its target
@@ -464,10 +472,14 @@ fn dot_output_of_every_corpus_kernel_is_accepted_by_graphviz() {
     for (name, code) in &kernels {
         let p = profile(name, code);
         let text = dot::document(std::slice::from_ref(&p));
-        assert_eq!(count(&text, " [label=\"B"), p.cfg.blocks.len(), "{name}");
+        assert_eq!(
+            count(&text, " [label=\"B"),
+            p.graph.cfg.blocks.len(),
+            "{name}"
+        );
         assert_eq!(
             count(&text, "subgraph cluster_loop"),
-            p.loop_forest.loops.len(),
+            p.graph.loops.loops.len(),
             "{name}"
         );
         let mut child = Command::new("dot")
@@ -491,6 +503,10 @@ fn dot_output_of_every_corpus_kernel_is_accepted_by_graphviz() {
             "{name}: dot said {err}\n{text}"
         );
         let svg = String::from_utf8_lossy(&o.stdout);
-        assert_eq!(count(&svg, "class=\"node\""), p.cfg.blocks.len(), "{name}");
+        assert_eq!(
+            count(&svg, "class=\"node\""),
+            p.graph.cfg.blocks.len(),
+            "{name}"
+        );
     }
 }
