@@ -80,6 +80,7 @@ fn run_chromium(bin: &Path, dir: &Path, page: &Path, extra: &[String]) -> Output
         "--disable-component-update",
         "--disable-sync",
         "--hide-scrollbars",
+        "--disable-dev-shm-usage",
     ])
     .arg(format!("--user-data-dir={}", profile.display()))
     .args(extra)
