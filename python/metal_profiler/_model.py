@@ -270,6 +270,15 @@ class ProfileResult:
         """The CLI's ``--format json`` document (schema metal-profiler/1)."""
         return self._native.json()
 
+    def to_html(self) -> str:
+        """The CLI's ``--format html`` page: one self-contained HTML file
+        (report, control-flow graph as SVG, annotated disassembly)."""
+        return self._native.html()
+
+    def to_dot(self) -> str:
+        """The CLI's ``--format dot`` output: the CFG as a Graphviz digraph."""
+        return self._native.dot()
+
     def to_dict(self) -> Dict[str, Any]:
         """``json.loads(self.to_json())`` (a fresh copy each call)."""
         return json.loads(self.to_json())

@@ -41,6 +41,26 @@ def test_profile_archive_matmul():
     assert r.disassembly.startswith("   0: ")
 
 
+def test_to_html_is_a_self_contained_page_with_the_cfg():
+    r = mp.profile_binary(mesa_bin("conv2d_kxk_nested"), "conv2d")
+    page = r.to_html()
+    assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
+    assert "https://" not in page and "<link" not in page and " src=" not in page
+    # one SVG box per basic block, one shaded region per loop
+    assert page.count('<g class="blk"') == r.kernel["cfg"]["blocks"]
+    assert page.count('<rect class="loop"') == len(r.loops)
+    # every instruction is an anchor of the annotated disassembly
+    for d in r.kernel["instructions_detail"]:
+        assert f'<tr id="k0-a{d["offset"]:x}"' in page
+    # byte for byte the CLI's page
+    args = ["--binary", str(mesa_bin("conv2d_kxk_nested")), "-f", "conv2d", "--format", "html"]
+    code, out, _ = mp.run_cli(args)
+    assert code == 0 and out == page
+    dot = r.to_dot()
+    assert dot.startswith('digraph "conv2d" {')
+    assert dot.count("subgraph cluster_loop") == len(r.loops)
+
+
 def test_profile_archive_selects_by_symbol_and_name():
     a = mp.profile_archive(KERNELS, "mandelbrot")
     b = mp.profile_archive(KERNELS, "mandelbrot_agc.main")

@@ -108,6 +108,9 @@ pub struct ProgramFunction {
     pub insns: Vec<Instruction>,
     /// The function alone (liveness with its callees' summaries applied).
     pub analysis: Analysis,
+    /// Its control-flow graph and loops (from the same analysis).
+    pub cfg: crate::cfg::Cfg,
+    pub loops: crate::loops::LoopForest,
     /// Its own cost (callees not included), at the program's occupancy.
     pub timing: KernelTiming,
     pub suggestions: Vec<Suggestion>,
@@ -271,6 +274,8 @@ fn callee_saved(insns: &[Instruction]) -> GprSet {
 
 struct Solved {
     analysis: Analysis,
+    cfg: crate::cfg::Cfg,
+    loops: crate::loops::LoopForest,
     summary: Summary,
     /// Live halves after each call (what the caller keeps across it), by
     /// call address.
@@ -316,6 +321,8 @@ fn solve(insns: &[Instruction], callees: &HashMap<u32, Summary>) -> Solved {
     }
     Solved {
         analysis: d.analysis,
+        cfg: d.cfg,
+        loops: d.loops,
         summary,
         across,
     }
@@ -452,7 +459,7 @@ pub fn analyze_program(
         }
         solved[f] = Some(s);
     }
-    let solved: Vec<Solved> = solved
+    let mut solved: Vec<Solved> = solved
         .into_iter()
         .map(|s| s.unwrap_or_else(|| solve(&[], &HashMap::new())))
         .collect();
@@ -473,7 +480,7 @@ pub fn analyze_program(
         p.threads_per_core = p.threads_per_core.min(threads);
     }
     let mut functions: Vec<ProgramFunction> = Vec::with_capacity(n);
-    for (f, (code, s)) in codes.into_iter().zip(solved.iter()).enumerate() {
+    for (f, (code, s)) in codes.into_iter().zip(solved.iter_mut()).enumerate() {
         let mut at_occupancy = s.analysis.clone();
         at_occupancy.occupancy = crate::Occupancy { threads, percent };
         let t = timing::analyze_with_analysis(&code.insns, &at_occupancy, &p);
@@ -483,6 +490,8 @@ pub fn analyze_program(
             symbol: code.symbol,
             insns: code.insns,
             analysis: s.analysis.clone(),
+            cfg: std::mem::take(&mut s.cfg),
+            loops: std::mem::take(&mut s.loops),
             timing: t,
             suggestions,
             inclusive: Inclusive::default(),

@@ -1,11 +1,17 @@
 //! `agx-report`: views over one profile — the seed's terminal report
-//! ([`text`]), the versioned JSON document ([`json`]), and annotated
-//! disassembly. Reports read a [`Profile`]; they compute nothing themselves.
+//! ([`text`]), the versioned JSON document ([`json`]), annotated
+//! disassembly, the self-contained HTML page with the CFG ([`html`],
+//! laid out by [`layout`]) and Graphviz ([`dot`]). Reports read a [`Profile`]; they compute nothing themselves.
 
+pub mod dot;
+pub mod graph;
+pub mod html;
 pub mod json;
+pub mod layout;
 pub mod profile;
 pub mod text;
 
+pub use graph::{BlockCost, FunctionGraph};
 pub use profile::{Options, Profile};
 
 /// `--explain-model`: every cost-table entry with its source, and every

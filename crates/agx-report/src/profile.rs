@@ -4,6 +4,7 @@
 //! simulation, in the manner of llvm-mca's views.
 
 use agx_analysis::program::{self, CodeSource, FunctionCode, NoCode, Program};
+use crate::graph::FunctionGraph;
 use agx_analysis::timing::{self, KernelTiming, MemParams, ModelParams, Suggestion};
 use agx_analysis::Analysis;
 use agx_isa::Instruction;
@@ -62,6 +63,8 @@ pub struct Profile {
     pub program: Program,
     /// Show the callees' annotated disassembly after main's (`--part all`).
     pub annotate_callees: bool,
+    /// CFG, loops and per-block costs (the HTML and DOT views).
+    pub graph: FunctionGraph,
 }
 
 impl Profile {
@@ -115,6 +118,15 @@ impl Profile {
         );
         calls.sort_by_key(|(a, _)| *a);
         calls.dedup_by_key(|(a, _)| *a);
+        let graph = {
+            let main = &mut program.functions[0];
+            FunctionGraph::new(
+                std::mem::take(&mut main.cfg),
+                std::mem::take(&mut main.loops),
+                &insns,
+                &timing,
+            )
+        };
         let prolog = prolog.map(|p| PrologSummary {
             instructions: p.len(),
             code_bytes: p.iter().map(|i| i.len as u64).sum(),
@@ -140,6 +152,7 @@ impl Profile {
             suggestions,
             program,
             annotate_callees: false,
+            graph,
         }
     }
 

@@ -153,6 +153,20 @@ impl PyProfile {
             Ok(agx_report::json::document(std::slice::from_ref(p)))
         })
     }
+    /// The CLI's `--format html` page for this one profile.
+    fn html(&self, py: Python<'_>) -> PyResult<String> {
+        let p = &self.profile;
+        detached(py, || {
+            Ok(agx_report::html::document(std::slice::from_ref(p)))
+        })
+    }
+    /// The CLI's `--format dot` graph for this one profile.
+    fn dot(&self, py: Python<'_>) -> PyResult<String> {
+        let p = &self.profile;
+        detached(py, || {
+            Ok(agx_report::dot::document(std::slice::from_ref(p)))
+        })
+    }
     /// The CLI's text report; `name` replaces the kernel name shown.
     #[pyo3(signature = (name=None, color=false, show_disasm=false))]
     fn text(

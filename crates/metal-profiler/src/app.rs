@@ -20,7 +20,16 @@ pub fn run(
     match &cli.command {
         Some(Command::Asm(a)) => run_asm(a, out, err),
         Some(Command::Export(e)) => run_export(e, err),
-        None => run_profile(&cli.profile, out, err, stdout_is_tty),
+        None => match &cli.profile.output {
+            Some(path) if path.as_os_str() != "-" => {
+                // `-o FILE`: the same bytes, written to the file (no colour)
+                let mut buf: Vec<u8> = Vec::new();
+                run_profile(&cli.profile, &mut buf, err, false)?;
+                std::fs::write(path, &buf)
+                    .map_err(|e| Error::input(format!("cannot write {}: {e}", path.display())))
+            }
+            _ => run_profile(&cli.profile, out, err, stdout_is_tty),
+        },
     }
 }
 
@@ -467,5 +476,7 @@ fn render(
             }
             write_all(out, &s)
         }
+        FormatArg::Html => write_all(out, &agx_report::html::document(profiles)),
+        FormatArg::Dot => write_all(out, &agx_report::dot::document(profiles)),
     }
 }

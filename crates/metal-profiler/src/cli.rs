@@ -2,7 +2,7 @@
 //!
 //! Flags named by the issues and the seed tool are contracts: `--binary`,
 //! `--disasm-only`, `--offset`, `--base`, `-f/--function`, `--syntax`,
-//! `--list`, `--part`, `--format`, `--show-disasm`, `--color`,
+//! `--list`, `--part`, `--format` (text, json, html, dot), `-o/--output`, `--show-disasm`, `--color`,
 //! `--trip-count`, `--explain-model`, `--source`, `--keep-archive`, and the
 //! subcommands `asm` and `export`.
 
@@ -111,6 +111,11 @@ pub enum FormatArg {
     Text,
     /// A versioned JSON document (schema metal-profiler/1).
     Json,
+    /// One self-contained HTML page: report, control-flow graph, annotated
+    /// disassembly.
+    Html,
+    /// The control-flow graph as a Graphviz digraph.
+    Dot,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
@@ -161,6 +166,9 @@ pub struct ProfileArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: FormatArg,
+    /// Write the output to FILE instead of stdout (any format).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
     /// Colour in the text report.
     #[arg(long, value_enum, default_value_t)]
     pub color: ColorArg,
@@ -218,6 +226,7 @@ impl Default for ProfileArgs {
                 list: false,
                 part: PartArg::Main,
                 format: FormatArg::Text,
+                output: None,
                 color: ColorArg::Auto,
                 trip_count: 16,
                 l1_hit_latency: None,

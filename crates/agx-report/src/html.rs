@@ -1,0 +1,674 @@
+//! The HTML report (`--format html`): one self-contained page (inline CSS,
+//! JS and SVG; nothing fetched) with, per kernel, the header and timing
+//! table, an occupancy gauge, per-pipe bars, the bound and the cost
+//! breakdown, the control-flow graph (see [`crate::layout`]), the
+//! suggestions and the annotated disassembly. Several kernels share one
+//! page with an index. Like the other views it prints what the
+//! [`Profile`] holds and computes nothing itself.
+//!
+//! Anchors (stable, used by the tests): kernel `k{K}`, graph node
+//! `k{K}-n{B}`, block in the listing `k{K}-b{B}`, instruction `k{K}-a{ADDR:x}`.
+
+use crate::layout::{self, Layout};
+use crate::Profile;
+use agx_analysis::timing::model::fmt_cy;
+use agx_analysis::timing::{bound_label, PartKind, Severity, Unit};
+use agx_isa::format::write_asm;
+use agx_isa::Syntax;
+use std::fmt::Write as _;
+
+/// Stalls shorter than this are not marked (as in the text report).
+const STALL_MARK_CYCLES: f64 = 8.0;
+
+const CSS: &str = r#"
+:root{--fg:#1d2330;--dim:#6b7280;--line:#d9dde5;--bg:#fbfbfd;--acc:#2563eb;--bad:#c0262d;--warn:#b45309;--good:#15803d}
+*{box-sizing:border-box}
+body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
+header.page{padding:14px 24px;background:#1d2330;color:#fff}
+header.page h1{margin:0;font-size:18px;font-weight:600}
+header.page .sub{color:#c7cbd4;font-size:12px}
+nav.index{padding:10px 24px;background:#eef1f6;border-bottom:1px solid var(--line)}
+nav.index ol{margin:4px 0;padding-left:22px}
+section.kernel{padding:8px 24px 28px;border-bottom:3px solid var(--line)}
+h2{font-size:20px;margin:14px 0 6px}
+h3{font-size:15px;margin:18px 0 6px;color:#374151}
+table{border-collapse:collapse}
+table.meta td{padding:1px 12px 1px 0;vertical-align:top}
+table.meta td:first-child{color:var(--dim);white-space:nowrap}
+table.grid{font-size:13px}
+table.grid th,table.grid td{border:1px solid var(--line);padding:3px 8px;text-align:right}
+table.grid th{background:#eef1f6}
+table.grid td.l,table.grid th.l{text-align:left}
+.cards{display:flex;flex-wrap:wrap;gap:14px;margin-top:10px}
+.card{background:#fff;border:1px solid var(--line);border-radius:8px;padding:10px 14px;min-width:260px}
+.card h4{margin:0 0 6px;font-size:13px;color:var(--dim);font-weight:600;text-transform:uppercase;letter-spacing:.04em}
+.pipe{display:grid;grid-template-columns:46px 220px 70px;align-items:center;gap:6px;font-size:13px}
+.pipe .bar{height:12px;background:#eef1f6;border-radius:3px;overflow:hidden}
+.pipe .bar i{display:block;height:100%;background:var(--acc)}
+.pipe.top .bar i{background:var(--bad)}
+.stack{display:flex;height:14px;width:300px;border-radius:3px;overflow:hidden;background:#eef1f6;margin:4px 0 8px}
+.stack i{display:block;height:100%;border-right:1px solid #fff}
+.bound{font-weight:600}
+.graph{overflow:auto;max-height:85vh;border:1px solid var(--line);background:#fff;border-radius:8px}
+svg.cfg text{font:11px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;fill:#111}
+svg.cfg .blk rect{stroke:#4b5563;stroke-width:1}
+svg.cfg a:hover rect,svg.cfg .blk.hl rect{stroke:var(--acc);stroke-width:3}
+svg.cfg .loop{fill:#6366f1;fill-opacity:.07;stroke:#6366f1;stroke-opacity:.55;stroke-dasharray:4 3}
+svg.cfg .loop-label{fill:#4338ca;font-size:10px}
+svg.cfg path.e{fill:none;stroke-width:1.4}
+svg.cfg path.fallthrough{stroke:#6b7280}
+svg.cfg path.taken{stroke:#2563eb}
+svg.cfg path.back{stroke:#c0262d;stroke-width:2;stroke-dasharray:6 3}
+svg.cfg path.call{stroke:#7c3aed;stroke-dasharray:2 3}
+svg.cfg path.call-return{stroke:#6b7280;stroke-dasharray:2 3}
+.legend{font-size:12px;color:var(--dim);margin:4px 0}
+.legend span{margin-right:14px}
+.legend b{display:inline-block;width:22px;height:0;border-top:2px solid;vertical-align:middle;margin-right:4px}
+table.asm{font:12px/1.35 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;width:100%}
+table.asm td{padding:0 8px 0 0;white-space:pre;vertical-align:top}
+table.asm tr.bh td{padding-top:8px;color:var(--acc);font-weight:600;font-family:system-ui,sans-serif;font-size:12px}
+table.asm tr.bh a{color:var(--acc);font-weight:400;margin-left:10px}
+table.asm td.heat{width:64px}
+table.asm td.heat i{display:inline-block;height:10px;background:#de2d26;vertical-align:middle}
+table.asm td.addr{color:var(--dim)}
+table.asm td.unit{color:#374151}
+table.asm td.depth{color:#6366f1}
+table.asm .raw{color:var(--warn)}
+table.asm .stall{color:var(--bad);font-weight:600}
+table.asm tr:target td,table.asm tr.hl td{background:#fde68a}
+ul.sugg{padding-left:18px}
+.sev{display:inline-block;min-width:54px;text-align:center;border-radius:3px;font-size:11px;font-weight:600;text-transform:uppercase;color:#fff}
+.sev.high{background:var(--bad)}.sev.medium{background:#d97706}.sev.low{background:var(--good)}
+a{color:var(--acc)}
+.dim{color:var(--dim)}
+"#;
+
+const JS: &str = r#"
+(function(){
+  function mark(){
+    document.querySelectorAll('.hl').forEach(function(e){e.classList.remove('hl');});
+    var id=decodeURIComponent(location.hash.slice(1));
+    if(!id)return;
+    var m=/^(k\d+)-[bn](\d+)$/.exec(id);
+    if(!m)return;
+    var n=document.getElementById(m[1]+'-n'+m[2]);
+    if(n)n.classList.add('hl');
+    document.querySelectorAll('tr[data-block="'+m[1]+'-'+m[2]+'"]').forEach(function(r){r.classList.add('hl');});
+  }
+  window.addEventListener('hashchange',mark);
+  mark();
+  document.documentElement.setAttribute('data-ready','1');
+})();
+"#;
+
+/// Escapes text for HTML (element content and quoted attributes).
+pub fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            _ => o.push(c),
+        }
+    }
+    o
+}
+
+/// The whole page for `profiles` (one section each; an index when more
+/// than one).
+pub fn document(profiles: &[Profile]) -> String {
+    let n_insns: usize = profiles.iter().map(|p| p.insns.len()).sum();
+    let mut o = String::with_capacity(16384 + n_insns * 400);
+    let title = match profiles {
+        [p] => format!("metal-profiler: {}", p.name),
+        _ => format!("metal-profiler: {} kernels", profiles.len()),
+    };
+    let _ = write!(
+        o,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
+        esc(&title)
+    );
+    let _ = writeln!(
+        o,
+        "<header class=\"page\"><h1>{}</h1><div class=\"sub\">static profile of Apple GPU (AGX) machine code; estimates from the timing model ({}), see <code>metal-profile --explain-model</code></div></header>",
+        esc(&title),
+        esc(profiles.first().map_or("G13", |p| p.timing.gpu))
+    );
+    if profiles.len() > 1 {
+        o.push_str("<nav class=\"index\"><b>Kernels</b><ol>\n");
+        for (k, p) in profiles.iter().enumerate() {
+            let _ = writeln!(
+                o,
+                "<li><a href=\"#k{k}\">{}</a> <span class=\"dim\">— {} instructions, ~{} cy, {}</span></li>",
+                esc(&p.name),
+                p.insns.len(),
+                fmt_cy(p.timing.total_cycles),
+                esc(&p.timing.bottleneck)
+            );
+        }
+        o.push_str("</ol></nav>\n");
+    }
+    for (k, p) in profiles.iter().enumerate() {
+        kernel(&mut o, k, p, profiles);
+    }
+    let _ = write!(o, "<script>{JS}</script>\n</body>\n</html>\n");
+    o
+}
+
+fn kernel(o: &mut String, k: usize, p: &Profile, all: &[Profile]) {
+    let _ = writeln!(o, "<section class=\"kernel\" id=\"k{k}\">");
+    let _ = writeln!(o, "<h2>{}</h2>", esc(&p.name));
+    header(o, p);
+    o.push_str("<div class=\"cards\">\n");
+    occupancy(o, k, p);
+    pipes(o, k, p);
+    breakdown(o, k, p);
+    o.push_str("</div>\n");
+    loops_table(o, k, p);
+    graph(o, k, p);
+    suggestions(o, k, p);
+    listing(o, k, p, all);
+    o.push_str("</section>\n");
+}
+
+fn header(o: &mut String, p: &Profile) {
+    let a = &p.analysis;
+    o.push_str("<table class=\"meta\">\n");
+    let row = |o: &mut String, k: &str, v: &str| {
+        let _ = writeln!(o, "<tr><td>{k}</td><td>{v}</td></tr>");
+    };
+    row(o, "GPU", &esc(p.gpu.as_deref().unwrap_or("G13 (assumed)")));
+    row(
+        o,
+        "Code",
+        &format!(
+            "{} instructions, {} bytes, {} basic blocks, {} loops",
+            a.instructions,
+            a.code_bytes,
+            p.graph.cfg.blocks.len(),
+            p.timing.loops.len()
+        ),
+    );
+    row(o, "Timing model", &esc(p.timing.gpu));
+    row(
+        o,
+        "Trip counts",
+        &format!(
+            "unknown loop trip counts = {} (<code>--trip-count</code>)",
+            p.options.trip_count
+        ),
+    );
+    row(
+        o,
+        "Estimate",
+        &format!(
+            "<b>~{} cy</b> per SIMD-group for the whole kernel",
+            fmt_cy(p.timing.total_cycles)
+        ),
+    );
+    row(
+        o,
+        "Bound",
+        &format!("<span class=\"bound\">{}</span>", esc(&p.timing.bottleneck)),
+    );
+    if let Some(pr) = &p.prolog {
+        row(
+            o,
+            "Prolog",
+            &format!(
+                "{} instructions ({} bytes, {} state stores), once per dispatch",
+                pr.instructions, pr.code_bytes, pr.state_stores
+            ),
+        );
+    }
+    let raised = p.insns.iter().filter(|i| i.raised).count();
+    if raised > 0 {
+        row(
+            o,
+            "Note",
+            &format!("{raised} instruction(s) use encodings applegpu cannot print; shown with our best rendering"),
+        );
+    }
+    if !a.cfg.unresolved_targets.is_empty() {
+        row(
+            o,
+            "Note",
+            &format!(
+                "{} branch/call target(s) lie outside the code analysed",
+                a.cfg.unresolved_targets.len()
+            ),
+        );
+    }
+    o.push_str("</table>\n");
+}
+
+fn occupancy(o: &mut String, k: usize, p: &Profile) {
+    let occ = &p.analysis.occupancy;
+    let r = &p.analysis.registers;
+    let pct = occ.percent.clamp(0.0, 100.0);
+    let color = if pct >= 75.0 {
+        "#15803d"
+    } else if pct >= 50.0 {
+        "#d97706"
+    } else {
+        "#c0262d"
+    };
+    // a half-circle gauge: radius 50, centre (60,60)
+    let ang = std::f64::consts::PI * (1.0 - pct / 100.0);
+    let (ex, ey) = (60.0 + 50.0 * ang.cos(), 60.0 - 50.0 * ang.sin());
+    let _ = writeln!(
+        o,
+        "<div class=\"card\" id=\"k{k}-occupancy\"><h4>Occupancy</h4>\
+         <svg class=\"gauge\" width=\"120\" height=\"72\" viewBox=\"0 0 120 72\" role=\"img\" aria-label=\"occupancy {pct:.0}%\">\
+         <path d=\"M10 60 A50 50 0 0 1 110 60\" fill=\"none\" stroke=\"#eef1f6\" stroke-width=\"12\"/>\
+         <path d=\"M10 60 A50 50 0 0 1 {ex:.2} {ey:.2}\" fill=\"none\" stroke=\"{color}\" stroke-width=\"12\"/>\
+         <text x=\"60\" y=\"58\" text-anchor=\"middle\" font-size=\"18\" font-weight=\"600\">{pct:.0}%</text></svg>\
+         <div>{} threads per core</div><div class=\"dim\">{} half-regs allocated ({} GPRs), peak live {}</div></div>",
+        occ.threads,
+        r.allocated_half,
+        r.allocated_half.div_ceil(2),
+        r.peak_live_half
+    );
+}
+
+fn pipes(o: &mut String, k: usize, p: &Profile) {
+    let c = &p.timing.cycles;
+    let rows = [
+        ("F32", c.f32),
+        ("F16", c.f16),
+        ("SCIB", c.scib),
+        ("IC", c.ic),
+        ("MEM", c.mem),
+    ];
+    let max = rows.iter().map(|r| r.1).fold(0.0, f64::max);
+    let _ = writeln!(
+        o,
+        "<div class=\"card\" id=\"k{k}-pipes\"><h4>Pipes (cy per SIMD-group, loops weighted)</h4>"
+    );
+    for (name, v) in rows {
+        let w = if max > 0.0 { v / max * 100.0 } else { 0.0 };
+        let top = if max > 0.0 && v >= max { " top" } else { "" };
+        let _ = writeln!(
+            o,
+            "<div class=\"pipe{top}\"><span>{name}</span><span class=\"bar\"><i style=\"width:{w:.1}%\"></i></span><span>{}</span></div>",
+            fmt_cy(v)
+        );
+    }
+    let _ = writeln!(
+        o,
+        "<div class=\"dim\">ALU max(F32+F16+SCIB, IC) = {} cy; MEM = exposed memory stall</div></div>",
+        fmt_cy(c.alu)
+    );
+}
+
+/// The model's breakdown of the total (straight-line code, each outer
+/// loop, each call), as a stacked bar and a table.
+fn breakdown(o: &mut String, k: usize, p: &Profile) {
+    let t = &p.timing;
+    let parts: Vec<(String, Option<String>, f64)> = t
+        .breakdown
+        .iter()
+        .map(|b| {
+            let (name, href) = match b.part {
+                PartKind::StraightLine => (
+                    format!(
+                        "straight-line code ({} instructions), {}",
+                        t.outside_loops.instructions,
+                        bound_label(t.outside_loops.bound.by)
+                    ),
+                    None,
+                ),
+                PartKind::Loop => match b.loop_index.and_then(|i| t.loops.get(i)) {
+                    Some(l) => (
+                        format!(
+                            "loop {} at 0x{:x}: {} cy/iter × {}",
+                            l.index,
+                            l.header,
+                            fmt_cy(l.cycles_per_iteration),
+                            l.trip_count
+                        ),
+                        Some(format!("#k{k}-a{:x}", l.header)),
+                    ),
+                    None => (format!("loop at 0x{:x}", b.at), None),
+                },
+                PartKind::Call => (
+                    format!(
+                        "call at 0x{:x} to 0x{:x} × {}",
+                        b.at,
+                        b.callee.unwrap_or(0),
+                        fmt_cy(b.executions)
+                    ),
+                    Some(format!("#k{k}-a{:x}", b.at)),
+                ),
+            };
+            (name, href, b.cycles)
+        })
+        .collect();
+    let total: f64 = parts.iter().map(|x| x.2).sum();
+    const COLORS: [&str; 6] = [
+        "#94a3b8", "#2563eb", "#d97706", "#7c3aed", "#059669", "#db2777",
+    ];
+    let _ = write!(
+        o,
+        "<div class=\"card\" id=\"k{k}-breakdown\"><h4>Cost breakdown</h4><div class=\"stack\">"
+    );
+    for (i, (name, _, v)) in parts.iter().enumerate() {
+        let w = if total > 0.0 { v / total * 100.0 } else { 0.0 };
+        let _ = write!(
+            o,
+            "<i style=\"width:{w:.2}%;background:{}\" title=\"{}\"></i>",
+            COLORS[i % COLORS.len()],
+            esc(name)
+        );
+    }
+    o.push_str("</div><table class=\"grid\">\n");
+    for (i, (name, href, v)) in parts.iter().enumerate() {
+        let pct = if total > 0.0 { v / total * 100.0 } else { 0.0 };
+        let name = match href {
+            Some(h) => format!("<a href=\"{h}\">{}</a>", esc(name)),
+            None => esc(name),
+        };
+        let _ = writeln!(
+            o,
+            "<tr><td class=\"l\"><span style=\"color:{}\">■</span> {name}</td><td>{} cy</td><td>{pct:.1}%</td></tr>",
+            COLORS[i % COLORS.len()],
+            fmt_cy(*v)
+        );
+    }
+    let _ = writeln!(
+        o,
+        "<tr><th class=\"l\">total (estimate)</th><th>{} cy</th><th></th></tr></table>",
+        fmt_cy(t.total_cycles)
+    );
+    let _ = writeln!(
+        o,
+        "<div class=\"dim\">uniform paths: {} – {} cy</div></div>",
+        fmt_cy(t.paths.shortest),
+        fmt_cy(t.paths.longest)
+    );
+}
+
+fn loops_table(o: &mut String, k: usize, p: &Profile) {
+    let t = &p.timing;
+    let _ = writeln!(o, "<h3>Timing</h3>\n<table class=\"grid\" id=\"k{k}-timing\"><tr><th class=\"l\">region</th><th>depth</th><th>instructions</th><th>trip count</th><th>cy/iter (throughput)</th><th>cy/iter (latency)</th><th>wait stall</th><th class=\"l\">bound</th></tr>");
+    let r = &t.outside_loops;
+    let _ = writeln!(
+        o,
+        "<tr><td class=\"l\">straight-line</td><td>0</td><td>{}</td><td>1</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
+        r.instructions,
+        fmt_cy(r.cycles_per_iteration),
+        fmt_cy(r.latency_bound_cycles),
+        fmt_cy(r.exposed_stall),
+        esc(&r.bottleneck)
+    );
+    for l in &t.loops {
+        let _ = writeln!(
+            o,
+            "<tr><td class=\"l\"><a href=\"#k{k}-a{:x}\">loop {}</a> 0x{:x}–0x{:x}</td><td>{}</td><td>{}</td><td>{} ({})</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
+            l.header,
+            l.index,
+            l.header,
+            l.latch,
+            l.depth,
+            l.body.instructions,
+            l.trip_count,
+            esc(l.trip_count_source),
+            fmt_cy(l.cycles_per_iteration),
+            fmt_cy(l.latency_bound_cycles),
+            fmt_cy(l.body.exposed_stall),
+            esc(&l.bottleneck)
+        );
+    }
+    o.push_str("</table>\n");
+}
+
+fn graph(o: &mut String, k: usize, p: &Profile) {
+    let lay: Layout = layout::layout(&p.graph.cfg, &p.graph.loops);
+    let max_share = p
+        .graph
+        .block_costs
+        .iter()
+        .map(|c| c.share)
+        .fold(0.0, f64::max);
+    let _ = writeln!(
+        o,
+        "<h3>Control-flow graph</h3>\n<div class=\"legend\"><span><b style=\"border-color:#6b7280\"></b>fall-through</span><span><b style=\"border-color:#2563eb\"></b>taken</span><span><b style=\"border-color:#c0262d;border-top-style:dashed\"></b>back edge</span><span><b style=\"border-color:#7c3aed;border-top-style:dotted\"></b>call / return</span><span>shaded: loops (nested)</span><span>block cycles: issue + exposed stall × executions; colour: its share (white → red = hottest block); a loop's bound can be higher (see Timing)</span><span>click a block for its instructions</span></div>"
+    );
+    let _ = writeln!(
+        o,
+        "<div class=\"graph\"><svg class=\"cfg\" id=\"k{k}-cfg\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{:.0}\" height=\"{:.0}\" viewBox=\"0 0 {:.0} {:.0}\">",
+        lay.width.max(1.0),
+        lay.height.max(1.0),
+        lay.width.max(1.0),
+        lay.height.max(1.0)
+    );
+    let _ = writeln!(
+        o,
+        "<defs><marker id=\"k{k}-arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto-start-reverse\"><path d=\"M0 0L10 5L0 10z\" fill=\"#4b5563\"/></marker></defs>"
+    );
+    // loop regions, outer first so inner ones are drawn on top
+    let mut order: Vec<usize> = (0..lay.loops.len()).collect();
+    order.sort_by_key(|&l| p.graph.loops.loops[l].depth);
+    for l in order {
+        let r = lay.loops[l];
+        let lp = &p.graph.loops.loops[l];
+        let trip = p
+            .graph
+            .timing_of_loop(&p.timing, l)
+            .map(|t| format!(", × {}", t.trip_count))
+            .unwrap_or_default();
+        let _ = writeln!(
+            o,
+            "<g class=\"region\"><rect class=\"loop\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" rx=\"8\"/><text class=\"loop-label\" x=\"{:.1}\" y=\"{:.1}\">loop 0x{:x}–0x{:x} (depth {}{trip})</text></g>",
+            r.x,
+            r.y,
+            r.w,
+            r.h,
+            r.x + 8.0,
+            r.y + 14.0,
+            lp.start,
+            lp.end,
+            lp.depth
+        );
+    }
+    for e in &lay.edges {
+        let mut d = String::new();
+        for (i, (x, y)) in e.points.iter().enumerate() {
+            let _ = write!(d, "{}{x:.1} {y:.1}", if i == 0 { "M" } else { " L" });
+        }
+        let _ = writeln!(
+            o,
+            "<path class=\"e {}\" d=\"{d}\" marker-end=\"url(#k{k}-arrow)\" data-from=\"{}\" data-to=\"{}\"/>",
+            e.style.name(),
+            e.from,
+            e.to
+        );
+    }
+    for (b, blk) in p.graph.cfg.blocks.iter().enumerate() {
+        let r = lay.blocks[b];
+        let c = p.graph.block_costs.get(b).copied().unwrap_or_default();
+        let t = if max_share > 0.0 {
+            c.share / max_share
+        } else {
+            0.0
+        };
+        let fill = layout::heat_color(t);
+        let _ = writeln!(
+            o,
+            "<a href=\"#k{k}-b{b}\"><g class=\"blk\" id=\"k{k}-n{b}\" data-block=\"{b}\"><title>block {b}: 0x{:x}–0x{:x}, {} instructions, {} cy per execution × {} = {} cy ({:.1}% of cycles)</title><rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" rx=\"4\" fill=\"{fill}\"/><text x=\"{:.1}\" y=\"{:.1}\">B{b} 0x{:x}–0x{:x}</text><text x=\"{:.1}\" y=\"{:.1}\">{} insn · {} cy · {:.1}%</text></g></a>",
+            blk.start,
+            blk.last,
+            blk.len(),
+            fmt_cy(c.cycles_per_execution),
+            fmt_cy(c.executions),
+            fmt_cy(c.cycles),
+            c.share * 100.0,
+            r.x,
+            r.y,
+            r.w,
+            r.h,
+            r.x + 6.0,
+            r.y + 16.0,
+            blk.start,
+            blk.last,
+            r.x + 6.0,
+            r.y + 31.0,
+            blk.len(),
+            short_cy(c.cycles),
+            c.share * 100.0
+        );
+    }
+    o.push_str("</svg></div>\n");
+}
+
+fn suggestions(o: &mut String, k: usize, p: &Profile) {
+    o.push_str("<h3>Suggestions</h3>\n");
+    if p.suggestions.is_empty() {
+        o.push_str("<p class=\"dim\">No problems found by the rules (see <code>--explain-model</code> for what they check).</p>\n");
+        return;
+    }
+    o.push_str("<ul class=\"sugg\">\n");
+    for s in &p.suggestions {
+        let _ = writeln!(
+            o,
+            "<li><span class=\"sev {}\">{}</span> {} <a href=\"#k{k}-a{:x}\">[0x{:x}]</a> <span class=\"dim\">{}</span></li>",
+            severity_name(s.severity),
+            severity_name(s.severity),
+            esc(&s.message),
+            s.offset,
+            s.offset,
+            esc(s.rule)
+        );
+    }
+    o.push_str("</ul>\n");
+}
+
+fn severity_name(s: Severity) -> &'static str {
+    match s {
+        Severity::High => "high",
+        Severity::Medium => "medium",
+        Severity::Low => "low",
+    }
+}
+
+/// Cycles for a box label: whole cycles from 100 up (fits the box).
+pub(crate) fn short_cy(x: f64) -> String {
+    if x >= 100.0 {
+        format!("{x:.0}")
+    } else {
+        fmt_cy(x)
+    }
+}
+
+/// Where a call to `sym` leads on this page: another kernel's section, or
+/// the callee's block in this kernel.
+fn call_link(
+    k: usize,
+    p: &Profile,
+    addr: u32,
+    sym: Option<&str>,
+    all: &[Profile],
+) -> Option<String> {
+    if let Some(s) = sym {
+        // the kernel's name, or a mangled symbol naming it (`_Z6helper…`)
+        let named = |q: &Profile| {
+            !q.name.is_empty()
+                && (q.name == s || s.contains(&format!("{}{}", q.name.len(), q.name)))
+        };
+        if let Some(j) = all.iter().position(named) {
+            return Some(format!("#k{j}"));
+        }
+    }
+    let site = p.graph.cfg.calls.iter().find(|c| c.addr == addr)?;
+    site.callee_block.map(|b| format!("#k{k}-b{b}"))
+}
+
+fn listing(o: &mut String, k: usize, p: &Profile, all: &[Profile]) {
+    let _ = writeln!(
+        o,
+        "<h3>Annotated disassembly</h3>\n<table class=\"asm\" id=\"k{k}-asm\">"
+    );
+    let max_heat = p.graph.insn_cycles.iter().copied().fold(0.0, f64::max);
+    let detail = &p.timing.instructions_detail;
+    let mut asm = String::new();
+    for (b, blk) in p.graph.cfg.blocks.iter().enumerate() {
+        let c = p.graph.block_costs.get(b).copied().unwrap_or_default();
+        let _ = writeln!(
+            o,
+            "<tr class=\"bh\" id=\"k{k}-b{b}\" data-block=\"k{k}-{b}\"><td colspan=\"6\">B{b} 0x{:x}–0x{:x} · {} instructions · {} cy ({:.1}%)<a href=\"#k{k}-n{b}\">↑ graph</a></td></tr>",
+            blk.start,
+            blk.last,
+            blk.len(),
+            fmt_cy(c.cycles),
+            c.share * 100.0
+        );
+        for i in blk.insns.clone() {
+            let insn = &p.insns[i];
+            let d = detail
+                .binary_search_by_key(&insn.addr, |x| x.addr)
+                .ok()
+                .map(|j| &detail[j]);
+            let heat = p.graph.insn_cycles.get(i).copied().unwrap_or(0.0);
+            let hw = if max_heat > 0.0 {
+                (heat / max_heat * 60.0).round()
+            } else {
+                0.0
+            };
+            asm.clear();
+            write_asm(&mut asm, insn, Syntax::Default);
+            let unit = match d {
+                Some(d) if d.unit != Unit::Ctrl || d.cycles > 0.0 => {
+                    format!("{:<4} {:>4}cy", d.unit.name(), fmt_cy(d.cycles))
+                }
+                Some(_) => "CTRL".to_string(),
+                None => String::new(),
+            };
+            let depth = d.map_or(0, |d| d.loop_depth) as usize;
+            let mut marks = Vec::new();
+            let sym = p.call_symbol(insn.addr);
+            let is_call = sym.is_some()
+                || matches!(p.graph.cfg.flows.get(i), Some(agx_isa::Flow::Call { .. }));
+            if is_call {
+                let label = sym.map_or_else(|| "→ callee".to_string(), |s| format!("→ {}", esc(s)));
+                match call_link(k, p, insn.addr, sym, all) {
+                    Some(href) => marks.push(format!("<a href=\"{href}\">{label}</a>")),
+                    None => marks.push(label),
+                }
+            }
+            if let Some(d) = d {
+                if let Some(dep) = &d.raw_dep {
+                    if dep.penalty > 0.0 {
+                        marks.push(format!(
+                            "<span class=\"raw\">◀ RAW dep +{:.2} cy (on <a href=\"#k{k}-a{:x}\">0x{:x}</a>)</span>",
+                            dep.penalty, dep.producer, dep.producer
+                        ));
+                    }
+                }
+                if d.stall_single >= STALL_MARK_CYCLES {
+                    marks.push(format!(
+                        "<span class=\"stall\">◀◀◀ STALL ~{} cy (~{} exposed)</span>",
+                        fmt_cy(d.stall_single),
+                        fmt_cy(d.stall)
+                    ));
+                }
+            }
+            let _ = writeln!(
+                o,
+                "<tr id=\"k{k}-a{:x}\" data-block=\"k{k}-{b}\"><td class=\"heat\" title=\"{} cy weighted\"><i style=\"width:{hw:.0}px\"></i></td><td class=\"depth\">{}</td><td class=\"addr\">{:>6x}:</td><td>{}</td><td class=\"unit\">{}</td><td>{}</td></tr>",
+                insn.addr,
+                fmt_cy(heat),
+                "│".repeat(depth.min(8)),
+                insn.addr,
+                esc(&asm),
+                unit,
+                marks.join("  ")
+            );
+        }
+    }
+    o.push_str("</table>\n");
+}

@@ -1,0 +1,145 @@
+//! `-o/--output FILE` for every format, and the `--format html` / `--format
+//! dot` views from the command line.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_metal-profile"))
+        .args(args)
+        .current_dir(repo())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+const MANDEL: &str = "testdata/mesa/cf_mandelbrot/cf_mandelbrot.bin";
+
+struct Tmp(PathBuf);
+impl Drop for Tmp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn output_file_holds_exactly_what_stdout_would() {
+    let dir = std::env::temp_dir().join(format!("mp-out-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let _t = Tmp(dir.clone());
+    for format in ["text", "json", "html", "dot"] {
+        let to_stdout = run(&["--binary", MANDEL, "-f", "mandel", "--format", format]);
+        assert!(to_stdout.status.success(), "{format}");
+        assert!(!to_stdout.stdout.is_empty(), "{format}");
+        let path = dir.join(format!("out.{format}"));
+        let p = path.display().to_string();
+        let to_file = run(&[
+            "--binary", MANDEL, "-f", "mandel", "--format", format, "-o", &p,
+        ]);
+        assert!(to_file.status.success(), "{format}");
+        assert!(to_file.stdout.is_empty(), "{format}: nothing on stdout");
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            to_stdout.stdout,
+            "{format}: -o writes the same bytes"
+        );
+        // long spelling
+        let long = run(&[
+            "--binary", MANDEL, "-f", "mandel", "--format", format, "--output", &p,
+        ]);
+        assert!(long.status.success());
+    }
+    // `--disasm-only` and `--list` go to the file too
+    let p = dir.join("listing.txt").display().to_string();
+    let o = run(&["--binary", MANDEL, "--disasm-only", "-o", &p]);
+    assert!(o.status.success() && o.stdout.is_empty());
+    assert!(std::fs::read_to_string(&p).unwrap().starts_with("   0: "));
+}
+
+#[test]
+fn unwritable_output_is_a_one_line_error() {
+    let o = run(&[
+        "--binary",
+        MANDEL,
+        "--format",
+        "html",
+        "-o",
+        "/nonexistent-dir/x/report.html",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("cannot write /nonexistent-dir/x/report.html"),
+        "{err}"
+    );
+}
+
+#[test]
+fn html_and_dot_formats() {
+    let o = run(&["--binary", MANDEL, "-f", "mandel", "--format", "html"]);
+    assert!(o.status.success());
+    let page = String::from_utf8(o.stdout).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    assert!(page.contains("<title>metal-profiler: mandel</title>"));
+    assert!(page.contains("unknown loop trip counts = 16"));
+    // --trip-count reaches the page
+    let o = run(&[
+        "--binary",
+        MANDEL,
+        "-f",
+        "mandel",
+        "--format",
+        "html",
+        "--trip-count",
+        "7",
+    ]);
+    let page7 = String::from_utf8(o.stdout).unwrap();
+    assert!(page7.contains("unknown loop trip counts = 7"));
+    assert!(
+        page7.contains("× 7)"),
+        "loop region label shows the trip count"
+    );
+
+    let o = run(&["--binary", MANDEL, "-f", "mandel", "--format", "dot"]);
+    assert!(o.status.success());
+    let dot = String::from_utf8(o.stdout).unwrap();
+    assert!(dot.starts_with("digraph \"mandel\" {"));
+    assert!(dot.contains("subgraph cluster_loop0"));
+    assert!(dot.contains("label=\"back\""));
+    assert!(dot.trim_end().ends_with('}'));
+
+    // several kernels: one page with an index, one digraph each
+    let o = run(&["examples/kernels.archive", "--all", "--format", "html"]);
+    assert!(o.status.success());
+    let page = String::from_utf8(o.stdout).unwrap();
+    assert!(page.contains("<nav class=\"index\">"));
+    assert_eq!(page.matches("<section class=\"kernel\"").count(), 2);
+    let o = run(&["examples/kernels.archive", "--all", "--format", "dot"]);
+    let dot = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(dot.matches("digraph ").count(), 2);
+}
+
+#[test]
+fn call_links_to_the_helper_section() {
+    let o = run(&[
+        "examples/simple_call.archive",
+        "--part",
+        "all",
+        "--format",
+        "html",
+    ]);
+    assert!(o.status.success());
+    let page = String::from_utf8(o.stdout).unwrap();
+    // helper is section k0, main k1; main's call links to k0
+    assert!(page.contains("<a href=\"#k0\">helper</a>"), "index");
+    let main = &page[page.find("<section class=\"kernel\" id=\"k1\"").unwrap()..];
+    assert!(
+        main.contains("<a href=\"#k0\">→ l__Z6helperPU9MTLdeviceKjj</a>"),
+        "call link"
+    );
+}
