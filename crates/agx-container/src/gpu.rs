@@ -239,7 +239,10 @@ mod tests {
             assert_eq!(r.family, PHONE_FAMILY, "{}", r.name);
             assert!(!r.decodable(), "{}", r.name);
         }
-        assert_eq!(Gpu::from_cpusubtype(435).describe(), "G16P (iPhone/iPad SoC)");
+        assert_eq!(
+            Gpu::from_cpusubtype(435).describe(),
+            "G16P (iPhone/iPad SoC)"
+        );
     }
 
     #[test]

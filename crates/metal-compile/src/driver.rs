@@ -5,6 +5,7 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use crate::command::{metal_commands, BuildMode, ToolCommand};
 use crate::diagnostics::parse_diagnostics;
@@ -31,16 +32,87 @@ pub trait ToolRunner {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SystemRunner;
 
+/// Environment variable that sets the limit on every tool run, in seconds.
+pub const TIMEOUT_ENV: &str = "METAL_PROFILE_TOOL_TIMEOUT";
+/// Default limit on one tool run (a cold `metal-tt` for several targets can
+/// take a while; a hung first-launch prompt must not hang the profiler).
+pub const DEFAULT_TIMEOUT_SECS: u64 = 300;
+
+/// The limit on one tool run: `METAL_PROFILE_TOOL_TIMEOUT` seconds if set to
+/// a positive number, else [`DEFAULT_TIMEOUT_SECS`].
+pub fn tool_timeout() -> Duration {
+    let secs = std::env::var(TIMEOUT_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|&s| s > 0)
+        .unwrap_or(DEFAULT_TIMEOUT_SECS);
+    Duration::from_secs(secs)
+}
+
 impl ToolRunner for SystemRunner {
+    /// Runs with the [`tool_timeout`] limit: past it the process is killed and
+    /// the error's kind is `TimedOut`.
     fn run(&self, cmd: &ToolCommand) -> io::Result<ToolOutput> {
-        let out = cmd.to_command().output()?;
-        Ok(ToolOutput {
-            status: out.status.code(),
-            success: out.status.success(),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        })
+        run_with_timeout(cmd, tool_timeout())
     }
+}
+
+fn run_with_timeout(cmd: &ToolCommand, limit: Duration) -> io::Result<ToolOutput> {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = cmd
+        .to_command()
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    // Drain both pipes on threads so a chatty tool cannot block on a full pipe.
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if start.elapsed() >= limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            // The reader threads are left to finish on their own: a grandchild
+            // may still hold the pipes open.
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("did not finish within {} s", limit.as_secs()),
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let stdout = out.join().unwrap_or_default();
+    let stderr = err.join().unwrap_or_default();
+    Ok(ToolOutput {
+        status: status.code(),
+        success: status.success(),
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+    })
 }
 
 /// Which functions go into the archive.
@@ -116,53 +188,64 @@ impl<R: ToolRunner, H: ArchiveHarvester> XcrunCompiler<R, H> {
         cmd: &ToolCommand,
         text_source: Option<&Path>,
     ) -> Result<String, CompileError> {
-        let tool = cmd.args.get(2).map_or_else(
-            || cmd.program.to_string_lossy().into_owned(),
-            |t| format!("{} {}", cmd.program.to_string_lossy(), t.to_string_lossy()),
-        );
-        let out = match self.runner.run(cmd) {
-            Ok(out) => out,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Err(CompileError::ToolNotFound {
-                    tool,
-                    hint: "not found; install Xcode and its command-line tools \
-                           (`xcode-select --install`)"
-                        .to_string(),
-                })
-            }
-            Err(e) => return Err(CompileError::io(format!("cannot run `{tool}`"), e)),
-        };
-        let mut output = out.stderr;
-        if !out.stdout.trim().is_empty() {
-            if !output.is_empty() && !output.ends_with('\n') {
-                output.push('\n');
-            }
-            output.push_str(&out.stdout);
-        }
-        if let Some(tmp_src) = text_source {
-            output = output.replace(&*tmp_src.to_string_lossy(), SOURCE_TEXT_LABEL);
-        }
-        if out.success {
-            return Ok(output);
-        }
-        if missing_metal_toolchain(&output) {
+        run_tool(&self.runner, cmd, text_source)
+    }
+}
+
+/// Runs `cmd` and maps every failure to one [`CompileError`]: the program
+/// missing, the `metal` toolchain missing, a timeout, or the tool's own
+/// failure (with its output verbatim). Returns what it printed on success.
+pub(crate) fn run_tool<R: ToolRunner + ?Sized>(
+    runner: &R,
+    cmd: &ToolCommand,
+    text_source: Option<&Path>,
+) -> Result<String, CompileError> {
+    let tool = cmd.args.get(2).map_or_else(
+        || cmd.program.to_string_lossy().into_owned(),
+        |t| format!("{} {}", cmd.program.to_string_lossy(), t.to_string_lossy()),
+    );
+    let out = match runner.run(cmd) {
+        Ok(out) => out,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
             return Err(CompileError::ToolNotFound {
                 tool,
-                hint: format!(
-                    "{}; the Metal compiler comes with Xcode: install it, select it with \
-                     `sudo xcode-select --switch /Applications/Xcode.app/Contents/Developer`, \
-                     and on Xcode 26 or later run `xcodebuild -downloadComponent MetalToolchain`",
-                    output.trim().replace('\n', " ")
-                ),
-            });
+                hint: "not found; install Xcode and its command-line tools \
+                       (`xcode-select --install`)"
+                    .to_string(),
+            })
         }
-        Err(CompileError::CompilerFailed {
-            command: cmd.to_string(),
-            status: out.status,
-            diagnostics: parse_diagnostics(&output),
-            output,
-        })
+        Err(e) => return Err(CompileError::io(format!("cannot run `{tool}`"), e)),
+    };
+    let mut output = out.stderr;
+    if !out.stdout.trim().is_empty() {
+        if !output.is_empty() && !output.ends_with('\n') {
+            output.push('\n');
+        }
+        output.push_str(&out.stdout);
     }
+    if let Some(tmp_src) = text_source {
+        output = output.replace(&*tmp_src.to_string_lossy(), SOURCE_TEXT_LABEL);
+    }
+    if out.success {
+        return Ok(output);
+    }
+    if missing_metal_toolchain(&output) {
+        return Err(CompileError::ToolNotFound {
+            tool,
+            hint: format!(
+                "{}; the Metal compiler comes with Xcode: install it, select it with \
+                 `sudo xcode-select --switch /Applications/Xcode.app/Contents/Developer`, \
+                 and on Xcode 26 or later run `xcodebuild -downloadComponent MetalToolchain`",
+                output.trim().replace('\n', " ")
+            ),
+        });
+    }
+    Err(CompileError::CompilerFailed {
+        command: cmd.to_string(),
+        status: out.status,
+        diagnostics: parse_diagnostics(&output),
+        output,
+    })
 }
 
 /// `xcrun` output meaning the `metal` tool itself is absent (Command Line Tools only, or
@@ -252,6 +335,8 @@ impl<R: ToolRunner, H: ArchiveHarvester> MetalCompiler for XcrunCompiler<R, H> {
             functions,
             kept_at,
             compiler_output,
+            targets: Vec::new(),
+            notes: Vec::new(),
         })
     }
 }
