@@ -195,14 +195,17 @@ impl Gpu {
         }
     }
 
-    /// Which measured timing table applies, said plainly: every figure was
+    /// What to say about the timing table for this GPU's code: every figure was
     /// measured on M1 (Mesa's "crude cycle model for G13G", metal-benchmarks
     /// on M1), and G14 shares the ISA.
-    pub fn timing_note(&self) -> &'static str {
+    /// `None` for G13 itself.
+    pub fn timing_note(&self) -> Option<&'static str> {
         if self.is_g13 {
-            "G13 timing table (measured on M1)"
+            None
+        } else if self.decodable {
+            Some("timed with the G13 table measured on M1: this GPU runs the same instruction set, its own timings were not measured")
         } else {
-            "G13 timing table (measured on M1; this GPU's own timings were not measured)"
+            Some("timed with the G13 table measured on M1; this GPU's code is not G13 code, so the figures do not apply")
         }
     }
 }

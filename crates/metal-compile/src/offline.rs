@@ -305,6 +305,17 @@ impl<R: ToolRunner> MetalCompiler for OfflineCompiler<R> {
         let out_path = tmp.join(OUTPUT_NAME);
         let bytes = std::fs::read(&out_path)
             .map_err(|e| CompileError::io(format!("cannot read {}", out_path.display()), e))?;
+        if !is_archive(&bytes) {
+            return Err(CompileError::ToolFailed {
+                command: cmds[cmds.len() - 1].to_string(),
+                status: Some(0),
+                message: format!(
+                    "it wrote {} bytes that are not a Metal binary archive (no fat or Mach-O header)",
+                    bytes.len()
+                ),
+                fix: "check the Xcode installation; metal-tt needs Xcode 14 or later".into(),
+            });
+        }
         notes.extend(missing_targets(&bytes, &targets));
         let kept_at = match &req.keep_archive {
             Some(path) => {
@@ -324,6 +335,21 @@ impl<R: ToolRunner> MetalCompiler for OfflineCompiler<R> {
             notes,
         })
     }
+}
+
+/// Whether `bytes` start like an archive: the Metal fat header or its
+/// universal twin (either byte order), or a 64-bit Mach-O.
+fn is_archive(bytes: &[u8]) -> bool {
+    matches!(
+        bytes.get(0..4),
+        Some(
+            [0xcb, 0xfe, 0xba, 0xbe]
+                | [0xca, 0xfe, 0xba, 0xbe]
+                | [0xbe, 0xba, 0xfe, 0xcb]
+                | [0xbe, 0xba, 0xfe, 0xca]
+                | [0xcf, 0xfa, 0xed, 0xfe]
+        )
+    )
 }
 
 /// Notes for requested targets that have no slice in what metal-tt wrote.

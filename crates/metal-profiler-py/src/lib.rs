@@ -479,6 +479,7 @@ fn profile_words(
             end: 0,
             addr: insns.first().map_or(0, |i| i.addr),
             gpu: None,
+            gpu_info: None,
         };
         let profile = metal_profiler::app::profile_one(&code, &insns, &args, None, None);
         Ok(PyProfile {
