@@ -214,6 +214,12 @@ pub(crate) fn run_tool<R: ToolRunner + ?Sized>(
                     .to_string(),
             })
         }
+        Err(e) if e.kind() == io::ErrorKind::TimedOut => {
+            return Err(CompileError::Timeout {
+                command: cmd.to_string(),
+                seconds: tool_timeout().as_secs(),
+            })
+        }
         Err(e) => return Err(CompileError::io(format!("cannot run `{tool}`"), e)),
     };
     let mut output = out.stderr;
