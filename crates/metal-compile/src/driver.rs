@@ -239,10 +239,15 @@ pub(crate) fn run_tool<R: ToolRunner + ?Sized>(
         return Err(CompileError::ToolNotFound {
             tool,
             hint: format!(
-                "{}; the Metal compiler comes with Xcode: install it, select it with \
+                "{}; the Metal compiler{} comes with Xcode: install it, select it with \
                  `sudo xcode-select --switch /Applications/Xcode.app/Contents/Developer`, \
                  and on Xcode 26 or later run `xcodebuild -downloadComponent MetalToolchain`",
-                output.trim().replace('\n', " ")
+                output.trim().replace('\n', " "),
+                if output.contains("\"metal-tt") {
+                    " (metal-tt: Xcode 14 or later)"
+                } else {
+                    ""
+                }
             ),
         });
     }

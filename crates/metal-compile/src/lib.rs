@@ -150,6 +150,20 @@ pub fn offline_compiler() -> Box<dyn MetalCompiler> {
     Box::new(OfflineCompiler::system())
 }
 
+/// The compiler the front ends use: with `jit`, the Metal driver for this
+/// Mac's GPU ([`default_compiler`]); otherwise the offline path wherever
+/// `xcrun` is on `PATH` (or on macOS, where its absence gets Xcode advice),
+/// else [`UnsupportedCompiler`] with the export-on-a-Mac advice.
+pub fn compiler_for(jit: bool) -> Box<dyn MetalCompiler> {
+    if jit {
+        default_compiler()
+    } else if xcrun_on_path() || compiling_supported() {
+        offline_compiler()
+    } else {
+        Box::new(UnsupportedCompiler)
+    }
+}
+
 /// Whether an `xcrun` is on `PATH` (the offline path's requirement).
 pub fn xcrun_on_path() -> bool {
     std::env::var_os("PATH")

@@ -76,14 +76,7 @@ fn compile(
     jit: bool,
     err: &mut dyn Write,
 ) -> Result<(Vec<u8>, Option<String>), Error> {
-    let compiler = if jit {
-        metal_compile::default_compiler()
-    } else if metal_compile::xcrun_on_path() || metal_compile::compiling_supported() {
-        metal_compile::offline_compiler()
-    } else {
-        Box::new(metal_compile::UnsupportedCompiler)
-    };
-    let archive = compiler
+    let archive = metal_compile::compiler_for(jit)
         .compile(req)
         .map_err(|e| Error::input(e.to_string()))?;
     if !archive.compiler_output.trim().is_empty() {
