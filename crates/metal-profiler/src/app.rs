@@ -378,6 +378,10 @@ fn show_functions(
         if let Some(d) = device {
             // built on this Mac: name the device beside the APPLEGPU subtype
             prof.gpu = Some(format!("{} ({d})", prof.gpu.as_deref().unwrap_or("?")));
+            prof.gpu_label = Some(format!(
+                "{} on {d}",
+                prof.gpu_label.as_deref().unwrap_or("?")
+            ));
         }
         profiles.push(prof);
     }
