@@ -329,3 +329,51 @@ fn shipped_archives_rewrapped_as_g14_profile_the_same() {
     }
     assert!(checked >= 2, "only {checked} kernels checked");
 }
+
+/// An encoding the G13 tables do not know (as M2's non-returning 64-bit
+/// atomic min/max would be) is shown, counted and warned about; the profile
+/// goes on with the rest.
+#[test]
+fn unknown_encodings_are_counted_and_the_profile_goes_on() {
+    let mut main = vec![0xff, 0xff];
+    main.extend(real("simple_call_compute_shader.bin"));
+    let a = build_test_archive(G14G, Stage::Compute, &main, &[("_k_agc.main", 0)]);
+    let (_t, p) = write_tmp("unknown.archive", &a);
+    let p = p.to_str().unwrap();
+    let o = run(&[p, "-f", "k"]);
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(
+        err(&o).contains(
+            "warning: `_k_agc.main`: 1 position(s) hold encodings the G13 tables do not know"
+        ),
+        "{}",
+        err(&o)
+    );
+    assert!(
+        out(&o).contains("warning: 1 position(s) hold encodings the G13 tables do not know (shown as <disassembly failed>); left out of the profile"),
+        "{}",
+        out(&o)
+    );
+    let v = json(&[p, "-f", "k", "--format", "json"]);
+    assert_eq!(v["kernels"][0]["unknown_encodings"], 1);
+    assert_eq!(v["kernels"][0]["gpu_name"], "G14G (M2)");
+    // the rest is exactly the code without the unknown halfword
+    let clean = build_test_archive(
+        G14G,
+        Stage::Compute,
+        &real("simple_call_compute_shader.bin"),
+        &[("_k_agc.main", 0)],
+    );
+    let (_t2, q) = write_tmp("clean.archive", &clean);
+    let w = json(&[q.to_str().unwrap(), "-f", "k", "--format", "json"]);
+    assert_eq!(
+        v["kernels"][0]["instructions"], w["kernels"][0]["instructions"],
+        "same instruction count"
+    );
+    let o = run(&[p, "-f", "k", "--disasm-only"]);
+    assert!(
+        out(&o).starts_with("   0: ffff                 <disassembly failed>\n"),
+        "{}",
+        out(&o)
+    );
+}
