@@ -276,20 +276,27 @@ fn binary_gpu_labels_raw_code() {
     );
 }
 
-/// Every archive-shaped input we have, wrapped as a G14 slice beside its
-/// G13 self, profiles the same apart from the GPU name (the held-out check:
-/// run on whatever archives `examples/` holds).
+/// Every archive-shaped input we have (`examples/`, `python/tests/data/`),
+/// each kernel wrapped as a G14 slice beside its G13 self, profiles the same
+/// apart from the GPU name; archives added there are checked the same way.
 #[test]
 fn shipped_archives_rewrapped_as_g14_profile_the_same() {
     let mut checked = 0;
-    for entry in std::fs::read_dir(repo().join("examples")).unwrap() {
-        let path = entry.unwrap().path();
+    let mut paths = Vec::new();
+    for dir in ["examples", "python/tests/data"] {
+        for entry in std::fs::read_dir(repo().join(dir)).unwrap() {
+            paths.push(entry.unwrap().path());
+        }
+    }
+    paths.sort();
+    for path in paths {
         if path.extension().and_then(|e| e.to_str()) != Some("archive") {
             continue;
         }
         let bytes = std::fs::read(&path).unwrap();
         let Ok(agx_container::Input::Archive(a)) = agx_container::read(&bytes) else {
-            panic!("{} is not an archive", path.display());
+            // e.g. python/tests/data/truncated.archive, an error-path fixture
+            continue;
         };
         // re-slice each G13 image's functions into a G14 twin
         for f in a
@@ -327,7 +334,7 @@ fn shipped_archives_rewrapped_as_g14_profile_the_same() {
             checked += 1;
         }
     }
-    assert!(checked >= 2, "only {checked} kernels checked");
+    assert!(checked >= 5, "only {checked} kernels checked");
 }
 
 /// An encoding the G13 tables do not know (as M2's non-returning 64-bit
