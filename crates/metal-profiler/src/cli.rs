@@ -9,7 +9,7 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
-/// Static profiler for Apple GPU (AGX G13 / M1-family) compute shaders.
+/// Static profiler for Apple GPU (AGX G13/G14: M1 and M2 family) compute shaders.
 ///
 /// Give it a serialized Metal binary archive, a raw dump of machine code
 /// (`--binary`), or on macOS a `.metal` source, and it reports where the time

@@ -277,7 +277,7 @@ pub fn raw_code_warning(insns: usize, failed: usize) -> Option<String> {
     if failed * 10 >= total.max(1) && failed >= 2 {
         return Some(format!(
             "warning: {failed} of {total} positions did not decode (<disassembly failed>); \
-             this may be code for another GPU generation (decoding supports G13/M1 only), data, \
+             this may be code for another GPU generation (decoding supports G13/M1 and G14/M2 code), data, \
              or the wrong --offset"
         ));
     }
