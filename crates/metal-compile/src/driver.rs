@@ -259,6 +259,18 @@ pub(crate) fn run_tool<R: ToolRunner + ?Sized>(
     })
 }
 
+/// The note for a JIT build on a GPU whose code cannot be decoded (M3 and
+/// later): the driver only builds for the Mac's own GPU.
+pub fn jit_device_note(device_name: &str) -> Option<String> {
+    match crate::device_generation(device_name) {
+        Some(13 | 14) => None,
+        _ => Some(format!(
+            "the driver built code for '{device_name}', whose GPU this profiler cannot decode \
+             (it reads M1/G13 and M2/G14 code); drop --jit to compile offline for M2 (--target g14g)"
+        )),
+    }
+}
+
 /// `xcrun` output meaning the `metal` tool itself is absent (Command Line Tools only, or
 /// Xcode 26+ without the separately downloaded Metal Toolchain).
 fn missing_metal_toolchain(output: &str) -> bool {
@@ -342,12 +354,12 @@ impl<R: ToolRunner, H: ArchiveHarvester> MetalCompiler for XcrunCompiler<R, H> {
         let _ = tmp.close();
         Ok(CompiledArchive {
             bytes,
-            device_name,
             functions,
             kept_at,
             compiler_output,
             targets: Vec::new(),
-            notes: Vec::new(),
+            notes: jit_device_note(&device_name).into_iter().collect(),
+            device_name,
         })
     }
 }

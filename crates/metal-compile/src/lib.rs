@@ -28,8 +28,8 @@ mod macos;
 pub use command::{metal_commands, BuildMode, ToolCommand};
 pub use diagnostics::{parse_diagnostics, Diagnostic, Severity};
 pub use driver::{
-    tool_timeout, ArchiveHarvester, FunctionSelection, SystemRunner, ToolOutput, ToolRunner,
-    XcrunCompiler, DEFAULT_TIMEOUT_SECS, SOURCE_TEXT_LABEL, TIMEOUT_ENV,
+    jit_device_note, tool_timeout, ArchiveHarvester, FunctionSelection, SystemRunner, ToolOutput,
+    ToolRunner, XcrunCompiler, DEFAULT_TIMEOUT_SECS, SOURCE_TEXT_LABEL, TIMEOUT_ENV,
 };
 pub use error::{CompileError, UNSUPPORTED_MESSAGE};
 pub use gpu::{device_generation, is_g13_device};

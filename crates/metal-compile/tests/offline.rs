@@ -169,3 +169,20 @@ fn the_sequence_returns_metal_tts_output_and_cleans_up() {
     );
     std::fs::remove_dir_all(&parent).unwrap();
 }
+
+#[test]
+fn jit_on_an_undecodable_gpu_is_noted() {
+    assert_eq!(metal_compile::jit_device_note("Apple M1 Pro"), None);
+    assert_eq!(metal_compile::jit_device_note("Apple M2"), None);
+    let n = metal_compile::jit_device_note("Apple M4 Max").unwrap();
+    assert!(
+        n.starts_with(
+            "the driver built code for 'Apple M4 Max', whose GPU this profiler cannot decode"
+        ),
+        "{n}"
+    );
+    assert!(
+        n.ends_with("drop --jit to compile offline for M2 (--target g14g)"),
+        "{n}"
+    );
+}

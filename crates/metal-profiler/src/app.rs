@@ -85,20 +85,7 @@ fn compile(
     for n in &archive.notes {
         let _ = writeln!(err, "note: {n}");
     }
-    if !jit {
-        return Ok((archive.bytes, None));
-    }
-    if !matches!(
-        metal_compile::device_generation(&archive.device_name),
-        Some(13 | 14)
-    ) {
-        let _ = writeln!(
-            err,
-            "warning: --jit built code for '{}', whose GPU this profiler cannot decode (it reads M1/G13 and M2/G14 code); drop --jit to compile offline for M2 (--target g14g)",
-            archive.device_name
-        );
-    }
-    Ok((archive.bytes, Some(archive.device_name)))
+    Ok((archive.bytes, jit.then_some(archive.device_name)))
 }
 
 fn run_export(e: &ExportArgs, err: &mut dyn Write) -> Result<(), Error> {
