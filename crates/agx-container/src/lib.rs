@@ -442,7 +442,8 @@ impl Archive {
     /// (`_agc.main`, `l__Z6helperPU9MTLdeviceKjj`) or `stage:name`. With
     /// `None`, the main body when the archive has exactly one kernel. When a
     /// name fits a kernel's prolog and main, the main wins; when several
-    /// G13 slices hold the same function, the first slice wins.
+    /// slices hold the same function, the first slice wins (pick a slice
+    /// first with [`Archive::choose_slice`] and [`Archive::only_slice`]).
     pub fn select(&self, name: Option<&str>) -> std::result::Result<&Function, ContainerError> {
         let Some(name) = name else {
             let mains: Vec<&Function> =
