@@ -125,14 +125,17 @@ def profile_archive(
     function_name: Optional[str] = None,
     *,
     trip_count: Optional[int] = None,
+    gpu: Optional[str] = None,
 ) -> ProfileResult:
     """Profile one function of a serialized Metal binary archive (path or
-    bytes), as ``metal-profile ARCHIVE [-f NAME]``: the main part, its prolog
-    summarised. ``function_name`` is the Metal name (``matmul_naive``) or the
-    full symbol; it may be omitted when the archive holds one kernel.
+    bytes), as ``metal-profile ARCHIVE [-f NAME] [--gpu GPU]``: the main part,
+    its prolog summarised. ``function_name`` is the Metal name
+    (``matmul_naive``) or the full symbol; it may be omitted when the archive
+    holds one kernel. ``gpu`` (``"g13g"``, ``"g14g"``, any case) picks the
+    slice of a multi-GPU archive; the default is the newest decodable one.
     """
     return _result(
-        _native.profile_archive_input(_input(path), function_name, trip_count)
+        _native.profile_archive_input(_input(path), function_name, trip_count, False, gpu)
     )
 
 
@@ -224,25 +227,30 @@ def occupancy_for_regs(half_regs: int) -> Tuple[int, float]:
 # ── .metal source (macOS) ────────────────────────────────────────────────
 
 
-def _compile(source: str, is_path: bool, function_name: str, include_dirs) -> bytes:
+def _targets(target) -> List[str]:
+    if target is None:
+        return []
+    if isinstance(target, str):
+        return [target]
+    return [str(t) for t in target]
+
+
+def _compile(
+    source: str, is_path: bool, function_name: str, include_dirs, target=None, jit=False
+) -> bytes:
     dirs = [os.fspath(d) for d in (include_dirs or [])]
-    data, compiler_output, device = _native.compile_metal(
-        source, is_path, function_name, dirs
+    data, compiler_output, device, notes = _native.compile_metal(
+        source, is_path, function_name, dirs, _targets(target), bool(jit)
     )
     if compiler_output.strip():
         _warnings.warn(compiler_output.rstrip(), RuntimeWarning, stacklevel=3)
-    if not _native.is_g13_device(device):
-        _warnings.warn(
-            f"the archive was built on '{device}', not an M1-family (G13) GPU; "
-            "decoding supports G13 only",
-            RuntimeWarning,
-            stacklevel=3,
-        )
+    for note in notes:
+        _warnings.warn(note, RuntimeWarning, stacklevel=3)
     return data
 
 
-def _report_and_disasm(archive: bytes, function_name: str) -> Tuple[str, str]:
-    result = profile_archive(archive, function_name)
+def _report_and_disasm(archive: bytes, function_name: str, gpu=None) -> Tuple[str, str]:
+    result = profile_archive(archive, function_name, gpu=gpu)
     return format_report(result, None), result.disassembly
 
 
@@ -250,22 +258,34 @@ def profile_metal_file(
     path: Union[str, "os.PathLike[str]"],
     function_name: str,
     include_dirs: Optional[Sequence[str]] = None,
+    *,
+    target: Union[None, str, Sequence[str]] = None,
+    gpu: Optional[str] = None,
+    jit: bool = False,
 ) -> Tuple[str, str]:
-    """Compile a ``.metal`` file, harvest the kernel's native code and profile
-    it: returns ``(report, disassembly)``. macOS only (Xcode's Metal
-    toolchain); elsewhere raises ``RuntimeError`` with the CLI's message."""
-    archive = _compile(os.fspath(path), True, function_name, include_dirs)
-    return _report_and_disasm(archive, function_name)
+    """Compile a ``.metal`` file to native code and profile it: returns
+    ``(report, disassembly)``. As ``metal-profile FILE -f NAME [--target …]``:
+    built offline with ``metal-tt`` for ``target`` (``"g14g"`` or a list; by
+    default this Mac's GPU if decodable, else ``g14g``); ``gpu`` picks which
+    built slice to profile; ``jit=True`` has the Metal driver build for this
+    Mac's GPU instead. Needs Xcode's ``xcrun``; without it raises
+    ``RuntimeError`` with the CLI's message."""
+    archive = _compile(os.fspath(path), True, function_name, include_dirs, target, jit)
+    return _report_and_disasm(archive, function_name, gpu)
 
 
 def profile_metal_source(
     source: str,
     function_name: str,
     include_dirs: Optional[Sequence[str]] = None,
+    *,
+    target: Union[None, str, Sequence[str]] = None,
+    gpu: Optional[str] = None,
+    jit: bool = False,
 ) -> Tuple[str, str]:
     """As :func:`profile_metal_file` for Metal source text."""
-    archive = _compile(source, False, function_name, include_dirs)
-    return _report_and_disasm(archive, function_name)
+    archive = _compile(source, False, function_name, include_dirs, target, jit)
+    return _report_and_disasm(archive, function_name, gpu)
 
 
 # ── the command line ──────────────────────────────────────────────────────

@@ -24,6 +24,20 @@ pub enum ContainerError {
         /// The GPU named by the slice's cpusubtype.
         gpu: Gpu,
     },
+    /// `--gpu NAME` names a GPU that has no slice in this archive.
+    NoSuchGpu {
+        /// The name asked for.
+        requested: String,
+        /// The GPUs of the archive's Apple GPU slices ("G13G (M1)", …).
+        present: Vec<String>,
+    },
+    /// `--gpu NAME` names a slice whose code this project cannot decode.
+    UndecodableGpu {
+        /// The slice's GPU.
+        gpu: Gpu,
+        /// The decodable GPUs this archive does hold.
+        decodable: Vec<String>,
+    },
     /// A container without any Apple GPU code (AMD/Intel slices, unknown
     /// cputypes, an APPLEGPU image without shader sections).
     NoNativeCode {
@@ -65,18 +79,33 @@ impl fmt::Display for ContainerError {
             ContainerError::AirOnly => write!(
                 f,
                 "archive: this archive holds AIR bitcode only; build it for a device to get native code \
-                 (e.g. serialize an MTLBinaryArchive on an M1 Mac, or pass a raw G13 code dump)"
+                 ({GET_ONE}, or pass a raw code dump with --binary)"
             ),
             ContainerError::UnsupportedGpu { gpu } => write!(
                 f,
-                "archive: native code for GPU {}: decoding is supported for G13 only \
-                 (build the archive on an M1-family Mac)",
+                "archive: native code for GPU {} only: decoding supports G13 (M1) and G14 (M2) code; {GET_ONE}",
                 gpu.describe()
             ),
+            ContainerError::NoSuchGpu { requested, present } => write!(
+                f,
+                "archive: no slice for GPU `{requested}` in this archive; it holds: {}",
+                list(present)
+            ),
+            ContainerError::UndecodableGpu { gpu, decodable } => {
+                write!(
+                    f,
+                    "archive: the {} slice cannot be decoded (decoding supports G13 (M1) and G14 (M2) code); ",
+                    gpu.describe()
+                )?;
+                if decodable.is_empty() {
+                    write!(f, "this archive has no decodable slice: {GET_ONE}")
+                } else {
+                    write!(f, "decodable slices here: {} (pick one with --gpu)", list(decodable))
+                }
+            }
             ContainerError::NoNativeCode { found } => write!(
                 f,
-                "archive: no Apple GPU machine code in this file (it holds {found}); \
-                 build the archive for an Apple M1-family GPU"
+                "archive: no Apple GPU machine code in this file (it holds {found}); {GET_ONE}"
             ),
             ContainerError::NoSuchFunction {
                 requested,
@@ -104,6 +133,10 @@ impl fmt::Display for ContainerError {
         }
     }
 }
+
+/// How to get decodable code: the offline compile on any Mac.
+const GET_ONE: &str = "get a decodable slice on any Mac with \
+`metal-profile export KERNEL.metal -f NAME --target g14g -o out.archive`";
 
 fn list(names: &[String]) -> String {
     if names.is_empty() {

@@ -1,7 +1,26 @@
-//! Apple GPU names from the APPLEGPU cpusubtype.
+//! Apple GPU names: the APPLEGPU cpusubtype of a slice, the `applegpu_*`
+//! architecture names of Apple's tools, the chip family, and whether this
+//! project's decoder applies.
 //!
-//! Table from Apple's open-source `file` Mach-O tables, as collected in
-//! `shared/reference/archive-format.md` ("APPLEGPU cpusubtypes name the GPU").
+//! Every row cites its source (see `shared/reference/gpu-targets.md` and
+//! `archive-format.md`):
+//! - [file] Apple's open-source `file(1)` Mach-O tables: cpusubtypes of
+//!   `g13g` = 322, `g13s` = 530, `g13d` = 594.
+//! - [fmt] the project's archive-format notes (same tables, more rows):
+//!   G13P 290, G13C 562; G14P 370, G14G 402, G14S 434, G14D 498; G15P 610,
+//!   G15G 275, G15S 419; G16P 435.
+//! - [lipo] Apple's metal-lipo(1) example (macOS slices)
+//!   `applegpu_g13g g13s g13d g14g g14s g14d g15g g15s`; [tc] metal-toolchain(7)
+//!   adds `g13c`, `g13p`, `g14p`, `g15p`; [community] user reports add `g15d`,
+//!   `g16g`, `g16s`, `g17g`, `g17s`, `g17p`, `g18p`.
+//! - Families: Mesa `agx_device.c` names G13 = M1 and G14 = M2 (and gives G14
+//!   the G13 shader library: one ISA); dougallj/applegpu issue #62 names
+//!   M3 = G15 and M4 = G16; a community report names G17 = M5.
+//! - `…P` parts are iPhone/iPad SoCs (metal-toolchain(7)); which phone chip
+//!   each one is differs between sources, so none is named here. Which Mac
+//!   chip each letter (`g`, `s`, `c`, `d`) names is not settled either (one
+//!   report has an M1 Pro producing `g13g` and an M1 Max `g13s`), so only the
+//!   family is given.
 
 use std::fmt;
 
@@ -14,71 +33,179 @@ pub const CPU_TYPE_INTELGPU: u32 = 0x0100_0015;
 /// cputype of an AIR (LLVM bitcode) slice; its payload is a bare `MTLB` metallib.
 pub const CPU_TYPE_AIR64: u32 = 0x0100_0017;
 
+/// Label used for `…P` parts instead of a chip name.
+pub const PHONE_FAMILY: &str = "iPhone/iPad SoC";
+
+/// One known Apple GPU architecture.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GpuRow {
+    /// Upper-case name, e.g. "G14G" (the tools spell it `applegpu_g14g`).
+    pub name: &'static str,
+    /// The Mach-O cpusubtype, where a source gives it.
+    pub cpusubtype: Option<u32>,
+    /// AGX generation (13 = M1 family, 14 = M2, …).
+    pub generation: u8,
+    /// "M1" … for Mac parts, [`PHONE_FAMILY`] for `…P` parts.
+    pub family: &'static str,
+    /// Where the row comes from (see the module comment).
+    pub source: &'static str,
+}
+
+const fn row(
+    name: &'static str,
+    cpusubtype: Option<u32>,
+    generation: u8,
+    family: &'static str,
+    source: &'static str,
+) -> GpuRow {
+    GpuRow {
+        name,
+        cpusubtype,
+        generation,
+        family,
+        source,
+    }
+}
+
+/// Every architecture name seen in the sources, oldest generation first.
+pub const GPUS: &[GpuRow] = &[
+    row("G13G", Some(322), 13, "M1", "file, lipo"),
+    row("G13S", Some(530), 13, "M1", "file, lipo"),
+    row("G13C", Some(562), 13, "M1", "fmt, tc"),
+    row("G13D", Some(594), 13, "M1", "file, lipo"),
+    row("G13P", Some(290), 13, PHONE_FAMILY, "fmt, tc"),
+    row("G14G", Some(402), 14, "M2", "fmt, lipo"),
+    row("G14S", Some(434), 14, "M2", "fmt, lipo"),
+    row("G14D", Some(498), 14, "M2", "fmt, lipo"),
+    row("G14P", Some(370), 14, PHONE_FAMILY, "fmt, tc"),
+    row("G15G", Some(275), 15, "M3", "fmt, lipo"),
+    row("G15S", Some(419), 15, "M3", "fmt, lipo"),
+    row("G15D", None, 15, "M3", "community"),
+    row("G15P", Some(610), 15, PHONE_FAMILY, "fmt, tc"),
+    row("G16G", None, 16, "M4", "community"),
+    row("G16S", None, 16, "M4", "community"),
+    row("G16P", Some(435), 16, PHONE_FAMILY, "fmt"),
+    row("G17G", None, 17, "M5", "community"),
+    row("G17S", None, 17, "M5", "community"),
+    row("G17P", None, 17, PHONE_FAMILY, "community"),
+    row("G18P", None, 18, PHONE_FAMILY, "community"),
+];
+
+/// Generations whose code this project decodes: G13 (the applegpu tables)
+/// and G14, which Mesa compiles with the same backend and ISA (its device key
+/// only adds `needs_g13x_coherency`; `agx_device.c` gives G14 the G13 shader
+/// library). Phone parts are not included: no source here checks them.
+pub const DECODABLE_GENERATIONS: &[u8] = &[13, 14];
+
+impl GpuRow {
+    /// Whether the decoder applies to code for this GPU.
+    pub fn decodable(&self) -> bool {
+        DECODABLE_GENERATIONS.contains(&self.generation) && self.family != PHONE_FAMILY
+    }
+
+    /// The tools' architecture name, e.g. `applegpu_g14g`.
+    pub fn arch(&self) -> String {
+        format!("applegpu_{}", self.name.to_ascii_lowercase())
+    }
+}
+
+/// The row for a name such as `g14g`, `G14G` or `applegpu_g14g` (case-insensitive).
+pub fn gpu_row(name: &str) -> Option<&'static GpuRow> {
+    let n = name.trim();
+    let n = if n.len() > 9 && n[..9].eq_ignore_ascii_case("applegpu_") {
+        &n[9..]
+    } else {
+        n
+    };
+    GPUS.iter().find(|r| r.name.eq_ignore_ascii_case(n))
+}
+
+/// Names of the decodable Mac GPUs, e.g. "G13G, G13S, …".
+pub fn decodable_names() -> Vec<&'static str> {
+    GPUS.iter()
+        .filter(|r| r.decodable())
+        .map(|r| r.name)
+        .collect()
+}
+
 /// The GPU a slice of native code was compiled for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Gpu {
-    /// The raw cpusubtype from the file.
+    /// The raw cpusubtype from the file (0 for a GPU named on the command line
+    /// whose subtype no source gives).
     pub cpusubtype: u32,
     /// e.g. "G13G"; "unknown" when the subtype is not in the table.
     pub name: &'static str,
-    /// e.g. "M1"; "unknown" when the subtype is not in the table.
+    /// e.g. "M1", or [`PHONE_FAMILY`]; "unknown" when not in the table.
     pub family: &'static str,
-    /// Whether this project's decoder (G13 ISA) applies.
+    /// AGX generation; 0 when unknown.
+    pub generation: u8,
+    /// Whether this is G13 (M1 family) code, the ISA the tables were built on.
     pub is_g13: bool,
+    /// Whether this project's decoder applies (G13 and G14 Mac parts).
+    pub decodable: bool,
 }
 
-const TABLE: &[(u32, &str, &str)] = &[
-    (290, "G13P", "M1"),
-    (322, "G13G", "M1"),
-    (530, "G13S", "M1"),
-    (562, "G13C", "M1"),
-    (594, "G13D", "M1"),
-    (370, "G14P", "M2"),
-    (402, "G14G", "M2"),
-    (434, "G14S", "M2"),
-    (498, "G14D", "M2"),
-    (610, "G15P", "M3"),
-    (275, "G15G", "M3"),
-    (419, "G15S", "M3"),
-    (435, "G16P", "M4"),
-];
-
 impl Gpu {
+    fn from_row(r: &GpuRow, cpusubtype: u32) -> Gpu {
+        Gpu {
+            cpusubtype,
+            name: r.name,
+            family: r.family,
+            generation: r.generation,
+            is_g13: r.generation == 13 && r.family != PHONE_FAMILY,
+            decodable: r.decodable(),
+        }
+    }
+
     /// Names the GPU of an APPLEGPU slice. The top byte of a Mach-O
     /// cpusubtype holds capability bits (`CPU_SUBTYPE_MASK`), so it is ignored
     /// for the lookup.
     pub fn from_cpusubtype(cpusubtype: u32) -> Gpu {
         let key = cpusubtype & 0x00ff_ffff;
-        match TABLE.iter().find(|(s, _, _)| *s == key) {
-            Some(&(_, name, family)) => Gpu {
-                cpusubtype,
-                name,
-                family,
-                is_g13: family == "M1",
-            },
+        match GPUS.iter().find(|r| r.cpusubtype == Some(key)) {
+            Some(r) => Gpu::from_row(r, cpusubtype),
             None => Gpu {
                 cpusubtype,
                 name: "unknown",
                 family: "unknown",
+                generation: 0,
                 is_g13: false,
+                decodable: false,
             },
         }
     }
 
-    /// The subtype for a GPU name such as "G13G" (case-insensitive).
-    pub fn cpusubtype_of(name: &str) -> Option<u32> {
-        TABLE
-            .iter()
-            .find(|(_, n, _)| n.eq_ignore_ascii_case(name))
-            .map(|&(s, _, _)| s)
+    /// A GPU named on the command line (`g14g`, `applegpu_g14g`, any case).
+    pub fn from_name(name: &str) -> Option<Gpu> {
+        gpu_row(name).map(|r| Gpu::from_row(r, r.cpusubtype.unwrap_or(0)))
     }
 
-    /// "G16P (M4 family)", or "unknown (APPLEGPU cpusubtype 123)".
+    /// The subtype for a GPU name such as "G13G" (case-insensitive).
+    pub fn cpusubtype_of(name: &str) -> Option<u32> {
+        gpu_row(name).and_then(|r| r.cpusubtype)
+    }
+
+    /// "G14G (M2)", "G16P (iPhone/iPad SoC)", or "unknown (APPLEGPU cpusubtype 123)".
     pub fn describe(&self) -> String {
         if self.name == "unknown" {
             format!("unknown (APPLEGPU cpusubtype {})", self.cpusubtype)
         } else {
-            format!("{} ({} family)", self.name, self.family)
+            format!("{} ({})", self.name, self.family)
+        }
+    }
+
+    /// What to say about the timing table for this GPU's code: every figure was
+    /// measured on M1 (Mesa's "crude cycle model for G13G", metal-benchmarks
+    /// on M1), and G14 shares the ISA.
+    /// `None` for G13 itself.
+    pub fn timing_note(&self) -> Option<&'static str> {
+        if self.is_g13 {
+            None
+        } else if self.decodable {
+            Some("timed with the G13 table measured on M1: this GPU runs the same instruction set, its own timings were not measured")
+        } else {
+            Some("timed with the G13 table measured on M1; this GPU's code is not G13 code, so the figures do not apply")
         }
     }
 }
@@ -90,5 +217,50 @@ impl fmt::Display for Gpu {
         } else {
             f.write_str(self.name)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_subtypes_too() {
+        for (i, a) in GPUS.iter().enumerate() {
+            for b in &GPUS[i + 1..] {
+                assert_ne!(a.name, b.name);
+                if a.cpusubtype.is_some() {
+                    assert_ne!(a.cpusubtype, b.cpusubtype, "{} {}", a.name, b.name);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn phone_parts_are_not_macs() {
+        for r in GPUS.iter().filter(|r| r.name.ends_with('P')) {
+            assert_eq!(r.family, PHONE_FAMILY, "{}", r.name);
+            assert!(!r.decodable(), "{}", r.name);
+        }
+        assert_eq!(
+            Gpu::from_cpusubtype(435).describe(),
+            "G16P (iPhone/iPad SoC)"
+        );
+    }
+
+    #[test]
+    fn lookup_by_name_and_subtype() {
+        assert_eq!(gpu_row("applegpu_g14g").unwrap().name, "G14G");
+        assert_eq!(gpu_row("g14G").unwrap().cpusubtype, Some(402));
+        assert!(gpu_row("g99x").is_none());
+        let g = Gpu::from_cpusubtype(402);
+        assert_eq!(g.describe(), "G14G (M2)");
+        assert!(g.decodable && !g.is_g13);
+        assert!(Gpu::from_cpusubtype(322).is_g13);
+        assert!(!Gpu::from_name("g16g").unwrap().decodable);
+        assert_eq!(
+            decodable_names(),
+            ["G13G", "G13S", "G13C", "G13D", "G14G", "G14S", "G14D"]
+        );
     }
 }

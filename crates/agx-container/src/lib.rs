@@ -36,7 +36,10 @@ use std::fmt;
 
 use buf::{Buf, Result};
 pub use error::ContainerError;
-pub use gpu::{Gpu, CPU_TYPE_AIR64, CPU_TYPE_AMDGPU, CPU_TYPE_APPLEGPU, CPU_TYPE_INTELGPU};
+pub use gpu::{
+    decodable_names, gpu_row, Gpu, GpuRow, CPU_TYPE_AIR64, CPU_TYPE_AMDGPU, CPU_TYPE_APPLEGPU,
+    CPU_TYPE_INTELGPU, DECODABLE_GENERATIONS, GPUS, PHONE_FAMILY,
+};
 use macho::{MachO, MH_MAGIC_64_BYTES};
 
 /// Pipeline stage, from the name of the APPLEGPU image's section.
@@ -180,7 +183,7 @@ pub struct Slice {
     pub offset: u64,
     pub size: u64,
     pub kind: SliceKind,
-    /// Whether its code was read (false for skipped slices, e.g. G16P).
+    /// Whether its code was read (false for skipped slices, e.g. G16G).
     pub decoded: bool,
 }
 
@@ -209,10 +212,14 @@ pub enum Input {
 /// Knobs for [`read_with`].
 #[derive(Clone, Debug, Default)]
 pub struct ReadOptions {
-    /// Also read slices for non-G13 GPUs (G14/G15/G16/unknown) instead of
-    /// failing with [`ContainerError::UnsupportedGpu`]; each gets a warning.
-    /// Useful for `--list`; the decoder only knows G13.
+    /// Also read slices for GPUs the decoder does not know (G15/G16/phone
+    /// parts/unknown) instead of skipping them; each gets a warning.
     pub allow_other_gpus: bool,
+    /// Return the archive even when no slice can be decoded (its `slices`
+    /// list them), so that `--list` can show them and
+    /// [`Archive::choose_slice`] can explain; without it such an archive is
+    /// [`ContainerError::UnsupportedGpu`].
+    pub keep_undecodable: bool,
 }
 
 /// Reads an archive or recognises a raw dump.
@@ -269,7 +276,117 @@ pub fn trim_trap_padding(code: &[u8]) -> usize {
     }
 }
 
+impl Slice {
+    /// The GPU of an Apple GPU slice.
+    pub fn gpu(&self) -> Option<Gpu> {
+        match self.kind {
+            SliceKind::AppleGpu(g) => Some(g),
+            _ => None,
+        }
+    }
+
+    /// Whether this slice's code was read and the decoder applies to it.
+    pub fn decodable(&self) -> bool {
+        self.decoded && self.gpu().is_some_and(|g| g.decodable)
+    }
+
+    /// "APPLEGPU", "AIR64", "AMDGPU", "INTELGPU" or the raw cputype.
+    pub fn kind_name(&self) -> String {
+        cputype_name(self.cputype)
+    }
+}
+
 impl Archive {
+    /// The slice to profile: the one for GPU `gpu` (`g14g`, `G14G`,
+    /// `applegpu_g14g`; case-insensitive), or by default the newest decodable
+    /// one (highest generation; the first in file order among equals).
+    ///
+    /// Errors: a GPU name that has no slice here ([`ContainerError::NoSuchGpu`],
+    /// naming what the archive holds), a slice that cannot be decoded
+    /// ([`ContainerError::UndecodableGpu`], naming the decodable ones), and no
+    /// decodable slice at all ([`ContainerError::UnsupportedGpu`]).
+    pub fn choose_slice(&self, gpu: Option<&str>) -> std::result::Result<usize, ContainerError> {
+        let decodable: Vec<String> = self
+            .slices
+            .iter()
+            .filter(|s| s.decodable())
+            .filter_map(|s| s.gpu().map(|g| g.describe()))
+            .collect();
+        let Some(name) = gpu else {
+            let best = self
+                .slices
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.decodable())
+                .filter_map(|(i, s)| s.gpu().map(|g| (i, g.generation)))
+                .fold(None, |best: Option<(usize, u8)>, (i, g)| match best {
+                    Some((_, bg)) if bg >= g => best,
+                    _ => Some((i, g)),
+                });
+            return match best {
+                Some((i, _)) => Ok(i),
+                None => match self.slices.iter().find_map(|s| s.gpu()) {
+                    Some(gpu) => Err(ContainerError::UnsupportedGpu { gpu }),
+                    None => Err(ContainerError::NoNativeCode {
+                        found: summarize(&self.slices),
+                    }),
+                },
+            };
+        };
+        let wanted = gpu_row(name).map(|r| r.name);
+        let found = self.slices.iter().enumerate().find(|(_, s)| {
+            s.gpu().is_some_and(|g| {
+                Some(g.name) == wanted
+                    || (g.name == "unknown"
+                        && name.trim().eq_ignore_ascii_case(&g.cpusubtype.to_string()))
+            })
+        });
+        match found {
+            Some((i, s)) if s.decodable() => Ok(i),
+            Some((_, s)) => Err(ContainerError::UndecodableGpu {
+                gpu: s.gpu().expect("an Apple GPU slice"),
+                decodable,
+            }),
+            None => Err(ContainerError::NoSuchGpu {
+                requested: name.trim().to_string(),
+                present: self
+                    .slices
+                    .iter()
+                    .filter_map(|s| s.gpu().map(|g| g.describe()))
+                    .collect(),
+            }),
+        }
+    }
+
+    /// This archive with only the functions and images of slice `index`
+    /// (image indices renumbered; `slices` and `warnings` kept whole).
+    pub fn only_slice(&self, index: usize) -> Archive {
+        let mut map = vec![usize::MAX; self.images.len()];
+        let mut images = Vec::new();
+        for (i, img) in self.images.iter().enumerate() {
+            if img.slice == index {
+                map[i] = images.len();
+                images.push(img.clone());
+            }
+        }
+        let functions = self
+            .functions
+            .iter()
+            .filter(|f| map.get(f.image).is_some_and(|&m| m != usize::MAX))
+            .map(|f| Function {
+                image: map[f.image],
+                ..f.clone()
+            })
+            .collect();
+        Archive {
+            functions,
+            images,
+            slices: self.slices.clone(),
+            warnings: self.warnings.clone(),
+            thin: self.thin,
+        }
+    }
+
     /// The whole `__text` of `f`'s image: disassemble it at `f.text_offset`
     /// so that `call` targets resolve within the section.
     pub fn code(&self, f: &Function) -> &[u8] {
@@ -325,7 +442,8 @@ impl Archive {
     /// (`_agc.main`, `l__Z6helperPU9MTLdeviceKjj`) or `stage:name`. With
     /// `None`, the main body when the archive has exactly one kernel. When a
     /// name fits a kernel's prolog and main, the main wins; when several
-    /// G13 slices hold the same function, the first slice wins.
+    /// slices hold the same function, the first slice wins (pick a slice
+    /// first with [`Archive::choose_slice`] and [`Archive::only_slice`]).
     pub fn select(&self, name: Option<&str>) -> std::result::Result<&Function, ContainerError> {
         let Some(name) = name else {
             let mains: Vec<&Function> =
@@ -532,10 +650,10 @@ impl Builder<'_> {
             CPU_TYPE_APPLEGPU => {
                 let gpu = Gpu::from_cpusubtype(cpusubtype);
                 slice.kind = SliceKind::AppleGpu(gpu);
-                if gpu.is_g13 || self.opts.allow_other_gpus {
-                    if !gpu.is_g13 {
+                if gpu.decodable || self.opts.allow_other_gpus {
+                    if !gpu.decodable {
                         self.warn(format!(
-                            "slice {index} at {:#x}: native code for GPU {}: decoding is supported for G13 only",
+                            "slice {index} at {:#x}: native code for GPU {}: decoding supports G13 and G14 only; read anyway",
                             data.base,
                             gpu.describe()
                         ));
@@ -544,12 +662,8 @@ impl Builder<'_> {
                     self.a.slices.push(slice);
                     return self.gpu_image(data, gpu, index);
                 }
+                // Not decoded; listed by `slices`, explained by `choose_slice`.
                 self.unsupported.push(gpu);
-                self.warn(format!(
-                    "skipped slice {index} at {:#x}: native code for GPU {}: decoding is supported for G13 only",
-                    data.base,
-                    gpu.describe()
-                ));
             }
             CPU_TYPE_AIR64 => {
                 if !data.data.starts_with(b"MTLB") && !data.data.starts_with(&MH_MAGIC_64_BYTES) {
@@ -781,6 +895,9 @@ impl Builder<'_> {
         let a = &self.a;
         if a.functions.is_empty() {
             if let Some(gpu) = self.unsupported.first() {
+                if self.opts.keep_undecodable {
+                    return Ok(self.a);
+                }
                 return Err(ContainerError::UnsupportedGpu { gpu: *gpu });
             }
             if a.slices
@@ -792,25 +909,6 @@ impl Builder<'_> {
             return Err(ContainerError::NoNativeCode {
                 found: summarize(&a.slices),
             });
-        }
-        let g13: Vec<&Slice> = a
-            .slices
-            .iter()
-            .filter(|s| s.decoded && matches!(s.kind, SliceKind::AppleGpu(g) if g.is_g13))
-            .collect();
-        if g13.len() > 1 {
-            let names: Vec<String> = g13
-                .iter()
-                .filter_map(|s| match s.kind {
-                    SliceKind::AppleGpu(g) => Some(g.name.to_string()),
-                    _ => None,
-                })
-                .collect();
-            self.warn(format!(
-                "the archive holds {} G13 slices ({}); each function is listed per slice and selection picks the first",
-                g13.len(),
-                names.join(", ")
-            ));
         }
         Ok(self.a)
     }

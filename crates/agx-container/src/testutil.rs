@@ -31,6 +31,7 @@ pub const G13G: u32 = 322;
 pub const G13S: u32 = 530;
 pub const G14G: u32 = 402;
 pub const G16P: u32 = 435;
+pub const G15G: u32 = 275;
 
 /// `MH_OBJECT`; Apple's archive images use 13 (see the A18 notes), which
 /// the reader does not care about.

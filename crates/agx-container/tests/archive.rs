@@ -236,37 +236,63 @@ fn air_only_is_an_error() {
 }
 
 #[test]
-fn g16_slice_is_an_error() {
+fn undecodable_slice_is_an_error() {
     let (text, syms) = simple_call_text();
     let bytes = build_test_archive(G16P, Stage::Compute, &text, &sym_refs(&syms));
     let e = read(&bytes).unwrap_err();
     assert!(matches!(e, ContainerError::UnsupportedGpu { gpu } if gpu.name == "G16P"));
     assert!(
-        e.to_string()
-            .contains("native code for GPU G16P (M4 family): decoding is supported for G13 only"),
+        e.to_string().contains(
+            "native code for GPU G16P (iPhone/iPad SoC) only: decoding supports G13 (M1) and G14 (M2) code; \
+             get a decodable slice on any Mac with `metal-profile export KERNEL.metal -f NAME --target g14g -o out.archive`"
+        ),
         "{e}"
     );
-    // With allow_other_gpus it is listed, with a warning.
+    // With allow_other_gpus it is read, with a warning.
     let opts = ReadOptions {
         allow_other_gpus: true,
+        ..Default::default()
     };
     let Input::Archive(a) = read_with(&bytes, &opts).unwrap() else {
         panic!()
     };
     assert_eq!(a.functions.len(), 2);
-    assert!(!a.functions[0].gpu.unwrap().is_g13);
+    assert!(!a.functions[0].gpu.unwrap().decodable);
     assert!(
-        a.warnings[0].contains("G16P (M4 family)"),
+        a.warnings[0].contains("G16P (iPhone/iPad SoC)"),
         "{:?}",
         a.warnings
     );
+    // keep_undecodable: the slices are listed, choose_slice explains.
+    let opts = ReadOptions {
+        keep_undecodable: true,
+        ..Default::default()
+    };
+    let Input::Archive(a) = read_with(&bytes, &opts).unwrap() else {
+        panic!()
+    };
+    assert!(a.functions.is_empty());
+    assert_eq!(a.slices.len(), 1);
+    assert!(!a.slices[0].decoded);
+    let e = a.choose_slice(Some("G16P")).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("this archive has no decodable slice: get a decodable slice on any Mac"),
+        "{e}"
+    );
+    assert!(matches!(
+        a.choose_slice(None).unwrap_err(),
+        ContainerError::UnsupportedGpu { .. }
+    ));
     // Unknown subtype.
     let e = read(&build_test_archive(999, Stage::Compute, &text, &[])).unwrap_err();
     assert!(e.to_string().contains("APPLEGPU cpusubtype 999"), "{e}");
 }
 
-#[test]
-fn g13_slice_next_to_g14_slice_is_read() {
+/// An archive as `metal-tt -arch applegpu_g13g -arch applegpu_g14g -arch
+/// applegpu_g13s -arch applegpu_g15g` would give: the same kernel in four
+/// slices, plus AIR.
+fn multi_slice_archive() -> Vec<u8> {
     let (text, syms) = simple_call_text();
     let img = |sub| {
         gpu_image_stages(
@@ -274,21 +300,71 @@ fn g13_slice_next_to_g14_slice_is_read() {
             &[(Stage::Compute, code_image(&text, Some(&sym_refs(&syms))))],
         )
     };
-    let bytes = fat(
+    fat(
         &[
-            (CPU_TYPE_APPLEGPU, G14G, img(G14G)),
+            air_slice(&["simple_call"]),
             (CPU_TYPE_APPLEGPU, G13G, img(G13G)),
+            (CPU_TYPE_APPLEGPU, G14G, img(G14G)),
             (CPU_TYPE_APPLEGPU, G13S, img(G13S)),
+            (CPU_TYPE_APPLEGPU, G15G, img(G15G)),
         ],
         false,
+    )
+}
+
+#[test]
+fn g13_and_g14_slices_are_read_and_the_newest_is_chosen() {
+    let a = archive(&multi_slice_archive());
+    // three decodable slices, two functions each; G15G is listed, not read
+    assert_eq!(a.functions.len(), 6);
+    assert_eq!(a.slices.len(), 5);
+    assert!(a.warnings.is_empty(), "{:?}", a.warnings);
+    let decoded: Vec<(bool, Option<&str>)> = a
+        .slices
+        .iter()
+        .map(|s| (s.decodable(), s.gpu().map(|g| g.name)))
+        .collect();
+    assert_eq!(
+        decoded,
+        [
+            (false, None),
+            (true, Some("G13G")),
+            (true, Some("G14G")),
+            (true, Some("G13S")),
+            (false, Some("G15G"))
+        ]
     );
-    let a = archive(&bytes);
-    assert_eq!(a.functions.len(), 4);
-    assert!(a.warnings.iter().any(|w| w.contains("G14G (M2 family)")));
-    assert!(a.warnings.iter().any(|w| w.contains("2 G13 slices")));
-    // Same function in two G13 slices: the first wins, no ambiguity.
-    assert_eq!(a.select(None).unwrap().gpu.unwrap().name, "G13G");
-    assert_eq!(a.select(Some("helper")).unwrap().gpu.unwrap().name, "G13G");
+    // default: the newest decodable
+    assert_eq!(a.choose_slice(None).unwrap(), 2);
+    // by name, any case, with or without applegpu_
+    assert_eq!(a.choose_slice(Some("g13g")).unwrap(), 1);
+    assert_eq!(a.choose_slice(Some("APPLEGPU_G13S")).unwrap(), 3);
+    assert_eq!(a.choose_slice(Some("G14g")).unwrap(), 2);
+    let e = a.choose_slice(Some("g15g")).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "archive: the G15G (M3) slice cannot be decoded (decoding supports G13 (M1) and G14 (M2) code); \
+         decodable slices here: G13G (M1), G14G (M2), G13S (M1) (pick one with --gpu)"
+    );
+    let e = a.choose_slice(Some("g16g")).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "archive: no slice for GPU `g16g` in this archive; it holds: G13G (M1), G14G (M2), G13S (M1), G15G (M3)"
+    );
+    // one slice's view: same code, same names, only the GPU differs
+    let g14 = a.only_slice(2);
+    let g13 = a.only_slice(1);
+    assert_eq!(g14.functions.len(), 2);
+    let (f14, f13) = (g14.select(None).unwrap(), g13.select(None).unwrap());
+    assert_eq!(f14.gpu.unwrap().describe(), "G14G (M2)");
+    assert_eq!(f13.gpu.unwrap().describe(), "G13G (M1)");
+    assert_eq!(f14.name, "simple_call");
+    assert_eq!(g14.function_code(f14), g13.function_code(f13));
+    assert_eq!(
+        g14.symbol_at(f14, 0),
+        Some("l__Z6helperPU9MTLdeviceKjj"),
+        "images renumbered"
+    );
 }
 
 #[test]
@@ -296,7 +372,7 @@ fn other_gpu_vendors_are_not_native_code() {
     let e = read(&fat(&[(CPU_TYPE_AMDGPU, 0, vec![0; 64])], false)).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "archive: no Apple GPU machine code in this file (it holds an AMDGPU slice); build the archive for an Apple M1-family GPU"
+        "archive: no Apple GPU machine code in this file (it holds an AMDGPU slice); get a decodable slice on any Mac with `metal-profile export KERNEL.metal -f NAME --target g14g -o out.archive`"
     );
 }
 

@@ -16,6 +16,7 @@ fn check(bytes: &[u8]) {
         ReadOptions::default(),
         ReadOptions {
             allow_other_gpus: true,
+            keep_undecodable: true,
         },
     ] {
         match read_with(bytes, &opts) {

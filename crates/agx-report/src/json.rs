@@ -152,6 +152,7 @@ struct Mesa {
 #[derive(Serialize)]
 struct Model {
     gpu: &'static str,
+    measured_on: &'static str,
     trip_count: u32,
     threads_per_core: u32,
     simds_per_scheduler: f64,
@@ -225,6 +226,9 @@ struct Detail<'a> {
 struct Kernel<'a> {
     name: &'a str,
     gpu: Option<&'a str>,
+    gpu_name: Option<&'a str>,
+    timing_note: Option<&'a str>,
+    unknown_encodings: usize,
     instructions: usize,
     code_bytes: u64,
     registers: Registers<'a>,
@@ -414,6 +418,9 @@ fn kernel(p: &Profile) -> Kernel<'_> {
     Kernel {
         name: &p.name,
         gpu: p.gpu.as_deref(),
+        gpu_name: p.gpu_label.as_deref(),
+        timing_note: p.timing_note.as_deref(),
+        unknown_encodings: p.unknown_encodings,
         instructions: a.instructions,
         code_bytes: a.code_bytes,
         registers: Registers {
@@ -473,6 +480,8 @@ fn kernel(p: &Profile) -> Kernel<'_> {
         bottleneck: &t.bottleneck,
         model: Model {
             gpu: t.gpu,
+            // every cost-table figure is an M1 (G13) measurement (docs/timing-model.md)
+            measured_on: "M1",
             trip_count: p.options.trip_count,
             threads_per_core: t.params.threads_per_core,
             simds_per_scheduler: r2(t.simds_per_scheduler),

@@ -43,6 +43,14 @@ pub struct Profile {
     pub name: String,
     /// GPU the code was built for, when known (e.g. "G13G").
     pub gpu: Option<String>,
+    /// The GPU with its family, e.g. "G14G (M2)" (set by the front end).
+    pub gpu_label: Option<String>,
+    /// Said when the timing table was not measured on this GPU, e.g. for G14
+    /// code profiled with the M1 (G13) table.
+    pub timing_note: Option<String>,
+    /// Positions the decoder did not know (`<disassembly failed>`), left out
+    /// of the analysis (set by the front end).
+    pub unknown_encodings: usize,
     pub insns: Vec<Instruction>,
     pub prolog: Option<PrologSummary>,
     /// `call` sites resolved to symbol names: (address, symbol).
@@ -143,6 +151,9 @@ impl Profile {
         Profile {
             name,
             gpu,
+            gpu_label: None,
+            timing_note: None,
+            unknown_encodings: 0,
             insns,
             prolog,
             calls,

@@ -163,7 +163,11 @@ fn header(out: &mut String, st: Style, p: &Profile) {
     let _ = writeln!(out, "║{}{}║", st.head(&title), " ".repeat(pad));
     let _ = writeln!(out, "╚{}╝", "═".repeat(BOX_WIDTH));
     let a = &p.analysis;
-    let gpu = p.gpu.as_deref().unwrap_or("G13 (assumed)");
+    let gpu = p
+        .gpu_label
+        .as_deref()
+        .or(p.gpu.as_deref())
+        .unwrap_or("G13 (assumed)");
     let _ = writeln!(
         out,
         "  {} instructions, {} bytes · GPU {} · timing model {} · unknown loop trip counts = {} ({})",
@@ -183,6 +187,19 @@ fn header(out: &mut String, st: Style, p: &Profile) {
             out,
             "  prolog: {} instructions ({} bytes, {} state stores), runs once per dispatch, not per thread (--part prolog)",
             pr.instructions, pr.code_bytes, pr.state_stores
+        );
+    }
+    if let Some(note) = &p.timing_note {
+        let _ = writeln!(out, "  {}", st.warn(&format!("note: {note}")));
+    }
+    if p.unknown_encodings > 0 {
+        let _ = writeln!(
+            out,
+            "  {}",
+            st.warn(&format!(
+                "warning: {} position(s) hold encodings the G13 tables do not know (shown as <disassembly failed>); left out of the profile",
+                p.unknown_encodings
+            ))
         );
     }
     let raised = p.insns.iter().filter(|i| i.raised).count();

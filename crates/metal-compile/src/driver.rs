@@ -5,6 +5,7 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use crate::command::{metal_commands, BuildMode, ToolCommand};
 use crate::diagnostics::parse_diagnostics;
@@ -31,16 +32,87 @@ pub trait ToolRunner {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SystemRunner;
 
+/// Environment variable that sets the limit on every tool run, in seconds.
+pub const TIMEOUT_ENV: &str = "METAL_PROFILE_TOOL_TIMEOUT";
+/// Default limit on one tool run (a cold `metal-tt` for several targets can
+/// take a while; a hung first-launch prompt must not hang the profiler).
+pub const DEFAULT_TIMEOUT_SECS: u64 = 300;
+
+/// The limit on one tool run: `METAL_PROFILE_TOOL_TIMEOUT` seconds if set to
+/// a positive number, else [`DEFAULT_TIMEOUT_SECS`].
+pub fn tool_timeout() -> Duration {
+    let secs = std::env::var(TIMEOUT_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|&s| s > 0)
+        .unwrap_or(DEFAULT_TIMEOUT_SECS);
+    Duration::from_secs(secs)
+}
+
 impl ToolRunner for SystemRunner {
+    /// Runs with the [`tool_timeout`] limit: past it the process is killed and
+    /// the error's kind is `TimedOut`.
     fn run(&self, cmd: &ToolCommand) -> io::Result<ToolOutput> {
-        let out = cmd.to_command().output()?;
-        Ok(ToolOutput {
-            status: out.status.code(),
-            success: out.status.success(),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        })
+        run_with_timeout(cmd, tool_timeout())
     }
+}
+
+fn run_with_timeout(cmd: &ToolCommand, limit: Duration) -> io::Result<ToolOutput> {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = cmd
+        .to_command()
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    // Drain both pipes on threads so a chatty tool cannot block on a full pipe.
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if start.elapsed() >= limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            // The reader threads are left to finish on their own: a grandchild
+            // may still hold the pipes open.
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("did not finish within {} s", limit.as_secs()),
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let stdout = out.join().unwrap_or_default();
+    let stderr = err.join().unwrap_or_default();
+    Ok(ToolOutput {
+        status: status.code(),
+        success: status.success(),
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+    })
 }
 
 /// Which functions go into the archive.
@@ -116,52 +188,86 @@ impl<R: ToolRunner, H: ArchiveHarvester> XcrunCompiler<R, H> {
         cmd: &ToolCommand,
         text_source: Option<&Path>,
     ) -> Result<String, CompileError> {
-        let tool = cmd.args.get(2).map_or_else(
-            || cmd.program.to_string_lossy().into_owned(),
-            |t| format!("{} {}", cmd.program.to_string_lossy(), t.to_string_lossy()),
-        );
-        let out = match self.runner.run(cmd) {
-            Ok(out) => out,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Err(CompileError::ToolNotFound {
-                    tool,
-                    hint: "not found; install Xcode and its command-line tools \
-                           (`xcode-select --install`)"
-                        .to_string(),
-                })
-            }
-            Err(e) => return Err(CompileError::io(format!("cannot run `{tool}`"), e)),
-        };
-        let mut output = out.stderr;
-        if !out.stdout.trim().is_empty() {
-            if !output.is_empty() && !output.ends_with('\n') {
-                output.push('\n');
-            }
-            output.push_str(&out.stdout);
-        }
-        if let Some(tmp_src) = text_source {
-            output = output.replace(&*tmp_src.to_string_lossy(), SOURCE_TEXT_LABEL);
-        }
-        if out.success {
-            return Ok(output);
-        }
-        if missing_metal_toolchain(&output) {
+        run_tool(&self.runner, cmd, text_source)
+    }
+}
+
+/// Runs `cmd` and maps every failure to one [`CompileError`]: the program
+/// missing, the `metal` toolchain missing, a timeout, or the tool's own
+/// failure (with its output verbatim). Returns what it printed on success.
+pub(crate) fn run_tool<R: ToolRunner + ?Sized>(
+    runner: &R,
+    cmd: &ToolCommand,
+    text_source: Option<&Path>,
+) -> Result<String, CompileError> {
+    let tool = cmd.args.get(2).map_or_else(
+        || cmd.program.to_string_lossy().into_owned(),
+        |t| format!("{} {}", cmd.program.to_string_lossy(), t.to_string_lossy()),
+    );
+    let out = match runner.run(cmd) {
+        Ok(out) => out,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
             return Err(CompileError::ToolNotFound {
                 tool,
-                hint: format!(
-                    "{}; the Metal compiler comes with Xcode: install it, select it with \
-                     `sudo xcode-select --switch /Applications/Xcode.app/Contents/Developer`, \
-                     and on Xcode 26 or later run `xcodebuild -downloadComponent MetalToolchain`",
-                    output.trim().replace('\n', " ")
-                ),
-            });
+                hint: "not found; install Xcode and its command-line tools \
+                       (`xcode-select --install`)"
+                    .to_string(),
+            })
         }
-        Err(CompileError::CompilerFailed {
-            command: cmd.to_string(),
-            status: out.status,
-            diagnostics: parse_diagnostics(&output),
-            output,
-        })
+        Err(e) if e.kind() == io::ErrorKind::TimedOut => {
+            return Err(CompileError::Timeout {
+                command: cmd.to_string(),
+                seconds: tool_timeout().as_secs(),
+            })
+        }
+        Err(e) => return Err(CompileError::io(format!("cannot run `{tool}`"), e)),
+    };
+    let mut output = out.stderr;
+    if !out.stdout.trim().is_empty() {
+        if !output.is_empty() && !output.ends_with('\n') {
+            output.push('\n');
+        }
+        output.push_str(&out.stdout);
+    }
+    if let Some(tmp_src) = text_source {
+        output = output.replace(&*tmp_src.to_string_lossy(), SOURCE_TEXT_LABEL);
+    }
+    if out.success {
+        return Ok(output);
+    }
+    if missing_metal_toolchain(&output) {
+        return Err(CompileError::ToolNotFound {
+            tool,
+            hint: format!(
+                "{}; the Metal compiler{} comes with Xcode: install it, select it with \
+                 `sudo xcode-select --switch /Applications/Xcode.app/Contents/Developer`, \
+                 and on Xcode 26 or later run `xcodebuild -downloadComponent MetalToolchain`",
+                output.trim().replace('\n', " "),
+                if output.contains("\"metal-tt") {
+                    " (metal-tt: Xcode 14 or later)"
+                } else {
+                    ""
+                }
+            ),
+        });
+    }
+    Err(CompileError::CompilerFailed {
+        command: cmd.to_string(),
+        status: out.status,
+        diagnostics: parse_diagnostics(&output),
+        output,
+    })
+}
+
+/// The note for a JIT build on a GPU whose code cannot be decoded (M3 and
+/// later): the driver only builds for the Mac's own GPU.
+pub fn jit_device_note(device_name: &str) -> Option<String> {
+    match crate::device_generation(device_name) {
+        Some(13 | 14) => None,
+        _ => Some(format!(
+            "the driver built code for '{device_name}', whose GPU this profiler cannot decode \
+             (it reads M1/G13 and M2/G14 code); drop --jit to compile offline for M2 (--target g14g)"
+        )),
     }
 }
 
@@ -248,10 +354,12 @@ impl<R: ToolRunner, H: ArchiveHarvester> MetalCompiler for XcrunCompiler<R, H> {
         let _ = tmp.close();
         Ok(CompiledArchive {
             bytes,
-            device_name,
             functions,
             kept_at,
             compiler_output,
+            targets: Vec::new(),
+            notes: jit_device_note(&device_name).into_iter().collect(),
+            device_name,
         })
     }
 }

@@ -47,6 +47,18 @@ pub enum CompileError {
     NoKernels,
     /// A Metal API call failed; `message` is the `NSError` description.
     Metal { operation: String, message: String },
+    /// A tool ran longer than the limit ([`crate::tool_timeout`]) and was stopped.
+    Timeout { command: String, seconds: u64 },
+    /// A tool other than the compiler failed (e.g. `metal-tt`): its first
+    /// meaningful output line, and what to do.
+    ToolFailed {
+        command: String,
+        status: Option<i32>,
+        message: String,
+        fix: String,
+    },
+    /// `--target` names an architecture no source lists.
+    UnknownTarget { name: String, known: Vec<String> },
 }
 
 impl CompileError {
@@ -108,7 +120,10 @@ impl fmt::Display for CompileError {
                 Ok(())
             }
             CompileError::NoMetalDevice => {
-                f.write_str("no Metal device available (MTLCreateSystemDefaultDevice returned nil)")
+                f.write_str(
+                "no Metal device available (MTLCreateSystemDefaultDevice and MTLCopyAllDevices found none); \
+                 --jit needs a Mac with a Metal GPU: drop --jit to compile offline with metal-tt",
+            )
             }
             CompileError::FunctionNotFound { name, available } => {
                 write!(f, "function `{name}` not found in the compiled library")?;
@@ -128,6 +143,34 @@ impl fmt::Display for CompileError {
             CompileError::Metal { operation, message } => {
                 write!(f, "Metal {operation} failed: {message}")
             }
+            CompileError::Timeout { command, seconds } => write!(
+                f,
+                "`{command}` did not finish within {seconds} s and was stopped; if Xcode waits for a \
+                 first-launch step run `sudo xcodebuild -runFirstLaunch` (and `-license accept`), or \
+                 allow more time with {}=SECONDS",
+                crate::TIMEOUT_ENV
+            ),
+            CompileError::ToolFailed {
+                command,
+                status,
+                message,
+                fix,
+            } => {
+                write!(f, "`{command}` failed")?;
+                match status {
+                    Some(code) => write!(f, " (exit status {code})")?,
+                    None => write!(f, " (killed by a signal)")?,
+                }
+                if !message.is_empty() {
+                    write!(f, ": {message}")?;
+                }
+                write!(f, "; {fix}")
+            }
+            CompileError::UnknownTarget { name, known } => write!(
+                f,
+                "--target {name}: not a known Apple GPU architecture; use one of: {}",
+                known.join(", ")
+            ),
         }
     }
 }

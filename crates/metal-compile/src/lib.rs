@@ -18,6 +18,7 @@ mod diagnostics;
 mod driver;
 mod error;
 mod gpu;
+mod offline;
 mod source;
 mod tempdir;
 
@@ -27,11 +28,15 @@ mod macos;
 pub use command::{metal_commands, BuildMode, ToolCommand};
 pub use diagnostics::{parse_diagnostics, Diagnostic, Severity};
 pub use driver::{
-    ArchiveHarvester, FunctionSelection, SystemRunner, ToolOutput, ToolRunner, XcrunCompiler,
-    SOURCE_TEXT_LABEL,
+    jit_device_note, tool_timeout, ArchiveHarvester, FunctionSelection, SystemRunner, ToolOutput,
+    ToolRunner, XcrunCompiler, DEFAULT_TIMEOUT_SECS, SOURCE_TEXT_LABEL, TIMEOUT_ENV,
 };
 pub use error::{CompileError, UNSUPPORTED_MESSAGE};
 pub use gpu::{device_generation, is_g13_device};
+pub use offline::{
+    default_target, host_chip, offline_commands, parse_targets, pipeline_script, OfflineCompiler,
+    FALLBACK_TARGET, SCRIPT_NAME,
+};
 pub use source::{materialize_source, MaterializedSource, SOURCE_FILE_NAME};
 pub use tempdir::TempDir;
 
@@ -63,6 +68,14 @@ pub struct CompileRequest {
     pub std: Option<String>,
     /// Also save the serialized archive here (`--keep-archive PATH`, `export -o PATH`).
     pub keep_archive: Option<PathBuf>,
+    /// Offline path: GPU architectures to build (`g13g`, `applegpu_g14g`, …;
+    /// comma-separated values allowed). Empty: the host's if decodable, else
+    /// `g14g` ([`default_target`]).
+    pub targets: Vec<String>,
+    /// Offline path: build the AIR for this macOS version
+    /// (`-target air64-apple-macos<VER>`), the fix for metal-tt's "AIR version
+    /// is bigger than the target" error.
+    pub min_macos: Option<String>,
 }
 
 impl CompileRequest {
@@ -76,6 +89,8 @@ impl CompileRequest {
             defines: Vec::new(),
             std: None,
             keep_archive: None,
+            targets: Vec::new(),
+            min_macos: None,
         }
     }
 }
@@ -93,6 +108,11 @@ pub struct CompiledArchive {
     pub kept_at: Option<PathBuf>,
     /// What the compiler printed although it succeeded (warnings), verbatim; often empty.
     pub compiler_output: String,
+    /// The architectures built by the offline path (`g14g`, …); empty for the JIT path.
+    pub targets: Vec<String>,
+    /// One-line notes for the user (the default target's reason, a target
+    /// metal-tt left out).
+    pub notes: Vec<String>,
 }
 
 /// Compiles Metal source into a serialized binary archive.
@@ -122,6 +142,32 @@ pub fn default_compiler() -> Box<dyn MetalCompiler> {
     {
         Box::new(UnsupportedCompiler)
     }
+}
+
+/// The offline compiler (`metal` → `metallib` → `metal-tt`) with the real
+/// tools: works wherever `xcrun` is on `PATH` (any Mac with Xcode 14+).
+pub fn offline_compiler() -> Box<dyn MetalCompiler> {
+    Box::new(OfflineCompiler::system())
+}
+
+/// The compiler the front ends use: with `jit`, the Metal driver for this
+/// Mac's GPU ([`default_compiler`]); otherwise the offline path wherever
+/// `xcrun` is on `PATH` (or on macOS, where its absence gets Xcode advice),
+/// else [`UnsupportedCompiler`] with the export-on-a-Mac advice.
+pub fn compiler_for(jit: bool) -> Box<dyn MetalCompiler> {
+    if jit {
+        default_compiler()
+    } else if xcrun_on_path() || compiling_supported() {
+        offline_compiler()
+    } else {
+        Box::new(UnsupportedCompiler)
+    }
+}
+
+/// Whether an `xcrun` is on `PATH` (the offline path's requirement).
+pub fn xcrun_on_path() -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join("xcrun").is_file()))
 }
 
 /// Whether [`default_compiler`] can actually compile on this platform.

@@ -10,9 +10,28 @@ use objc2::rc::{autoreleasepool, Retained};
 use objc2::runtime::ProtocolObject;
 use objc2_foundation::{NSError, NSString, NSURL};
 use objc2_metal::{
-    MTLBinaryArchive, MTLBinaryArchiveDescriptor, MTLComputePipelineDescriptor,
+    MTLBinaryArchive, MTLBinaryArchiveDescriptor, MTLComputePipelineDescriptor, MTLCopyAllDevices,
     MTLCreateSystemDefaultDevice, MTLDevice, MTLFunction, MTLFunctionType, MTLLibrary,
 };
+
+// objc2-metal's docs: in a command-line process `MTLCreateSystemDefaultDevice`
+// returns nil unless CoreGraphics is linked (it is what registers the display
+// GPU). Linking it costs nothing in a GUI-less tool.
+#[link(name = "CoreGraphics", kind = "framework")]
+extern "C" {}
+
+/// The system default device, else the first of `MTLCopyAllDevices` (which
+/// also works in processes without a window server connection).
+fn device() -> Result<Retained<ProtocolObject<dyn MTLDevice>>, CompileError> {
+    if let Some(d) = MTLCreateSystemDefaultDevice() {
+        return Ok(d);
+    }
+    let all = MTLCopyAllDevices();
+    all.to_vec()
+        .into_iter()
+        .next()
+        .ok_or(CompileError::NoMetalDevice)
+}
 
 use crate::{ArchiveHarvester, CompileError, FunctionSelection};
 
@@ -62,7 +81,7 @@ impl ArchiveHarvester for MetalApiHarvester {
         archive_out: &Path,
     ) -> Result<(String, Vec<String>), CompileError> {
         autoreleasepool(|_| -> Result<(String, Vec<String>), CompileError> {
-            let device = MTLCreateSystemDefaultDevice().ok_or(CompileError::NoMetalDevice)?;
+            let device = device()?;
             let device_name = device.name().to_string();
 
             let library_url = file_url(metallib)?;

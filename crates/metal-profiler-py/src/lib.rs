@@ -258,21 +258,29 @@ fn insn_dict<'py>(
     Ok(d)
 }
 
-/// Builds the profile of raw code exactly as `metal-profile --binary`.
+/// Builds the profile of raw code exactly as `metal-profile --binary
+/// [--gpu NAME]`.
 fn profile_raw(
     bytes: &[u8],
     offset: u64,
     function: Option<String>,
     trip_count: Option<u32>,
+    gpu: Option<&str>,
 ) -> Result<PyProfile, Fail> {
     let args = profile_args(function, trip_count)?;
-    let code = pipeline::raw_code(bytes, offset, 0, args.function.as_deref())?;
+    let mut code = pipeline::raw_code(bytes, offset, 0, args.function.as_deref())?;
+    if let Some(name) = gpu {
+        let g = pipeline::raw_gpu(name)?;
+        code.gpu = Some(g.name.to_string());
+        code.gpu_info = Some(g);
+    }
     let (insns, failed) = pipeline::decode_code(&code);
     let warnings = pipeline::raw_code_warning(insns.len(), failed)
         .into_iter()
         .collect();
     let listing = pipeline::listing(&code, Syntax::Default);
-    let profile = metal_profiler::app::profile_one(&code, &insns, &args, None, None);
+    let mut profile = metal_profiler::app::profile_one(&code, &insns, &args, None, None);
+    profile.unknown_encodings = failed;
     Ok(PyProfile {
         profile,
         listing,
@@ -281,17 +289,20 @@ fn profile_raw(
 }
 
 /// Builds the profile of one archive function exactly as `metal-profile
-/// ARCHIVE -f NAME` (main part, with its prolog summarised).
+/// ARCHIVE -f NAME [--gpu GPU]` (main part, with its prolog summarised).
 fn profile_in_archive(
     archive: &Archive,
     function: Option<String>,
     trip_count: Option<u32>,
+    gpu: Option<&str>,
 ) -> Result<PyProfile, Fail> {
+    let (one, note) = pipeline::choose_slice(archive, gpu)?;
+    let archive = &one;
     let args = profile_args(function, trip_count)?;
     let selected = archive.select(args.function.as_deref())?;
     let f = archive.main_of(selected).unwrap_or(selected);
     let code = pipeline::function_code(archive, f);
-    let (insns, _) = pipeline::decode_code(&code);
+    let (insns, failed) = pipeline::decode_code(&code);
     let prolog = if f.part == Part::Main {
         archive.prolog_of(f).map(|p| {
             let pc = pipeline::function_code(archive, p);
@@ -301,12 +312,15 @@ fn profile_in_archive(
         None
     };
     let listing = pipeline::listing(&code, Syntax::Default);
-    let profile =
+    let mut profile =
         metal_profiler::app::profile_one(&code, &insns, &args, Some((archive, f)), prolog);
+    profile.unknown_encodings = failed;
+    let mut warnings = archive.warnings.clone();
+    warnings.extend(note);
     Ok(PyProfile {
         profile,
         listing,
-        warnings: archive.warnings.clone(),
+        warnings,
     })
 }
 
@@ -338,27 +352,33 @@ fn profile_raw_code(
 ) -> PyResult<PyProfile> {
     detached(py, move || {
         let bytes = data.read()?;
-        profile_raw(&bytes, offset, function_name, trip_count)
+        profile_raw(&bytes, offset, function_name, trip_count, None)
     })
 }
 
 /// Profiles one function of a Metal binary archive (`metal-profile ARCHIVE
 /// -f NAME`). With `allow_raw`, input that is not an archive is profiled as
-/// raw code, as the CLI does.
+/// raw code, as the CLI does. `gpu` picks the slice (`--gpu`; default the
+/// newest decodable), or labels raw code.
 #[pyfunction]
-#[pyo3(signature = (data, function_name=None, trip_count=None, allow_raw=false))]
+#[pyo3(signature = (data, function_name=None, trip_count=None, allow_raw=false, gpu=None))]
 fn profile_archive_input(
     py: Python<'_>,
     data: Input,
     function_name: Option<String>,
     trip_count: Option<u32>,
     allow_raw: bool,
+    gpu: Option<String>,
 ) -> PyResult<PyProfile> {
     detached(py, move || {
         let bytes = data.read()?;
         match pipeline::load(bytes, false)? {
-            Loaded::Archive(a) => profile_in_archive(&a, function_name, trip_count),
-            Loaded::Raw(b) if allow_raw => profile_raw(&b, 0, function_name, trip_count),
+            Loaded::Archive(a) => {
+                profile_in_archive(&a, function_name, trip_count, gpu.as_deref())
+            }
+            Loaded::Raw(b) if allow_raw => {
+                profile_raw(&b, 0, function_name, trip_count, gpu.as_deref())
+            }
             Loaded::Raw(_) => Err(Fail::Value(
                 "not a Metal binary archive (no fat/Mach-O header); for raw machine code use profile_binary".into(),
             )),
@@ -374,7 +394,8 @@ fn archive_functions<'py>(
     data: Input,
 ) -> PyResult<(Bound<'py, PyList>, Vec<String>, String)> {
     let archive = detached(py, move || match pipeline::load(data.read()?, false)? {
-        Loaded::Archive(a) => Ok(a),
+        // the functions of the slice the profile functions would choose
+        Loaded::Archive(a) => Ok(pipeline::choose_slice(&a, None)?.0),
         Loaded::Raw(_) => Err(Fail::Value(
             "--list needs a Metal binary archive; this input is raw machine code".into(),
         )),
@@ -493,6 +514,7 @@ fn profile_words(
             end: 0,
             addr: insns.first().map_or(0, |i| i.addr),
             gpu: None,
+            gpu_info: None,
         };
         let profile = metal_profiler::app::profile_one(&code, &insns, &args, None, None);
         Ok(PyProfile {
@@ -525,14 +547,16 @@ fn occupancy_for_regs(half_regs: i64) -> PyResult<(u32, f64)> {
 /// archive bytes and the compiler's own output. `RuntimeError` with the
 /// CLI's message where Metal is not available.
 #[pyfunction]
-#[pyo3(signature = (source, is_path, function_name=None, include_dirs=Vec::new()))]
+#[pyo3(signature = (source, is_path, function_name=None, include_dirs=Vec::new(), targets=Vec::new(), jit=false))]
 fn compile_metal<'py>(
     py: Python<'py>,
     source: String,
     is_path: bool,
     function_name: Option<String>,
     include_dirs: Vec<PathBuf>,
-) -> PyResult<(Bound<'py, PyBytes>, String, String)> {
+    targets: Vec<String>,
+    jit: bool,
+) -> PyResult<(Bound<'py, PyBytes>, String, String, Vec<String>)> {
     let out = detached(py, move || {
         let src = if is_path {
             metal_compile::Source::File(PathBuf::from(source))
@@ -542,7 +566,8 @@ fn compile_metal<'py>(
         let mut req = metal_compile::CompileRequest::new(src);
         req.functions = function_name.into_iter().collect();
         req.include_dirs = include_dirs;
-        metal_compile::default_compiler()
+        req.targets = targets;
+        metal_compile::compiler_for(jit)
             .compile(&req)
             .map_err(|e| Fail::Runtime(e.to_string()))
     })?;
@@ -550,6 +575,7 @@ fn compile_metal<'py>(
         PyBytes::new(py, &out.bytes),
         out.compiler_output,
         out.device_name,
+        out.notes,
     ))
 }
 

@@ -71,31 +71,30 @@ fn compile_request(
     req.defines = a.compile.define.clone();
     req.std = a.compile.std.clone();
     req.keep_archive = a.keep_archive.clone();
+    req.targets = a.compile.target.clone();
+    req.min_macos = a.compile.min_macos.clone();
     req
 }
 
-/// Compiles on macOS; returns the archive bytes and the device's name.
+/// Compiles a .metal source: offline with metal-tt for the requested targets
+/// (wherever `xcrun` is on PATH), or with `--jit` through the Metal driver
+/// for this Mac's GPU (macOS only). Returns the archive bytes and, for the
+/// JIT path, the device's name.
 fn compile(
     req: &metal_compile::CompileRequest,
+    jit: bool,
     err: &mut dyn Write,
-) -> Result<(Vec<u8>, String), Error> {
-    let compiler = metal_compile::default_compiler();
-    match compiler.compile(req) {
-        Ok(archive) => {
-            if !archive.compiler_output.trim().is_empty() {
-                let _ = writeln!(err, "{}", archive.compiler_output.trim_end());
-            }
-            if !metal_compile::is_g13_device(&archive.device_name) {
-                let _ = writeln!(
-                    err,
-                    "warning: the archive was built on '{}', not an M1-family (G13) GPU; decoding supports G13 only",
-                    archive.device_name
-                );
-            }
-            Ok((archive.bytes, archive.device_name))
-        }
-        Err(e) => Err(Error::input(e.to_string())),
+) -> Result<(Vec<u8>, Option<String>), Error> {
+    let archive = metal_compile::compiler_for(jit)
+        .compile(req)
+        .map_err(|e| Error::input(e.to_string()))?;
+    if !archive.compiler_output.trim().is_empty() {
+        let _ = writeln!(err, "{}", archive.compiler_output.trim_end());
     }
+    for n in &archive.notes {
+        let _ = writeln!(err, "note: {n}");
+    }
+    Ok((archive.bytes, jit.then_some(archive.device_name)))
 }
 
 fn run_export(e: &ExportArgs, err: &mut dyn Write) -> Result<(), Error> {
@@ -106,7 +105,9 @@ fn run_export(e: &ExportArgs, err: &mut dyn Write) -> Result<(), Error> {
     req.defines = e.compile.define.clone();
     req.std = e.compile.std.clone();
     req.keep_archive = Some(e.output.clone());
-    compile(&req, err)?;
+    req.targets = e.compile.target.clone();
+    req.min_macos = e.compile.min_macos.clone();
+    compile(&req, e.compile.jit, err)?;
     let _ = writeln!(err, "wrote {}", e.output.display());
     Ok(())
 }
@@ -164,9 +165,10 @@ fn run_profile(
     let (bytes, force_raw) = if let Some(src) = &a.source {
         let (b, d) = compile(
             &compile_request(a, metal_compile::Source::Text(src.clone())),
+            a.compile.jit,
             err,
         )?;
-        device = Some(d);
+        device = d;
         (b, false)
     } else if let Some(b) = &a.binary {
         (pipeline::read_path(b)?, true)
@@ -174,9 +176,10 @@ fn run_profile(
         if is_metal_source(p) {
             let (b, d) = compile(
                 &compile_request(a, metal_compile::Source::File(p.clone())),
+                a.compile.jit,
                 err,
             )?;
-            device = Some(d);
+            device = d;
             (b, false)
         } else {
             (pipeline::read_path(p)?, false)
@@ -199,12 +202,18 @@ fn run_profile(
                     "--part needs a Metal binary archive; this input is raw machine code",
                 ));
             }
-            let code = pipeline::raw_code(
+            let mut code = pipeline::raw_code(
                 bytes,
                 a.offset.unwrap_or(0),
                 a.base.unwrap_or(0),
                 a.function.as_deref(),
             )?;
+            if let Some(name) = &a.gpu {
+                // labels the raw code's GPU and picks its timing table
+                let g = pipeline::raw_gpu(name)?;
+                code.gpu = Some(g.name.to_string());
+                code.gpu_info = Some(g);
+            }
             let (insns, failed) = pipeline::decode_code(&code);
             if let Some(w) = pipeline::raw_code_warning(insns.len(), failed) {
                 let _ = writeln!(err, "{w}");
@@ -212,11 +221,50 @@ fn run_profile(
             if a.disasm_only {
                 return write_all(out, &pipeline::listing(&code, syntax(a)));
             }
-            let prof = crate::app::profile_one(&code, &insns, a, None, None);
+            let mut prof = crate::app::profile_one(&code, &insns, a, None, None);
+            prof.unknown_encodings = failed;
             render(a, &[prof], out, tty)
         }
-        Loaded::Archive(archive) => run_archive(archive, a, device.as_deref(), out, err, tty),
+        Loaded::Archive(archive) => {
+            if a.list {
+                return list_archive(archive, a, out, err);
+            }
+            let (archive, note) = pipeline::choose_slice(archive, a.gpu.as_deref())?;
+            if let Some(n) = note {
+                let _ = writeln!(err, "{n}");
+            }
+            run_archive(&archive, a, device.as_deref(), out, err, tty)
+        }
     }
+}
+
+/// `--list`: every slice (which one is chosen), then the chosen slice's
+/// functions. `--gpu` naming a slice that cannot be profiled is an error;
+/// without `--gpu` an archive with nothing decodable is still listed.
+fn list_archive(
+    archive: &Archive,
+    a: &ProfileArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), Error> {
+    let chosen = match archive.choose_slice(a.gpu.as_deref()) {
+        Ok(i) => Some(i),
+        Err(e) if a.gpu.is_some() => return Err(e.into()),
+        Err(e) => {
+            let _ = writeln!(err, "note: {e}");
+            None
+        }
+    };
+    let mut text = pipeline::list_slices(archive, chosen);
+    if let Some(i) = chosen {
+        text.push('\n');
+        text.push_str(&pipeline::list_functions(&archive.only_slice(i)));
+    } else {
+        for w in &archive.warnings {
+            text.push_str(&format!("warning: {w}\n"));
+        }
+    }
+    write_all(out, &text)
 }
 
 fn run_archive(
@@ -229,9 +277,6 @@ fn run_archive(
 ) -> Result<(), Error> {
     for w in &archive.warnings {
         let _ = writeln!(err, "warning: {w}");
-    }
-    if a.list {
-        return write_all(out, &pipeline::list_functions(archive));
     }
     if a.offset.is_some() || a.base.is_some() {
         return Err(Error::usage(
@@ -250,7 +295,7 @@ fn run_archive(
                 "--all: this archive has no kernel main body (_agc.main); try --list",
             ));
         }
-        return show_functions(archive, a, &mains, device, out, tty);
+        return show_functions(archive, a, &mains, device, out, err, tty);
     }
     let selected = archive.select(a.function.as_deref())?;
     let shown: Vec<&Function> = match a.part {
@@ -276,7 +321,7 @@ fn run_archive(
             v
         }
     };
-    show_functions(archive, a, &shown, device, out, tty)
+    show_functions(archive, a, &shown, device, out, err, tty)
 }
 
 /// Disassembles or profiles `shown` (functions of `archive`).
@@ -286,6 +331,7 @@ fn show_functions(
     shown: &[&Function],
     device: Option<&str>,
     out: &mut dyn Write,
+    err: &mut dyn Write,
     tty: bool,
 ) -> Result<(), Error> {
     if a.disasm_only {
@@ -307,7 +353,14 @@ fn show_functions(
     let mut profiles = Vec::new();
     for f in shown {
         let code = pipeline::function_code(archive, f);
-        let (insns, _) = pipeline::decode_code(&code);
+        let (insns, failed) = pipeline::decode_code(&code);
+        if failed > 0 {
+            let _ = writeln!(
+                err,
+                "warning: `{}`: {failed} position(s) hold encodings the G13 tables do not know; shown as <disassembly failed> and left out of the profile",
+                f.symbol
+            );
+        }
         let prolog = if a.part == PartArg::Main && f.part == Part::Main {
             archive.prolog_of(f).map(|p| {
                 let pc = pipeline::function_code(archive, p);
@@ -317,9 +370,14 @@ fn show_functions(
             None
         };
         let mut prof = profile_one(&code, &insns, a, Some((archive, f)), prolog);
+        prof.unknown_encodings = failed;
         if let Some(d) = device {
             // built on this Mac: name the device beside the APPLEGPU subtype
             prof.gpu = Some(format!("{} ({d})", prof.gpu.as_deref().unwrap_or("?")));
+            prof.gpu_label = Some(format!(
+                "{} on {d}",
+                prof.gpu_label.as_deref().unwrap_or("?")
+            ));
         }
         profiles.push(prof);
     }
@@ -453,6 +511,10 @@ pub fn profile_one(
         ),
     };
     prof.annotate_callees = a.part == PartArg::All;
+    if let Some(g) = code.gpu_info {
+        prof.gpu_label = Some(g.describe());
+        prof.timing_note = g.timing_note().map(str::to_string);
+    }
     prof
 }
 

@@ -9,7 +9,7 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
-/// Static profiler for Apple GPU (AGX G13 / M1-family) compute shaders.
+/// Static profiler for Apple GPU (AGX G13/G14: M1 and M2 family) compute shaders.
 ///
 /// Give it a serialized Metal binary archive, a raw dump of machine code
 /// (`--binary`), or on macOS a `.metal` source, and it reports where the time
@@ -24,7 +24,8 @@ use std::path::PathBuf;
 metal-profile examples/matmul_naive.archive -f matmul_naive\n  \
 metal-profile --binary examples/mandelbrot.bin --disasm-only\n  \
 metal-profile kernel.archive --list\n  \
-metal-profile kernel.metal -f my_kernel          (macOS)\n  \
+metal-profile kernel.metal -f my_kernel --target g13g,g14g   (Mac with Xcode)\n  \
+metal-profile kernel.archive --gpu g13g -f my_kernel\n  \
 metal-profile asm loop.s -o loop.bin")]
 pub struct Cli {
     #[command(subcommand)]
@@ -37,7 +38,7 @@ pub struct Cli {
 pub enum Command {
     /// Assemble applegpu-syntax text into machine code.
     Asm(AsmArgs),
-    /// Compile a .metal kernel into a binary archive (macOS only).
+    /// Compile a .metal kernel into a binary archive for any Apple GPU (needs Xcode's xcrun).
     Export(ExportArgs),
 }
 
@@ -70,9 +71,21 @@ pub struct ExportArgs {
     pub compile: CompileFlags,
 }
 
-/// Flags passed through to `xcrun metal`.
+/// How a .metal source is compiled, and flags passed through to `xcrun metal`.
 #[derive(Args, Debug, Clone, Default)]
 pub struct CompileFlags {
+    /// GPU architecture(s) to build offline with metal-tt, e.g. g13g,g14g
+    /// (comma-separated or repeated; default: this Mac's GPU if decodable, else g14g).
+    #[arg(long = "target", value_name = "GPU[,GPU…]", value_delimiter = ',')]
+    pub target: Vec<String>,
+    /// Let the Metal driver compile for this Mac's own GPU (MTLBinaryArchive)
+    /// instead of the offline metal-tt build (macOS only).
+    #[arg(long, conflicts_with = "target")]
+    pub jit: bool,
+    /// Build the AIR for this macOS version (`-target air64-apple-macosVER`),
+    /// the fix for metal-tt's "AIR version … is bigger than … target".
+    #[arg(long = "min-macos", value_name = "VER")]
+    pub min_macos: Option<String>,
     /// Include directory for the Metal compiler (may repeat).
     #[arg(short = 'I', value_name = "DIR")]
     pub include: Vec<PathBuf>,
@@ -157,9 +170,13 @@ pub struct ProfileArgs {
     /// Register-cache hint spelling.
     #[arg(long, value_enum, default_value_t)]
     pub syntax: SyntaxArg,
-    /// List the shaders in an archive.
+    /// List the slices (GPU, decodable, chosen) and the shaders of the chosen one.
     #[arg(long)]
     pub list: bool,
+    /// GPU slice to profile (g13g, g14g, …; case-insensitive); default: the
+    /// newest decodable. With --binary: the GPU the raw code is for.
+    #[arg(long, value_name = "NAME")]
+    pub gpu: Option<String>,
     /// Which part of the function to show.
     #[arg(long, value_enum, default_value_t)]
     pub part: PartArg,
@@ -224,6 +241,7 @@ impl Default for ProfileArgs {
                 base: None,
                 syntax: SyntaxArg::Default,
                 list: false,
+                gpu: None,
                 part: PartArg::Main,
                 format: FormatArg::Text,
                 output: None,

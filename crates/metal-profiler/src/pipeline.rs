@@ -1,6 +1,6 @@
 //! Loading inputs and selecting code: the shared front half of every mode.
 
-use agx_container::{Archive, ContainerError, Function, Input};
+use agx_container::{Archive, ContainerError, Function, Gpu, Input, ReadOptions, SliceKind};
 use agx_isa::stream::{walk, Item};
 use agx_isa::{Instruction, Syntax};
 use std::fmt;
@@ -81,10 +81,96 @@ pub fn load(bytes: Vec<u8>, force_raw: bool) -> Result<Loaded, Error> {
     if force_raw {
         return Ok(Loaded::Raw(bytes));
     }
-    match agx_container::read(&bytes)? {
+    // Undecodable slices are kept so `--list` shows them and `choose_slice`
+    // explains a refusal.
+    let opts = ReadOptions {
+        keep_undecodable: true,
+        ..Default::default()
+    };
+    match agx_container::read_with(&bytes, &opts)? {
         Input::Raw(_) => Ok(Loaded::Raw(bytes)),
         Input::Archive(a) => Ok(Loaded::Archive(a)),
     }
+}
+
+/// The archive reduced to the slice to profile ([`Archive::choose_slice`]:
+/// `gpu`, or the newest decodable), and a note naming the choice when
+/// several slices could have been profiled.
+pub fn choose_slice(
+    archive: &Archive,
+    gpu: Option<&str>,
+) -> Result<(Archive, Option<String>), Error> {
+    let index = archive.choose_slice(gpu)?;
+    let decodable: Vec<String> = archive
+        .slices
+        .iter()
+        .filter(|s| s.decodable())
+        .filter_map(|s| s.gpu().map(|g| g.describe()))
+        .collect();
+    let note = (gpu.is_none() && decodable.len() > 1).then(|| {
+        format!(
+            "note: profiling the {} slice, the newest decodable of {}; pick another with --gpu",
+            archive.slices[index]
+                .gpu()
+                .map_or_else(String::new, |g| g.describe()),
+            decodable.join(", ")
+        )
+    });
+    Ok((archive.only_slice(index), note))
+}
+
+/// The GPU named by `--gpu` for raw code: decodable ones only.
+pub fn raw_gpu(name: &str) -> Result<Gpu, Error> {
+    let Some(g) = Gpu::from_name(name) else {
+        let known: Vec<String> = agx_container::GPUS
+            .iter()
+            .map(|r| r.name.to_ascii_lowercase())
+            .collect();
+        return Err(Error::usage(format!(
+            "--gpu {name}: not a known Apple GPU; use one of: {}",
+            known.join(", ")
+        )));
+    };
+    if !g.decodable {
+        return Err(Error::input(format!(
+            "--gpu {name}: {} code cannot be decoded (decoding supports {}); get such code with \
+             `metal-profile export KERNEL.metal -f NAME --target g14g -o out.archive` on a Mac",
+            g.describe(),
+            agx_container::decodable_names().join(", ")
+        )));
+    }
+    Ok(g)
+}
+
+/// One line per slice for `--list`: index, kind, GPU, decodable, chosen.
+pub fn list_slices(archive: &Archive, chosen: Option<usize>) -> String {
+    let mut out = String::new();
+    let mut line = |cols: [&str; 5]| {
+        let l = format!(
+            "{:<5} {:<9} {:<24} {:<9} {}",
+            cols[0], cols[1], cols[2], cols[3], cols[4]
+        );
+        out.push_str(l.trim_end());
+        out.push('\n');
+    };
+    line(["slice", "kind", "gpu", "decodable", "chosen"]);
+    for (i, s) in archive.slices.iter().enumerate() {
+        let gpu = match &s.kind {
+            SliceKind::AppleGpu(g) => g.describe(),
+            SliceKind::Air { .. } => "AIR bitcode".into(),
+            SliceKind::AmdGpu => "AMD GPU".into(),
+            SliceKind::IntelGpu => "Intel GPU".into(),
+            SliceKind::Unknown => "-".into(),
+        };
+        line([
+            &i.to_string(),
+            &s.kind_name(),
+            &gpu,
+            if s.decodable() { "yes" } else { "no" },
+            if chosen == Some(i) { "*" } else { "" },
+        ]);
+    }
+    out
 }
 
 /// A piece of code to disassemble or profile.
@@ -102,6 +188,8 @@ pub struct CodeRef<'a> {
     pub addr: u32,
     /// GPU name when known (e.g. "G13G").
     pub gpu: Option<String>,
+    /// The GPU itself, when known (from the slice, or `--gpu` for raw code).
+    pub gpu_info: Option<Gpu>,
 }
 
 impl CodeRef<'_> {
@@ -137,6 +225,7 @@ pub fn raw_code<'a>(
         end: bytes.len(),
         addr,
         gpu: None,
+        gpu_info: None,
     })
 }
 
@@ -155,6 +244,7 @@ pub fn function_code<'a>(archive: &'a Archive, f: &Function) -> CodeRef<'a> {
         end,
         addr: f.text_offset as u32,
         gpu: f.gpu.map(|g| g.name.to_string()),
+        gpu_info: f.gpu,
     }
 }
 
@@ -187,7 +277,7 @@ pub fn raw_code_warning(insns: usize, failed: usize) -> Option<String> {
     if failed * 10 >= total.max(1) && failed >= 2 {
         return Some(format!(
             "warning: {failed} of {total} positions did not decode (<disassembly failed>); \
-             this may be code for another GPU generation (decoding supports G13/M1 only), data, \
+             this may be code for another GPU generation (decoding supports G13/M1 and G14/M2 code), data, \
              or the wrong --offset"
         ));
     }

@@ -128,7 +128,9 @@ fn list_shows_every_function() {
     assert!(o.status.success(), "{}", err(&o));
     let text = out(&o);
     let lines: Vec<&str> = text.lines().collect();
-    assert!(lines[0].starts_with("stage"), "{text}");
+    // the slice table first (see cli_targets.rs), then the functions
+    assert!(lines[0].starts_with("slice"), "{text}");
+    assert!(lines.iter().any(|l| l.starts_with("stage")), "{text}");
     let helper = lines
         .iter()
         .find(|l| l.contains(HELPER_SYM))
@@ -264,7 +266,7 @@ fn newer_gpu_is_refused() {
     assert_eq!(o.status.code(), Some(1));
     assert!(
         err(&o)
-            .contains("native code for GPU G16P (M4 family): decoding is supported for G13 only"),
+            .contains("native code for GPU G16P (iPhone/iPad SoC) only: decoding supports G13 (M1) and G14 (M2) code; get a decodable slice on any Mac with `metal-profile export"),
         "{}",
         err(&o)
     );
