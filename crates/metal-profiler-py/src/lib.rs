@@ -258,7 +258,7 @@ fn profile_raw(
         .into_iter()
         .collect();
     let listing = pipeline::listing(&code, Syntax::Default);
-    let profile = metal_profiler::app::profile_one(&code, &insns, &args, None, None);
+    let profile = metal_profiler::app::profile_one(&code, insns, &args, None, None);
     Ok(PyProfile {
         profile,
         listing,
@@ -288,7 +288,7 @@ fn profile_in_archive(
     };
     let listing = pipeline::listing(&code, Syntax::Default);
     let profile =
-        metal_profiler::app::profile_one(&code, &insns, &args, Some((archive, f)), prolog);
+        metal_profiler::app::profile_one(&code, insns, &args, Some((archive, f)), prolog);
     Ok(PyProfile {
         profile,
         listing,
@@ -480,7 +480,7 @@ fn profile_words(
             addr: insns.first().map_or(0, |i| i.addr),
             gpu: None,
         };
-        let profile = metal_profiler::app::profile_one(&code, &insns, &args, None, None);
+        let profile = metal_profiler::app::profile_one(&code, insns, &args, None, None);
         Ok(PyProfile {
             profile,
             listing,

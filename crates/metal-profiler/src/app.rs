@@ -20,6 +20,8 @@ pub fn run(
     match &cli.command {
         Some(Command::Asm(a)) => run_asm(a, out, err),
         Some(Command::Export(e)) => run_export(e, err),
+        Some(Command::Batch(b)) => crate::batch::run_batch(b, out, err),
+        Some(Command::Diff(d)) => crate::diff::run_diff(d, out, err),
         None => run_profile(&cli.profile, out, err, stdout_is_tty),
     }
 }
@@ -203,7 +205,7 @@ fn run_profile(
             if a.disasm_only {
                 return write_all(out, &pipeline::listing(&code, syntax(a)));
             }
-            let prof = crate::app::profile_one(&code, &insns, a, None, None);
+            let prof = crate::app::profile_one(&code, insns, a, None, None);
             render(a, &[prof], out, tty)
         }
         Loaded::Archive(archive) => run_archive(archive, a, device.as_deref(), out, err, tty),
@@ -307,7 +309,7 @@ fn show_functions(
         } else {
             None
         };
-        let mut prof = profile_one(&code, &insns, a, Some((archive, f)), prolog);
+        let mut prof = profile_one(&code, insns, a, Some((archive, f)), prolog);
         if let Some(d) = device {
             // built on this Mac: name the device beside the APPLEGPU subtype
             prof.gpu = Some(format!("{} ({d})", prof.gpu.as_deref().unwrap_or("?")));
@@ -335,7 +337,7 @@ pub fn report_options(a: &ProfileArgs) -> agx_report::Options {
     o
 }
 
-fn check_model_flags(a: &ProfileArgs) -> Result<(), Error> {
+pub fn check_model_flags(a: &ProfileArgs) -> Result<(), Error> {
     if a.trip_count == 0 {
         return Err(Error::usage("--trip-count must be at least 1"));
     }
@@ -362,7 +364,7 @@ fn check_model_flags(a: &ProfileArgs) -> Result<(), Error> {
 /// Builds the report model of one function.
 pub fn profile_one(
     code: &CodeRef<'_>,
-    insns: &[agx_isa::Instruction],
+    insns: Vec<agx_isa::Instruction>,
     a: &ProfileArgs,
     archive: Option<(&Archive, &Function)>,
     prolog: Option<Vec<agx_isa::Instruction>>,
@@ -383,7 +385,7 @@ pub fn profile_one(
         })
         .unwrap_or_default();
     let opts = report_options(a);
-    agx_report::Profile::build(name, code.gpu.clone(), insns.to_vec(), prolog, calls, &opts)
+    agx_report::Profile::build(name, code.gpu.clone(), insns, prolog, calls, &opts)
 }
 
 fn render(

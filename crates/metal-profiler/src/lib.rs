@@ -7,7 +7,9 @@
 //! messages with exit codes; the CLI front end is [`cli`] + [`app`].
 
 pub mod app;
+pub mod batch;
 pub mod cli;
+pub mod diff;
 pub mod pipeline;
 
 pub use pipeline::{Error, Loaded};
