@@ -745,10 +745,10 @@ fn metrics_json(m: &Option<Metrics>) -> Value {
         Some(m) => json!({
             "cycles": m.cycles,
             "occupancy_percent": m.occupancy,
-            "registers": m.registers,
-            "spills": m.spills,
-            "fills": m.fills,
-            "instructions": m.instructions,
+            "registers": m.registers as u64,
+            "spills": m.spills as u64,
+            "fills": m.fills as u64,
+            "instructions": m.instructions as u64,
         }),
     }
 }
