@@ -198,12 +198,18 @@ fn run_profile(
                 a.base.unwrap_or(0),
                 a.function.as_deref(),
             )?;
+            if a.disasm_only {
+                // streamed: constant memory for any code size (issue 15)
+                let (n, failed) = pipeline::write_listing(out, &code, syntax(a))
+                    .map_err(|e| Error::input(format!("cannot write output: {e}")))?;
+                if let Some(w) = pipeline::raw_code_warning(n, failed) {
+                    let _ = writeln!(err, "{w}");
+                }
+                return Ok(());
+            }
             let (insns, failed) = pipeline::decode_code(&code);
             if let Some(w) = pipeline::raw_code_warning(insns.len(), failed) {
                 let _ = writeln!(err, "{w}");
-            }
-            if a.disasm_only {
-                return write_all(out, &pipeline::listing(&code, syntax(a)));
             }
             let prof = crate::app::profile_one(&code, insns, a, None, None);
             render(a, &[prof], out, tty)
@@ -282,20 +288,23 @@ fn show_functions(
     tty: bool,
 ) -> Result<(), Error> {
     if a.disasm_only {
-        let mut text = String::new();
         for f in shown {
             let code = pipeline::function_code(archive, f);
             if shown.len() > 1 {
-                text.push_str(&format!(
-                    "; {} ({}) at {:#x}\n",
-                    f.symbol,
-                    f.part.as_str(),
-                    f.text_offset
-                ));
+                write_all(
+                    out,
+                    &format!(
+                        "; {} ({}) at {:#x}\n",
+                        f.symbol,
+                        f.part.as_str(),
+                        f.text_offset
+                    ),
+                )?;
             }
-            text.push_str(&pipeline::listing(&code, syntax(a)));
+            pipeline::write_listing(out, &code, syntax(a))
+                .map_err(|e| Error::input(format!("cannot write output: {e}")))?;
         }
-        return write_all(out, &text);
+        return Ok(());
     }
     let mut profiles = Vec::new();
     for f in shown {
@@ -399,14 +408,14 @@ fn render(
             .map_err(|e| Error::input(format!("cannot write output: {e}"))),
         FormatArg::Text => {
             let color = use_color(a.color, tty);
-            let mut s = String::new();
+            // each piece written as it is made: no copy of the whole report
             for p in profiles {
-                s.push_str(&agx_report::text::report(p, color));
+                write_all(out, &agx_report::text::report(p, color))?;
                 if a.show_disasm {
-                    s.push_str(&agx_report::text::plain_disassembly(p, syntax(a)));
+                    write_all(out, &agx_report::text::plain_disassembly(p, syntax(a)))?;
                 }
             }
-            write_all(out, &s)
+            Ok(())
         }
     }
 }

@@ -169,6 +169,37 @@ pub fn decode_code(code: &CodeRef<'_>) -> (Vec<Instruction>, usize) {
     agx_isa::stream::decode_all(code.bytes(), code.addr)
 }
 
+/// Writes the applegpu-identical listing of `code` to `w` as it decodes:
+/// one reused instruction and a 64 KiB text buffer, so memory stays constant
+/// whatever the code size. Returns (instructions, `<disassembly failed>`
+/// positions) for [`raw_code_warning`].
+pub fn write_listing(
+    w: &mut dyn std::io::Write,
+    code: &CodeRef<'_>,
+    syntax: Syntax,
+) -> std::io::Result<(usize, usize)> {
+    use agx_isa::stream::{write_step, Step};
+    const CHUNK: usize = 1 << 16;
+    let mut buf = String::with_capacity(CHUNK + 256);
+    let mut insn = Instruction::default();
+    let mut walk = walk(code.bytes(), code.addr);
+    let (mut n, mut failed) = (0, 0);
+    while let Some(step) = walk.next_into(&mut insn) {
+        match step {
+            Step::Insn { .. } => n += 1,
+            Step::Failed { .. } => failed += 1,
+            Step::Gap { .. } => {}
+        }
+        write_step(&mut buf, &step, &insn, syntax);
+        if buf.len() >= CHUNK {
+            w.write_all(buf.as_bytes())?;
+            buf.clear();
+        }
+    }
+    w.write_all(buf.as_bytes())?;
+    Ok((n, failed))
+}
+
 /// applegpu-identical listing of `code`.
 pub fn listing(code: &CodeRef<'_>, syntax: Syntax) -> String {
     agx_isa::disassemble_listing(code.bytes(), code.addr, syntax)
