@@ -169,34 +169,177 @@ pub fn decode_code(code: &CodeRef<'_>) -> (Vec<Instruction>, usize) {
     agx_isa::stream::decode_all(code.bytes(), code.addr)
 }
 
-/// Writes the applegpu-identical listing of `code` to `w` as it decodes:
-/// one reused instruction and a 64 KiB text buffer, so memory stays constant
-/// whatever the code size. Returns (instructions, `<disassembly failed>`
-/// positions) for [`raw_code_warning`].
+/// Writes the applegpu-identical listing of `code` to `w` as it decodes, in
+/// constant memory whatever the code size: instructions are decoded in
+/// batches of [`LISTING_BATCH`] into reused buffers, and formatting (80% of
+/// the time, perf) runs on all cores while this thread walks and writes in
+/// order; at most `2 × cores` batches are in flight. Returns (instructions,
+/// `<disassembly failed>` positions) for [`raw_code_warning`].
 pub fn write_listing(
     w: &mut dyn std::io::Write,
     code: &CodeRef<'_>,
     syntax: Syntax,
 ) -> std::io::Result<(usize, usize)> {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(8);
+    // small inputs: a thread costs more than it saves
+    if threads < 2 || code.bytes().len() < (1 << 18) {
+        return write_listing_with(w, code, syntax, 1);
+    }
+    write_listing_with(w, code, syntax, threads)
+}
+
+/// Instructions per batch of the parallel listing (about 1.4 MB decoded).
+pub const LISTING_BATCH: usize = 4096;
+
+type Batch = Vec<(agx_isa::stream::Step, Instruction)>;
+
+fn format_batch(batch: &Batch, syntax: Syntax, out: &mut String) {
+    for (step, insn) in batch {
+        agx_isa::stream::write_step(out, step, insn, syntax);
+    }
+}
+
+/// [`write_listing`] on `threads` formatting threads (1 = this thread only).
+pub fn write_listing_with(
+    w: &mut dyn std::io::Write,
+    code: &CodeRef<'_>,
+    syntax: Syntax,
+    threads: usize,
+) -> std::io::Result<(usize, usize)> {
     use agx_isa::stream::{write_step, Step};
-    const CHUNK: usize = 1 << 16;
-    let mut buf = String::with_capacity(CHUNK + 256);
-    let mut insn = Instruction::default();
+    use std::sync::{mpsc, Mutex};
     let mut walk = walk(code.bytes(), code.addr);
     let (mut n, mut failed) = (0, 0);
-    while let Some(step) = walk.next_into(&mut insn) {
-        match step {
-            Step::Insn { .. } => n += 1,
-            Step::Failed { .. } => failed += 1,
-            Step::Gap { .. } => {}
+    let mut count = |s: &Step| match s {
+        Step::Insn { .. } => n += 1,
+        Step::Failed { .. } => failed += 1,
+        Step::Gap { .. } => {}
+    };
+    if threads <= 1 {
+        const CHUNK: usize = 1 << 16;
+        let mut buf = String::with_capacity(CHUNK + 256);
+        let mut insn = Instruction::default();
+        while let Some(step) = walk.next_into(&mut insn) {
+            count(&step);
+            write_step(&mut buf, &step, &insn, syntax);
+            if buf.len() >= CHUNK {
+                w.write_all(buf.as_bytes())?;
+                buf.clear();
+            }
         }
-        write_step(&mut buf, &step, &insn, syntax);
-        if buf.len() >= CHUNK {
-            w.write_all(buf.as_bytes())?;
-            buf.clear();
-        }
+        w.write_all(buf.as_bytes())?;
+        return Ok((n, failed));
     }
-    w.write_all(buf.as_bytes())?;
+    let window = 2 * threads;
+    let (work_tx, work_rx) = mpsc::channel::<(usize, Batch)>();
+    let work_rx = Mutex::new(work_rx);
+    let (done_tx, done_rx) = mpsc::channel::<(usize, String, Batch)>();
+    let (spare_tx, spare_rx) = mpsc::channel::<Batch>();
+    std::thread::scope(|sc| -> std::io::Result<()> {
+        for _ in 0..threads {
+            let done_tx = done_tx.clone();
+            let work_rx = &work_rx;
+            sc.spawn(move || loop {
+                let job = work_rx.lock().map(|rx| rx.recv());
+                let Ok(Ok((seq, batch))) = job else { return };
+                let mut text = String::with_capacity(batch.len() * 64);
+                format_batch(&batch, syntax, &mut text);
+                if done_tx.send((seq, text, batch)).is_err() {
+                    return;
+                }
+            });
+        }
+        drop(done_tx);
+        let mut pending = std::collections::BTreeMap::new();
+        let (mut sent, mut written) = (0usize, 0usize);
+        let mut result = Ok(());
+        // writes finished batches in order; recycles their buffers
+        let mut drain = |pending: &mut std::collections::BTreeMap<usize, String>,
+                         written: &mut usize,
+                         block: bool|
+         -> std::io::Result<()> {
+            loop {
+                while let Some(t) = pending.remove(written) {
+                    w.write_all(t.as_bytes())?;
+                    *written += 1;
+                }
+                let got = if block {
+                    done_rx.recv().ok()
+                } else {
+                    done_rx.try_recv().ok()
+                };
+                match got {
+                    Some((seq, text, batch)) => {
+                        pending.insert(seq, text);
+                        let _ = spare_tx.send(batch);
+                        if block {
+                            while let Some(t) = pending.remove(written) {
+                                w.write_all(t.as_bytes())?;
+                                *written += 1;
+                            }
+                            return Ok(());
+                        }
+                    }
+                    None => return Ok(()),
+                }
+            }
+        };
+        loop {
+            let mut batch: Batch = spare_rx.try_recv().unwrap_or_default();
+            batch.clear();
+            batch.reserve(LISTING_BATCH);
+            // decoded straight into the batch (no copy of the instruction)
+            let mut last = false;
+            batch.push((Step::Gap { addr: 0 }, Instruction::default()));
+            loop {
+                let k = batch.len() - 1;
+                match walk.next_into(&mut batch[k].1) {
+                    Some(step) => {
+                        count(&step);
+                        batch[k].0 = step;
+                        if batch.len() == LISTING_BATCH {
+                            break;
+                        }
+                        batch.push((Step::Gap { addr: 0 }, Instruction::default()));
+                    }
+                    None => {
+                        batch.pop();
+                        last = true;
+                        break;
+                    }
+                }
+            }
+            if !batch.is_empty() {
+                if work_tx.send((sent, batch)).is_err() {
+                    break;
+                }
+                sent += 1;
+            }
+            if let Err(e) = drain(&mut pending, &mut written, false) {
+                result = Err(e);
+                break;
+            }
+            while sent - written >= window {
+                if let Err(e) = drain(&mut pending, &mut written, true) {
+                    result = Err(e);
+                    break;
+                }
+            }
+            if result.is_err() || last {
+                break;
+            }
+        }
+        drop(work_tx);
+        while result.is_ok() && written < sent {
+            if let Err(e) = drain(&mut pending, &mut written, true) {
+                result = Err(e);
+            }
+        }
+        result
+    })?;
     Ok((n, failed))
 }
 
@@ -251,4 +394,54 @@ pub fn list_functions(archive: &Archive) -> String {
         out.push_str(&format!("warning: {w}\n"));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Mesa's matmul with zero runs (blank lines) and undecodable halfwords
+    /// (`<disassembly failed>`) between copies, over several batches.
+    fn mixed_code() -> Vec<u8> {
+        let m = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/matmul_naive.bin"
+        ))
+        .expect("examples/matmul_naive.bin");
+        let (prefix, body, suffix) = (&m[..0x2e], &m[0x2e..0x7a], &m[0x7a..]);
+        let mut code = prefix.to_vec();
+        for i in 0..3000 {
+            code.extend_from_slice(body);
+            match i % 7 {
+                0 => code.extend_from_slice(&[0; 10]),
+                3 => code.extend_from_slice(&[0xff, 0xff]),
+                _ => {}
+            }
+        }
+        code.extend_from_slice(suffix);
+        code
+    }
+
+    #[test]
+    fn parallel_listing_is_the_sequential_listing() {
+        let code = mixed_code();
+        let c = CodeRef {
+            name: "k".into(),
+            buffer: &code,
+            start: 0,
+            end: code.len(),
+            addr: 0x1000,
+            gpu: None,
+        };
+        let want = agx_isa::disassemble_listing(&code, 0x1000, Syntax::Default);
+        assert!(want.contains("<disassembly failed>") && want.contains("\n\n"));
+        let (n1, f1) = agx_isa::stream::decode_all(&code, 0x1000);
+        assert!(n1.len() > 3 * LISTING_BATCH, "several batches");
+        for threads in [1, 2, 3, 8] {
+            let mut out = Vec::new();
+            let (n, failed) = write_listing_with(&mut out, &c, Syntax::Default, threads).unwrap();
+            assert!(out == want.as_bytes(), "{threads} threads differ");
+            assert_eq!((n, failed), (n1.len(), f1), "{threads} threads");
+        }
+    }
 }
