@@ -287,8 +287,7 @@ fn profile_in_archive(
         None
     };
     let listing = pipeline::listing(&code, Syntax::Default);
-    let profile =
-        metal_profiler::app::profile_one(&code, insns, &args, Some((archive, f)), prolog);
+    let profile = metal_profiler::app::profile_one(&code, insns, &args, Some((archive, f)), prolog);
     Ok(PyProfile {
         profile,
         listing,

@@ -63,10 +63,7 @@ fn write_corpus(dir: &Path, archives: usize, per: usize) -> usize {
     // Mesa's kernels are small (20..300 instructions); real collections also
     // hold big ones: add loop-heavy kernels of 2,000..24,000 instructions
     for i in 0..12 {
-        ks.push((
-            format!("big{i}"),
-            synthetic(2_000 * (i + 1), i % 2 == 0),
-        ));
+        ks.push((format!("big{i}"), synthetic(2_000 * (i + 1), i % 2 == 0)));
     }
     let mut k = 0;
     for a in 0..archives {
@@ -130,7 +127,10 @@ fn measure(cmd: &mut Command) -> (f64, Option<f64>) {
         }
         std::thread::sleep(Duration::from_millis(2));
     }
-    (t0.elapsed().as_secs_f64(), peak.map(|kb| kb as f64 / 1024.0))
+    (
+        t0.elapsed().as_secs_f64(),
+        peak.map(|kb| kb as f64 / 1024.0),
+    )
 }
 
 /// Best wall time of `reps` runs (and the peak of the best run).
@@ -191,7 +191,10 @@ fn main() {
         }
     };
     // the batch must succeed, or the timings mean nothing
-    let st = batch("1")().stdout(Stdio::null()).status().expect("run batch");
+    let st = batch("1")()
+        .stdout(Stdio::null())
+        .status()
+        .expect("run batch");
     assert!(st.success(), "batch over the corpus failed: {st}");
     let (t1, m1) = best(3, batch("1"));
     let (t2, m2) = best(3, batch("2"));

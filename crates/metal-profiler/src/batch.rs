@@ -127,7 +127,9 @@ pub fn discover(paths: &[PathBuf]) -> (Vec<SourceFile>, Vec<BatchError>) {
             Err(e) => errors.push(BatchError {
                 source: display,
                 error: match e.kind() {
-                    std::io::ErrorKind::NotFound => "no such file or directory; check the path".into(),
+                    std::io::ErrorKind::NotFound => {
+                        "no such file or directory; check the path".into()
+                    }
                     _ => format!("cannot read: {e}"),
                 },
             }),

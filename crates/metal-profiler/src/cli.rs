@@ -47,10 +47,12 @@ pub enum Command {
 
 /// `metal-profile batch` (issue 15; see `batch.rs`).
 #[derive(Args, Debug, Clone)]
-#[command(after_help = "Directories are walked recursively; files are recognised by content \
+#[command(
+    after_help = "Directories are walked recursively; files are recognised by content \
 (non-archives inside a directory are skipped and counted, a named non-archive file is an error). \
 A bad file never stops the batch; the exit code is 1 at the end if any input failed. \
-Output is byte-identical for any --jobs.")]
+Output is byte-identical for any --jobs."
+)]
 pub struct BatchArgs {
     /// Archives and directories of archives.
     #[arg(required = true, value_name = "PATH")]
@@ -89,13 +91,15 @@ pub enum BatchFormat {
 
 /// `metal-profile diff` (issue 15; see `diff.rs`).
 #[derive(Args, Debug, Clone)]
-#[command(after_help = "Gates (--fail-on, may repeat): METRIC[:LIMIT] where METRIC is one of \
+#[command(
+    after_help = "Gates (--fail-on, may repeat): METRIC[:LIMIT] where METRIC is one of \
 cycles, occupancy, registers, spills, fills, instructions, removed. \
 LIMIT is N% (relative to the old value) or N (absolute, in the metric's unit: cycles, \
 percentage points, GPRs, count); without a limit any worsening trips. Worsening is an increase, \
 except occupancy (a drop). `removed` trips when a kernel of OLD is missing in NEW. \
 Examples: --fail-on cycles:5% --fail-on occupancy --fail-on spills. \
-Exit codes: 0 no gate tripped, 3 a gate tripped, 1 bad input, 2 bad usage.")]
+Exit codes: 0 no gate tripped, 3 a gate tripped, 1 bad input, 2 bad usage."
+)]
 pub struct DiffArgs {
     /// Baseline: a JSON document (`batch --format json` or a single profile), an archive or a directory.
     pub old: PathBuf,

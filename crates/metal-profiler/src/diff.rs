@@ -147,7 +147,11 @@ impl Gate {
             .ok_or_else(|| {
                 Error::usage(format!(
                     "--fail-on '{spec}': unknown metric '{m}'; use one of {} (e.g. cycles:5%)",
-                    METRICS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+                    METRICS
+                        .iter()
+                        .map(|(n, _)| *n)
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ))
             })?;
         let bad_limit = || {
@@ -327,7 +331,9 @@ pub fn compare(old: &[Entry], new: &[Entry], gates: &[Gate]) -> Comparison {
     let rel_old = relative_sources(old);
     let rel_new = relative_sources(new);
     let exact = |v: &'_ [Entry]| -> Vec<(String, String)> {
-        v.iter().map(|e| (e.source.clone(), e.name.clone())).collect()
+        v.iter()
+            .map(|e| (e.source.clone(), e.name.clone()))
+            .collect()
     };
     let relative = |v: &[Entry], rel: &[String]| -> Vec<(String, String)> {
         v.iter()
@@ -669,7 +675,11 @@ pub fn text(c: &Comparison, old: &Path, new: &Path, all: bool) -> String {
         s.push('\n');
         s
     };
-    let mut s = format!("metal-profile diff: {} → {}\n", old.display(), new.display());
+    let mut s = format!(
+        "metal-profile diff: {} → {}\n",
+        old.display(),
+        new.display()
+    );
     let _ = writeln!(s, "{}\n", summary_line(c));
     if !rows.is_empty() {
         s.push_str(&line(&HEADERS.map(String::from)));

@@ -215,10 +215,7 @@ fn batch_json_document_carries_source_name_errors() {
     assert!(sources.contains(&s(&raw)));
     assert!(sources.contains(&s(&missing)));
     let err_of = |p: &Path| {
-        errors
-            .iter()
-            .find(|e| e["source"] == s(p))
-            .unwrap()["error"]
+        errors.iter().find(|e| e["source"] == s(p)).unwrap()["error"]
             .as_str()
             .unwrap()
             .to_string()
@@ -477,9 +474,13 @@ fn diff_occupancy_and_registers_gates_on_documents() {
     assert_eq!(gate("cycles"), Some(0));
     // the other direction is an improvement
     assert_eq!(
-        diff(&new, &old, &["--fail-on", "occupancy", "--fail-on", "registers"])
-            .status
-            .code(),
+        diff(
+            &new,
+            &old,
+            &["--fail-on", "occupancy", "--fail-on", "registers"]
+        )
+        .status
+        .code(),
         Some(0)
     );
 }
@@ -531,11 +532,15 @@ fn diff_markdown_is_a_pull_request_comment() {
     assert_eq!(lines[0], "### metal-profiler: kernel changes");
     assert!(md.contains("- ❌ `spills` tripped by `gemm`"), "{md}");
     assert!(md.contains("- ✅ `cycles:100000%` passed"), "{md}");
-    let header = "| kernel | source | cycles | occupancy | registers | spills / fills | instructions |";
+    let header =
+        "| kernel | source | cycles | occupancy | registers | spills / fills | instructions |";
     let h = lines.iter().position(|l| *l == header).expect(header);
     assert_eq!(lines[h + 1], "|---|---|---:|---:|---:|---:|---:|");
     // every table row has the header's 7 cells
-    let rows: Vec<&&str> = lines[h + 2..].iter().take_while(|l| l.starts_with('|')).collect();
+    let rows: Vec<&&str> = lines[h + 2..]
+        .iter()
+        .take_while(|l| l.starts_with('|'))
+        .collect();
     assert_eq!(rows.len(), 3, "{md}"); // gemm changed, fresh added, gone removed
     for r in &rows {
         assert_eq!(r.matches(" | ").count(), 6, "{r}");
