@@ -62,8 +62,25 @@ fn reg_name(half: u32) -> String {
 
 /// The full text report.
 pub fn report(p: &Profile, color: bool) -> String {
+    let mut buf = Vec::with_capacity(4096 + p.insns.len() * 100);
+    // writing to a Vec cannot fail; every piece is UTF-8
+    let _ = write_report(&mut buf, p, color);
+    String::from_utf8(buf).unwrap_or_default()
+}
+
+/// Text is handed to the writer in pieces of about this size.
+const PIECE: usize = 1 << 16;
+
+/// Writes the full text report to `w` piece by piece (the CLI's path: no
+/// string of the whole report, which is ~100 bytes per instruction).
+pub fn write_report(w: &mut dyn std::io::Write, p: &Profile, color: bool) -> std::io::Result<()> {
     let st = Style { on: color };
-    let mut out = String::with_capacity(4096 + p.insns.len() * 100);
+    let mut out = String::with_capacity(PIECE + 4096);
+    let mut flush = |out: &mut String| -> std::io::Result<()> {
+        w.write_all(out.as_bytes())?;
+        out.clear();
+        Ok(())
+    };
     header(&mut out, st, p);
     registers(&mut out, st, p);
     pipeline(&mut out, st, p);
@@ -71,11 +88,14 @@ pub fn report(p: &Profile, color: bool) -> String {
     let idx = loop_index(p);
     for (i, l) in p.timing.loops.iter().enumerate() {
         loop_section(&mut out, st, &idx, i, l);
+        if out.len() >= PIECE {
+            flush(&mut out)?;
+        }
     }
     mix(&mut out, st, p);
-    annotated(&mut out, st, p);
+    annotated(&mut out, st, p, &mut flush)?;
     suggestions(&mut out, st, p);
-    out
+    flush(&mut out)
 }
 
 fn header(out: &mut String, st: Style, p: &Profile) {
@@ -368,7 +388,12 @@ fn detail_for(p: &Profile, addr: u32) -> Option<&InsnDetail> {
         .or_else(|| d.iter().find(|x| x.addr == addr))
 }
 
-fn annotated(out: &mut String, st: Style, p: &Profile) {
+fn annotated(
+    out: &mut String,
+    st: Style,
+    p: &Profile,
+    flush: &mut dyn FnMut(&mut String) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     section(out, st, "Annotated disassembly");
     let mut asm = String::new();
     for insn in &p.insns {
@@ -422,7 +447,11 @@ fn annotated(out: &mut String, st: Style, p: &Profile) {
         }
         out.push_str(line.trim_end());
         out.push('\n');
+        if out.len() >= PIECE {
+            flush(out)?;
+        }
     }
+    Ok(())
 }
 
 fn suggestions(out: &mut String, st: Style, p: &Profile) {

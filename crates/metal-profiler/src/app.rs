@@ -410,7 +410,8 @@ fn render(
             let color = use_color(a.color, tty);
             // each piece written as it is made: no copy of the whole report
             for p in profiles {
-                write_all(out, &agx_report::text::report(p, color))?;
+                agx_report::text::write_report(out, p, color)
+                    .map_err(|e| Error::input(format!("cannot write output: {e}")))?;
                 if a.show_disasm {
                     write_all(out, &agx_report::text::plain_disassembly(p, syntax(a)))?;
                 }

@@ -318,8 +318,8 @@ pub fn jobs_or_default(jobs: Option<usize>) -> usize {
 }
 
 /// Runs every task of `plan` on `jobs` threads and hands the results to
-/// `sink` in task order (the re-order buffer keeps at most `2 × jobs`
-/// results). Returns the task errors in task order.
+/// `sink` in task order (with `want_json` the re-order buffer keeps at
+/// most `4 × jobs` results). Returns the task errors in task order.
 pub fn execute(
     plan: &Plan,
     a: &ProfileArgs,
@@ -330,7 +330,10 @@ pub fn execute(
 ) -> Result<Vec<BatchError>, Error> {
     let n = plan.tasks.len();
     let jobs = jobs.max(1).min(n.max(1));
-    let window = 2 * jobs;
+    // JSON results hold a kernel's document: keep few in flight (memory is
+    // then bounded by jobs × the largest kernel); table rows are tiny, so a
+    // slow kernel never holds the other workers back.
+    let window = if want_json { 4 * jobs } else { n.max(1) };
     // (next task to hand out, tasks written so far)
     let state = Mutex::new((0usize, 0usize));
     let cv = Condvar::new();
