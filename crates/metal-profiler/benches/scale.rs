@@ -107,8 +107,7 @@ fn vm_hwm_kb(pid: u32) -> Option<u64> {
     l.split_whitespace().nth(1)?.parse().ok()
 }
 
-/// Runs a command with stdout discarded: (wall seconds, peak RSS in MB,
-/// stdout lines when `count_lines`).
+/// Runs a command with stdout discarded: (wall seconds, peak RSS in MB).
 fn measure(cmd: &mut Command) -> (f64, Option<f64>) {
     let t0 = Instant::now();
     let mut child = cmd

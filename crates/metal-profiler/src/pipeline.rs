@@ -194,11 +194,34 @@ pub fn write_listing(
 /// Instructions per batch of the parallel listing (about 1.4 MB decoded).
 pub const LISTING_BATCH: usize = 4096;
 
-type Batch = Vec<(agx_isa::stream::Step, Instruction)>;
+/// A batch of the parallel listing: decoded steps (the buffer is filled
+/// once and then reused, so no instruction is built or copied per line) and
+/// their text (reused too).
+struct Slot {
+    items: Vec<(agx_isa::stream::Step, Instruction)>,
+    used: usize,
+    text: String,
+}
 
-fn format_batch(batch: &Batch, syntax: Syntax, out: &mut String) {
-    for (step, insn) in batch {
-        agx_isa::stream::write_step(out, step, insn, syntax);
+impl Slot {
+    fn new() -> Slot {
+        Slot {
+            items: vec![
+                (
+                    agx_isa::stream::Step::Gap { addr: 0 },
+                    Instruction::default()
+                );
+                LISTING_BATCH
+            ],
+            used: 0,
+            text: String::new(),
+        }
+    }
+    fn format(&mut self, syntax: Syntax) {
+        self.text.clear();
+        for (step, insn) in &self.items[..self.used] {
+            agx_isa::stream::write_step(&mut self.text, step, insn, syntax);
+        }
     }
 }
 
@@ -234,109 +257,81 @@ pub fn write_listing_with(
         return Ok((n, failed));
     }
     let window = 2 * threads;
-    let (work_tx, work_rx) = mpsc::channel::<(usize, Batch)>();
+    let (work_tx, work_rx) = mpsc::channel::<(usize, Slot)>();
     let work_rx = Mutex::new(work_rx);
-    let (done_tx, done_rx) = mpsc::channel::<(usize, String, Batch)>();
-    let (spare_tx, spare_rx) = mpsc::channel::<Batch>();
+    let (done_tx, done_rx) = mpsc::channel::<(usize, Slot)>();
     std::thread::scope(|sc| -> std::io::Result<()> {
         for _ in 0..threads {
             let done_tx = done_tx.clone();
             let work_rx = &work_rx;
             sc.spawn(move || loop {
                 let job = work_rx.lock().map(|rx| rx.recv());
-                let Ok(Ok((seq, batch))) = job else { return };
-                let mut text = String::with_capacity(batch.len() * 64);
-                format_batch(&batch, syntax, &mut text);
-                if done_tx.send((seq, text, batch)).is_err() {
+                let Ok(Ok((seq, mut slot))) = job else { return };
+                slot.format(syntax);
+                if done_tx.send((seq, slot)).is_err() {
                     return;
                 }
             });
         }
         drop(done_tx);
-        let mut pending = std::collections::BTreeMap::new();
+        let mut pending: std::collections::BTreeMap<usize, Slot> = Default::default();
+        let mut spare: Vec<Slot> = Vec::new();
         let (mut sent, mut written) = (0usize, 0usize);
-        let mut result = Ok(());
-        // writes finished batches in order; recycles their buffers
-        let mut drain = |pending: &mut std::collections::BTreeMap<usize, String>,
+        // writes finished batches in order and keeps their buffers; waits
+        // for one result when `block`
+        let mut drain = |pending: &mut std::collections::BTreeMap<usize, Slot>,
+                         spare: &mut Vec<Slot>,
                          written: &mut usize,
                          block: bool|
          -> std::io::Result<()> {
-            loop {
-                while let Some(t) = pending.remove(written) {
-                    w.write_all(t.as_bytes())?;
-                    *written += 1;
-                }
-                let got = if block {
-                    done_rx.recv().ok()
-                } else {
-                    done_rx.try_recv().ok()
-                };
-                match got {
-                    Some((seq, text, batch)) => {
-                        pending.insert(seq, text);
-                        let _ = spare_tx.send(batch);
-                        if block {
-                            while let Some(t) = pending.remove(written) {
-                                w.write_all(t.as_bytes())?;
-                                *written += 1;
-                            }
-                            return Ok(());
-                        }
-                    }
-                    None => return Ok(()),
-                }
+            let got = if block {
+                done_rx.recv().ok()
+            } else {
+                done_rx.try_recv().ok()
+            };
+            if let Some((seq, slot)) = got {
+                pending.insert(seq, slot);
             }
+            while let Some(slot) = pending.remove(written) {
+                w.write_all(slot.text.as_bytes())?;
+                *written += 1;
+                spare.push(slot);
+            }
+            Ok(())
         };
-        loop {
-            let mut batch: Batch = spare_rx.try_recv().unwrap_or_default();
-            batch.clear();
-            batch.reserve(LISTING_BATCH);
-            // decoded straight into the batch (no copy of the instruction)
-            let mut last = false;
-            batch.push((Step::Gap { addr: 0 }, Instruction::default()));
-            loop {
-                let k = batch.len() - 1;
-                match walk.next_into(&mut batch[k].1) {
+        let mut result = Ok(());
+        let mut last = false;
+        while !last && result.is_ok() {
+            let mut slot = spare.pop().unwrap_or_else(Slot::new);
+            slot.used = 0;
+            while slot.used < LISTING_BATCH {
+                let k = slot.used;
+                match walk.next_into(&mut slot.items[k].1) {
                     Some(step) => {
                         count(&step);
-                        batch[k].0 = step;
-                        if batch.len() == LISTING_BATCH {
-                            break;
-                        }
-                        batch.push((Step::Gap { addr: 0 }, Instruction::default()));
+                        slot.items[k].0 = step;
+                        slot.used += 1;
                     }
                     None => {
-                        batch.pop();
                         last = true;
                         break;
                     }
                 }
             }
-            if !batch.is_empty() {
-                if work_tx.send((sent, batch)).is_err() {
+            if slot.used > 0 {
+                if work_tx.send((sent, slot)).is_err() {
                     break;
                 }
                 sent += 1;
             }
-            if let Err(e) = drain(&mut pending, &mut written, false) {
-                result = Err(e);
-                break;
-            }
-            while sent - written >= window {
-                if let Err(e) = drain(&mut pending, &mut written, true) {
-                    result = Err(e);
-                    break;
-                }
-            }
-            if result.is_err() || last {
-                break;
+            result = drain(&mut pending, &mut spare, &mut written, false);
+            while result.is_ok() && sent - written >= window {
+                result = drain(&mut pending, &mut spare, &mut written, true);
             }
         }
         drop(work_tx);
         while result.is_ok() && written < sent {
-            if let Err(e) = drain(&mut pending, &mut written, true) {
-                result = Err(e);
-            }
+            result = drain(&mut pending, &mut spare, &mut written, true);
         }
         result
     })?;
