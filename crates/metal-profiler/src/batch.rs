@@ -118,7 +118,7 @@ pub fn discover(paths: &[PathBuf]) -> (Vec<SourceFile>, Vec<BatchError>) {
     for p in paths {
         let display = p.display().to_string();
         match std::fs::metadata(p) {
-            Ok(m) if m.is_dir() => walk_dir(p, &mut files, &mut errors),
+            Ok(m) if m.is_dir() => walk_dir(p, &mut files, &mut errors, &mut Vec::new()),
             Ok(_) => files.push(SourceFile {
                 path: p.clone(),
                 display,
@@ -138,7 +138,29 @@ pub fn discover(paths: &[PathBuf]) -> (Vec<SourceFile>, Vec<BatchError>) {
     (files, errors)
 }
 
-fn walk_dir(dir: &Path, files: &mut Vec<SourceFile>, errors: &mut Vec<BatchError>) {
+/// `seen`: the canonical directories on the current path, so a symlink back
+/// to an ancestor is not walked again (and again).
+fn walk_dir(
+    dir: &Path,
+    files: &mut Vec<SourceFile>,
+    errors: &mut Vec<BatchError>,
+    seen: &mut Vec<PathBuf>,
+) {
+    let canon = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    if seen.contains(&canon) {
+        return;
+    }
+    seen.push(canon);
+    walk_entries(dir, files, errors, seen);
+    seen.pop();
+}
+
+fn walk_entries(
+    dir: &Path,
+    files: &mut Vec<SourceFile>,
+    errors: &mut Vec<BatchError>,
+    seen: &mut Vec<PathBuf>,
+) {
     let rd = match std::fs::read_dir(dir) {
         Ok(r) => r,
         Err(e) => {
@@ -152,9 +174,9 @@ fn walk_dir(dir: &Path, files: &mut Vec<SourceFile>, errors: &mut Vec<BatchError
     let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
     entries.sort();
     for p in entries {
-        // follows symlinks; a link loop ends in an error from the OS
+        // follows symlinks (loops are cut in `walk_dir`)
         match std::fs::metadata(&p) {
-            Ok(m) if m.is_dir() => walk_dir(&p, files, errors),
+            Ok(m) if m.is_dir() => walk_dir(&p, files, errors, seen),
             Ok(m) if m.is_file() => files.push(SourceFile {
                 display: p.display().to_string(),
                 path: p,

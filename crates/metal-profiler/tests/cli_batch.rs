@@ -590,3 +590,14 @@ fn batch_and_diff_documents_validate_against_the_schema() {
     assert!(errs.is_empty(), "{errs:?}");
     assert!(!dv.is_valid(&serde_json::json!({"schema": "metal-profiler-diff/1"})));
 }
+
+#[cfg(unix)]
+#[test]
+fn batch_does_not_walk_a_symlink_loop_forever() {
+    let t = tmp("loop");
+    corpus(&t.0);
+    std::os::unix::fs::symlink(&t.0, t.0.join("nested/back")).unwrap();
+    let o = run(&["batch", s(&t.0), "--format", "csv"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).lines().count(), 1 + 7, "{}", stdout(&o));
+}
