@@ -4,7 +4,8 @@
 //! `--disasm-only`, `--offset`, `--base`, `-f/--function`, `--syntax`,
 //! `--list`, `--part`, `--format`, `--show-disasm`, `--color`,
 //! `--trip-count`, `--explain-model`, `--source`, `--keep-archive`, and the
-//! subcommands `asm` and `export`.
+//! subcommands `asm`, `export`, `batch` (`--jobs`, `--format text|json|csv`)
+//! and `diff` (`--fail-on`, `--format text|markdown|json`).
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -25,7 +26,9 @@ metal-profile examples/matmul_naive.archive -f matmul_naive\n  \
 metal-profile --binary examples/mandelbrot.bin --disasm-only\n  \
 metal-profile kernel.archive --list\n  \
 metal-profile kernel.metal -f my_kernel          (macOS)\n  \
-metal-profile asm loop.s -o loop.bin")]
+metal-profile asm loop.s -o loop.bin\n  \
+metal-profile batch shaders/ --format json > base.json\n  \
+metal-profile diff base.json head.json --fail-on cycles:5% --format markdown")]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,

@@ -4,7 +4,8 @@
 //! `container` (archive → code) → `isa` (bytes → instructions) → `analysis`
 //! (CFG, loops, liveness, occupancy, timing) → `report` (text, JSON). This
 //! crate only wires the stages together and turns their errors into one-line
-//! messages with exit codes; the CLI front end is [`cli`] + [`app`].
+//! messages with exit codes; the CLI front end is [`cli`] + [`app`], with
+//! the many-kernel subcommands in [`batch`] and [`diff`].
 
 pub mod app;
 pub mod batch;
