@@ -404,8 +404,14 @@ fn render(
     tty: bool,
 ) -> Result<(), Error> {
     match a.format {
-        FormatArg::Json => agx_report::json::write_document(out, profiles)
-            .map_err(|e| Error::input(format!("cannot write output: {e}"))),
+        FormatArg::Json => {
+            // serde writes token by token: a concrete buffer in front of the
+            // `dyn Write` turns each into a memcpy, not a virtual call
+            let mut bw = std::io::BufWriter::with_capacity(1 << 16, &mut *out);
+            agx_report::json::write_document(&mut bw, profiles)
+                .and_then(|()| bw.flush())
+                .map_err(|e| Error::input(format!("cannot write output: {e}")))
+        }
         FormatArg::Text => {
             let color = use_color(a.color, tty);
             // each piece written as it is made: no copy of the whole report
