@@ -59,6 +59,7 @@ __all__ = [
     "analyze",
     "assemble",
     "decode",
+    "diff",
     "disassemble",
     "format_report",
     "list_functions",
@@ -67,6 +68,7 @@ __all__ = [
     "profile_archive",
     "profile_binary",
     "profile_metal_file",
+    "profile_many",
     "profile_metal_source",
     "run_cli",
 ]
@@ -286,6 +288,86 @@ def profile_metal_source(
     """As :func:`profile_metal_file` for Metal source text."""
     archive = _compile(source, False, function_name, include_dirs, target, jit)
     return _report_and_disasm(archive, function_name, gpu)
+
+
+# ── many kernels: batch and diff ───────────────────────────────────────────
+
+
+def _cli_json(args: List[str], ok_codes: Tuple[int, ...]) -> dict:
+    import json
+
+    code, out, err = run_cli(args)
+    if code not in ok_codes:
+        last = err.strip().splitlines()[-1] if err.strip() else f"exit code {code}"
+        raise ValueError(last.replace("metal-profile: error: ", ""))
+    return json.loads(out)
+
+
+def profile_many(
+    paths: Union[PathOrBytes, Sequence[Union[str, "os.PathLike[str]"]]],
+    jobs: Optional[int] = None,
+    *,
+    trip_count: Optional[int] = None,
+) -> dict:
+    """Profile every kernel of many archives in parallel, as
+    ``metal-profile batch PATH... --format json [--jobs N]``.
+
+    ``paths`` are archives and directories (walked recursively; files are
+    recognised by content). Returns the ``metal-profiler/1`` document as a
+    dict: ``kernels`` (each with ``source`` and ``name``), ``errors``
+    (``[{"source", "error"}]``: files that could not be profiled — they do
+    not stop the batch and are not raised) and ``summary``. ``jobs``
+    defaults to all cores; the result is the same for any ``jobs``.
+    Raises ``ValueError`` for bad arguments.
+    """
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    args = ["batch", *[os.fspath(p) for p in paths], "--format", "json"]
+    if jobs is not None:
+        args += ["--jobs", str(int(jobs))]
+    if trip_count is not None:
+        args += ["--trip-count", str(int(trip_count))]
+    return _cli_json(args, (0, 1))
+
+
+def diff(
+    old: Union[str, "os.PathLike[str]", dict],
+    new: Union[str, "os.PathLike[str]", dict],
+    fail_on: Union[str, Sequence[str]] = (),
+    *,
+    jobs: Optional[int] = None,
+) -> dict:
+    """Compare two results, as ``metal-profile diff OLD NEW --format json``.
+
+    ``old`` and ``new`` are paths (``metal-profiler/1`` JSON documents,
+    archives or directories of archives) or documents returned by
+    :func:`profile_many`. ``fail_on`` takes the CLI's gate specs
+    (``"cycles:5%"``, ``"occupancy"``, ``"spills"``, ...). Returns the
+    ``metal-profiler-diff/1`` document: ``kernels`` (``status``,
+    ``old``/``new`` numbers), ``gates`` and ``tripped`` (True exactly when the
+    command line would exit 3). Raises ``ValueError`` for bad input or specs.
+    """
+    import json
+    import tempfile
+
+    if isinstance(fail_on, str):
+        fail_on = [fail_on]
+    with tempfile.TemporaryDirectory(prefix="metal-profiler-diff-") as tmp:
+        sides = []
+        for label, side in (("old", old), ("new", new)):
+            if isinstance(side, dict):
+                p = os.path.join(tmp, f"{label}.json")
+                with open(p, "w", encoding="utf-8") as f:
+                    json.dump(side, f)
+                sides.append(p)
+            else:
+                sides.append(os.fspath(side))
+        args = ["diff", *sides, "--format", "json"]
+        for spec in fail_on:
+            args += ["--fail-on", spec]
+        if jobs is not None:
+            args += ["--jobs", str(int(jobs))]
+        return _cli_json(args, (0, 3))
 
 
 # ── the command line ──────────────────────────────────────────────────────

@@ -225,6 +225,9 @@ struct Detail<'a> {
 #[derive(Serialize)]
 struct Kernel<'a> {
     name: &'a str,
+    /// The input file, in `batch` documents (absent for single runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    source: Option<&'a str>,
     gpu: Option<&'a str>,
     gpu_name: Option<&'a str>,
     timing_note: Option<&'a str>,
@@ -417,6 +420,7 @@ fn kernel(p: &Profile) -> Kernel<'_> {
     let c = &t.cycles;
     Kernel {
         name: &p.name,
+        source: None,
         gpu: p.gpu.as_deref(),
         gpu_name: p.gpu_label.as_deref(),
         timing_note: p.timing_note.as_deref(),
@@ -585,6 +589,18 @@ fn functions_out(p: &Profile) -> Vec<FunctionOut<'_>> {
 /// The kernel object of one profile, as a JSON value.
 pub fn kernel_value(p: &Profile) -> serde_json::Value {
     serde_json::to_value(kernel(p)).unwrap_or(serde_json::Value::Null)
+}
+
+/// Writes one kernel object (compact, no newline) with its `source` file,
+/// as `metal-profile batch` streams them into its document.
+pub fn write_kernel<W: std::io::Write>(
+    w: W,
+    p: &Profile,
+    source: Option<&str>,
+) -> std::io::Result<()> {
+    let mut k = kernel(p);
+    k.source = source;
+    serde_json::to_writer(w, &k).map_err(std::io::Error::other)
 }
 
 /// Writes the versioned JSON document for these profiles to `w` (pretty

@@ -62,8 +62,25 @@ fn reg_name(half: u32) -> String {
 
 /// The full text report.
 pub fn report(p: &Profile, color: bool) -> String {
+    let mut buf = Vec::with_capacity(4096 + p.insns.len() * 100);
+    // writing to a Vec cannot fail; every piece is UTF-8
+    let _ = write_report(&mut buf, p, color);
+    String::from_utf8(buf).unwrap_or_default()
+}
+
+/// Text is handed to the writer in pieces of about this size.
+const PIECE: usize = 1 << 16;
+
+/// Writes the full text report to `w` piece by piece (the CLI's path: no
+/// string of the whole report, which is ~100 bytes per instruction).
+pub fn write_report(w: &mut dyn std::io::Write, p: &Profile, color: bool) -> std::io::Result<()> {
     let st = Style { on: color };
-    let mut out = String::with_capacity(4096 + p.insns.len() * 100);
+    let mut out = String::with_capacity(PIECE + 4096);
+    let mut flush = |out: &mut String| -> std::io::Result<()> {
+        w.write_all(out.as_bytes())?;
+        out.clear();
+        Ok(())
+    };
     header(&mut out, st, p);
     registers(&mut out, st, p);
     pipeline(&mut out, st, p);
@@ -71,12 +88,15 @@ pub fn report(p: &Profile, color: bool) -> String {
     let idx = loop_index(p);
     for (i, l) in p.timing.loops.iter().enumerate() {
         loop_section(&mut out, st, &idx, i, l);
+        if out.len() >= PIECE {
+            flush(&mut out)?;
+        }
     }
     calls(&mut out, st, p);
     mix(&mut out, st, p);
-    annotated(&mut out, st, p);
+    annotated(&mut out, st, p, &mut flush)?;
     suggestions(&mut out, st, p);
-    out
+    flush(&mut out)
 }
 
 /// One row per callee of the program: its call sites, the cycles its calls
@@ -518,7 +538,12 @@ fn mix(out: &mut String, st: Style, p: &Profile) {
     let _ = writeln!(out, "  top:     {}", top.join(" · "));
 }
 
-fn annotated(out: &mut String, st: Style, p: &Profile) {
+fn annotated(
+    out: &mut String,
+    st: Style,
+    p: &Profile,
+    flush: &mut dyn FnMut(&mut String) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     section(out, st, "Annotated disassembly");
     let _ = writeln!(
         out,
@@ -530,7 +555,7 @@ fn annotated(out: &mut String, st: Style, p: &Profile) {
     if marks {
         let _ = writeln!(out, "  {}", st.head(&format!("; ── main ({}) ──", p.name)));
     }
-    annotated_function(out, st, p, &p.insns, &p.timing.instructions_detail);
+    annotated_function(out, st, p, &p.insns, &p.timing.instructions_detail, flush)?;
     if marks {
         for f in prog.functions.iter().skip(1) {
             let _ = writeln!(
@@ -542,9 +567,10 @@ fn annotated(out: &mut String, st: Style, p: &Profile) {
                     f.entry
                 ))
             );
-            annotated_function(out, st, p, &f.insns, &f.timing.instructions_detail);
+            annotated_function(out, st, p, &f.insns, &f.timing.instructions_detail, flush)?;
         }
     }
+    Ok(())
 }
 
 fn detail_in(d: &[InsnDetail], addr: u32) -> Option<&InsnDetail> {
@@ -560,7 +586,8 @@ fn annotated_function(
     p: &Profile,
     insns: &[agx_isa::Instruction],
     details: &[InsnDetail],
-) {
+    flush: &mut dyn FnMut(&mut String) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let mut asm = String::new();
     for insn in insns {
         let d = detail_in(details, insn.addr);
@@ -615,7 +642,11 @@ fn annotated_function(
         }
         out.push_str(line.trim_end());
         out.push('\n');
+        if out.len() >= PIECE {
+            flush(out)?;
+        }
     }
+    Ok(())
 }
 
 fn suggestions(out: &mut String, st: Style, p: &Profile) {

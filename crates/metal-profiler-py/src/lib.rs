@@ -279,7 +279,7 @@ fn profile_raw(
         .into_iter()
         .collect();
     let listing = pipeline::listing(&code, Syntax::Default);
-    let mut profile = metal_profiler::app::profile_one(&code, &insns, &args, None, None);
+    let mut profile = metal_profiler::app::profile_one(&code, insns, &args, None, None);
     profile.unknown_encodings = failed;
     Ok(PyProfile {
         profile,
@@ -313,7 +313,7 @@ fn profile_in_archive(
     };
     let listing = pipeline::listing(&code, Syntax::Default);
     let mut profile =
-        metal_profiler::app::profile_one(&code, &insns, &args, Some((archive, f)), prolog);
+        metal_profiler::app::profile_one(&code, insns, &args, Some((archive, f)), prolog);
     profile.unknown_encodings = failed;
     let mut warnings = archive.warnings.clone();
     warnings.extend(note);
@@ -516,7 +516,7 @@ fn profile_words(
             gpu: None,
             gpu_info: None,
         };
-        let profile = metal_profiler::app::profile_one(&code, &insns, &args, None, None);
+        let profile = metal_profiler::app::profile_one(&code, insns, &args, None, None);
         Ok(PyProfile {
             profile,
             listing,

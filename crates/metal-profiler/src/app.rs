@@ -20,6 +20,8 @@ pub fn run(
     match &cli.command {
         Some(Command::Asm(a)) => run_asm(a, out, err),
         Some(Command::Export(e)) => run_export(e, err),
+        Some(Command::Batch(b)) => crate::batch::run_batch(b, out, err),
+        Some(Command::Diff(d)) => crate::diff::run_diff(d, out, err),
         None => match &cli.profile.output {
             Some(path) if path.as_os_str() != "-" => {
                 // `-o FILE`: the same bytes, written to the file (no colour)
@@ -214,14 +216,20 @@ fn run_profile(
                 code.gpu = Some(g.name.to_string());
                 code.gpu_info = Some(g);
             }
+            if a.disasm_only {
+                // streamed: constant memory for any code size (issue 15)
+                let (n, failed) = pipeline::write_listing(out, &code, syntax(a))
+                    .map_err(|e| Error::input(format!("cannot write output: {e}")))?;
+                if let Some(w) = pipeline::raw_code_warning(n, failed) {
+                    let _ = writeln!(err, "{w}");
+                }
+                return Ok(());
+            }
             let (insns, failed) = pipeline::decode_code(&code);
             if let Some(w) = pipeline::raw_code_warning(insns.len(), failed) {
                 let _ = writeln!(err, "{w}");
             }
-            if a.disasm_only {
-                return write_all(out, &pipeline::listing(&code, syntax(a)));
-            }
-            let mut prof = crate::app::profile_one(&code, &insns, a, None, None);
+            let mut prof = crate::app::profile_one(&code, insns, a, None, None);
             prof.unknown_encodings = failed;
             render(a, &[prof], out, tty)
         }
@@ -335,20 +343,23 @@ fn show_functions(
     tty: bool,
 ) -> Result<(), Error> {
     if a.disasm_only {
-        let mut text = String::new();
         for f in shown {
             let code = pipeline::function_code(archive, f);
             if shown.len() > 1 {
-                text.push_str(&format!(
-                    "; {} ({}) at {:#x}\n",
-                    f.symbol,
-                    f.part.as_str(),
-                    f.text_offset
-                ));
+                write_all(
+                    out,
+                    &format!(
+                        "; {} ({}) at {:#x}\n",
+                        f.symbol,
+                        f.part.as_str(),
+                        f.text_offset
+                    ),
+                )?;
             }
-            text.push_str(&pipeline::listing(&code, syntax(a)));
+            pipeline::write_listing(out, &code, syntax(a))
+                .map_err(|e| Error::input(format!("cannot write output: {e}")))?;
         }
-        return write_all(out, &text);
+        return Ok(());
     }
     let mut profiles = Vec::new();
     for f in shown {
@@ -369,7 +380,7 @@ fn show_functions(
         } else {
             None
         };
-        let mut prof = profile_one(&code, &insns, a, Some((archive, f)), prolog);
+        let mut prof = profile_one(&code, insns, a, Some((archive, f)), prolog);
         prof.unknown_encodings = failed;
         if let Some(d) = device {
             // built on this Mac: name the device beside the APPLEGPU subtype
@@ -402,7 +413,7 @@ pub fn report_options(a: &ProfileArgs) -> agx_report::Options {
     o
 }
 
-fn check_model_flags(a: &ProfileArgs) -> Result<(), Error> {
+pub fn check_model_flags(a: &ProfileArgs) -> Result<(), Error> {
     if a.trip_count == 0 {
         return Err(Error::usage("--trip-count must be at least 1"));
     }
@@ -482,7 +493,7 @@ impl agx_analysis::program::CodeSource for RawCode<'_> {
 /// raw file).
 pub fn profile_one(
     code: &CodeRef<'_>,
-    insns: &[agx_isa::Instruction],
+    insns: Vec<agx_isa::Instruction>,
     a: &ProfileArgs,
     archive: Option<(&Archive, &Function)>,
     prolog: Option<Vec<agx_isa::Instruction>>,
@@ -494,7 +505,7 @@ pub fn profile_one(
         Some((archive, function)) => agx_report::Profile::build_program(
             name,
             code.gpu.clone(),
-            insns.to_vec(),
+            insns,
             prolog,
             Vec::new(),
             &opts,
@@ -503,7 +514,7 @@ pub fn profile_one(
         None => agx_report::Profile::build_program(
             name,
             code.gpu.clone(),
-            insns.to_vec(),
+            insns,
             prolog,
             Vec::new(),
             &opts,
@@ -525,18 +536,25 @@ fn render(
     tty: bool,
 ) -> Result<(), Error> {
     match a.format {
-        FormatArg::Json => agx_report::json::write_document(out, profiles)
-            .map_err(|e| Error::input(format!("cannot write output: {e}"))),
+        FormatArg::Json => {
+            // serde writes token by token: a concrete buffer in front of the
+            // `dyn Write` turns each into a memcpy, not a virtual call
+            let mut bw = std::io::BufWriter::with_capacity(1 << 16, &mut *out);
+            agx_report::json::write_document(&mut bw, profiles)
+                .and_then(|()| bw.flush())
+                .map_err(|e| Error::input(format!("cannot write output: {e}")))
+        }
         FormatArg::Text => {
             let color = use_color(a.color, tty);
-            let mut s = String::new();
+            // each piece written as it is made: no copy of the whole report
             for p in profiles {
-                s.push_str(&agx_report::text::report(p, color));
+                agx_report::text::write_report(out, p, color)
+                    .map_err(|e| Error::input(format!("cannot write output: {e}")))?;
                 if a.show_disasm {
-                    s.push_str(&agx_report::text::plain_disassembly(p, syntax(a)));
+                    write_all(out, &agx_report::text::plain_disassembly(p, syntax(a)))?;
                 }
             }
-            write_all(out, &s)
+            Ok(())
         }
         FormatArg::Html => write_all(out, &agx_report::html::document(profiles)),
         FormatArg::Dot => write_all(out, &agx_report::dot::document(profiles)),

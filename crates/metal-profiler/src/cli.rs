@@ -4,7 +4,8 @@
 //! `--disasm-only`, `--offset`, `--base`, `-f/--function`, `--syntax`,
 //! `--list`, `--part`, `--format` (text, json, html, dot), `-o/--output`, `--show-disasm`, `--color`,
 //! `--trip-count`, `--explain-model`, `--source`, `--keep-archive`, and the
-//! subcommands `asm` and `export`.
+//! subcommands `asm`, `export`, `batch` (`--jobs`, `--format text|json|csv`)
+//! and `diff` (`--fail-on`, `--format text|markdown|json`).
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -26,7 +27,9 @@ metal-profile --binary examples/mandelbrot.bin --disasm-only\n  \
 metal-profile kernel.archive --list\n  \
 metal-profile kernel.metal -f my_kernel --target g13g,g14g   (Mac with Xcode)\n  \
 metal-profile kernel.archive --gpu g13g -f my_kernel\n  \
-metal-profile asm loop.s -o loop.bin")]
+metal-profile asm loop.s -o loop.bin\n  \
+metal-profile batch shaders/ --format json > base.json\n  \
+metal-profile diff base.json head.json --fail-on cycles:5% --format markdown")]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -40,6 +43,98 @@ pub enum Command {
     Asm(AsmArgs),
     /// Compile a .metal kernel into a binary archive for any Apple GPU (needs Xcode's xcrun).
     Export(ExportArgs),
+    /// Profile every kernel of many archives in parallel; one summary.
+    Batch(BatchArgs),
+    /// Compare two batch results (JSON documents or archives); gate CI.
+    Diff(DiffArgs),
+}
+
+/// `metal-profile batch` (issue 15; see `batch.rs`).
+#[derive(Args, Debug, Clone)]
+#[command(
+    after_help = "Directories are walked recursively; files are recognised by content \
+(non-archives inside a directory are skipped and counted, a named non-archive file is an error). \
+A bad file never stops the batch; the exit code is 1 at the end if any input failed. \
+Output is byte-identical for any --jobs."
+)]
+pub struct BatchArgs {
+    /// Archives and directories of archives.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Worker threads (default: all cores).
+    #[arg(short = 'j', long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Output: summary table, one metal-profiler/1 document, or CSV.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: BatchFormat,
+    /// Iterations assumed for loops whose trip count is unknown.
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    pub trip_count: u32,
+    /// Device-load latency on an L1 hit, in cycles (timing-model assumption).
+    #[arg(long, value_name = "CYCLES")]
+    pub l1_hit_latency: Option<f64>,
+    /// Device-load latency on an L1 miss, in cycles (timing-model assumption).
+    #[arg(long, value_name = "CYCLES")]
+    pub l1_miss_latency: Option<f64>,
+    /// Fraction of device loads that hit L1, 0..1 (timing-model assumption).
+    #[arg(long, value_name = "FRACTION")]
+    pub l1_hit_rate: Option<f64>,
+    /// Profile each archive's slice for this GPU (e.g. g13g, g14g); default:
+    /// the newest decodable slice of each archive.
+    #[arg(long, value_name = "NAME")]
+    pub gpu: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
+pub enum BatchFormat {
+    /// A table sorted by estimated cycles.
+    #[default]
+    Text,
+    /// One metal-profiler/1 document (kernels[] carry `source`; `errors`).
+    Json,
+    /// The table as CSV.
+    Csv,
+}
+
+/// `metal-profile diff` (issue 15; see `diff.rs`).
+#[derive(Args, Debug, Clone)]
+#[command(
+    after_help = "Gates (--fail-on, may repeat): METRIC[:LIMIT] where METRIC is one of \
+cycles, occupancy, registers, spills, fills, instructions, removed. \
+LIMIT is N% (relative to the old value) or N (absolute, in the metric's unit: cycles, \
+percentage points, GPRs, count); without a limit any worsening trips. Worsening is an increase, \
+except occupancy (a drop). `removed` trips when a kernel of OLD is missing in NEW. \
+Examples: --fail-on cycles:5% --fail-on occupancy --fail-on spills. \
+Exit codes: 0 no gate tripped, 3 a gate tripped, 1 bad input, 2 bad usage."
+)]
+pub struct DiffArgs {
+    /// Baseline: a JSON document (`batch --format json` or a single profile), an archive or a directory.
+    pub old: PathBuf,
+    /// Candidate, same kinds as OLD.
+    pub new: PathBuf,
+    /// Regression gate METRIC[:LIMIT] (may repeat), e.g. cycles:5%.
+    #[arg(long = "fail-on", value_name = "SPEC")]
+    pub fail_on: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: DiffFormat,
+    /// Worker threads when OLD/NEW are archives (default: all cores).
+    #[arg(short = 'j', long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Also list kernels whose numbers did not change.
+    #[arg(long)]
+    pub all: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
+pub enum DiffFormat {
+    /// A table for the terminal.
+    #[default]
+    Text,
+    /// GitHub-flavoured markdown for a pull request.
+    Markdown,
+    /// A JSON document.
+    Json,
 }
 
 #[derive(Args, Debug, Clone)]

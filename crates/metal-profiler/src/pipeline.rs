@@ -259,6 +259,175 @@ pub fn decode_code(code: &CodeRef<'_>) -> (Vec<Instruction>, usize) {
     agx_isa::stream::decode_all(code.bytes(), code.addr)
 }
 
+/// Writes the applegpu-identical listing of `code` to `w` as it decodes, in
+/// constant memory whatever the code size: instructions are decoded in
+/// batches of [`LISTING_BATCH`] into reused buffers, and formatting (80% of
+/// the time, perf) runs on all cores while this thread walks and writes in
+/// order; at most `2 × cores` batches are in flight. Returns (instructions,
+/// `<disassembly failed>` positions) for [`raw_code_warning`].
+pub fn write_listing(
+    w: &mut dyn std::io::Write,
+    code: &CodeRef<'_>,
+    syntax: Syntax,
+) -> std::io::Result<(usize, usize)> {
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(8);
+    // small inputs: a thread costs more than it saves
+    if threads < 2 || code.bytes().len() < (1 << 18) {
+        return write_listing_with(w, code, syntax, 1);
+    }
+    write_listing_with(w, code, syntax, threads)
+}
+
+/// Instructions per batch of the parallel listing (about 1.4 MB decoded).
+pub const LISTING_BATCH: usize = 4096;
+
+/// A batch of the parallel listing: decoded steps (the buffer is filled
+/// once and then reused, so no instruction is built or copied per line) and
+/// their text (reused too).
+struct Slot {
+    items: Vec<(agx_isa::stream::Step, Instruction)>,
+    used: usize,
+    text: String,
+}
+
+impl Slot {
+    fn new() -> Slot {
+        Slot {
+            items: vec![
+                (
+                    agx_isa::stream::Step::Gap { addr: 0 },
+                    Instruction::default()
+                );
+                LISTING_BATCH
+            ],
+            used: 0,
+            text: String::new(),
+        }
+    }
+    fn format(&mut self, syntax: Syntax) {
+        self.text.clear();
+        for (step, insn) in &self.items[..self.used] {
+            agx_isa::stream::write_step(&mut self.text, step, insn, syntax);
+        }
+    }
+}
+
+/// [`write_listing`] on `threads` formatting threads (1 = this thread only).
+pub fn write_listing_with(
+    w: &mut dyn std::io::Write,
+    code: &CodeRef<'_>,
+    syntax: Syntax,
+    threads: usize,
+) -> std::io::Result<(usize, usize)> {
+    use agx_isa::stream::{write_step, Step};
+    use std::sync::{mpsc, Mutex};
+    let mut walk = walk(code.bytes(), code.addr);
+    let (mut n, mut failed) = (0, 0);
+    let mut count = |s: &Step| match s {
+        Step::Insn { .. } => n += 1,
+        Step::Failed { .. } => failed += 1,
+        Step::Gap { .. } => {}
+    };
+    if threads <= 1 {
+        const CHUNK: usize = 1 << 16;
+        let mut buf = String::with_capacity(CHUNK + 256);
+        let mut insn = Instruction::default();
+        while let Some(step) = walk.next_into(&mut insn) {
+            count(&step);
+            write_step(&mut buf, &step, &insn, syntax);
+            if buf.len() >= CHUNK {
+                w.write_all(buf.as_bytes())?;
+                buf.clear();
+            }
+        }
+        w.write_all(buf.as_bytes())?;
+        return Ok((n, failed));
+    }
+    let window = 2 * threads;
+    let (work_tx, work_rx) = mpsc::channel::<(usize, Slot)>();
+    let work_rx = Mutex::new(work_rx);
+    let (done_tx, done_rx) = mpsc::channel::<(usize, Slot)>();
+    std::thread::scope(|sc| -> std::io::Result<()> {
+        for _ in 0..threads {
+            let done_tx = done_tx.clone();
+            let work_rx = &work_rx;
+            sc.spawn(move || loop {
+                let job = work_rx.lock().map(|rx| rx.recv());
+                let Ok(Ok((seq, mut slot))) = job else { return };
+                slot.format(syntax);
+                if done_tx.send((seq, slot)).is_err() {
+                    return;
+                }
+            });
+        }
+        drop(done_tx);
+        let mut pending: std::collections::BTreeMap<usize, Slot> = Default::default();
+        let mut spare: Vec<Slot> = Vec::new();
+        let (mut sent, mut written) = (0usize, 0usize);
+        // writes finished batches in order and keeps their buffers; waits
+        // for one result when `block`
+        let mut drain = |pending: &mut std::collections::BTreeMap<usize, Slot>,
+                         spare: &mut Vec<Slot>,
+                         written: &mut usize,
+                         block: bool|
+         -> std::io::Result<()> {
+            let got = if block {
+                done_rx.recv().ok()
+            } else {
+                done_rx.try_recv().ok()
+            };
+            if let Some((seq, slot)) = got {
+                pending.insert(seq, slot);
+            }
+            while let Some(slot) = pending.remove(written) {
+                w.write_all(slot.text.as_bytes())?;
+                *written += 1;
+                spare.push(slot);
+            }
+            Ok(())
+        };
+        let mut result = Ok(());
+        let mut last = false;
+        while !last && result.is_ok() {
+            let mut slot = spare.pop().unwrap_or_else(Slot::new);
+            slot.used = 0;
+            while slot.used < LISTING_BATCH {
+                let k = slot.used;
+                match walk.next_into(&mut slot.items[k].1) {
+                    Some(step) => {
+                        count(&step);
+                        slot.items[k].0 = step;
+                        slot.used += 1;
+                    }
+                    None => {
+                        last = true;
+                        break;
+                    }
+                }
+            }
+            if slot.used > 0 {
+                if work_tx.send((sent, slot)).is_err() {
+                    break;
+                }
+                sent += 1;
+            }
+            result = drain(&mut pending, &mut spare, &mut written, false);
+            while result.is_ok() && sent - written >= window {
+                result = drain(&mut pending, &mut spare, &mut written, true);
+            }
+        }
+        drop(work_tx);
+        while result.is_ok() && written < sent {
+            result = drain(&mut pending, &mut spare, &mut written, true);
+        }
+        result
+    })?;
+    Ok((n, failed))
+}
+
 /// applegpu-identical listing of `code`.
 pub fn listing(code: &CodeRef<'_>, syntax: Syntax) -> String {
     agx_isa::disassemble_listing(code.bytes(), code.addr, syntax)
@@ -310,4 +479,54 @@ pub fn list_functions(archive: &Archive) -> String {
         out.push_str(&format!("warning: {w}\n"));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Mesa's matmul with zero runs (blank lines) and undecodable halfwords
+    /// (`<disassembly failed>`) between copies, over several batches.
+    fn mixed_code() -> Vec<u8> {
+        let m = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/matmul_naive.bin"
+        ))
+        .expect("examples/matmul_naive.bin");
+        let (prefix, body, suffix) = (&m[..0x2e], &m[0x2e..0x7a], &m[0x7a..]);
+        let mut code = prefix.to_vec();
+        for i in 0..3000 {
+            code.extend_from_slice(body);
+            match i % 7 {
+                0 => code.extend_from_slice(&[0; 10]),
+                3 => code.extend_from_slice(&[0xff, 0xff]),
+                _ => {}
+            }
+        }
+        code.extend_from_slice(suffix);
+        code
+    }
+
+    #[test]
+    fn parallel_listing_is_the_sequential_listing() {
+        let code = mixed_code();
+        let c = CodeRef {
+            name: "k".into(),
+            buffer: &code,
+            start: 0,
+            end: code.len(),
+            addr: 0x1000,
+            gpu: None,
+        };
+        let want = agx_isa::disassemble_listing(&code, 0x1000, Syntax::Default);
+        assert!(want.contains("<disassembly failed>") && want.contains("\n\n"));
+        let (n1, f1) = agx_isa::stream::decode_all(&code, 0x1000);
+        assert!(n1.len() > 3 * LISTING_BATCH, "several batches");
+        for threads in [1, 2, 3, 8] {
+            let mut out = Vec::new();
+            let (n, failed) = write_listing_with(&mut out, &c, Syntax::Default, threads).unwrap();
+            assert!(out == want.as_bytes(), "{threads} threads differ");
+            assert_eq!((n, failed), (n1.len(), f1), "{threads} threads");
+        }
+    }
 }
