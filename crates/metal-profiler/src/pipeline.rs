@@ -517,6 +517,7 @@ mod tests {
             end: code.len(),
             addr: 0x1000,
             gpu: None,
+            gpu_info: None,
         };
         let want = agx_isa::disassemble_listing(&code, 0x1000, Syntax::Default);
         assert!(want.contains("<disassembly failed>") && want.contains("\n\n"));
