@@ -808,6 +808,57 @@ mod tests {
         }
     }
 
+    fn with_bits(hex: &str, set: &[(u32, u32, u128)]) -> Instruction {
+        let mut b: Vec<u8> = (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+            .collect();
+        let mut w = 0u128;
+        for (i, x) in b.iter().enumerate() {
+            w |= (*x as u128) << (8 * i);
+        }
+        for &(start, width, v) in set {
+            w = (w & !(((1u128 << width) - 1) << start)) | (v << start);
+        }
+        for (i, x) in b.iter_mut().enumerate() {
+            *x = (w >> (8 * i)) as u8;
+        }
+        decode(&b, 0).unwrap()
+    }
+
+    #[test]
+    fn bit_packed_device_load_defines_all_its_channels() {
+        // mask x (bits 52..55 = 1): i32 prints and writes one register;
+        // rgb10a2 (F = 8: bits 7..9 = 0, Fx bit 48 = 1) still writes 4, the
+        // 3 beyond the printed one being an implicit def
+        let x = |f: u128, fx: u128| {
+            with_bits("0521000e00c8f200", &[(52, 4, 1), (7, 3, f), (48, 1, fx)])
+        };
+        let halves = |i: &Instruction| -> std::collections::BTreeSet<u32> {
+            i.defs().flat_map(|r| r.half_range()).collect()
+        };
+        let plain = x(2, 0);
+        assert_eq!(plain.form, crate::forms::idx::DEVICE_LOAD);
+        assert_eq!(halves(&plain).len(), 2, "{plain:?}");
+        assert!(plain.implicit.is_empty());
+        let packed = x(0, 1);
+        assert_eq!(packed.form, crate::forms::idx::DEVICE_LOAD);
+        assert_eq!(touched_data(&packed).map(|r| r.count), Some(4));
+        assert_eq!(halves(&packed).len(), 8, "{packed:?}");
+    }
+
+    #[test]
+    fn stack_get_ptr_is_not_a_memory_access() {
+        let fill = dec("3572400500c11200");
+        assert_eq!(fill.form, crate::forms::idx::STACK_LOAD);
+        assert!(fill.mem_access().is_some());
+        let gp = with_bits("3572400500c11200", &[(16, 4, 1), (48, 2, 2)]);
+        assert_eq!(gp.form, crate::forms::idx::STACK_LOAD);
+        assert!(is_stack_get_ptr(&gp));
+        assert_eq!(gp.mem_access(), None);
+        assert_eq!(gp.mem_space(), None);
+    }
+
     fn dec(hex: &str) -> Instruction {
         let b: Vec<u8> = (0..hex.len())
             .step_by(2)
