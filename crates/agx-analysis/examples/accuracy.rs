@@ -564,8 +564,9 @@ i mod {FOLDS}; each fold's values minimise the mean absolute error on the other 
 {fold_fits:?}; fitted on all rows: {fit_all:?}; shipped in the cost table (`IC_ISSUE_CYCLES`, \
 `IC_SWITCH_CYCLES`): {shipped:?}. *CV* is each row's prediction by the values fitted without its fold (the \
 held-out error).\n");
-    println!("| sequence | measured | predicted (CLI) | error | CV predicted | CV error |");
-    println!("| --- | ---: | ---: | ---: | ---: | ---: |");
+    println!("| sequence | measured | predicted (CLI) | error | CV predicted | CV error | Mesa alu | Mesa error |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    let mut mesa_sum = 0.0;
     let (mut s_in, mut m_in, mut s_cv, mut m_cv) = (0.0, 0.0f64, 0.0, 0.0f64);
     for (i, (ri, r)) in built.iter().enumerate() {
         let p = predict_cli(cli, &dir, r.words.as_ref().unwrap(), *ri);
@@ -578,18 +579,28 @@ held-out error).\n");
         }
         let e = err_pct(p, r.measured);
         let ecv = err_pct(cv_pred[i], r.measured);
+        // Mesa's agx_estimate_cycles on the same kernels, same slope
+        let mk = mix_kernels(r.words.as_ref().unwrap());
+        let mesa = (mesa_estimate(&mk.k[1].0).alu as f64 - mesa_estimate(&mk.k[0].0).alu as f64)
+            / MIX_COPIES as f64;
+        let emesa = err_pct(mesa, r.measured);
+        mesa_sum += emesa;
         s_in += e;
         m_in = m_in.max(e);
         s_cv += ecv;
         m_cv = m_cv.max(ecv);
         println!(
-            "| {} | {:.2} | {:.2} | {:.1}% | {:.2} | {:.1}% |",
-            r.sequence, r.measured, p, e, cv_pred[i], ecv
+            "| {} | {:.2} | {:.2} | {:.1}% | {:.2} | {:.1}% | {:.2} | {:.1}% |",
+            r.sequence, r.measured, p, e, cv_pred[i], ecv, mesa, emesa
         );
     }
     let n = built.len().max(1) as f64;
     println!();
     println!("**Mixes, shipped model through the CLI (in-sample): mean absolute error {:.1}%, max {:.1}%.**  ", s_in / n, m_in);
-    println!("**Mixes, {FOLDS}-fold cross-validated (held-out): mean absolute error {:.1}%, max {:.1}%.**\n", s_cv / n, m_cv);
+    println!("**Mixes, {FOLDS}-fold cross-validated (held-out): mean absolute error {:.1}%, max {:.1}%.**  ", s_cv / n, m_cv);
+    println!(
+        "Mesa's `agx_estimate_cycles` on the same kernels: mean absolute error {:.1}%.\n",
+        mesa_sum / n
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
