@@ -596,7 +596,7 @@ held-out error).\n");
     }
     let n = built.len().max(1) as f64;
     println!();
-    println!("**Mixes, shipped model through the CLI (in-sample): mean absolute error {:.1}%, max {:.1}%.**  ", s_in / n, m_in);
+    println!("**Mixes, shipped model through the CLI (in-sample for the table the parameters were fitted to): mean absolute error {:.1}%, max {:.1}%.**  ", s_in / n, m_in);
     println!("**Mixes, {FOLDS}-fold cross-validated (held-out): mean absolute error {:.1}%, max {:.1}%.**  ", s_cv / n, m_cv);
     println!(
         "Mesa's `agx_estimate_cycles` on the same kernels: mean absolute error {:.1}%.\n",
