@@ -305,6 +305,17 @@ stop
         .find(|d| d.mnemonic == "rsqrt")
         .unwrap();
     assert_eq!(t.executions_at(rsqrt.addr), 256.0);
+    // the whole-program layer's hook: a call at that site costing 10 cy
+    let mut t2 = t.clone();
+    t2.add_call_part(rsqrt.addr, 0x1000, 10.0);
+    assert!((t2.total_cycles - (t.total_cycles + 2560.0)).abs() < 1e-6);
+    assert!((t2.paths.longest - (t.paths.longest + 2560.0)).abs() < 1e-6);
+    let sum: f64 = t2.breakdown.iter().map(|b| b.cycles).sum();
+    assert!((sum - t2.total_cycles).abs() < 1e-6);
+    let call = t2.breakdown.last().unwrap();
+    assert_eq!(call.part, timing::PartKind::Call);
+    assert_eq!((call.executions, call.callee), (256.0, Some(0x1000)));
+    assert_eq!(t.executions_at(0xffff), 0.0);
 }
 
 #[test]
