@@ -157,6 +157,19 @@ fn ic_integer_transcendental_pairs_cost_the_switch_cycles() {
 }
 
 #[test]
+fn ic_transcendentals_of_two_kinds_overlap() {
+    // rsqrt (8) + rcp (6): one transcendental of another kind than the most
+    // frequent one saves IC_OVERLAP_CYCLES
+    let text = "loop:\nrsqrt r6, r2\nrcp r7, r2\njmp_exec_any loop\nstop\n";
+    let (_, _, t) = model(text);
+    let ic = t.loops[0].bound.components["ic"];
+    assert!(
+        (ic - (14.0 - timing::IC_OVERLAP_CYCLES)).abs() < 1e-9,
+        "{ic}"
+    );
+}
+
+#[test]
 fn raw_penalties_of_ic_chains_stay_off_the_f_pipes() {
     let (_, _, t) = model(&loop_of(8, |_| "imadd r4, r4, r1, r2".to_string()));
     let c = &t.loops[0].bound.components;

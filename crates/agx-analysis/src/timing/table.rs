@@ -187,6 +187,9 @@ pub struct GpuTiming {
     /// transcendental one in the same pass (fitted, see
     /// [`IC_SWITCH_CYCLES`]).
     pub ic_switch_cycles: f64,
+    /// IC cycles saved per transcendental instruction of another kind than
+    /// the pass's most frequent one (fitted, see [`IC_OVERLAP_CYCLES`]).
+    pub ic_overlap_cycles: f64,
     /// Statements about the model that are not table rows.
     pub notes: &'static [(&'static str, &'static str)],
 }
@@ -298,6 +301,7 @@ pub static G13: GpuTiming = GpuTiming {
     issue_cycles: 1.0,
     ic_issue_cycles: IC_ISSUE_CYCLES,
     ic_switch_cycles: IC_SWITCH_CYCLES,
+    ic_overlap_cycles: IC_OVERLAP_CYCLES,
     notes: &[
         ("schedulers_per_core = 4, one instruction per cycle each", "metal-benchmarks ALU Layout"),
         ("F32, F16 and SCIB share the FP32/integer/conditional pipes: their throughputs add", "metal-benchmarks ALU Layout; Mesa agx_estimate_cycles sums them into f_scib"),
@@ -322,6 +326,11 @@ pub const IC_ISSUE_CYCLES: f64 = 2.0;
 /// or shift with exp2/rcp/rsqrt cost more than the sum of their
 /// throughputs. Fitted like [`IC_ISSUE_CYCLES`] (5-fold CV, docs/accuracy.md).
 pub const IC_SWITCH_CYCLES: f64 = 1.25;
+
+/// IC cycles saved per transcendental of a different kind in one pass
+/// (metal-benchmarks: RSQRT32 + RECIP32 10.86 and EXP2_32 + RSQRT32 10.85
+/// against throughput sums of 14 and 12). Fitted like [`IC_ISSUE_CYCLES`].
+pub const IC_OVERLAP_CYCLES: f64 = 1.0;
 
 /// Whether a cost-table key is a transcendental on the IC pipe (the other
 /// IC keys are integer/conversion work).
@@ -649,8 +658,8 @@ impl GpuTiming {
             s.push_str(&format!("- {what} [{src}]\n"));
         }
         s.push_str(&format!(
-            "- an IC-pipe instruction takes {} dispatch cycles; each (integer, transcendental) pair of IC instructions in a pass adds {} IC cycles [fitted by 5-fold cross-validation to metal-benchmarks' mixed workloads, docs/accuracy.md]\n",
-            self.ic_issue_cycles, self.ic_switch_cycles
+            "- an IC-pipe instruction takes {} dispatch cycles; each (integer, transcendental) pair of IC instructions in a pass adds {} IC cycles; each transcendental of another kind than the pass's most frequent one saves {} IC cycles [fitted by 5-fold cross-validation to metal-benchmarks' mixed workloads, docs/accuracy.md]\n",
+            self.ic_issue_cycles, self.ic_switch_cycles, self.ic_overlap_cycles
         ));
         s.push_str("- a region costs the maximum of its bounds: f32, f16, scib, fscib, ic, dispatch, memory_bandwidth, device_bandwidth, memory_latency, dependency_chain (docs/timing-model.md); the part above the largest throughput bound is the exposed stall\n");
         s.push_str("\nDRAM bandwidth per chip\n\n");
