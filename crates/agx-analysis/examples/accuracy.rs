@@ -553,6 +553,15 @@ fn mixes_section(path: &std::path::Path, cli: &std::path::Path) {
         agx_analysis::timing::IC_OVERLAP_CYCLES,
     );
     let shipped_gi = grid.iter().position(|&v| v == shipped);
+    // the path as given relative to the repository when it is inside it
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let shown = match (path.canonicalize(), root.canonicalize()) {
+        (Ok(p), Ok(r)) => p
+            .strip_prefix(&r)
+            .map(|x| x.display().to_string())
+            .unwrap_or_else(|_| p.display().to_string()),
+        _ => path.display().to_string(),
+    };
     println!("## Mixed workloads\n");
     println!("Rows: `{}` ({} rows, {} built; the others use SIN32, whose instruction sequence we do not know). \
 Each row is a loop whose body holds {MIX_COPIES} (and {}) independent copies of the sequence, written as assembly \
@@ -562,7 +571,7 @@ own producer), assembled with `metal-profile asm` and profiled with `metal-profi
 FMUL32 FFMA32 IADD32 IMAD16 IMAD32 (also IMUL) IMUL64 (32x32=64) IADD64 LSHIFT32 BITREV32 POPCOUNT32 BITWISE32 \
 RINT32 FRACT32 (trunc + fadd) EXP2_32 LOG2_32 RECIP32 RSQRT32 DIV32 (rcp + fmul); IADD64 (iadd + icmpsel + iadd + \
 iadd) and IADD32_64 (iadd + icmpsel + mov_imm) are the sequences metal-benchmarks gives for them.\n",
-        path.display(), rows.len(), built.len(), 2 * MIX_COPIES);
+        shown, rows.len(), built.len(), 2 * MIX_COPIES);
     println!("Three parameters are fitted to this table: the dispatch cycles of an IC-pipe instruction \
 (`ic_issue_cycles`, 1 to 3 by 0.25), the extra IC cycles per pair of an integer and a transcendental IC \
 instruction in one pass (`ic_switch_cycles`, 0 to 3 by 0.25) and the IC cycles saved per transcendental of \
