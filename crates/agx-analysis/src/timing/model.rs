@@ -1080,7 +1080,6 @@ fn path_subset(
             let mut child_open = arms.frames[f].0;
             while let Some(q) = p {
                 if let Some((qf, qa)) = arms.arm_of[child_open] {
-                    debug_assert_eq!(qf, q);
                     out.push((qf, qa));
                 }
                 child_open = arms.frames[q].0;
