@@ -9,6 +9,7 @@ and print logic lives in hand-written Rust (decode.rs, operands.rs).
 usage: python3 tools/gen_forms.py ../shared/reference/applegpu-forms.json > crates/agx-isa/src/forms.rs
 """
 import json
+import re
 import sys
 
 CATEGORY = {}
@@ -178,6 +179,21 @@ def main():
                 cands.append(str(f["idx"]))
         w("    &[%s]," % ", ".join(cands))
     w("];")
+    w("")
+    # Named form indices, so that hand-written code never writes a form
+    # index as a number: the upper-cased form name (non-alphanumerics ->
+    # '_'); a name that repeats gets its index appended after the first.
+    w("/// Form indices by name (`FORMS[i].idx`): the upper-cased form name, non-alphanumerics")
+    w("/// as `_`; a repeated name gets `_<index>` after its first form.")
+    w("pub mod idx {")
+    seen = set()
+    for f in forms:
+        n = re.sub(r"[^A-Za-z0-9]+", "_", f["name"]).strip("_").upper()
+        if n in seen:
+            n = "%s_%d" % (n, f["idx"])
+        seen.add(n)
+        w("    pub const %s: u8 = %d;" % (n, f["idx"]))
+    w("}")
     w("")
     # One decoder per form: the operand descriptors in print order with the
     # form constant, so the per-kind and per-group dispatch of operands.rs

@@ -168,10 +168,13 @@ class Function(_Record):
 class Loop(_Record):
     """One natural loop: the JSON ``loops[]`` entry (``start``, ``end``,
     ``depth``, ``header``, ``trip_count``, ``cycles_per_iteration``,
-    ``latency_bound_cycles``, ``bottleneck``, ``body`` ...) plus the seed's
-    names: ``start_offset``, ``end_offset``, ``body_cycles_alu``,
-    ``body_cycles_mem`` (wait stall), ``body_cycles_total`` (cycles per
-    iteration), ``mem_loads``, ``mem_stores``, ``has_wait``."""
+    ``latency_bound_cycles``, ``bottleneck``, ``bound``, ``body`` ...) plus
+    the seed's names: ``start_offset``, ``end_offset``, ``body_cycles_alu``,
+    ``body_cycles_mem`` (the memory stall left exposed per iteration, the
+    figure the report prints), ``body_cycles_total`` (cycles per iteration,
+    the figure the kernel total uses), ``mem_loads``, ``mem_stores``,
+    ``has_wait``. ``bound`` is ``{"by", "cycles", "components"}`` with
+    ``cycles == cycles_per_iteration``."""
 
     __slots__ = ()
 
@@ -199,8 +202,13 @@ class Loop(_Record):
         return self._body().get("alu_per_iter")
 
     @property
+    def bound(self) -> Dict[str, Any]:
+        return self.data.get("bound") or {}
+
+    @property
     def body_cycles_mem(self) -> Optional[float]:
-        return self._body().get("wait_stall")
+        body = self._body()
+        return body.get("memory_stall", body.get("wait_stall"))
 
     @property
     def mem_loads(self) -> Optional[int]:
@@ -391,7 +399,20 @@ class ProfileResult:
 
     @property
     def total_cycles(self) -> Optional[float]:
+        """Cost per SIMD-group, every branch arm charged: the sum of
+        ``breakdown[].cycles``."""
         return self._get("total_cycles")
+
+    @property
+    def breakdown(self) -> List[Dict[str, Any]]:
+        """Parts of ``total_cycles``: ``{"part": "straight_line" | "loop" |
+        "call", "at", "cycles", "executions"}``."""
+        return list(self._get("breakdown") or [])
+
+    @property
+    def paths(self) -> Dict[str, Any]:
+        """Uniform-branch bounds ``{"shortest", "longest"}``."""
+        return self._get("paths") or {}
 
     @property
     def mesa_estimate(self) -> Dict[str, Any]:

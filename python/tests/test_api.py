@@ -32,6 +32,15 @@ def test_profile_archive_matmul():
     assert loop.depth == 1
     assert loop.cycles_per_iteration > 0
     assert loop.per_iteration_cycles == loop.cycles_per_iteration
+    # one number per fact: the loop costs its largest bound, and the total
+    # is the sum of its parts (the loop part = trip count x that cost)
+    assert loop.bound["cycles"] == loop.cycles_per_iteration
+    assert loop.bound["components"][loop.bound["by"]] == loop.cycles_per_iteration
+    parts = r.breakdown
+    assert sum(p["cycles"] for p in parts) == pytest.approx(r.total_cycles, abs=0.01 * len(parts))
+    (lp,) = [p for p in parts if p["part"] == "loop"]
+    assert lp["cycles"] == pytest.approx(loop.trip_count * loop.cycles_per_iteration, abs=0.1)
+    assert r.paths["shortest"] <= r.paths["longest"] <= r.total_cycles
     assert loop.mem_loads == 2
     assert r.suggestions, "a loop of global loads earns suggestions"
     for s in r.suggestions:

@@ -157,6 +157,19 @@ fn ic_integer_transcendental_pairs_cost_the_switch_cycles() {
 }
 
 #[test]
+fn ic_transcendentals_of_two_kinds_overlap() {
+    // rsqrt (8) + rcp (6): one transcendental of another kind than the most
+    // frequent one saves IC_OVERLAP_CYCLES
+    let text = "loop:\nrsqrt r6, r2\nrcp r7, r2\njmp_exec_any loop\nstop\n";
+    let (_, _, t) = model(text);
+    let ic = t.loops[0].bound.components["ic"];
+    assert!(
+        (ic - (14.0 - timing::IC_OVERLAP_CYCLES)).abs() < 1e-9,
+        "{ic}"
+    );
+}
+
+#[test]
 fn raw_penalties_of_ic_chains_stay_off_the_f_pipes() {
     let (_, _, t) = model(&loop_of(8, |_| "imadd r4, r4, r1, r2".to_string()));
     let c = &t.loops[0].bound.components;
@@ -305,6 +318,17 @@ stop
         .find(|d| d.mnemonic == "rsqrt")
         .unwrap();
     assert_eq!(t.executions_at(rsqrt.addr), 256.0);
+    // the whole-program layer's hook: a call at that site costing 10 cy
+    let mut t2 = t.clone();
+    t2.add_call_part(rsqrt.addr, 0x1000, 10.0);
+    assert!((t2.total_cycles - (t.total_cycles + 2560.0)).abs() < 1e-6);
+    assert!((t2.paths.longest - (t.paths.longest + 2560.0)).abs() < 1e-6);
+    let sum: f64 = t2.breakdown.iter().map(|b| b.cycles).sum();
+    assert!((sum - t2.total_cycles).abs() < 1e-6);
+    let call = t2.breakdown.last().unwrap();
+    assert_eq!(call.part, timing::PartKind::Call);
+    assert_eq!((call.executions, call.callee), (256.0, Some(0x1000)));
+    assert_eq!(t.executions_at(0xffff), 0.0);
 }
 
 #[test]

@@ -39,6 +39,7 @@
 //! (value 255 with the 64-bit type), whose half range runs past the 256
 //! halves of the GPR file; applegpu prints it as is, and so do we.
 
+use crate::forms::idx;
 use crate::forms::OperandDesc;
 use crate::model::{Instruction, OperandKind};
 use crate::operands::{kw, Ctx, Out};
@@ -47,26 +48,26 @@ use crate::operands::{kw, Ctx, Out};
 #[inline(always)]
 fn sat_name(idx: u8, base: &'static str) -> &'static str {
     match idx {
-        19 => "fmadd32.sat",
-        20 => "fmadd16.sat",
-        21 => "fadd32.sat",
-        22 => "fadd16.sat",
-        23 => "fmul32.sat",
-        24 => "fmul16.sat",
-        25 => "floor.sat",
-        26 => "ceil.sat",
-        27 => "trunc.sat",
-        28 => "rint.sat",
-        29 => "rcp.sat",
-        30 => "rsqrt.sat",
-        31 => "rsqrt_special.sat",
-        32 => "sin_pt_1.sat",
-        33 => "sin_pt_2.sat",
-        34 => "log2.sat",
-        35 => "exp2.sat",
-        36 => "dfdx.sat",
-        37 => "dfdy.sat",
-        38 => "funop.sat",
+        idx::FMADD32 => "fmadd32.sat",
+        idx::FMADD16 => "fmadd16.sat",
+        idx::FADD32 => "fadd32.sat",
+        idx::FADD16 => "fadd16.sat",
+        idx::FMUL32 => "fmul32.sat",
+        idx::FMUL16 => "fmul16.sat",
+        idx::FLOOR => "floor.sat",
+        idx::CEIL => "ceil.sat",
+        idx::TRUNC => "trunc.sat",
+        idx::RINT => "rint.sat",
+        idx::RCP => "rcp.sat",
+        idx::RSQRT => "rsqrt.sat",
+        idx::RSQRT_SPECIAL => "rsqrt_special.sat",
+        idx::SIN_PT_1 => "sin_pt_1.sat",
+        idx::SIN_PT_2 => "sin_pt_2.sat",
+        idx::LOG2 => "log2.sat",
+        idx::EXP2 => "exp2.sat",
+        idx::DFDX => "dfdx.sat",
+        idx::DFDY => "dfdy.sat",
+        idx::FUNOP => "funop.sat",
         _ => base,
     }
 }
@@ -78,19 +79,19 @@ pub(crate) fn mnemonic(ctx: &Ctx) -> &'static str {
     let sat = ctx.named("S") & 1 != 0;
     let neg = ctx.named("N") & 1 != 0;
     match ctx.form.idx {
-        3 => match (neg, sat) {
+        idx::IADD => match (neg, sat) {
             (false, false) => "iadd",
             (false, true) => "iadd.sat",
             (true, false) => "isub",
             (true, true) => "isub.sat",
         },
-        4 => match (neg, sat) {
+        idx::IMADD => match (neg, sat) {
             (false, false) => "imadd",
             (false, true) => "imadd.sat",
             (true, false) => "imsub",
             (true, true) => "imsub.sat",
         },
-        19..=38 if sat => sat_name(ctx.form.idx, ctx.form.name),
+        idx::FMADD32..=idx::FUNOP if sat => sat_name(ctx.form.idx, ctx.form.name),
         _ => ctx.form.name,
     }
 }
@@ -168,7 +169,7 @@ pub(crate) fn enum_value(
     op: &'static OperandDesc,
     v: u64,
 ) -> Option<&'static &'static str> {
-    if ctx.form.idx != 5 {
+    if ctx.form.idx != idx::CONVERT {
         return None;
     }
     match op.name {
@@ -240,7 +241,7 @@ fn bitop_alias(insn: &mut Instruction) {
 /// Post-processing: aliases, operand roles, implicit operands.
 #[inline(always)]
 pub(crate) fn finish(ctx: &mut Ctx, insn: &mut Instruction) {
-    if ctx.form.idx == 13 {
+    if ctx.form.idx == idx::BITOP {
         bitop_alias(insn);
     }
 }

@@ -52,9 +52,9 @@ use crate::model::{flags, Instruction, OperandKind, Role};
 use crate::operands::{gpr16, gpr32, imm, kw, Ctx, Out};
 
 /// Form indices used below (applegpu descriptor order).
-const CALL_REG: u8 = 42;
-const CALL_IMM: u8 = 46;
-const IF_FCMP: u8 = 49;
+const CALL_REG: u8 = crate::forms::idx::CALL;
+const CALL_IMM: u8 = crate::forms::idx::CALL_46;
+const IF_FCMP: u8 = crate::forms::idx::IF_FCMP;
 
 /// Mnemonic of the instruction (applegpu `fields_to_mnem` + aliases).
 ///
@@ -230,7 +230,11 @@ mod tests {
             s ^= s << 17;
             s
         };
-        for f in FORMS.iter().filter(|f| (39..=113).contains(&f.idx)) {
+        use crate::forms::idx;
+        for f in FORMS
+            .iter()
+            .filter(|f| (idx::RET..=idx::WAIT).contains(&f.idx))
+        {
             for i in 0..4000u32 {
                 let mut w = (next() as u128) | (next() as u128) << 64;
                 w &= (1u128 << 96) - 1;

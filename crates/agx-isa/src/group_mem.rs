@@ -155,8 +155,10 @@ fn tex_size(ctx: &mut Ctx) -> (u32, u32) {
 // Stack helpers for analysis
 // ---------------------------------------------------------------------------
 
-const STACK_STORE_FORM: u8 = 130;
-const STACK_LOAD_FORM: u8 = 131;
+use crate::forms::idx;
+
+const STACK_STORE_FORM: u8 = idx::STACK_STORE;
+const STACK_LOAD_FORM: u8 = idx::STACK_LOAD;
 
 /// True for Mesa's `stack_adjust` (frame allocation), which applegpu prints
 /// as a `stack_store` without data registers: bits 16..19 are 0b0001.
@@ -189,7 +191,7 @@ pub(crate) fn touched_data(insn: &Instruction) -> Option<Reg> {
             .copied()
     };
     match insn.form {
-        126 | 128 => {
+        idx::DEVICE_LOAD | idx::DEVICE_LOAD_TODO => {
             // F: bits 7..9 and 48
             let f = ((insn.raw >> 7) & 7) | ((insn.raw >> 48) & 1) << 3;
             let channels = match f {
@@ -225,14 +227,14 @@ pub(crate) fn is_stack_get_ptr(insn: &Instruction) -> bool {
 #[inline(always)]
 pub(crate) fn mnemonic(ctx: &Ctx) -> &'static str {
     match ctx.form.idx {
-        114 => {
+        idx::TODO_LD_ST_TILE => {
             if ctx.named("load") != 0 {
                 "ld_tile"
             } else {
                 "st_tile"
             }
         }
-        156 => match ctx.named("op") {
+        idx::MAP => match ctx.named("op") {
             0 => "unmap",
             1 => "map",
             _ => "TODO.map",
@@ -248,19 +250,19 @@ pub(crate) fn enum_value(
     op: &'static OperandDesc,
     v: u64,
 ) -> Option<&'static &'static str> {
-    let idx = ctx.form.idx;
+    let form = ctx.form.idx;
     let v = v as usize;
     match op.name {
-        "F" if idx == 124 || idx == 125 => ["copy_1d", "copy_2d"].get(v),
+        "F" if form == idx::ASYNC_STORE || form == idx::ASYNC_LOAD => ["copy_1d", "copy_2d"].get(v),
         "F" => MEMORY_FORMATS.get(v).and_then(|o| o.as_ref()),
-        "mask" if idx == 136 || idx == 137 => match v {
+        "mask" if form == idx::TEXTURE_SAMPLE || form == idx::TEXTURE_LOAD => match v {
             1..=15 => Some(&MASKS[v]),
             _ => None,
         },
         "mask" => MASKS.get(v),
         "n" => TEX_TYPES.get(v),
         "Ou" => ["signed", "unsigned"].get(v),
-        "op" if idx == 156 => ["unmap", "map"].get(v),
+        "op" if form == idx::MAP => ["unmap", "map"].get(v),
         "op" => ATOMIC_OPS.get(v),
         "target" => ["target0", "target1"].get(v),
         "round" => ["rte", "rtz"].get(v),
@@ -300,14 +302,23 @@ pub(crate) fn enum_value(
 #[inline(always)]
 fn data_role(ctx: &Ctx) -> Role {
     match ctx.form.idx {
-        114 => {
+        idx::TODO_LD_ST_TILE => {
             if ctx.named("load") != 0 {
                 Role::Def
             } else {
                 Role::Use
             }
         }
-        115..=117 | 126 | 128 | 131 | 134 | 136 | 137 | 140 => Role::Def,
+        idx::ITER
+        | idx::ITERPROJ
+        | idx::TODO_LDCF
+        | idx::DEVICE_LOAD
+        | idx::DEVICE_LOAD_TODO
+        | idx::STACK_LOAD
+        | idx::THREADGROUP_LOAD
+        | idx::TEXTURE_SAMPLE
+        | idx::TEXTURE_LOAD
+        | idx::THREADGROUP_ATOMIC => Role::Def,
         _ => Role::Use,
     }
 }
@@ -428,7 +439,7 @@ pub(crate) fn operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
             }
         }
         ThreadgroupMemoryRegDesc => {
-            let optional = ctx.form.idx == 140;
+            let optional = ctx.form.idx == idx::THREADGROUP_ATOMIC;
             if optional && ctx.named("Ra") == 0 {
                 return none();
             }
@@ -667,7 +678,11 @@ pub(crate) fn operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
             let f = t(ctx);
             // ld/st_tile: 2-bit type, 0 = immediate; sample_mask/zs_emit:
             // 1-bit type, 1 = immediate.
-            let immediate = if ctx.form.idx == 114 { f == 0 } else { f == 1 };
+            let immediate = if ctx.form.idx == idx::TODO_LD_ST_TILE {
+                f == 0
+            } else {
+                f == 1
+            };
             if f >= 2 {
                 ctx.raised = true;
             }
@@ -719,9 +734,11 @@ pub(crate) fn operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
 pub(crate) fn finish(ctx: &mut Ctx, insn: &mut Instruction) {
     match ctx.form.idx {
         // ld_tile/st_tile: the direction immediate becomes the mnemonic.
-        114 => drop_first(insn),
-        156 if ctx.named("op") <= 1 => drop_first(insn),
-        136 | 137 if ctx.named("compare") != 0 && ctx.named("Ot") != 0 => {
+        idx::TODO_LD_ST_TILE => drop_first(insn),
+        idx::MAP if ctx.named("op") <= 1 => drop_first(insn),
+        idx::TEXTURE_SAMPLE | idx::TEXTURE_LOAD
+            if ctx.named("compare") != 0 && ctx.named("Ot") != 0 =>
+        {
             let v = ctx.named("O") as u32;
             insn.implicit.push(Operand::reg(gpr32(v >> 1), Role::Use));
             let mut r = gpr16(0);
@@ -730,7 +747,7 @@ pub(crate) fn finish(ctx: &mut Ctx, insn: &mut Instruction) {
         }
         // Bit-packed formats write the format's channel count whatever the
         // mask: the registers beyond the printed tuple are implicit defs.
-        126 | 128 => {
+        idx::DEVICE_LOAD | idx::DEVICE_LOAD_TODO => {
             let printed = insn.defs().next().map_or(0, |r| r.count);
             if let Some(r) = touched_data(insn) {
                 if r.count > printed {
@@ -789,6 +806,57 @@ mod tests {
                 let _ = stack_adjust_amount(&insn);
             }
         }
+    }
+
+    fn with_bits(hex: &str, set: &[(u32, u32, u128)]) -> Instruction {
+        let mut b: Vec<u8> = (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+            .collect();
+        let mut w = 0u128;
+        for (i, x) in b.iter().enumerate() {
+            w |= (*x as u128) << (8 * i);
+        }
+        for &(start, width, v) in set {
+            w = (w & !(((1u128 << width) - 1) << start)) | (v << start);
+        }
+        for (i, x) in b.iter_mut().enumerate() {
+            *x = (w >> (8 * i)) as u8;
+        }
+        decode(&b, 0).unwrap()
+    }
+
+    #[test]
+    fn bit_packed_device_load_defines_all_its_channels() {
+        // mask x (bits 52..55 = 1): i32 prints and writes one register;
+        // rgb10a2 (F = 8: bits 7..9 = 0, Fx bit 48 = 1) still writes 4, the
+        // 3 beyond the printed one being an implicit def
+        let x = |f: u128, fx: u128| {
+            with_bits("0521000e00c8f200", &[(52, 4, 1), (7, 3, f), (48, 1, fx)])
+        };
+        let halves = |i: &Instruction| -> std::collections::BTreeSet<u32> {
+            i.defs().flat_map(|r| r.half_range()).collect()
+        };
+        let plain = x(2, 0);
+        assert_eq!(plain.form, crate::forms::idx::DEVICE_LOAD);
+        assert_eq!(halves(&plain).len(), 2, "{plain:?}");
+        assert!(plain.implicit.is_empty());
+        let packed = x(0, 1);
+        assert_eq!(packed.form, crate::forms::idx::DEVICE_LOAD);
+        assert_eq!(touched_data(&packed).map(|r| r.count), Some(4));
+        assert_eq!(halves(&packed).len(), 8, "{packed:?}");
+    }
+
+    #[test]
+    fn stack_get_ptr_is_not_a_memory_access() {
+        let fill = dec("3572400500c11200");
+        assert_eq!(fill.form, crate::forms::idx::STACK_LOAD);
+        assert!(fill.mem_access().is_some());
+        let gp = with_bits("3572400500c11200", &[(16, 4, 1), (48, 2, 2)]);
+        assert_eq!(gp.form, crate::forms::idx::STACK_LOAD);
+        assert!(is_stack_get_ptr(&gp));
+        assert_eq!(gp.mem_access(), None);
+        assert_eq!(gp.mem_space(), None);
     }
 
     fn dec(hex: &str) -> Instruction {

@@ -437,8 +437,10 @@ enum Group {
 #[inline]
 fn group_of(form: &Form) -> Group {
     match form.idx {
-        0..=38 => Group::Alu,
-        39..=113 => Group::Ctrl,
+        // the descriptor table orders the forms ALU (from mov_imm), control
+        // (from ret), memory (from TODO.ld/st_tile)
+        i if i < crate::forms::idx::RET => Group::Alu,
+        i if i < crate::forms::idx::TODO_LD_ST_TILE => Group::Ctrl,
         _ => Group::Mem,
     }
 }

@@ -410,6 +410,13 @@ pub fn report_options(a: &ProfileArgs) -> agx_report::Options {
     if let Some(v) = a.l1_hit_rate {
         o.mem.l1_hit_rate = v;
     }
+    if let Some(v) = a
+        .chip
+        .as_deref()
+        .and_then(agx_analysis::timing::dram_variant)
+    {
+        o.mem.dram_bytes_per_cycle_per_core = v.bytes_per_cycle_per_core();
+    }
     o
 }
 
@@ -432,6 +439,18 @@ pub fn check_model_flags(a: &ProfileArgs) -> Result<(), Error> {
     if let Some(r) = a.l1_hit_rate {
         if !(0.0..=1.0).contains(&r) {
             return Err(Error::usage("--l1-hit-rate must be between 0 and 1"));
+        }
+    }
+    if let Some(c) = &a.chip {
+        if agx_analysis::timing::dram_variant(c).is_none() {
+            let known: Vec<&str> = agx_analysis::timing::DRAM_VARIANTS
+                .iter()
+                .map(|v| v.chip)
+                .collect();
+            return Err(Error::usage(format!(
+                "--chip '{c}' is not a known M1-family chip (use one of: {})",
+                known.join(", ")
+            )));
         }
     }
     Ok(())

@@ -296,6 +296,10 @@ pub struct ProfileArgs {
     /// Fraction of device loads that hit L1, 0..1 (timing-model assumption).
     #[arg(long, value_name = "FRACTION")]
     pub l1_hit_rate: Option<f64>,
+    /// Chip whose DRAM bandwidth bounds device memory: M1 (default), M1 Pro,
+    /// M1 Max or M1 Ultra.
+    #[arg(long, value_name = "CHIP")]
+    pub chip: Option<String>,
     /// Print the timing model: every cost-table entry, source and assumption.
     #[arg(long)]
     pub explain_model: bool,
@@ -345,6 +349,7 @@ impl Default for ProfileArgs {
                 l1_hit_latency: None,
                 l1_miss_latency: None,
                 l1_hit_rate: None,
+                chip: None,
                 explain_model: false,
                 keep_archive: None,
                 all: false,

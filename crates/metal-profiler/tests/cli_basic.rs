@@ -235,11 +235,32 @@ fn model_flags_change_the_estimate_and_are_checked() {
     let base = json(&[]);
     let k = &base["kernels"][0];
     assert_eq!(k["model"]["trip_count"], 16);
-    let slow = json(&["--l1-hit-rate", "0", "--l1-miss-latency", "600"]);
+    // every load misses L1: twice the DRAM traffic, a higher total
+    let misses = json(&["--l1-hit-rate", "0", "--l1-miss-latency", "600"]);
+    assert!(misses["kernels"][0]["total_cycles"].as_f64() > k["total_cycles"].as_f64());
+    // all hits but a very slow L1: the latency is no longer hidden
+    let slow = json(&["--l1-hit-rate", "1", "--l1-hit-latency", "2000"]);
     assert!(slow["kernels"][0]["cycles"]["mem"].as_f64() > k["cycles"]["mem"].as_f64());
+    // a chip with more DRAM bandwidth per core: a lower device-memory bound
+    let max = json(&["--chip", "M1 Max"]);
+    let dram = |d: &serde_json::Value| {
+        d["kernels"][0]["loops"][0]["bound"]["components"]["device_bandwidth"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(
+        dram(&max) < dram(&base),
+        "{} vs {}",
+        dram(&max),
+        dram(&base)
+    );
     let more = json(&["--trip-count", "64"]);
     assert!(more["kernels"][0]["total_cycles"].as_f64() > k["total_cycles"].as_f64());
-    for bad in [&["--trip-count", "0"][..], &["--l1-hit-rate", "2"][..]] {
+    for bad in [
+        &["--trip-count", "0"][..],
+        &["--l1-hit-rate", "2"][..],
+        &["--chip", "M7"][..],
+    ] {
         let mut a = vec!["--binary", "examples/matmul_naive.bin"];
         a.extend_from_slice(bad);
         let o = run(&a);

@@ -712,6 +712,17 @@ fn model_region(
         }
     }
     pipes.ic += gpu.ic_switch_cycles * n_int.min(n_trans) as f64;
+    if gpu.ic_overlap_cycles > 0.0 && n_trans > 1 {
+        let mut by_key: BTreeMap<&str, usize> = BTreeMap::new();
+        for s in st
+            .iter()
+            .filter(|s| s.unit == Unit::Ic && is_transcendental(s.key))
+        {
+            *by_key.entry(s.key).or_default() += 1;
+        }
+        let most = by_key.values().copied().max().unwrap_or(0);
+        pipes.ic -= gpu.ic_overlap_cycles * (n_trans - most) as f64;
+    }
     let alu = pipes.fscib().max(pipes.ic);
 
     // ---- one SIMD-group's in-order pass ----
@@ -1069,7 +1080,6 @@ fn path_subset(
             let mut child_open = arms.frames[f].0;
             while let Some(q) = p {
                 if let Some((qf, qa)) = arms.arm_of[child_open] {
-                    debug_assert_eq!(qf, q);
                     out.push((qf, qa));
                 }
                 child_open = arms.frames[q].0;

@@ -187,6 +187,9 @@ pub struct GpuTiming {
     /// transcendental one in the same pass (fitted, see
     /// [`IC_SWITCH_CYCLES`]).
     pub ic_switch_cycles: f64,
+    /// IC cycles saved per transcendental instruction of another kind than
+    /// the pass's most frequent one (fitted, see [`IC_OVERLAP_CYCLES`]).
+    pub ic_overlap_cycles: f64,
     /// Statements about the model that are not table rows.
     pub notes: &'static [(&'static str, &'static str)],
 }
@@ -298,12 +301,13 @@ pub static G13: GpuTiming = GpuTiming {
     issue_cycles: 1.0,
     ic_issue_cycles: IC_ISSUE_CYCLES,
     ic_switch_cycles: IC_SWITCH_CYCLES,
+    ic_overlap_cycles: IC_OVERLAP_CYCLES,
     notes: &[
         ("schedulers_per_core = 4, one instruction per cycle each", "metal-benchmarks ALU Layout"),
         ("F32, F16 and SCIB share the FP32/integer/conditional pipes: their throughputs add", "metal-benchmarks ALU Layout; Mesa agx_estimate_cycles sums them into f_scib"),
-        ("IC runs in parallel with F/SCIB; a loop costs max(F+SCIB, IC, dispatch)", "Mesa agx_estimate_cycles (alu = max(ic, f_scib)); metal-benchmarks ALU Layout"),
-        ("back-to-back RAW dependency: +0.84 cy (32-bit register), +0.56 cy (16-bit)", "metal-benchmarks ALU Bottlenecks (1.84 / 1.56 at 88 simds/core)"),
-        ("register cache: no RAW penalty when the dependent instruction fetches a single distinct register (e.g. x*x+1); .cache/.discard hints are reported but not costed", "metal-benchmarks ALU Bottlenecks (x*x+1 reaches ~95% at ILP=1); not costing the hints is an assumption"),
+        ("IC runs in parallel with F/SCIB; a loop costs at least max(F+SCIB, IC, dispatch)", "Mesa agx_estimate_cycles (alu = max(ic, f_scib)); metal-benchmarks ALU Layout"),
+        ("back-to-back RAW dependency: +0.84 cy (32-bit register), +0.56 cy (16-bit), charged to the consumer's pipe", "metal-benchmarks ALU Bottlenecks (1.84 / 1.56 at 88 simds/core)"),
+        ("register cache: no RAW penalty for an fma/fmul whose sources are one register (x*x+1), the one case measured; .cache/.discard hints are reported but not costed", "metal-benchmarks ALU Bottlenecks (x*x+1 reaches ~95% at ILP=1); not costing the hints is an assumption"),
         ("loads are asynchronous; the wait on their scoreboard slot stalls until they complete", "applegpu ISA docs (wait); Mesa scoreboard slots"),
         ("latency hiding: the other SIMD-groups on a scheduler (threads/32/4) issue their own iterations during a stall", "assumption (standard GPU occupancy model); ALU saturation at ~24 simds/core per metal-benchmarks"),
         ("unknown loop trip counts use the `trip_count` parameter (default 16)", "assumption: stated default, override with --trip-count"),
@@ -322,6 +326,11 @@ pub const IC_ISSUE_CYCLES: f64 = 2.0;
 /// or shift with exp2/rcp/rsqrt cost more than the sum of their
 /// throughputs. Fitted like [`IC_ISSUE_CYCLES`] (5-fold CV, docs/accuracy.md).
 pub const IC_SWITCH_CYCLES: f64 = 1.25;
+
+/// IC cycles saved per transcendental of a different kind in one pass
+/// (metal-benchmarks: RSQRT32 + RECIP32 10.86 and EXP2_32 + RSQRT32 10.85
+/// against throughput sums of 14 and 12). Fitted like [`IC_ISSUE_CYCLES`].
+pub const IC_OVERLAP_CYCLES: f64 = 1.0;
 
 /// Whether a cost-table key is a transcendental on the IC pipe (the other
 /// IC keys are integer/conversion work).
@@ -648,6 +657,23 @@ impl GpuTiming {
         for (what, src) in self.notes {
             s.push_str(&format!("- {what} [{src}]\n"));
         }
+        s.push_str(&format!(
+            "- an IC-pipe instruction takes {} dispatch cycles; each (integer, transcendental) pair of IC instructions in a pass adds {} IC cycles; each transcendental of another kind than the pass's most frequent one saves {} IC cycles [fitted by 5-fold cross-validation to metal-benchmarks' mixed workloads, docs/accuracy.md]\n",
+            self.ic_issue_cycles, self.ic_switch_cycles, self.ic_overlap_cycles
+        ));
+        s.push_str("- a region costs the maximum of its bounds: f32, f16, scib, fscib, ic, dispatch, memory_bandwidth, device_bandwidth, memory_latency, dependency_chain (docs/timing-model.md); the part above the largest throughput bound is the exposed stall\n");
+        s.push_str("\nDRAM bandwidth per chip\n\n");
+        for v in DRAM_VARIANTS {
+            s.push_str(&format!(
+                "- {}: {} GB/s, {} cores at {} GHz = {:.2} B/cycle/core [{}]\n",
+                v.chip,
+                v.gb_per_s,
+                v.cores,
+                v.ghz,
+                v.bytes_per_cycle_per_core(),
+                v.source
+            ));
+        }
         s.push_str("\nMemory parameters (defaults, overridable)\n\n");
         let d = MemParams::default();
         let vals = [
@@ -657,6 +683,7 @@ impl GpuTiming {
             d.threadgroup_latency,
             d.stack_latency,
             d.l1_bytes_per_cycle_per_core,
+            d.dram_bytes_per_cycle_per_core,
         ];
         for ((name, src), v) in MEM_PARAM_SOURCES.iter().zip(vals) {
             s.push_str(&format!("- {name} = {v} [{src}]\n"));
