@@ -3,8 +3,8 @@
 //! Every view (text, JSON, annotated disassembly, Python) reads this one
 //! simulation, in the manner of llvm-mca's views.
 
-use agx_analysis::program::{self, CodeSource, FunctionCode, NoCode, Program};
 use crate::graph::FunctionGraph;
+use agx_analysis::program::{self, CodeSource, FunctionCode, NoCode, Program};
 use agx_analysis::timing::{self, KernelTiming, MemParams, ModelParams, Suggestion};
 use agx_analysis::Analysis;
 use agx_isa::Instruction;

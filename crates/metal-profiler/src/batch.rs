@@ -80,16 +80,9 @@ impl Row {
             occupancy_threads: a.occupancy.threads,
             occupancy_percent: r2(a.occupancy.percent),
             cycles: r2(p.timing.total_cycles),
-            // the model's bottleneck sentence starts with the bounding unit
-            // ("memory bandwidth: 264 cy vs ..."); the table shows that unit
-            bound: p
-                .timing
-                .bottleneck
-                .split(':')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_string(),
+            // the bound component of the kernel's dearest part (`ic`,
+            // `memory_latency`, `call`, ...), as JSON `loops[].bound.by` names it
+            bound: p.timing.dominant_bound().to_string(),
             spills: a.spills,
             fills: a.fills,
             top_suggestion: p.suggestions.first().map(|s| s.message.clone()),
@@ -447,6 +440,7 @@ fn model_args(b: &BatchArgs) -> ProfileArgs {
         l1_miss_latency: b.l1_miss_latency,
         l1_hit_rate: b.l1_hit_rate,
         gpu: b.gpu.clone(),
+        chip: b.chip.clone(),
         ..ProfileArgs::default()
     }
 }

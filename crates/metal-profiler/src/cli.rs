@@ -79,6 +79,10 @@ pub struct BatchArgs {
     /// Fraction of device loads that hit L1, 0..1 (timing-model assumption).
     #[arg(long, value_name = "FRACTION")]
     pub l1_hit_rate: Option<f64>,
+    /// Chip whose DRAM bandwidth bounds device memory: M1 (default), M1 Pro,
+    /// M1 Max or M1 Ultra.
+    #[arg(long, value_name = "CHIP")]
+    pub chip: Option<String>,
     /// Profile each archive's slice for this GPU (e.g. g13g, g14g); default:
     /// the newest decodable slice of each archive.
     #[arg(long, value_name = "NAME")]

@@ -424,6 +424,24 @@ pub struct KernelTiming {
 }
 
 impl KernelTiming {
+    /// The bound of the kernel's dearest part: `"call"` when a call site
+    /// costs most, else the bound component (`ic`, `fscib`, ...) of that
+    /// loop or of the straight-line code; `"none"` for empty code.
+    pub fn dominant_bound(&self) -> &'static str {
+        let dearest = self
+            .breakdown
+            .iter()
+            .max_by(|a, b| a.cycles.total_cmp(&b.cycles));
+        match dearest {
+            None => "none",
+            Some(p) => match (p.part, p.loop_index) {
+                (PartKind::Call, _) => "call",
+                (PartKind::Loop, Some(li)) => self.loops.get(li).map_or("none", |l| l.bound.by),
+                _ => self.outside_loops.bound.by,
+            },
+        }
+    }
+
     /// How many times the instruction at byte `offset` runs per thread:
     /// the product of its enclosing loops' trip counts (1 outside loops, 0
     /// for an offset that is no instruction of the kernel).
