@@ -349,10 +349,18 @@ def test_truncated_archive():
 
 
 def test_not_an_archive():
-    with pytest.raises(ValueError, match="not a Metal binary archive"):
-        mp.profile_archive(mesa_bin("cf_mandelbrot"))
-    with pytest.raises(ValueError, match="--list needs a Metal binary archive"):
-        mp.list_functions(mesa_bin("cf_mandelbrot"))
+    # the same Rust function refuses the CLI's positional input
+    for f in (mp.profile_archive, mp.list_functions):
+        with pytest.raises(ValueError, match="is not a Metal binary archive: unknown magic 0x.*profile_binary"):
+            f(mesa_bin("cf_mandelbrot"))
+    for data, what in [
+        (b"", "the input is empty"),
+        (b"\xcf\xfa", "only 2 bytes, too short"),
+        (b"\x89PNG\r\n\x1a\n" + bytes(16), "a PNG image"),
+        (b"# readme\n\ntext", "text starting"),
+    ]:
+        with pytest.raises(ValueError, match="the data is not a Metal binary archive: " + what):
+            mp.profile_archive(data)
 
 
 def test_bad_offsets():

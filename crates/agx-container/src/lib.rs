@@ -28,6 +28,7 @@ mod error;
 mod gpu;
 mod macho;
 mod names;
+mod sniff;
 #[cfg(feature = "testutil")]
 pub mod testutil;
 
@@ -36,6 +37,7 @@ use std::fmt;
 
 use buf::{Buf, Result};
 pub use error::ContainerError;
+pub use sniff::describe_non_archive;
 pub use gpu::{Gpu, CPU_TYPE_AIR64, CPU_TYPE_AMDGPU, CPU_TYPE_APPLEGPU, CPU_TYPE_INTELGPU};
 use macho::{MachO, MH_MAGIC_64_BYTES};
 

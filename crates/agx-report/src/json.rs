@@ -423,3 +423,51 @@ pub fn document(profiles: &[Profile]) -> String {
     }
     String::from_utf8(buf).unwrap_or_default()
 }
+
+/// The `--explain-model --format json` document: the same facts as
+/// [`crate::explain_model`] (the G13 cost table with each row's source,
+/// model rules, memory-parameter defaults), under the same schema id, with
+/// `model` in place of `kernels`.
+pub fn model_document() -> String {
+    use agx_analysis::timing::table::MEM_PARAM_SOURCES;
+    let t = agx_analysis::timing::g13();
+    let d = MemParams::default();
+    let vals = [
+        d.l1_hit_latency,
+        d.l1_miss_latency,
+        d.l1_hit_rate,
+        d.threadgroup_latency,
+        d.stack_latency,
+        d.l1_bytes_per_cycle_per_core,
+    ];
+    let doc = serde_json::json!({
+        "schema": SCHEMA,
+        "tool": { "name": "metal-profiler", "version": env!("CARGO_PKG_VERSION") },
+        "model": {
+            "gpu": t.name,
+            "schedulers_per_core": t.schedulers_per_core,
+            "simd_width": t.simd_width,
+            "issue_cycles": t.issue_cycles,
+            "raw_penalty_32": t.raw_penalty_32,
+            "raw_penalty_16": t.raw_penalty_16,
+            "entries": t.entries.iter().map(|e| serde_json::json!({
+                "key": e.key,
+                "covers": e.covers,
+                "unit": e.unit.name(),
+                "latency": e.latency,
+                "throughput": e.throughput,
+                "source": e.source,
+                "assumption": e.is_assumption(),
+            })).collect::<Vec<_>>(),
+            "rules": t.notes.iter().map(|(rule, source)| serde_json::json!({
+                "rule": rule, "source": source,
+            })).collect::<Vec<_>>(),
+            "memory_parameters": MEM_PARAM_SOURCES.iter().zip(vals).map(|((name, source), value)| serde_json::json!({
+                "name": name, "value": value, "source": source,
+            })).collect::<Vec<_>>(),
+        }
+    });
+    let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    s.push('\n');
+    s
+}

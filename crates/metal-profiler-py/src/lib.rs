@@ -16,7 +16,7 @@ use agx_container::{Archive, Part};
 use agx_isa::format::{format_asm, format_line, write_reg};
 use agx_isa::{Instruction, Syntax};
 use metal_profiler::cli::{Cli, ProfileArgs};
-use metal_profiler::pipeline::{self, CodeRef, Loaded};
+use metal_profiler::pipeline::{self, CodeRef};
 use pyo3::exceptions::{
     PyFileNotFoundError, PyOSError, PyPermissionError, PyRuntimeError, PyValueError,
 };
@@ -303,7 +303,26 @@ enum Input {
     Path(PathBuf),
 }
 
+/// Where raw code goes, in Python's terms (the CLI says `--binary FILE`).
+const RAW_HINT_PY: &str = "for raw machine code use profile_binary() / profile_raw_code()";
+
 impl Input {
+    /// How the input is named in messages.
+    fn name(&self) -> String {
+        match self {
+            Input::Bytes(_) => "the data".into(),
+            Input::Path(p) => pipeline::display_name(p),
+        }
+    }
+
+    /// The input as a Metal binary archive, refused with the CLI's message
+    /// when it is anything else ([`pipeline::load_archive`]).
+    fn archive(self) -> Result<agx_container::Archive, Fail> {
+        let name = self.name();
+        let bytes = self.read()?;
+        Ok(pipeline::load_archive(&bytes, &name, RAW_HINT_PY)?)
+    }
+
     fn read(self) -> Result<Vec<u8>, Fail> {
         match self {
             Input::Bytes(b) => Ok(b),
@@ -329,26 +348,19 @@ fn profile_raw_code(
 }
 
 /// Profiles one function of a Metal binary archive (`metal-profile ARCHIVE
-/// -f NAME`). With `allow_raw`, input that is not an archive is profiled as
-/// raw code, as the CLI does.
+/// -f NAME`). Input that is not an archive is refused as the CLI refuses it
+/// (raw code goes through `profile_raw_code`).
 #[pyfunction]
-#[pyo3(signature = (data, function_name=None, trip_count=None, allow_raw=false))]
+#[pyo3(signature = (data, function_name=None, trip_count=None))]
 fn profile_archive_input(
     py: Python<'_>,
     data: Input,
     function_name: Option<String>,
     trip_count: Option<u32>,
-    allow_raw: bool,
 ) -> PyResult<PyProfile> {
     detached(py, move || {
-        let bytes = data.read()?;
-        match pipeline::load(bytes, false)? {
-            Loaded::Archive(a) => profile_in_archive(&a, function_name, trip_count),
-            Loaded::Raw(b) if allow_raw => profile_raw(&b, 0, function_name, trip_count),
-            Loaded::Raw(_) => Err(Fail::Value(
-                "not a Metal binary archive (no fat/Mach-O header); for raw machine code use profile_binary".into(),
-            )),
-        }
+        let a = data.archive()?;
+        profile_in_archive(&a, function_name, trip_count)
     })
 }
 
@@ -359,12 +371,7 @@ fn archive_functions<'py>(
     py: Python<'py>,
     data: Input,
 ) -> PyResult<(Bound<'py, PyList>, Vec<String>, String)> {
-    let archive = detached(py, move || match pipeline::load(data.read()?, false)? {
-        Loaded::Archive(a) => Ok(a),
-        Loaded::Raw(_) => Err(Fail::Value(
-            "--list needs a Metal binary archive; this input is raw machine code".into(),
-        )),
-    })?;
+    let archive = detached(py, move || data.archive())?;
     guard(|| {
         let mut items = Vec::new();
         for f in &archive.functions {

@@ -4,7 +4,7 @@
 use crate::cli::{
     AsmArgs, Cli, ColorArg, Command, ExportArgs, FormatArg, PartArg, ProfileArgs, SyntaxArg,
 };
-use crate::pipeline::{self, CodeRef, Error, Loaded};
+use crate::pipeline::{self, CodeRef, Error};
 use agx_container::{Archive, Function, Part};
 use agx_isa::Syntax;
 use std::io::Write;
@@ -146,21 +146,26 @@ fn run_profile(
     err: &mut dyn Write,
     tty: bool,
 ) -> Result<(), Error> {
+    check_flag_conflicts(a)?;
     if a.explain_model {
-        return write_all(out, &agx_report::explain_model());
+        return match a.format {
+            FormatArg::Json => write_all(out, &agx_report::json::model_document()),
+            FormatArg::Text => write_all(out, &agx_report::explain_model()),
+        };
     }
     check_model_flags(a)?;
-    // Obtain the bytes: raw (--binary), a file, stdin, or compiled source.
+    // Obtain the code: raw (--binary), an archive (a file or `-`), or compiled source.
     let mut device: Option<String> = None;
-    let (bytes, force_raw) = if let Some(src) = &a.source {
+    let archive = if let Some(src) = &a.source {
         let (b, d) = compile(
             &compile_request(a, metal_compile::Source::Text(src.clone())),
             err,
         )?;
         device = Some(d);
-        (b, false)
+        pipeline::load_archive(&b, "the compiled archive", pipeline::RAW_HINT_CLI)?
     } else if let Some(b) = &a.binary {
-        (pipeline::read_path(b)?, true)
+        let bytes = pipeline::read_path(b)?;
+        return run_raw(&bytes, a, out, err, tty);
     } else if let Some(p) = &a.input {
         if is_metal_source(p) {
             let (b, d) = compile(
@@ -168,45 +173,94 @@ fn run_profile(
                 err,
             )?;
             device = Some(d);
-            (b, false)
+            pipeline::load_archive(&b, "the compiled archive", pipeline::RAW_HINT_CLI)?
         } else {
-            (pipeline::read_path(p)?, false)
+            let bytes = pipeline::read_path(p)?;
+            pipeline::load_archive(&bytes, &pipeline::display_name(p), pipeline::RAW_HINT_CLI)?
         }
     } else {
         return Err(Error::usage(
-            "no input: give an archive, `--binary FILE` for raw machine code, or `-` for stdin (see --help)",
+            "no input: give an archive, `--binary FILE` for raw machine code, or `-` for an archive on stdin (see --help)",
         ));
     };
-    let loaded = pipeline::load(bytes, force_raw)?;
-    match &loaded {
-        Loaded::Raw(bytes) => {
-            if a.list {
-                return Err(Error::usage(
-                    "--list needs a Metal binary archive; this input is raw machine code",
-                ));
-            }
-            if a.part != PartArg::Main {
-                return Err(Error::usage(
-                    "--part needs a Metal binary archive; this input is raw machine code",
-                ));
-            }
-            let code = pipeline::raw_code(
-                bytes,
-                a.offset.unwrap_or(0),
-                a.base.unwrap_or(0),
-                a.function.as_deref(),
-            )?;
-            let (insns, failed) = pipeline::decode_code(&code);
-            if let Some(w) = pipeline::raw_code_warning(insns.len(), failed) {
-                let _ = writeln!(err, "{w}");
-            }
-            if a.disasm_only {
-                return write_all(out, &pipeline::listing(&code, syntax(a)));
-            }
-            let prof = crate::app::profile_one(&code, &insns, a, None, None);
-            render(a, &[prof], out, tty)
-        }
-        Loaded::Archive(archive) => run_archive(archive, a, device.as_deref(), out, err, tty),
+    run_archive(&archive, a, device.as_deref(), out, err, tty)
+}
+
+/// Raw machine code (`--binary`): one kernel, placed at `--offset`/`--base`.
+fn run_raw(
+    bytes: &[u8],
+    a: &ProfileArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    tty: bool,
+) -> Result<(), Error> {
+    let code = pipeline::raw_code(
+        bytes,
+        a.offset.unwrap_or(0),
+        a.base.unwrap_or(0),
+        a.function.as_deref(),
+    )?;
+    let (insns, failed) = pipeline::decode_code(&code);
+    if let Some(w) = pipeline::raw_code_warning(insns.len(), failed) {
+        let _ = writeln!(err, "{w}");
+    }
+    if a.disasm_only {
+        return write_all(out, &pipeline::listing(&code, syntax(a)));
+    }
+    let prof = crate::app::profile_one(&code, &insns, a, None, None);
+    render(a, &[prof], out, tty)
+}
+
+/// Every combination of flags where one cannot apply, as a usage error
+/// (exit 2) naming the conflict. One table, checked before any input is read.
+pub fn check_flag_conflicts(a: &ProfileArgs) -> Result<(), Error> {
+    let has_input = a.input.is_some() || a.binary.is_some() || a.source.is_some();
+    let raw = a.binary.is_some();
+    let compiles = a.source.is_some() || a.input.as_deref().is_some_and(is_metal_source);
+    let json = a.format == FormatArg::Json;
+    let part = a.part != PartArg::Main;
+    let offset = a.offset.is_some() || a.base.is_some();
+    let mem_flags =
+        a.l1_hit_latency.is_some() || a.l1_miss_latency.is_some() || a.l1_hit_rate.is_some();
+    let compile_flags = a.keep_archive.is_some()
+        || !a.compile.include.is_empty()
+        || !a.compile.define.is_empty()
+        || a.compile.std.is_some();
+    let conflicts: &[(bool, &str)] = &[
+        (a.explain_model && has_input,
+         "--explain-model prints the timing model and reads no input; drop the input or --explain-model"),
+        (a.explain_model && (a.list || a.disasm_only || a.show_disasm || a.all || a.function.is_some() || part || offset),
+         "--explain-model prints the timing model only; it cannot be combined with --list, --disasm-only, --show-disasm, --all, -f, --part, --offset or --base"),
+        (a.explain_model && mem_flags,
+         "--explain-model prints the model's defaults; --l1-hit-latency/--l1-miss-latency/--l1-hit-rate change a profile, not the table"),
+        (json && a.disasm_only,
+         "--disasm-only prints applegpu text and has no JSON form; drop --format json (the JSON report carries the instructions in instructions_detail)"),
+        (json && a.show_disasm,
+         "--show-disasm appends text to the text report; with --format json the instructions are in instructions_detail"),
+        (a.disasm_only && a.show_disasm,
+         "--disasm-only already prints only the disassembly; drop --show-disasm"),
+        (a.list && (a.disasm_only || a.show_disasm || a.all || a.function.is_some() || part),
+         "--list prints the archive's functions; it cannot be combined with --disasm-only, --show-disasm, --all, -f or --part"),
+        (a.list && raw,
+         "--list needs a Metal binary archive; --binary is raw machine code"),
+        (a.all && raw,
+         "--all profiles every kernel of an archive or .metal source; --binary is raw machine code holding one kernel"),
+        (a.all && a.function.is_some(),
+         "--all and -f both choose kernels; give one of them"),
+        (a.all && part,
+         "--all shows every kernel's main body; --part applies to one kernel chosen with -f"),
+        (raw && part,
+         "--part needs a Metal binary archive; --binary is raw machine code (no prolog or helpers)"),
+        (offset && !raw && has_input,
+         "--offset/--base apply to raw code (--binary); functions in an archive are placed at their __text offset"),
+        ((a.disasm_only || a.list) && mem_flags,
+         "--l1-hit-latency/--l1-miss-latency/--l1-hit-rate change the timing model; --disasm-only and --list print none"),
+        (compile_flags && has_input && !compiles,
+         "-I, -D, --std and --keep-archive apply when compiling a .metal source or --source; this input is not compiled"),
+    ];
+    match conflicts.iter().find(|(hit, _)| *hit) {
+        Some((_, msg)) => Err(Error::usage(*msg)),
+        None => Ok(()),
     }
 }
 
@@ -222,14 +276,12 @@ fn run_archive(
         let _ = writeln!(err, "warning: {w}");
     }
     if a.list {
-        return write_all(out, &pipeline::list_functions(archive));
+        return match a.format {
+            FormatArg::Json => write_all(out, &pipeline::list_document(archive)),
+            FormatArg::Text => write_all(out, &pipeline::list_functions(archive)),
+        };
     }
-    if a.offset.is_some() || a.base.is_some() {
-        return Err(Error::usage(
-            "--offset/--base apply to raw code; functions in an archive are placed at their __text offset",
-        ));
-    }
-    if a.all && a.function.is_none() {
+    if a.all {
         // every kernel's main body (prologs summarised), in archive order
         let mains: Vec<&Function> = archive
             .functions

@@ -10,4 +10,4 @@ pub mod app;
 pub mod cli;
 pub mod pipeline;
 
-pub use pipeline::{Error, Loaded};
+pub use pipeline::Error;

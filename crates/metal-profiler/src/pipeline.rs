@@ -66,24 +66,35 @@ pub fn read_path(path: &Path) -> Result<Vec<u8>, Error> {
     })
 }
 
-/// An input after container recognition.
-#[derive(Debug, Clone)]
-pub enum Loaded {
-    /// A raw dump of machine code.
-    Raw(Vec<u8>),
-    /// A Metal binary archive.
-    Archive(Archive),
+/// How the CLI tells a user where raw machine code goes.
+pub const RAW_HINT_CLI: &str = "for raw machine code use --binary FILE";
+
+/// The positional input (or Python's archive functions) as a Metal binary
+/// archive: a fat or thin Mach-O holding GPU code. Anything else is refused
+/// with one line naming `name`, what the bytes are (empty, too short, a PNG,
+/// text, unknown magic 0x…, AIR only, …) and `raw_hint` (where raw code goes:
+/// [`RAW_HINT_CLI`] for the CLI).
+pub fn load_archive(bytes: &[u8], name: &str, raw_hint: &str) -> Result<Archive, Error> {
+    match agx_container::read(bytes) {
+        Ok(Input::Archive(a)) => Ok(a),
+        Ok(Input::Raw(_)) => Err(Error::input(format!(
+            "{name} is not a Metal binary archive: {}; {raw_hint}",
+            agx_container::describe_non_archive(bytes)
+        ))),
+        Err(ContainerError::AirOnly) => Err(Error::input(format!(
+            "{name} is not a Metal binary archive with GPU code: it holds AIR bitcode only (MTLB); \
+             build it for a device (an MTLBinaryArchive serialized on an M1 Mac); {raw_hint}"
+        ))),
+        Err(e) => Err(Error::input(format!("{name}: {e}"))),
+    }
 }
 
-/// Recognises the container format of `bytes`. `force_raw` treats anything
-/// as raw code (the `--binary` flag).
-pub fn load(bytes: Vec<u8>, force_raw: bool) -> Result<Loaded, Error> {
-    if force_raw {
-        return Ok(Loaded::Raw(bytes));
-    }
-    match agx_container::read(&bytes)? {
-        Input::Raw(_) => Ok(Loaded::Raw(bytes)),
-        Input::Archive(a) => Ok(Loaded::Archive(a)),
+/// How `path` is named in messages (`<stdin>` for `-`).
+pub fn display_name(path: &Path) -> String {
+    if path.as_os_str() == "-" {
+        "<stdin>".into()
+    } else {
+        path.display().to_string()
     }
 }
 
@@ -220,4 +231,37 @@ pub fn list_functions(archive: &Archive) -> String {
         out.push_str(&format!("warning: {w}\n"));
     }
     out
+}
+
+/// The `--list --format json` document: `{"schema", "tool", "functions":
+/// [...], "warnings": [...]}` (docs/schema.json). Per-slice facts can be
+/// added beside `functions` without changing it.
+pub fn list_document(archive: &Archive) -> String {
+    let functions: Vec<serde_json::Value> = archive
+        .functions
+        .iter()
+        .map(|f| {
+            serde_json::json!({
+                "stage": f.stage.as_str(),
+                "part": f.part.as_str(),
+                "symbol": f.symbol,
+                "name": f.name,
+                "size": f.size,
+                "code_size": f.code_size,
+                "text_offset": f.text_offset,
+                "file_offset": f.file_offset,
+                "gpu": f.gpu.map(|g| g.name),
+                "gpu_family": f.gpu.map(|g| g.family),
+            })
+        })
+        .collect();
+    let doc = serde_json::json!({
+        "schema": agx_report::json::SCHEMA,
+        "tool": { "name": "metal-profiler", "version": env!("CARGO_PKG_VERSION") },
+        "functions": functions,
+        "warnings": archive.warnings,
+    });
+    let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    s.push('\n');
+    s
 }
