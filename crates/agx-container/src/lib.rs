@@ -37,9 +37,9 @@ use std::fmt;
 
 use buf::{Buf, Result};
 pub use error::ContainerError;
-pub use sniff::describe_non_archive;
 pub use gpu::{Gpu, CPU_TYPE_AIR64, CPU_TYPE_AMDGPU, CPU_TYPE_APPLEGPU, CPU_TYPE_INTELGPU};
 use macho::{MachO, MH_MAGIC_64_BYTES};
+pub use sniff::describe_non_archive;
 
 /// Pipeline stage, from the name of the APPLEGPU image's section.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -30,7 +30,10 @@ pub fn describe_non_archive(bytes: &[u8]) -> String {
         (b"\xde\xc0\x17\x0b", "LLVM bitcode (not compiled for a GPU)"),
         (b"\xce\xfa\xed\xfe", "a 32-bit Mach-O file (no GPU code)"),
         (b"\xfe\xed\xfa\xce", "a 32-bit Mach-O file (no GPU code)"),
-        (b"\xfe\xed\xfa\xcf", "a big-endian 64-bit Mach-O file (no GPU code)"),
+        (
+            b"\xfe\xed\xfa\xcf",
+            "a big-endian 64-bit Mach-O file (no GPU code)",
+        ),
         (b"!<arch>\n", "a static library (ar archive)"),
     ];
     for (magic, what) in KNOWN {
@@ -39,9 +42,17 @@ pub fn describe_non_archive(bytes: &[u8]) -> String {
         }
     }
     if let Some(t) = as_text(bytes) {
-        let first = t.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+        let first = t
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("");
         let shown: String = first.chars().take(40).collect();
-        let more = if first.chars().count() > 40 { "…" } else { "" };
+        let more = if first.chars().count() > 40 {
+            "…"
+        } else {
+            ""
+        };
         let hint = if t.contains("kernel ") || t.contains("#include <metal_stdlib>") {
             " (Metal source? name it .metal)"
         } else {
@@ -80,11 +91,19 @@ mod tests {
     fn names_what_it_sees() {
         assert_eq!(d(b""), "the input is empty");
         assert_eq!(d(b"\xcf"), "only 1 byte, too short for an archive header");
-        assert_eq!(d(b"\xcf\xfa\xed"), "only 3 bytes, too short for an archive header");
+        assert_eq!(
+            d(b"\xcf\xfa\xed"),
+            "only 3 bytes, too short for an archive header"
+        );
         assert_eq!(d(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"), "a PNG image");
-        assert!(d(b"# metal-profiler\n\nA static").starts_with("text starting \"# metal-profiler\""));
+        assert!(
+            d(b"# metal-profiler\n\nA static").starts_with("text starting \"# metal-profiler\"")
+        );
         assert!(d(b"#include <metal_stdlib>\nkernel void f()").contains("name it .metal"));
-        assert_eq!(d(&[0x0e, 0x15, 0x80, 0xd2, 0x00]), "unknown magic 0x0e1580d2");
+        assert_eq!(
+            d(&[0x0e, 0x15, 0x80, 0xd2, 0x00]),
+            "unknown magic 0x0e1580d2"
+        );
         assert_eq!(d(b"\x00\x00\x00\x00"), "unknown magic 0x00000000");
     }
 }

@@ -11,21 +11,23 @@ use std::path::PathBuf;
 
 /// Static profiler for Apple GPU (AGX G13 / M1-family) compute shaders.
 ///
-/// Give it a serialized Metal binary archive, a raw dump of machine code
-/// (`--binary`), or on macOS a `.metal` source, and it reports where the time
-/// goes without running the kernel.
+/// Give it a serialized Metal binary archive (or `-` for one on stdin), a raw
+/// dump of machine code (`--binary FILE`), or on macOS a `.metal` source, and
+/// it reports where the time goes without running the kernel.
 #[derive(Parser, Debug, Clone)]
 #[command(
     name = "metal-profile",
     version,
     args_conflicts_with_subcommands = true
 )]
-#[command(after_help = "Examples:\n  \
-metal-profile examples/matmul_naive.archive -f matmul_naive\n  \
-metal-profile --binary examples/mandelbrot.bin --disasm-only\n  \
-metal-profile kernel.archive --list\n  \
-metal-profile kernel.metal -f my_kernel          (macOS)\n  \
-metal-profile asm loop.s -o loop.bin")]
+#[command(after_help = "Examples (files shipped in examples/):\n  \
+metal-profile examples/kernels.archive --list\n  \
+metal-profile examples/kernels.archive -f matmul_naive\n  \
+metal-profile examples/kernels.archive -f mandelbrot --format json\n  \
+metal-profile examples/texread.archive -f texread --part prolog\n  \
+metal-profile --binary examples/matmul_naive.bin --disasm-only --syntax native\n  \
+metal-profile examples/matmul.metal -f matmul_naive          (macOS)\n  \
+metal-profile asm examples/matmul_naive.s -o matmul_naive.bin")]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -124,10 +126,11 @@ pub enum ColorArg {
 
 #[derive(Args, Debug, Clone)]
 pub struct ProfileArgs {
-    /// Input: a Metal binary archive, a raw machine-code dump, `-` for stdin,
-    /// or (macOS) a .metal source.
+    /// Input: a Metal binary archive (fat or thin Mach-O with GPU code), `-`
+    /// for an archive on stdin, or (macOS) a .metal source. Raw machine code
+    /// goes through --binary.
     pub input: Option<PathBuf>,
-    /// Raw machine code to profile or disassemble (the seed's flag).
+    /// Raw machine code to profile or disassemble, `-` for stdin (the seed's flag).
     #[arg(long, value_name = "FILE", conflicts_with = "input")]
     pub binary: Option<PathBuf>,
     /// Metal source text to compile (macOS).

@@ -82,7 +82,7 @@ pub fn load_archive(bytes: &[u8], name: &str, raw_hint: &str) -> Result<Archive,
             agx_container::describe_non_archive(bytes)
         ))),
         Err(ContainerError::AirOnly) => Err(Error::input(format!(
-            "{name} is not a Metal binary archive with GPU code: it holds AIR bitcode only (MTLB); \
+            "{name} is not a Metal binary archive with GPU code: it holds AIR bitcode only, no GPU machine code; \
              build it for a device (an MTLBinaryArchive serialized on an M1 Mac); {raw_hint}"
         ))),
         Err(e) => Err(Error::input(format!("{name}: {e}"))),
