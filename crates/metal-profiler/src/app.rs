@@ -33,6 +33,7 @@ fn syntax(a: &ProfileArgs) -> Syntax {
     match a.syntax {
         SyntaxArg::Default => Syntax::Default,
         SyntaxArg::Cryptic => Syntax::Cryptic,
+        SyntaxArg::Native => Syntax::Native,
     }
 }
 
@@ -106,13 +107,14 @@ fn run_asm(a: &AsmArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), 
     let text = pipeline::read_path(&a.file)?;
     let text = String::from_utf8(text)
         .map_err(|_| Error::input(format!("{} is not UTF-8 text", a.file.display())))?;
-    let name = if a.file.as_os_str() == "-" {
-        "<stdin>".to_string()
-    } else {
-        a.file.display().to_string()
-    };
+    let name = pipeline::display_name(&a.file);
     let program = agx_isa::asm::assemble_program(&text, 0)
         .map_err(|e| Error::input(format!("{name}: {e}")))?;
+    if a.syntax != SyntaxArg::Native {
+        for w in &program.warnings {
+            let _ = writeln!(err, "{name}: warning: {w}");
+        }
+    }
     if a.check {
         let _ = writeln!(
             err,

@@ -37,7 +37,7 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug, Clone)]
 pub enum Command {
-    /// Assemble applegpu-syntax text into machine code.
+    /// Assemble applegpu-syntax or native-syntax text into machine code.
     Asm(AsmArgs),
     /// Compile a .metal kernel into a binary archive (macOS only).
     Export(ExportArgs),
@@ -53,6 +53,12 @@ pub struct AsmArgs {
     /// Only check the source; write nothing.
     #[arg(long)]
     pub check: bool,
+    /// Syntax of the source. Every syntax's text is accepted; with `native`
+    /// a first-match name (`stack_store`) means that form, while in applegpu
+    /// syntax (default, cryptic) lines a shadowed form would print the same
+    /// way get a warning naming what was chosen.
+    #[arg(long, value_enum, default_value_t)]
+    pub syntax: SyntaxArg,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -93,6 +99,10 @@ pub enum SyntaxArg {
     Default,
     /// `$r0` (applegpu with APPLEGPU_CRYPTIC).
     Cryptic,
+    /// applegpu's text, except encodings applegpu prints as another form
+    /// (stack adjusts, stack_get_ptr, ...) get their own names; assembles
+    /// back to the same instructions (`metal-profile asm` reads it).
+    Native,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
@@ -152,7 +162,7 @@ pub struct ProfileArgs {
     /// Address of the first byte, added to printed addresses and targets.
     #[arg(long, value_name = "ADDR", value_parser = parse_u64)]
     pub base: Option<u64>,
-    /// Register-cache hint spelling.
+    /// Text syntax: applegpu's (default), cryptic, or native (unambiguous).
     #[arg(long, value_enum, default_value_t)]
     pub syntax: SyntaxArg,
     /// List the shaders in an archive.

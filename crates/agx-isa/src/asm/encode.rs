@@ -993,7 +993,8 @@ impl Solver<'_> {
             }
         }
         let insn = decode_word(w, self.pc)?;
-        let printed = format_asm(&insn, Syntax::Default);
+        // native syntax: applegpu's text, or a shadowed form's own name
+        let printed = format_asm(&insn, Syntax::Native);
         if insn.len == size && text_matches(self.mnemonic, self.written, &printed) {
             Some((w, size))
         } else {
