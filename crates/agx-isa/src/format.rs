@@ -37,7 +37,12 @@ pub fn format_asm(insn: &Instruction, syntax: Syntax) -> String {
 pub fn write_asm(out: &mut String, insn: &Instruction, syntax: Syntax) {
     if syntax == Syntax::Native {
         if let Some(n) = crate::native::native_instruction(insn) {
-            return write_asm(out, &n, Syntax::Default);
+            write_asm(out, &n, Syntax::Default);
+            let extra = crate::native::uncovered_bits(insn);
+            if extra != 0 {
+                let _ = write!(out, ", raw(0x{extra:X})");
+            }
+            return;
         }
     }
     out.push_str(insn.mnemonic);

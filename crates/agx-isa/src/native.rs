@@ -57,6 +57,28 @@ pub fn shadowed_form(insn: &Instruction) -> Option<&'static Form> {
         .find(|f| insn.raw & f.mask & size_mask(insn.len) == f.bits)
 }
 
+fn field_bits(f: &Form) -> u128 {
+    f.fields
+        .iter()
+        .flat_map(|x| x.parts.iter())
+        .fold(0, |m, &(start, width, _)| {
+            m | (((1u128 << width) - 1) << start)
+        })
+}
+
+/// Bits of `insn` that its first-match form reads (a field) but the
+/// shadowed form it prints as neither reads nor fixes: native syntax shows
+/// them as a trailing `raw(0x..)` operand when non-zero, so the text keeps
+/// everything the first-match decode (and so the analysis) sees. Zero in
+/// every real kernel of the corpus; random encodings have them.
+pub fn uncovered_bits(insn: &Instruction) -> u128 {
+    let Some(s) = shadowed_form(insn) else {
+        return 0;
+    };
+    let f = &FORMS[insn.form as usize];
+    insn.raw & field_bits(f) & !(field_bits(s) | s.mask) & size_mask(insn.len)
+}
+
 /// `insn` decoded as the shadowed form its word matches (what native syntax
 /// prints), or `None` when applegpu's form is the right one.
 pub fn native_instruction(insn: &Instruction) -> Option<Instruction> {
