@@ -339,12 +339,23 @@ fn flag_conflicts_are_usage_errors_naming_the_conflict() {
     }
 }
 
+/// Validates a CLI JSON document against docs/schema.json.
+fn validate(doc: &serde_json::Value) {
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(repo().join("docs/schema.json")).unwrap())
+            .unwrap();
+    let v = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = v.iter_errors(doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
 #[test]
 fn list_and_explain_model_have_json_documents() {
     let o = run(&["examples/kernels.archive", "--list", "--format", "json"]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     let v: serde_json::Value = serde_json::from_str(&out(&o)).expect("--list JSON");
     assert_eq!(v["schema"], "metal-profiler/1");
+    validate(&v);
     let names: Vec<&str> = v["functions"]
         .as_array()
         .unwrap()
@@ -363,6 +374,16 @@ fn list_and_explain_model_have_json_documents() {
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     let v: serde_json::Value = serde_json::from_str(&out(&o)).expect("--explain-model JSON");
     assert_eq!(v["schema"], "metal-profiler/1");
+    validate(&v);
+    // a profile document still validates, and a list document is not a profile
+    let o = run(&[
+        "examples/kernels.archive",
+        "-f",
+        "mandelbrot",
+        "--format",
+        "json",
+    ]);
+    validate(&serde_json::from_str(&out(&o)).unwrap());
     let entries = v["model"]["entries"].as_array().unwrap();
     // the same rows as the text form, each with a source
     let text = out(&run(&["--explain-model"]));
