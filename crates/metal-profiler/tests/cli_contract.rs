@@ -469,3 +469,88 @@ fn every_readme_example_runs() {
     let n = check_examples("readme", lines);
     assert!(n >= 14, "only {n} README examples");
 }
+
+#[test]
+fn asm_round_trip_keeps_stack_adjusts_in_native_syntax_and_warns_in_applegpu_syntax() {
+    let t = tmp_dir("asm");
+    let listing = |syntax: &str| {
+        let o = run(&[
+            "examples/simple_call.archive",
+            "-f",
+            "simple_call",
+            "--part",
+            "all",
+            "--disasm-only",
+            "--syntax",
+            syntax,
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+        out(&o)
+    };
+    let spills = |bin: &Path| {
+        let o = run(&["--binary", bin.to_str().unwrap(), "--format", "json"]);
+        let v: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
+        v["kernels"][0]["spills"].as_u64().unwrap()
+    };
+    let insn_lines = |s: &str| -> Vec<String> {
+        s.lines()
+            .filter(|l| !l.starts_with(';') && !l.trim().is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    // native: the three stack adjusts print as themselves and come back
+    let native = listing("native");
+    assert_eq!(native.matches("TODO.stack_adjust").count(), 3, "{native}");
+    let src = t.0.join("native.s");
+    std::fs::write(&src, &native).unwrap();
+    let bin = t.0.join("native.bin");
+    let o = run(&[
+        "asm",
+        src.to_str().unwrap(),
+        "--syntax",
+        "native",
+        "-o",
+        bin.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(!err(&o).contains("warning"), "{}", err(&o));
+    let o = run(&[
+        "--binary",
+        bin.to_str().unwrap(),
+        "--disasm-only",
+        "--syntax",
+        "native",
+    ]);
+    assert_eq!(insn_lines(&out(&o)), insn_lines(&native), "native fixpoint");
+    let native_spills = spills(&bin);
+
+    // applegpu syntax: assembled as stack_store (a spill), with a warning per
+    // ambiguous line naming what was chosen
+    let applegpu = listing("default");
+    let src = t.0.join("applegpu.s");
+    std::fs::write(&src, &applegpu).unwrap();
+    let bin2 = t.0.join("applegpu.bin");
+    let o = run(&["asm", src.to_str().unwrap(), "-o", bin2.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let e = err(&o);
+    let adjust_lines: Vec<usize> = applegpu
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains("stack_store      i8, 1, 2, 0,"))
+        .map(|(i, _)| i + 1)
+        .collect();
+    assert_eq!(adjust_lines.len(), 3);
+    for n in adjust_lines {
+        assert!(
+            e.contains(&format!("warning: line {n}: `stack_store i8, 1, 2, 0,"))
+                && e.contains("TODO.stack_adjust 0, 1, 2, 0, 0,")
+                && e.contains("assembled as stack_store"),
+            "line {n}: {e}"
+        );
+    }
+    assert!(
+        spills(&bin2) > native_spills,
+        "applegpu text turns adjusts into spills: {} vs {native_spills}",
+        spills(&bin2)
+    );
+}
