@@ -53,10 +53,16 @@ pub fn describe_non_archive(bytes: &[u8]) -> String {
         } else {
             ""
         };
-        let hint = if t.contains("kernel ") || t.contains("#include <metal_stdlib>") {
+        // a pasted disassembly listing starts `   4c: 0a05...`
+        let listing = first
+            .split_once(':')
+            .is_some_and(|(a, _)| !a.is_empty() && a.chars().all(|c| c.is_ascii_hexdigit()));
+        let hint = if t.contains("<metal_stdlib>") || t.contains("using namespace metal;") {
             " (Metal source? name it .metal)"
+        } else if listing {
+            " (a disassembly listing? assemble it with `metal-profile asm`)"
         } else {
-            " (assembly text? use `metal-profile asm`)"
+            ""
         };
         return format!("text starting \"{shown}{more}\"{hint}");
     }
@@ -100,6 +106,11 @@ mod tests {
             d(b"# metal-profiler\n\nA static").starts_with("text starting \"# metal-profiler\"")
         );
         assert!(d(b"#include <metal_stdlib>\nkernel void f()").contains("name it .metal"));
+        assert_eq!(
+            d(b"# notes\nkernel void f() is how"),
+            "text starting \"# notes\""
+        );
+        assert!(d(b"   0: 8800   stop\n").contains("metal-profile asm"));
         assert_eq!(
             d(&[0x0e, 0x15, 0x80, 0xd2, 0x00]),
             "unknown magic 0x0e1580d2"

@@ -126,7 +126,7 @@ fn bad_inputs() -> Vec<(&'static str, Vec<u8>, &'static str)> {
         (
             "loop.s",
             b"   0: 8800   stop\n".to_vec(),
-            "assembly text? use `metal-profile asm`",
+            "a disassembly listing? assemble it with `metal-profile asm`",
         ),
         (
             "k.src",
