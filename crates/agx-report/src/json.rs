@@ -145,7 +145,7 @@ struct RawDep {
 
 /// The asm text of an instruction, serialized without an intermediate
 /// `String` per instruction.
-struct AsmText<'a>(&'a agx_isa::Instruction);
+struct AsmText<'a>(&'a agx_isa::Instruction, Syntax);
 
 impl std::fmt::Display for AsmText<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -155,7 +155,7 @@ impl std::fmt::Display for AsmText<'_> {
         BUF.with(|b| {
             let mut b = b.borrow_mut();
             b.clear();
-            write_asm(&mut b, self.0, Syntax::Default);
+            write_asm(&mut b, self.0, self.1);
             f.write_str(b.trim_end())
         })
     }
@@ -173,6 +173,10 @@ struct Detail<'a> {
     size: u8,
     mnemonic: &'static str,
     text: AsmText<'a>,
+    /// Native syntax, only where it differs from `text` (an encoding
+    /// applegpu prints as another form, e.g. a stack adjust).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    native: Option<AsmText<'a>>,
     unit: Option<&'static str>,
     cycles: Option<f64>,
     latency: Option<f64>,
@@ -244,7 +248,8 @@ fn detail<'a>(
         offset: i.addr,
         size: i.len,
         mnemonic: i.mnemonic,
-        text: AsmText(i),
+        text: AsmText(i, Syntax::Default),
+        native: agx_isa::native::shadowed_form(i).map(|_| AsmText(i, Syntax::Native)),
         unit: d.map(|d| d.unit.name()),
         cycles: d.map(|d| r2(d.cycles)),
         latency: d.map(|d| r2(d.latency)),

@@ -554,3 +554,30 @@ fn asm_round_trip_keeps_stack_adjusts_in_native_syntax_and_warns_in_applegpu_syn
         spills(&bin2)
     );
 }
+
+#[test]
+fn json_gives_native_text_where_it_differs() {
+    let o = run(&[
+        "examples/simple_call.archive",
+        "-f",
+        "simple_call",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let v: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
+    validate(&v);
+    let detail = v["kernels"][0]["instructions_detail"].as_array().unwrap();
+    let native: Vec<(&str, &str)> = detail
+        .iter()
+        .filter_map(|d| Some((d["text"].as_str()?, d.get("native")?.as_str()?)))
+        .collect();
+    // main's stack adjust at 0x18e: applegpu's text and the native one
+    assert_eq!(
+        native,
+        [(
+            "stack_store      i8, 1, 2, 0, 8, 0",
+            "TODO.stack_adjust 0, 1, 2, 0, 0, 8"
+        )]
+    );
+}
