@@ -8,7 +8,7 @@ import warnings
 import pytest
 
 import metal_profiler as mp
-from conftest import DATA, MESA, MESA_KERNELS, STREAMS, mesa_bin, mesa_stats
+from conftest import DATA, MESA, MESA_KERNELS, REPO, STREAMS, mesa_bin, mesa_stats
 
 KERNELS = DATA / "kernels.archive"
 
@@ -418,3 +418,15 @@ def test_random_inputs_never_crash():
                 mp.analyze(mp.parse_disassembly(data.decode("latin-1")))
             except allowed:
                 pass
+
+
+def test_native_syntax_round_trip():
+    """A stack adjust prints as `stack_store` in applegpu syntax and as
+    itself in native syntax; native text assembles back to the same code."""
+    code = (REPO / "testdata/archives/real/simple_call_compute_shader.bin").read_bytes()
+    applegpu = mp.disassemble(code)
+    native = mp.disassemble(code, native=True)
+    assert "TODO.stack_adjust" in native and "TODO.stack_adjust" not in applegpu
+    assert mp.disassemble(mp.assemble(native), native=True) == native
+    with pytest.raises(ValueError, match="pick one"):
+        mp.disassemble(code, cryptic=True, native=True)

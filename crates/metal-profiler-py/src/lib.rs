@@ -396,20 +396,29 @@ fn archive_functions<'py>(
 /// applegpu-identical listing of raw code from byte `offset`, addresses
 /// starting at `base` (as `metal-profile --binary F --offset N --base B
 /// --disasm-only`).
+/// `native` selects native syntax (`--syntax native`).
 #[pyfunction]
-#[pyo3(signature = (data, offset=0, base=0, cryptic=false))]
+#[pyo3(signature = (data, offset=0, base=0, cryptic=false, native=false))]
 fn disassemble(
     py: Python<'_>,
     data: Input,
     offset: u64,
     base: u64,
     cryptic: bool,
+    native: bool,
 ) -> PyResult<String> {
     detached(py, move || {
+        if cryptic && native {
+            return Err(Fail::Value(
+                "cryptic and native are two syntaxes; pick one".into(),
+            ));
+        }
         let bytes = data.read()?;
         let code = pipeline::raw_code(&bytes, offset, base, None)?;
         let syntax = if cryptic {
             Syntax::Cryptic
+        } else if native {
+            Syntax::Native
         } else {
             Syntax::Default
         };
