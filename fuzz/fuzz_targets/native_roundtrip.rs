@@ -3,8 +3,8 @@
 //! same instruction: the form and operands native syntax shows, and
 //! everything the analysis reads from the first-match decode (operands,
 //! implicit operands, stack adjust, flow, exec-mask effect, memory space,
-//! category). The `raised` flag is left aside: applegpu refuses to print
-//! those encodings and our best rendering may drop a bit (docs/decoder.md).
+//! category, and the `raised` flag: native syntax appends the field bits of
+//! encodings applegpu refuses to print as `raw(0x..)`; docs/decoder.md).
 #![no_main]
 
 use agx_isa::native::native_instruction;
@@ -16,7 +16,7 @@ fn view(i: &Instruction) -> String {
     let n = native_instruction(i);
     let s = n.as_ref().unwrap_or(i);
     format!(
-        "{} {} {:?} {:?} | {} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?}",
+        "{} {} {:?} {:?} | {} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} raised={}",
         s.form,
         s.mnemonic,
         s.operands,
@@ -29,7 +29,8 @@ fn view(i: &Instruction) -> String {
         i.exec_op(),
         i.exec_count(),
         i.mem_space(),
-        i.category()
+        i.category(),
+        i.raised
     )
 }
 

@@ -36,11 +36,19 @@ pub fn format_asm(insn: &Instruction, syntax: Syntax) -> String {
 /// addresses from `insn.addr` (which already includes any `--base`).
 pub fn write_asm(out: &mut String, insn: &Instruction, syntax: Syntax) {
     if syntax == Syntax::Native {
-        if let Some(n) = crate::native::native_instruction(insn) {
-            write_asm(out, &n, Syntax::Default);
-            let extra = crate::native::uncovered_bits(insn);
+        let extra = crate::native::raw_operand_bits(insn);
+        let shown = crate::native::native_instruction(insn);
+        if shown.is_some() || extra != 0 {
+            let start = out.len();
+            write_asm(out, shown.as_ref().unwrap_or(insn), Syntax::Default);
             if extra != 0 {
-                let _ = write!(out, ", raw(0x{extra:X})");
+                // no operands printed: the padded mnemonic ends in a space
+                let sep = if out.len() > start && out.ends_with(' ') {
+                    ""
+                } else {
+                    ", "
+                };
+                let _ = write!(out, "{sep}raw(0x{extra:X})");
             }
             return;
         }

@@ -79,6 +79,22 @@ pub fn uncovered_bits(insn: &Instruction) -> u128 {
     insn.raw & field_bits(f) & !(field_bits(s) | s.mask) & size_mask(insn.len)
 }
 
+/// The bits native syntax appends as `raw(0x..)` (0: none): the
+/// [`uncovered_bits`] of a shadowed encoding, and for an encoding applegpu
+/// refuses to print (`raised`, where our best rendering can drop bits, e.g.
+/// an odd register number printed as `value >> 1`) every field bit of the
+/// printed form. The assembler sets them as written, so the text determines
+/// the instruction. Never needed in real code.
+pub fn raw_operand_bits(insn: &Instruction) -> u128 {
+    let n = native_instruction(insn);
+    let shown = n.as_ref().unwrap_or(insn);
+    let mut bits = uncovered_bits(insn);
+    if shown.raised {
+        bits |= shown.raw & field_bits(&FORMS[shown.form as usize]) & size_mask(shown.len);
+    }
+    bits
+}
+
 /// `insn` decoded as the shadowed form its word matches (what native syntax
 /// prints), or `None` when applegpu's form is the right one.
 pub fn native_instruction(insn: &Instruction) -> Option<Instruction> {

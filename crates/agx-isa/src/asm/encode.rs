@@ -1009,7 +1009,21 @@ impl Solver<'_> {
         let insn = decode_word(w, self.pc)?;
         // native syntax: applegpu's text, or a shadowed form's own name
         let printed = format_asm(&insn, Syntax::Native);
-        if insn.len == size && text_matches(self.mnemonic, self.written, &printed) {
+        // text without `raw(..)` for an encoding applegpu refuses to print
+        // (`raised`) means our best rendering of it, as in applegpu syntax
+        let best_rendering = || {
+            self.extra == 0
+                && insn.raised
+                && crate::native::native_instruction(&insn).is_none()
+                && text_matches(
+                    self.mnemonic,
+                    self.written,
+                    &format_asm(&insn, Syntax::Default),
+                )
+        };
+        if insn.len == size
+            && (text_matches(self.mnemonic, self.written, &printed) || best_rendering())
+        {
             Some((w, size))
         } else {
             self.near = Some(printed.trim_end().to_string());
