@@ -89,8 +89,12 @@ pub fn raw_operand_bits(insn: &Instruction) -> u128 {
     let n = native_instruction(insn);
     let shown = n.as_ref().unwrap_or(insn);
     let mut bits = uncovered_bits(insn);
-    if shown.raised {
-        bits |= shown.raw & field_bits(&FORMS[shown.form as usize]) & size_mask(shown.len);
+    // either reading may be one applegpu refuses to print (fuzz: a
+    // `TODO.stack_adjust2` whose `stack_store` reading has an odd register)
+    for i in [insn, shown] {
+        if i.raised {
+            bits |= i.raw & field_bits(&FORMS[i.form as usize]) & size_mask(i.len);
+        }
     }
     bits
 }
