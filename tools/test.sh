@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the project: the Rust workspace (unit, integration,
-# corpus differential tests — the full ../shared corpus too when present)
+# corpus differential tests — the full shared corpus too: ../shared beside
+# the repository or $METAL_PROFILER_SHARED; with CI=true missing shared data
+# fails the run instead of skipping, see testdata/shared_data.rs)
 # and the Python package's pytest suite in a fresh virtual environment.
 set -euo pipefail
 cd "$(dirname "$0")/.."

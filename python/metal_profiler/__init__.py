@@ -137,7 +137,7 @@ def profile_archive(
     slice of a multi-GPU archive; the default is the newest decodable one.
     """
     return _result(
-        _native.profile_archive_input(_input(path), function_name, trip_count, False, gpu)
+        _native.profile_archive_input(_input(path), function_name, trip_count, gpu)
     )
 
 
@@ -149,13 +149,22 @@ def list_functions(path: PathOrBytes) -> List[FunctionInfo]:
 
 
 def disassemble(
-    data: PathOrBytes, offset: int = 0, *, base: int = 0, cryptic: bool = False
+    data: PathOrBytes,
+    offset: int = 0,
+    *,
+    base: int = 0,
+    cryptic: bool = False,
+    native: bool = False,
 ) -> str:
     """applegpu-identical listing of raw machine code (bytes or a file path)
     from byte ``offset`` (``metal-profile --binary F --disasm-only``).
     ``base`` is added to printed addresses; ``cryptic`` prints ``$r0`` for
-    cached registers as applegpu does with ``APPLEGPU_CRYPTIC``."""
-    return _native.disassemble(_input(data), int(offset), int(base), bool(cryptic))
+    cached registers as applegpu does with ``APPLEGPU_CRYPTIC``; ``native``
+    prints native syntax (``--syntax native``: encodings applegpu prints as
+    another form, such as stack adjusts, under their own names)."""
+    return _native.disassemble(
+        _input(data), int(offset), int(base), bool(cryptic), bool(native)
+    )
 
 
 def decode(data: bytes, addr: int = 0) -> Instruction:

@@ -8,7 +8,7 @@ import warnings
 import pytest
 
 import metal_profiler as mp
-from conftest import DATA, MESA, MESA_KERNELS, STREAMS, mesa_bin, mesa_stats
+from conftest import DATA, MESA, MESA_KERNELS, REPO, STREAMS, mesa_bin, mesa_stats
 
 KERNELS = DATA / "kernels.archive"
 
@@ -378,10 +378,18 @@ def test_truncated_archive():
 
 
 def test_not_an_archive():
-    with pytest.raises(ValueError, match="not a Metal binary archive"):
-        mp.profile_archive(mesa_bin("cf_mandelbrot"))
-    with pytest.raises(ValueError, match="--list needs a Metal binary archive"):
-        mp.list_functions(mesa_bin("cf_mandelbrot"))
+    # the same Rust function refuses the CLI's positional input
+    for f in (mp.profile_archive, mp.list_functions):
+        with pytest.raises(ValueError, match="is not a Metal binary archive: unknown magic 0x.*profile_binary"):
+            f(mesa_bin("cf_mandelbrot"))
+    for data, what in [
+        (b"", "the input is empty"),
+        (b"\xcf\xfa", "only 2 bytes, too short"),
+        (b"\x89PNG\r\n\x1a\n" + bytes(16), "a PNG image"),
+        (b"# readme\n\ntext", "text starting"),
+    ]:
+        with pytest.raises(ValueError, match="the data is not a Metal binary archive: " + what):
+            mp.profile_archive(data)
 
 
 def test_bad_offsets():
@@ -462,3 +470,15 @@ def test_simple_call_covers_the_helper():
     assert c.cycles == pytest.approx(h.total_cycles, abs=0.02)
     assert isinstance(c, mp.Call) and isinstance(h, mp.Function)
     assert r.functions[0].main and r.functions[0].live_in == []
+
+
+def test_native_syntax_round_trip():
+    """A stack adjust prints as `stack_store` in applegpu syntax and as
+    itself in native syntax; native text assembles back to the same code."""
+    code = (REPO / "testdata/archives/real/simple_call_compute_shader.bin").read_bytes()
+    applegpu = mp.disassemble(code)
+    native = mp.disassemble(code, native=True)
+    assert "TODO.stack_adjust" in native and "TODO.stack_adjust" not in applegpu
+    assert mp.disassemble(mp.assemble(native), native=True) == native
+    with pytest.raises(ValueError, match="pick one"):
+        mp.disassemble(code, cryptic=True, native=True)

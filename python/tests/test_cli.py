@@ -26,6 +26,14 @@ CASES = [
     ([str(DATA / "texread.archive"), "--part", "all", "--disasm-only"], 0),
     ([KERNELS, "-f", "matmul_naive", "--color", "always"], 0),
     ([KERNELS, "-f", "nope"], 1),
+    ([MANDEL], 1),  # raw code is not an archive: --binary
+    ([MANDEL, "-f", "mandelbrot"], 1),
+    ([KERNELS, "--disasm-only", "--format", "json"], 2),
+    (["--binary", MANDEL, "--all"], 2),
+    ([KERNELS, "--explain-model"], 2),
+    ([KERNELS, "--list", "--format", "json"], 0),
+    (["--explain-model", "--format", "json"], 0),
+    (["--binary", MANDEL, "--disasm-only", "--syntax", "native"], 0),
     ([KERNELS], 1),
     ([str(DATA / "truncated.archive")], 1),
     ([str(DATA / "missing.archive")], 1),
@@ -165,6 +173,14 @@ def test_python_dash_m_package():
 
 def test_stdin_input():
     data = mesa_bin("cf_mandelbrot").read_bytes()
-    p = run(MODULE + ["-", "--disasm-only"], input=data)
+    p = run(MODULE + ["--binary", "-", "--disasm-only"], input=data)
     assert p.returncode == 0
     assert p.stdout.decode() == mp.disassemble(data)
+    # `-` alone is an archive on stdin: raw code is refused, naming it
+    p = run(MODULE + ["-", "--disasm-only"], input=data)
+    assert p.returncode == 1
+    assert "<stdin> is not a Metal binary archive: unknown magic 0x" in p.stderr.decode()
+    assert "for raw machine code use --binary FILE" in p.stderr.decode()
+    archive = (DATA / "kernels.archive").read_bytes()
+    p = run(MODULE + ["-", "--list"], input=archive)
+    assert p.returncode == 0 and b"mandelbrot" in p.stdout

@@ -1,5 +1,6 @@
 //! Prints our model's loop timings for every kernel of a Mesa corpus folder
-//! (default: testdata/mesa, else /work/shared/corpus/mesa).
+//! (default: testdata/mesa, else $METAL_PROFILER_SHARED/corpus/mesa or
+//! ../shared/corpus/mesa beside the repository).
 //!
 //! `cargo run -p agx-analysis --example timing_corpus [DIR]`
 
@@ -12,7 +13,10 @@ fn main() {
         if std::path::Path::new(local).exists() {
             local.to_string()
         } else {
-            "/work/shared/corpus/mesa".to_string()
+            let shared = std::env::var("METAL_PROFILER_SHARED").unwrap_or_else(|_| {
+                concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared").to_string()
+            });
+            format!("{shared}/corpus/mesa")
         }
     });
     let mut names: Vec<_> = std::fs::read_dir(&dir)

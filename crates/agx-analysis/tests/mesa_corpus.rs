@@ -22,6 +22,9 @@ use agx_analysis::analyze;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
+#[path = "../../../testdata/shared_data.rs"]
+mod shared_data;
+
 fn kernel_dirs(root: &Path) -> Vec<PathBuf> {
     let Ok(rd) = std::fs::read_dir(root) else {
         return Vec::new();
@@ -134,7 +137,10 @@ fn mesa_testdata_matches_shader_db_stats() {
 
 #[test]
 fn mesa_shared_corpus_matches_shader_db_stats() {
-    // shared/ sits beside the repository (skip silently when absent).
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus/mesa");
+    let Some(root) = shared_data::shared("corpus/mesa") else {
+        return;
+    };
+    let (n, _, _) = check_root(&root);
+    assert!(n >= 37, "{n} kernels under {}", root.display());
     run(&root);
 }

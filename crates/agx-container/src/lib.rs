@@ -28,6 +28,7 @@ mod error;
 mod gpu;
 mod macho;
 mod names;
+mod sniff;
 #[cfg(feature = "testutil")]
 pub mod testutil;
 
@@ -41,6 +42,7 @@ pub use gpu::{
     CPU_TYPE_INTELGPU, DECODABLE_GENERATIONS, GPUS, PHONE_FAMILY,
 };
 use macho::{MachO, MH_MAGIC_64_BYTES};
+pub use sniff::describe_non_archive;
 
 /// Pipeline stage, from the name of the APPLEGPU image's section.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -222,6 +222,18 @@ pub fn decode_word_into(word: u128, addr: u32, out: &mut Instruction) -> bool {
     let Some(form) = match_form(word) else {
         return false;
     };
+    decode_as(form, word, addr, out);
+    true
+}
+
+/// Decodes `word` with `form`, whether or not first-match would pick it
+/// (native syntax decodes the forms applegpu shadows this way).
+pub(crate) fn decode_as(
+    form: &'static crate::forms::Form,
+    word: u128,
+    addr: u32,
+    out: &mut Instruction,
+) {
     let size = form.size_of(word);
     let raw = word & size_mask(size);
     out.addr = addr;
@@ -233,7 +245,6 @@ pub fn decode_word_into(word: u128, addr: u32, out: &mut Instruction) -> bool {
     out.raw = raw;
     out.raised = false;
     crate::operands::decode_into(form, raw, out);
-    true
 }
 
 /// Decodes the instruction at the start of `bytes` into `out` (see

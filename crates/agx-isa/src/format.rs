@@ -17,6 +17,11 @@ pub enum Syntax {
     Default,
     /// `$r0` (applegpu with `APPLEGPU_CRYPTIC` set).
     Cryptic,
+    /// applegpu's default text, except that encodings applegpu prints as
+    /// another form (stack adjusts as `stack_store`, ...) print as their own
+    /// form; see [`crate::native`]. Text that assembles back to the same
+    /// instructions.
+    Native,
 }
 
 /// The mnemonic (left-justified to 16), a space, and the operands joined by
@@ -30,6 +35,24 @@ pub fn format_asm(insn: &Instruction, syntax: Syntax) -> String {
 /// Appends the asm text of `insn` to `out`. Branch targets print as absolute
 /// addresses from `insn.addr` (which already includes any `--base`).
 pub fn write_asm(out: &mut String, insn: &Instruction, syntax: Syntax) {
+    if syntax == Syntax::Native {
+        let extra = crate::native::raw_operand_bits(insn);
+        let shown = crate::native::native_instruction(insn);
+        if shown.is_some() || extra != 0 {
+            let start = out.len();
+            write_asm(out, shown.as_ref().unwrap_or(insn), Syntax::Default);
+            if extra != 0 {
+                // no operands printed: the padded mnemonic ends in a space
+                let sep = if out.len() > start && out.ends_with(' ') {
+                    ""
+                } else {
+                    ", "
+                };
+                let _ = write!(out, "{sep}raw(0x{extra:X})");
+            }
+            return;
+        }
+    }
     out.push_str(insn.mnemonic);
     for _ in insn.mnemonic.len()..16 {
         out.push(' ');
@@ -154,7 +177,7 @@ fn reg_name(out: &mut String, file: RegFile, width: Width, half: u32) {
 /// Appends `.flag` suffixes in applegpu's order (hint, sx, abs, neg); the
 /// cache hint is a `$` prefix in cryptic syntax (written by the caller).
 fn push_flags(out: &mut String, f: u8, syntax: Syntax) {
-    if f & flags::CACHE != 0 && syntax == Syntax::Default {
+    if f & flags::CACHE != 0 && syntax != Syntax::Cryptic {
         out.push_str(".cache");
     }
     if f & flags::DISCARD != 0 {

@@ -13,6 +13,7 @@ mod group_alu;
 mod group_ctrl;
 mod group_mem;
 pub mod model;
+pub mod native;
 mod operands;
 pub mod semantics;
 pub mod stream;

@@ -13,13 +13,16 @@ use agx_isa::format::{write_asm, write_line_parts};
 use agx_isa::{decode, disassemble_listing, Syntax};
 use std::path::{Path, PathBuf};
 
+#[path = "../../../testdata/shared_data.rs"]
+mod shared_data;
+
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 fn shared_corpus() -> Option<PathBuf> {
-    let p = repo().join("../shared/corpus/applegpu");
-    p.join("encodings.jsonl").exists().then_some(p)
+    shared_data::shared("corpus/applegpu/encodings.jsonl")?;
+    shared_data::shared("corpus/applegpu")
 }
 
 fn hex(s: &str) -> Vec<u8> {
@@ -176,7 +179,6 @@ fn slice_streams_match_applegpu() {
 #[test]
 fn full_public_corpus_matches_applegpu() {
     let Some(dir) = shared_corpus() else {
-        eprintln!("../shared/corpus/applegpu not present: full corpus skipped");
         return;
     };
     let (n, bad) = run_cases(&dir.join("encodings.jsonl"));

@@ -9,6 +9,9 @@ use agx_isa::{decode, format_asm, Syntax};
 use std::collections::BTreeMap;
 use std::path::Path;
 
+#[path = "../../../testdata/shared_data.rs"]
+mod shared_data;
+
 fn hex(s: &str) -> Vec<u8> {
     (0..s.len())
         .step_by(2)
@@ -127,10 +130,9 @@ fn asm_round_trip_slice() {
 
 #[test]
 fn asm_round_trip_full_corpus() {
-    let p = manifest_dir().join("../../../shared/corpus/applegpu/encodings.jsonl");
-    if !p.exists() {
+    let Some(p) = shared_data::shared("corpus/applegpu/encodings.jsonl") else {
         return;
-    }
+    };
     let t = run(&p);
     report("full corpus", &t);
     assert_eq!(t.failed, 0, "every decodable case must round-trip");

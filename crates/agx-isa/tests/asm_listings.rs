@@ -12,6 +12,9 @@ use agx_isa::asm::assemble_program;
 use agx_isa::{disassemble_listing, Syntax};
 use std::path::{Path, PathBuf};
 
+#[path = "../../../testdata/shared_data.rs"]
+mod shared_data;
+
 /// One listing: text and the original code it was printed from (the
 /// listing covers a prefix of `code`).
 struct Case {
@@ -235,10 +238,9 @@ fn asm_listings_in_repo() {
 
 #[test]
 fn asm_listings_shared_corpus() {
-    let shared = root().join("../shared/corpus");
-    if !shared.exists() {
+    let Some(shared) = shared_data::shared("corpus") else {
         return;
-    }
+    };
     let mut real = Vec::new();
     real_cases(&shared.join("real"), &mut real);
     let mut mesa = Vec::new();

@@ -7,6 +7,9 @@
 use agx_isa::{disassemble_listing, Syntax};
 use std::path::{Path, PathBuf};
 
+#[path = "../../../testdata/shared_data.rs"]
+mod shared_data;
+
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -99,12 +102,12 @@ fn real_corpus_in_repo_reproduces() {
 
 #[test]
 fn real_corpus_shared_reproduces() {
-    let dir = repo().join("../shared/corpus/real");
-    if !dir.exists() {
+    let Some(dir) = shared_data::shared("corpus/real") else {
         return;
-    }
+    };
     let (n, bad) = check_real(&dir);
     eprintln!("shared real: {n} listings, {} differ", bad.len());
+    assert!(n > 0, "no listings under {}", dir.display());
     assert!(bad.is_empty(), "{bad:?}");
 }
 
@@ -114,7 +117,11 @@ fn mesa_listings_reproduce() {
     eprintln!("testdata/mesa: {n} listings, {} differ", bad.len());
     assert!(n >= 37);
     assert!(bad.is_empty(), "{bad:?}");
-    let (n2, bad2) = check_mesa(&repo().join("../shared/corpus/mesa"));
+    let Some(shared_mesa) = shared_data::shared("corpus/mesa") else {
+        return;
+    };
+    let (n2, bad2) = check_mesa(&shared_mesa);
+    assert!(n2 >= 37, "{n2} shared Mesa listings");
     eprintln!("shared mesa: {n2} listings, {} differ", bad2.len());
     assert!(bad2.is_empty(), "{bad2:?}");
 }

@@ -183,7 +183,7 @@ struct RawDep {
 
 /// The asm text of an instruction, serialized without an intermediate
 /// `String` per instruction.
-struct AsmText<'a>(&'a agx_isa::Instruction);
+struct AsmText<'a>(&'a agx_isa::Instruction, Syntax);
 
 impl std::fmt::Display for AsmText<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -193,7 +193,7 @@ impl std::fmt::Display for AsmText<'_> {
         BUF.with(|b| {
             let mut b = b.borrow_mut();
             b.clear();
-            write_asm(&mut b, self.0, Syntax::Default);
+            write_asm(&mut b, self.0, self.1);
             f.write_str(b.trim_end())
         })
     }
@@ -211,6 +211,10 @@ struct Detail<'a> {
     size: u8,
     mnemonic: &'static str,
     text: AsmText<'a>,
+    /// Native syntax, only where it differs from `text` (an encoding
+    /// applegpu prints as another form, e.g. a stack adjust).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    native: Option<AsmText<'a>>,
     unit: Option<&'static str>,
     cycles: Option<f64>,
     latency: Option<f64>,
@@ -346,7 +350,8 @@ fn detail<'a>(
         offset: i.addr,
         size: i.len,
         mnemonic: i.mnemonic,
-        text: AsmText(i),
+        text: AsmText(i, Syntax::Default),
+        native: agx_isa::native::shadowed_form(i).map(|_| AsmText(i, Syntax::Native)),
         unit: d.map(|d| d.unit.name()),
         cycles: d.map(|d| r2(d.cycles)),
         latency: d.map(|d| r2(d.latency)),
@@ -636,4 +641,52 @@ pub fn document(profiles: &[Profile]) -> String {
         return format!("{{\"error\": \"{e}\"}}\n");
     }
     String::from_utf8(buf).unwrap_or_default()
+}
+
+/// The `--explain-model --format json` document: the same facts as
+/// [`crate::explain_model`] (the G13 cost table with each row's source,
+/// model rules, memory-parameter defaults), under the same schema id, with
+/// `model` in place of `kernels`.
+pub fn model_document() -> String {
+    use agx_analysis::timing::table::MEM_PARAM_SOURCES;
+    let t = agx_analysis::timing::g13();
+    let d = MemParams::default();
+    let vals = [
+        d.l1_hit_latency,
+        d.l1_miss_latency,
+        d.l1_hit_rate,
+        d.threadgroup_latency,
+        d.stack_latency,
+        d.l1_bytes_per_cycle_per_core,
+    ];
+    let doc = serde_json::json!({
+        "schema": SCHEMA,
+        "tool": { "name": "metal-profiler", "version": env!("CARGO_PKG_VERSION") },
+        "model": {
+            "gpu": t.name,
+            "schedulers_per_core": t.schedulers_per_core,
+            "simd_width": t.simd_width,
+            "issue_cycles": t.issue_cycles,
+            "raw_penalty_32": t.raw_penalty_32,
+            "raw_penalty_16": t.raw_penalty_16,
+            "entries": t.entries.iter().map(|e| serde_json::json!({
+                "key": e.key,
+                "covers": e.covers,
+                "unit": e.unit.name(),
+                "latency": e.latency,
+                "throughput": e.throughput,
+                "source": e.source,
+                "assumption": e.is_assumption(),
+            })).collect::<Vec<_>>(),
+            "rules": t.notes.iter().map(|(rule, source)| serde_json::json!({
+                "rule": rule, "source": source,
+            })).collect::<Vec<_>>(),
+            "memory_parameters": MEM_PARAM_SOURCES.iter().zip(vals).map(|((name, source), value)| serde_json::json!({
+                "name": name, "value": value, "source": source,
+            })).collect::<Vec<_>>(),
+        }
+    });
+    let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    s.push('\n');
+    s
 }

@@ -598,8 +598,9 @@ fn annotated_function(
         write_addr(&mut line, insn.addr);
         line.push(' ');
         asm.clear();
-        write_asm(&mut asm, insn, Syntax::Default);
-        let (mnem, ops) = asm.split_at(insn.mnemonic.len().min(asm.len()));
+        // native syntax: a stack adjust reads as one, not as a spill
+        write_asm(&mut asm, insn, Syntax::Native);
+        let (mnem, ops) = asm.split_once(' ').unwrap_or((asm.as_str(), ""));
         let unit = match d {
             Some(d) if d.unit != Unit::Ctrl || d.cycles > 0.0 => {
                 format!("[{:<4} {:>4}cy/op]", d.unit.name(), fmt_cy(d.cycles))

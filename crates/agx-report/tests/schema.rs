@@ -5,16 +5,18 @@ use agx_isa::stream::walk;
 use agx_report::{json, Options, Profile};
 use std::path::{Path, PathBuf};
 
+#[path = "../../../testdata/shared_data.rs"]
+mod shared_data;
+
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 fn kernels() -> Vec<(String, Vec<u8>, usize)> {
     let mut out = Vec::new();
-    for dir in [
-        repo().join("testdata/mesa"),
-        repo().join("../shared/corpus/mesa"),
-    ] {
+    let mut dirs = vec![repo().join("testdata/mesa")];
+    dirs.extend(shared_data::shared("corpus/mesa"));
+    for dir in dirs {
         let Ok(rd) = std::fs::read_dir(&dir) else {
             continue;
         };

@@ -56,6 +56,19 @@ fn main() {
     let texread = build_test_archive(G13G, Stage::Compute, &text, &sym_refs(&syms));
     std::fs::write(out.join("texread.archive"), &texread).expect("write");
 
+    // The shipped example with a prolog (`examples/texread.archive`): the same
+    // code, symbols prefixed with the kernel name as Metal names them, so
+    // `metal-profile examples/texread.archive -f texread --part prolog` works.
+    let (text, syms) = layout_text(
+        &[
+            ("_texread_agc.main.constant_program", prolog.as_slice()),
+            ("_texread_agc.main", tmain.as_slice()),
+        ],
+        64,
+    );
+    let example = build_test_archive(G13G, Stage::Compute, &text, &sym_refs(&syms));
+    std::fs::write("examples/texread.archive", &example).expect("write examples/texread.archive");
+
     // Two Mesa-compiled kernels in one archive, named by symbol prefix the
     // way Metal names them: matmul_naive (a loop with loads) and mandelbrot.
     let mm = read("testdata/mesa/matmul_naive_16x16/matmul_naive_16x16.bin");

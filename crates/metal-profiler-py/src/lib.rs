@@ -16,7 +16,7 @@ use agx_container::{Archive, Part};
 use agx_isa::format::{format_asm, format_line, write_reg};
 use agx_isa::{Instruction, Syntax};
 use metal_profiler::cli::{Cli, ProfileArgs};
-use metal_profiler::pipeline::{self, CodeRef, Loaded};
+use metal_profiler::pipeline::{self, CodeRef};
 use pyo3::exceptions::{
     PyFileNotFoundError, PyOSError, PyPermissionError, PyRuntimeError, PyValueError,
 };
@@ -331,7 +331,26 @@ enum Input {
     Path(PathBuf),
 }
 
+/// Where raw code goes, in Python's terms (the CLI says `--binary FILE`).
+const RAW_HINT_PY: &str = "for raw machine code use profile_binary() / profile_raw_code()";
+
 impl Input {
+    /// How the input is named in messages.
+    fn name(&self) -> String {
+        match self {
+            Input::Bytes(_) => "the data".into(),
+            Input::Path(p) => pipeline::display_name(p),
+        }
+    }
+
+    /// The input as a Metal binary archive, refused with the CLI's message
+    /// when it is anything else ([`pipeline::load_archive`]).
+    fn archive(self) -> Result<agx_container::Archive, Fail> {
+        let name = self.name();
+        let bytes = self.read()?;
+        Ok(pipeline::load_archive(&bytes, &name, RAW_HINT_PY)?)
+    }
+
     fn read(self) -> Result<Vec<u8>, Fail> {
         match self {
             Input::Bytes(b) => Ok(b),
@@ -357,32 +376,21 @@ fn profile_raw_code(
 }
 
 /// Profiles one function of a Metal binary archive (`metal-profile ARCHIVE
-/// -f NAME`). With `allow_raw`, input that is not an archive is profiled as
-/// raw code, as the CLI does. `gpu` picks the slice (`--gpu`; default the
-/// newest decodable), or labels raw code.
+/// -f NAME`). Input that is not an archive is refused as the CLI refuses it
+/// (raw code goes through `profile_raw_code`). `gpu` picks the slice
+/// (`--gpu`; default the newest decodable).
 #[pyfunction]
-#[pyo3(signature = (data, function_name=None, trip_count=None, allow_raw=false, gpu=None))]
+#[pyo3(signature = (data, function_name=None, trip_count=None, gpu=None))]
 fn profile_archive_input(
     py: Python<'_>,
     data: Input,
     function_name: Option<String>,
     trip_count: Option<u32>,
-    allow_raw: bool,
     gpu: Option<String>,
 ) -> PyResult<PyProfile> {
     detached(py, move || {
-        let bytes = data.read()?;
-        match pipeline::load(bytes, false)? {
-            Loaded::Archive(a) => {
-                profile_in_archive(&a, function_name, trip_count, gpu.as_deref())
-            }
-            Loaded::Raw(b) if allow_raw => {
-                profile_raw(&b, 0, function_name, trip_count, gpu.as_deref())
-            }
-            Loaded::Raw(_) => Err(Fail::Value(
-                "not a Metal binary archive (no fat/Mach-O header); for raw machine code use profile_binary".into(),
-            )),
-        }
+        let a = data.archive()?;
+        profile_in_archive(&a, function_name, trip_count, gpu.as_deref())
     })
 }
 
@@ -393,12 +401,9 @@ fn archive_functions<'py>(
     py: Python<'py>,
     data: Input,
 ) -> PyResult<(Bound<'py, PyList>, Vec<String>, String)> {
-    let archive = detached(py, move || match pipeline::load(data.read()?, false)? {
-        // the functions of the slice the profile functions would choose
-        Loaded::Archive(a) => Ok(pipeline::choose_slice(&a, None)?.0),
-        Loaded::Raw(_) => Err(Fail::Value(
-            "--list needs a Metal binary archive; this input is raw machine code".into(),
-        )),
+    // the functions of the slice the profile functions would choose
+    let archive = detached(py, move || {
+        Ok(pipeline::choose_slice(&data.archive()?, None)?.0)
     })?;
     guard(|| {
         let mut items = Vec::new();
@@ -424,20 +429,29 @@ fn archive_functions<'py>(
 /// applegpu-identical listing of raw code from byte `offset`, addresses
 /// starting at `base` (as `metal-profile --binary F --offset N --base B
 /// --disasm-only`).
+/// `native` selects native syntax (`--syntax native`).
 #[pyfunction]
-#[pyo3(signature = (data, offset=0, base=0, cryptic=false))]
+#[pyo3(signature = (data, offset=0, base=0, cryptic=false, native=false))]
 fn disassemble(
     py: Python<'_>,
     data: Input,
     offset: u64,
     base: u64,
     cryptic: bool,
+    native: bool,
 ) -> PyResult<String> {
     detached(py, move || {
+        if cryptic && native {
+            return Err(Fail::Value(
+                "cryptic and native are two syntaxes; pick one".into(),
+            ));
+        }
         let bytes = data.read()?;
         let code = pipeline::raw_code(&bytes, offset, base, None)?;
         let syntax = if cryptic {
             Syntax::Cryptic
+        } else if native {
+            Syntax::Native
         } else {
             Syntax::Default
         };

@@ -4,7 +4,7 @@
 use crate::cli::{
     AsmArgs, Cli, ColorArg, Command, ExportArgs, FormatArg, PartArg, ProfileArgs, SyntaxArg,
 };
-use crate::pipeline::{self, CodeRef, Error, Loaded};
+use crate::pipeline::{self, CodeRef, Error};
 use agx_container::{Archive, Function, Part};
 use agx_isa::Syntax;
 use std::io::Write;
@@ -44,6 +44,7 @@ fn syntax(a: &ProfileArgs) -> Syntax {
     match a.syntax {
         SyntaxArg::Default => Syntax::Default,
         SyntaxArg::Cryptic => Syntax::Cryptic,
+        SyntaxArg::Native => Syntax::Native,
     }
 }
 
@@ -118,13 +119,14 @@ fn run_asm(a: &AsmArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), 
     let text = pipeline::read_path(&a.file)?;
     let text = String::from_utf8(text)
         .map_err(|_| Error::input(format!("{} is not UTF-8 text", a.file.display())))?;
-    let name = if a.file.as_os_str() == "-" {
-        "<stdin>".to_string()
-    } else {
-        a.file.display().to_string()
-    };
+    let name = pipeline::display_name(&a.file);
     let program = agx_isa::asm::assemble_program(&text, 0)
         .map_err(|e| Error::input(format!("{name}: {e}")))?;
+    if a.syntax != SyntaxArg::Native {
+        for w in &program.warnings {
+            let _ = writeln!(err, "{name}: warning: {w}");
+        }
+    }
     if a.check {
         let _ = writeln!(
             err,
@@ -158,22 +160,28 @@ fn run_profile(
     err: &mut dyn Write,
     tty: bool,
 ) -> Result<(), Error> {
+    check_flag_conflicts(a)?;
     if a.explain_model {
-        return write_all(out, &agx_report::explain_model());
+        return match a.format {
+            FormatArg::Json => write_all(out, &agx_report::json::model_document()),
+            // html/dot are refused by check_flag_conflicts
+            _ => write_all(out, &agx_report::explain_model()),
+        };
     }
     check_model_flags(a)?;
-    // Obtain the bytes: raw (--binary), a file, stdin, or compiled source.
+    // Obtain the code: raw (--binary), an archive (a file or `-`), or compiled source.
     let mut device: Option<String> = None;
-    let (bytes, force_raw) = if let Some(src) = &a.source {
+    let archive = if let Some(src) = &a.source {
         let (b, d) = compile(
             &compile_request(a, metal_compile::Source::Text(src.clone())),
             a.compile.jit,
             err,
         )?;
         device = d;
-        (b, false)
+        pipeline::load_archive(&b, "the compiled archive", pipeline::RAW_HINT_CLI)?
     } else if let Some(b) = &a.binary {
-        (pipeline::read_path(b)?, true)
+        let bytes = pipeline::read_path(b)?;
+        return run_raw(&bytes, a, out, err, tty);
     } else if let Some(p) = &a.input {
         if is_metal_source(p) {
             let (b, d) = compile(
@@ -182,67 +190,124 @@ fn run_profile(
                 err,
             )?;
             device = d;
-            (b, false)
+            pipeline::load_archive(&b, "the compiled archive", pipeline::RAW_HINT_CLI)?
         } else {
-            (pipeline::read_path(p)?, false)
+            let bytes = pipeline::read_path(p)?;
+            pipeline::load_archive(&bytes, &pipeline::display_name(p), pipeline::RAW_HINT_CLI)?
         }
     } else {
         return Err(Error::usage(
-            "no input: give an archive, `--binary FILE` for raw machine code, or `-` for stdin (see --help)",
+            "no input: give an archive, `--binary FILE` for raw machine code, or `-` for an archive on stdin (see --help)",
         ));
     };
-    let loaded = pipeline::load(bytes, force_raw)?;
-    match &loaded {
-        Loaded::Raw(bytes) => {
-            if a.list {
-                return Err(Error::usage(
-                    "--list needs a Metal binary archive; this input is raw machine code",
-                ));
-            }
-            if a.part != PartArg::Main {
-                return Err(Error::usage(
-                    "--part needs a Metal binary archive; this input is raw machine code",
-                ));
-            }
-            let mut code = pipeline::raw_code(
-                bytes,
-                a.offset.unwrap_or(0),
-                a.base.unwrap_or(0),
-                a.function.as_deref(),
-            )?;
-            if let Some(name) = &a.gpu {
-                // labels the raw code's GPU and picks its timing table
-                let g = pipeline::raw_gpu(name)?;
-                code.gpu = Some(g.name.to_string());
-                code.gpu_info = Some(g);
-            }
-            if a.disasm_only {
-                // streamed: constant memory for any code size (issue 15)
-                let (n, failed) = pipeline::write_listing(out, &code, syntax(a))
-                    .map_err(|e| Error::input(format!("cannot write output: {e}")))?;
-                if let Some(w) = pipeline::raw_code_warning(n, failed) {
-                    let _ = writeln!(err, "{w}");
-                }
-                return Ok(());
-            }
-            let (insns, failed) = pipeline::decode_code(&code);
-            if let Some(w) = pipeline::raw_code_warning(insns.len(), failed) {
-                let _ = writeln!(err, "{w}");
-            }
-            let mut prof = crate::app::profile_one(&code, insns, a, None, None);
-            prof.unknown_encodings = failed;
-            render(a, &[prof], out, tty)
+    if a.list {
+        return list_archive(&archive, a, out, err);
+    }
+    let (archive, note) = pipeline::choose_slice(&archive, a.gpu.as_deref())?;
+    if let Some(n) = note {
+        let _ = writeln!(err, "{n}");
+    }
+    run_archive(&archive, a, device.as_deref(), out, err, tty)
+}
+
+/// Raw machine code (`--binary`): one kernel, placed at `--offset`/`--base`.
+fn run_raw(
+    bytes: &[u8],
+    a: &ProfileArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    tty: bool,
+) -> Result<(), Error> {
+    let mut code = pipeline::raw_code(
+        bytes,
+        a.offset.unwrap_or(0),
+        a.base.unwrap_or(0),
+        a.function.as_deref(),
+    )?;
+    if let Some(name) = &a.gpu {
+        // labels the raw code's GPU and picks its timing table
+        let g = pipeline::raw_gpu(name)?;
+        code.gpu = Some(g.name.to_string());
+        code.gpu_info = Some(g);
+    }
+    if a.disasm_only {
+        // streamed: constant memory for any code size (issue 15)
+        let (n, failed) = pipeline::write_listing(out, &code, syntax(a))
+            .map_err(|e| Error::input(format!("cannot write output: {e}")))?;
+        if let Some(w) = pipeline::raw_code_warning(n, failed) {
+            let _ = writeln!(err, "{w}");
         }
-        Loaded::Archive(archive) => {
-            if a.list {
-                return list_archive(archive, a, out, err);
-            }
-            let (archive, note) = pipeline::choose_slice(archive, a.gpu.as_deref())?;
-            if let Some(n) = note {
-                let _ = writeln!(err, "{n}");
-            }
-            run_archive(&archive, a, device.as_deref(), out, err, tty)
-        }
+        return Ok(());
+    }
+    let (insns, failed) = pipeline::decode_code(&code);
+    if let Some(w) = pipeline::raw_code_warning(insns.len(), failed) {
+        let _ = writeln!(err, "{w}");
+    }
+    let mut prof = crate::app::profile_one(&code, insns, a, None, None);
+    prof.unknown_encodings = failed;
+    render(a, &[prof], out, tty)
+}
+
+/// Every combination of flags where one cannot apply, as a usage error
+/// (exit 2) naming the conflict. One table, checked before any input is read.
+pub fn check_flag_conflicts(a: &ProfileArgs) -> Result<(), Error> {
+    let has_input = a.input.is_some() || a.binary.is_some() || a.source.is_some();
+    let raw = a.binary.is_some();
+    let compiles = a.source.is_some() || a.input.as_deref().is_some_and(is_metal_source);
+    let json = a.format == FormatArg::Json;
+    let picture = matches!(a.format, FormatArg::Html | FormatArg::Dot);
+    let part = a.part != PartArg::Main;
+    let offset = a.offset.is_some() || a.base.is_some();
+    let mem_flags =
+        a.l1_hit_latency.is_some() || a.l1_miss_latency.is_some() || a.l1_hit_rate.is_some();
+    let compile_flags = a.keep_archive.is_some()
+        || !a.compile.include.is_empty()
+        || !a.compile.define.is_empty()
+        || a.compile.std.is_some()
+        || !a.compile.target.is_empty()
+        || a.compile.min_macos.is_some()
+        || a.compile.jit;
+    let conflicts: &[(bool, &str)] = &[
+        (a.explain_model && has_input,
+         "--explain-model prints the timing model and reads no input; drop the input or --explain-model"),
+        (a.explain_model && (a.list || a.disasm_only || a.show_disasm || a.all || a.function.is_some() || part || offset),
+         "--explain-model prints the timing model only; it cannot be combined with --list, --disasm-only, --show-disasm, --all, -f, --part, --offset or --base"),
+        (a.explain_model && (a.gpu.is_some() || a.chip.is_some()),
+         "--explain-model prints the G13 table and its defaults; --gpu and --chip choose what a profile uses"),
+        (a.explain_model && picture,
+         "--explain-model prints text or JSON; --format html/dot draw a kernel's profile"),
+        (picture && (a.disasm_only || a.list || a.show_disasm),
+         "--format html/dot draw a kernel's profile; --disasm-only, --list and --show-disasm print text (use --format text)"),
+        (a.explain_model && mem_flags,
+         "--explain-model prints the model's defaults; --l1-hit-latency/--l1-miss-latency/--l1-hit-rate change a profile, not the table"),
+        (json && a.disasm_only,
+         "--disasm-only prints applegpu text and has no JSON form; drop --format json (the JSON report carries the instructions in instructions_detail)"),
+        (json && a.show_disasm,
+         "--show-disasm appends text to the text report; with --format json the instructions are in instructions_detail"),
+        (a.disasm_only && a.show_disasm,
+         "--disasm-only already prints only the disassembly; drop --show-disasm"),
+        (a.list && (a.disasm_only || a.show_disasm || a.all || a.function.is_some() || part),
+         "--list prints the archive's functions; it cannot be combined with --disasm-only, --show-disasm, --all, -f or --part"),
+        (a.list && raw,
+         "--list needs a Metal binary archive; --binary is raw machine code"),
+        (a.all && raw,
+         "--all profiles every kernel of an archive or .metal source; --binary is raw machine code holding one kernel"),
+        (a.all && a.function.is_some(),
+         "--all and -f both choose kernels; give one of them"),
+        (a.all && part,
+         "--all shows every kernel's main body; --part applies to one kernel chosen with -f"),
+        (raw && part,
+         "--part needs a Metal binary archive; --binary is raw machine code (no prolog or helpers)"),
+        (offset && !raw && has_input,
+         "--offset/--base apply to raw code (--binary); functions in an archive are placed at their __text offset"),
+        ((a.disasm_only || a.list) && mem_flags,
+         "--l1-hit-latency/--l1-miss-latency/--l1-hit-rate change the timing model; --disasm-only and --list print none"),
+        (compile_flags && has_input && !compiles,
+         "-I, -D, --std, --keep-archive, --target, --min-macos and --jit apply when compiling a .metal source or --source; this input is not compiled"),
+    ];
+    match conflicts.iter().find(|(hit, _)| *hit) {
+        Some((_, msg)) => Err(Error::usage(*msg)),
+        None => Ok(()),
     }
 }
 
@@ -263,6 +328,9 @@ fn list_archive(
             None
         }
     };
+    if a.format == FormatArg::Json {
+        return write_all(out, &pipeline::list_document(archive, chosen));
+    }
     let mut text = pipeline::list_slices(archive, chosen);
     if let Some(i) = chosen {
         text.push('\n');
@@ -286,12 +354,7 @@ fn run_archive(
     for w in &archive.warnings {
         let _ = writeln!(err, "warning: {w}");
     }
-    if a.offset.is_some() || a.base.is_some() {
-        return Err(Error::usage(
-            "--offset/--base apply to raw code; functions in an archive are placed at their __text offset",
-        ));
-    }
-    if a.all && a.function.is_none() {
+    if a.all {
         // every kernel's main body (prologs summarised), in archive order
         let mains: Vec<&Function> = archive
             .functions

@@ -12,24 +12,27 @@ use std::path::PathBuf;
 
 /// Static profiler for Apple GPU (AGX G13/G14: M1 and M2 family) compute shaders.
 ///
-/// Give it a serialized Metal binary archive, a raw dump of machine code
-/// (`--binary`), or on macOS a `.metal` source, and it reports where the time
-/// goes without running the kernel.
+/// Give it a serialized Metal binary archive (or `-` for one on stdin), a raw
+/// dump of machine code (`--binary FILE`), or on macOS a `.metal` source, and
+/// it reports where the time goes without running the kernel.
 #[derive(Parser, Debug, Clone)]
 #[command(
     name = "metal-profile",
     version,
     args_conflicts_with_subcommands = true
 )]
-#[command(after_help = "Examples:\n  \
-metal-profile examples/matmul_naive.archive -f matmul_naive\n  \
-metal-profile --binary examples/mandelbrot.bin --disasm-only\n  \
-metal-profile kernel.archive --list\n  \
-metal-profile kernel.metal -f my_kernel --target g13g,g14g   (Mac with Xcode)\n  \
-metal-profile kernel.archive --gpu g13g -f my_kernel\n  \
-metal-profile asm loop.s -o loop.bin\n  \
-metal-profile batch shaders/ --format json > base.json\n  \
-metal-profile diff base.json head.json --fail-on cycles:5% --format markdown")]
+#[command(after_help = "Examples (files shipped in examples/):\n  \
+metal-profile examples/kernels.archive --list\n  \
+metal-profile examples/kernels.archive -f matmul_naive\n  \
+metal-profile examples/kernels.archive -f mandelbrot --format json\n  \
+metal-profile examples/kernels.archive -f matmul_naive --gpu g13g --format html -o report.html\n  \
+metal-profile examples/simple_call.archive -f simple_call --part all\n  \
+metal-profile examples/texread.archive -f texread --part prolog\n  \
+metal-profile --binary examples/matmul_naive.bin --disasm-only --syntax native\n  \
+metal-profile examples/matmul.metal -f matmul_naive --target g13g,g14g          (macOS)\n  \
+metal-profile asm examples/matmul_naive.s -o matmul_naive.bin\n  \
+metal-profile batch examples --format csv\n  \
+metal-profile diff examples/kernels.archive examples/kernels.archive --fail-on cycles:5% --format markdown")]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -39,7 +42,7 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug, Clone)]
 pub enum Command {
-    /// Assemble applegpu-syntax text into machine code.
+    /// Assemble applegpu-syntax or native-syntax text into machine code.
     Asm(AsmArgs),
     /// Compile a .metal kernel into a binary archive for any Apple GPU (needs Xcode's xcrun).
     Export(ExportArgs),
@@ -151,6 +154,12 @@ pub struct AsmArgs {
     /// Only check the source; write nothing.
     #[arg(long)]
     pub check: bool,
+    /// Syntax of the source. Every syntax's text is accepted; with `native`
+    /// a first-match name (`stack_store`) means that form, while in applegpu
+    /// syntax (default, cryptic) lines a shadowed form would print the same
+    /// way get a warning naming what was chosen.
+    #[arg(long, value_enum, default_value_t)]
+    pub syntax: SyntaxArg,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -203,6 +212,10 @@ pub enum SyntaxArg {
     Default,
     /// `$r0` (applegpu with APPLEGPU_CRYPTIC).
     Cryptic,
+    /// applegpu's text, except encodings applegpu prints as another form
+    /// (stack adjusts, stack_get_ptr, ...) get their own names; assembles
+    /// back to the same instructions (`metal-profile asm` reads it).
+    Native,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
@@ -241,10 +254,11 @@ pub enum ColorArg {
 
 #[derive(Args, Debug, Clone)]
 pub struct ProfileArgs {
-    /// Input: a Metal binary archive, a raw machine-code dump, `-` for stdin,
-    /// or (macOS) a .metal source.
+    /// Input: a Metal binary archive (fat or thin Mach-O with GPU code), `-`
+    /// for an archive on stdin, or (macOS) a .metal source. Raw machine code
+    /// goes through --binary.
     pub input: Option<PathBuf>,
-    /// Raw machine code to profile or disassemble (the seed's flag).
+    /// Raw machine code to profile or disassemble, `-` for stdin (the seed's flag).
     #[arg(long, value_name = "FILE", conflicts_with = "input")]
     pub binary: Option<PathBuf>,
     /// Metal source text to compile (macOS).
@@ -266,7 +280,7 @@ pub struct ProfileArgs {
     /// Address of the first byte, added to printed addresses and targets.
     #[arg(long, value_name = "ADDR", value_parser = parse_u64)]
     pub base: Option<u64>,
-    /// Register-cache hint spelling.
+    /// Text syntax: applegpu's (default), cryptic, or native (unambiguous).
     #[arg(long, value_enum, default_value_t)]
     pub syntax: SyntaxArg,
     /// List the slices (GPU, decodable, chosen) and the shaders of the chosen one.

@@ -13,4 +13,4 @@ pub mod cli;
 pub mod diff;
 pub mod pipeline;
 
-pub use pipeline::{Error, Loaded};
+pub use pipeline::Error;

@@ -66,30 +66,41 @@ pub fn read_path(path: &Path) -> Result<Vec<u8>, Error> {
     })
 }
 
-/// An input after container recognition.
-#[derive(Debug, Clone)]
-pub enum Loaded {
-    /// A raw dump of machine code.
-    Raw(Vec<u8>),
-    /// A Metal binary archive.
-    Archive(Archive),
-}
+/// How the CLI tells a user where raw machine code goes.
+pub const RAW_HINT_CLI: &str = "for raw machine code use --binary FILE";
 
-/// Recognises the container format of `bytes`. `force_raw` treats anything
-/// as raw code (the `--binary` flag).
-pub fn load(bytes: Vec<u8>, force_raw: bool) -> Result<Loaded, Error> {
-    if force_raw {
-        return Ok(Loaded::Raw(bytes));
-    }
+/// The positional input (or Python's archive functions) as a Metal binary
+/// archive: a fat or thin Mach-O holding GPU code. Anything else is refused
+/// with one line naming `name`, what the bytes are (empty, too short, a PNG,
+/// text, unknown magic 0x…, AIR only, …) and `raw_hint` (where raw code goes:
+/// [`RAW_HINT_CLI`] for the CLI).
+pub fn load_archive(bytes: &[u8], name: &str, raw_hint: &str) -> Result<Archive, Error> {
     // Undecodable slices are kept so `--list` shows them and `choose_slice`
     // explains a refusal.
     let opts = ReadOptions {
         keep_undecodable: true,
         ..Default::default()
     };
-    match agx_container::read_with(&bytes, &opts)? {
-        Input::Raw(_) => Ok(Loaded::Raw(bytes)),
-        Input::Archive(a) => Ok(Loaded::Archive(a)),
+    match agx_container::read_with(bytes, &opts) {
+        Ok(Input::Archive(a)) => Ok(a),
+        Ok(Input::Raw(_)) => Err(Error::input(format!(
+            "{name} is not a Metal binary archive: {}; {raw_hint}",
+            agx_container::describe_non_archive(bytes)
+        ))),
+        Err(ContainerError::AirOnly) => Err(Error::input(format!(
+            "{name} is not a Metal binary archive with GPU code: it holds AIR bitcode only, no GPU machine code; \
+             build it for a device (an MTLBinaryArchive serialized on an M1 Mac); {raw_hint}"
+        ))),
+        Err(e) => Err(Error::input(format!("{name}: {e}"))),
+    }
+}
+
+/// How `path` is named in messages (`<stdin>` for `-`).
+pub fn display_name(path: &Path) -> String {
+    if path.as_os_str() == "-" {
+        "<stdin>".into()
+    } else {
+        path.display().to_string()
     }
 }
 
@@ -479,6 +490,57 @@ pub fn list_functions(archive: &Archive) -> String {
         out.push_str(&format!("warning: {w}\n"));
     }
     out
+}
+
+/// The `--list --format json` document: `{"schema", "tool", "slices":
+/// [...], "functions": [...], "warnings": [...]}` (docs/schema.json): every
+/// slice with its GPU, whether we decode it and whether it is `chosen`, then
+/// the functions of the chosen slice (none when no slice can be profiled).
+pub fn list_document(archive: &Archive, chosen: Option<usize>) -> String {
+    let slices: Vec<serde_json::Value> = archive
+        .slices
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            serde_json::json!({
+                "index": i,
+                "kind": s.kind_name(),
+                "gpu": s.gpu().map(|g| g.name),
+                "gpu_name": s.gpu().map(|g| g.describe()),
+                "decodable": s.decodable(),
+                "chosen": chosen == Some(i),
+            })
+        })
+        .collect();
+    let shown = chosen.map(|i| archive.only_slice(i));
+    let functions: Vec<serde_json::Value> = shown
+        .iter()
+        .flat_map(|a| a.functions.iter())
+        .map(|f| {
+            serde_json::json!({
+                "stage": f.stage.as_str(),
+                "part": f.part.as_str(),
+                "symbol": f.symbol,
+                "name": f.name,
+                "size": f.size,
+                "code_size": f.code_size,
+                "text_offset": f.text_offset,
+                "file_offset": f.file_offset,
+                "gpu": f.gpu.map(|g| g.name),
+                "gpu_family": f.gpu.map(|g| g.family),
+            })
+        })
+        .collect();
+    let doc = serde_json::json!({
+        "schema": agx_report::json::SCHEMA,
+        "tool": { "name": "metal-profiler", "version": env!("CARGO_PKG_VERSION") },
+        "slices": slices,
+        "functions": functions,
+        "warnings": archive.warnings,
+    });
+    let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    s.push('\n');
+    s
 }
 
 #[cfg(test)]

@@ -249,9 +249,8 @@ fn air_only_archive_is_refused() {
     let o = run(&[p.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        err(&o).contains(
-            "this archive holds AIR bitcode only; build it for a device to get native code"
-        ),
+        err(&o).contains("holds AIR bitcode only, no GPU machine code; build it for a device")
+            && err(&o).contains("for raw machine code use --binary FILE"),
         "{}",
         err(&o)
     );

@@ -952,6 +952,8 @@ struct Solver<'a> {
     best: Option<EncErr>,
     /// Printed text of the last verified-but-different encoding.
     near: Option<String>,
+    /// Native syntax's trailing `raw(0x..)`: bits set as written.
+    extra: u128,
 }
 
 impl Solver<'_> {
@@ -965,7 +967,7 @@ impl Solver<'_> {
     /// Builds, sizes and verifies a complete word.
     fn finish(&mut self, word: u128) -> Option<(u128, u8)> {
         let f = self.form;
-        let mut w = word;
+        let mut w = word | self.extra;
         for &(name, v) in self.variant.set {
             if let Some(i) = f.field_index(name) {
                 w = set_field(f, w, i, v);
@@ -992,9 +994,36 @@ impl Solver<'_> {
                 _ => break,
             }
         }
+        // A form applegpu shadows may claim the word through bits we left 0
+        // (`no_var` with every field 0 is the `TODO.unk51` word): when the
+        // text names the first-match form, flip a don't-care bit it tests.
+        if let Some(sf) = decode_word(w, self.pc)
+            .as_ref()
+            .and_then(crate::native::shadowed_form)
+        {
+            let dc = dont_care_mask(f, size) & sf.mask;
+            if sf.idx != f.idx && dc != 0 {
+                w ^= dc & dc.wrapping_neg();
+            }
+        }
         let insn = decode_word(w, self.pc)?;
-        let printed = format_asm(&insn, Syntax::Default);
-        if insn.len == size && text_matches(self.mnemonic, self.written, &printed) {
+        // native syntax: applegpu's text, or a shadowed form's own name
+        let printed = format_asm(&insn, Syntax::Native);
+        // text without `raw(..)` for an encoding applegpu refuses to print
+        // (`raised`) means our best rendering of it, as in applegpu syntax
+        let best_rendering = || {
+            self.extra == 0
+                && insn.raised
+                && crate::native::native_instruction(&insn).is_none()
+                && text_matches(
+                    self.mnemonic,
+                    self.written,
+                    &format_asm(&insn, Syntax::Default),
+                )
+        };
+        if insn.len == size
+            && (text_matches(self.mnemonic, self.written, &printed) || best_rendering())
+        {
             Some((w, size))
         } else {
             self.near = Some(printed.trim_end().to_string());
@@ -1125,6 +1154,26 @@ pub(crate) fn encode(
             msg: unknown_mnemonic(mnemonic),
         });
     };
+    let written = toks;
+    // native syntax: a shadowed form's trailing `raw(0x..)` (see crate::native)
+    let (toks, extra) = match toks.split_last() {
+        Some((last, rest)) if last.text.starts_with("raw(") && last.text.ends_with(')') => {
+            let body = &last.text[4..last.text.len() - 1];
+            match body
+                .strip_prefix("0x")
+                .and_then(|h| u128::from_str_radix(h, 16).ok())
+            {
+                Some(v) => (rest, v),
+                None => {
+                    return Err(EncErr {
+                        tok: toks.len() - 1,
+                        msg: format!("`{}`: expected raw(0xHEX)", last.text),
+                    })
+                }
+            }
+        }
+        _ => (toks, 0),
+    };
     let m = toks.len();
     let fitting: Vec<&Variant> = variants
         .iter()
@@ -1167,12 +1216,13 @@ pub(crate) fn encode(
             form,
             variant: *v,
             mnemonic,
-            written: toks,
+            written,
             pc,
             budget: 256,
             force_long: prefer.is_some_and(|p| p == form.sizes.1 && p != form.sizes.0),
             best: None,
             near: None,
+            extra,
         };
         let r = solve_form(&mut solver, &ftoks);
         match r {

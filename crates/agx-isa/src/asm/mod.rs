@@ -74,6 +74,68 @@ pub struct Program {
     pub items: Vec<Placed>,
     /// Label addresses.
     pub labels: HashMap<String, u32>,
+    /// Lines whose applegpu-syntax text also fits a form applegpu shadows
+    /// (see [`crate::native`]): what was chosen, one message per line.
+    pub warnings: Vec<AsmWarning>,
+}
+
+/// A line whose meaning the text does not settle, and what the assembler
+/// chose.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AsmWarning {
+    /// 1-based source line.
+    pub line: usize,
+    pub message: String,
+}
+
+impl fmt::Display for AsmWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: {}", self.line, self.message)
+    }
+}
+
+/// Instructions written in applegpu syntax that a shadowed form prints the
+/// same way: the text was assembled as the first-match form (what applegpu
+/// means by it); say so, and how to write the other.
+fn ambiguity_warnings(prog: &Program) -> Vec<AsmWarning> {
+    use crate::decode::{decode_word, read_word, size_mask};
+    use crate::forms::FORMS;
+    let mut out = Vec::new();
+    for it in prog.items.iter().filter(|i| i.insn) {
+        let off = (it.addr - prog.origin) as usize;
+        let word = read_word(&prog.bytes[off..off + it.len as usize]);
+        let Some(insn) = decode_word(word, it.addr) else {
+            continue;
+        };
+        if crate::native::native_instruction(&insn).is_some() {
+            continue; // written with the shadowed form's own name
+        }
+        let text = crate::format_asm(&insn, crate::Syntax::Default);
+        for &(_, later) in crate::native::shadowed_forms()
+            .iter()
+            .filter(|(e, _)| *e == insn.form)
+        {
+            let f = &FORMS[later as usize];
+            let other = ((word & !f.mask) | f.bits) & size_mask(it.len as u8);
+            let Some(o) = decode_word(other, it.addr) else {
+                continue;
+            };
+            if o.form == insn.form && crate::format_asm(&o, crate::Syntax::Default) == text {
+                let squash = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+                out.push(AsmWarning {
+                    line: it.line,
+                    message: format!(
+                        "`{}` is also applegpu's text for `{}`; assembled as {} \
+                         (in native syntax each has its own name; see docs/decoder.md)",
+                        squash(&text),
+                        squash(&crate::format_asm(&o, crate::Syntax::Native)),
+                        insn.mnemonic,
+                    ),
+                });
+            }
+        }
+    }
+    out
 }
 
 /// Assembles `text` into machine code, the first instruction at address 0.
@@ -185,7 +247,7 @@ fn fix_context(prog: &mut Program, lines: &[Line]) {
         let Some(next_insn) = decode_word(next_word, next.addr) else {
             continue;
         };
-        let next_text = crate::format_asm(&next_insn, crate::Syntax::Default);
+        let next_text = crate::format_asm(&next_insn, crate::Syntax::Native);
         // bits of the next instruction outside its fixed pattern and length
         // bit (the text check below keeps its printing unchanged)
         let nf = &crate::forms::FORMS[next_insn.form as usize];
@@ -220,7 +282,7 @@ fn fix_context(prog: &mut Program, lines: &[Line]) {
                 c &= !bit;
                 let w = read_word(&prog.bytes[noff..noff + nlen]) ^ bit;
                 let same = decode_word(w, next.addr)
-                    .map(|d| crate::format_asm(&d, crate::Syntax::Default) == next_text)
+                    .map(|d| crate::format_asm(&d, crate::Syntax::Native) == next_text)
                     .unwrap_or(false);
                 if same {
                     let b = w.to_le_bytes();
@@ -295,6 +357,7 @@ pub fn assemble_program(text: &str, base: u32) -> Result<Program, AsmError> {
             bytes: Vec::new(),
             items: Vec::new(),
             labels: HashMap::new(),
+            warnings: Vec::new(),
         };
         let mut origin: Option<u32> = None;
         let mut cur = base;
@@ -366,6 +429,7 @@ pub fn assemble_program(text: &str, base: u32) -> Result<Program, AsmError> {
         }
         if (labels.is_some() && !changed) || names.is_empty() {
             fix_context(&mut prog, &lines);
+            prog.warnings = ambiguity_warnings(&prog);
             return Ok(prog);
         }
         labels = Some(prog.labels);

@@ -1,0 +1,49 @@
+//! The one locator of the shared test data (`shared/`: the applegpu corpus,
+//! Mesa-compiled kernels, real Apple kernels, reference tables), included by
+//! every test that reads it (`#[path = "../../../testdata/shared_data.rs"]
+//! mod shared_data;`).
+//!
+//! Where: `$METAL_PROFILER_SHARED` when set, else `../shared` beside the
+//! repository root (a fresh CI clone has a copy there). When the data is
+//! missing a test skips with a note, except under `CI=true`, where missing
+//! data is a failure: CI must never pass by not testing.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+/// The repository root (every crate lives at `crates/NAME`).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The shared directory, whether or not it exists.
+pub fn shared_root() -> PathBuf {
+    match std::env::var_os("METAL_PROFILER_SHARED") {
+        Some(p) if !p.is_empty() => PathBuf::from(p),
+        _ => repo_root().join("../shared"),
+    }
+}
+
+/// Whether missing data must fail (`CI=true`, as GitHub Actions sets it).
+pub fn required() -> bool {
+    std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true") || v == "1")
+}
+
+/// `shared/<sub>` when present. Missing: `None` with a note on stderr, or a
+/// panic under `CI=true`.
+pub fn shared(sub: &str) -> Option<PathBuf> {
+    let p = shared_root().join(sub);
+    if p.exists() {
+        return Some(p);
+    }
+    let msg = format!(
+        "shared test data {} is missing (set METAL_PROFILER_SHARED or put shared/ beside the repository)",
+        p.display()
+    );
+    if required() {
+        panic!("{msg}; CI=true: missing data is a failure");
+    }
+    eprintln!("{msg}: skipped");
+    None
+}
