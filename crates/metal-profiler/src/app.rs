@@ -28,7 +28,9 @@ pub fn run(
                 let mut buf: Vec<u8> = Vec::new();
                 run_profile(&cli.profile, &mut buf, err, false)?;
                 std::fs::write(path, &buf)
-                    .map_err(|e| Error::input(format!("cannot write {}: {e}", path.display())))
+                    .map_err(|e| Error::input(format!("cannot write {}: {e}", path.display())))?;
+                let _ = writeln!(err, "wrote {} bytes to {}", buf.len(), path.display());
+                Ok(())
             }
             _ => run_profile(&cli.profile, out, err, stdout_is_tty),
         },
