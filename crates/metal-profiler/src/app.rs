@@ -20,21 +20,43 @@ pub fn run(
     match &cli.command {
         Some(Command::Asm(a)) => run_asm(a, out, err),
         Some(Command::Export(e)) => run_export(e, err),
-        Some(Command::Batch(b)) => crate::batch::run_batch(b, out, err),
-        Some(Command::Diff(d)) => crate::diff::run_diff(d, out, err),
+        Some(Command::Batch(b)) => to_output(b.output.as_deref(), out, err, |o, e| {
+            crate::batch::run_batch(b, o, e)
+        }),
+        Some(Command::Diff(d)) => to_output(d.output.as_deref(), out, err, |o, e| {
+            crate::diff::run_diff(d, o, e)
+        }),
         None => match &cli.profile.output {
-            Some(path) if path.as_os_str() != "-" => {
-                // `-o FILE`: the same bytes, written to the file (no colour)
-                let mut buf: Vec<u8> = Vec::new();
-                run_profile(&cli.profile, &mut buf, err, false)?;
-                std::fs::write(path, &buf)
-                    .map_err(|e| Error::input(format!("cannot write {}: {e}", path.display())))?;
-                let _ = writeln!(err, "wrote {} bytes to {}", buf.len(), path.display());
-                Ok(())
-            }
+            Some(path) if path.as_os_str() != "-" => to_output(Some(path), out, err, |o, e| {
+                run_profile(&cli.profile, o, e, false)
+            }),
             _ => run_profile(&cli.profile, out, err, stdout_is_tty),
         },
     }
+}
+
+/// Runs `f` writing to stdout (`out`), or with `-o FILE` (not `-`) to that
+/// file, without colour. The bytes are gathered first and written only when
+/// `f` produced them, so a failed run never leaves a half-written file behind
+/// (batch and diff, whose exit codes 1 and 3 still carry complete results,
+/// write theirs as well), and a line on stderr says where they went.
+fn to_output(
+    path: Option<&Path>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    f: impl FnOnce(&mut dyn Write, &mut dyn Write) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let Some(path) = path.filter(|p| p.as_os_str() != "-") else {
+        return f(out, err);
+    };
+    let mut buf: Vec<u8> = Vec::new();
+    let result = f(&mut buf, err);
+    if result.is_ok() || !buf.is_empty() {
+        std::fs::write(path, &buf)
+            .map_err(|e| Error::input(format!("cannot write {}: {e}", path.display())))?;
+        let _ = writeln!(err, "wrote {} bytes to {}", buf.len(), path.display());
+    }
+    result
 }
 
 fn write_all(out: &mut dyn Write, s: &str) -> Result<(), Error> {

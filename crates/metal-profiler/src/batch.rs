@@ -275,11 +275,24 @@ pub fn plan(paths: &[PathBuf], gpu: Option<&str>) -> Plan {
     plan
 }
 
+/// What a task hands back besides its table row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Want {
+    /// The row only (text and CSV tables).
+    Row,
+    /// The kernel's JSON object too (`--format json`).
+    Json,
+    /// The whole profile too (`--format html`: one page holds every kernel).
+    Profile,
+}
+
 /// The result of one task.
 pub struct KernelResult {
     pub row: Row,
     /// The kernel's JSON object (with `source`), when asked for.
     pub json: Option<Vec<u8>>,
+    /// The profile, when asked for (its name prefixed by the source file).
+    pub profile: Option<Box<agx_report::Profile>>,
 }
 
 /// Profiles one task (re-reading its archive unless the worker's cache
@@ -288,7 +301,7 @@ fn run_task(
     plan: &Plan,
     t: &Task,
     a: &ProfileArgs,
-    want_json: bool,
+    want: Want,
     cache: &mut Option<(usize, Archive)>,
 ) -> Result<KernelResult, BatchError> {
     let file = &plan.files[t.file];
@@ -309,14 +322,15 @@ fn run_task(
         .get(t.function)
         .ok_or_else(|| fail("file changed during the batch".into()))?;
     let code = pipeline::function_code(archive, f);
-    let (insns, _) = pipeline::decode_code(&code);
+    let (insns, failed) = pipeline::decode_code(&code);
     let prolog = archive.prolog_of(f).map(|p| {
         let pc = pipeline::function_code(archive, p);
         pipeline::decode_code(&pc).0
     });
-    let prof = profile_one(&code, insns, a, Some((archive, f)), prolog);
+    let mut prof = profile_one(&code, insns, a, Some((archive, f)), prolog);
+    prof.unknown_encodings = failed;
     let row = Row::of(&file.display, &prof);
-    let json = if want_json {
+    let json = if want == Want::Json {
         let mut buf = Vec::new();
         agx_report::json::write_kernel(&mut buf, &prof, Some(&file.display))
             .map_err(|e| fail(format!("cannot serialize: {e}")))?;
@@ -324,7 +338,12 @@ fn run_task(
     } else {
         None
     };
-    Ok(KernelResult { row, json })
+    let profile = (want == Want::Profile).then(|| {
+        let mut prof = prof;
+        prof.name = format!("{} ({})", prof.name, file.display);
+        Box::new(prof)
+    });
+    Ok(KernelResult { row, json, profile })
 }
 
 /// Number of worker threads for `--jobs` (default: all cores).
@@ -343,7 +362,7 @@ pub fn execute(
     plan: &Plan,
     a: &ProfileArgs,
     jobs: usize,
-    want_json: bool,
+    want: Want,
     progress: &mut dyn FnMut(usize, usize),
     sink: &mut dyn FnMut(KernelResult) -> Result<(), Error>,
 ) -> Result<Vec<BatchError>, Error> {
@@ -352,7 +371,11 @@ pub fn execute(
     // JSON results hold a kernel's document: keep few in flight (memory is
     // then bounded by jobs × the largest kernel); table rows are tiny, so a
     // slow kernel never holds the other workers back.
-    let window = if want_json { 4 * jobs } else { n.max(1) };
+    let window = if want == Want::Json {
+        4 * jobs
+    } else {
+        n.max(1)
+    };
     // (next task to hand out, tasks written so far)
     let state = Mutex::new((0usize, 0usize));
     let cv = Condvar::new();
@@ -383,7 +406,7 @@ pub fn execute(
                     };
                     let t = &plan.tasks[i];
                     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        run_task(plan, t, a, want_json, &mut cache)
+                        run_task(plan, t, a, want, &mut cache)
                     }))
                     .unwrap_or_else(|_| {
                         cache = None;
@@ -458,7 +481,7 @@ pub fn collect_rows(
 ) -> Result<(Vec<Row>, Vec<BatchError>, Plan), Error> {
     let plan = plan(paths, a.gpu.as_deref());
     let mut rows = Vec::new();
-    let task_errors = execute(&plan, a, jobs, false, &mut |_, _| {}, &mut |k| {
+    let task_errors = execute(&plan, a, jobs, Want::Row, &mut |_, _| {}, &mut |k| {
         rows.push(k.row);
         Ok(())
     })?;
@@ -508,7 +531,7 @@ pub fn run_batch(b: &BatchArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
         )
         .map_err(io_err)?;
         let mut first = true;
-        task_errors = execute(&plan, &a, jobs, true, &mut progress, &mut |k| {
+        task_errors = execute(&plan, &a, jobs, Want::Json, &mut progress, &mut |k| {
             out.write_all(if first { b"\n    " } else { b",\n    " })
                 .map_err(io_err)?;
             first = false;
@@ -534,8 +557,19 @@ pub fn run_batch(b: &BatchArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
             errors.len()
         );
         out.write_all(tail.as_bytes()).map_err(io_err)?;
+    } else if b.format == BatchFormat::Html {
+        // one page, kernels in task order (every profile is held until the
+        // page is written: memory grows with the number of kernels here)
+        let mut profiles = Vec::new();
+        task_errors = execute(&plan, &a, jobs, Want::Profile, &mut progress, &mut |k| {
+            profiles.extend(k.profile.map(|p| *p));
+            rows.push(k.row);
+            Ok(())
+        })?;
+        out.write_all(agx_report::html::document(&profiles).as_bytes())
+            .map_err(io_err)?;
     } else {
-        task_errors = execute(&plan, &a, jobs, false, &mut progress, &mut |k| {
+        task_errors = execute(&plan, &a, jobs, Want::Row, &mut progress, &mut |k| {
             rows.push(k.row);
             Ok(())
         })?;

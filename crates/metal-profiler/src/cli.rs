@@ -67,9 +67,12 @@ pub struct BatchArgs {
     /// Worker threads (default: all cores).
     #[arg(short = 'j', long, value_name = "N")]
     pub jobs: Option<usize>,
-    /// Output: summary table, one metal-profiler/1 document, or CSV.
+    /// Output: summary table, one metal-profiler/1 document, CSV, or one HTML page.
     #[arg(long, value_enum, default_value_t)]
     pub format: BatchFormat,
+    /// Write the output to FILE instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
     /// Iterations assumed for loops whose trip count is unknown.
     #[arg(long, value_name = "N", default_value_t = 16)]
     pub trip_count: u32,
@@ -101,6 +104,8 @@ pub enum BatchFormat {
     Json,
     /// The table as CSV.
     Csv,
+    /// One self-contained HTML page with every kernel and an index.
+    Html,
 }
 
 /// `metal-profile diff` (issue 15; see `diff.rs`).
@@ -125,6 +130,9 @@ pub struct DiffArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t)]
     pub format: DiffFormat,
+    /// Write the output to FILE instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
     /// Worker threads when OLD/NEW are archives (default: all cores).
     #[arg(short = 'j', long, value_name = "N")]
     pub jobs: Option<usize>,

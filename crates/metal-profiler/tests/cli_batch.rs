@@ -172,6 +172,51 @@ fn batch_profiles_every_kernel_and_sorts_by_cycles() {
 }
 
 #[test]
+fn batch_html_is_one_page_with_every_kernel_and_an_index() {
+    let t = tmp("html");
+    corpus(&t.0);
+    let o = run(&["batch", s(&t.0), "--format", "html", "--jobs", "2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let page = stdout(&o);
+    assert!(page.starts_with("<!DOCTYPE html>") && page.trim_end().ends_with("</html>"));
+    assert_eq!(page.matches("<!DOCTYPE html>").count(), 1, "one page");
+    assert!(
+        page.contains("metal-profiler: 7 kernels"),
+        "title counts the kernels"
+    );
+    let index = page
+        .split("<nav class=\"index\">")
+        .nth(1)
+        .and_then(|r| r.split("</nav>").next())
+        .expect("an index of kernels");
+    for (k, name) in [
+        "matmul",
+        "mandelbrot",
+        "relu",
+        "softmax",
+        "gemm",
+        "scan",
+        "conv",
+    ]
+    .iter()
+    .enumerate()
+    {
+        assert!(
+            index.contains(&format!("href=\"#k{k}\"")),
+            "index entry {k}"
+        );
+        assert!(index.contains(name), "{name} in the index");
+        assert!(
+            page.contains(&format!("id=\"k{k}\"")),
+            "section of kernel {k}"
+        );
+    }
+    // one CFG drawing per kernel, and the file each kernel came from is named
+    assert_eq!(page.matches("<svg class=\"cfg\"").count(), 7);
+    assert!(page.contains("c.metallib"));
+}
+
+#[test]
 fn batch_json_document_carries_source_name_errors() {
     let t = tmp("json");
     corpus(&t.0);
@@ -249,7 +294,7 @@ fn batch_output_is_identical_for_any_jobs() {
             ]),
         );
     }
-    for fmt in ["json", "text", "csv"] {
+    for fmt in ["json", "text", "csv", "html"] {
         let one = run(&["batch", s(&t.0), "--format", fmt, "--jobs", "1"]);
         assert!(one.status.success(), "{}", stderr(&one));
         assert!(one.stdout.len() > 500);
