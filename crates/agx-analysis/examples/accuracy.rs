@@ -128,7 +128,11 @@ fn kernel(rw: &Row, n: u16) -> Vec<agx_isa::Instruction> {
     let srcs: Vec<Reg> = [r(2), r(3), u(4), r(5)].into_iter().take(rw.srcs).collect();
     for i in 0..n {
         b.op(rw.op, &[dest(rw.dest, i)], &srcs);
-        if let Some(p) = rw.pair {
+    }
+    // a pair's second instruction after all first ones (as the mixes are
+    // laid out), so none follows its own producer
+    if let Some(p) = rw.pair {
+        for i in 0..n {
             b.op(p, &[dest(rw.dest, i)], &[dest(rw.dest, i)]);
         }
     }
