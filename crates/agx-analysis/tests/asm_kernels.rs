@@ -61,9 +61,12 @@ fn one_rsqrt_hides_under_sixty_four_fmadds() {
     text.push_str("rsqrt r5, r6\njmp_exec_any loop\nstop\n");
     let (_, _, t) = model(&text);
     let cpi = t.loops[0].cycles_per_iteration;
+    // the 8 IC cycles hide under the F32 work; what is left is dispatch:
+    // 64 fmadds + the jmp at 1 slot each, the rsqrt at IC_ISSUE_CYCLES
+    let dispatch = 65.0 + timing::IC_ISSUE_CYCLES;
     assert!(
-        (64.0..=67.0).contains(&cpi),
-        "IC work (8 cy) runs beside F32 (64 cy): {cpi}"
+        (cpi - dispatch).abs() < 1e-9 && cpi < 64.0 + 8.0,
+        "IC work (8 cy) runs beside F32 (64 cy), leaving dispatch {dispatch}: {cpi}"
     );
 }
 

@@ -33,7 +33,8 @@
 
 use super::mesa::{mesa_estimate, MesaEstimate};
 use super::table::{
-    classify, dest_width, form_name, is_transcendental, GpuTiming, MemParams, Unit, G13,
+    classify, dest_width, form_name, is_transcendental, transcendental_subpipe, GpuTiming,
+    MemParams, Unit, G13,
 };
 use agx_isa::forms::FORMS;
 use agx_isa::{ExecOp, Instruction, MemAccess, MemDir, MemSpace, RegFile, Width};
@@ -736,7 +737,7 @@ fn model_region(
             .iter()
             .filter(|s| s.unit == Unit::Ic && is_transcendental(s.key))
         {
-            *by_key.entry(s.key).or_default() += 1;
+            *by_key.entry(transcendental_subpipe(s.key)).or_default() += 1;
         }
         let most = by_key.values().copied().max().unwrap_or(0);
         pipes.ic -= gpu.ic_overlap_cycles * (n_trans - most) as f64;
