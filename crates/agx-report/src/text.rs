@@ -161,13 +161,7 @@ fn calls(out: &mut String, st: Style, p: &Profile) {
             );
         }
         for s in &f.suggestions {
-            let _ = writeln!(
-                out,
-                "    {} {} {}",
-                s.severity.icon(),
-                s.message,
-                st.dim(&format!("[0x{:x}]", s.offset))
-            );
+            suggestion_line(out, st, "    ", s);
         }
     }
     for a in &prog.assumptions {
@@ -677,14 +671,19 @@ fn suggestions(out: &mut String, st: Style, p: &Profile) {
         );
     }
     for s in &p.suggestions {
-        let _ = writeln!(
-            out,
-            "  {} {} {}",
-            s.severity.icon(),
-            s.message,
-            st.dim(&format!("[0x{:x}]", s.offset))
-        );
+        suggestion_line(out, st, "  ", s);
     }
+}
+
+/// One suggestion: severity, message, its address.
+fn suggestion_line(out: &mut String, st: Style, indent: &str, s: &timing::Suggestion) {
+    let _ = writeln!(
+        out,
+        "{indent}{} {} {}",
+        s.severity.icon(),
+        s.message,
+        st.dim(&format!("[0x{:x}]", s.offset))
+    );
 }
 
 /// The plain disassembly (`--show-disasm`).

@@ -282,8 +282,9 @@ pub fn check_flag_conflicts(a: &ProfileArgs) -> Result<(), Error> {
     let picture = matches!(a.format, FormatArg::Html | FormatArg::Dot);
     let part = a.part != PartArg::Main;
     let offset = a.offset.is_some() || a.base.is_some();
-    let mem_flags =
-        a.l1_hit_latency.is_some() || a.l1_miss_latency.is_some() || a.l1_hit_rate.is_some();
+    let mem_flags = a.model.l1_hit_latency.is_some()
+        || a.model.l1_miss_latency.is_some()
+        || a.model.l1_hit_rate.is_some();
     let compile_flags = a.keep_archive.is_some()
         || !a.compile.include.is_empty()
         || !a.compile.define.is_empty()
@@ -296,7 +297,7 @@ pub fn check_flag_conflicts(a: &ProfileArgs) -> Result<(), Error> {
          "--explain-model prints the timing model and reads no input; drop the input or --explain-model"),
         (a.explain_model && (a.list || a.disasm_only || a.show_disasm || a.all || a.function.is_some() || part || offset),
          "--explain-model prints the timing model only; it cannot be combined with --list, --disasm-only, --show-disasm, --all, -f, --part, --offset or --base"),
-        (a.explain_model && (a.gpu.is_some() || a.chip.is_some()),
+        (a.explain_model && (a.gpu.is_some() || a.model.chip.is_some()),
          "--explain-model prints the G13 table and its defaults; --gpu and --chip choose what a profile uses"),
         (a.explain_model && picture,
          "--explain-model prints text or JSON; --format html/dot draw a kernel's profile"),
@@ -485,19 +486,20 @@ fn show_functions(
 /// Model options from the command line.
 pub fn report_options(a: &ProfileArgs) -> agx_report::Options {
     let mut o = agx_report::Options {
-        trip_count: a.trip_count,
+        trip_count: a.model.trip_count,
         ..Default::default()
     };
-    if let Some(v) = a.l1_hit_latency {
+    if let Some(v) = a.model.l1_hit_latency {
         o.mem.l1_hit_latency = v;
     }
-    if let Some(v) = a.l1_miss_latency {
+    if let Some(v) = a.model.l1_miss_latency {
         o.mem.l1_miss_latency = v;
     }
-    if let Some(v) = a.l1_hit_rate {
+    if let Some(v) = a.model.l1_hit_rate {
         o.mem.l1_hit_rate = v;
     }
     if let Some(v) = a
+        .model
         .chip
         .as_deref()
         .and_then(agx_analysis::timing::dram_variant)
@@ -508,12 +510,12 @@ pub fn report_options(a: &ProfileArgs) -> agx_report::Options {
 }
 
 pub fn check_model_flags(a: &ProfileArgs) -> Result<(), Error> {
-    if a.trip_count == 0 {
+    if a.model.trip_count == 0 {
         return Err(Error::usage("--trip-count must be at least 1"));
     }
     for (flag, v) in [
-        ("--l1-hit-latency", a.l1_hit_latency),
-        ("--l1-miss-latency", a.l1_miss_latency),
+        ("--l1-hit-latency", a.model.l1_hit_latency),
+        ("--l1-miss-latency", a.model.l1_miss_latency),
     ] {
         if let Some(v) = v {
             if !(v.is_finite() && v >= 0.0) {
@@ -523,12 +525,12 @@ pub fn check_model_flags(a: &ProfileArgs) -> Result<(), Error> {
             }
         }
     }
-    if let Some(r) = a.l1_hit_rate {
+    if let Some(r) = a.model.l1_hit_rate {
         if !(0.0..=1.0).contains(&r) {
             return Err(Error::usage("--l1-hit-rate must be between 0 and 1"));
         }
     }
-    if let Some(c) = &a.chip {
+    if let Some(c) = &a.model.chip {
         if agx_analysis::timing::dram_variant(c).is_none() {
             let known: Vec<&str> = agx_analysis::timing::DRAM_VARIANTS
                 .iter()
@@ -607,26 +609,28 @@ pub fn profile_one(
     // raw code: `-f` or "kernel" (see `pipeline::raw_code`); archives: the function's name
     let name = archive.map_or_else(|| code.name.clone(), |(_, f)| f.name.clone());
     let opts = report_options(a);
-    let mut prof = match archive {
-        Some((archive, function)) => agx_report::Profile::build_program(
-            name,
-            code.gpu.clone(),
-            insns,
-            prolog,
-            Vec::new(),
-            &opts,
-            &ArchiveCode { archive, function },
-        ),
-        None => agx_report::Profile::build_program(
-            name,
-            code.gpu.clone(),
-            insns,
-            prolog,
-            Vec::new(),
-            &opts,
-            &RawCode { code },
-        ),
+    // called functions: `__text` symbols in an archive, the same file for raw code
+    let archive_code;
+    let raw_code;
+    let source: &dyn agx_analysis::program::CodeSource = match archive {
+        Some((archive, function)) => {
+            archive_code = ArchiveCode { archive, function };
+            &archive_code
+        }
+        None => {
+            raw_code = RawCode { code };
+            &raw_code
+        }
     };
+    let mut prof = agx_report::Profile::build_program(
+        name,
+        code.gpu.clone(),
+        insns,
+        prolog,
+        Vec::new(),
+        &opts,
+        source,
+    );
     prof.annotate_callees = a.part == PartArg::All;
     if let Some(g) = code.gpu_info {
         prof.gpu_label = Some(g.describe());

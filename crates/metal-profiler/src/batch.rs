@@ -458,12 +458,8 @@ pub fn execute(
 /// The model flags of `batch` as the profile arguments the model reads.
 fn model_args(b: &BatchArgs) -> ProfileArgs {
     ProfileArgs {
-        trip_count: b.trip_count,
-        l1_hit_latency: b.l1_hit_latency,
-        l1_miss_latency: b.l1_miss_latency,
-        l1_hit_rate: b.l1_hit_rate,
+        model: b.model.clone(),
         gpu: b.gpu.clone(),
-        chip: b.chip.clone(),
         ..ProfileArgs::default()
     }
 }

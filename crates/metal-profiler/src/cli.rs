@@ -73,8 +73,20 @@ pub struct BatchArgs {
     /// Write the output to FILE instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub model: ModelFlags,
+    /// Profile each archive's slice for this GPU (e.g. g13g, g14g); default:
+    /// the newest decodable slice of each archive.
+    #[arg(long, value_name = "NAME")]
+    pub gpu: Option<String>,
+}
+
+/// The timing model's assumptions a user can change: one definition shared by
+/// a single profile and `batch`.
+#[derive(Args, Debug, Clone, PartialEq)]
+pub struct ModelFlags {
     /// Iterations assumed for loops whose trip count is unknown.
-    #[arg(long, value_name = "N", default_value_t = 16)]
+    #[arg(long, value_name = "N", default_value_t = agx_analysis::timing::DEFAULT_TRIP_COUNT)]
     pub trip_count: u32,
     /// Device-load latency on an L1 hit, in cycles (timing-model assumption).
     #[arg(long, value_name = "CYCLES")]
@@ -89,10 +101,18 @@ pub struct BatchArgs {
     /// M1 Max or M1 Ultra.
     #[arg(long, value_name = "CHIP")]
     pub chip: Option<String>,
-    /// Profile each archive's slice for this GPU (e.g. g13g, g14g); default:
-    /// the newest decodable slice of each archive.
-    #[arg(long, value_name = "NAME")]
-    pub gpu: Option<String>,
+}
+
+impl Default for ModelFlags {
+    fn default() -> Self {
+        ModelFlags {
+            trip_count: agx_analysis::timing::DEFAULT_TRIP_COUNT,
+            l1_hit_latency: None,
+            l1_miss_latency: None,
+            l1_hit_rate: None,
+            chip: None,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
@@ -310,22 +330,8 @@ pub struct ProfileArgs {
     /// Colour in the text report.
     #[arg(long, value_enum, default_value_t)]
     pub color: ColorArg,
-    /// Iterations assumed for loops whose trip count is unknown.
-    #[arg(long, value_name = "N", default_value_t = 16)]
-    pub trip_count: u32,
-    /// Device-load latency on an L1 hit, in cycles (timing-model assumption).
-    #[arg(long, value_name = "CYCLES")]
-    pub l1_hit_latency: Option<f64>,
-    /// Device-load latency on an L1 miss, in cycles (timing-model assumption).
-    #[arg(long, value_name = "CYCLES")]
-    pub l1_miss_latency: Option<f64>,
-    /// Fraction of device loads that hit L1, 0..1 (timing-model assumption).
-    #[arg(long, value_name = "FRACTION")]
-    pub l1_hit_rate: Option<f64>,
-    /// Chip whose DRAM bandwidth bounds device memory: M1 (default), M1 Pro,
-    /// M1 Max or M1 Ultra.
-    #[arg(long, value_name = "CHIP")]
-    pub chip: Option<String>,
+    #[command(flatten)]
+    pub model: ModelFlags,
     /// Print the timing model: every cost-table entry, source and assumption.
     #[arg(long)]
     pub explain_model: bool,
@@ -371,11 +377,7 @@ impl Default for ProfileArgs {
                 format: FormatArg::Text,
                 output: None,
                 color: ColorArg::Auto,
-                trip_count: 16,
-                l1_hit_latency: None,
-                l1_miss_latency: None,
-                l1_hit_rate: None,
-                chip: None,
+                model: ModelFlags::default(),
                 explain_model: false,
                 keep_archive: None,
                 all: false,
