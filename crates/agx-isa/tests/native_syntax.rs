@@ -363,3 +363,85 @@ fn native_round_trip_is_a_fixpoint_on_the_shared_corpus() {
         "{t:?}"
     );
 }
+
+/// An unknown encoding whose opcode group fixes its length (first byte
+/// 0x0e, the `iadd` group: 8 bytes, but bit 15 set matches no form), then
+/// `stop`.
+fn unknown_known_length() -> Vec<u8> {
+    let mut code = vec![0x0e, 0x80, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66];
+    code.extend(assemble_at("stop", 8).unwrap());
+    code
+}
+
+#[test]
+fn unknown_encoding_of_known_length_is_one_native_line() {
+    let code = unknown_known_length();
+    let w = agx_isa::decode::read_word(&code);
+    assert!(agx_isa::decode::match_form(w).is_none());
+    let u = agx_isa::decode::unknown_encoding(w);
+    assert_eq!((u.group, u.len), (Some("alu"), Some(8)));
+    let native = disassemble_listing(&code, 0, Syntax::Native);
+    let lines: Vec<&str> = native.lines().collect();
+    assert_eq!(lines.len(), 2, "{native}");
+    assert!(
+        lines[0].ends_with(" unknown.alu (8 bytes) 0x0e80112233445566"),
+        "{native}"
+    );
+    assert!(lines[0].starts_with("   0: 0e80112233445566"), "{native}");
+    assert!(lines[1].starts_with("   8: ") && lines[1].contains("stop"), "{native}");
+    // applegpu's walk is unchanged: a failed halfword at a time, and here it
+    // falls out of step (0x06 reads `55 66` + `stop` as an `atomic`)
+    let default = disassemble_listing(&code, 0, Syntax::Default);
+    assert!(
+        default.starts_with("   0: 0e80                 <disassembly failed>\n"),
+        "{default}"
+    );
+    assert_eq!(default.matches("<disassembly failed>").count(), 3, "{default}");
+    assert!(!default.contains("stop"), "{default}");
+    // counted once by the length-aware walk, per halfword by applegpu's
+    let (insns, failed) = agx_isa::stream::decode_all_native(&code, 0);
+    assert_eq!((insns.len(), failed), (1, 1));
+    assert_eq!(agx_isa::stream::decode_all(&code, 0).1, 3);
+    // the native text assembles back to exactly these bytes
+    assert_eq!(assemble_program(&native, 0).unwrap().bytes, code);
+    assert_eq!(
+        assemble_at("unknown.alu (8 bytes) 0x0e80112233445566", 0).unwrap(),
+        code[..8]
+    );
+    fixpoint(&code).unwrap();
+}
+
+#[test]
+fn unknown_encoding_of_unknown_length_advances_two_bytes() {
+    // no form has first byte 0x01: length unknown
+    let mut code = vec![0x01, 0x23];
+    code.extend(assemble_at("stop", 2).unwrap());
+    let u = agx_isa::decode::unknown_encoding(agx_isa::decode::read_word(&code));
+    assert_eq!((u.group, u.len), (None, None));
+    let native = disassemble_listing(&code, 0, Syntax::Native);
+    let lines: Vec<&str> = native.lines().collect();
+    assert_eq!(lines.len(), 2, "{native}");
+    assert_eq!(lines[0], "   0: 0123                 unknown (length unknown) 0x0123");
+    assert!(lines[1].starts_with("   2: ") && lines[1].contains("stop"), "{native}");
+    assert_eq!(agx_isa::stream::decode_all_native(&code, 0).1, 1);
+    assert_eq!(assemble_program(&native, 0).unwrap().bytes, code);
+    fixpoint(&code).unwrap();
+    // an encoding cut off by the end of the code: length unknown too
+    let cut = [0x0e, 0x80, 0x11, 0x22];
+    let t = disassemble_listing(&cut, 0, Syntax::Native);
+    assert_eq!(t.matches("unknown (length unknown)").count(), 2, "{t}");
+}
+
+#[test]
+fn unknown_lines_that_contradict_themselves_are_refused() {
+    for (text, want) in [
+        ("unknown.alu (8 bytes) 0x0e80", "the length says 8 bytes"),
+        ("unknown (length unknown) 0x0e801122", "the length says 2 bytes"),
+        ("unknown.alu (7 bytes) 0x0e80112233445566", "N even"),
+        ("unknown.alu 0x0e80", "needs `(N bytes)`"),
+        ("unknown.alu (8 bytes) 0e80112233445566", "expected `0x`"),
+    ] {
+        let e = assemble_at(text, 0).unwrap_err();
+        assert!(e.message.contains(want), "{text}: {e}");
+    }
+}
