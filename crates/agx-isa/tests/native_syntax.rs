@@ -388,7 +388,10 @@ fn unknown_encoding_of_known_length_is_one_native_line() {
         "{native}"
     );
     assert!(lines[0].starts_with("   0: 0e80112233445566"), "{native}");
-    assert!(lines[1].starts_with("   8: ") && lines[1].contains("stop"), "{native}");
+    assert!(
+        lines[1].starts_with("   8: ") && lines[1].contains("stop"),
+        "{native}"
+    );
     // applegpu's walk is unchanged: a failed halfword at a time, and here it
     // falls out of step (0x06 reads `55 66` + `stop` as an `atomic`)
     let default = disassemble_listing(&code, 0, Syntax::Default);
@@ -396,7 +399,11 @@ fn unknown_encoding_of_known_length_is_one_native_line() {
         default.starts_with("   0: 0e80                 <disassembly failed>\n"),
         "{default}"
     );
-    assert_eq!(default.matches("<disassembly failed>").count(), 3, "{default}");
+    assert_eq!(
+        default.matches("<disassembly failed>").count(),
+        3,
+        "{default}"
+    );
     assert!(!default.contains("stop"), "{default}");
     // counted once by the length-aware walk, per halfword by applegpu's
     let (insns, failed) = agx_isa::stream::decode_all_native(&code, 0);
@@ -421,8 +428,14 @@ fn unknown_encoding_of_unknown_length_advances_two_bytes() {
     let native = disassemble_listing(&code, 0, Syntax::Native);
     let lines: Vec<&str> = native.lines().collect();
     assert_eq!(lines.len(), 2, "{native}");
-    assert_eq!(lines[0], "   0: 0123                 unknown (length unknown) 0x0123");
-    assert!(lines[1].starts_with("   2: ") && lines[1].contains("stop"), "{native}");
+    assert_eq!(
+        lines[0],
+        "   0: 0123                 unknown (length unknown) 0x0123"
+    );
+    assert!(
+        lines[1].starts_with("   2: ") && lines[1].contains("stop"),
+        "{native}"
+    );
     assert_eq!(agx_isa::stream::decode_all_native(&code, 0).1, 1);
     assert_eq!(assemble_program(&native, 0).unwrap().bytes, code);
     fixpoint(&code).unwrap();
@@ -436,7 +449,10 @@ fn unknown_encoding_of_unknown_length_advances_two_bytes() {
 fn unknown_lines_that_contradict_themselves_are_refused() {
     for (text, want) in [
         ("unknown.alu (8 bytes) 0x0e80", "the length says 8 bytes"),
-        ("unknown (length unknown) 0x0e801122", "the length says 2 bytes"),
+        (
+            "unknown (length unknown) 0x0e801122",
+            "the length says 2 bytes",
+        ),
         ("unknown.alu (7 bytes) 0x0e80112233445566", "N even"),
         ("unknown.alu 0x0e80", "needs `(N bytes)`"),
         ("unknown.alu (8 bytes) 0e80112233445566", "expected `0x`"),

@@ -406,7 +406,10 @@ fn unknown_encoding_of_known_length_is_one_line_and_counted_once() {
     );
     let (_t2, q) = write_tmp("clean8.archive", &clean);
     let w = json(&[q.to_str().unwrap(), "-f", "k", "--format", "json"]);
-    assert_eq!(v["kernels"][0]["instructions"], w["kernels"][0]["instructions"]);
+    assert_eq!(
+        v["kernels"][0]["instructions"],
+        w["kernels"][0]["instructions"]
+    );
     // the report: warned, and the line in place in the annotated disassembly
     let o = run(&[p, "-f", "k"]);
     assert!(o.status.success(), "{}", err(&o));

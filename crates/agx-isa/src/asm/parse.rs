@@ -438,7 +438,9 @@ fn parse_unknown(text: &str) -> Result<Option<Vec<u8>>, String> {
     };
     let rest = rest.trim_start();
     let Some(r) = rest.strip_prefix('(') else {
-        return Err("`unknown` needs `(N bytes)` or `(length unknown)`, then `0x` and the bytes".into());
+        return Err(
+            "`unknown` needs `(N bytes)` or `(length unknown)`, then `0x` and the bytes".into(),
+        );
     };
     let Some(close) = r.find(')') else {
         return Err("`unknown`: missing `)` after the length".into());
