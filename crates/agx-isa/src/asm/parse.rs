@@ -385,38 +385,6 @@ pub(crate) fn numbers_in(t: &str) -> Vec<i64> {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn listing_line() {
-        let l = parse_line(3, "  4c: 0a0511223344          fadd32  r1, $r2, r3 ; hi").unwrap();
-        assert_eq!(l.addr, Some(0x4c));
-        match l.body {
-            Body::Insn { mnemonic, ops, .. } => {
-                assert_eq!(mnemonic, "fadd32");
-                let t: Vec<_> = ops.iter().map(|o| o.text.as_str()).collect();
-                assert_eq!(t, ["r1", "r2.cache", "r3"]);
-            }
-            b => panic!("{b:?}"),
-        }
-    }
-
-    #[test]
-    fn labels_and_regs() {
-        let l = parse_line(1, "loop: top: stop").unwrap();
-        assert_eq!(l.labels.len(), 2);
-        let r = parse_reg("r0h_r1l.cache").unwrap();
-        assert_eq!(
-            (r.w16, r.first, r.count, r.flags),
-            (true, 1, 2, flags::CACHE)
-        );
-        assert!(parse_reg("r0_r2").is_none());
-        assert_eq!(numbers_in("sr80 (x), 0x-1F"), vec![80, -31]);
-    }
-}
-
 /// Native syntax's undecodable bytes (`stream::unknown_text`):
 /// `unknown.<group> (N bytes) 0x<hex>` or `unknown (length unknown) 0x<hex>`,
 /// `<hex>` the bytes in memory order. `Ok(None)`: not such a line.
@@ -469,4 +437,36 @@ fn parse_unknown(text: &str) -> Result<Option<Vec<u8>>, String> {
         ));
     }
     Ok(Some(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listing_line() {
+        let l = parse_line(3, "  4c: 0a0511223344          fadd32  r1, $r2, r3 ; hi").unwrap();
+        assert_eq!(l.addr, Some(0x4c));
+        match l.body {
+            Body::Insn { mnemonic, ops, .. } => {
+                assert_eq!(mnemonic, "fadd32");
+                let t: Vec<_> = ops.iter().map(|o| o.text.as_str()).collect();
+                assert_eq!(t, ["r1", "r2.cache", "r3"]);
+            }
+            b => panic!("{b:?}"),
+        }
+    }
+
+    #[test]
+    fn labels_and_regs() {
+        let l = parse_line(1, "loop: top: stop").unwrap();
+        assert_eq!(l.labels.len(), 2);
+        let r = parse_reg("r0h_r1l.cache").unwrap();
+        assert_eq!(
+            (r.w16, r.first, r.count, r.flags),
+            (true, 1, 2, flags::CACHE)
+        );
+        assert!(parse_reg("r0_r2").is_none());
+        assert_eq!(numbers_in("sr80 (x), 0x-1F"), vec![80, -31]);
+    }
 }
