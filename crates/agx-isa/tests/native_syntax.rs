@@ -461,3 +461,66 @@ fn unknown_lines_that_contradict_themselves_are_refused() {
         assert!(e.message.contains(want), "{text}: {e}");
     }
 }
+
+/// Code made of random unknown encodings (of known length, and halfwords
+/// whose first byte no form has), ending in `stop`: the native listing has
+/// one line per encoding and assembles back to exactly the same bytes.
+#[test]
+fn native_round_trip_keeps_random_unknown_encodings() {
+    use agx_isa::decode::{match_form, read_word, unknown_encoding};
+    let mut s = 0x9E37_79B9_7F4A_7C15_u64;
+    let mut next = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    let (mut known, mut halves) = (0, 0);
+    for _ in 0..200 {
+        let mut code = Vec::new();
+        let mut pieces = 0;
+        while pieces < 12 {
+            let mut w = [0u8; 12];
+            for b in w.iter_mut() {
+                *b = (next() >> 24) as u8;
+            }
+            if next() % 4 == 0 {
+                // a first byte no form has: length unknown, 2 bytes
+                w[0] = 0x01;
+            }
+            let word = read_word(&w);
+            if match_form(word).is_some() {
+                continue;
+            }
+            let u = unknown_encoding(word);
+            let n = match (u.len, u.group) {
+                (Some(n), _) => {
+                    known += 1;
+                    n
+                }
+                (None, None) => {
+                    halves += 1;
+                    2
+                }
+                // a group whose forms disagree on the length: the bytes
+                // after it could make another form match; left out
+                (None, Some(_)) => continue,
+            };
+            code.extend_from_slice(&w[..n as usize]);
+            pieces += 1;
+        }
+        let end = code.len() as u32;
+        code.extend(assemble_at("stop", end).unwrap());
+        let t = disassemble_listing(&code, 0, Syntax::Native);
+        assert_eq!(t.lines().count(), 13, "{t}");
+        let unknown_lines = t.lines().filter(|l| l.contains(" unknown")).count();
+        assert_eq!(unknown_lines, 12, "{t}");
+        assert_eq!(assemble_program(&t, 0).unwrap().bytes, code, "{t}");
+        fixpoint(&code).unwrap();
+        assert_eq!(agx_isa::stream::decode_all_native(&code, 0).1, 12);
+    }
+    assert!(
+        known > 200 && halves > 200,
+        "{known} known, {halves} halfwords"
+    );
+}
