@@ -190,6 +190,51 @@ pub fn match_form(word: u128) -> Option<&'static Form> {
     None
 }
 
+/// What is known about a word no form matches: its length when every form
+/// of its opcode group agrees on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UnknownEncoding {
+    /// The group's name (its forms' common [`Category`] in lower case, or
+    /// the first form's name when they differ), `None` when no form has
+    /// this first byte.
+    pub group: Option<&'static str>,
+    /// Length in bytes, when known.
+    pub len: Option<u8>,
+}
+
+/// The length rule for an undecodable word (docs/decoder.md, "Unknown
+/// encodings"): the forms whose fixed bits in the first byte agree with
+/// the word's ([`DISPATCH`], the opcode group: the low 7 bits and bit 7
+/// select the group in applegpu's tables) each read the length from their
+/// own length bit (bit 15, or 47 for the memory forms). When the group is
+/// not empty and every one of its forms gives the word the same size, that
+/// size is the word's length; otherwise the length is unknown.
+pub fn unknown_encoding(word: u128) -> UnknownEncoding {
+    let cands = DISPATCH[(word & 0xFF) as usize];
+    let Some(&first) = cands.first() else {
+        return UnknownEncoding {
+            group: None,
+            len: None,
+        };
+    };
+    let f0 = &FORMS[first as usize];
+    let size = f0.size_of(word);
+    let same_size = cands
+        .iter()
+        .all(|&i| FORMS[i as usize].size_of(word) == size);
+    let same_cat = cands
+        .iter()
+        .all(|&i| FORMS[i as usize].category == f0.category);
+    UnknownEncoding {
+        group: Some(if same_cat {
+            f0.category.group_name()
+        } else {
+            f0.name
+        }),
+        len: same_size.then_some(size),
+    }
+}
+
 #[inline]
 pub(crate) fn size_mask(size: u8) -> u128 {
     if size >= 16 {

@@ -278,6 +278,26 @@ pub enum Category {
     Unknown,
 }
 
+impl Category {
+    /// Lower-case name (`alu`, `cross_lane`, `load`, ...), as native syntax
+    /// names the group of an unknown encoding (`unknown.load`).
+    pub fn group_name(self) -> &'static str {
+        match self {
+            Category::Alu => "alu",
+            Category::CrossLane => "cross_lane",
+            Category::ExecMask => "exec_mask",
+            Category::Control => "control",
+            Category::Load => "load",
+            Category::Store => "store",
+            Category::Atomic => "atomic",
+            Category::Texture => "texture",
+            Category::Sync => "sync",
+            Category::Graphics => "graphics",
+            Category::Unknown => "todo",
+        }
+    }
+}
+
 /// Control-flow effect of an instruction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Flow {

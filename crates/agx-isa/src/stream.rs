@@ -2,10 +2,17 @@
 //! stop after the first `stop`; when a run of zero bytes begins (the next
 //! 32 bits are zero) print one empty line and skip zero halfwords; on bytes no
 //! form matches, print `<disassembly failed>` and advance 2 bytes.
+//!
+//! A walk made with [`walk_native`] differs in one point: on bytes no form
+//! matches whose length is known ([`crate::decode::unknown_encoding`]) it
+//! advances by that length and reports one [`Step::Failed`] covering all of
+//! it (native syntax prints `unknown.<group> (N bytes) 0x<hex>`); when the
+//! length is not known it advances 2 bytes as applegpu does.
 
 use crate::decode::{decode_word_into, read_word};
 use crate::format::{write_addr, write_hex, write_line_parts, Syntax};
 use crate::model::Instruction;
+use std::fmt::Write as _;
 
 /// One step of the walk.
 // Items are transient values handed straight to the caller; boxing the
@@ -18,12 +25,24 @@ pub enum Item {
     Insn { insn: Instruction, shown: u8 },
     /// A run of zero bytes begins here (applegpu prints one empty line).
     Gap { addr: u32 },
-    /// Undecodable halfword at `addr` (`<disassembly failed>`); skipped 2 bytes.
+    /// Undecodable bytes at `addr`: see [`Step::Failed`].
     Failed {
         addr: u32,
-        bytes: [u8; 2],
+        bytes: [u8; 12],
         shown: u8,
+        unknown: Unknown,
     },
+}
+
+/// What a length-aware walk ([`walk_native`]) knows of an undecodable
+/// position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Unknown {
+    /// The opcode group's name ([`crate::decode::UnknownEncoding::group`]).
+    pub group: Option<&'static str>,
+    /// The encoding's length when known and the walk is length-aware:
+    /// the walk skipped this many bytes. `None`: it skipped 2.
+    pub len: Option<u8>,
 }
 
 impl Item {
@@ -50,6 +69,8 @@ pub struct Walk<'a> {
     p: usize,
     end: bool,
     skipping: bool,
+    /// Skip an undecodable encoding of known length whole (native syntax).
+    lengths: bool,
 }
 
 /// One step of the walk when decoding into a caller-owned [`Instruction`]
@@ -61,11 +82,14 @@ pub enum Step {
     Insn { shown: u8 },
     /// A run of zero bytes begins here.
     Gap { addr: u32 },
-    /// Undecodable halfword.
+    /// Undecodable bytes at `addr`: `shown` of `bytes` are in the code
+    /// (the halfword applegpu skips, or the whole encoding when
+    /// `unknown.len` is known; fewer at the end of the code).
     Failed {
         addr: u32,
-        bytes: [u8; 2],
+        bytes: [u8; 12],
         shown: u8,
+        unknown: Unknown,
     },
 }
 
@@ -101,14 +125,26 @@ impl Walk<'_> {
                 self.p += len;
                 return Some(Step::Insn { shown });
             }
-            let b0 = rest[0];
-            let b1 = rest.get(1).copied().unwrap_or(0);
-            let shown = rest.len().min(2) as u8;
-            self.p += 2;
+            let u = crate::decode::unknown_encoding(word);
+            // an encoding cut off by the end of the code: length unknown
+            let len = if self.lengths {
+                u.len.filter(|&n| n as usize <= rest.len())
+            } else {
+                None
+            };
+            let skip = len.unwrap_or(2) as usize;
+            let shown = rest.len().min(skip);
+            let mut bytes = [0u8; 12];
+            bytes[..shown].copy_from_slice(&rest[..shown]);
+            self.p += skip;
             return Some(Step::Failed {
                 addr,
-                bytes: [b0, b1],
-                shown,
+                bytes,
+                shown: shown as u8,
+                unknown: Unknown {
+                    group: u.group,
+                    len,
+                },
             });
         }
     }
@@ -121,7 +157,17 @@ impl Iterator for Walk<'_> {
         Some(match self.next_into(&mut insn)? {
             Step::Insn { shown } => Item::Insn { insn, shown },
             Step::Gap { addr } => Item::Gap { addr },
-            Step::Failed { addr, bytes, shown } => Item::Failed { addr, bytes, shown },
+            Step::Failed {
+                addr,
+                bytes,
+                shown,
+                unknown,
+            } => Item::Failed {
+                addr,
+                bytes,
+                shown,
+                unknown,
+            },
         })
     }
 }
@@ -134,6 +180,17 @@ pub fn walk(code: &[u8], base: u32) -> Walk<'_> {
         p: 0,
         end: false,
         skipping: false,
+        lengths: false,
+    }
+}
+
+/// Walks `code` as [`walk`] does, except that an undecodable encoding whose
+/// length is known is skipped whole (one [`Step::Failed`] with
+/// `unknown.len` set): the walk of native syntax and of the profile.
+pub fn walk_native(code: &[u8], base: u32) -> Walk<'_> {
+    Walk {
+        lengths: true,
+        ..walk(code, base)
     }
 }
 
@@ -141,9 +198,19 @@ pub fn walk(code: &[u8], base: u32) -> Walk<'_> {
 /// per-instruction copies), and the number of `<disassembly failed>`
 /// positions.
 pub fn decode_all(code: &[u8], base: u32) -> (Vec<Instruction>, usize) {
-    let mut out: Vec<Instruction> = Vec::with_capacity(code.len() / 6 + 16);
+    decode_all_with(walk(code, base))
+}
+
+/// [`decode_all`] over the length-aware walk [`walk_native`]: an unknown
+/// encoding of known length counts once and its bytes are skipped whole.
+/// What the profile decodes.
+pub fn decode_all_native(code: &[u8], base: u32) -> (Vec<Instruction>, usize) {
+    decode_all_with(walk_native(code, base))
+}
+
+fn decode_all_with(mut w: Walk<'_>) -> (Vec<Instruction>, usize) {
+    let mut out: Vec<Instruction> = Vec::with_capacity(w.code.len() / 6 + 16);
     let mut failed = 0;
-    let mut w = walk(code, base);
     out.push(Instruction::default());
     loop {
         let last = out.len() - 1;
@@ -167,17 +234,49 @@ pub fn write_step(out: &mut String, step: &Step, insn: &Instruction, syntax: Syn
             write_line_parts(out, insn.addr, &b[..shown as usize], insn, syntax);
         }
         Step::Gap { .. } => {}
-        Step::Failed { addr, bytes, shown } => write_failed(out, addr, &bytes[..shown as usize]),
+        Step::Failed {
+            addr,
+            bytes,
+            shown,
+            unknown,
+        } => write_failed(out, addr, &bytes[..shown as usize], unknown, syntax),
     }
     out.push('\n');
 }
 
-/// `'%4x:' addr, hex, <disassembly failed>` (no newline).
-fn write_failed(out: &mut String, addr: u32, bytes: &[u8]) {
+/// `'%4x:' addr, hex, <disassembly failed>` (no newline); in native syntax
+/// `'%4x:' addr, hex, ` then [`unknown_text`].
+fn write_failed(out: &mut String, addr: u32, bytes: &[u8], unknown: Unknown, syntax: Syntax) {
     write_addr(out, addr);
     out.push(' ');
     write_hex(out, bytes);
-    out.push_str(" <disassembly failed>");
+    out.push(' ');
+    if syntax == Syntax::Native {
+        out.push_str(&unknown_text(bytes, unknown));
+    } else {
+        out.push_str("<disassembly failed>");
+    }
+}
+
+/// Native syntax for undecodable bytes: `unknown.<group> (N bytes) 0x<hex>`
+/// when the length is known, else `unknown (length unknown) 0x<hex>` for
+/// the halfword; `<hex>` is the bytes in memory order (as the listing's
+/// hex column). The assembler reads it back as those bytes.
+pub fn unknown_text(bytes: &[u8], unknown: Unknown) -> String {
+    let mut s = String::with_capacity(48);
+    match (unknown.len, unknown.group) {
+        (Some(n), Some(g)) => {
+            let _ = write!(s, "unknown.{g} ({n} bytes) 0x");
+        }
+        (Some(n), None) => {
+            let _ = write!(s, "unknown ({n} bytes) 0x");
+        }
+        (None, _) => s.push_str("unknown (length unknown) 0x"),
+    }
+    for b in bytes {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
 }
 
 /// Appends the listing text of one walk item (with newline).
@@ -187,8 +286,13 @@ pub fn write_item(out: &mut String, item: &Item, syntax: Syntax) {
             write_step(out, &Step::Insn { shown: *shown }, insn, syntax);
         }
         Item::Gap { .. } => out.push('\n'),
-        Item::Failed { addr, bytes, shown } => {
-            write_failed(out, *addr, &bytes[..*shown as usize]);
+        Item::Failed {
+            addr,
+            bytes,
+            shown,
+            unknown,
+        } => {
+            write_failed(out, *addr, &bytes[..*shown as usize], *unknown, syntax);
             out.push('\n');
         }
     }
@@ -196,9 +300,14 @@ pub fn write_item(out: &mut String, item: &Item, syntax: Syntax) {
 
 /// The full text applegpu's `disassemble.py` prints for `code` (without its
 /// `TODO:` debug lines), addresses starting at `base`.
+/// In native syntax the walk is [`walk_native`].
 pub fn disassemble_listing(code: &[u8], base: u32, syntax: Syntax) -> String {
     let mut out = String::with_capacity(code.len() * 8);
-    let mut w = walk(code, base);
+    let mut w = if syntax == Syntax::Native {
+        walk_native(code, base)
+    } else {
+        walk(code, base)
+    };
     let mut insn = Instruction::default();
     while let Some(step) = w.next_into(&mut insn) {
         write_step(&mut out, &step, &insn, syntax);

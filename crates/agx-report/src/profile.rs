@@ -51,6 +51,11 @@ pub struct Profile {
     /// Positions the decoder did not know (`<disassembly failed>`), left out
     /// of the analysis (set by the front end).
     pub unknown_encodings: usize,
+    /// Each unknown encoding's address and native text
+    /// (`unknown.load (8 bytes) 0x...`, `agx_isa::stream::unknown_text`):
+    /// the annotated disassembly prints them in place, with no analysis
+    /// (set by the front end).
+    pub unknown_lines: Vec<(u32, String)>,
     pub insns: Vec<Instruction>,
     pub prolog: Option<PrologSummary>,
     /// `call` sites resolved to symbol names: (address, symbol).
@@ -154,6 +159,7 @@ impl Profile {
             gpu_label: None,
             timing_note: None,
             unknown_encodings: 0,
+            unknown_lines: Vec::new(),
             insns,
             prolog,
             calls,

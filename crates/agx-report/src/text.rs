@@ -583,7 +583,28 @@ fn annotated_function(
     flush: &mut dyn FnMut(&mut String) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
     let mut asm = String::new();
+    // unknown encodings print in place, before the first instruction after them
+    let unknown_line = |out: &mut String, (addr, text): &(u32, String)| {
+        let mut line = format!("  {:<8}", "");
+        write_addr(&mut line, *addr);
+        line.push(' ');
+        let (mnem, rest) = text.split_once(' ').unwrap_or((text.as_str(), ""));
+        let _ = writeln!(
+            out,
+            "{}",
+            st.warn(&format!("{line}{mnem:<18} {:<22} {rest}", "[not decoded]"))
+        );
+    };
+    // (all with main's instructions: in place, the rest after them)
+    let is_main = std::ptr::eq(insns.as_ptr(), p.insns.as_ptr());
+    let none: &[(u32, String)] = &[];
+    let mut pending = if is_main { &p.unknown_lines[..] } else { none }
+        .iter()
+        .peekable();
     for insn in insns {
+        while let Some(u) = pending.next_if(|(a, _)| *a < insn.addr) {
+            unknown_line(out, u);
+        }
         let d = detail_in(details, insn.addr);
         let depth = d.map(|d| d.loop_depth).unwrap_or(0) as usize;
         let bars = "│ ".repeat(depth.min(8));
@@ -640,6 +661,9 @@ fn annotated_function(
         if out.len() >= PIECE {
             flush(out)?;
         }
+    }
+    for u in pending {
+        unknown_line(out, u);
     }
     Ok(())
 }

@@ -281,6 +281,9 @@ fn profile_raw(
     let listing = pipeline::listing(&code, Syntax::Default);
     let mut profile = metal_profiler::app::profile_one(&code, insns, &args, None, None);
     profile.unknown_encodings = failed;
+    if failed > 0 {
+        profile.unknown_lines = pipeline::unknown_lines(&code);
+    }
     Ok(PyProfile {
         profile,
         listing,
@@ -315,6 +318,9 @@ fn profile_in_archive(
     let mut profile =
         metal_profiler::app::profile_one(&code, insns, &args, Some((archive, f)), prolog);
     profile.unknown_encodings = failed;
+    if failed > 0 {
+        profile.unknown_lines = pipeline::unknown_lines(&code);
+    }
     let mut warnings = archive.warnings.clone();
     warnings.extend(note);
     Ok(PyProfile {

@@ -269,6 +269,9 @@ fn run_raw(
     }
     let mut prof = crate::app::profile_one(&code, insns, a, None, None);
     prof.unknown_encodings = failed;
+    if failed > 0 {
+        prof.unknown_lines = pipeline::unknown_lines(&code);
+    }
     render(a, &[prof], out, tty)
 }
 
@@ -456,7 +459,7 @@ fn show_functions(
         if failed > 0 {
             let _ = writeln!(
                 err,
-                "warning: `{}`: {failed} position(s) hold encodings the G13 tables do not know; shown as <disassembly failed> and left out of the profile",
+                "warning: `{}`: {failed} position(s) hold encodings the G13 tables do not know; shown as <disassembly failed> (native syntax: `unknown.<group> (N bytes)`) and left out of the analysis",
                 f.symbol
             );
         }
@@ -470,6 +473,9 @@ fn show_functions(
         };
         let mut prof = profile_one(&code, insns, a, Some((archive, f)), prolog);
         prof.unknown_encodings = failed;
+        if failed > 0 {
+            prof.unknown_lines = pipeline::unknown_lines(&code);
+        }
         if let Some(d) = device {
             // built on this Mac: name the device beside the APPLEGPU subtype
             prof.gpu = Some(format!("{} ({d})", prof.gpu.as_deref().unwrap_or("?")));

@@ -264,10 +264,31 @@ pub fn walk_code<'a>(code: &'a CodeRef<'a>) -> impl Iterator<Item = Item> + 'a {
     walk(code.bytes(), code.addr)
 }
 
-/// The decoded instructions (failed halfwords and gaps dropped), with a count
-/// of `<disassembly failed>` items.
+/// The decoded instructions (unknown encodings and gaps dropped), with a
+/// count of unknown encodings. The walk is the length-aware one of native
+/// syntax (`agx_isa::stream::walk_native`): an unknown encoding of known
+/// length counts once and is skipped whole (docs/decoder.md).
 pub fn decode_code(code: &CodeRef<'_>) -> (Vec<Instruction>, usize) {
-    agx_isa::stream::decode_all(code.bytes(), code.addr)
+    agx_isa::stream::decode_all_native(code.bytes(), code.addr)
+}
+
+/// Each unknown encoding of the length-aware walk (the one of
+/// [`decode_code`]): its address and native text, for the report.
+pub fn unknown_lines(code: &CodeRef<'_>) -> Vec<(u32, String)> {
+    agx_isa::stream::walk_native(code.bytes(), code.addr)
+        .filter_map(|it| match it {
+            Item::Failed {
+                addr,
+                bytes,
+                shown,
+                unknown,
+            } => Some((
+                addr,
+                agx_isa::stream::unknown_text(&bytes[..shown as usize], unknown),
+            )),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Writes the applegpu-identical listing of `code` to `w` as it decodes, in
@@ -335,7 +356,11 @@ pub fn write_listing_with(
 ) -> std::io::Result<(usize, usize)> {
     use agx_isa::stream::{write_step, Step};
     use std::sync::{mpsc, Mutex};
-    let mut walk = walk(code.bytes(), code.addr);
+    let mut walk = if syntax == Syntax::Native {
+        agx_isa::stream::walk_native(code.bytes(), code.addr)
+    } else {
+        walk(code.bytes(), code.addr)
+    };
     let (mut n, mut failed) = (0, 0);
     let mut count = |s: &Step| match s {
         Step::Insn { .. } => n += 1,

@@ -384,3 +384,61 @@ fn unknown_encodings_are_counted_and_the_profile_goes_on() {
         out(&o)
     );
 }
+
+/// An unknown encoding whose length its opcode group fixes (first byte 0x0e,
+/// the `iadd` group: 8 bytes; bit 15 set matches no form) counts once, prints
+/// as one `unknown.alu (8 bytes)` line in native syntax and in the report's
+/// annotated disassembly, and the profile is the one of the code without it.
+#[test]
+fn unknown_encoding_of_known_length_is_one_line_and_counted_once() {
+    let mut main = vec![0x0e, 0x80, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66];
+    main.extend(real("simple_call_compute_shader.bin"));
+    let a = build_test_archive(G14G, Stage::Compute, &main, &[("_k_agc.main", 0)]);
+    let (_t, p) = write_tmp("unknown8.archive", &a);
+    let p = p.to_str().unwrap();
+    let v = json(&[p, "-f", "k", "--format", "json"]);
+    assert_eq!(v["kernels"][0]["unknown_encodings"], 1);
+    let clean = build_test_archive(
+        G14G,
+        Stage::Compute,
+        &real("simple_call_compute_shader.bin"),
+        &[("_k_agc.main", 0)],
+    );
+    let (_t2, q) = write_tmp("clean8.archive", &clean);
+    let w = json(&[q.to_str().unwrap(), "-f", "k", "--format", "json"]);
+    assert_eq!(
+        v["kernels"][0]["instructions"],
+        w["kernels"][0]["instructions"]
+    );
+    // the report: warned, and the line in place in the annotated disassembly
+    let o = run(&[p, "-f", "k"]);
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(
+        err(&o).contains("`_k_agc.main`: 1 position(s) hold encodings the G13 tables do not know"),
+        "{}",
+        err(&o)
+    );
+    let line = out(&o)
+        .lines()
+        .find(|l| l.contains("unknown.alu"))
+        .map(str::to_string)
+        .unwrap_or_else(|| panic!("no unknown line in\n{}", out(&o)));
+    assert!(line.contains("   0: "), "{line}");
+    assert!(line.contains("(8 bytes) 0x0e80112233445566"), "{line}");
+    assert!(line.contains("[not decoded]"), "{line}");
+    // native listing: one line, then the code at 8; default: applegpu's text
+    let o = run(&[p, "-f", "k", "--disasm-only", "--syntax", "native"]);
+    let t = out(&o);
+    let first = t.lines().next().unwrap_or("");
+    assert_eq!(
+        first,
+        "   0: 0e80112233445566     unknown.alu (8 bytes) 0x0e80112233445566"
+    );
+    assert!(t.lines().nth(1).unwrap_or("").starts_with("   8: "), "{t}");
+    let o = run(&[p, "-f", "k", "--disasm-only"]);
+    assert!(
+        out(&o).starts_with("   0: 0e80                 <disassembly failed>\n"),
+        "{}",
+        out(&o)
+    );
+}

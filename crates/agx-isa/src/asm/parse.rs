@@ -193,6 +193,10 @@ pub(crate) fn parse_line(no: usize, raw: &str) -> Result<Line, PErr> {
             )),
         };
     }
+    if let Some(b) = parse_unknown(text).map_err(|m| (start + 1, m))? {
+        line.body = Body::Raw(b);
+        return Ok(line);
+    }
     let (m_end, _) = next_word(s, start)
         .map(|(_, e)| (e, ()))
         .unwrap_or((s.len(), ()));
@@ -379,6 +383,60 @@ pub(crate) fn numbers_in(t: &str) -> Vec<i64> {
         i += 1;
     }
     out
+}
+
+/// Native syntax's undecodable bytes (`stream::unknown_text`):
+/// `unknown.<group> (N bytes) 0x<hex>` or `unknown (length unknown) 0x<hex>`,
+/// `<hex>` the bytes in memory order. `Ok(None)`: not such a line.
+fn parse_unknown(text: &str) -> Result<Option<Vec<u8>>, String> {
+    let Some(rest) = text.strip_prefix("unknown") else {
+        return Ok(None);
+    };
+    // `unknown` alone or `unknown.<group>`, then the parenthesised length
+    let rest = match rest.strip_prefix('.') {
+        Some(r) => {
+            let end = r.find(char::is_whitespace).unwrap_or(r.len());
+            if end == 0 {
+                return Ok(None);
+            }
+            &r[end..]
+        }
+        None if rest.starts_with(char::is_whitespace) => rest,
+        None => return Ok(None),
+    };
+    let rest = rest.trim_start();
+    let Some(r) = rest.strip_prefix('(') else {
+        return Err(
+            "`unknown` needs `(N bytes)` or `(length unknown)`, then `0x` and the bytes".into(),
+        );
+    };
+    let Some(close) = r.find(')') else {
+        return Err("`unknown`: missing `)` after the length".into());
+    };
+    let want = match r[..close].trim() {
+        "length unknown" => 2,
+        l => match l.strip_suffix("bytes").map(str::trim).and_then(|n| n.parse::<usize>().ok()) {
+            Some(n) if (2..=12).contains(&n) && n % 2 == 0 => n,
+            _ => {
+                return Err(format!(
+                    "`unknown`: the length must be `N bytes` (N even, 2..=12) or `length unknown`, found `{l}`"
+                ))
+            }
+        },
+    };
+    let hex = r[close + 1..].trim();
+    let Some(b) = hex.strip_prefix("0x").and_then(hex_bytes) else {
+        return Err(format!(
+            "`unknown`: expected `0x` and {want} bytes in hex after the length, found `{hex}`"
+        ));
+    };
+    if b.len() != want {
+        return Err(format!(
+            "`unknown`: the length says {want} bytes but `{hex}` holds {}",
+            b.len()
+        ));
+    }
+    Ok(Some(b))
 }
 
 #[cfg(test)]
