@@ -211,7 +211,7 @@ fn header(out: &mut String, st: Style, p: &Profile) {
             out,
             "  {}",
             st.warn(&format!(
-                "warning: {} position(s) hold encodings the G13 tables do not know (shown as <disassembly failed>); left out of the profile",
+                "warning: {} encoding(s) the G13 tables do not know (marked not decoded below; <disassembly failed> in applegpu syntax); left out of the profile",
                 p.unknown_encodings
             ))
         );

@@ -357,7 +357,7 @@ fn unknown_encodings_are_counted_and_the_profile_goes_on() {
         err(&o)
     );
     assert!(
-        out(&o).contains("warning: 1 position(s) hold encodings the G13 tables do not know (shown as <disassembly failed>); left out of the profile"),
+        out(&o).contains("warning: 1 encoding(s) the G13 tables do not know (marked not decoded below; <disassembly failed> in applegpu syntax); left out of the profile"),
         "{}",
         out(&o)
     );
