@@ -697,17 +697,20 @@ impl Program {
         a
     }
 
-    /// [`Program::kernel_timing`] that moves main's per-instruction vectors
-    /// (`instructions_detail`, `executions`) out instead of copying them:
+    /// [`Program::kernel_timing`] that moves main's per-instruction and
+    /// per-loop vectors (`instructions_detail`, `executions`, `loops`) out
+    /// instead of copying them:
     /// for a consumer (the report) that keeps the kernel timing and no
     /// longer reads main's own. Main's timing keeps everything else.
     pub fn take_kernel_timing(&mut self) -> KernelTiming {
         let m = &mut self.functions[0].timing;
         let detail = std::mem::take(&mut m.instructions_detail);
         let executions = std::mem::take(&mut m.executions);
+        let loops = std::mem::take(&mut m.loops);
         let mut t = self.kernel_timing();
         t.instructions_detail = detail;
         t.executions = executions;
+        t.loops = loops;
         t
     }
 
