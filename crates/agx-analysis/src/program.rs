@@ -519,13 +519,16 @@ pub fn analyze_program(
         };
         let mut counted = vec![false; n];
         counted[f] = true;
-        // (the per-instruction vectors move into `whole` and back rather
-        // than being copied: the loop reads only totals of `functions[f]`)
+        // (the per-instruction and per-loop vectors move into `whole` and
+        // back rather than being copied: the loop reads only totals of
+        // `functions[f]`)
         let detail = std::mem::take(&mut functions[f].timing.instructions_detail);
         let executions = std::mem::take(&mut functions[f].timing.executions);
+        let loops = std::mem::take(&mut functions[f].timing.loops);
         let mut whole = functions[f].timing.clone();
         whole.instructions_detail = detail;
         whole.executions = executions;
+        whole.loops = loops;
         for &(at, target, callee) in &sites[f] {
             let executions = whole.executions_at(at);
             let across = solved[f].across.get(&at).copied().unwrap_or_default();
@@ -603,6 +606,7 @@ pub fn analyze_program(
         inc.breakdown = std::mem::take(&mut whole.breakdown);
         functions[f].timing.instructions_detail = whole.instructions_detail;
         functions[f].timing.executions = whole.executions;
+        functions[f].timing.loops = whole.loops;
         functions[f].inclusive = inc;
     }
     calls.sort_by_key(|c| (c.caller, c.at));
