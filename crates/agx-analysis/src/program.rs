@@ -519,7 +519,16 @@ pub fn analyze_program(
         };
         let mut counted = vec![false; n];
         counted[f] = true;
+        // (the per-instruction and per-loop vectors move into `whole` and
+        // back rather than being copied: the loop reads only totals of
+        // `functions[f]`)
+        let detail = std::mem::take(&mut functions[f].timing.instructions_detail);
+        let executions = std::mem::take(&mut functions[f].timing.executions);
+        let loops = std::mem::take(&mut functions[f].timing.loops);
         let mut whole = functions[f].timing.clone();
+        whole.instructions_detail = detail;
+        whole.executions = executions;
+        whole.loops = loops;
         for &(at, target, callee) in &sites[f] {
             let executions = whole.executions_at(at);
             let across = solved[f].across.get(&at).copied().unwrap_or_default();
@@ -595,6 +604,9 @@ pub fn analyze_program(
         inc.total_cycles = whole.total_cycles;
         inc.paths = whole.paths;
         inc.breakdown = std::mem::take(&mut whole.breakdown);
+        functions[f].timing.instructions_detail = whole.instructions_detail;
+        functions[f].timing.executions = whole.executions;
+        functions[f].timing.loops = whole.loops;
         functions[f].inclusive = inc;
     }
     calls.sort_by_key(|c| (c.caller, c.at));
@@ -687,6 +699,23 @@ impl Program {
         }
         a.cfg.unresolved_targets.retain(|(at, _)| !resolved(*at));
         a
+    }
+
+    /// [`Program::kernel_timing`] that moves main's per-instruction and
+    /// per-loop vectors (`instructions_detail`, `executions`, `loops`) out
+    /// instead of copying them:
+    /// for a consumer (the report) that keeps the kernel timing and no
+    /// longer reads main's own. Main's timing keeps everything else.
+    pub fn take_kernel_timing(&mut self) -> KernelTiming {
+        let m = &mut self.functions[0].timing;
+        let detail = std::mem::take(&mut m.instructions_detail);
+        let executions = std::mem::take(&mut m.executions);
+        let loops = std::mem::take(&mut m.loops);
+        let mut t = self.kernel_timing();
+        t.instructions_detail = detail;
+        t.executions = executions;
+        t.loops = loops;
+        t
     }
 
     /// The kernel's timing: main's, with the program's total and per-unit

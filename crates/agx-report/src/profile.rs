@@ -118,7 +118,8 @@ impl Profile {
         };
         let mut program = program::analyze_program(main, source, &params);
         let analysis = program.kernel_analysis();
-        let timing = program.kernel_timing();
+        // (main's per-instruction vectors move, not copied: one copy held)
+        let timing = program.take_kernel_timing();
         let insns = std::mem::take(&mut program.functions[0].insns);
         let suggestions = std::mem::take(&mut program.functions[0].suggestions);
         // symbols of the call sites the program resolved

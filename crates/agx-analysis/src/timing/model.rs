@@ -1084,10 +1084,12 @@ fn path_subset(
     longest: bool,
 ) -> Vec<usize> {
     use std::collections::{HashMap, HashSet};
-    let in_region: HashSet<usize> = idx.iter().copied().collect();
     // frames opened in the region
-    let local: HashSet<usize> = (0..arms.frames.len())
-        .filter(|&f| in_region.contains(&arms.frames[f].0))
+    // (frames are in opener order, one per opener: a binary search per
+    // region instruction instead of a scan of every frame per region)
+    let local: HashSet<usize> = idx
+        .iter()
+        .filter_map(|&i| arms.frames.binary_search_by_key(&i, |f| f.0).ok())
         .collect();
     // chain of local (frame, arm) ancestors of each instruction
     let chain = |i: usize| -> Vec<(usize, u8)> {
