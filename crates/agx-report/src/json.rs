@@ -648,17 +648,7 @@ pub fn document(profiles: &[Profile]) -> String {
 /// model rules, memory-parameter defaults), under the same schema id, with
 /// `model` in place of `kernels`.
 pub fn model_document() -> String {
-    use agx_analysis::timing::table::MEM_PARAM_SOURCES;
     let t = agx_analysis::timing::g13();
-    let d = MemParams::default();
-    let vals = [
-        d.l1_hit_latency,
-        d.l1_miss_latency,
-        d.l1_hit_rate,
-        d.threadgroup_latency,
-        d.stack_latency,
-        d.l1_bytes_per_cycle_per_core,
-    ];
     let doc = serde_json::json!({
         "schema": SCHEMA,
         "tool": { "name": "metal-profiler", "version": env!("CARGO_PKG_VERSION") },
@@ -681,7 +671,7 @@ pub fn model_document() -> String {
             "rules": t.notes.iter().map(|(rule, source)| serde_json::json!({
                 "rule": rule, "source": source,
             })).collect::<Vec<_>>(),
-            "memory_parameters": MEM_PARAM_SOURCES.iter().zip(vals).map(|((name, source), value)| serde_json::json!({
+            "memory_parameters": MemParams::default().documented().into_iter().map(|(name, value, source)| serde_json::json!({
                 "name": name, "value": value, "source": source,
             })).collect::<Vec<_>>(),
         }

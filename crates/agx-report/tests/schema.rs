@@ -80,3 +80,24 @@ fn schema_rejects_a_broken_document() {
     let bad = serde_json::json!({"schema": "metal-profiler/1", "kernels": [{"name": "x"}]});
     assert!(!validator.is_valid(&bad));
 }
+
+/// `--explain-model` as text and as JSON list the same memory parameters
+/// with the same values (one list serves both).
+#[test]
+fn explain_model_text_and_json_list_the_same_memory_parameters() {
+    let doc: serde_json::Value = serde_json::from_str(&agx_report::json::model_document()).unwrap();
+    let params = doc["model"]["memory_parameters"].as_array().unwrap();
+    let names: Vec<&str> = params.iter().map(|p| p["name"].as_str().unwrap()).collect();
+    let expected: Vec<&str> = agx_analysis::timing::table::MEM_PARAM_SOURCES
+        .iter()
+        .map(|(n, _)| *n)
+        .collect();
+    assert_eq!(names, expected);
+    assert!(names.contains(&"dram_bytes_per_cycle_per_core"));
+    let text = agx_report::explain_model();
+    for p in params {
+        let value = p["value"].as_f64().unwrap();
+        let line = format!("- {} = {value} [", p["name"].as_str().unwrap());
+        assert!(text.contains(&line), "text lacks `{line}`");
+    }
+}

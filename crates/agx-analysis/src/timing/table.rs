@@ -163,6 +163,28 @@ pub const MEM_PARAM_SOURCES: &[(&str, &str)] = &[
     ("dram_bytes_per_cycle_per_core", "chip DRAM GB/s / (GPU cores x GHz), M1 by default (6.68 B; M1 Pro/Max/Ultra 9.65 B, see DRAM_VARIANTS); the bytes that miss L1 (1 - l1_hit_rate) are charged to it, an assumption"),
 ];
 
+impl MemParams {
+    /// Each parameter's name, value and source, in [`MEM_PARAM_SOURCES`]
+    /// order: the one list `--explain-model` prints as text and as JSON.
+    pub fn documented(&self) -> Vec<(&'static str, f64, &'static str)> {
+        let vals = [
+            self.l1_hit_latency,
+            self.l1_miss_latency,
+            self.l1_hit_rate,
+            self.threadgroup_latency,
+            self.stack_latency,
+            self.l1_bytes_per_cycle_per_core,
+            self.dram_bytes_per_cycle_per_core,
+        ];
+        debug_assert_eq!(vals.len(), MEM_PARAM_SOURCES.len());
+        MEM_PARAM_SOURCES
+            .iter()
+            .zip(vals)
+            .map(|(&(name, src), v)| (name, v, src))
+            .collect()
+    }
+}
+
 /// Timing facts for one GPU generation.
 #[derive(Clone, Debug, Serialize)]
 pub struct GpuTiming {
@@ -695,17 +717,7 @@ impl GpuTiming {
             ));
         }
         s.push_str("\nMemory parameters (defaults, overridable)\n\n");
-        let d = MemParams::default();
-        let vals = [
-            d.l1_hit_latency,
-            d.l1_miss_latency,
-            d.l1_hit_rate,
-            d.threadgroup_latency,
-            d.stack_latency,
-            d.l1_bytes_per_cycle_per_core,
-            d.dram_bytes_per_cycle_per_core,
-        ];
-        for ((name, src), v) in MEM_PARAM_SOURCES.iter().zip(vals) {
+        for (name, v, src) in MemParams::default().documented() {
             s.push_str(&format!("- {name} = {v} [{src}]\n"));
         }
         s.push_str("\nAssumptions (rows no source measures)\n\n");
