@@ -77,7 +77,8 @@ fn shell_word(s: &OsStr) -> String {
     }
 }
 
-fn xcrun(tool: &str) -> ToolCommand {
+/// `xcrun -sdk macosx TOOL`: every toolchain step goes through it.
+pub(crate) fn xcrun(tool: &str) -> ToolCommand {
     ToolCommand::new("xcrun")
         .arg("-sdk")
         .arg("macosx")
@@ -128,17 +129,28 @@ pub fn metal_commands(
         }
         BuildMode::TwoStep => {
             let air = metallib.with_extension("air");
-            let mut compile = xcrun("metal").arg("-c");
-            compile.args.extend(flags);
-            let compile = compile
-                .arg(source.as_os_str())
-                .arg("-o")
-                .arg(air.as_os_str());
-            let link = xcrun("metallib")
-                .arg(air.as_os_str())
-                .arg("-o")
-                .arg(metallib.as_os_str());
-            vec![compile, link]
+            air_then_metallib(flags, source, &air, metallib).to_vec()
         }
     }
+}
+
+/// `metal -c FLAGS SOURCE -o AIR`, then `metallib AIR -o METALLIB`: the two
+/// steps shared by the two-step JIT build and the offline (metal-tt) build.
+pub(crate) fn air_then_metallib(
+    flags: Vec<OsString>,
+    source: &Path,
+    air: &Path,
+    metallib: &Path,
+) -> [ToolCommand; 2] {
+    let mut compile = xcrun("metal").arg("-c");
+    compile.args.extend(flags);
+    let compile = compile
+        .arg(source.as_os_str())
+        .arg("-o")
+        .arg(air.as_os_str());
+    let link = xcrun("metallib")
+        .arg(air.as_os_str())
+        .arg("-o")
+        .arg(metallib.as_os_str());
+    [compile, link]
 }

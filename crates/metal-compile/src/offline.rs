@@ -16,7 +16,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use crate::command::{compiler_flags, ToolCommand};
+use crate::command::{air_then_metallib, compiler_flags, xcrun, ToolCommand};
 use crate::driver::{run_tool, selection, FunctionSelection, SystemRunner, ToolRunner};
 use crate::source::{materialize_source, write_file};
 use crate::{CompileError, CompileRequest, CompiledArchive, MetalCompiler, Source, TempDir};
@@ -31,13 +31,6 @@ const OUTPUT_NAME: &str = "kernel.archive";
 
 /// The target used when the host's GPU cannot be decoded (or is unknown).
 pub const FALLBACK_TARGET: &str = "g14g";
-
-fn xcrun(tool: &str) -> ToolCommand {
-    ToolCommand::new("xcrun")
-        .arg("-sdk")
-        .arg("macosx")
-        .arg(tool)
-}
 
 /// Checks `--target` values (comma-separated and/or repeated; `g14g`,
 /// `G14G` and `applegpu_g14g` all work) against the names the sources list;
@@ -141,22 +134,13 @@ pub fn offline_commands(
 ) -> Vec<ToolCommand> {
     let air = dir.join(AIR_NAME);
     let metallib = dir.join(METALLIB_NAME);
-    let mut compile = xcrun("metal").arg("-c");
-    compile.args.extend(compiler_flags(req));
+    let mut flags = compiler_flags(req);
     if let Some(v) = &req.min_macos {
         // gpu-targets.md: the "AIR version is bigger than the target" fix
-        compile = compile
-            .arg("-target")
-            .arg(format!("air64-apple-macos{}", v.trim()));
+        flags.push("-target".into());
+        flags.push(format!("air64-apple-macos{}", v.trim()).into());
     }
-    let compile = compile
-        .arg(source.as_os_str())
-        .arg("-o")
-        .arg(air.as_os_str());
-    let link = xcrun("metallib")
-        .arg(air.as_os_str())
-        .arg("-o")
-        .arg(metallib.as_os_str());
+    let [compile, link] = air_then_metallib(flags, source, &air, &metallib);
     let mut tt = xcrun("metal-tt");
     for t in targets {
         tt = tt.arg("-arch").arg(format!("applegpu_{t}"));
