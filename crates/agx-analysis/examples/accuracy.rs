@@ -231,6 +231,7 @@ their cross-validated error is the same.\n", sum / cnt as f64, max, msum / cnt a
 sub-operations), and instruction *sequences* (DIV32, FRACT32, IADD64, ...), which are compositions of the rows above \
 and are scored with the mixes below.\n");
     mixes_section(&mixes, &cli);
+    limits_section(&read_mixes(&mixes));
 }
 
 // ---------------------------------------------------------------------------
@@ -647,4 +648,110 @@ the values fitted without its fold (the held-out error).\n");
         mesa_sum / n
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+// ---------------------------------------------------------------------------
+// What no model of our class can reach on this table
+
+/// A row's words as a multiset: sorted (word, count).
+fn multiset(words: &[&str]) -> Vec<(String, usize)> {
+    let mut m: Vec<(String, usize)> = Vec::new();
+    for w in words {
+        match m.iter_mut().find(|(x, _)| x == w) {
+            Some(e) => e.1 += 1,
+            None => m.push((w.to_string(), 1)),
+        }
+    }
+    m.sort();
+    m
+}
+
+/// The measured value of the built row whose words are `want` (any order).
+fn find_row<'a>(rows: &'a [MixRow], want: &[(&str, usize)]) -> Option<&'a MixRow> {
+    let mut w: Vec<(String, usize)> = want.iter().map(|(a, n)| (a.to_string(), *n)).collect();
+    w.sort();
+    rows.iter()
+        .find(|r| r.words.as_deref().map(multiset).as_ref() == Some(&w))
+}
+
+/// Smallest e such that a linear bound with non-negative weights a (per
+/// IADD64) and b (per X) can give row C = 2 IADD64 + 2 X within e while rows
+/// A = IADD64 + M (any M) and B = IADD64 + 3 X are not overestimated by more
+/// than e: a <= A(1+e), a + 3b <= B(1+e), 2a + 2b >= C(1-e). For fixed e the
+/// largest a + b is at a = A(1+e), b = (B - A)(1+e)/3 (b >= 0 when B >= A),
+/// so e is where (2A + B)(1+e)/3 = C(1-e)/2.
+fn max_of_linear_floor(a: f64, b: f64, c: f64) -> f64 {
+    let k = (2.0 * a + b) / 3.0;
+    ((c / 2.0 - k) / (c / 2.0 + k)).max(0.0)
+}
+
+fn limits_section(rows: &[MixRow]) {
+    println!("## Limits: rows that leave a throughput model little room\n");
+    println!("Our model, like Mesa's and every throughput model, takes the maximum of bounds that are each linear in the \
+counts of the sequence's instructions (apart from the IC pair terms, which none of the rows below use): adding an \
+instruction never lowers the cost, and k copies of a sequence cost k times one copy. The rows below leave any such \
+model little room, whatever its parameters: they are the main part of the remaining error (the figures are computed \
+from the table each time this page is generated; a check whose rows are missing is skipped).\n");
+    let mut any = false;
+    for x in ["FADD32", "IADD32"] {
+        let m = "IMAD32";
+        {
+            let (Some(ra), Some(rb), Some(rc)) = (
+                find_row(rows, &[("IADD64", 1), (m, 1)]),
+                find_row(rows, &[("IADD64", 1), (x, 3)]),
+                find_row(rows, &[("IADD64", 2), (x, 2)]),
+            ) else {
+                continue;
+            };
+            any = true;
+            let e = max_of_linear_floor(ra.measured, rb.measured, rc.measured);
+            println!(
+                "- `{}` ({:.2}), `{}` ({:.2}) and `{}` ({:.2}): the bound that gives the third row its cost charges \
+one IADD64 at most the first row's cost and three {x} plus one IADD64 at most the second's, so it reaches at most \
+{:.2} for the third: **some model error is at least {:.1}%** on these three rows. The third row differs from the \
+second by one IADD64 in place of one {x} (three more instructions on the same pipe) yet costs {:.2} cycles more: \
+it is most likely latency-bound in its benchmark kernel (the 64-bit add's carry chain, iadd -> icmpsel -> iadd), \
+whose dependency structure metal-benchmarks does not publish per row.",
+                ra.sequence,
+                ra.measured,
+                rb.sequence,
+                rb.measured,
+                rc.sequence,
+                rc.measured,
+                2.0 * (2.0 * ra.measured + rb.measured) / 3.0,
+                100.0 * e,
+                rc.measured - rb.measured
+            );
+        }
+    }
+    // the same instructions, with and without a dependency
+    for k in 0..4usize {
+        let div: Vec<(&str, usize)> = if k == 0 {
+            vec![("DIV32", 1)]
+        } else {
+            vec![("DIV32", 1), ("FMUL32", k)]
+        };
+        let (Some(rd), Some(rr)) = (
+            find_row(rows, &div),
+            find_row(rows, &[("RECIP32", 1), ("FMUL32", k + 1)]),
+        ) else {
+            continue;
+        };
+        any = true;
+        let (hi, lo) = (rd.measured.max(rr.measured), rd.measured.min(rr.measured));
+        println!(
+            "- `{}` ({:.2}) and `{}` ({:.2}) run the same instructions (DIV32 = RECIP32 + a dependent FMUL32): a model that \
+sees only the instruction mix errs by at least {:.1}% on one of them; the difference is the exposed rcp -> fmul latency \
+in the benchmark's kernel, which our loop of independent copies does not have.",
+            rd.sequence,
+            rd.measured,
+            rr.sequence,
+            rr.measured,
+            100.0 * (hi - lo) / (hi + lo)
+        );
+    }
+    if !any {
+        println!("(none of the rows these checks use are in this table)");
+    }
+    println!();
 }
