@@ -9,8 +9,8 @@
 //! it (native syntax prints `unknown.<group> (N bytes) 0x<hex>`); when the
 //! length is not known it advances 2 bytes as applegpu does.
 
-use crate::decode::{decode_word_into, read_word};
-use crate::format::{write_addr, write_hex, write_line_parts, Syntax};
+use crate::decode::{decode_as, match_form, read_word};
+use crate::format::{write_addr, write_hex, write_line_parts, Sink, Syntax};
 use crate::model::Instruction;
 use std::fmt::Write as _;
 
@@ -63,6 +63,7 @@ impl Item {
 }
 
 /// Iterator state of [`walk`].
+#[derive(Clone, Copy)]
 pub struct Walk<'a> {
     code: &'a [u8],
     base: u32,
@@ -98,6 +99,31 @@ impl Walk<'_> {
     /// no allocation, no copy). The fast path behind listings and benchmarks.
     #[inline]
     pub fn next_into(&mut self, insn: &mut Instruction) -> Option<Step> {
+        self.step::<true>(insn)
+    }
+
+    /// The next step without decoding the instruction's operands: the same
+    /// steps, positions and lengths as [`Walk::next_into`] (a scan that lets
+    /// the listing cut the code into batches that are then decoded in
+    /// parallel, each from its [`Walk::state`]). `Step::Insn` says nothing
+    /// more of the instruction.
+    #[inline]
+    pub fn skim(&mut self) -> Option<Step> {
+        self.step::<false>(&mut Instruction::default())
+    }
+
+    /// Where the walk stands: a walk made by [`Walk::resume`] from it yields
+    /// the steps this one would yield from here on.
+    pub fn state(&self) -> WalkState {
+        WalkState {
+            p: self.p,
+            end: self.end,
+            skipping: self.skipping,
+        }
+    }
+
+    #[inline(always)]
+    fn step<const DECODE: bool>(&mut self, insn: &mut Instruction) -> Option<Step> {
         loop {
             if self.end || self.p >= self.code.len() {
                 return None;
@@ -116,10 +142,17 @@ impl Walk<'_> {
                 }
                 self.skipping = false;
             }
-            if decode_word_into(word, addr, insn) {
-                let len = insn.len as usize;
+            if let Some(form) = match_form(word) {
+                // `stop` ends the walk; only the form called `stop` decodes
+                // to that mnemonic (test `stop_mnemonic_is_its_form`)
+                let (len, stop) = if DECODE {
+                    decode_as(form, word, addr, insn);
+                    (insn.len as usize, insn.mnemonic == "stop")
+                } else {
+                    (form.size_of(word) as usize, form.name == "stop")
+                };
                 let shown = len.min(rest.len()) as u8;
-                if insn.mnemonic == "stop" {
+                if stop {
                     self.end = true;
                 }
                 self.p += len;
@@ -146,6 +179,28 @@ impl Walk<'_> {
                     len,
                 },
             });
+        }
+    }
+}
+
+/// The position of a [`Walk`] ([`Walk::state`]), to resume it with
+/// [`Walk::resume`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WalkState {
+    p: usize,
+    end: bool,
+    skipping: bool,
+}
+
+impl<'a> Walk<'a> {
+    /// A walk over the same `code`, `base` and kind (plain or length-aware)
+    /// as the one `state` was taken from, continuing from there.
+    pub fn resume(&self, state: WalkState) -> Walk<'a> {
+        Walk {
+            p: state.p,
+            end: state.end,
+            skipping: state.skipping,
+            ..*self
         }
     }
 }
@@ -227,7 +282,7 @@ fn decode_all_with(mut w: Walk<'_>) -> (Vec<Instruction>, usize) {
 
 /// Appends the listing text of one [`Step`] (with newline); `insn` is the
 /// buffer [`Walk::next_into`] decoded into.
-pub fn write_step(out: &mut String, step: &Step, insn: &Instruction, syntax: Syntax) {
+pub fn write_step<S: Sink + ?Sized>(out: &mut S, step: &Step, insn: &Instruction, syntax: Syntax) {
     match *step {
         Step::Insn { shown } => {
             let b = insn.bytes();
@@ -241,20 +296,26 @@ pub fn write_step(out: &mut String, step: &Step, insn: &Instruction, syntax: Syn
             unknown,
         } => write_failed(out, addr, &bytes[..shown as usize], unknown, syntax),
     }
-    out.push('\n');
+    out.put(b'\n');
 }
 
 /// `'%4x:' addr, hex, <disassembly failed>` (no newline); in native syntax
 /// `'%4x:' addr, hex, ` then [`unknown_text`].
-fn write_failed(out: &mut String, addr: u32, bytes: &[u8], unknown: Unknown, syntax: Syntax) {
+fn write_failed<S: Sink + ?Sized>(
+    out: &mut S,
+    addr: u32,
+    bytes: &[u8],
+    unknown: Unknown,
+    syntax: Syntax,
+) {
     write_addr(out, addr);
-    out.push(' ');
+    out.put(b' ');
     write_hex(out, bytes);
-    out.push(' ');
+    out.put(b' ');
     if syntax == Syntax::Native {
-        out.push_str(&unknown_text(bytes, unknown));
+        out.put_str(&unknown_text(bytes, unknown));
     } else {
-        out.push_str("<disassembly failed>");
+        out.put_str("<disassembly failed>");
     }
 }
 
@@ -280,12 +341,12 @@ pub fn unknown_text(bytes: &[u8], unknown: Unknown) -> String {
 }
 
 /// Appends the listing text of one walk item (with newline).
-pub fn write_item(out: &mut String, item: &Item, syntax: Syntax) {
+pub fn write_item<S: Sink + ?Sized>(out: &mut S, item: &Item, syntax: Syntax) {
     match item {
         Item::Insn { insn, shown } => {
             write_step(out, &Step::Insn { shown: *shown }, insn, syntax);
         }
-        Item::Gap { .. } => out.push('\n'),
+        Item::Gap { .. } => out.put(b'\n'),
         Item::Failed {
             addr,
             bytes,
@@ -293,7 +354,7 @@ pub fn write_item(out: &mut String, item: &Item, syntax: Syntax) {
             unknown,
         } => {
             write_failed(out, *addr, &bytes[..*shown as usize], *unknown, syntax);
-            out.push('\n');
+            out.put(b'\n');
         }
     }
 }
@@ -313,4 +374,99 @@ pub fn disassemble_listing(code: &[u8], base: u32, syntax: Syntax) -> String {
         write_step(&mut out, &step, &insn, syntax);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::forms::FORMS;
+
+    fn rng(mut s: u64) -> impl FnMut() -> u64 {
+        move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        }
+    }
+
+    /// [`Walk::skim`] ends the walk on the form called `stop`, the decoding
+    /// walk on the mnemonic `stop`: the same instructions.
+    #[test]
+    fn stop_mnemonic_is_its_form() {
+        let mut next = rng(0x9E37_79B9_7F4A_7C15);
+        for f in FORMS.iter() {
+            for _ in 0..3000 {
+                let w = ((next() as u128) | (next() as u128) << 64) & ((1u128 << 96) - 1);
+                let w = (w & !f.mask) | f.bits;
+                let Some(g) = match_form(w) else { continue };
+                let mut insn = Instruction::default();
+                decode_as(g, w, 0, &mut insn);
+                assert_eq!(insn.mnemonic == "stop", g.name == "stop", "word {w:x}");
+                assert_eq!(insn.len, g.size_of(w), "word {w:x}");
+            }
+        }
+    }
+
+    /// Scanning with [`Walk::skim`] and decoding batches from resumed
+    /// states gives the steps of one decoding walk, on random bytes (gaps,
+    /// failures, cut-off tails) in both walk kinds.
+    #[test]
+    fn skip_and_resume_match_next_into() {
+        let mut next = rng(0x2545_F491_4F6C_DD1D);
+        for round in 0..60 {
+            let n = 64 + (next() % 4000) as usize;
+            let mut code: Vec<u8> = (0..n).map(|_| next() as u8).collect();
+            // zero runs, and no `stop` (0x88 0x00) so the walks go far
+            for i in 0..n {
+                if next() % 23 == 0 {
+                    let l = (next() % 12) as usize;
+                    for b in code.iter_mut().skip(i).take(l) {
+                        *b = 0;
+                    }
+                }
+                if code[i] & 0x7F == 0x08 {
+                    code[i] ^= 0x10;
+                }
+            }
+            let first = if round % 2 == 0 {
+                walk(&code, 0x100)
+            } else {
+                walk_native(&code, 0x100)
+            };
+            let make = |_: &[u8]| first;
+            let mut whole = make(&code);
+            let mut insn = Instruction::default();
+            let mut expect = Vec::new();
+            while let Some(s) = whole.next_into(&mut insn) {
+                let mut t = String::new();
+                write_step(&mut t, &s, &insn, Syntax::Default);
+                expect.push((s, t));
+            }
+            let mut scan = make(&code);
+            let mut got = Vec::new();
+            loop {
+                let st = scan.state();
+                let mut k = 0;
+                while k < 7 {
+                    match scan.skim() {
+                        Some(_) => k += 1,
+                        None => break,
+                    }
+                }
+                let mut part = scan.resume(st);
+                for _ in 0..k {
+                    let s = part.next_into(&mut insn).expect("step");
+                    let mut t = String::new();
+                    write_step(&mut t, &s, &insn, Syntax::Default);
+                    got.push((s, t));
+                }
+                if k < 7 {
+                    break;
+                }
+                assert_eq!(part.state(), scan.state());
+            }
+            assert_eq!(got, expect);
+        }
+    }
 }

@@ -292,10 +292,13 @@ pub fn unknown_lines(code: &CodeRef<'_>) -> Vec<(u32, String)> {
 }
 
 /// Writes the applegpu-identical listing of `code` to `w` as it decodes, in
-/// constant memory whatever the code size: instructions are decoded in
-/// batches of [`LISTING_BATCH`] into reused buffers, and formatting (80% of
-/// the time, perf) runs on all cores while this thread walks and writes in
-/// order; at most `2 × cores` batches are in flight. Returns (instructions,
+/// constant memory whatever the code size. On several cores this thread
+/// only scans the code ([`agx_isa::stream::Walk::skim`]: instruction lengths
+/// without operands, ~10× faster than decoding) to cut it into batches of
+/// [`LISTING_BATCH`] steps, and writes their text in order; worker threads
+/// decode and format the batches (each resumed from the scan's
+/// [`agx_isa::stream::WalkState`]), at most `2 × workers` batches in
+/// flight, their text buffers reused. Returns (instructions,
 /// `<disassembly failed>` positions) for [`raw_code_warning`].
 pub fn write_listing(
     w: &mut dyn std::io::Write,
@@ -313,48 +316,18 @@ pub fn write_listing(
     write_listing_with(w, code, syntax, threads)
 }
 
-/// Instructions per batch of the parallel listing (about 1.4 MB decoded).
+/// Steps (lines) per batch of the parallel listing.
 pub const LISTING_BATCH: usize = 4096;
 
-/// A batch of the parallel listing: decoded steps (the buffer is filled
-/// once and then reused, so no instruction is built or copied per line) and
-/// their text (reused too).
-struct Slot {
-    items: Vec<(agx_isa::stream::Step, Instruction)>,
-    used: usize,
-    text: String,
-}
-
-impl Slot {
-    fn new() -> Slot {
-        Slot {
-            items: vec![
-                (
-                    agx_isa::stream::Step::Gap { addr: 0 },
-                    Instruction::default()
-                );
-                LISTING_BATCH
-            ],
-            used: 0,
-            text: String::new(),
-        }
-    }
-    fn format(&mut self, syntax: Syntax) {
-        self.text.clear();
-        for (step, insn) in &self.items[..self.used] {
-            agx_isa::stream::write_step(&mut self.text, step, insn, syntax);
-        }
-    }
-}
-
-/// [`write_listing`] on `threads` formatting threads (1 = this thread only).
+/// [`write_listing`] on `threads` decoding-and-formatting threads (1 = this
+/// thread only).
 pub fn write_listing_with(
     w: &mut dyn std::io::Write,
     code: &CodeRef<'_>,
     syntax: Syntax,
     threads: usize,
 ) -> std::io::Result<(usize, usize)> {
-    use agx_isa::stream::{write_step, Step};
+    use agx_isa::stream::{write_step, Step, WalkState};
     use std::sync::{mpsc, Mutex};
     let mut walk = if syntax == Syntax::Native {
         agx_isa::stream::walk_native(code.bytes(), code.addr)
@@ -369,44 +342,59 @@ pub fn write_listing_with(
     };
     if threads <= 1 {
         const CHUNK: usize = 1 << 16;
-        let mut buf = String::with_capacity(CHUNK + 256);
+        let mut buf: Vec<u8> = Vec::with_capacity(CHUNK + 256);
         let mut insn = Instruction::default();
         while let Some(step) = walk.next_into(&mut insn) {
             count(&step);
             write_step(&mut buf, &step, &insn, syntax);
             if buf.len() >= CHUNK {
-                w.write_all(buf.as_bytes())?;
+                w.write_all(&buf)?;
                 buf.clear();
             }
         }
-        w.write_all(buf.as_bytes())?;
+        w.write_all(&buf)?;
         return Ok((n, failed));
     }
+    // a batch: (sequence number, where it starts, steps, text buffer)
+    type Job = (usize, WalkState, usize, Vec<u8>);
     let window = 2 * threads;
-    let (work_tx, work_rx) = mpsc::channel::<(usize, Slot)>();
+    let (work_tx, work_rx) = mpsc::channel::<Job>();
     let work_rx = Mutex::new(work_rx);
-    let (done_tx, done_rx) = mpsc::channel::<(usize, Slot)>();
+    let (done_tx, done_rx) = mpsc::channel::<(usize, Vec<u8>)>();
+    let start = walk;
     std::thread::scope(|sc| -> std::io::Result<()> {
         for _ in 0..threads {
             let done_tx = done_tx.clone();
             let work_rx = &work_rx;
-            sc.spawn(move || loop {
-                let job = work_rx.lock().map(|rx| rx.recv());
-                let Ok(Ok((seq, mut slot))) = job else { return };
-                slot.format(syntax);
-                if done_tx.send((seq, slot)).is_err() {
-                    return;
+            sc.spawn(move || {
+                let mut insn = Instruction::default();
+                loop {
+                    let job = work_rx.lock().map(|rx| rx.recv());
+                    let Ok(Ok((seq, at, steps, mut text))) = job else {
+                        return;
+                    };
+                    text.clear();
+                    let mut part = start.resume(at);
+                    for _ in 0..steps {
+                        match part.next_into(&mut insn) {
+                            Some(step) => write_step(&mut text, &step, &insn, syntax),
+                            None => break,
+                        }
+                    }
+                    if done_tx.send((seq, text)).is_err() {
+                        return;
+                    }
                 }
             });
         }
         drop(done_tx);
-        let mut pending: std::collections::BTreeMap<usize, Slot> = Default::default();
-        let mut spare: Vec<Slot> = Vec::new();
+        let mut pending: std::collections::BTreeMap<usize, Vec<u8>> = Default::default();
+        let mut spare: Vec<Vec<u8>> = Vec::new();
         let (mut sent, mut written) = (0usize, 0usize);
         // writes finished batches in order and keeps their buffers; waits
         // for one result when `block`
-        let mut drain = |pending: &mut std::collections::BTreeMap<usize, Slot>,
-                         spare: &mut Vec<Slot>,
+        let mut drain = |pending: &mut std::collections::BTreeMap<usize, Vec<u8>>,
+                         spare: &mut Vec<Vec<u8>>,
                          written: &mut usize,
                          block: bool|
          -> std::io::Result<()> {
@@ -415,28 +403,26 @@ pub fn write_listing_with(
             } else {
                 done_rx.try_recv().ok()
             };
-            if let Some((seq, slot)) = got {
-                pending.insert(seq, slot);
+            if let Some((seq, text)) = got {
+                pending.insert(seq, text);
             }
-            while let Some(slot) = pending.remove(written) {
-                w.write_all(slot.text.as_bytes())?;
+            while let Some(text) = pending.remove(written) {
+                w.write_all(&text)?;
                 *written += 1;
-                spare.push(slot);
+                spare.push(text);
             }
             Ok(())
         };
         let mut result = Ok(());
         let mut last = false;
         while !last && result.is_ok() {
-            let mut slot = spare.pop().unwrap_or_else(Slot::new);
-            slot.used = 0;
-            while slot.used < LISTING_BATCH {
-                let k = slot.used;
-                match walk.next_into(&mut slot.items[k].1) {
+            let at = walk.state();
+            let mut steps = 0;
+            while steps < LISTING_BATCH {
+                match walk.skim() {
                     Some(step) => {
                         count(&step);
-                        slot.items[k].0 = step;
-                        slot.used += 1;
+                        steps += 1;
                     }
                     None => {
                         last = true;
@@ -444,8 +430,9 @@ pub fn write_listing_with(
                     }
                 }
             }
-            if slot.used > 0 {
-                if work_tx.send((sent, slot)).is_err() {
+            if steps > 0 {
+                let text = spare.pop().unwrap_or_default();
+                if work_tx.send((sent, at, steps, text)).is_err() {
                     break;
                 }
                 sent += 1;
