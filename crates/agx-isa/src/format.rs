@@ -145,6 +145,12 @@ pub fn write_asm<S: Sink + ?Sized>(out: &mut S, insn: &Instruction, syntax: Synt
     out.put_str(insn.mnemonic);
     out.put_ascii(&SPACES[..16 - insn.mnemonic.len().min(16)]);
     out.put(b' ');
+    write_operands(out, insn, syntax);
+}
+
+/// The operands of `insn` joined by `", "`, empty ones left out.
+#[inline]
+fn write_operands<S: Sink + ?Sized>(out: &mut S, insn: &Instruction, syntax: Syntax) {
     let mut first = true;
     for o in insn.operands.iter() {
         let mark = out.len();
@@ -239,11 +245,47 @@ pub fn write_line_parts<S: Sink + ?Sized>(
     insn: &Instruction,
     syntax: Syntax,
 ) {
-    write_addr(out, addr);
-    out.put(b' ');
-    write_hex(out, bytes);
-    out.put(b' ');
-    write_asm(out, insn, syntax);
+    if bytes.len() > 12 {
+        write_addr(out, addr);
+        out.put(b' ');
+        write_hex(out, bytes);
+        out.put(b' ');
+        write_asm(out, insn, syntax);
+        return;
+    }
+    // the columns up to the operands are built on the stack and appended
+    // at once: most lines have a 4-digit address, at most 10 bytes and a
+    // short mnemonic, so this is one 44-byte copy (a copy per column cost
+    // more than the rest of the line, perf)
+    let mut head = [b' '; 64];
+    let digits = (32 - (addr | 1).leading_zeros()).div_ceil(4) as usize;
+    let width = digits.max(4);
+    for i in 0..digits {
+        head[width - 1 - i] = HEX[(addr >> (4 * i)) as usize & 15];
+    }
+    head[width] = b':';
+    let mut p = width + 2;
+    for (i, b) in bytes.iter().enumerate() {
+        head[p + 2 * i] = HEX[(b >> 4) as usize];
+        head[p + 2 * i + 1] = HEX[(b & 15) as usize];
+    }
+    p += (bytes.len() * 2).max(20) + 1;
+    let m = insn.mnemonic.as_bytes();
+    if syntax == Syntax::Native || m.len() > 16 {
+        out.put_ascii(&head[..p]);
+        write_asm(out, insn, syntax);
+        return;
+    }
+    for (d, s) in head[p..p + 16].iter_mut().zip(m) {
+        *d = *s;
+    }
+    p += 17;
+    if p == 44 {
+        out.put_ascii(&head[..44]);
+    } else {
+        out.put_ascii(&head[..p]);
+    }
+    write_operands(out, insn, syntax);
 }
 
 #[inline]

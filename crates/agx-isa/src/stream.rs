@@ -99,7 +99,7 @@ impl Walk<'_> {
     /// no allocation, no copy). The fast path behind listings and benchmarks.
     #[inline]
     pub fn next_into(&mut self, insn: &mut Instruction) -> Option<Step> {
-        self.step::<true>(insn)
+        self.step(Some(insn))
     }
 
     /// The next step without decoding the instruction's operands: the same
@@ -109,7 +109,7 @@ impl Walk<'_> {
     /// more of the instruction.
     #[inline]
     pub fn skim(&mut self) -> Option<Step> {
-        self.step::<false>(&mut Instruction::default())
+        self.step(None)
     }
 
     /// Where the walk stands: a walk made by [`Walk::resume`] from it yields
@@ -123,7 +123,7 @@ impl Walk<'_> {
     }
 
     #[inline(always)]
-    fn step<const DECODE: bool>(&mut self, insn: &mut Instruction) -> Option<Step> {
+    fn step(&mut self, mut insn: Option<&mut Instruction>) -> Option<Step> {
         loop {
             if self.end || self.p >= self.code.len() {
                 return None;
@@ -145,11 +145,12 @@ impl Walk<'_> {
             if let Some(form) = match_form(word) {
                 // `stop` ends the walk; only the form called `stop` decodes
                 // to that mnemonic (test `stop_mnemonic_is_its_form`)
-                let (len, stop) = if DECODE {
-                    decode_as(form, word, addr, insn);
-                    (insn.len as usize, insn.mnemonic == "stop")
-                } else {
-                    (form.size_of(word) as usize, form.name == "stop")
+                let (len, stop) = match insn.as_deref_mut() {
+                    Some(insn) => {
+                        decode_as(form, word, addr, insn);
+                        (insn.len as usize, insn.mnemonic == "stop")
+                    }
+                    None => (form.size_of(word) as usize, form.name == "stop"),
                 };
                 let shown = len.min(rest.len()) as u8;
                 if stop {
