@@ -90,29 +90,44 @@ fn split(cands: &[u8], tests: &[MatchTest]) -> (u32, u32, Vec<Vec<u8>>) {
             })
             .collect()
     };
-    // longest list for a window, without building the lists
-    let longest = |lo: u32, w: u32| -> usize {
-        let fixed: Vec<(u32, u32)> = cands
-            .iter()
-            .map(|&i| {
-                let t = &tests[i as usize];
-                let m = ((t.mask[0] & t.mask[1]) >> lo) as u32 & ((1 << w) - 1);
-                (m, (t.bits >> lo) as u32 & m)
-            })
-            .collect();
-        if fixed.iter().all(|&(m, _)| m == 0) {
+    // bits fixed whatever the size, per candidate: (mask, value)
+    let fixed: Vec<(u128, u128)> = cands
+        .iter()
+        .map(|&i| {
+            let t = &tests[i as usize];
+            let m = t.mask[0] & t.mask[1];
+            (m, t.bits & m)
+        })
+        .collect();
+    let mut win: Vec<(u32, u32)> = Vec::with_capacity(cands.len());
+    // longest list for a window, without building the lists; stops once it
+    // reaches `bound` (such a window is not chosen)
+    let mut longest = |lo: u32, w: u32, bound: usize| -> usize {
+        win.clear();
+        win.extend(fixed.iter().map(|&(m, v)| {
+            let m = (m >> lo) as u32 & ((1 << w) - 1);
+            (m, (v >> lo) as u32 & m)
+        }));
+        if win.iter().all(|&(m, _)| m == 0) {
             return cands.len();
         }
-        (0..1u32 << w)
-            .map(|k| fixed.iter().filter(|&&(m, v)| k & m == v).count())
-            .max()
-            .unwrap_or(0)
+        let mut max = 0;
+        for k in 0..1u32 << w {
+            let n = win.iter().filter(|&&(m, v)| k & m == v).count();
+            if n > max {
+                max = n;
+                if max >= bound {
+                    break;
+                }
+            }
+        }
+        max
     };
     let mut best = (cands.len(), 0, 16);
     if cands.len() > 1 {
         for w in 1..=MAX_WINDOW {
             for lo in 16..=96 - w {
-                let l = longest(lo, w);
+                let l = longest(lo, w, best.0);
                 if l < best.0 {
                     best = (l, w, lo);
                 }

@@ -431,7 +431,10 @@ pub fn write_listing_with(
                 }
             }
             if steps > 0 {
-                let text = spare.pop().unwrap_or_default();
+                // sized for the batch's text (~75 bytes a line): no regrowth
+                let text = spare
+                    .pop()
+                    .unwrap_or_else(|| Vec::with_capacity(LISTING_BATCH * 96));
                 if work_tx.send((sent, at, steps, text)).is_err() {
                     break;
                 }
