@@ -52,13 +52,14 @@ struct Dispatch16 {
     /// Per halfword: `base << 11 | w << 7 | lo`.
     entry: Vec<u32>,
     sub: Vec<u32>,
-    forms: Vec<u8>,
-    /// Per form (by index): the match test with the size mask folded in.
-    tests: Vec<MatchTest>,
+    /// The candidate lists' forms, each with its match test inline (one
+    /// load fewer per lookup than indexing a per-form table).
+    forms: Vec<(MatchTest, u8)>,
 }
 
 /// `word` matches form `f` iff `word & mask[long] == bits`, where `long` is
 /// the length bit (the form's mask restricted to its selected size).
+#[derive(Clone, Copy)]
 struct MatchTest {
     mask: [u128; 2],
     bits: u128,
@@ -232,7 +233,7 @@ fn dispatch16() -> &'static Dispatch16 {
                         let base = sub.len() as u32;
                         for l in &lists {
                             sub.push(forms.len() as u32);
-                            forms.extend_from_slice(l);
+                            forms.extend(l.iter().map(|&i| (tests[i as usize], i)));
                         }
                         sub.push(forms.len() as u32);
                         base << 11 | w << 7 | lo
@@ -242,12 +243,7 @@ fn dispatch16() -> &'static Dispatch16 {
                 entry[c << 8 | b] = e;
             }
         }
-        Dispatch16 {
-            entry,
-            sub,
-            forms,
-            tests,
-        }
+        Dispatch16 { entry, sub, forms }
     })
 }
 
@@ -259,11 +255,10 @@ pub fn match_form(word: u128) -> Option<&'static Form> {
     let (lo, w, base) = (e & 0x7F, (e >> 7) & 0xF, (e >> 11) as usize);
     let k = ((word >> lo) as u32 & ((1u32 << w) - 1)) as usize;
     let (a, b) = (d.sub[base + k] as usize, d.sub[base + k + 1] as usize);
-    for &i in &d.forms[a..b] {
-        let t = &d.tests[i as usize];
+    for (t, i) in &d.forms[a..b] {
         let long = ((word >> t.length_bit) & 1) as usize;
         if word & t.mask[long] == t.bits {
-            return Some(&FORMS[i as usize]);
+            return Some(&FORMS[*i as usize]);
         }
     }
     None

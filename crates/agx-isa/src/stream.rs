@@ -99,31 +99,48 @@ impl Walk<'_> {
     /// no allocation, no copy). The fast path behind listings and benchmarks.
     #[inline]
     pub fn next_into(&mut self, insn: &mut Instruction) -> Option<Step> {
-        self.step(Some(insn))
+        self.step(Target::Decode(insn))
     }
 
     /// The next step without decoding the instruction's operands: the same
-    /// steps, positions and lengths as [`Walk::next_into`] (a scan that lets
-    /// the listing cut the code into batches that are then decoded in
-    /// parallel, each from its [`Walk::state`]). `Step::Insn` says nothing
-    /// more of the instruction.
+    /// steps, positions and lengths as [`Walk::next_into`], at a fraction of
+    /// the cost (the form is matched, nothing decoded). An instruction comes
+    /// back as its offset and form, for [`Walk::decode_skimmed`] to decode
+    /// later, on any thread: the listing scans the code on one thread and
+    /// decodes and formats batches of it on the others.
     #[inline]
-    pub fn skim(&mut self) -> Option<Step> {
-        self.step(None)
+    pub fn skim(&mut self) -> Option<Skim> {
+        let mut found = None;
+        let step = self.step(Target::Form(&mut found))?;
+        Some(match found {
+            Some((at, form)) => Skim::Insn { at, form },
+            None => Skim::Other(step),
+        })
     }
 
-    /// Where the walk stands: a walk made by [`Walk::resume`] from it yields
-    /// the steps this one would yield from here on.
-    pub fn state(&self) -> WalkState {
-        WalkState {
-            p: self.p,
-            end: self.end,
-            skipping: self.skipping,
+    /// The step of [`Walk::next_into`] for a step of [`Walk::skim`] (by the
+    /// same walk or a copy of it), decoding an instruction into `insn`.
+    #[inline]
+    pub fn decode_skimmed(&self, skim: &Skim, insn: &mut Instruction) -> Step {
+        match *skim {
+            Skim::Insn { at, form } => {
+                let rest = &self.code[at..];
+                decode_as(
+                    form,
+                    read_word(rest),
+                    self.base.wrapping_add(at as u32),
+                    insn,
+                );
+                Step::Insn {
+                    shown: (insn.len as usize).min(rest.len()) as u8,
+                }
+            }
+            Skim::Other(step) => step,
         }
     }
 
     #[inline(always)]
-    fn step(&mut self, mut insn: Option<&mut Instruction>) -> Option<Step> {
+    fn step(&mut self, target: Target<'_>) -> Option<Step> {
         loop {
             if self.end || self.p >= self.code.len() {
                 return None;
@@ -145,12 +162,15 @@ impl Walk<'_> {
             if let Some(form) = match_form(word) {
                 // `stop` ends the walk; only the form called `stop` decodes
                 // to that mnemonic (test `stop_mnemonic_is_its_form`)
-                let (len, stop) = match insn.as_deref_mut() {
-                    Some(insn) => {
+                let (len, stop) = match target {
+                    Target::Decode(insn) => {
                         decode_as(form, word, addr, insn);
                         (insn.len as usize, insn.mnemonic == "stop")
                     }
-                    None => (form.size_of(word) as usize, form.name == "stop"),
+                    Target::Form(found) => {
+                        *found = Some((self.p, form));
+                        (form.size_of(word) as usize, form.name == "stop")
+                    }
                 };
                 let shown = len.min(rest.len()) as u8;
                 if stop {
@@ -184,26 +204,24 @@ impl Walk<'_> {
     }
 }
 
-/// The position of a [`Walk`] ([`Walk::state`]), to resume it with
-/// [`Walk::resume`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct WalkState {
-    p: usize,
-    end: bool,
-    skipping: bool,
+/// A step of [`Walk::skim`].
+#[derive(Clone, Copy, Debug)]
+pub enum Skim {
+    /// An instruction of form `form` at offset `at` of the code, not decoded.
+    Insn {
+        at: usize,
+        form: &'static crate::forms::Form,
+    },
+    /// A step that is not an instruction (`Step::Gap`, `Step::Failed`).
+    Other(Step),
 }
 
-impl<'a> Walk<'a> {
-    /// A walk over the same `code`, `base` and kind (plain or length-aware)
-    /// as the one `state` was taken from, continuing from there.
-    pub fn resume(&self, state: WalkState) -> Walk<'a> {
-        Walk {
-            p: state.p,
-            end: state.end,
-            skipping: state.skipping,
-            ..*self
-        }
-    }
+/// What [`Walk::step`] does with an instruction.
+enum Target<'x> {
+    /// Decode it into this buffer.
+    Decode(&'x mut Instruction),
+    /// Only note its offset and form.
+    Form(&'x mut Option<(usize, &'static crate::forms::Form)>),
 }
 
 impl Iterator for Walk<'_> {
@@ -409,11 +427,11 @@ mod tests {
         }
     }
 
-    /// Scanning with [`Walk::skim`] and decoding batches from resumed
-    /// states gives the steps of one decoding walk, on random bytes (gaps,
-    /// failures, cut-off tails) in both walk kinds.
+    /// Scanning with [`Walk::skim`] and decoding its steps with
+    /// [`Walk::decode_skimmed`] gives the steps of one decoding walk, on
+    /// random bytes (gaps, failures, cut-off tails) in both walk kinds.
     #[test]
-    fn skip_and_resume_match_next_into() {
+    fn skim_then_decode_matches_next_into() {
         let mut next = rng(0x2545_F491_4F6C_DD1D);
         for round in 0..60 {
             let n = 64 + (next() % 4000) as usize;
@@ -435,8 +453,7 @@ mod tests {
             } else {
                 walk_native(&code, 0x100)
             };
-            let make = |_: &[u8]| first;
-            let mut whole = make(&code);
+            let mut whole = first;
             let mut insn = Instruction::default();
             let mut expect = Vec::new();
             while let Some(s) = whole.next_into(&mut insn) {
@@ -444,28 +461,13 @@ mod tests {
                 write_step(&mut t, &s, &insn, Syntax::Default);
                 expect.push((s, t));
             }
-            let mut scan = make(&code);
+            let mut scan = first;
             let mut got = Vec::new();
-            loop {
-                let st = scan.state();
-                let mut k = 0;
-                while k < 7 {
-                    match scan.skim() {
-                        Some(_) => k += 1,
-                        None => break,
-                    }
-                }
-                let mut part = scan.resume(st);
-                for _ in 0..k {
-                    let s = part.next_into(&mut insn).expect("step");
-                    let mut t = String::new();
-                    write_step(&mut t, &s, &insn, Syntax::Default);
-                    got.push((s, t));
-                }
-                if k < 7 {
-                    break;
-                }
-                assert_eq!(part.state(), scan.state());
+            while let Some(k) = scan.skim() {
+                let s = first.decode_skimmed(&k, &mut insn);
+                let mut t = String::new();
+                write_step(&mut t, &s, &insn, Syntax::Default);
+                got.push((s, t));
             }
             assert_eq!(got, expect);
         }

@@ -293,12 +293,11 @@ pub fn unknown_lines(code: &CodeRef<'_>) -> Vec<(u32, String)> {
 
 /// Writes the applegpu-identical listing of `code` to `w` as it decodes, in
 /// constant memory whatever the code size. On several cores this thread
-/// only scans the code ([`agx_isa::stream::Walk::skim`]: instruction lengths
-/// without operands, ~10× faster than decoding) to cut it into batches of
+/// only scans the code ([`agx_isa::stream::Walk::skim`]: each step's form
+/// and length, no operands, a fraction of the decoding cost) in batches of
 /// [`LISTING_BATCH`] steps, and writes their text in order; worker threads
-/// decode and format the batches (each resumed from the scan's
-/// [`agx_isa::stream::WalkState`]), at most `2 × workers` batches in
-/// flight, their text buffers reused. Returns (instructions,
+/// decode (with the forms the scan found) and format the batches, at most
+/// `2 × workers` batches in flight, their buffers reused. Returns (instructions,
 /// `<disassembly failed>` positions) for [`raw_code_warning`].
 pub fn write_listing(
     w: &mut dyn std::io::Write,
@@ -327,7 +326,7 @@ pub fn write_listing_with(
     syntax: Syntax,
     threads: usize,
 ) -> std::io::Result<(usize, usize)> {
-    use agx_isa::stream::{write_step, Step, WalkState};
+    use agx_isa::stream::{write_step, Skim, Step};
     use std::sync::{mpsc, Mutex};
     let mut walk = if syntax == Syntax::Native {
         agx_isa::stream::walk_native(code.bytes(), code.addr)
@@ -355,12 +354,12 @@ pub fn write_listing_with(
         w.write_all(&buf)?;
         return Ok((n, failed));
     }
-    // a batch: (sequence number, where it starts, steps, text buffer)
-    type Job = (usize, WalkState, usize, Vec<u8>);
+    // a batch: (sequence number, its steps, text buffer)
+    type Job = (usize, Vec<Skim>, Vec<u8>);
     let window = 2 * threads;
     let (work_tx, work_rx) = mpsc::channel::<Job>();
     let work_rx = Mutex::new(work_rx);
-    let (done_tx, done_rx) = mpsc::channel::<(usize, Vec<u8>)>();
+    let (done_tx, done_rx) = mpsc::channel::<(usize, Vec<Skim>, Vec<u8>)>();
     let start = walk;
     std::thread::scope(|sc| -> std::io::Result<()> {
         for _ in 0..threads {
@@ -370,31 +369,29 @@ pub fn write_listing_with(
                 let mut insn = Instruction::default();
                 loop {
                     let job = work_rx.lock().map(|rx| rx.recv());
-                    let Ok(Ok((seq, at, steps, mut text))) = job else {
+                    let Ok(Ok((seq, steps, mut text))) = job else {
                         return;
                     };
                     text.clear();
-                    let mut part = start.resume(at);
-                    for _ in 0..steps {
-                        match part.next_into(&mut insn) {
-                            Some(step) => write_step(&mut text, &step, &insn, syntax),
-                            None => break,
-                        }
+                    for s in &steps {
+                        let step = start.decode_skimmed(s, &mut insn);
+                        write_step(&mut text, &step, &insn, syntax);
                     }
-                    if done_tx.send((seq, text)).is_err() {
+                    if done_tx.send((seq, steps, text)).is_err() {
                         return;
                     }
                 }
             });
         }
         drop(done_tx);
-        let mut pending: std::collections::BTreeMap<usize, Vec<u8>> = Default::default();
-        let mut spare: Vec<Vec<u8>> = Vec::new();
+        type Done = (Vec<Skim>, Vec<u8>);
+        let mut pending: std::collections::BTreeMap<usize, Done> = Default::default();
+        let mut spare: Vec<Done> = Vec::new();
         let (mut sent, mut written) = (0usize, 0usize);
         // writes finished batches in order and keeps their buffers; waits
         // for one result when `block`
-        let mut drain = |pending: &mut std::collections::BTreeMap<usize, Vec<u8>>,
-                         spare: &mut Vec<Vec<u8>>,
+        let mut drain = |pending: &mut std::collections::BTreeMap<usize, Done>,
+                         spare: &mut Vec<Done>,
                          written: &mut usize,
                          block: bool|
          -> std::io::Result<()> {
@@ -403,26 +400,36 @@ pub fn write_listing_with(
             } else {
                 done_rx.try_recv().ok()
             };
-            if let Some((seq, text)) = got {
-                pending.insert(seq, text);
+            if let Some((seq, steps, text)) = got {
+                pending.insert(seq, (steps, text));
             }
-            while let Some(text) = pending.remove(written) {
-                w.write_all(&text)?;
+            while let Some(done) = pending.remove(written) {
+                w.write_all(&done.1)?;
                 *written += 1;
-                spare.push(text);
+                spare.push(done);
             }
             Ok(())
         };
         let mut result = Ok(());
         let mut last = false;
         while !last && result.is_ok() {
-            let at = walk.state();
-            let mut steps = 0;
-            while steps < LISTING_BATCH {
+            // sized for the batch (~75 bytes of text a line): no regrowth
+            let (mut steps, text) = spare.pop().unwrap_or_else(|| {
+                (
+                    Vec::with_capacity(LISTING_BATCH),
+                    Vec::with_capacity(LISTING_BATCH * 96),
+                )
+            });
+            steps.clear();
+            while steps.len() < LISTING_BATCH {
                 match walk.skim() {
-                    Some(step) => {
-                        count(&step);
-                        steps += 1;
+                    Some(s) => {
+                        match s {
+                            Skim::Insn { .. } => n += 1,
+                            Skim::Other(Step::Failed { .. }) => failed += 1,
+                            Skim::Other(_) => {}
+                        }
+                        steps.push(s);
                     }
                     None => {
                         last = true;
@@ -430,12 +437,8 @@ pub fn write_listing_with(
                     }
                 }
             }
-            if steps > 0 {
-                // sized for the batch's text (~75 bytes a line): no regrowth
-                let text = spare
-                    .pop()
-                    .unwrap_or_else(|| Vec::with_capacity(LISTING_BATCH * 96));
-                if work_tx.send((sent, at, steps, text)).is_err() {
+            if !steps.is_empty() {
+                if work_tx.send((sent, steps, text)).is_err() {
                     break;
                 }
                 sent += 1;
