@@ -45,7 +45,16 @@ pub trait Sink: sealed::Sealed {
     fn truncate(&mut self, n: usize);
     /// The last byte written.
     fn last(&self) -> Option<u8>;
+    /// Appends the first `n` bytes of `b` (ASCII).
+    #[inline(always)]
+    fn put_head(&mut self, b: &[u8; HEAD], n: usize) {
+        self.put_ascii(&b[..n]);
+    }
 }
+
+/// Size of the stack buffer holding a listing line's columns up to the
+/// operands ([`write_line_parts`]).
+pub const HEAD: usize = 64;
 
 mod sealed {
     pub trait Sealed {}
@@ -77,6 +86,14 @@ impl Sink for Vec<u8> {
     #[inline(always)]
     fn last(&self) -> Option<u8> {
         self.as_slice().last().copied()
+    }
+    /// A fixed-size copy and a shorter length: cheaper than a copy of a
+    /// variable length (a call to `memcpy`).
+    #[inline(always)]
+    fn put_head(&mut self, b: &[u8; HEAD], n: usize) {
+        let len = self.len();
+        self.extend_from_slice(b);
+        self.truncate(len + n.min(HEAD));
     }
 }
 
@@ -254,10 +271,9 @@ pub fn write_line_parts<S: Sink + ?Sized>(
         return;
     }
     // the columns up to the operands are built on the stack and appended
-    // at once: most lines have a 4-digit address, at most 10 bytes and a
-    // short mnemonic, so this is one 44-byte copy (a copy per column cost
-    // more than the rest of the line, perf)
-    let mut head = [b' '; 64];
+    // at once (a copy per column cost more than the rest of the line, perf):
+    // at most 8 + 2 + 24 + 1 + 16 + 1 = 52 bytes
+    let mut head = [b' '; HEAD];
     let digits = (32 - (addr | 1).leading_zeros()).div_ceil(4) as usize;
     let width = digits.max(4);
     for i in 0..digits {
@@ -272,7 +288,7 @@ pub fn write_line_parts<S: Sink + ?Sized>(
     p += (bytes.len() * 2).max(20) + 1;
     let m = insn.mnemonic.as_bytes();
     if syntax == Syntax::Native || m.len() > 16 {
-        out.put_ascii(&head[..p]);
+        out.put_head(&head, p);
         write_asm(out, insn, syntax);
         return;
     }
@@ -280,24 +296,23 @@ pub fn write_line_parts<S: Sink + ?Sized>(
         *d = *s;
     }
     p += 17;
-    if p == 44 {
-        out.put_ascii(&head[..44]);
-    } else {
-        out.put_ascii(&head[..p]);
-    }
+    out.put_head(&head, p);
     write_operands(out, insn, syntax);
 }
 
-#[inline]
+#[inline(always)]
 fn push_u<S: Sink + ?Sized>(out: &mut S, v: u64) {
     if v < 10 {
         out.put(b'0' + v as u8);
-        return;
-    }
-    if v < 100 {
+    } else if v < 100 {
         out.put_ascii(&[b'0' + (v / 10) as u8, b'0' + (v % 10) as u8]);
-        return;
+    } else {
+        push_u_long(out, v);
     }
+}
+
+#[inline(never)]
+fn push_u_long<S: Sink + ?Sized>(out: &mut S, v: u64) {
     let mut buf = [0u8; 20];
     let mut i = buf.len();
     let mut v = v;
