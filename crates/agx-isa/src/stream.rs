@@ -438,7 +438,7 @@ mod tests {
             let mut code: Vec<u8> = (0..n).map(|_| next() as u8).collect();
             // zero runs, and no `stop` (0x88 0x00) so the walks go far
             for i in 0..n {
-                if next() % 23 == 0 {
+                if next().is_multiple_of(23) {
                     let l = (next() % 12) as usize;
                     for b in code.iter_mut().skip(i).take(l) {
                         *b = 0;
