@@ -72,7 +72,15 @@ pub struct Walk<'a> {
     skipping: bool,
     /// Skip an undecodable encoding of known length whole (native syntax).
     lengths: bool,
+    /// `code` is a prefix of the code ([`Walk::prefix`]): stop where fewer
+    /// than [`LOOKAHEAD`] bytes are left.
+    prefix: bool,
 }
+
+/// Bytes a step reads at most (one 12-byte word): a walk over a prefix of
+/// the code stops where fewer are left, since every decision of a step
+/// (gap, zero skipping, form, length, bytes shown) depends only on them.
+pub const LOOKAHEAD: usize = 12;
 
 /// One step of the walk when decoding into a caller-owned [`Instruction`]
 /// (see [`Walk::next_into`]).
@@ -105,37 +113,59 @@ impl Walk<'_> {
     /// The next step without decoding the instruction's operands: the same
     /// steps, positions and lengths as [`Walk::next_into`], at a fraction of
     /// the cost (the form is matched, nothing decoded). An instruction comes
-    /// back as its offset and form, for [`Walk::decode_skimmed`] to decode
+    /// back as its word, address and form, for [`Skim::decode`] to decode
     /// later, on any thread: the listing scans the code on one thread and
     /// decodes and formats batches of it on the others.
     #[inline]
     pub fn skim(&mut self) -> Option<Skim> {
         let mut found = None;
         let step = self.step(Target::Form(&mut found))?;
-        Some(match found {
-            Some((at, form)) => Skim::Insn { at, form },
-            None => Skim::Other(step),
+        Some(match (found, step) {
+            (Some((word, addr, form)), Step::Insn { shown }) => Skim::Insn {
+                word,
+                addr,
+                shown,
+                form,
+            },
+            _ => Skim::Other(step),
         })
     }
 
-    /// The step of [`Walk::next_into`] for a step of [`Walk::skim`] (by the
-    /// same walk or a copy of it), decoding an instruction into `insn`.
-    #[inline]
-    pub fn decode_skimmed(&self, skim: &Skim, insn: &mut Instruction) -> Step {
-        match *skim {
-            Skim::Insn { at, form } => {
-                let rest = &self.code[at..];
-                decode_as(
-                    form,
-                    read_word(rest),
-                    self.base.wrapping_add(at as u32),
-                    insn,
-                );
-                Step::Insn {
-                    shown: (insn.len as usize).min(rest.len()) as u8,
-                }
-            }
-            Skim::Other(step) => step,
+    /// A walk over `code`, a prefix of the rest of the code this walk reads
+    /// (which must hold at least [`LOOKAHEAD`] bytes past the last step
+    /// taken), or all of it when `whole`. A prefix walk stops (returns
+    /// `None` with [`Walk::ended`] false) where fewer than [`LOOKAHEAD`]
+    /// bytes are left; continue it with [`Walk::continue_on`] over the
+    /// bytes from [`Walk::position`] on followed by more code. Reading the
+    /// code in pieces this way gives the steps of one walk over all of it.
+    pub fn prefix(self, whole: bool) -> Self {
+        Walk {
+            prefix: !whole,
+            ..self
+        }
+    }
+
+    /// Offset in this walk's code of the next step.
+    pub fn position(&self) -> usize {
+        self.p
+    }
+
+    /// Whether the walk is over (a `stop`, or the end of the whole code).
+    pub fn ended(&self) -> bool {
+        self.end || (!self.prefix && self.p >= self.code.len())
+    }
+
+    /// This walk continued on `code`, which starts at its
+    /// [`Walk::position`] (see [`Walk::prefix`]).
+    pub fn continue_on<'b>(&self, code: &'b [u8], whole: bool) -> Walk<'b> {
+        Walk {
+            code,
+            base: self.base.wrapping_add(self.p as u32),
+            p: 0,
+            end: self.end,
+            skipping: self.skipping,
+            lengths: self.lengths,
+            prefix: !whole,
         }
     }
 
@@ -143,6 +173,9 @@ impl Walk<'_> {
     fn step(&mut self, target: Target<'_>) -> Option<Step> {
         loop {
             if self.end || self.p >= self.code.len() {
+                return None;
+            }
+            if self.prefix && self.code.len() - self.p < LOOKAHEAD {
                 return None;
             }
             let rest = &self.code[self.p..];
@@ -168,7 +201,7 @@ impl Walk<'_> {
                         (insn.len as usize, insn.mnemonic == "stop")
                     }
                     Target::Form(found) => {
-                        *found = Some((self.p, form));
+                        *found = Some((word, addr, form));
                         (form.size_of(word) as usize, form.name == "stop")
                     }
                 };
@@ -204,24 +237,48 @@ impl Walk<'_> {
     }
 }
 
-/// A step of [`Walk::skim`].
+/// A step of [`Walk::skim`]: all that decoding it needs, so that it can be
+/// decoded anywhere ([`Skim::decode`]), without the code.
 #[derive(Clone, Copy, Debug)]
 pub enum Skim {
-    /// An instruction of form `form` at offset `at` of the code, not decoded.
+    /// An instruction of form `form`: its word (zero-extended), address,
+    /// and the bytes of it the code holds.
     Insn {
-        at: usize,
+        word: u128,
+        addr: u32,
+        shown: u8,
         form: &'static crate::forms::Form,
     },
     /// A step that is not an instruction (`Step::Gap`, `Step::Failed`).
     Other(Step),
 }
 
+impl Skim {
+    /// The step of [`Walk::next_into`] for this step of [`Walk::skim`],
+    /// decoding an instruction into `insn`.
+    #[inline]
+    pub fn decode(&self, insn: &mut Instruction) -> Step {
+        match *self {
+            Skim::Insn {
+                word,
+                addr,
+                shown,
+                form,
+            } => {
+                decode_as(form, word, addr, insn);
+                Step::Insn { shown }
+            }
+            Skim::Other(step) => step,
+        }
+    }
+}
+
 /// What [`Walk::step`] does with an instruction.
 enum Target<'x> {
     /// Decode it into this buffer.
     Decode(&'x mut Instruction),
-    /// Only note its offset and form.
-    Form(&'x mut Option<(usize, &'static crate::forms::Form)>),
+    /// Only note its word, address and form.
+    Form(&'x mut Option<(u128, u32, &'static crate::forms::Form)>),
 }
 
 impl Iterator for Walk<'_> {
@@ -255,6 +312,7 @@ pub fn walk(code: &[u8], base: u32) -> Walk<'_> {
         end: false,
         skipping: false,
         lengths: false,
+        prefix: false,
     }
 }
 
@@ -428,7 +486,7 @@ mod tests {
     }
 
     /// Scanning with [`Walk::skim`] and decoding its steps with
-    /// [`Walk::decode_skimmed`] gives the steps of one decoding walk, on
+    /// [`Skim::decode`] gives the steps of one decoding walk, on
     /// random bytes (gaps, failures, cut-off tails) in both walk kinds.
     #[test]
     fn skim_then_decode_matches_next_into() {
@@ -464,10 +522,38 @@ mod tests {
             let mut scan = first;
             let mut got = Vec::new();
             while let Some(k) = scan.skim() {
-                let s = first.decode_skimmed(&k, &mut insn);
+                let s = k.decode(&mut insn);
                 let mut t = String::new();
                 write_step(&mut t, &s, &insn, Syntax::Default);
                 got.push((s, t));
+            }
+            assert_eq!(got, expect);
+
+            // the same code read in pieces of random sizes
+            let mut got = Vec::new();
+            let mut buf: Vec<u8> = Vec::new();
+            let mut fed = 0;
+            let mut w = first.continue_on(&[], false);
+            loop {
+                let more = 1 + (next() % 40) as usize;
+                let to = (fed + more).min(code.len());
+                buf.extend_from_slice(&code[fed..to]);
+                fed = to;
+                let whole = fed == code.len();
+                let mut part = w.continue_on(&buf, whole);
+                while let Some(k) = part.skim() {
+                    let s = k.decode(&mut insn);
+                    let mut t = String::new();
+                    write_step(&mut t, &s, &insn, Syntax::Default);
+                    got.push((s, t));
+                }
+                if part.ended() {
+                    break;
+                }
+                assert!(!whole, "a whole walk ends");
+                let used = part.position();
+                w = part.continue_on(&[], false);
+                buf.drain(..used);
             }
             assert_eq!(got, expect);
         }

@@ -204,6 +204,9 @@ fn run_profile(
         device = d;
         pipeline::load_archive(&b, "the compiled archive", pipeline::RAW_HINT_CLI)?
     } else if let Some(b) = &a.binary {
+        if a.disasm_only && b.as_os_str() != "-" {
+            return run_raw_listing(b, a, out, err);
+        }
         let bytes = pipeline::read_path(b)?;
         return run_raw(&bytes, a, out, err, tty);
     } else if let Some(p) = &a.input {
@@ -232,6 +235,49 @@ fn run_profile(
         let _ = writeln!(err, "{n}");
     }
     run_archive(&archive, a, device.as_deref(), out, err, tty)
+}
+
+/// `--binary FILE --disasm-only`: the listing streamed from the file, read
+/// in pieces (constant memory whatever its size; issue 15). Checks and
+/// messages as [`run_raw`]'s.
+fn run_raw_listing(
+    path: &Path,
+    a: &ProfileArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), Error> {
+    use std::io::{Read, Seek};
+    let (mut file, len) = pipeline::open_path(path)?;
+    let offset = a.offset.unwrap_or(0);
+    let addr = pipeline::raw_placement(len, offset, a.base.unwrap_or(0))?;
+    if let Some(name) = &a.gpu {
+        pipeline::raw_gpu(name)?;
+    }
+    file.seek(std::io::SeekFrom::Start(offset))
+        .map_err(|e| pipeline::read_error(path, &e))?;
+    /// Keeps the reader's error apart from the writer's.
+    struct Noted<R> {
+        r: R,
+        err: Option<std::io::Error>,
+    }
+    impl<R: Read> Read for Noted<R> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.r.read(buf).inspect_err(|e| {
+                self.err = Some(std::io::Error::new(e.kind(), e.to_string()));
+            })
+        }
+    }
+    let mut input = Noted { r: file, err: None };
+    let threads = pipeline::listing_threads(len - offset);
+    let res = pipeline::write_listing_stream(out, &mut input, addr, syntax(a), threads);
+    if let Some(e) = input.err {
+        return Err(pipeline::read_error(path, &e));
+    }
+    let (n, failed) = res.map_err(|e| Error::input(format!("cannot write output: {e}")))?;
+    if let Some(w) = pipeline::raw_code_warning(n, failed) {
+        let _ = writeln!(err, "{w}");
+    }
+    Ok(())
 }
 
 /// Raw machine code (`--binary`): one kernel, placed at `--offset`/`--base`.
