@@ -72,8 +72,8 @@ pub struct Walk<'a> {
     skipping: bool,
     /// Skip an undecodable encoding of known length whole (native syntax).
     lengths: bool,
-    /// `code` is a prefix of the code ([`Walk::prefix`]): stop where fewer
-    /// than [`LOOKAHEAD`] bytes are left.
+    /// `code` is a prefix of the code ([`Walk::continue_on`]): stop where
+    /// fewer than [`LOOKAHEAD`] bytes are left.
     prefix: bool,
 }
 
@@ -131,20 +131,6 @@ impl Walk<'_> {
         })
     }
 
-    /// A walk over `code`, a prefix of the rest of the code this walk reads
-    /// (which must hold at least [`LOOKAHEAD`] bytes past the last step
-    /// taken), or all of it when `whole`. A prefix walk stops (returns
-    /// `None` with [`Walk::ended`] false) where fewer than [`LOOKAHEAD`]
-    /// bytes are left; continue it with [`Walk::continue_on`] over the
-    /// bytes from [`Walk::position`] on followed by more code. Reading the
-    /// code in pieces this way gives the steps of one walk over all of it.
-    pub fn prefix(self, whole: bool) -> Self {
-        Walk {
-            prefix: !whole,
-            ..self
-        }
-    }
-
     /// Offset in this walk's code of the next step.
     pub fn position(&self) -> usize {
         self.p
@@ -155,8 +141,14 @@ impl Walk<'_> {
         self.end || (!self.prefix && self.p >= self.code.len())
     }
 
-    /// This walk continued on `code`, which starts at its
-    /// [`Walk::position`] (see [`Walk::prefix`]).
+    /// This walk continued on `code`: the rest of the code from this walk's
+    /// [`Walk::position`] on when `whole`, else a prefix of it. A walk over
+    /// a prefix stops (returns `None` with [`Walk::ended`] false) where
+    /// fewer than [`LOOKAHEAD`] bytes are left; continue it in turn on the
+    /// bytes from its position on followed by more code. Reading the code in
+    /// pieces this way gives the steps of one walk over all of it (a walk
+    /// over no code, `continue_on(&[], false)`, keeps a walk's state while
+    /// its buffer is refilled).
     pub fn continue_on<'b>(&self, code: &'b [u8], whole: bool) -> Walk<'b> {
         Walk {
             code,

@@ -384,7 +384,7 @@ fn stream_listing(
         walk(&[], addr)
     };
     // the walk's state (over no bytes: its address is that of buf[pos])
-    let mut state = start.prefix(false);
+    let mut state = start.continue_on(&[], false);
     let mut buf: Vec<u8> = Vec::with_capacity(piece + 64);
     let (mut pos, mut eof) = (0usize, false);
     write_batches(w, syntax, threads, &mut |steps| loop {
