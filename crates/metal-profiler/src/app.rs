@@ -27,9 +27,15 @@ pub fn run(
             crate::diff::run_diff(d, o, e)
         }),
         None => match &cli.profile.output {
-            Some(path) if path.as_os_str() != "-" => to_output(Some(path), out, err, |o, e| {
-                run_profile(&cli.profile, o, e, false)
-            }),
+            Some(path) if path.as_os_str() != "-" => {
+                let run =
+                    |o: &mut dyn Write, e: &mut dyn Write| run_profile(&cli.profile, o, e, false);
+                if cli.profile.disasm_only {
+                    to_file_streamed(path, cli.profile.binary.as_deref(), out, err, run)
+                } else {
+                    to_output(Some(path), out, err, run)
+                }
+            }
             _ => run_profile(&cli.profile, out, err, stdout_is_tty),
         },
     }
@@ -55,6 +61,93 @@ fn to_output(
         std::fs::write(path, &buf)
             .map_err(|e| Error::input(format!("cannot write {}: {e}", path.display())))?;
         let _ = writeln!(err, "wrote {} bytes to {}", buf.len(), path.display());
+    }
+    result
+}
+
+/// `--disasm-only -o FILE`: as [`to_output`], except that the listing goes
+/// to FILE as it is made, so memory stays constant as on stdout (issue 15).
+/// FILE is created (or truncated) at the first byte: a run that fails before
+/// printing anything leaves it untouched, one that fails later leaves what it
+/// printed (as `to_output` writes what it gathered).
+fn to_file_streamed(
+    path: &Path,
+    input: Option<&Path>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    f: impl FnOnce(&mut dyn Write, &mut dyn Write) -> Result<(), Error>,
+) -> Result<(), Error> {
+    // the raw listing reads its input as it goes: writing over the input
+    // would cut it short, so that case gathers the text first
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if input.is_some_and(|i| same(i, path)) {
+        return to_output(Some(path), out, err, f);
+    }
+    /// The file, created at the first write; its first error kept.
+    struct Lazy<'p> {
+        path: &'p Path,
+        file: Option<std::io::BufWriter<std::fs::File>>,
+        bytes: u64,
+        failed: Option<std::io::Error>,
+    }
+    impl Lazy<'_> {
+        fn file(&mut self) -> std::io::Result<&mut std::io::BufWriter<std::fs::File>> {
+            if self.file.is_none() {
+                let f = std::fs::File::create(self.path)?;
+                self.file = Some(std::io::BufWriter::with_capacity(1 << 16, f));
+            }
+            Ok(self.file.as_mut().expect("created"))
+        }
+        fn note<T>(&mut self, r: std::io::Result<T>) -> std::io::Result<T> {
+            r.inspect_err(|e| {
+                if self.failed.is_none() {
+                    self.failed = Some(std::io::Error::new(e.kind(), e.to_string()));
+                }
+            })
+        }
+    }
+    impl Write for Lazy<'_> {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let r = self.file().and_then(|f| f.write(buf));
+            let n = self.note(r)?;
+            self.bytes += n as u64;
+            Ok(n)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            match self.file.as_mut() {
+                Some(f) => {
+                    let r = f.flush();
+                    self.note(r)
+                }
+                None => Ok(()),
+            }
+        }
+    }
+    let mut sink = Lazy {
+        path,
+        file: None,
+        bytes: 0,
+        failed: None,
+    };
+    let result = f(&mut sink, err);
+    let keep = result.is_ok() || sink.bytes > 0;
+    if keep && sink.failed.is_none() {
+        // an empty listing still makes an (empty) file
+        let r = sink.file().map(|_| ());
+        let _ = sink.note(r);
+        let _ = sink.flush();
+    }
+    if let Some(e) = sink.failed.take() {
+        return Err(Error::input(format!(
+            "cannot write {}: {e}",
+            path.display()
+        )));
+    }
+    if keep {
+        let _ = writeln!(err, "wrote {} bytes to {}", sink.bytes, path.display());
     }
     result
 }
