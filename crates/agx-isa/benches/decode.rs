@@ -101,9 +101,10 @@ fn decode_only(code: &[u8]) -> usize {
     n
 }
 
-/// Decode + format every line into a reused buffer.
+/// Decode + format every line into a reused byte buffer (as the CLI's
+/// listing does).
 fn decode_format(code: &[u8]) -> usize {
-    let mut buf = String::with_capacity(1 << 16);
+    let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
     let mut n = 0;
     let mut insn = Instruction::default();
     let mut w = walk(code, 0);

@@ -52,13 +52,14 @@ struct Dispatch16 {
     /// Per halfword: `base << 11 | w << 7 | lo`.
     entry: Vec<u32>,
     sub: Vec<u32>,
-    forms: Vec<u8>,
-    /// Per form (by index): the match test with the size mask folded in.
-    tests: Vec<MatchTest>,
+    /// The candidate lists' forms, each with its match test inline (one
+    /// load fewer per lookup than indexing a per-form table).
+    forms: Vec<(MatchTest, u8)>,
 }
 
 /// `word` matches form `f` iff `word & mask[long] == bits`, where `long` is
 /// the length bit (the form's mask restricted to its selected size).
+#[derive(Clone, Copy)]
 struct MatchTest {
     mask: [u128; 2],
     bits: u128,
@@ -90,29 +91,44 @@ fn split(cands: &[u8], tests: &[MatchTest]) -> (u32, u32, Vec<Vec<u8>>) {
             })
             .collect()
     };
-    // longest list for a window, without building the lists
-    let longest = |lo: u32, w: u32| -> usize {
-        let fixed: Vec<(u32, u32)> = cands
-            .iter()
-            .map(|&i| {
-                let t = &tests[i as usize];
-                let m = ((t.mask[0] & t.mask[1]) >> lo) as u32 & ((1 << w) - 1);
-                (m, (t.bits >> lo) as u32 & m)
-            })
-            .collect();
-        if fixed.iter().all(|&(m, _)| m == 0) {
+    // bits fixed whatever the size, per candidate: (mask, value)
+    let fixed: Vec<(u128, u128)> = cands
+        .iter()
+        .map(|&i| {
+            let t = &tests[i as usize];
+            let m = t.mask[0] & t.mask[1];
+            (m, t.bits & m)
+        })
+        .collect();
+    let mut win: Vec<(u32, u32)> = Vec::with_capacity(cands.len());
+    // longest list for a window, without building the lists; stops once it
+    // reaches `bound` (such a window is not chosen)
+    let mut longest = |lo: u32, w: u32, bound: usize| -> usize {
+        win.clear();
+        win.extend(fixed.iter().map(|&(m, v)| {
+            let m = (m >> lo) as u32 & ((1 << w) - 1);
+            (m, (v >> lo) as u32 & m)
+        }));
+        if win.iter().all(|&(m, _)| m == 0) {
             return cands.len();
         }
-        (0..1u32 << w)
-            .map(|k| fixed.iter().filter(|&&(m, v)| k & m == v).count())
-            .max()
-            .unwrap_or(0)
+        let mut max = 0;
+        for k in 0..1u32 << w {
+            let n = win.iter().filter(|&&(m, v)| k & m == v).count();
+            if n > max {
+                max = n;
+                if max >= bound {
+                    break;
+                }
+            }
+        }
+        max
     };
     let mut best = (cands.len(), 0, 16);
     if cands.len() > 1 {
         for w in 1..=MAX_WINDOW {
             for lo in 16..=96 - w {
-                let l = longest(lo, w);
+                let l = longest(lo, w, best.0);
                 if l < best.0 {
                     best = (l, w, lo);
                 }
@@ -126,6 +142,34 @@ fn split(cands: &[u8], tests: &[MatchTest]) -> (u32, u32, Vec<Vec<u8>>) {
     (lo, w, sub(lo, w))
 }
 
+/// A set of forms by index (161 forms).
+type FormSet = [u64; 3];
+const _: () = assert!(FORMS.len() <= 192);
+
+/// A multiply-rotate hasher for [`FormSet`] keys (SipHash costs more than
+/// the rest of the table build).
+#[derive(Default)]
+struct SetHasher(u64);
+
+impl std::hash::Hasher for SetHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for c in bytes.chunks(8) {
+            let mut b = [0u8; 8];
+            b[..c.len()].copy_from_slice(c);
+            self.write_u64(u64::from_le_bytes(b));
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
+    }
+}
+
 fn dispatch16() -> &'static Dispatch16 {
     static D: std::sync::OnceLock<Dispatch16> = std::sync::OnceLock::new();
     D.get_or_init(|| {
@@ -137,38 +181,69 @@ fn dispatch16() -> &'static Dispatch16 {
                 length_bit: f.length_bit,
             })
             .collect();
-        let mut entry = Vec::with_capacity(65536);
+        // The candidate list of halfword `h` is the forms of `DISPATCH`
+        // (ascending: first-match order) whose fixed bits 0..16 agree with
+        // `h`, as a bit set over form indices: the set of the low byte (its
+        // DISPATCH list, and agreement on bits 0..8) and of the high byte
+        // (agreement on bits 8..16), intersected. Distinct lists are few
+        // (one block each); building the table this way takes well under a
+        // millisecond at start-up, where filtering 65,536 vectors and
+        // hashing them took ~5 ms (issue 15: `--disasm-only` start-up).
+        let agree = |byte: u32, shift: u32| -> FormSet {
+            let mut s = [0u64; 3];
+            for f in FORMS.iter() {
+                let m = (f.mask >> shift) as u32 & 0xFF;
+                if byte & m == (f.bits >> shift) as u32 & m {
+                    s[f.idx as usize / 64] |= 1 << (f.idx % 64);
+                }
+            }
+            s
+        };
+        let lo: Vec<FormSet> = (0..256u32)
+            .map(|b| {
+                let mut s = [0u64; 3];
+                for &i in DISPATCH[b as usize] {
+                    s[i as usize / 64] |= 1 << (i % 64);
+                }
+                let a = agree(b, 0);
+                [s[0] & a[0], s[1] & a[1], s[2] & a[2]]
+            })
+            .collect();
+        let hi: Vec<FormSet> = (0..256u32).map(|b| agree(b, 8)).collect();
+        let mut entry = vec![0u32; 65536];
         let mut sub = Vec::new();
         let mut forms = Vec::new();
-        // one block per distinct halfword candidate list
-        let mut blocks: std::collections::HashMap<Vec<u8>, u32> = Default::default();
-        for h in 0u32..65536 {
-            let cands: Vec<u8> = DISPATCH[(h & 0xFF) as usize]
-                .iter()
-                .copied()
-                .filter(|&i| {
-                    let f = &FORMS[i as usize];
-                    h & (f.mask & 0xFFFF) as u32 == (f.bits & 0xFFFF) as u32
-                })
-                .collect();
-            let e = *blocks.entry(cands).or_insert_with_key(|cands| {
-                let (lo, w, lists) = split(cands, &tests);
-                let base = sub.len() as u32;
-                for l in &lists {
-                    sub.push(forms.len() as u32);
-                    forms.extend_from_slice(l);
-                }
-                sub.push(forms.len() as u32);
-                base << 11 | w << 7 | lo
-            });
-            entry.push(e);
+        let mut blocks: std::collections::HashMap<
+            FormSet,
+            u32,
+            std::hash::BuildHasherDefault<SetHasher>,
+        > = Default::default();
+        let mut last: Option<(FormSet, u32)> = None;
+        // low byte outer: neighbouring high bytes mostly share a list
+        for (b, l) in lo.iter().enumerate() {
+            for (c, u) in hi.iter().enumerate() {
+                let set = [l[0] & u[0], l[1] & u[1], l[2] & u[2]];
+                let e = match last {
+                    Some((s, e)) if s == set => e,
+                    _ => *blocks.entry(set).or_insert_with(|| {
+                        let cands: Vec<u8> = (0..FORMS.len() as u8)
+                            .filter(|&i| set[i as usize / 64] >> (i % 64) & 1 == 1)
+                            .collect();
+                        let (lo, w, lists) = split(&cands, &tests);
+                        let base = sub.len() as u32;
+                        for l in &lists {
+                            sub.push(forms.len() as u32);
+                            forms.extend(l.iter().map(|&i| (tests[i as usize], i)));
+                        }
+                        sub.push(forms.len() as u32);
+                        base << 11 | w << 7 | lo
+                    }),
+                };
+                last = Some((set, e));
+                entry[c << 8 | b] = e;
+            }
         }
-        Dispatch16 {
-            entry,
-            sub,
-            forms,
-            tests,
-        }
+        Dispatch16 { entry, sub, forms }
     })
 }
 
@@ -180,11 +255,10 @@ pub fn match_form(word: u128) -> Option<&'static Form> {
     let (lo, w, base) = (e & 0x7F, (e >> 7) & 0xF, (e >> 11) as usize);
     let k = ((word >> lo) as u32 & ((1u32 << w) - 1)) as usize;
     let (a, b) = (d.sub[base + k] as usize, d.sub[base + k + 1] as usize);
-    for &i in &d.forms[a..b] {
-        let t = &d.tests[i as usize];
+    for (t, i) in &d.forms[a..b] {
         let long = ((word >> t.length_bit) & 1) as usize;
         if word & t.mask[long] == t.bits {
-            return Some(&FORMS[i as usize]);
+            return Some(&FORMS[*i as usize]);
         }
     }
     None

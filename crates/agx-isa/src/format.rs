@@ -7,7 +7,6 @@
 use crate::forms::SR_NAMES;
 use crate::model::*;
 use crate::operands::float_imm_text;
-use std::fmt::Write as _;
 
 /// Which spelling of the register-cache hint to print.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -24,6 +23,113 @@ pub enum Syntax {
     Native,
 }
 
+/// Where formatted text goes: a `String`, or a `Vec<u8>` (the listing's
+/// fast path: bytes appended with no UTF-8 bookkeeping, no `core::fmt`).
+/// The formatter writes only `&str`s and ASCII bytes, so a `Vec<u8>` sink
+/// always holds UTF-8. Sealed: implemented for those two types only.
+pub trait Sink: sealed::Sealed {
+    /// Appends one ASCII byte.
+    fn put(&mut self, b: u8);
+    /// Appends ASCII bytes.
+    fn put_ascii(&mut self, b: &[u8]);
+    /// Appends a string.
+    fn put_str(&mut self, s: &str);
+    /// Bytes written so far.
+    fn len(&self) -> usize;
+    /// Whether nothing was written.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Drops everything after the first `n` bytes (`n` on a boundary this
+    /// formatter wrote).
+    fn truncate(&mut self, n: usize);
+    /// The last byte written.
+    fn last(&self) -> Option<u8>;
+    /// Appends the first `n` bytes of `b` (ASCII).
+    #[inline(always)]
+    fn put_head(&mut self, b: &[u8; HEAD], n: usize) {
+        self.put_ascii(&b[..n]);
+    }
+}
+
+/// Size of the stack buffer holding a listing line's columns up to the
+/// operands ([`write_line_parts`]).
+pub const HEAD: usize = 64;
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for String {}
+    impl Sealed for Vec<u8> {}
+}
+
+impl Sink for Vec<u8> {
+    #[inline(always)]
+    fn put(&mut self, b: u8) {
+        self.push(b);
+    }
+    #[inline(always)]
+    fn put_ascii(&mut self, b: &[u8]) {
+        self.extend_from_slice(b);
+    }
+    #[inline(always)]
+    fn put_str(&mut self, s: &str) {
+        self.extend_from_slice(s.as_bytes());
+    }
+    #[inline(always)]
+    fn len(&self) -> usize {
+        Vec::len(self)
+    }
+    #[inline(always)]
+    fn truncate(&mut self, n: usize) {
+        Vec::truncate(self, n);
+    }
+    #[inline(always)]
+    fn last(&self) -> Option<u8> {
+        self.as_slice().last().copied()
+    }
+    /// A fixed-size copy and a shorter length: cheaper than a copy of a
+    /// variable length (a call to `memcpy`).
+    #[inline(always)]
+    fn put_head(&mut self, b: &[u8; HEAD], n: usize) {
+        let len = self.len();
+        self.extend_from_slice(b);
+        self.truncate(len + n.min(HEAD));
+    }
+}
+
+impl Sink for String {
+    #[inline(always)]
+    fn put(&mut self, b: u8) {
+        debug_assert!(b.is_ascii());
+        self.push(b as char);
+    }
+    #[inline(always)]
+    fn put_ascii(&mut self, b: &[u8]) {
+        for &c in b {
+            self.put(c);
+        }
+    }
+    #[inline(always)]
+    fn put_str(&mut self, s: &str) {
+        self.push_str(s);
+    }
+    #[inline(always)]
+    fn len(&self) -> usize {
+        String::len(self)
+    }
+    #[inline(always)]
+    fn truncate(&mut self, n: usize) {
+        String::truncate(self, n);
+    }
+    #[inline(always)]
+    fn last(&self) -> Option<u8> {
+        self.as_bytes().last().copied()
+    }
+}
+
+/// Spaces for padding (the widest pad is the 20-column hex field).
+const SPACES: &[u8; 20] = b"                    ";
+
 /// The mnemonic (left-justified to 16), a space, and the operands joined by
 /// `", "`: applegpu's `str(AsmInstruction)`.
 pub fn format_asm(insn: &Instruction, syntax: Syntax) -> String {
@@ -34,7 +140,7 @@ pub fn format_asm(insn: &Instruction, syntax: Syntax) -> String {
 
 /// Appends the asm text of `insn` to `out`. Branch targets print as absolute
 /// addresses from `insn.addr` (which already includes any `--base`).
-pub fn write_asm(out: &mut String, insn: &Instruction, syntax: Syntax) {
+pub fn write_asm<S: Sink + ?Sized>(out: &mut S, insn: &Instruction, syntax: Syntax) {
     if syntax == Syntax::Native {
         let extra = crate::native::raw_operand_bits(insn);
         let shown = crate::native::native_instruction(insn);
@@ -43,26 +149,30 @@ pub fn write_asm(out: &mut String, insn: &Instruction, syntax: Syntax) {
             write_asm(out, shown.as_ref().unwrap_or(insn), Syntax::Default);
             if extra != 0 {
                 // no operands printed: the padded mnemonic ends in a space
-                let sep = if out.len() > start && out.ends_with(' ') {
-                    ""
-                } else {
-                    ", "
-                };
-                let _ = write!(out, "{sep}raw(0x{extra:X})");
+                if !(out.len() > start && out.last() == Some(b' ')) {
+                    out.put_ascii(b", ");
+                }
+                out.put_ascii(b"raw(0x");
+                push_hex(out, extra, HEX_UPPER);
+                out.put(b')');
             }
             return;
         }
     }
-    out.push_str(insn.mnemonic);
-    for _ in insn.mnemonic.len()..16 {
-        out.push(' ');
-    }
-    out.push(' ');
+    out.put_str(insn.mnemonic);
+    out.put_ascii(&SPACES[..16 - insn.mnemonic.len().min(16)]);
+    out.put(b' ');
+    write_operands(out, insn, syntax);
+}
+
+/// The operands of `insn` joined by `", "`, empty ones left out.
+#[inline]
+fn write_operands<S: Sink + ?Sized>(out: &mut S, insn: &Instruction, syntax: Syntax) {
     let mut first = true;
     for o in insn.operands.iter() {
         let mark = out.len();
         if !first {
-            out.push_str(", ");
+            out.put_ascii(b", ");
         }
         let body = out.len();
         write_operand(out, insn, o, syntax);
@@ -84,7 +194,7 @@ pub fn format_line(insn: &Instruction, syntax: Syntax) -> String {
 }
 
 /// Appends a whole listing line (no newline) to `out`.
-pub fn write_line(out: &mut String, insn: &Instruction, syntax: Syntax) {
+pub fn write_line<S: Sink + ?Sized>(out: &mut S, insn: &Instruction, syntax: Syntax) {
     write_line_parts(
         out,
         insn.addr,
@@ -95,40 +205,114 @@ pub fn write_line(out: &mut String, insn: &Instruction, syntax: Syntax) {
 }
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
+const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
+
+/// Appends `v` in hexadecimal with the given digits, no prefix, no padding
+/// (Python's `'%x'` / `'%X'`).
+#[inline]
+fn push_hex<S: Sink + ?Sized>(out: &mut S, v: u128, digits: &[u8; 16]) {
+    let mut buf = [0u8; 32];
+    let mut i = buf.len();
+    let mut v = v;
+    loop {
+        i -= 1;
+        buf[i] = digits[(v & 15) as usize];
+        v >>= 4;
+        if v == 0 {
+            break;
+        }
+    }
+    out.put_ascii(&buf[i..]);
+}
 
 /// Writes `'%4x:'`.
-pub fn write_addr(out: &mut String, addr: u32) {
-    let _ = write!(out, "{addr:4x}:");
+#[inline]
+pub fn write_addr<S: Sink + ?Sized>(out: &mut S, addr: u32) {
+    let digits = (32 - (addr | 1).leading_zeros()).div_ceil(4) as usize;
+    if digits < 4 {
+        out.put_ascii(&SPACES[..4 - digits]);
+    }
+    push_hex(out, addr as u128, HEX);
+    out.put(b':');
 }
 
 /// Writes the hex column: bytes as lower-case hex, left-justified to 20.
-pub fn write_hex(out: &mut String, bytes: &[u8]) {
-    for b in bytes {
-        out.push(HEX[(b >> 4) as usize] as char);
-        out.push(HEX[(b & 15) as usize] as char);
+#[inline]
+pub fn write_hex<S: Sink + ?Sized>(out: &mut S, bytes: &[u8]) {
+    if bytes.len() > 12 {
+        for b in bytes {
+            out.put_ascii(&[HEX[(b >> 4) as usize], HEX[(b & 15) as usize]]);
+        }
+        return;
     }
-    for _ in bytes.len() * 2..20 {
-        out.push(' ');
+    let mut buf = [b' '; 24];
+    for (i, b) in bytes.iter().enumerate() {
+        buf[2 * i] = HEX[(b >> 4) as usize];
+        buf[2 * i + 1] = HEX[(b & 15) as usize];
     }
+    out.put_ascii(&buf[..(bytes.len() * 2).max(20)]);
 }
 
 /// A listing line with explicit address and shown bytes (the tail of a
 /// buffer may hold fewer bytes than the instruction's length).
-pub fn write_line_parts(
-    out: &mut String,
+pub fn write_line_parts<S: Sink + ?Sized>(
+    out: &mut S,
     addr: u32,
     bytes: &[u8],
     insn: &Instruction,
     syntax: Syntax,
 ) {
-    write_addr(out, addr);
-    out.push(' ');
-    write_hex(out, bytes);
-    out.push(' ');
-    write_asm(out, insn, syntax);
+    if bytes.len() > 12 {
+        write_addr(out, addr);
+        out.put(b' ');
+        write_hex(out, bytes);
+        out.put(b' ');
+        write_asm(out, insn, syntax);
+        return;
+    }
+    // the columns up to the operands are built on the stack and appended
+    // at once (a copy per column cost more than the rest of the line, perf):
+    // at most 8 + 2 + 24 + 1 + 16 + 1 = 52 bytes
+    let mut head = [b' '; HEAD];
+    let digits = (32 - (addr | 1).leading_zeros()).div_ceil(4) as usize;
+    let width = digits.max(4);
+    for i in 0..digits {
+        head[width - 1 - i] = HEX[(addr >> (4 * i)) as usize & 15];
+    }
+    head[width] = b':';
+    let mut p = width + 2;
+    for (i, b) in bytes.iter().enumerate() {
+        head[p + 2 * i] = HEX[(b >> 4) as usize];
+        head[p + 2 * i + 1] = HEX[(b & 15) as usize];
+    }
+    p += (bytes.len() * 2).max(20) + 1;
+    let m = insn.mnemonic.as_bytes();
+    if syntax == Syntax::Native || m.len() > 16 {
+        out.put_head(&head, p);
+        write_asm(out, insn, syntax);
+        return;
+    }
+    for (d, s) in head[p..p + 16].iter_mut().zip(m) {
+        *d = *s;
+    }
+    p += 17;
+    out.put_head(&head, p);
+    write_operands(out, insn, syntax);
 }
 
-fn push_u(out: &mut String, v: u64) {
+#[inline(always)]
+fn push_u<S: Sink + ?Sized>(out: &mut S, v: u64) {
+    if v < 10 {
+        out.put(b'0' + v as u8);
+    } else if v < 100 {
+        out.put_ascii(&[b'0' + (v / 10) as u8, b'0' + (v % 10) as u8]);
+    } else {
+        push_u_long(out, v);
+    }
+}
+
+#[inline(never)]
+fn push_u_long<S: Sink + ?Sized>(out: &mut S, v: u64) {
     let mut buf = [0u8; 20];
     let mut i = buf.len();
     let mut v = v;
@@ -140,35 +324,34 @@ fn push_u(out: &mut String, v: u64) {
             break;
         }
     }
-    out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or("0"));
+    out.put_ascii(&buf[i..]);
 }
 
-fn push_i(out: &mut String, v: i64) {
+fn push_i<S: Sink + ?Sized>(out: &mut S, v: i64) {
     if v < 0 {
-        out.push('-');
+        out.put(b'-');
     }
     push_u(out, v.unsigned_abs());
 }
 
-fn reg_name(out: &mut String, file: RegFile, width: Width, half: u32) {
-    out.push(match file {
-        RegFile::Gpr => 'r',
-        RegFile::Uniform => 'u',
-    });
+#[inline]
+fn reg_name<S: Sink + ?Sized>(out: &mut S, file: RegFile, width: Width, half: u32) {
+    let letter = match file {
+        RegFile::Gpr => b'r',
+        RegFile::Uniform => b'u',
+    };
+    out.put(letter);
     match width {
         Width::W16 => {
             push_u(out, (half >> 1) as u64);
-            out.push(if half & 1 == 0 { 'l' } else { 'h' });
+            out.put(if half & 1 == 0 { b'l' } else { b'h' });
         }
         Width::W32 => push_u(out, (half >> 1) as u64),
         Width::W64 => {
             let n = (half >> 1) as u64;
             push_u(out, n);
-            out.push('_');
-            out.push(match file {
-                RegFile::Gpr => 'r',
-                RegFile::Uniform => 'u',
-            });
+            out.put(b'_');
+            out.put(letter);
             push_u(out, n + 1);
         }
     }
@@ -176,40 +359,44 @@ fn reg_name(out: &mut String, file: RegFile, width: Width, half: u32) {
 
 /// Appends `.flag` suffixes in applegpu's order (hint, sx, abs, neg); the
 /// cache hint is a `$` prefix in cryptic syntax (written by the caller).
-fn push_flags(out: &mut String, f: u8, syntax: Syntax) {
+#[inline]
+fn push_flags<S: Sink + ?Sized>(out: &mut S, f: u8, syntax: Syntax) {
+    if f == 0 {
+        return;
+    }
     if f & flags::CACHE != 0 && syntax != Syntax::Cryptic {
-        out.push_str(".cache");
+        out.put_ascii(b".cache");
     }
     if f & flags::DISCARD != 0 {
-        out.push_str(".discard");
+        out.put_ascii(b".discard");
     }
     if f & flags::SX != 0 {
-        out.push_str(".sx");
+        out.put_ascii(b".sx");
     }
     if f & flags::ABS != 0 {
-        out.push_str(".abs");
+        out.put_ascii(b".abs");
     }
     if f & flags::NEG != 0 {
-        out.push_str(".neg");
+        out.put_ascii(b".neg");
     }
 }
 
 /// Writes a register operand (tuples joined with `_`).
-pub fn write_reg(out: &mut String, r: &Reg, syntax: Syntax) {
+pub fn write_reg<S: Sink + ?Sized>(out: &mut S, r: &Reg, syntax: Syntax) {
     if r.flags & flags::CACHE != 0 && syntax == Syntax::Cryptic {
-        out.push('$');
+        out.put(b'$');
     }
     let step = r.width.halves() as u32;
     for i in 0..r.count as u32 {
         if i > 0 {
-            out.push('_');
+            out.put(b'_');
         }
         reg_name(out, r.file, r.width, r.half as u32 + i * step);
     }
     push_flags(out, r.flags, syntax);
 }
 
-fn write_operand(out: &mut String, insn: &Instruction, o: &Operand, syntax: Syntax) {
+fn write_operand<S: Sink + ?Sized>(out: &mut S, insn: &Instruction, o: &Operand, syntax: Syntax) {
     match o.kind {
         OperandKind::Reg(ref r) => write_reg(out, r, syntax),
         OperandKind::Imm(v) => {
@@ -217,51 +404,49 @@ fn write_operand(out: &mut String, insn: &Instruction, o: &Operand, syntax: Synt
             push_flags(out, o.flags, syntax);
         }
         OperandKind::HexImm(v) => {
-            let _ = write!(out, "0x{:X}", v.get());
+            out.put_ascii(b"0x");
+            push_hex(out, v.get() as u128, HEX_UPPER);
         }
         OperandKind::FloatImm(v) => {
-            out.push_str(float_imm_text(v));
+            out.put_str(float_imm_text(v));
             push_flags(out, o.flags, syntax);
         }
         OperandKind::Target(rel) => {
             let abs = insn.addr as i64 + rel as i64;
-            if abs < 0 {
-                // Python's '0x%X' % v puts the sign after the prefix.
-                let _ = write!(out, "0x-{:X}", -abs);
-            } else {
-                let _ = write!(out, "0x{abs:X}");
-            }
+            // Python's '0x%X' % v puts the sign after the prefix.
+            out.put_ascii(if abs < 0 { b"0x-" } else { b"0x" });
+            push_hex(out, abs.unsigned_abs() as u128, HEX_UPPER);
         }
         OperandKind::SpecialReg(n) => {
-            out.push_str("sr");
+            out.put_ascii(b"sr");
             push_u(out, n as u64);
             if let Some(name) = SR_NAMES.get(n as usize).copied().flatten() {
-                out.push_str(" (");
-                out.push_str(name);
-                out.push(')');
+                out.put_ascii(b" (");
+                out.put_str(name);
+                out.put(b')');
             }
         }
         OperandKind::TexState(n) => {
-            out.push_str("ts");
+            out.put_ascii(b"ts");
             push_u(out, n as u64);
         }
         OperandKind::SamplerState(n) => {
-            out.push_str("ss");
+            out.put_ascii(b"ss");
             push_u(out, n as u64);
         }
         OperandKind::Cf(n) => {
-            out.push_str("cf");
+            out.put_ascii(b"cf");
             push_u(out, n as u64);
         }
         OperandKind::Binary { value, bits } => {
-            out.push_str("0b");
+            out.put_ascii(b"0b");
             for i in (0..bits as u32).rev() {
-                out.push(if (value >> i) & 1 == 1 { '1' } else { '0' });
+                out.put(if (value >> i) & 1 == 1 { b'1' } else { b'0' });
             }
             if bits == 0 {
-                out.push('0');
+                out.put(b'0');
             }
         }
-        OperandKind::Keyword(s) => out.push_str(s.get()),
+        OperandKind::Keyword(s) => out.put_str(s.get()),
     }
 }

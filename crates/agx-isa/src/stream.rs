@@ -9,8 +9,8 @@
 //! it (native syntax prints `unknown.<group> (N bytes) 0x<hex>`); when the
 //! length is not known it advances 2 bytes as applegpu does.
 
-use crate::decode::{decode_word_into, read_word};
-use crate::format::{write_addr, write_hex, write_line_parts, Syntax};
+use crate::decode::{decode_as, match_form, read_word};
+use crate::format::{write_addr, write_hex, write_line_parts, Sink, Syntax};
 use crate::model::Instruction;
 use std::fmt::Write as _;
 
@@ -63,6 +63,7 @@ impl Item {
 }
 
 /// Iterator state of [`walk`].
+#[derive(Clone, Copy)]
 pub struct Walk<'a> {
     code: &'a [u8],
     base: u32,
@@ -71,7 +72,15 @@ pub struct Walk<'a> {
     skipping: bool,
     /// Skip an undecodable encoding of known length whole (native syntax).
     lengths: bool,
+    /// `code` is a prefix of the code ([`Walk::continue_on`]): stop where
+    /// fewer than [`LOOKAHEAD`] bytes are left.
+    prefix: bool,
 }
+
+/// Bytes a step reads at most (one 12-byte word): a walk over a prefix of
+/// the code stops where fewer are left, since every decision of a step
+/// (gap, zero skipping, form, length, bytes shown) depends only on them.
+pub const LOOKAHEAD: usize = 12;
 
 /// One step of the walk when decoding into a caller-owned [`Instruction`]
 /// (see [`Walk::next_into`]).
@@ -98,8 +107,67 @@ impl Walk<'_> {
     /// no allocation, no copy). The fast path behind listings and benchmarks.
     #[inline]
     pub fn next_into(&mut self, insn: &mut Instruction) -> Option<Step> {
+        self.step(Target::Decode(insn))
+    }
+
+    /// The next step without decoding the instruction's operands: the same
+    /// steps, positions and lengths as [`Walk::next_into`], at a fraction of
+    /// the cost (the form is matched, nothing decoded). An instruction comes
+    /// back as its word, address and form, for [`Skim::decode`] to decode
+    /// later, on any thread: the listing scans the code on one thread and
+    /// decodes and formats batches of it on the others.
+    #[inline]
+    pub fn skim(&mut self) -> Option<Skim> {
+        let mut found = None;
+        let step = self.step(Target::Form(&mut found))?;
+        Some(match (found, step) {
+            (Some((word, addr, form)), Step::Insn { shown }) => Skim::Insn {
+                word,
+                addr,
+                shown,
+                form,
+            },
+            _ => Skim::Other(step),
+        })
+    }
+
+    /// Offset in this walk's code of the next step.
+    pub fn position(&self) -> usize {
+        self.p
+    }
+
+    /// Whether the walk is over (a `stop`, or the end of the whole code).
+    pub fn ended(&self) -> bool {
+        self.end || (!self.prefix && self.p >= self.code.len())
+    }
+
+    /// This walk continued on `code`: the rest of the code from this walk's
+    /// [`Walk::position`] on when `whole`, else a prefix of it. A walk over
+    /// a prefix stops (returns `None` with [`Walk::ended`] false) where
+    /// fewer than [`LOOKAHEAD`] bytes are left; continue it in turn on the
+    /// bytes from its position on followed by more code. Reading the code in
+    /// pieces this way gives the steps of one walk over all of it (a walk
+    /// over no code, `continue_on(&[], false)`, keeps a walk's state while
+    /// its buffer is refilled).
+    pub fn continue_on<'b>(&self, code: &'b [u8], whole: bool) -> Walk<'b> {
+        Walk {
+            code,
+            base: self.base.wrapping_add(self.p as u32),
+            p: 0,
+            end: self.end,
+            skipping: self.skipping,
+            lengths: self.lengths,
+            prefix: !whole,
+        }
+    }
+
+    #[inline(always)]
+    fn step(&mut self, target: Target<'_>) -> Option<Step> {
         loop {
             if self.end || self.p >= self.code.len() {
+                return None;
+            }
+            if self.prefix && self.code.len() - self.p < LOOKAHEAD {
                 return None;
             }
             let rest = &self.code[self.p..];
@@ -116,10 +184,21 @@ impl Walk<'_> {
                 }
                 self.skipping = false;
             }
-            if decode_word_into(word, addr, insn) {
-                let len = insn.len as usize;
+            if let Some(form) = match_form(word) {
+                // `stop` ends the walk; only the form called `stop` decodes
+                // to that mnemonic (test `stop_mnemonic_is_its_form`)
+                let (len, stop) = match target {
+                    Target::Decode(insn) => {
+                        decode_as(form, word, addr, insn);
+                        (insn.len as usize, insn.mnemonic == "stop")
+                    }
+                    Target::Form(found) => {
+                        *found = Some((word, addr, form));
+                        (form.size_of(word) as usize, form.name == "stop")
+                    }
+                };
                 let shown = len.min(rest.len()) as u8;
-                if insn.mnemonic == "stop" {
+                if stop {
                     self.end = true;
                 }
                 self.p += len;
@@ -148,6 +227,50 @@ impl Walk<'_> {
             });
         }
     }
+}
+
+/// A step of [`Walk::skim`]: all that decoding it needs, so that it can be
+/// decoded anywhere ([`Skim::decode`]), without the code.
+#[derive(Clone, Copy, Debug)]
+pub enum Skim {
+    /// An instruction of form `form`: its word (zero-extended), address,
+    /// and the bytes of it the code holds.
+    Insn {
+        word: u128,
+        addr: u32,
+        shown: u8,
+        form: &'static crate::forms::Form,
+    },
+    /// A step that is not an instruction (`Step::Gap`, `Step::Failed`).
+    Other(Step),
+}
+
+impl Skim {
+    /// The step of [`Walk::next_into`] for this step of [`Walk::skim`],
+    /// decoding an instruction into `insn`.
+    #[inline]
+    pub fn decode(&self, insn: &mut Instruction) -> Step {
+        match *self {
+            Skim::Insn {
+                word,
+                addr,
+                shown,
+                form,
+            } => {
+                decode_as(form, word, addr, insn);
+                Step::Insn { shown }
+            }
+            Skim::Other(step) => step,
+        }
+    }
+}
+
+/// What [`Walk::step`] does with an instruction.
+enum Target<'x> {
+    /// Decode it into this buffer.
+    Decode(&'x mut Instruction),
+    /// Only note its word, address and form.
+    Form(&'x mut Option<(u128, u32, &'static crate::forms::Form)>),
 }
 
 impl Iterator for Walk<'_> {
@@ -181,6 +304,7 @@ pub fn walk(code: &[u8], base: u32) -> Walk<'_> {
         end: false,
         skipping: false,
         lengths: false,
+        prefix: false,
     }
 }
 
@@ -227,7 +351,7 @@ fn decode_all_with(mut w: Walk<'_>) -> (Vec<Instruction>, usize) {
 
 /// Appends the listing text of one [`Step`] (with newline); `insn` is the
 /// buffer [`Walk::next_into`] decoded into.
-pub fn write_step(out: &mut String, step: &Step, insn: &Instruction, syntax: Syntax) {
+pub fn write_step<S: Sink + ?Sized>(out: &mut S, step: &Step, insn: &Instruction, syntax: Syntax) {
     match *step {
         Step::Insn { shown } => {
             let b = insn.bytes();
@@ -241,20 +365,26 @@ pub fn write_step(out: &mut String, step: &Step, insn: &Instruction, syntax: Syn
             unknown,
         } => write_failed(out, addr, &bytes[..shown as usize], unknown, syntax),
     }
-    out.push('\n');
+    out.put(b'\n');
 }
 
 /// `'%4x:' addr, hex, <disassembly failed>` (no newline); in native syntax
 /// `'%4x:' addr, hex, ` then [`unknown_text`].
-fn write_failed(out: &mut String, addr: u32, bytes: &[u8], unknown: Unknown, syntax: Syntax) {
+fn write_failed<S: Sink + ?Sized>(
+    out: &mut S,
+    addr: u32,
+    bytes: &[u8],
+    unknown: Unknown,
+    syntax: Syntax,
+) {
     write_addr(out, addr);
-    out.push(' ');
+    out.put(b' ');
     write_hex(out, bytes);
-    out.push(' ');
+    out.put(b' ');
     if syntax == Syntax::Native {
-        out.push_str(&unknown_text(bytes, unknown));
+        out.put_str(&unknown_text(bytes, unknown));
     } else {
-        out.push_str("<disassembly failed>");
+        out.put_str("<disassembly failed>");
     }
 }
 
@@ -280,12 +410,12 @@ pub fn unknown_text(bytes: &[u8], unknown: Unknown) -> String {
 }
 
 /// Appends the listing text of one walk item (with newline).
-pub fn write_item(out: &mut String, item: &Item, syntax: Syntax) {
+pub fn write_item<S: Sink + ?Sized>(out: &mut S, item: &Item, syntax: Syntax) {
     match item {
         Item::Insn { insn, shown } => {
             write_step(out, &Step::Insn { shown: *shown }, insn, syntax);
         }
-        Item::Gap { .. } => out.push('\n'),
+        Item::Gap { .. } => out.put(b'\n'),
         Item::Failed {
             addr,
             bytes,
@@ -293,7 +423,7 @@ pub fn write_item(out: &mut String, item: &Item, syntax: Syntax) {
             unknown,
         } => {
             write_failed(out, *addr, &bytes[..*shown as usize], *unknown, syntax);
-            out.push('\n');
+            out.put(b'\n');
         }
     }
 }
@@ -313,4 +443,111 @@ pub fn disassemble_listing(code: &[u8], base: u32, syntax: Syntax) -> String {
         write_step(&mut out, &step, &insn, syntax);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::forms::FORMS;
+
+    fn rng(mut s: u64) -> impl FnMut() -> u64 {
+        move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        }
+    }
+
+    /// [`Walk::skim`] ends the walk on the form called `stop`, the decoding
+    /// walk on the mnemonic `stop`: the same instructions.
+    #[test]
+    fn stop_mnemonic_is_its_form() {
+        let mut next = rng(0x9E37_79B9_7F4A_7C15);
+        for f in FORMS.iter() {
+            for _ in 0..3000 {
+                let w = ((next() as u128) | (next() as u128) << 64) & ((1u128 << 96) - 1);
+                let w = (w & !f.mask) | f.bits;
+                let Some(g) = match_form(w) else { continue };
+                let mut insn = Instruction::default();
+                decode_as(g, w, 0, &mut insn);
+                assert_eq!(insn.mnemonic == "stop", g.name == "stop", "word {w:x}");
+                assert_eq!(insn.len, g.size_of(w), "word {w:x}");
+            }
+        }
+    }
+
+    /// Scanning with [`Walk::skim`] and decoding its steps with
+    /// [`Skim::decode`] gives the steps of one decoding walk, on
+    /// random bytes (gaps, failures, cut-off tails) in both walk kinds.
+    #[test]
+    fn skim_then_decode_matches_next_into() {
+        let mut next = rng(0x2545_F491_4F6C_DD1D);
+        for round in 0..60 {
+            let n = 64 + (next() % 4000) as usize;
+            let mut code: Vec<u8> = (0..n).map(|_| next() as u8).collect();
+            // zero runs, and no `stop` (0x88 0x00) so the walks go far
+            for i in 0..n {
+                if next().is_multiple_of(23) {
+                    let l = (next() % 12) as usize;
+                    for b in code.iter_mut().skip(i).take(l) {
+                        *b = 0;
+                    }
+                }
+                if code[i] & 0x7F == 0x08 {
+                    code[i] ^= 0x10;
+                }
+            }
+            let first = if round % 2 == 0 {
+                walk(&code, 0x100)
+            } else {
+                walk_native(&code, 0x100)
+            };
+            let mut whole = first;
+            let mut insn = Instruction::default();
+            let mut expect = Vec::new();
+            while let Some(s) = whole.next_into(&mut insn) {
+                let mut t = String::new();
+                write_step(&mut t, &s, &insn, Syntax::Default);
+                expect.push((s, t));
+            }
+            let mut scan = first;
+            let mut got = Vec::new();
+            while let Some(k) = scan.skim() {
+                let s = k.decode(&mut insn);
+                let mut t = String::new();
+                write_step(&mut t, &s, &insn, Syntax::Default);
+                got.push((s, t));
+            }
+            assert_eq!(got, expect);
+
+            // the same code read in pieces of random sizes
+            let mut got = Vec::new();
+            let mut buf: Vec<u8> = Vec::new();
+            let mut fed = 0;
+            let mut w = first.continue_on(&[], false);
+            loop {
+                let more = 1 + (next() % 40) as usize;
+                let to = (fed + more).min(code.len());
+                buf.extend_from_slice(&code[fed..to]);
+                fed = to;
+                let whole = fed == code.len();
+                let mut part = w.continue_on(&buf, whole);
+                while let Some(k) = part.skim() {
+                    let s = k.decode(&mut insn);
+                    let mut t = String::new();
+                    write_step(&mut t, &s, &insn, Syntax::Default);
+                    got.push((s, t));
+                }
+                if part.ended() {
+                    break;
+                }
+                assert!(!whole, "a whole walk ends");
+                let used = part.position();
+                w = part.continue_on(&[], false);
+                buf.drain(..used);
+            }
+            assert_eq!(got, expect);
+        }
+    }
 }

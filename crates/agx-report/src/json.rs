@@ -193,7 +193,7 @@ impl std::fmt::Display for AsmText<'_> {
         BUF.with(|b| {
             let mut b = b.borrow_mut();
             b.clear();
-            write_asm(&mut b, self.0, self.1);
+            write_asm(&mut *b, self.0, self.1);
             f.write_str(b.trim_end())
         })
     }

@@ -4,7 +4,7 @@
 //! cargo bench -p metal-profiler --bench scale [-- /path/to/applegpu]
 //! ```
 //!
-//! (or `APPLEGPU_DIR=/path/to/applegpu`). It measures, through the real CLI
+//! (or `APPLEGPU_DIR=/path/to/applegpu`; add `--only-disasm` for row 3 alone). It measures, through the real CLI
 //! (the release binary cargo builds for benches), each run in a child
 //! process with its wall time and peak resident memory (VmHWM polled from
 //! /proc every 2 ms, Linux only):
@@ -108,7 +108,12 @@ fn vm_hwm_kb(pid: u32) -> Option<u64> {
 }
 
 /// Runs a command with stdout discarded: (wall seconds, peak RSS in MB).
+/// This thread blocks in `wait` (the wall time is exact: polling for the
+/// exit every few milliseconds added up to a tick to every run, much of a
+/// ~15 ms `--disasm-only` run) while another thread samples VmHWM each
+/// millisecond until the exit.
 fn measure(cmd: &mut Command) -> (f64, Option<f64>) {
+    use std::sync::atomic::{AtomicBool, Ordering};
     let t0 = Instant::now();
     let mut child = cmd
         .stdout(Stdio::null())
@@ -116,20 +121,24 @@ fn measure(cmd: &mut Command) -> (f64, Option<f64>) {
         .spawn()
         .expect("spawn");
     let pid = child.id();
-    let mut peak: Option<u64> = None;
-    loop {
-        if let Some(kb) = vm_hwm_kb(pid) {
-            peak = Some(peak.map_or(kb, |p| p.max(kb)));
-        }
-        if child.try_wait().expect("wait").is_some() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    (
-        t0.elapsed().as_secs_f64(),
-        peak.map(|kb| kb as f64 / 1024.0),
-    )
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let poll = s.spawn(|| {
+            let mut peak: Option<u64> = None;
+            while !done.load(Ordering::Relaxed) {
+                if let Some(kb) = vm_hwm_kb(pid) {
+                    peak = Some(peak.map_or(kb, |p| p.max(kb)));
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            peak
+        });
+        child.wait().expect("wait");
+        let t = t0.elapsed().as_secs_f64();
+        done.store(true, Ordering::Relaxed);
+        let peak = poll.join().expect("poll thread");
+        (t, peak.map(|kb| kb as f64 / 1024.0))
+    })
 }
 
 /// Best wall time of `reps` runs (and the peak of the best run).
@@ -168,6 +177,8 @@ fn main() {
         .find(|a| !a.starts_with('-'))
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("APPLEGPU_DIR").map(PathBuf::from));
+    // `-- --only-disasm`: the disassembly rows alone
+    let only_disasm = std::env::args().any(|a| a == "--only-disasm");
     let tmp = std::env::temp_dir().join(format!("mp-scale-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).unwrap();
@@ -177,6 +188,15 @@ fn main() {
     println!("| measurement | input | wall s | peak MB | note |");
     println!("|---|---|---:|---:|---|");
 
+    if !only_disasm {
+        batch_and_profile(&tmp);
+    }
+    disasm(&tmp, applegpu.as_deref());
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+/// Rows 1 and 2: batch with 1 and 2 jobs; the 1M-instruction profile.
+fn batch_and_profile(tmp: &Path) {
     // 1. batch, 1 and 2 jobs
     let corpus = tmp.join("corpus");
     let kernels = write_corpus(&corpus, 60, 5);
@@ -221,12 +241,15 @@ fn main() {
             mb(m)
         );
     }
+}
 
-    // 3. disassembly against applegpu, same input, same run
+/// Row 3: disassembly against applegpu, same input, same run.
+fn disasm(tmp: &Path, applegpu: Option<&Path>) {
     let n = 200_000;
     let dis = tmp.join("line200k.bin");
     std::fs::write(&dis, synthetic(n, false)).unwrap();
-    let (td, md) = best(5, || {
+    // ~15 ms a run: best of 15 (one applegpu run takes seconds)
+    let (td, md) = best(15, || {
         let mut c = Command::new(BIN);
         c.arg("--binary").arg(&dis).arg("--disasm-only");
         c
@@ -256,5 +279,4 @@ fn main() {
             "| applegpu | pass a checkout: `cargo bench -p metal-profiler --bench scale -- /path/to/applegpu` | | | not measured |"
         ),
     }
-    let _ = std::fs::remove_dir_all(&tmp);
 }

@@ -27,9 +27,15 @@ pub fn run(
             crate::diff::run_diff(d, o, e)
         }),
         None => match &cli.profile.output {
-            Some(path) if path.as_os_str() != "-" => to_output(Some(path), out, err, |o, e| {
-                run_profile(&cli.profile, o, e, false)
-            }),
+            Some(path) if path.as_os_str() != "-" => {
+                let run =
+                    |o: &mut dyn Write, e: &mut dyn Write| run_profile(&cli.profile, o, e, false);
+                if cli.profile.disasm_only {
+                    to_file_streamed(path, cli.profile.binary.as_deref(), out, err, run)
+                } else {
+                    to_output(Some(path), out, err, run)
+                }
+            }
             _ => run_profile(&cli.profile, out, err, stdout_is_tty),
         },
     }
@@ -55,6 +61,93 @@ fn to_output(
         std::fs::write(path, &buf)
             .map_err(|e| Error::input(format!("cannot write {}: {e}", path.display())))?;
         let _ = writeln!(err, "wrote {} bytes to {}", buf.len(), path.display());
+    }
+    result
+}
+
+/// `--disasm-only -o FILE`: as [`to_output`], except that the listing goes
+/// to FILE as it is made, so memory stays constant as on stdout (issue 15).
+/// FILE is created (or truncated) at the first byte: a run that fails before
+/// printing anything leaves it untouched, one that fails later leaves what it
+/// printed (as `to_output` writes what it gathered).
+fn to_file_streamed(
+    path: &Path,
+    input: Option<&Path>,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    f: impl FnOnce(&mut dyn Write, &mut dyn Write) -> Result<(), Error>,
+) -> Result<(), Error> {
+    // the raw listing reads its input as it goes: writing over the input
+    // would cut it short, so that case gathers the text first
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if input.is_some_and(|i| same(i, path)) {
+        return to_output(Some(path), out, err, f);
+    }
+    /// The file, created at the first write; its first error kept.
+    struct Lazy<'p> {
+        path: &'p Path,
+        file: Option<std::io::BufWriter<std::fs::File>>,
+        bytes: u64,
+        failed: Option<std::io::Error>,
+    }
+    impl Lazy<'_> {
+        fn file(&mut self) -> std::io::Result<&mut std::io::BufWriter<std::fs::File>> {
+            if self.file.is_none() {
+                let f = std::fs::File::create(self.path)?;
+                self.file = Some(std::io::BufWriter::with_capacity(1 << 16, f));
+            }
+            Ok(self.file.as_mut().expect("created"))
+        }
+        fn note<T>(&mut self, r: std::io::Result<T>) -> std::io::Result<T> {
+            r.inspect_err(|e| {
+                if self.failed.is_none() {
+                    self.failed = Some(std::io::Error::new(e.kind(), e.to_string()));
+                }
+            })
+        }
+    }
+    impl Write for Lazy<'_> {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let r = self.file().and_then(|f| f.write(buf));
+            let n = self.note(r)?;
+            self.bytes += n as u64;
+            Ok(n)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            match self.file.as_mut() {
+                Some(f) => {
+                    let r = f.flush();
+                    self.note(r)
+                }
+                None => Ok(()),
+            }
+        }
+    }
+    let mut sink = Lazy {
+        path,
+        file: None,
+        bytes: 0,
+        failed: None,
+    };
+    let result = f(&mut sink, err);
+    let keep = result.is_ok() || sink.bytes > 0;
+    if keep && sink.failed.is_none() {
+        // an empty listing still makes an (empty) file
+        let r = sink.file().map(|_| ());
+        let _ = sink.note(r);
+        let _ = sink.flush();
+    }
+    if let Some(e) = sink.failed.take() {
+        return Err(Error::input(format!(
+            "cannot write {}: {e}",
+            path.display()
+        )));
+    }
+    if keep {
+        let _ = writeln!(err, "wrote {} bytes to {}", sink.bytes, path.display());
     }
     result
 }
@@ -204,6 +297,9 @@ fn run_profile(
         device = d;
         pipeline::load_archive(&b, "the compiled archive", pipeline::RAW_HINT_CLI)?
     } else if let Some(b) = &a.binary {
+        if a.disasm_only && b.as_os_str() != "-" {
+            return run_raw_listing(b, a, out, err);
+        }
         let bytes = pipeline::read_path(b)?;
         return run_raw(&bytes, a, out, err, tty);
     } else if let Some(p) = &a.input {
@@ -232,6 +328,49 @@ fn run_profile(
         let _ = writeln!(err, "{n}");
     }
     run_archive(&archive, a, device.as_deref(), out, err, tty)
+}
+
+/// `--binary FILE --disasm-only`: the listing streamed from the file, read
+/// in pieces (constant memory whatever its size; issue 15). Checks and
+/// messages as [`run_raw`]'s.
+fn run_raw_listing(
+    path: &Path,
+    a: &ProfileArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), Error> {
+    use std::io::{Read, Seek};
+    let (mut file, len) = pipeline::open_path(path)?;
+    let offset = a.offset.unwrap_or(0);
+    let addr = pipeline::raw_placement(len, offset, a.base.unwrap_or(0))?;
+    if let Some(name) = &a.gpu {
+        pipeline::raw_gpu(name)?;
+    }
+    file.seek(std::io::SeekFrom::Start(offset))
+        .map_err(|e| pipeline::read_error(path, &e))?;
+    /// Keeps the reader's error apart from the writer's.
+    struct Noted<R> {
+        r: R,
+        err: Option<std::io::Error>,
+    }
+    impl<R: Read> Read for Noted<R> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            self.r.read(buf).inspect_err(|e| {
+                self.err = Some(std::io::Error::new(e.kind(), e.to_string()));
+            })
+        }
+    }
+    let mut input = Noted { r: file, err: None };
+    let threads = pipeline::listing_threads(len - offset);
+    let res = pipeline::write_listing_stream(out, &mut input, addr, syntax(a), threads);
+    if let Some(e) = input.err {
+        return Err(pipeline::read_error(path, &e));
+    }
+    let (n, failed) = res.map_err(|e| Error::input(format!("cannot write output: {e}")))?;
+    if let Some(w) = pipeline::raw_code_warning(n, failed) {
+        let _ = writeln!(err, "{w}");
+    }
+    Ok(())
 }
 
 /// Raw machine code (`--binary`): one kernel, placed at `--offset`/`--base`.

@@ -53,17 +53,27 @@ pub fn read_path(path: &Path) -> Result<Vec<u8>, Error> {
             .map_err(|e| Error::input(format!("cannot read standard input: {e}")))?;
         return Ok(buf);
     }
-    std::fs::read(path).map_err(|e| {
-        let why = match e.kind() {
-            std::io::ErrorKind::NotFound => "no such file".to_string(),
-            std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
-            _ => e.to_string(),
-        };
-        Error::input(format!(
-            "cannot read {}: {why}; check the path",
-            path.display()
-        ))
-    })
+    std::fs::read(path).map_err(|e| read_error(path, &e))
+}
+
+/// The error for a file that cannot be read.
+pub fn read_error(path: &Path, e: &std::io::Error) -> Error {
+    let why = match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file".to_string(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+        _ => e.to_string(),
+    };
+    Error::input(format!(
+        "cannot read {}: {why}; check the path",
+        path.display()
+    ))
+}
+
+/// Opens a file to read it in pieces: the file and its length.
+pub fn open_path(path: &Path) -> Result<(std::fs::File, u64), Error> {
+    let f = std::fs::File::open(path).map_err(|e| read_error(path, &e))?;
+    let len = f.metadata().map_err(|e| read_error(path, &e))?.len();
+    Ok((f, len))
 }
 
 /// How the CLI tells a user where raw machine code goes.
@@ -216,19 +226,7 @@ pub fn raw_code<'a>(
     base: u64,
     name: Option<&str>,
 ) -> Result<CodeRef<'a>, Error> {
-    if offset > bytes.len() as u64 {
-        return Err(Error::input(format!(
-            "--offset {offset:#x} is past the end of the input ({} bytes); pick an offset inside the file",
-            bytes.len()
-        )));
-    }
-    if !offset.is_multiple_of(2) {
-        return Err(Error::usage(format!(
-            "--offset {offset:#x} is odd; G13 instructions are 2-byte aligned, pick an even offset"
-        )));
-    }
-    let addr = u32::try_from(base)
-        .map_err(|_| Error::usage(format!("--base {base:#x} does not fit in 32 bits")))?;
+    let addr = raw_placement(bytes.len() as u64, offset, base)?;
     Ok(CodeRef {
         name: name.unwrap_or("kernel").to_string(),
         buffer: bytes,
@@ -292,62 +290,27 @@ pub fn unknown_lines(code: &CodeRef<'_>) -> Vec<(u32, String)> {
 }
 
 /// Writes the applegpu-identical listing of `code` to `w` as it decodes, in
-/// constant memory whatever the code size: instructions are decoded in
-/// batches of [`LISTING_BATCH`] into reused buffers, and formatting (80% of
-/// the time, perf) runs on all cores while this thread walks and writes in
-/// order; at most `2 × cores` batches are in flight. Returns (instructions,
+/// constant memory whatever the code size. On several cores this thread
+/// only scans the code ([`agx_isa::stream::Walk::skim`]: each step's form
+/// and length, no operands, a fraction of the decoding cost) in batches of
+/// [`LISTING_BATCH`] steps, and writes their text in order; worker threads
+/// decode (with the forms the scan found) and format the batches, at most
+/// `2 × workers` batches in flight, their buffers reused. Returns (instructions,
 /// `<disassembly failed>` positions) for [`raw_code_warning`].
 pub fn write_listing(
     w: &mut dyn std::io::Write,
     code: &CodeRef<'_>,
     syntax: Syntax,
 ) -> std::io::Result<(usize, usize)> {
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(8);
-    // small inputs: a thread costs more than it saves
-    if threads < 2 || code.bytes().len() < (1 << 18) {
-        return write_listing_with(w, code, syntax, 1);
-    }
+    let threads = listing_threads(code.bytes().len() as u64);
     write_listing_with(w, code, syntax, threads)
 }
 
-/// Instructions per batch of the parallel listing (about 1.4 MB decoded).
+/// Steps (lines) per batch of the parallel listing.
 pub const LISTING_BATCH: usize = 4096;
 
-/// A batch of the parallel listing: decoded steps (the buffer is filled
-/// once and then reused, so no instruction is built or copied per line) and
-/// their text (reused too).
-struct Slot {
-    items: Vec<(agx_isa::stream::Step, Instruction)>,
-    used: usize,
-    text: String,
-}
-
-impl Slot {
-    fn new() -> Slot {
-        Slot {
-            items: vec![
-                (
-                    agx_isa::stream::Step::Gap { addr: 0 },
-                    Instruction::default()
-                );
-                LISTING_BATCH
-            ],
-            used: 0,
-            text: String::new(),
-        }
-    }
-    fn format(&mut self, syntax: Syntax) {
-        self.text.clear();
-        for (step, insn) in &self.items[..self.used] {
-            agx_isa::stream::write_step(&mut self.text, step, insn, syntax);
-        }
-    }
-}
-
-/// [`write_listing`] on `threads` formatting threads (1 = this thread only).
+/// [`write_listing`] on `threads` decoding-and-formatting threads (1 = this
+/// thread only).
 pub fn write_listing_with(
     w: &mut dyn std::io::Write,
     code: &CodeRef<'_>,
@@ -355,58 +318,227 @@ pub fn write_listing_with(
     threads: usize,
 ) -> std::io::Result<(usize, usize)> {
     use agx_isa::stream::{write_step, Step};
-    use std::sync::{mpsc, Mutex};
     let mut walk = if syntax == Syntax::Native {
         agx_isa::stream::walk_native(code.bytes(), code.addr)
     } else {
         walk(code.bytes(), code.addr)
     };
-    let (mut n, mut failed) = (0, 0);
-    let mut count = |s: &Step| match s {
-        Step::Insn { .. } => n += 1,
-        Step::Failed { .. } => failed += 1,
-        Step::Gap { .. } => {}
-    };
     if threads <= 1 {
+        let (mut n, mut failed) = (0, 0);
         const CHUNK: usize = 1 << 16;
-        let mut buf = String::with_capacity(CHUNK + 256);
+        let mut buf: Vec<u8> = Vec::with_capacity(CHUNK + 256);
         let mut insn = Instruction::default();
         while let Some(step) = walk.next_into(&mut insn) {
-            count(&step);
+            match step {
+                Step::Insn { .. } => n += 1,
+                Step::Failed { .. } => failed += 1,
+                Step::Gap { .. } => {}
+            }
             write_step(&mut buf, &step, &insn, syntax);
             if buf.len() >= CHUNK {
-                w.write_all(buf.as_bytes())?;
+                w.write_all(&buf)?;
                 buf.clear();
             }
         }
-        w.write_all(buf.as_bytes())?;
+        w.write_all(&buf)?;
         return Ok((n, failed));
     }
+    write_batches(w, syntax, threads, &mut |steps| {
+        while steps.len() < LISTING_BATCH {
+            match walk.skim() {
+                Some(s) => steps.push(s),
+                None => return Ok(false),
+            }
+        }
+        Ok(true)
+    })
+}
+
+/// The listing of raw code read from `input` (a file from the code's first
+/// byte on; the first byte has address `addr`), streamed: the input is read
+/// in pieces of 256 KiB as the scan goes, so memory stays constant however
+/// large the file. The same text and counts as [`write_listing_with`] on the
+/// whole file. Errors of `input` and of `w` both come back as `Err`.
+pub fn write_listing_stream(
+    w: &mut dyn std::io::Write,
+    input: &mut dyn Read,
+    addr: u32,
+    syntax: Syntax,
+    threads: usize,
+) -> std::io::Result<(usize, usize)> {
+    stream_listing(w, input, addr, syntax, threads, 1 << 18)
+}
+
+/// [`write_listing_stream`] reading pieces of `piece` bytes.
+fn stream_listing(
+    w: &mut dyn std::io::Write,
+    input: &mut dyn Read,
+    addr: u32,
+    syntax: Syntax,
+    threads: usize,
+    piece: usize,
+) -> std::io::Result<(usize, usize)> {
+    let start = if syntax == Syntax::Native {
+        agx_isa::stream::walk_native(&[], addr)
+    } else {
+        walk(&[], addr)
+    };
+    // the walk's state (over no bytes: its address is that of buf[pos])
+    let mut state = start.continue_on(&[], false);
+    let mut buf: Vec<u8> = Vec::with_capacity(piece + 64);
+    let (mut pos, mut eof) = (0usize, false);
+    write_batches(w, syntax, threads, &mut |steps| loop {
+        let mut part = state.continue_on(&buf[pos..], eof);
+        while steps.len() < LISTING_BATCH {
+            match part.skim() {
+                Some(s) => steps.push(s),
+                None => break,
+            }
+        }
+        pos += part.position();
+        let ended = part.ended();
+        state = part.continue_on(&[], false);
+        if steps.len() >= LISTING_BATCH {
+            return Ok(true);
+        }
+        if ended || eof {
+            return Ok(false);
+        }
+        // the rest of this piece (under the walk's lookahead) and the next
+        buf.drain(..pos);
+        pos = 0;
+        let have = buf.len();
+        buf.resize(have + piece, 0);
+        let mut got = 0;
+        while got < piece {
+            match input.read(&mut buf[have + got..]) {
+                Ok(0) => break,
+                Ok(k) => got += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        buf.truncate(have + got);
+        eof = got < piece;
+    })
+}
+
+/// Checks `--offset`/`--base` for raw input of `len` bytes: the address of
+/// the byte at `offset`.
+pub fn raw_placement(len: u64, offset: u64, base: u64) -> Result<u32, Error> {
+    if offset > len {
+        return Err(Error::input(format!(
+            "--offset {offset:#x} is past the end of the input ({len} bytes); pick an offset inside the file"
+        )));
+    }
+    if !offset.is_multiple_of(2) {
+        return Err(Error::usage(format!(
+            "--offset {offset:#x} is odd; G13 instructions are 2-byte aligned, pick an even offset"
+        )));
+    }
+    u32::try_from(base)
+        .map_err(|_| Error::usage(format!("--base {base:#x} does not fit in 32 bits")))
+}
+
+/// Threads for the listing of `bytes` bytes of code: all cores (at most 8),
+/// or 1 for small code (a thread costs more than it saves).
+pub fn listing_threads(bytes: u64) -> usize {
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(8);
+    if bytes < 1 << 18 {
+        1
+    } else {
+        cores
+    }
+}
+
+/// The parallel listing's engine: `fill` appends the next steps of the scan
+/// to a batch (up to [`LISTING_BATCH`]; false when the scan is over); with
+/// several `threads` the workers decode and format the batches and this
+/// thread writes them in order, else this thread does it all. Returns
+/// (instructions, `<disassembly failed>` positions).
+fn write_batches(
+    w: &mut dyn std::io::Write,
+    syntax: Syntax,
+    threads: usize,
+    fill: &mut dyn FnMut(&mut Vec<agx_isa::stream::Skim>) -> std::io::Result<bool>,
+) -> std::io::Result<(usize, usize)> {
+    use agx_isa::stream::{write_step, Skim, Step};
+    use std::sync::{mpsc, Mutex};
+    let (mut n, mut failed) = (0, 0);
+    let mut count = |steps: &[Skim]| {
+        for s in steps {
+            match s {
+                Skim::Insn { .. } => n += 1,
+                Skim::Other(Step::Failed { .. }) => failed += 1,
+                Skim::Other(_) => {}
+            }
+        }
+    };
+    // sized for a batch (~75 bytes of text a line): no regrowth
+    let new_buffers = || {
+        (
+            Vec::with_capacity(LISTING_BATCH),
+            Vec::with_capacity(LISTING_BATCH * 96),
+        )
+    };
+    let format = |steps: &[Skim], text: &mut Vec<u8>, insn: &mut Instruction| {
+        text.clear();
+        for s in steps {
+            let step = s.decode(insn);
+            write_step(text, &step, insn, syntax);
+        }
+    };
+    if threads <= 1 {
+        let (mut steps, mut text): (Vec<Skim>, Vec<u8>) = new_buffers();
+        let mut insn = Instruction::default();
+        loop {
+            steps.clear();
+            let more = fill(&mut steps)?;
+            count(&steps);
+            format(&steps, &mut text, &mut insn);
+            w.write_all(&text)?;
+            if !more {
+                return Ok((n, failed));
+            }
+        }
+    }
+    // a batch: (sequence number, its steps, text buffer)
+    type Job = (usize, Vec<Skim>, Vec<u8>);
     let window = 2 * threads;
-    let (work_tx, work_rx) = mpsc::channel::<(usize, Slot)>();
+    let (work_tx, work_rx) = mpsc::channel::<Job>();
     let work_rx = Mutex::new(work_rx);
-    let (done_tx, done_rx) = mpsc::channel::<(usize, Slot)>();
+    let (done_tx, done_rx) = mpsc::channel::<Job>();
     std::thread::scope(|sc| -> std::io::Result<()> {
         for _ in 0..threads {
             let done_tx = done_tx.clone();
             let work_rx = &work_rx;
-            sc.spawn(move || loop {
-                let job = work_rx.lock().map(|rx| rx.recv());
-                let Ok(Ok((seq, mut slot))) = job else { return };
-                slot.format(syntax);
-                if done_tx.send((seq, slot)).is_err() {
-                    return;
+            let format = &format;
+            sc.spawn(move || {
+                let mut insn = Instruction::default();
+                loop {
+                    let job = work_rx.lock().map(|rx| rx.recv());
+                    let Ok(Ok((seq, steps, mut text))) = job else {
+                        return;
+                    };
+                    format(&steps, &mut text, &mut insn);
+                    if done_tx.send((seq, steps, text)).is_err() {
+                        return;
+                    }
                 }
             });
         }
         drop(done_tx);
-        let mut pending: std::collections::BTreeMap<usize, Slot> = Default::default();
-        let mut spare: Vec<Slot> = Vec::new();
+        type Done = (Vec<Skim>, Vec<u8>);
+        let mut pending: std::collections::BTreeMap<usize, Done> = Default::default();
+        let mut spare: Vec<Done> = Vec::new();
         let (mut sent, mut written) = (0usize, 0usize);
         // writes finished batches in order and keeps their buffers; waits
         // for one result when `block`
-        let mut drain = |pending: &mut std::collections::BTreeMap<usize, Slot>,
-                         spare: &mut Vec<Slot>,
+        let mut drain = |pending: &mut std::collections::BTreeMap<usize, Done>,
+                         spare: &mut Vec<Done>,
                          written: &mut usize,
                          block: bool|
          -> std::io::Result<()> {
@@ -415,37 +547,31 @@ pub fn write_listing_with(
             } else {
                 done_rx.try_recv().ok()
             };
-            if let Some((seq, slot)) = got {
-                pending.insert(seq, slot);
+            if let Some((seq, steps, text)) = got {
+                pending.insert(seq, (steps, text));
             }
-            while let Some(slot) = pending.remove(written) {
-                w.write_all(slot.text.as_bytes())?;
+            while let Some(done) = pending.remove(written) {
+                w.write_all(&done.1)?;
                 *written += 1;
-                spare.push(slot);
+                spare.push(done);
             }
             Ok(())
         };
         let mut result = Ok(());
-        let mut last = false;
-        while !last && result.is_ok() {
-            let mut slot = spare.pop().unwrap_or_else(Slot::new);
-            slot.used = 0;
-            while slot.used < LISTING_BATCH {
-                let k = slot.used;
-                match walk.next_into(&mut slot.items[k].1) {
-                    Some(step) => {
-                        count(&step);
-                        slot.items[k].0 = step;
-                        slot.used += 1;
-                    }
-                    None => {
-                        last = true;
-                        break;
-                    }
+        let mut more = true;
+        while more && result.is_ok() {
+            let (mut steps, text) = spare.pop().unwrap_or_else(new_buffers);
+            steps.clear();
+            match fill(&mut steps) {
+                Ok(m) => more = m,
+                Err(e) => {
+                    result = Err(e);
+                    break;
                 }
             }
-            if slot.used > 0 {
-                if work_tx.send((sent, slot)).is_err() {
+            count(&steps);
+            if !steps.is_empty() {
+                if work_tx.send((sent, steps, text)).is_err() {
                     break;
                 }
                 sent += 1;
@@ -592,6 +718,53 @@ mod tests {
         }
         code.extend_from_slice(suffix);
         code
+    }
+
+    /// A reader handing out at most `step` bytes a call.
+    struct Dribble<'a> {
+        data: &'a [u8],
+        step: usize,
+    }
+
+    impl std::io::Read for Dribble<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let k = buf.len().min(self.step).min(self.data.len());
+            buf[..k].copy_from_slice(&self.data[..k]);
+            self.data = &self.data[k..];
+            Ok(k)
+        }
+    }
+
+    #[test]
+    fn streamed_listing_is_the_listing() {
+        let code = mixed_code();
+        for syntax in [Syntax::Default, Syntax::Native] {
+            let want = agx_isa::disassemble_listing(&code, 0x1000, syntax);
+            let (n1, f1) = if syntax == Syntax::Native {
+                agx_isa::stream::decode_all_native(&code, 0x1000)
+            } else {
+                agx_isa::stream::decode_all(&code, 0x1000)
+            };
+            let cases = [
+                (1, 1 << 20, 1 << 18),
+                (2, 7, 1 << 18),
+                (3, 4093, 1000),
+                (2, 1 << 20, 13),
+                (1, 5, 64),
+                (2, 1 << 20, 4096),
+            ];
+            for (threads, step, piece) in cases {
+                let mut out = Vec::new();
+                let mut input = Dribble { data: &code, step };
+                let (n, failed) =
+                    stream_listing(&mut out, &mut input, 0x1000, syntax, threads, piece).unwrap();
+                assert!(
+                    out == want.as_bytes(),
+                    "{threads} threads, reads of {step}, pieces of {piece}"
+                );
+                assert_eq!((n, failed), (n1.len(), f1), "{threads} threads");
+            }
+        }
     }
 
     #[test]

@@ -60,6 +60,47 @@ fn output_file_holds_exactly_what_stdout_would() {
     assert!(std::fs::read_to_string(&p).unwrap().starts_with("   0: "));
 }
 
+/// `--disasm-only` streams a big input (read in pieces, formatted on all
+/// cores) to `-o FILE` as it goes: the same bytes as stdout; a run that
+/// fails before printing leaves an existing FILE alone; FILE may be the
+/// input itself.
+#[test]
+fn streamed_listing_to_a_file() {
+    let dir = std::env::temp_dir().join(format!("mp-out-stream-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let _t = Tmp(dir.clone());
+    // ~600 KB of code: matmul's loop body repeated, a zero run now and then
+    let m = std::fs::read(repo().join("examples/matmul_naive.bin")).unwrap();
+    let mut code = m[..0x2e].to_vec();
+    for i in 0..8000 {
+        code.extend_from_slice(&m[0x2e..0x7a]);
+        if i % 1000 == 999 {
+            code.extend_from_slice(&[0; 16]);
+        }
+    }
+    code.extend_from_slice(&m[0x7a..]);
+    let input = dir.join("big.bin");
+    std::fs::write(&input, &code).unwrap();
+    let i = input.display().to_string();
+    let to_stdout = run(&["--binary", &i, "--disasm-only"]);
+    assert!(to_stdout.status.success());
+    let out = dir.join("listing.txt");
+    let o = out.display().to_string();
+    let to_file = run(&["--binary", &i, "--disasm-only", "-o", &o]);
+    assert!(to_file.status.success() && to_file.stdout.is_empty());
+    assert!(std::fs::read(&out).unwrap() == to_stdout.stdout);
+
+    std::fs::write(&out, "keep").unwrap();
+    let missing = dir.join("missing.bin").display().to_string();
+    let failed = run(&["--binary", &missing, "--disasm-only", "-o", &o]);
+    assert_eq!(failed.status.code(), Some(1));
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "keep");
+
+    let over = run(&["--binary", &i, "--disasm-only", "-o", &i]);
+    assert!(over.status.success());
+    assert!(std::fs::read(&input).unwrap() == to_stdout.stdout);
+}
+
 #[test]
 fn unwritable_output_is_a_one_line_error() {
     let o = run(&[
