@@ -212,7 +212,86 @@ pub struct Bound {
     /// `max(components)`.
     pub cycles: f64,
     /// Every bound, in cycles (see [`BOUND_NAMES`]).
-    pub components: BTreeMap<&'static str, f64>,
+    pub components: Components,
+}
+
+/// The ten bound components by name: a fixed array (a map per region cost
+/// ~280 heap bytes, and a loop has two bounds: ~47 B per instruction of a
+/// 1M-instruction kernel of 12-instruction loops). Reads like the
+/// `BTreeMap<&str, f64>` it replaces: `get`, `["ic"]`, and `iter`,
+/// `Debug` and `Serialize` in the map's (alphabetical) key order.
+#[derive(Clone, Copy, Default, PartialEq)]
+pub struct Components([f64; 10]);
+
+/// Indices into [`BOUND_NAMES`] in alphabetical order of the names.
+const BOUND_NAMES_SORTED: [usize; 10] = {
+    let mut ix = [0usize; 10];
+    let mut i = 0;
+    while i < 10 {
+        ix[i] = i;
+        i += 1;
+    }
+    // insertion sort on the names (const context: byte-wise compare)
+    let mut a = 1;
+    while a < 10 {
+        let mut b = a;
+        while b > 0 && str_lt(BOUND_NAMES[ix[b]], BOUND_NAMES[ix[b - 1]]) {
+            let t = ix[b];
+            ix[b] = ix[b - 1];
+            ix[b - 1] = t;
+            b -= 1;
+        }
+        a += 1;
+    }
+    ix
+};
+
+const fn str_lt(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut i = 0;
+    while i < a.len() && i < b.len() {
+        if a[i] != b[i] {
+            return a[i] < b[i];
+        }
+        i += 1;
+    }
+    a.len() < b.len()
+}
+
+impl Components {
+    fn index_of(name: &str) -> Option<usize> {
+        BOUND_NAMES.iter().position(|n| *n == name)
+    }
+    /// The component called `name`.
+    pub fn get(&self, name: &str) -> Option<&f64> {
+        Self::index_of(name).map(|i| &self.0[i])
+    }
+    /// (name, cycles) in alphabetical order of the names.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static &'static str, &f64)> + '_ {
+        BOUND_NAMES_SORTED
+            .iter()
+            .map(move |&i| (&BOUND_NAMES[i], &self.0[i]))
+    }
+}
+
+impl std::ops::Index<&str> for Components {
+    type Output = f64;
+    fn index(&self, name: &str) -> &f64 {
+        self.get(name)
+            .unwrap_or_else(|| panic!("no bound component {name:?}"))
+    }
+}
+
+impl std::fmt::Debug for Components {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl Serialize for Components {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.iter())
+    }
 }
 
 impl Bound {
@@ -221,14 +300,14 @@ impl Bound {
     fn of(values: [f64; 10]) -> Bound {
         let mut by = BOUND_NAMES[0];
         let mut cycles = f64::NEG_INFINITY;
-        let mut components = BTreeMap::new();
-        for (name, v) in BOUND_NAMES.iter().zip(values) {
+        let mut components = Components::default();
+        for ((name, v), c) in BOUND_NAMES.iter().zip(values).zip(&mut components.0) {
             let v = round3(v.max(0.0));
             if v > cycles {
                 by = name;
                 cycles = v;
             }
-            components.insert(*name, v);
+            *c = v;
         }
         Bound {
             by,
@@ -988,13 +1067,20 @@ fn model_region(
             recurrence_cycles: round3(recurrence),
             loads,
             stores,
-            waits: wait_info,
+            waits: {
+                // (a loop's one wait would otherwise keep room for four)
+                wait_info.shrink_to_fit();
+                wait_info
+            },
             wait_stall: round3(wait_stall),
             exposed_stall: round3(exposed),
             memory_stall: round3(memory_stall),
             alu_per_iter: round3(alu),
             bottleneck_unit: bound_label(by),
-            bottleneck,
+            bottleneck: {
+                bottleneck.shrink_to_fit();
+                bottleneck
+            },
         },
         per_insn,
     }
@@ -1235,12 +1321,34 @@ pub fn analyze_kernel_with_loops(
         let refs: Vec<&Instruction> = idx.iter().map(|&i| &insns[i]).collect();
         model_region(gpu, params, &refs, &follows_of(idx), is_loop)
     };
-    let mut details: Vec<Option<(Option<RawDep>, f64, f64)>> = vec![None; n];
+    // Per-instruction detail, its stalls filled in region by region (no
+    // second per-instruction vector).
+    let mut instructions_detail = Vec::with_capacity(n);
+    for (i, insn) in insns.iter().enumerate() {
+        let key = classify(insn);
+        let e = gpu.entry(key);
+        instructions_detail.push(InsnDetail {
+            addr: insn.addr,
+            mnemonic: insn.mnemonic,
+            key,
+            unit: e.unit,
+            cycles: e.throughput,
+            latency: e.latency,
+            loop_depth: owner[i].map(|l| depth[l]).unwrap_or(0),
+            loop_index: owner[i],
+            raw_dep: None,
+            stall_single: 0.0,
+            stall: 0.0,
+        });
+    }
     let mut regions: Vec<RegionTiming> = Vec::with_capacity(spans.len() + 1);
     for (r, idx) in members.iter().enumerate() {
         let out = model_idx(idx, r > 0);
-        for (j, &i) in idx.iter().enumerate() {
-            details[i] = Some(out.per_insn[j].clone());
+        for ((dep, ss, se), &i) in out.per_insn.into_iter().zip(idx) {
+            let d = &mut instructions_detail[i];
+            d.raw_dep = dep;
+            d.stall_single = round3(ss);
+            d.stall = round3(se);
         }
         regions.push(out.timing);
     }
@@ -1380,27 +1488,6 @@ pub fn analyze_kernel_with_loops(
         mem: round3(mem),
         alu: round3(pipes.fscib().max(pipes.ic)),
     };
-
-    // Per-instruction detail.
-    let mut instructions_detail = Vec::with_capacity(n);
-    for (i, insn) in insns.iter().enumerate() {
-        let key = classify(insn);
-        let e = gpu.entry(key);
-        let (dep, ss, se) = details[i].clone().unwrap_or((None, 0.0, 0.0));
-        instructions_detail.push(InsnDetail {
-            addr: insn.addr,
-            mnemonic: insn.mnemonic,
-            key,
-            unit: e.unit,
-            cycles: e.throughput,
-            latency: e.latency,
-            loop_depth: owner[i].map(|l| depth[l]).unwrap_or(0),
-            loop_index: owner[i],
-            raw_dep: dep,
-            stall_single: round3(ss),
-            stall: round3(se),
-        });
-    }
 
     // Kernel bottleneck: the dearest part of the breakdown, in its words.
     let bottleneck = match breakdown
