@@ -266,6 +266,10 @@ impl Components {
     pub fn get(&self, name: &str) -> Option<&f64> {
         Self::index_of(name).map(|i| &self.0[i])
     }
+    /// Every component passed through `f` (e.g. rounded for a report).
+    pub fn map(&self, f: impl Fn(f64) -> f64) -> Components {
+        Components(self.0.map(f))
+    }
     /// (name, cycles) in alphabetical order of the names.
     pub fn iter(&self) -> impl Iterator<Item = (&'static &'static str, &f64)> + '_ {
         BOUND_NAMES_SORTED
