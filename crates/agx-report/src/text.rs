@@ -520,9 +520,21 @@ fn mix(out: &mut String, st: Style, p: &Profile) {
     section(out, st, "Instruction mix");
     let mut by_unit: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut by_mnem: BTreeMap<&'static str, usize> = BTreeMap::new();
-    for d in &p.timing.instructions_detail {
-        *by_unit.entry(d.unit.name()).or_default() += 1;
-        *by_mnem.entry(d.mnemonic).or_default() += 1;
+    let details = &p.timing.instructions_detail;
+    for (k, d) in details.iter().enumerate() {
+        *by_unit.entry(d.unit().name()).or_default() += 1;
+        // the details follow the instructions (a search by address otherwise)
+        let insn = match p.insns.get(k) {
+            Some(i) if i.addr == d.addr => Some(i),
+            _ => p
+                .insns
+                .binary_search_by_key(&d.addr, |i| i.addr)
+                .ok()
+                .map(|x| &p.insns[x]),
+        };
+        if let Some(i) = insn {
+            *by_mnem.entry(i.mnemonic).or_default() += 1;
+        }
     }
     let units: Vec<String> = by_unit.iter().map(|(u, n)| format!("{u} {n}")).collect();
     let _ = writeln!(out, "  by unit: {}", units.join(" · "));
@@ -617,8 +629,8 @@ fn annotated_function(
         write_asm(&mut asm, insn, Syntax::Native);
         let (mnem, ops) = asm.split_once(' ').unwrap_or((asm.as_str(), ""));
         let unit = match d {
-            Some(d) if d.unit != Unit::Ctrl || d.cycles > 0.0 => {
-                format!("[{:<4} {:>4}cy/op]", d.unit.name(), fmt_cy(d.cycles))
+            Some(d) if d.unit() != Unit::Ctrl || d.cycles() > 0.0 => {
+                format!("[{:<4} {:>4}cy/op]", d.unit().name(), fmt_cy(d.cycles()))
             }
             Some(_) => format!("[{:<4} {:>4}     ]", "CTRL", ""),
             None => "[              ]".to_string(),

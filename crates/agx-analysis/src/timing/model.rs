@@ -33,8 +33,8 @@
 
 use super::mesa::{mesa_estimate, MesaEstimate};
 use super::table::{
-    classify, dest_width, form_name, is_transcendental, transcendental_subpipe, GpuTiming,
-    MemParams, Unit, G13,
+    classify, dest_width, form_name, is_transcendental, transcendental_subpipe, CostEntry,
+    GpuTiming, MemParams, Unit, G13,
 };
 use agx_isa::forms::FORMS;
 use agx_isa::{ExecOp, Instruction, MemAccess, MemDir, MemSpace, RegFile, Width};
@@ -89,20 +89,23 @@ pub struct RawDep {
 }
 
 /// Per-instruction detail for the annotated disassembly.
-#[derive(Clone, Debug, Serialize)]
+///
+/// Kept small (64 bytes; one per instruction of the kernel): the cost-table
+/// figures are read through `entry` ([`InsnDetail::key`], [`unit`],
+/// [`cycles`], [`latency`]) and the mnemonic is the instruction's.
+///
+/// [`unit`]: InsnDetail::unit
+/// [`cycles`]: InsnDetail::cycles
+/// [`latency`]: InsnDetail::latency
+#[derive(Clone, Debug)]
 pub struct InsnDetail {
     pub addr: u32,
-    pub mnemonic: &'static str,
-    /// Cost-table key.
-    pub key: &'static str,
-    pub unit: Unit,
-    /// Reciprocal throughput on `unit`'s pipe.
-    pub cycles: f64,
-    pub latency: f64,
     /// Loop nesting depth (0 = not in a loop).
     pub loop_depth: u32,
+    /// The instruction's cost-table row.
+    pub entry: &'static CostEntry,
     /// Index (into `KernelTiming::loops`) of the innermost enclosing loop.
-    pub loop_index: Option<usize>,
+    pub loop_index: Option<u32>,
     /// Back-to-back RAW dependency on the previous instruction, if any.
     pub raw_dep: Option<RawDep>,
     /// Stall of one SIMD-group before this instruction issues (alone on its
@@ -111,6 +114,41 @@ pub struct InsnDetail {
     /// Stall left exposed at the kernel's occupancy (after the other
     /// SIMD-groups on the scheduler fill it).
     pub stall: f64,
+}
+
+impl InsnDetail {
+    /// Cost-table key ([`classify`] of the instruction).
+    pub fn key(&self) -> &'static str {
+        self.entry.key
+    }
+    pub fn unit(&self) -> Unit {
+        self.entry.unit
+    }
+    /// Reciprocal throughput on `unit`'s pipe.
+    pub fn cycles(&self) -> f64 {
+        self.entry.throughput
+    }
+    pub fn latency(&self) -> f64 {
+        self.entry.latency
+    }
+}
+
+impl Serialize for InsnDetail {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("InsnDetail", 10)?;
+        st.serialize_field("addr", &self.addr)?;
+        st.serialize_field("key", self.key())?;
+        st.serialize_field("unit", &self.unit())?;
+        st.serialize_field("cycles", &self.cycles())?;
+        st.serialize_field("latency", &self.latency())?;
+        st.serialize_field("loop_depth", &self.loop_depth)?;
+        st.serialize_field("loop_index", &self.loop_index)?;
+        st.serialize_field("raw_dep", &self.raw_dep)?;
+        st.serialize_field("stall_single", &self.stall_single)?;
+        st.serialize_field("stall", &self.stall)?;
+        st.end()
+    }
 }
 
 /// Pipe pressure of one region (one iteration of a loop body).
@@ -275,6 +313,24 @@ impl Components {
         BOUND_NAMES_SORTED
             .iter()
             .map(move |&i| (&BOUND_NAMES[i], &self.0[i]))
+    }
+}
+
+impl Components {
+    /// The names, in alphabetical order.
+    pub fn keys(&self) -> impl Iterator<Item = &'static &'static str> + '_ {
+        self.iter().map(|(k, _)| k)
+    }
+    /// The cycles, in alphabetical order of the names.
+    pub fn values(&self) -> impl Iterator<Item = &f64> + '_ {
+        self.iter().map(|(_, v)| v)
+    }
+    /// Number of components (10).
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        false
     }
 }
 
@@ -1331,15 +1387,13 @@ pub fn analyze_kernel_with_loops(
     for (i, insn) in insns.iter().enumerate() {
         let key = classify(insn);
         let e = gpu.entry(key);
+        // every key `classify` returns has its row (InsnDetail::key reads it)
+        debug_assert_eq!(e.key, key);
         instructions_detail.push(InsnDetail {
             addr: insn.addr,
-            mnemonic: insn.mnemonic,
-            key,
-            unit: e.unit,
-            cycles: e.throughput,
-            latency: e.latency,
             loop_depth: owner[i].map(|l| depth[l]).unwrap_or(0),
-            loop_index: owner[i],
+            entry: e,
+            loop_index: owner[i].map(|l| l as u32),
             raw_dep: None,
             stall_single: 0.0,
             stall: 0.0,
@@ -1443,13 +1497,18 @@ pub fn analyze_kernel_with_loops(
             incl_long[r - 1] = long;
         }
     }
+    // the working sets of the regions are done: freed before the loops'
+    // records are built (the kernel's peak memory is reached there)
+    let first_outside = members[0].first().copied();
+    drop(members);
+    drop(arms);
 
     // The breakdown: straight-line code, then each outermost loop.
     let mut breakdown = Vec::new();
-    if !members[0].is_empty() {
+    if let Some(first) = first_outside {
         breakdown.push(BreakdownPart {
             part: PartKind::StraightLine,
-            at: insns[members[0][0]].addr,
+            at: insns[first].addr,
             cycles: regions[0].bound.cycles,
             executions: 1.0,
             loop_index: None,

@@ -69,7 +69,7 @@ fn loop_range(addrs: &[u32], l: &LoopTiming) -> std::ops::Range<usize> {
 fn innermost_loop(t: &KernelTiming, addr: u32) -> Option<&LoopTiming> {
     let i = t.instructions_detail.partition_point(|d| d.addr < addr);
     match t.instructions_detail.get(i) {
-        Some(d) if d.addr == addr => d.loop_index.and_then(|l| t.loops.get(l)),
+        Some(d) if d.addr == addr => d.loop_index.and_then(|l| t.loops.get(l as usize)),
         _ => t
             .loops
             .iter()
@@ -154,7 +154,7 @@ pub fn suggest(
     let innermost_at = |j: usize, addr: u32| -> Option<&LoopTiming> {
         if details_sorted {
             if let Some(d) = details.get(j).filter(|d| d.addr == addr) {
-                return d.loop_index.and_then(|l| timing.loops.get(l));
+                return d.loop_index.and_then(|l| timing.loops.get(l as usize));
             }
         }
         innermost_loop(timing, addr)
@@ -164,7 +164,7 @@ pub fn suggest(
             None => details.binary_search_by_key(&addr, |d| d.addr).ok(),
             Some(m) => m.get(&addr).copied(),
         };
-        i.map(|i| details[i].cycles).unwrap_or(dflt)
+        i.map(|i| details[i].cycles()).unwrap_or(dflt)
     };
     let mut push = |severity, offset, rule, message: String| {
         out.push(Suggestion {
