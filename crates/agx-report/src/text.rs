@@ -594,7 +594,6 @@ fn annotated_function(
     details: &[InsnDetail],
     flush: &mut dyn FnMut(&mut String) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
-    let mut asm = String::new();
     // unknown encodings print in place, before the first instruction after them
     let unknown_line = |out: &mut String, (addr, text): &(u32, String)| {
         let mut line = format!("  {:<8}", "");
@@ -610,32 +609,141 @@ fn annotated_function(
     // (all with main's instructions: in place, the rest after them)
     let is_main = std::ptr::eq(insns.as_ptr(), p.insns.as_ptr());
     let none: &[(u32, String)] = &[];
-    let mut pending = if is_main { &p.unknown_lines[..] } else { none }
-        .iter()
-        .peekable();
+    let unknown = if is_main { &p.unknown_lines[..] } else { none };
+    if unknown.is_empty() {
+        // every line depends on its instruction only: formatted on all cores
+        return par_write(out, insns.len(), flush, &|k, o| {
+            annotated_line(o, st, p, &insns[k], details)
+        });
+    }
+    let mut pending = unknown.iter().peekable();
     for insn in insns {
         while let Some(u) = pending.next_if(|(a, _)| *a < insn.addr) {
             unknown_line(out, u);
         }
+        annotated_line(out, st, p, insn, details);
+        if out.len() >= PIECE {
+            flush(out)?;
+        }
+    }
+    for u in pending {
+        unknown_line(out, u);
+    }
+    Ok(())
+}
+
+/// Items `0..n` written by `one`, in order, as a sequential loop would write
+/// them; big runs are formatted in batches on all cores (each thread into its
+/// own buffer, appended in item order: the same bytes whatever the cores).
+fn par_write(
+    out: &mut String,
+    n: usize,
+    flush: &mut dyn FnMut(&mut String) -> std::io::Result<()>,
+    one: &(dyn Fn(usize, &mut String) + Sync),
+) -> std::io::Result<()> {
+    /// Items per batch: ~1-2 MB of text per thread.
+    const BATCH: usize = 1 << 15;
+    let threads = std::thread::available_parallelism()
+        .map(|t| t.get())
+        .unwrap_or(1)
+        .min(8);
+    if threads < 2 || n < 4096 {
+        for i in 0..n {
+            one(i, out);
+            if out.len() >= PIECE {
+                flush(out)?;
+            }
+        }
+        return Ok(());
+    }
+    let mut bufs: Vec<String> = vec![String::new(); threads];
+    let mut start = 0;
+    while start < n {
+        let end = (start + BATCH).min(n);
+        let per = (end - start).div_ceil(threads);
+        std::thread::scope(|sc| {
+            let mut rest = bufs.iter_mut().enumerate();
+            let (_, mine) = rest.next().expect("one buffer");
+            for (t, buf) in rest {
+                let (a, b) = (start + t * per, (start + (t + 1) * per).min(end));
+                sc.spawn(move || {
+                    buf.clear();
+                    for i in a..b {
+                        one(i, buf);
+                    }
+                });
+            }
+            mine.clear();
+            for i in start..(start + per).min(end) {
+                one(i, mine);
+            }
+        });
+        for buf in &bufs {
+            out.push_str(buf);
+            if out.len() >= PIECE {
+                flush(out)?;
+            }
+        }
+        start = end;
+    }
+    Ok(())
+}
+
+/// `"│ "` per loop level (at most 8), padded to 8 characters.
+const BARS: [&str; 9] = [
+    "        ",
+    "│       ",
+    "│ │     ",
+    "│ │ │   ",
+    "│ │ │ │ ",
+    "│ │ │ │ │ ",
+    "│ │ │ │ │ │ ",
+    "│ │ │ │ │ │ │ ",
+    "│ │ │ │ │ │ │ │ ",
+];
+
+/// One line of the annotated disassembly (with its newline).
+fn annotated_line(
+    out: &mut String,
+    st: Style,
+    p: &Profile,
+    insn: &agx_isa::Instruction,
+    details: &[InsnDetail],
+) {
+    thread_local! {
+        static BUFS: std::cell::RefCell<(String, String)> =
+            const { std::cell::RefCell::new((String::new(), String::new())) };
+    }
+    BUFS.with(|b| {
+        let (line, asm) = &mut *b.borrow_mut();
         let d = detail_in(details, insn.addr);
         let depth = d.map(|d| d.loop_depth).unwrap_or(0) as usize;
-        let bars = "│ ".repeat(depth.min(8));
-        let mut line = String::new();
-        let _ = write!(line, "  {bars:<8}");
-        write_addr(&mut line, insn.addr);
+        line.clear();
+        line.push_str("  ");
+        line.push_str(BARS[depth.min(8)]);
+        write_addr(line, insn.addr);
         line.push(' ');
         asm.clear();
         // native syntax: a stack adjust reads as one, not as a spill
-        write_asm(&mut asm, insn, Syntax::Native);
+        write_asm(asm, insn, Syntax::Native);
         let (mnem, ops) = asm.split_once(' ').unwrap_or((asm.as_str(), ""));
-        let unit = match d {
+        let _ = write!(line, "{mnem:<18} ");
+        match d {
             Some(d) if d.unit() != Unit::Ctrl || d.cycles() > 0.0 => {
-                format!("[{:<4} {:>4}cy/op]", d.unit().name(), fmt_cy(d.cycles()))
+                let _ = write!(
+                    line,
+                    "[{:<4} {:>4}cy/op]",
+                    d.unit().name(),
+                    fmt_cy(d.cycles())
+                );
             }
-            Some(_) => format!("[{:<4} {:>4}     ]", "CTRL", ""),
-            None => "[              ]".to_string(),
-        };
-        let _ = write!(line, "{mnem:<18} {unit} {}", ops.trim());
+            Some(_) => {
+                let _ = write!(line, "[{:<4} {:>4}     ]", "CTRL", "");
+            }
+            None => line.push_str("[              ]"),
+        }
+        line.push(' ');
+        line.push_str(ops.trim());
         let mut marks = Vec::new();
         if let Some(sym) = p.call_symbol(insn.addr) {
             marks.push(format!("; -> {sym}"));
@@ -662,7 +770,7 @@ fn annotated_function(
         if !marks.is_empty() {
             let w = line.chars().count();
             if w < 86 {
-                line.push_str(&" ".repeat(86 - w));
+                line.extend(std::iter::repeat_n(' ', 86 - w));
             } else {
                 line.push_str("  ");
             }
@@ -670,14 +778,7 @@ fn annotated_function(
         }
         out.push_str(line.trim_end());
         out.push('\n');
-        if out.len() >= PIECE {
-            flush(out)?;
-        }
-    }
-    for u in pending {
-        unknown_line(out, u);
-    }
-    Ok(())
+    })
 }
 
 fn suggestions(out: &mut String, st: Style, p: &Profile) {

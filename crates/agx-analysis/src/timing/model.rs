@@ -1237,6 +1237,11 @@ fn path_subset(
         .iter()
         .filter_map(|&i| arms.frames.binary_search_by_key(&i, |f| f.0).ok())
         .collect();
+    if local.is_empty() {
+        // no frame opened here: every chain below is empty, all is kept
+        // (a loop body between a push_exec and a pop_exec outside it)
+        return idx.to_vec();
+    }
     // chain of local (frame, arm) ancestors of each instruction
     let chain = |i: usize| -> Vec<(usize, u8)> {
         let mut out = Vec::new();
