@@ -86,12 +86,10 @@ pub fn write_report(w: &mut dyn std::io::Write, p: &Profile, color: bool) -> std
     pipeline(&mut out, st, p);
     critical_path(&mut out, st, p);
     let idx = loop_index(p);
-    for (i, l) in p.timing.loops.iter().enumerate() {
-        loop_section(&mut out, st, &idx, i, l);
-        if out.len() >= PIECE {
-            flush(&mut out)?;
-        }
-    }
+    let loops = &p.timing.loops;
+    par_write(&mut out, loops.len(), &mut flush, &|i, o| {
+        loop_section(o, st, &idx, i, &loops[i])
+    })?;
     calls(&mut out, st, p);
     mix(&mut out, st, p);
     annotated(&mut out, st, p, &mut flush)?;
