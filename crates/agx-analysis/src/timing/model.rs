@@ -1229,11 +1229,10 @@ fn path_subset(
     weight: &dyn Fn(usize) -> f64,
     longest: bool,
 ) -> Vec<usize> {
-    use std::collections::{HashMap, HashSet};
-    // frames opened in the region
-    // (frames are in opener order, one per opener: a binary search per
-    // region instruction instead of a scan of every frame per region)
-    let local: HashSet<usize> = idx
+    // frames opened in the region, ascending (`idx` is sorted and frames
+    // are in opener order, one per opener: a binary search per region
+    // instruction instead of a scan of every frame per region)
+    let local: Vec<usize> = idx
         .iter()
         .filter_map(|&i| arms.frames.binary_search_by_key(&i, |f| f.0).ok())
         .collect();
@@ -1242,36 +1241,46 @@ fn path_subset(
         // (a loop body between a push_exec and a pop_exec outside it)
         return idx.to_vec();
     }
-    // chain of local (frame, arm) ancestors of each instruction
-    let chain = |i: usize| -> Vec<(usize, u8)> {
-        let mut out = Vec::new();
+    let local_pos = |f: usize| local.binary_search(&f).ok();
+    // chain of local (position in `local`, arm) ancestors of instruction i,
+    // innermost first, into `out`
+    let chain = |i: usize, out: &mut Vec<(usize, u8)>| {
+        out.clear();
         if let Some((f, a)) = arms.arm_of[i] {
-            out.push((f, a));
+            if let Some(k) = local_pos(f) {
+                out.push((k, a));
+            }
             let mut p = arms.frames[f].1;
             // the arm of an ancestor is the arm its child frame's opener is in
             let mut child_open = arms.frames[f].0;
             while let Some(q) = p {
                 if let Some((qf, qa)) = arms.arm_of[child_open] {
-                    out.push((qf, qa));
+                    if let Some(k) = local_pos(qf) {
+                        out.push((k, qa));
+                    }
                 }
                 child_open = arms.frames[q].0;
                 p = arms.frames[q].1;
             }
         }
-        out.retain(|(f, _)| local.contains(f));
-        out
     };
-    // weight of each arm (its instructions, nested arms included)
-    let mut arm_w: HashMap<(usize, u8), f64> = HashMap::new();
+    // weight of each arm (its instructions, nested arms included), summed in
+    // instruction order
+    let mut arm_w: Vec<[f64; 2]> = vec![[0.0; 2]; local.len()];
+    let mut buf = Vec::new();
     for &i in idx {
-        for key in chain(i) {
-            *arm_w.entry(key).or_default() += weight(i);
+        chain(i, &mut buf);
+        if buf.is_empty() {
+            continue;
+        }
+        let w = weight(i);
+        for &(k, a) in &buf {
+            arm_w[k][(a != 0) as usize] += w;
         }
     }
-    let keep_arm = |f: usize, a: u8| -> bool {
-        let has_else = arms.frames[f].2;
-        let w0 = arm_w.get(&(f, 0)).copied().unwrap_or(0.0);
-        let w1 = arm_w.get(&(f, 1)).copied().unwrap_or(0.0);
+    let keep_arm = |k: usize, a: u8| -> bool {
+        let has_else = arms.frames[local[k]].2;
+        let [w0, w1] = arm_w[k];
         if !has_else {
             return longest;
         }
@@ -1280,8 +1289,59 @@ fn path_subset(
     };
     idx.iter()
         .copied()
-        .filter(|&i| chain(i).iter().all(|&(f, a)| keep_arm(f, a)))
+        .filter(|&i| {
+            chain(i, &mut buf);
+            buf.iter().all(|&(k, a)| keep_arm(k, a))
+        })
         .collect()
+}
+
+/// `f(0..n)` handed to `sink` in index order; with many items they are
+/// computed in batches on all cores (`f` must be a pure function of its
+/// index: the results, and so the reports, are the same whatever the cores).
+fn par_map_ordered<T: Send>(
+    n: usize,
+    f: &(dyn Fn(usize) -> T + Sync),
+    mut sink: impl FnMut(usize, T),
+) {
+    /// Items per batch (bounds the results held at once).
+    const BATCH: usize = 2048;
+    let threads = std::thread::available_parallelism()
+        .map(|t| t.get())
+        .unwrap_or(1)
+        .min(8);
+    if threads < 2 || n < 256 {
+        for i in 0..n {
+            sink(i, f(i));
+        }
+        return;
+    }
+    let mut start = 0;
+    while start < n {
+        let end = (start + BATCH).min(n);
+        let per = (end - start).div_ceil(threads);
+        let parts: Vec<Vec<T>> = std::thread::scope(|sc| {
+            let handles: Vec<_> = (1..threads)
+                .map(|t| {
+                    let (a, b) = (start + t * per, (start + (t + 1) * per).min(end));
+                    sc.spawn(move || (a..b).map(f).collect::<Vec<T>>())
+                })
+                .collect();
+            let mut parts = vec![(start..(start + per).min(end)).map(f).collect::<Vec<T>>()];
+            for h in handles {
+                parts.push(h.join().expect("a modelling thread panicked"));
+            }
+            parts
+        });
+        let mut i = start;
+        for part in parts {
+            for x in part {
+                sink(i, x);
+                i += 1;
+            }
+        }
+        start = end;
+    }
 }
 
 /// Models a whole kernel with loops supplied by the caller (from the
@@ -1405,16 +1465,20 @@ pub fn analyze_kernel_with_loops(
         });
     }
     let mut regions: Vec<RegionTiming> = Vec::with_capacity(spans.len() + 1);
-    for (r, idx) in members.iter().enumerate() {
-        let out = model_idx(idx, r > 0);
-        for ((dep, ss, se), &i) in out.per_insn.into_iter().zip(idx) {
-            let d = &mut instructions_detail[i];
-            d.raw_dep = dep;
-            d.stall_single = round3(ss);
-            d.stall = round3(se);
-        }
-        regions.push(out.timing);
-    }
+    // regions are independent: modelled on all cores, taken in order
+    par_map_ordered(
+        members.len(),
+        &|r| model_idx(&members[r], r > 0),
+        |r, out| {
+            for ((dep, ss, se), &i) in out.per_insn.into_iter().zip(&members[r]) {
+                let d = &mut instructions_detail[i];
+                d.raw_dep = dep;
+                d.stall_single = round3(ss);
+                d.stall = round3(se);
+            }
+            regions.push(out.timing);
+        },
+    );
 
     // Inclusive per-iteration costs, innermost first.
     let mut order: Vec<usize> = (0..spans.len()).collect();
