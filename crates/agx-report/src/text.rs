@@ -93,7 +93,7 @@ pub fn write_report(w: &mut dyn std::io::Write, p: &Profile, color: bool) -> std
     calls(&mut out, st, p);
     mix(&mut out, st, p);
     annotated(&mut out, st, p, &mut flush)?;
-    suggestions(&mut out, st, p);
+    suggestions(&mut out, st, p, &mut flush)?;
     flush(&mut out)
 }
 
@@ -779,7 +779,12 @@ fn annotated_line(
     })
 }
 
-fn suggestions(out: &mut String, st: Style, p: &Profile) {
+fn suggestions(
+    out: &mut String,
+    st: Style,
+    p: &Profile,
+    flush: &mut dyn FnMut(&mut String) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     section(out, st, "Suggestions");
     let in_callees: usize = p
         .program
@@ -794,7 +799,7 @@ fn suggestions(out: &mut String, st: Style, p: &Profile) {
             "  {}",
             st.good("No problems found by the rules (see --explain-model for what they check).")
         );
-        return;
+        return Ok(());
     }
     if in_callees > 0 {
         let _ = writeln!(
@@ -807,7 +812,11 @@ fn suggestions(out: &mut String, st: Style, p: &Profile) {
     }
     for s in &p.suggestions {
         suggestion_line(out, st, "  ", s);
+        if out.len() >= PIECE {
+            flush(out)?;
+        }
     }
+    Ok(())
 }
 
 /// One suggestion: severity, message, its address.

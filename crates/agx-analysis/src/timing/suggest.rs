@@ -166,7 +166,9 @@ pub fn suggest(
         };
         i.map(|i| details[i].cycles()).unwrap_or(dflt)
     };
-    let mut push = |severity, offset, rule, message: String| {
+    let mut push = |severity, offset, rule, mut message: String| {
+        // (a kernel of many loops keeps one message per loop)
+        message.shrink_to_fit();
         out.push(Suggestion {
             severity,
             offset,
