@@ -87,7 +87,8 @@ pub fn write_report(w: &mut dyn std::io::Write, p: &Profile, color: bool) -> std
     critical_path(&mut out, st, p);
     let idx = loop_index(p);
     let loops = &p.timing.loops;
-    par_write(&mut out, loops.len(), &mut flush, &|i, o| {
+    // (a loop's section is ~700 bytes: ~1 MB of text per batch)
+    par_write(&mut out, loops.len(), 1 << 10, &mut flush, &|i, o| {
         loop_section(o, st, &idx, i, &loops[i])
     })?;
     calls(&mut out, st, p);
@@ -610,7 +611,8 @@ fn annotated_function(
     let unknown = if is_main { &p.unknown_lines[..] } else { none };
     if unknown.is_empty() {
         // every line depends on its instruction only: formatted on all cores
-        return par_write(out, insns.len(), flush, &|k, o| {
+        // (~120 bytes a line: ~1 MB of text per batch)
+        return par_write(out, insns.len(), 1 << 13, flush, &|k, o| {
             annotated_line(o, st, p, &insns[k], details)
         });
     }
@@ -636,11 +638,10 @@ fn annotated_function(
 fn par_write(
     out: &mut String,
     n: usize,
+    batch: usize,
     flush: &mut dyn FnMut(&mut String) -> std::io::Result<()>,
     one: &(dyn Fn(usize, &mut String) + Sync),
 ) -> std::io::Result<()> {
-    /// Items per batch: ~1-2 MB of text per thread.
-    const BATCH: usize = 1 << 15;
     let threads = std::thread::available_parallelism()
         .map(|t| t.get())
         .unwrap_or(1)
@@ -657,7 +658,7 @@ fn par_write(
     let mut bufs: Vec<String> = vec![String::new(); threads];
     let mut start = 0;
     while start < n {
-        let end = (start + BATCH).min(n);
+        let end = (start + batch.max(1)).min(n);
         let per = (end - start).div_ceil(threads);
         std::thread::scope(|sc| {
             let mut rest = bufs.iter_mut().enumerate();
