@@ -18,6 +18,7 @@ pub mod facts;
 pub mod liveness;
 pub mod loops;
 pub mod occupancy;
+pub mod par;
 pub mod program;
 pub mod timing;
 

@@ -250,7 +250,18 @@ pub fn suggest(
         );
     }
 
-    for l in &timing.loops {
+    // each loop's rules, on all cores; the suggestions are kept in loop order
+    let per_loop = |l: &LoopTiming| -> Vec<Suggestion> {
+        let mut mine: Vec<Suggestion> = Vec::new();
+        let mut push = |severity, offset, rule, mut message: String| {
+            message.shrink_to_fit();
+            mine.push(Suggestion {
+                severity,
+                offset,
+                message,
+                rule,
+            })
+        };
         let range = loop_range(&addrs, l);
         let base = range.start;
         let body: Vec<&Instruction> = insns[range].iter().collect();
@@ -461,7 +472,17 @@ pub fn suggest(
                 ),
             );
         }
-    }
+        mine
+    };
+    crate::par::map_ordered(
+        timing.loops.len(),
+        &|i| per_loop(&timing.loops[i]),
+        |_, v| {
+            for s in v {
+                push(s.severity, s.offset, s.rule, s.message);
+            }
+        },
+    );
 
     // --- more independent work between loads and wait (any region) ---
     let mut waits: Vec<&super::model::WaitStall> = timing.outside_loops.waits.iter().collect();
