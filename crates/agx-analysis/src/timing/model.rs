@@ -1475,7 +1475,8 @@ pub fn analyze_kernel_with_loops(
                     match header_of.get(&i) {
                         Some(&ch) => trip(ch) * incl_long[ch],
                         None => {
-                            let e = gpu.entry(classify(&insns[i]));
+                            // (the cost-table row found for the detail)
+                            let e = instructions_detail[i].entry;
                             e.throughput.max(gpu.issue_cycles)
                         }
                     }
