@@ -84,7 +84,7 @@ pub fn write_report(w: &mut dyn std::io::Write, p: &Profile, color: bool) -> std
     header(&mut out, st, p);
     registers(&mut out, st, p);
     pipeline(&mut out, st, p);
-    critical_path(&mut out, st, p);
+    critical_path(&mut out, st, p, &mut flush)?;
     let idx = loop_index(p);
     let loops = &p.timing.loops;
     // (a loop's section is ~700 bytes: ~1 MB of text per batch)
@@ -374,7 +374,12 @@ fn pipeline(out: &mut String, st: Style, p: &Profile) {
     );
 }
 
-fn critical_path(out: &mut String, st: Style, p: &Profile) {
+fn critical_path(
+    out: &mut String,
+    st: Style,
+    p: &Profile,
+    flush: &mut dyn FnMut(&mut String) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     section(out, st, "Critical path");
     let t = &p.timing;
     kv(out, "Bottleneck", &t.bottleneck);
@@ -429,7 +434,12 @@ fn critical_path(out: &mut String, st: Style, p: &Profile) {
             &format!("  0x{:x}", b.at),
             &format!("{} cy  {what}", fmt_cy(b.cycles)),
         );
+        // (one row per outermost loop: written out in pieces)
+        if out.len() >= PIECE {
+            flush(out)?;
+        }
     }
+    Ok(())
 }
 
 /// Analysis loops by header address.
