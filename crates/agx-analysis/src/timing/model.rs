@@ -1458,6 +1458,26 @@ pub fn analyze_kernel_with_loops(
     for r in region_order {
         let idx = &members[r];
         let full = regions[r].bound.cycles;
+        if children[r].is_empty()
+            && !idx
+                .iter()
+                .any(|&i| arms.frames.binary_search_by_key(&i, |f| f.0).is_ok())
+        {
+            // A region with no nested loop and no if-frame opened in it:
+            // every uniform path runs all of it (what the general case below
+            // computes, `full` plus an empty sum both ways, without its
+            // vectors).
+            let no_kids: f64 = std::iter::empty::<f64>().sum();
+            let c = full + no_kids;
+            if r == 0 {
+                shortest = c.min(c);
+                longest = c;
+            } else {
+                incl_short[r - 1] = c.min(c);
+                incl_long[r - 1] = c;
+            }
+            continue;
+        }
         let mut header_of: BTreeMap<usize, usize> = BTreeMap::new();
         for &ch in &children[r] {
             header_of.insert(spans[ch].start, ch);
