@@ -706,6 +706,20 @@ impl Program {
         a
     }
 
+    /// [`Program::kernel_analysis`] that moves main's loop list out instead
+    /// of copying it (a 1M-instruction kernel can have ~83k loops): for a
+    /// consumer (the report) that keeps the kernel analysis; main's own
+    /// `analysis.loops` is empty afterwards.
+    pub fn take_kernel_analysis(&mut self) -> Analysis {
+        let loops = match self.functions.first_mut() {
+            Some(m) => std::mem::take(&mut m.analysis.loops),
+            None => Vec::new(),
+        };
+        let mut a = self.kernel_analysis();
+        a.loops = loops;
+        a
+    }
+
     /// [`Program::kernel_timing`] that moves main's per-instruction and
     /// per-loop vectors (`instructions_detail`, `executions`, `loops`) out
     /// instead of copying them:

@@ -594,7 +594,12 @@ fn functions_out(p: &Profile) -> Vec<FunctionOut<'_>> {
                 spills: a.spills,
                 fills: a.fills,
                 scratch_reserved: a.stack.scratch_reserved,
-                loops: a.loops.len(),
+                // (main's loop list moved into the kernel's analysis)
+                loops: if k == 0 {
+                    p.analysis.loops.len()
+                } else {
+                    a.loops.len()
+                },
                 own_cycles: r2(f.timing.total_cycles),
                 total_cycles: r2(f.inclusive.total_cycles),
                 recursive: f.recursive,
