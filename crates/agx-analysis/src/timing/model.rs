@@ -1546,7 +1546,7 @@ pub fn analyze_kernel_with_loops(
     drop(arms);
 
     // The breakdown: straight-line code, then each outermost loop.
-    let mut breakdown = Vec::new();
+    let mut breakdown = Vec::with_capacity(1 + parent.iter().filter(|p| p.is_none()).count());
     if let Some(first) = first_outside {
         breakdown.push(BreakdownPart {
             part: PartKind::StraightLine,
