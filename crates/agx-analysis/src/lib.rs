@@ -208,9 +208,7 @@ pub fn analyze_detailed_calls(
         let forest = loops::find_loops(cfg, &dom);
         (dom, forest)
     };
-    let ((dom, forest), live) = if insns.len() >= 50_000
-        && std::thread::available_parallelism().is_ok_and(|n| n.get() > 1)
-    {
+    let ((dom, forest), live) = if insns.len() >= 50_000 && par::threads() > 1 {
         std::thread::scope(|sc| {
             let h = sc.spawn(|| loops_of(&cfg));
             let live = liveness::liveness_with_calls(&cfg, &facts, &effects);

@@ -652,10 +652,7 @@ fn par_write(
     flush: &mut dyn FnMut(&mut String) -> std::io::Result<()>,
     one: &(dyn Fn(usize, &mut String) + Sync),
 ) -> std::io::Result<()> {
-    let threads = std::thread::available_parallelism()
-        .map(|t| t.get())
-        .unwrap_or(1)
-        .min(8);
+    let threads = agx_analysis::par::threads();
     if threads < 2 || n < 4096 {
         for i in 0..n {
             one(i, out);
