@@ -491,6 +491,14 @@ impl Cfg {
             })
             .count();
 
+        // growth slack freed: the CFG lives as long as the report (a 1M-insn
+        // kernel of small loops has ~170k blocks)
+        blocks.shrink_to_fit();
+        for b in &mut blocks {
+            b.succs.shrink_to_fit();
+            b.preds.shrink_to_fit();
+        }
+        exec_events.shrink_to_fit();
         Cfg {
             blocks,
             block_of,

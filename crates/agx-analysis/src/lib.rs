@@ -18,6 +18,7 @@ pub mod facts;
 pub mod liveness;
 pub mod loops;
 pub mod occupancy;
+pub mod par;
 pub mod program;
 pub mod timing;
 
@@ -191,8 +192,6 @@ pub fn analyze_detailed_calls(
 ) -> Detailed {
     let facts = facts::scan(insns);
     let cfg = Cfg::from_facts(&facts, opts);
-    let dom = loops::dominators(&cfg);
-    let forest = loops::find_loops(&cfg, &dom);
     let effects: liveness::CallEffects = if call_effects.is_empty() {
         liveness::CallEffects::new()
     } else {
@@ -203,7 +202,22 @@ pub fn analyze_detailed_calls(
             .filter_map(|(i, a)| call_effects.get(a).map(|e| (i, *e)))
             .collect()
     };
-    let live = liveness::liveness_with_calls(&cfg, &facts, &effects);
+    // loops and liveness only read the CFG: big functions get both at once
+    let loops_of = |cfg: &Cfg| {
+        let dom = loops::dominators(cfg);
+        let forest = loops::find_loops(cfg, &dom);
+        (dom, forest)
+    };
+    let ((dom, forest), live) = if insns.len() >= 50_000 && par::threads() > 1 {
+        std::thread::scope(|sc| {
+            let h = sc.spawn(|| loops_of(&cfg));
+            let live = liveness::liveness_with_calls(&cfg, &facts, &effects);
+            (h.join().expect("loop analysis panicked"), live)
+        })
+    } else {
+        let l = loops_of(&cfg);
+        (l, liveness::liveness_with_calls(&cfg, &facts, &effects))
+    };
     let stack = facts.stack.clone();
     let highest = facts.highest_gpr.unwrap_or(0);
     let regs = occupancy::RegisterUse {

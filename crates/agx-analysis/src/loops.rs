@@ -435,7 +435,10 @@ pub fn find_loops(cfg: &Cfg, dom: &Dominators) -> LoopForest {
     for l in &mut loops {
         l.exits.sort_unstable();
         l.exits.dedup();
+        // (kept with the report: a 1M-insn kernel can have ~83k loops)
+        l.exits.shrink_to_fit();
     }
+    loops.shrink_to_fit();
 
     let irreducible = irreducible_regions(cfg, dom, &bad_edges);
     back_edges.sort_unstable();

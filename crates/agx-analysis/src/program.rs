@@ -481,15 +481,20 @@ pub fn analyze_program(
     }
     let mut functions: Vec<ProgramFunction> = Vec::with_capacity(n);
     for (f, (code, s)) in codes.into_iter().zip(solved.iter_mut()).enumerate() {
-        let mut at_occupancy = s.analysis.clone();
-        at_occupancy.occupancy = crate::Occupancy { threads, percent };
-        let t = timing::analyze_with_analysis(&code.insns, &at_occupancy, &p);
-        let suggestions = timing::suggest(&code.insns, &t, Some(&at_occupancy));
+        // the function's analysis at the program's occupancy, in place (a
+        // copy would duplicate its loop list: ~83k loops at 1M instructions)
+        let own_occupancy = std::mem::replace(
+            &mut s.analysis.occupancy,
+            crate::Occupancy { threads, percent },
+        );
+        let t = timing::analyze_with_analysis(&code.insns, &s.analysis, &p);
+        let suggestions = timing::suggest(&code.insns, &t, Some(&s.analysis));
+        s.analysis.occupancy = own_occupancy;
         functions.push(ProgramFunction {
             entry: code.entry,
             symbol: code.symbol,
             insns: code.insns,
-            analysis: s.analysis.clone(),
+            analysis: std::mem::take(&mut s.analysis),
             cfg: std::mem::take(&mut s.cfg),
             loops: std::mem::take(&mut s.loops),
             timing: t,
@@ -698,6 +703,20 @@ impl Program {
             c.resolved |= resolved(c.addr);
         }
         a.cfg.unresolved_targets.retain(|(at, _)| !resolved(*at));
+        a
+    }
+
+    /// [`Program::kernel_analysis`] that moves main's loop list out instead
+    /// of copying it (a 1M-instruction kernel can have ~83k loops): for a
+    /// consumer (the report) that keeps the kernel analysis; main's own
+    /// `analysis.loops` is empty afterwards.
+    pub fn take_kernel_analysis(&mut self) -> Analysis {
+        let loops = match self.functions.first_mut() {
+            Some(m) => std::mem::take(&mut m.analysis.loops),
+            None => Vec::new(),
+        };
+        let mut a = self.kernel_analysis();
+        a.loops = loops;
         a
     }
 

@@ -296,7 +296,7 @@ jmp_exec_any     inner
 jmp_exec_any     outer
 stop
 ";
-    let (_, _, t) = model(text);
+    let (insns, _, t) = model(text);
     assert_eq!(t.loops.len(), 2);
     let (outer, inner) = (&t.loops[0], &t.loops[1]);
     assert_eq!(inner.parent, Some(0));
@@ -315,11 +315,7 @@ stop
     assert_eq!(parts.len(), 1);
     let want = outer.trip_count as f64 * outer.cycles_per_iteration;
     assert!((parts[0].cycles - want).abs() < 1e-6);
-    let rsqrt = t
-        .instructions_detail
-        .iter()
-        .find(|d| d.mnemonic == "rsqrt")
-        .unwrap();
+    let rsqrt = insns.iter().find(|i| i.mnemonic == "rsqrt").unwrap();
     assert_eq!(t.executions_at(rsqrt.addr), 256.0);
     // the whole-program layer's hook: a call at that site costing 10 cy
     let mut t2 = t.clone();

@@ -198,7 +198,7 @@ pub(crate) fn enum_value(
 /// `bitop` aliases (applegpu `map_to_alias`): the truth table is operand 0,
 /// then D, A, B.
 fn bitop_alias(insn: &mut Instruction) {
-    let ops = insn.operands;
+    let ops = insn.operands.clone();
     let tt = match ops.first().and_then(|o| o.kind.keyword_text()) {
         Some(s) => s,
         None => return,

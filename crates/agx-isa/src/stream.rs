@@ -346,6 +346,8 @@ fn decode_all_with(mut w: Walk<'_>) -> (Vec<Instruction>, usize) {
         }
     }
     out.pop();
+    // the capacity guessed from the code size may be ~10% over
+    out.shrink_to_fit();
     (out, failed)
 }
 

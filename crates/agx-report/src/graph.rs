@@ -58,7 +58,7 @@ impl FunctionGraph {
                 j.map_or((0.0, 1.0), |j| {
                     let d = &detail[j];
                     (
-                        d.cycles + d.stall,
+                        d.cycles() + d.stall,
                         t.executions.get(j).copied().unwrap_or(1.0),
                     )
                 })

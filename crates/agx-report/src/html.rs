@@ -622,8 +622,8 @@ fn listing(o: &mut String, k: usize, p: &Profile, all: &[Profile]) {
             asm.clear();
             write_asm(&mut asm, insn, Syntax::Default);
             let unit = match d {
-                Some(d) if d.unit != Unit::Ctrl || d.cycles > 0.0 => {
-                    format!("{:<4} {:>4}cy", d.unit.name(), fmt_cy(d.cycles))
+                Some(d) if d.unit() != Unit::Ctrl || d.cycles() > 0.0 => {
+                    format!("{:<4} {:>4}cy", d.unit().name(), fmt_cy(d.cycles()))
                 }
                 Some(_) => "CTRL".to_string(),
                 None => String::new(),

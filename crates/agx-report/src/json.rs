@@ -75,7 +75,8 @@ struct LoopBody {
 struct Bound {
     by: &'static str,
     cycles: f64,
-    components: std::collections::BTreeMap<&'static str, f64>,
+    /// (serialized as an object in alphabetical key order, no map built)
+    components: agx_analysis::timing::model::Components,
 }
 
 impl Bound {
@@ -83,7 +84,7 @@ impl Bound {
         Bound {
             by: b.by,
             cycles: r2(b.cycles),
-            components: b.components.iter().map(|(k, v)| (*k, r2(*v))).collect(),
+            components: b.components.map(r2),
         }
     }
 }
@@ -244,7 +245,7 @@ struct Kernel<'a> {
     fills: u32,
     scratch_reserved: Option<i32>,
     backward_branches: usize,
-    loops: Vec<Loop<'a>>,
+    loops: LoopSeq<'a>,
     irreducible: &'a [agx_analysis::IrreducibleSummary],
     cfg: Cfg<'a>,
     cycles: Cycles,
@@ -352,9 +353,9 @@ fn detail<'a>(
         mnemonic: i.mnemonic,
         text: AsmText(i, Syntax::Default),
         native: agx_isa::native::shadowed_form(i).map(|_| AsmText(i, Syntax::Native)),
-        unit: d.map(|d| d.unit.name()),
-        cycles: d.map(|d| r2(d.cycles)),
-        latency: d.map(|d| r2(d.latency)),
+        unit: d.map(|d| d.unit().name()),
+        cycles: d.map(|d| r2(d.cycles())),
+        latency: d.map(|d| r2(d.latency())),
         loop_depth: d.map(|d| d.loop_depth),
         stall: d.map(|d| r2(d.stall)),
         stall_single: d.map(|d| r2(d.stall_single)),
@@ -368,60 +369,78 @@ fn detail<'a>(
     }
 }
 
+/// `loops`, serialized one loop at a time (a 1M-instruction kernel has
+/// ~83k loops: no vector of them in memory).
+struct LoopSeq<'a>(&'a Profile);
+
+impl Serialize for LoopSeq<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let p = self.0;
+        let a = &p.analysis;
+        let t = &p.timing;
+        // timing loops by header address (a linear search per loop would make
+        // the document quadratic in the number of loops)
+        let mut by_header: std::collections::HashMap<u32, Vec<usize>> =
+            std::collections::HashMap::new();
+        for (i, x) in t.loops.iter().enumerate() {
+            by_header.entry(x.header).or_default().push(i);
+        }
+        let mut seq = s.serialize_seq(Some(a.loops.len()))?;
+        for l in &a.loops {
+            seq.serialize_element(&loop_out(t, &by_header, l))?;
+        }
+        seq.end()
+    }
+}
+
+fn loop_out<'a>(
+    t: &'a agx_analysis::timing::KernelTiming,
+    by_header: &std::collections::HashMap<u32, Vec<usize>>,
+    l: &'a agx_analysis::LoopSummary,
+) -> Loop<'a> {
+    let cands = by_header
+        .get(&l.header)
+        .map(|v| v.as_slice())
+        .unwrap_or(&[]);
+    let tl = cands
+        .iter()
+        .map(|&i| &t.loops[i])
+        .find(|x| l.latches.contains(&x.latch))
+        .or_else(|| cands.first().map(|&i| &t.loops[i]));
+    Loop {
+        start: l.start,
+        end: l.end,
+        depth: l.depth,
+        instructions: l.instructions,
+        header: l.header,
+        latches: &l.latches,
+        exits: &l.exits,
+        blocks: l.blocks,
+        trip_count: tl.map(|x| x.trip_count),
+        trip_count_source: tl.map(|x| x.trip_count_source),
+        cycles_per_iteration: tl.map(|x| r2(x.cycles_per_iteration)),
+        latency_bound_cycles: tl.map(|x| r2(x.latency_bound_cycles)),
+        bottleneck: tl.map(|x| x.bottleneck.as_str()),
+        bound: tl.map(|x| Bound::of(&x.bound)),
+        body: tl.map(|x| LoopBody {
+            instructions: x.body.instructions,
+            alu_per_iter: r2(x.body.alu_per_iter),
+            loads: x.body.loads,
+            stores: x.body.stores,
+            wait_stall: r2(x.body.wait_stall),
+            exposed_stall: r2(x.body.exposed_stall),
+            recurrence_cycles: r2(x.body.recurrence_cycles),
+            memory_stall: r2(x.body.memory_stall),
+            bottleneck_unit: x.body.bottleneck_unit,
+            bound: Bound::of(&x.body.bound),
+        }),
+    }
+}
+
 fn kernel(p: &Profile) -> Kernel<'_> {
     let a = &p.analysis;
     let t = &p.timing;
-    // timing loops by header address (a linear search per loop would make
-    // the document quadratic in the number of loops)
-    let mut by_header: std::collections::HashMap<u32, Vec<usize>> =
-        std::collections::HashMap::new();
-    for (i, x) in t.loops.iter().enumerate() {
-        by_header.entry(x.header).or_default().push(i);
-    }
-    let loops = a
-        .loops
-        .iter()
-        .map(|l| {
-            let cands = by_header
-                .get(&l.header)
-                .map(|v| v.as_slice())
-                .unwrap_or(&[]);
-            let tl = cands
-                .iter()
-                .map(|&i| &t.loops[i])
-                .find(|x| l.latches.contains(&x.latch))
-                .or_else(|| cands.first().map(|&i| &t.loops[i]));
-            Loop {
-                start: l.start,
-                end: l.end,
-                depth: l.depth,
-                instructions: l.instructions,
-                header: l.header,
-                latches: &l.latches,
-                exits: &l.exits,
-                blocks: l.blocks,
-                trip_count: tl.map(|x| x.trip_count),
-                trip_count_source: tl.map(|x| x.trip_count_source),
-                cycles_per_iteration: tl.map(|x| r2(x.cycles_per_iteration)),
-                latency_bound_cycles: tl.map(|x| r2(x.latency_bound_cycles)),
-                bottleneck: tl.map(|x| x.bottleneck.as_str()),
-                bound: tl.map(|x| Bound::of(&x.bound)),
-                body: tl.map(|x| LoopBody {
-                    instructions: x.body.instructions,
-                    alu_per_iter: r2(x.body.alu_per_iter),
-                    loads: x.body.loads,
-                    stores: x.body.stores,
-                    wait_stall: r2(x.body.wait_stall),
-                    exposed_stall: r2(x.body.exposed_stall),
-                    recurrence_cycles: r2(x.body.recurrence_cycles),
-                    memory_stall: r2(x.body.memory_stall),
-                    bottleneck_unit: x.body.bottleneck_unit,
-                    bound: Bound::of(&x.body.bound),
-                }),
-            }
-        })
-        .collect();
-
     let c = &t.cycles;
     Kernel {
         name: &p.name,
@@ -448,7 +467,7 @@ fn kernel(p: &Profile) -> Kernel<'_> {
         fills: a.fills,
         scratch_reserved: a.stack.scratch_reserved,
         backward_branches: a.backward_branches,
-        loops,
+        loops: LoopSeq(p),
         irreducible: &a.irreducible,
         cfg: Cfg {
             blocks: a.cfg.blocks,
@@ -575,7 +594,12 @@ fn functions_out(p: &Profile) -> Vec<FunctionOut<'_>> {
                 spills: a.spills,
                 fills: a.fills,
                 scratch_reserved: a.stack.scratch_reserved,
-                loops: a.loops.len(),
+                // (main's loop list moved into the kernel's analysis)
+                loops: if k == 0 {
+                    p.analysis.loops.len()
+                } else {
+                    a.loops.len()
+                },
                 own_cycles: r2(f.timing.total_cycles),
                 total_cycles: r2(f.inclusive.total_cycles),
                 recursive: f.recursive,

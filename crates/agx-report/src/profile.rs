@@ -70,7 +70,8 @@ pub struct Profile {
     pub timing: KernelTiming,
     /// Main's own suggestions (the callees' are in `program.functions`).
     pub suggestions: Vec<Suggestion>,
-    /// The whole program: main (index 0, its instructions are `insns`) and
+    /// The whole program: main (index 0, its instructions are `insns`, its
+    /// suggestions `suggestions` and its loop list `analysis.loops`) and
     /// every function reachable through `call`, the call sites and the
     /// assumptions made.
     pub program: Program,
@@ -117,8 +118,9 @@ impl Profile {
             insns,
         };
         let mut program = program::analyze_program(main, source, &params);
-        let analysis = program.kernel_analysis();
-        // (main's per-instruction vectors move, not copied: one copy held)
+        // (main's loop list and per-instruction vectors move, not copied:
+        // one copy held)
+        let analysis = program.take_kernel_analysis();
         let timing = program.take_kernel_timing();
         let insns = std::mem::take(&mut program.functions[0].insns);
         let suggestions = std::mem::take(&mut program.functions[0].suggestions);

@@ -84,18 +84,17 @@ pub fn write_report(w: &mut dyn std::io::Write, p: &Profile, color: bool) -> std
     header(&mut out, st, p);
     registers(&mut out, st, p);
     pipeline(&mut out, st, p);
-    critical_path(&mut out, st, p);
+    critical_path(&mut out, st, p, &mut flush)?;
     let idx = loop_index(p);
-    for (i, l) in p.timing.loops.iter().enumerate() {
-        loop_section(&mut out, st, &idx, i, l);
-        if out.len() >= PIECE {
-            flush(&mut out)?;
-        }
-    }
+    let loops = &p.timing.loops;
+    // (a loop's section is ~700 bytes: ~1 MB of text per batch)
+    par_write(&mut out, loops.len(), 1 << 10, &mut flush, &|i, o| {
+        loop_section(o, st, &idx, i, &loops[i])
+    })?;
     calls(&mut out, st, p);
     mix(&mut out, st, p);
     annotated(&mut out, st, p, &mut flush)?;
-    suggestions(&mut out, st, p);
+    suggestions(&mut out, st, p, &mut flush)?;
     flush(&mut out)
 }
 
@@ -375,7 +374,12 @@ fn pipeline(out: &mut String, st: Style, p: &Profile) {
     );
 }
 
-fn critical_path(out: &mut String, st: Style, p: &Profile) {
+fn critical_path(
+    out: &mut String,
+    st: Style,
+    p: &Profile,
+    flush: &mut dyn FnMut(&mut String) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     section(out, st, "Critical path");
     let t = &p.timing;
     kv(out, "Bottleneck", &t.bottleneck);
@@ -430,7 +434,12 @@ fn critical_path(out: &mut String, st: Style, p: &Profile) {
             &format!("  0x{:x}", b.at),
             &format!("{} cy  {what}", fmt_cy(b.cycles)),
         );
+        // (one row per outermost loop: written out in pieces)
+        if out.len() >= PIECE {
+            flush(out)?;
+        }
     }
+    Ok(())
 }
 
 /// Analysis loops by header address.
@@ -520,9 +529,21 @@ fn mix(out: &mut String, st: Style, p: &Profile) {
     section(out, st, "Instruction mix");
     let mut by_unit: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut by_mnem: BTreeMap<&'static str, usize> = BTreeMap::new();
-    for d in &p.timing.instructions_detail {
-        *by_unit.entry(d.unit.name()).or_default() += 1;
-        *by_mnem.entry(d.mnemonic).or_default() += 1;
+    let details = &p.timing.instructions_detail;
+    for (k, d) in details.iter().enumerate() {
+        *by_unit.entry(d.unit().name()).or_default() += 1;
+        // the details follow the instructions (a search by address otherwise)
+        let insn = match p.insns.get(k) {
+            Some(i) if i.addr == d.addr => Some(i),
+            _ => p
+                .insns
+                .binary_search_by_key(&d.addr, |i| i.addr)
+                .ok()
+                .map(|x| &p.insns[x]),
+        };
+        if let Some(i) = insn {
+            *by_mnem.entry(i.mnemonic).or_default() += 1;
+        }
     }
     let units: Vec<String> = by_unit.iter().map(|(u, n)| format!("{u} {n}")).collect();
     let _ = writeln!(out, "  by unit: {}", units.join(" · "));
@@ -582,7 +603,6 @@ fn annotated_function(
     details: &[InsnDetail],
     flush: &mut dyn FnMut(&mut String) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
-    let mut asm = String::new();
     // unknown encodings print in place, before the first instruction after them
     let unknown_line = |out: &mut String, (addr, text): &(u32, String)| {
         let mut line = format!("  {:<8}", "");
@@ -598,32 +618,138 @@ fn annotated_function(
     // (all with main's instructions: in place, the rest after them)
     let is_main = std::ptr::eq(insns.as_ptr(), p.insns.as_ptr());
     let none: &[(u32, String)] = &[];
-    let mut pending = if is_main { &p.unknown_lines[..] } else { none }
-        .iter()
-        .peekable();
+    let unknown = if is_main { &p.unknown_lines[..] } else { none };
+    if unknown.is_empty() {
+        // every line depends on its instruction only: formatted on all cores
+        // (~120 bytes a line: ~1 MB of text per batch)
+        return par_write(out, insns.len(), 1 << 13, flush, &|k, o| {
+            annotated_line(o, st, p, &insns[k], details)
+        });
+    }
+    let mut pending = unknown.iter().peekable();
     for insn in insns {
         while let Some(u) = pending.next_if(|(a, _)| *a < insn.addr) {
             unknown_line(out, u);
         }
+        annotated_line(out, st, p, insn, details);
+        if out.len() >= PIECE {
+            flush(out)?;
+        }
+    }
+    for u in pending {
+        unknown_line(out, u);
+    }
+    Ok(())
+}
+
+/// Items `0..n` written by `one`, in order, as a sequential loop would write
+/// them; big runs are formatted in batches on all cores (each thread into its
+/// own buffer, appended in item order: the same bytes whatever the cores).
+fn par_write(
+    out: &mut String,
+    n: usize,
+    batch: usize,
+    flush: &mut dyn FnMut(&mut String) -> std::io::Result<()>,
+    one: &(dyn Fn(usize, &mut String) + Sync),
+) -> std::io::Result<()> {
+    let threads = agx_analysis::par::threads();
+    if threads < 2 || n < 4096 {
+        for i in 0..n {
+            one(i, out);
+            if out.len() >= PIECE {
+                flush(out)?;
+            }
+        }
+        return Ok(());
+    }
+    let mut bufs: Vec<String> = vec![String::new(); threads];
+    let mut start = 0;
+    while start < n {
+        let end = (start + batch.max(1)).min(n);
+        let per = (end - start).div_ceil(threads);
+        std::thread::scope(|sc| {
+            let mut rest = bufs.iter_mut().enumerate();
+            let (_, mine) = rest.next().expect("one buffer");
+            for (t, buf) in rest {
+                let (a, b) = (start + t * per, (start + (t + 1) * per).min(end));
+                sc.spawn(move || {
+                    buf.clear();
+                    for i in a..b {
+                        one(i, buf);
+                    }
+                });
+            }
+            mine.clear();
+            for i in start..(start + per).min(end) {
+                one(i, mine);
+            }
+        });
+        for buf in &bufs {
+            out.push_str(buf);
+            if out.len() >= PIECE {
+                flush(out)?;
+            }
+        }
+        start = end;
+    }
+    Ok(())
+}
+
+/// `"│ "` per loop level (at most 8), padded to 8 characters.
+const BARS: [&str; 9] = [
+    "        ",
+    "│       ",
+    "│ │     ",
+    "│ │ │   ",
+    "│ │ │ │ ",
+    "│ │ │ │ │ ",
+    "│ │ │ │ │ │ ",
+    "│ │ │ │ │ │ │ ",
+    "│ │ │ │ │ │ │ │ ",
+];
+
+/// One line of the annotated disassembly (with its newline).
+fn annotated_line(
+    out: &mut String,
+    st: Style,
+    p: &Profile,
+    insn: &agx_isa::Instruction,
+    details: &[InsnDetail],
+) {
+    thread_local! {
+        static BUFS: std::cell::RefCell<(String, String)> =
+            const { std::cell::RefCell::new((String::new(), String::new())) };
+    }
+    BUFS.with(|b| {
+        let (line, asm) = &mut *b.borrow_mut();
         let d = detail_in(details, insn.addr);
         let depth = d.map(|d| d.loop_depth).unwrap_or(0) as usize;
-        let bars = "│ ".repeat(depth.min(8));
-        let mut line = String::new();
-        let _ = write!(line, "  {bars:<8}");
-        write_addr(&mut line, insn.addr);
+        line.clear();
+        line.push_str("  ");
+        line.push_str(BARS[depth.min(8)]);
+        write_addr(line, insn.addr);
         line.push(' ');
         asm.clear();
         // native syntax: a stack adjust reads as one, not as a spill
-        write_asm(&mut asm, insn, Syntax::Native);
+        write_asm(asm, insn, Syntax::Native);
         let (mnem, ops) = asm.split_once(' ').unwrap_or((asm.as_str(), ""));
-        let unit = match d {
-            Some(d) if d.unit != Unit::Ctrl || d.cycles > 0.0 => {
-                format!("[{:<4} {:>4}cy/op]", d.unit.name(), fmt_cy(d.cycles))
+        let _ = write!(line, "{mnem:<18} ");
+        match d {
+            Some(d) if d.unit() != Unit::Ctrl || d.cycles() > 0.0 => {
+                let _ = write!(
+                    line,
+                    "[{:<4} {:>4}cy/op]",
+                    d.unit().name(),
+                    fmt_cy(d.cycles())
+                );
             }
-            Some(_) => format!("[{:<4} {:>4}     ]", "CTRL", ""),
-            None => "[              ]".to_string(),
-        };
-        let _ = write!(line, "{mnem:<18} {unit} {}", ops.trim());
+            Some(_) => {
+                let _ = write!(line, "[{:<4} {:>4}     ]", "CTRL", "");
+            }
+            None => line.push_str("[              ]"),
+        }
+        line.push(' ');
+        line.push_str(ops.trim());
         let mut marks = Vec::new();
         if let Some(sym) = p.call_symbol(insn.addr) {
             marks.push(format!("; -> {sym}"));
@@ -650,7 +776,7 @@ fn annotated_function(
         if !marks.is_empty() {
             let w = line.chars().count();
             if w < 86 {
-                line.push_str(&" ".repeat(86 - w));
+                line.extend(std::iter::repeat_n(' ', 86 - w));
             } else {
                 line.push_str("  ");
             }
@@ -658,17 +784,15 @@ fn annotated_function(
         }
         out.push_str(line.trim_end());
         out.push('\n');
-        if out.len() >= PIECE {
-            flush(out)?;
-        }
-    }
-    for u in pending {
-        unknown_line(out, u);
-    }
-    Ok(())
+    })
 }
 
-fn suggestions(out: &mut String, st: Style, p: &Profile) {
+fn suggestions(
+    out: &mut String,
+    st: Style,
+    p: &Profile,
+    flush: &mut dyn FnMut(&mut String) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     section(out, st, "Suggestions");
     let in_callees: usize = p
         .program
@@ -683,7 +807,7 @@ fn suggestions(out: &mut String, st: Style, p: &Profile) {
             "  {}",
             st.good("No problems found by the rules (see --explain-model for what they check).")
         );
-        return;
+        return Ok(());
     }
     if in_callees > 0 {
         let _ = writeln!(
@@ -696,7 +820,11 @@ fn suggestions(out: &mut String, st: Style, p: &Profile) {
     }
     for s in &p.suggestions {
         suggestion_line(out, st, "  ", s);
+        if out.len() >= PIECE {
+            flush(out)?;
+        }
     }
+    Ok(())
 }
 
 /// One suggestion: severity, message, its address.

@@ -388,6 +388,9 @@ pub fn execute(
             let state = &state;
             let cv = &cv;
             s.spawn(move || {
+                // one kernel per worker and a worker per job: no helper
+                // threads inside a kernel (they would only compete)
+                agx_analysis::par::set_serial(true);
                 let mut cache = None;
                 loop {
                     let i = {

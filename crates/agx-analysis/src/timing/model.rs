@@ -33,8 +33,8 @@
 
 use super::mesa::{mesa_estimate, MesaEstimate};
 use super::table::{
-    classify, dest_width, form_name, is_transcendental, transcendental_subpipe, GpuTiming,
-    MemParams, Unit, G13,
+    classify, dest_width, form_name, is_transcendental, transcendental_subpipe, CostEntry,
+    GpuTiming, MemParams, Unit, G13,
 };
 use agx_isa::forms::FORMS;
 use agx_isa::{ExecOp, Instruction, MemAccess, MemDir, MemSpace, RegFile, Width};
@@ -89,20 +89,23 @@ pub struct RawDep {
 }
 
 /// Per-instruction detail for the annotated disassembly.
-#[derive(Clone, Debug, Serialize)]
+///
+/// Kept small (64 bytes; one per instruction of the kernel): the cost-table
+/// figures are read through `entry` ([`InsnDetail::key`], [`unit`],
+/// [`cycles`], [`latency`]) and the mnemonic is the instruction's.
+///
+/// [`unit`]: InsnDetail::unit
+/// [`cycles`]: InsnDetail::cycles
+/// [`latency`]: InsnDetail::latency
+#[derive(Clone, Debug)]
 pub struct InsnDetail {
     pub addr: u32,
-    pub mnemonic: &'static str,
-    /// Cost-table key.
-    pub key: &'static str,
-    pub unit: Unit,
-    /// Reciprocal throughput on `unit`'s pipe.
-    pub cycles: f64,
-    pub latency: f64,
     /// Loop nesting depth (0 = not in a loop).
     pub loop_depth: u32,
+    /// The instruction's cost-table row.
+    pub entry: &'static CostEntry,
     /// Index (into `KernelTiming::loops`) of the innermost enclosing loop.
-    pub loop_index: Option<usize>,
+    pub loop_index: Option<u32>,
     /// Back-to-back RAW dependency on the previous instruction, if any.
     pub raw_dep: Option<RawDep>,
     /// Stall of one SIMD-group before this instruction issues (alone on its
@@ -111,6 +114,41 @@ pub struct InsnDetail {
     /// Stall left exposed at the kernel's occupancy (after the other
     /// SIMD-groups on the scheduler fill it).
     pub stall: f64,
+}
+
+impl InsnDetail {
+    /// Cost-table key ([`classify`] of the instruction).
+    pub fn key(&self) -> &'static str {
+        self.entry.key
+    }
+    pub fn unit(&self) -> Unit {
+        self.entry.unit
+    }
+    /// Reciprocal throughput on `unit`'s pipe.
+    pub fn cycles(&self) -> f64 {
+        self.entry.throughput
+    }
+    pub fn latency(&self) -> f64 {
+        self.entry.latency
+    }
+}
+
+impl Serialize for InsnDetail {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("InsnDetail", 10)?;
+        st.serialize_field("addr", &self.addr)?;
+        st.serialize_field("key", self.key())?;
+        st.serialize_field("unit", &self.unit())?;
+        st.serialize_field("cycles", &self.cycles())?;
+        st.serialize_field("latency", &self.latency())?;
+        st.serialize_field("loop_depth", &self.loop_depth)?;
+        st.serialize_field("loop_index", &self.loop_index)?;
+        st.serialize_field("raw_dep", &self.raw_dep)?;
+        st.serialize_field("stall_single", &self.stall_single)?;
+        st.serialize_field("stall", &self.stall)?;
+        st.end()
+    }
 }
 
 /// Pipe pressure of one region (one iteration of a loop body).
@@ -212,7 +250,108 @@ pub struct Bound {
     /// `max(components)`.
     pub cycles: f64,
     /// Every bound, in cycles (see [`BOUND_NAMES`]).
-    pub components: BTreeMap<&'static str, f64>,
+    pub components: Components,
+}
+
+/// The ten bound components by name: a fixed array (a map per region cost
+/// ~280 heap bytes, and a loop has two bounds: ~47 B per instruction of a
+/// 1M-instruction kernel of 12-instruction loops). Reads like the
+/// `BTreeMap<&str, f64>` it replaces: `get`, `["ic"]`, and `iter`,
+/// `Debug` and `Serialize` in the map's (alphabetical) key order.
+#[derive(Clone, Copy, Default, PartialEq)]
+pub struct Components([f64; 10]);
+
+/// Indices into [`BOUND_NAMES`] in alphabetical order of the names.
+const BOUND_NAMES_SORTED: [usize; 10] = {
+    let mut ix = [0usize; 10];
+    let mut i = 0;
+    while i < 10 {
+        ix[i] = i;
+        i += 1;
+    }
+    // insertion sort on the names (const context: byte-wise compare)
+    let mut a = 1;
+    while a < 10 {
+        let mut b = a;
+        while b > 0 && str_lt(BOUND_NAMES[ix[b]], BOUND_NAMES[ix[b - 1]]) {
+            let t = ix[b];
+            ix[b] = ix[b - 1];
+            ix[b - 1] = t;
+            b -= 1;
+        }
+        a += 1;
+    }
+    ix
+};
+
+const fn str_lt(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut i = 0;
+    while i < a.len() && i < b.len() {
+        if a[i] != b[i] {
+            return a[i] < b[i];
+        }
+        i += 1;
+    }
+    a.len() < b.len()
+}
+
+impl Components {
+    fn index_of(name: &str) -> Option<usize> {
+        BOUND_NAMES.iter().position(|n| *n == name)
+    }
+    /// The component called `name`.
+    pub fn get(&self, name: &str) -> Option<&f64> {
+        Self::index_of(name).map(|i| &self.0[i])
+    }
+    /// Every component passed through `f` (e.g. rounded for a report).
+    pub fn map(&self, f: impl Fn(f64) -> f64) -> Components {
+        Components(self.0.map(f))
+    }
+    /// (name, cycles) in alphabetical order of the names.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static &'static str, &f64)> + '_ {
+        BOUND_NAMES_SORTED
+            .iter()
+            .map(move |&i| (&BOUND_NAMES[i], &self.0[i]))
+    }
+}
+
+impl Components {
+    /// The names, in alphabetical order.
+    pub fn keys(&self) -> impl Iterator<Item = &'static &'static str> + '_ {
+        self.iter().map(|(k, _)| k)
+    }
+    /// The cycles, in alphabetical order of the names.
+    pub fn values(&self) -> impl Iterator<Item = &f64> + '_ {
+        self.iter().map(|(_, v)| v)
+    }
+    /// Number of components (10).
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+}
+
+impl std::ops::Index<&str> for Components {
+    type Output = f64;
+    fn index(&self, name: &str) -> &f64 {
+        self.get(name)
+            .unwrap_or_else(|| panic!("no bound component {name:?}"))
+    }
+}
+
+impl std::fmt::Debug for Components {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl Serialize for Components {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.iter())
+    }
 }
 
 impl Bound {
@@ -221,14 +360,14 @@ impl Bound {
     fn of(values: [f64; 10]) -> Bound {
         let mut by = BOUND_NAMES[0];
         let mut cycles = f64::NEG_INFINITY;
-        let mut components = BTreeMap::new();
-        for (name, v) in BOUND_NAMES.iter().zip(values) {
+        let mut components = Components::default();
+        for ((name, v), c) in BOUND_NAMES.iter().zip(values).zip(&mut components.0) {
             let v = round3(v.max(0.0));
             if v > cycles {
                 by = name;
                 cycles = v;
             }
-            components.insert(*name, v);
+            *c = v;
         }
         Bound {
             by,
@@ -988,13 +1127,20 @@ fn model_region(
             recurrence_cycles: round3(recurrence),
             loads,
             stores,
-            waits: wait_info,
+            waits: {
+                // (a loop's one wait would otherwise keep room for four)
+                wait_info.shrink_to_fit();
+                wait_info
+            },
             wait_stall: round3(wait_stall),
             exposed_stall: round3(exposed),
             memory_stall: round3(memory_stall),
             alu_per_iter: round3(alu),
             bottleneck_unit: bound_label(by),
-            bottleneck,
+            bottleneck: {
+                bottleneck.shrink_to_fit();
+                bottleneck
+            },
         },
         per_insn,
     }
@@ -1083,44 +1229,58 @@ fn path_subset(
     weight: &dyn Fn(usize) -> f64,
     longest: bool,
 ) -> Vec<usize> {
-    use std::collections::{HashMap, HashSet};
-    // frames opened in the region
-    // (frames are in opener order, one per opener: a binary search per
-    // region instruction instead of a scan of every frame per region)
-    let local: HashSet<usize> = idx
+    // frames opened in the region, ascending (`idx` is sorted and frames
+    // are in opener order, one per opener: a binary search per region
+    // instruction instead of a scan of every frame per region)
+    let local: Vec<usize> = idx
         .iter()
         .filter_map(|&i| arms.frames.binary_search_by_key(&i, |f| f.0).ok())
         .collect();
-    // chain of local (frame, arm) ancestors of each instruction
-    let chain = |i: usize| -> Vec<(usize, u8)> {
-        let mut out = Vec::new();
+    if local.is_empty() {
+        // no frame opened here: every chain below is empty, all is kept
+        // (a loop body between a push_exec and a pop_exec outside it)
+        return idx.to_vec();
+    }
+    let local_pos = |f: usize| local.binary_search(&f).ok();
+    // chain of local (position in `local`, arm) ancestors of instruction i,
+    // innermost first, into `out`
+    let chain = |i: usize, out: &mut Vec<(usize, u8)>| {
+        out.clear();
         if let Some((f, a)) = arms.arm_of[i] {
-            out.push((f, a));
+            if let Some(k) = local_pos(f) {
+                out.push((k, a));
+            }
             let mut p = arms.frames[f].1;
             // the arm of an ancestor is the arm its child frame's opener is in
             let mut child_open = arms.frames[f].0;
             while let Some(q) = p {
                 if let Some((qf, qa)) = arms.arm_of[child_open] {
-                    out.push((qf, qa));
+                    if let Some(k) = local_pos(qf) {
+                        out.push((k, qa));
+                    }
                 }
                 child_open = arms.frames[q].0;
                 p = arms.frames[q].1;
             }
         }
-        out.retain(|(f, _)| local.contains(f));
-        out
     };
-    // weight of each arm (its instructions, nested arms included)
-    let mut arm_w: HashMap<(usize, u8), f64> = HashMap::new();
+    // weight of each arm (its instructions, nested arms included), summed in
+    // instruction order
+    let mut arm_w: Vec<[f64; 2]> = vec![[0.0; 2]; local.len()];
+    let mut buf = Vec::new();
     for &i in idx {
-        for key in chain(i) {
-            *arm_w.entry(key).or_default() += weight(i);
+        chain(i, &mut buf);
+        if buf.is_empty() {
+            continue;
+        }
+        let w = weight(i);
+        for &(k, a) in &buf {
+            arm_w[k][(a != 0) as usize] += w;
         }
     }
-    let keep_arm = |f: usize, a: u8| -> bool {
-        let has_else = arms.frames[f].2;
-        let w0 = arm_w.get(&(f, 0)).copied().unwrap_or(0.0);
-        let w1 = arm_w.get(&(f, 1)).copied().unwrap_or(0.0);
+    let keep_arm = |k: usize, a: u8| -> bool {
+        let has_else = arms.frames[local[k]].2;
+        let [w0, w1] = arm_w[k];
         if !has_else {
             return longest;
         }
@@ -1129,7 +1289,10 @@ fn path_subset(
     };
     idx.iter()
         .copied()
-        .filter(|&i| chain(i).iter().all(|&(f, a)| keep_arm(f, a)))
+        .filter(|&i| {
+            chain(i, &mut buf);
+            buf.iter().all(|&(k, a)| keep_arm(k, a))
+        })
         .collect()
 }
 
@@ -1235,15 +1398,39 @@ pub fn analyze_kernel_with_loops(
         let refs: Vec<&Instruction> = idx.iter().map(|&i| &insns[i]).collect();
         model_region(gpu, params, &refs, &follows_of(idx), is_loop)
     };
-    let mut details: Vec<Option<(Option<RawDep>, f64, f64)>> = vec![None; n];
-    let mut regions: Vec<RegionTiming> = Vec::with_capacity(spans.len() + 1);
-    for (r, idx) in members.iter().enumerate() {
-        let out = model_idx(idx, r > 0);
-        for (j, &i) in idx.iter().enumerate() {
-            details[i] = Some(out.per_insn[j].clone());
-        }
-        regions.push(out.timing);
+    // Per-instruction detail, its stalls filled in region by region (no
+    // second per-instruction vector).
+    let mut instructions_detail = Vec::with_capacity(n);
+    for (i, insn) in insns.iter().enumerate() {
+        let key = classify(insn);
+        let e = gpu.entry(key);
+        // every key `classify` returns has its row (InsnDetail::key reads it)
+        debug_assert_eq!(e.key, key);
+        instructions_detail.push(InsnDetail {
+            addr: insn.addr,
+            loop_depth: owner[i].map(|l| depth[l]).unwrap_or(0),
+            entry: e,
+            loop_index: owner[i].map(|l| l as u32),
+            raw_dep: None,
+            stall_single: 0.0,
+            stall: 0.0,
+        });
     }
+    let mut regions: Vec<RegionTiming> = Vec::with_capacity(spans.len() + 1);
+    // regions are independent: modelled on all cores, taken in order
+    crate::par::map_ordered(
+        members.len(),
+        &|r| model_idx(&members[r], r > 0),
+        |r, out| {
+            for ((dep, ss, se), &i) in out.per_insn.into_iter().zip(&members[r]) {
+                let d = &mut instructions_detail[i];
+                d.raw_dep = dep;
+                d.stall_single = round3(ss);
+                d.stall = round3(se);
+            }
+            regions.push(out.timing);
+        },
+    );
 
     // Inclusive per-iteration costs, innermost first.
     let mut order: Vec<usize> = (0..spans.len()).collect();
@@ -1271,6 +1458,26 @@ pub fn analyze_kernel_with_loops(
     for r in region_order {
         let idx = &members[r];
         let full = regions[r].bound.cycles;
+        if children[r].is_empty()
+            && !idx
+                .iter()
+                .any(|&i| arms.frames.binary_search_by_key(&i, |f| f.0).is_ok())
+        {
+            // A region with no nested loop and no if-frame opened in it:
+            // every uniform path runs all of it (what the general case below
+            // computes, `full` plus an empty sum both ways, without its
+            // vectors).
+            let no_kids: f64 = std::iter::empty::<f64>().sum();
+            let c = full + no_kids;
+            if r == 0 {
+                shortest = c.min(c);
+                longest = c;
+            } else {
+                incl_short[r - 1] = c.min(c);
+                incl_long[r - 1] = c;
+            }
+            continue;
+        }
         let mut header_of: BTreeMap<usize, usize> = BTreeMap::new();
         for &ch in &children[r] {
             header_of.insert(spans[ch].start, ch);
@@ -1288,7 +1495,8 @@ pub fn analyze_kernel_with_loops(
                     match header_of.get(&i) {
                         Some(&ch) => trip(ch) * incl_long[ch],
                         None => {
-                            let e = gpu.entry(classify(&insns[i]));
+                            // (the cost-table row found for the detail)
+                            let e = instructions_detail[i].entry;
                             e.throughput.max(gpu.issue_cycles)
                         }
                     }
@@ -1331,13 +1539,18 @@ pub fn analyze_kernel_with_loops(
             incl_long[r - 1] = long;
         }
     }
+    // the working sets of the regions are done: freed before the loops'
+    // records are built (the kernel's peak memory is reached there)
+    let first_outside = members[0].first().copied();
+    drop(members);
+    drop(arms);
 
     // The breakdown: straight-line code, then each outermost loop.
-    let mut breakdown = Vec::new();
-    if !members[0].is_empty() {
+    let mut breakdown = Vec::with_capacity(1 + parent.iter().filter(|p| p.is_none()).count());
+    if let Some(first) = first_outside {
         breakdown.push(BreakdownPart {
             part: PartKind::StraightLine,
-            at: insns[members[0][0]].addr,
+            at: insns[first].addr,
             cycles: regions[0].bound.cycles,
             executions: 1.0,
             loop_index: None,
@@ -1380,27 +1593,6 @@ pub fn analyze_kernel_with_loops(
         mem: round3(mem),
         alu: round3(pipes.fscib().max(pipes.ic)),
     };
-
-    // Per-instruction detail.
-    let mut instructions_detail = Vec::with_capacity(n);
-    for (i, insn) in insns.iter().enumerate() {
-        let key = classify(insn);
-        let e = gpu.entry(key);
-        let (dep, ss, se) = details[i].clone().unwrap_or((None, 0.0, 0.0));
-        instructions_detail.push(InsnDetail {
-            addr: insn.addr,
-            mnemonic: insn.mnemonic,
-            key,
-            unit: e.unit,
-            cycles: e.throughput,
-            latency: e.latency,
-            loop_depth: owner[i].map(|l| depth[l]).unwrap_or(0),
-            loop_index: owner[i],
-            raw_dep: dep,
-            stall_single: round3(ss),
-            stall: round3(se),
-        });
-    }
 
     // Kernel bottleneck: the dearest part of the breakdown, in its words.
     let bottleneck = match breakdown

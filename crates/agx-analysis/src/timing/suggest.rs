@@ -69,7 +69,7 @@ fn loop_range(addrs: &[u32], l: &LoopTiming) -> std::ops::Range<usize> {
 fn innermost_loop(t: &KernelTiming, addr: u32) -> Option<&LoopTiming> {
     let i = t.instructions_detail.partition_point(|d| d.addr < addr);
     match t.instructions_detail.get(i) {
-        Some(d) if d.addr == addr => d.loop_index.and_then(|l| t.loops.get(l)),
+        Some(d) if d.addr == addr => d.loop_index.and_then(|l| t.loops.get(l as usize)),
         _ => t
             .loops
             .iter()
@@ -154,7 +154,7 @@ pub fn suggest(
     let innermost_at = |j: usize, addr: u32| -> Option<&LoopTiming> {
         if details_sorted {
             if let Some(d) = details.get(j).filter(|d| d.addr == addr) {
-                return d.loop_index.and_then(|l| timing.loops.get(l));
+                return d.loop_index.and_then(|l| timing.loops.get(l as usize));
             }
         }
         innermost_loop(timing, addr)
@@ -164,9 +164,11 @@ pub fn suggest(
             None => details.binary_search_by_key(&addr, |d| d.addr).ok(),
             Some(m) => m.get(&addr).copied(),
         };
-        i.map(|i| details[i].cycles).unwrap_or(dflt)
+        i.map(|i| details[i].cycles()).unwrap_or(dflt)
     };
-    let mut push = |severity, offset, rule, message: String| {
+    let mut push = |severity, offset, rule, mut message: String| {
+        // (a kernel of many loops keeps one message per loop)
+        message.shrink_to_fit();
         out.push(Suggestion {
             severity,
             offset,
@@ -248,7 +250,18 @@ pub fn suggest(
         );
     }
 
-    for l in &timing.loops {
+    // each loop's rules, on all cores; the suggestions are kept in loop order
+    let per_loop = |l: &LoopTiming| -> Vec<Suggestion> {
+        let mut mine: Vec<Suggestion> = Vec::new();
+        let mut push = |severity, offset, rule, mut message: String| {
+            message.shrink_to_fit();
+            mine.push(Suggestion {
+                severity,
+                offset,
+                message,
+                rule,
+            })
+        };
         let range = loop_range(&addrs, l);
         let base = range.start;
         let body: Vec<&Instruction> = insns[range].iter().collect();
@@ -459,7 +472,17 @@ pub fn suggest(
                 ),
             );
         }
-    }
+        mine
+    };
+    crate::par::map_ordered(
+        timing.loops.len(),
+        &|i| per_loop(&timing.loops[i]),
+        |_, v| {
+            for s in v {
+                push(s.severity, s.offset, s.rule, s.message);
+            }
+        },
+    );
 
     // --- more independent work between loads and wait (any region) ---
     let mut waits: Vec<&super::model::WaitStall> = timing.outside_loops.waits.iter().collect();

@@ -652,7 +652,7 @@ pub fn mem_class(insn: &Instruction) -> Option<MemClass> {
 
 impl GpuTiming {
     /// The entry for `key` (falls back to the `"other"` row).
-    pub fn entry(&self, key: &str) -> &CostEntry {
+    pub fn entry(&self, key: &str) -> &'static CostEntry {
         // Keys normally come from `classify`, i.e. the same string literals
         // as the table rows: try pointer identity first (no string compares;
         // identical pointer and length imply identical text).
