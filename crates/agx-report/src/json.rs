@@ -381,11 +381,7 @@ impl Serialize for LoopSeq<'_> {
         let t = &p.timing;
         // timing loops by header address (a linear search per loop would make
         // the document quadratic in the number of loops)
-        let mut by_header: std::collections::HashMap<u32, Vec<usize>> =
-            std::collections::HashMap::new();
-        for (i, x) in t.loops.iter().enumerate() {
-            by_header.entry(x.header).or_default().push(i);
-        }
+        let by_header = crate::by_header::ByHeader::new(t.loops.iter().map(|x| x.header));
         let mut seq = s.serialize_seq(Some(a.loops.len()))?;
         for l in &a.loops {
             seq.serialize_element(&loop_out(t, &by_header, l))?;
@@ -396,18 +392,14 @@ impl Serialize for LoopSeq<'_> {
 
 fn loop_out<'a>(
     t: &'a agx_analysis::timing::KernelTiming,
-    by_header: &std::collections::HashMap<u32, Vec<usize>>,
+    by_header: &crate::by_header::ByHeader,
     l: &'a agx_analysis::LoopSummary,
 ) -> Loop<'a> {
-    let cands = by_header
-        .get(&l.header)
-        .map(|v| v.as_slice())
-        .unwrap_or(&[]);
-    let tl = cands
-        .iter()
-        .map(|&i| &t.loops[i])
+    let tl = by_header
+        .get(l.header)
+        .map(|i| &t.loops[i])
         .find(|x| l.latches.contains(&x.latch))
-        .or_else(|| cands.first().map(|&i| &t.loops[i]));
+        .or_else(|| by_header.get(l.header).next().map(|i| &t.loops[i]));
     Loop {
         start: l.start,
         end: l.end,

@@ -1152,11 +1152,20 @@ fn round3(x: f64) -> f64 {
 
 /// Formats cycles compactly (`12`, `5.84`).
 pub fn fmt_cy(x: f64) -> String {
-    if (x - x.round()).abs() < 0.005 {
-        format!("{}", x.round() as i64)
+    let mut s = String::new();
+    push_cy(&mut s, x);
+    s
+}
+
+/// [`fmt_cy`] appended to `out` (no string of its own: the report writes
+/// ~20 of them per loop).
+pub fn push_cy(out: &mut String, x: f64) {
+    use std::fmt::Write;
+    let _ = if (x - x.round()).abs() < 0.005 {
+        write!(out, "{}", x.round() as i64)
     } else {
-        format!("{x:.2}")
-    }
+        write!(out, "{x:.2}")
+    };
 }
 
 /// Models one straight-line body as a loop body (every instruction once per
