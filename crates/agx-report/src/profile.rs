@@ -16,6 +16,11 @@ pub struct Options {
     pub trip_count: u32,
     /// Memory-latency assumptions (documented defaults, overridable).
     pub mem: MemParams,
+    /// Build [`Profile::graph`] (read by the HTML and DOT views only).
+    /// `false` leaves it empty and lets the analysis drop each function's
+    /// CFG and loop forest before the timing model runs (lower peak memory;
+    /// every other part of the profile is the same). Default `true`.
+    pub graph: bool,
 }
 
 impl Default for Options {
@@ -23,6 +28,7 @@ impl Default for Options {
         Options {
             trip_count: timing::DEFAULT_TRIP_COUNT,
             mem: MemParams::default(),
+            graph: true,
         }
     }
 }
@@ -117,7 +123,7 @@ impl Profile {
             symbol: None,
             insns,
         };
-        let mut program = program::analyze_program(main, source, &params);
+        let mut program = program::analyze_program_keeping(main, source, &params, options.graph);
         // (main's loop list and per-instruction vectors move, not copied:
         // one copy held)
         let analysis = program.take_kernel_analysis();
@@ -134,7 +140,9 @@ impl Profile {
         );
         calls.sort_by_key(|(a, _)| *a);
         calls.dedup_by_key(|(a, _)| *a);
-        let graph = {
+        let graph = if !options.graph {
+            FunctionGraph::default()
+        } else {
             let main = &mut program.functions[0];
             FunctionGraph::new(
                 std::mem::take(&mut main.cfg),

@@ -3,7 +3,7 @@
 //! section per loop, Instruction mix, Annotated disassembly, Suggestions.
 
 use crate::Profile;
-use agx_analysis::timing::model::fmt_cy;
+use agx_analysis::timing::model::{fmt_cy, push_cy};
 use agx_analysis::timing::{self, InsnDetail, LoopTiming, Unit};
 use agx_analysis::LoopSummary;
 use agx_isa::format::{write_addr, write_asm, write_line};
@@ -53,7 +53,20 @@ fn section(out: &mut String, st: Style, title: &str) {
 }
 
 fn kv(out: &mut String, key: &str, value: &str) {
-    let _ = writeln!(out, "  {:<18}{}", format!("{key}:"), value);
+    kv_key(out, key);
+    out.push_str(value);
+    out.push('\n');
+}
+
+/// The start of a [`kv`] line, `"  {key}:"` padded to 18 characters as
+/// `{:<18}` pads (by characters), for a value written in place.
+fn kv_key(out: &mut String, key: &str) {
+    out.push_str("  ");
+    out.push_str(key);
+    out.push(':');
+    for _ in key.chars().count() + 1..18 {
+        out.push(' ');
+    }
 }
 
 fn reg_name(half: u32) -> String {
@@ -443,22 +456,27 @@ fn critical_path(
 }
 
 /// Analysis loops by header address.
-type LoopIndex<'a> = std::collections::HashMap<u32, Vec<&'a LoopSummary>>;
+struct LoopIndex<'a> {
+    loops: &'a [LoopSummary],
+    by_header: crate::by_header::ByHeader,
+}
 
 fn loop_index(p: &Profile) -> LoopIndex<'_> {
-    let mut m: LoopIndex<'_> = std::collections::HashMap::new();
-    for s in &p.analysis.loops {
-        m.entry(s.header).or_default().push(s);
+    let loops = &p.analysis.loops[..];
+    LoopIndex {
+        loops,
+        by_header: crate::by_header::ByHeader::new(loops.iter().map(|s| s.header)),
     }
-    m
 }
 
 fn summary_for<'a>(idx: &LoopIndex<'a>, l: &LoopTiming) -> Option<&'a LoopSummary> {
-    let c = idx.get(&l.header)?;
-    c.iter()
-        .find(|s| s.latches.contains(&l.latch))
-        .or(c.first())
-        .copied()
+    let loops = idx.loops;
+    let mut c = idx.by_header.get(l.header).map(|i| &loops[i]);
+    let first = c.next()?;
+    if first.latches.contains(&l.latch) {
+        return Some(first);
+    }
+    Some(c.find(|s| s.latches.contains(&l.latch)).unwrap_or(first))
 }
 
 fn loop_section(out: &mut String, st: Style, idx: &LoopIndex<'_>, i: usize, l: &LoopTiming) {
@@ -467,53 +485,41 @@ fn loop_section(out: &mut String, st: Style, idx: &LoopIndex<'_>, i: usize, l: &
         .map(|s| format!("0x{:x}–0x{:x}", s.start, s.end))
         .unwrap_or_else(|| format!("0x{:x}–0x{:x}", l.header, l.latch));
     section(out, st, &format!("Loop {i} ({range}, depth {})", l.depth));
+    // (each line written in place: ~80k loops in a 1M-instruction kernel)
     let b = &l.body;
     let n = s.map(|s| s.instructions).unwrap_or(b.instructions);
-    kv(
-        out,
-        "Instructions",
-        &format!("{n} ({} in its own body)", b.instructions),
-    );
+    kv_key(out, "Instructions");
+    let _ = writeln!(out, "{n} ({} in its own body)", b.instructions);
     let src = match l.trip_count_source {
         "default" => "default; set with --trip-count",
         "given" => "given with --trip-count",
         other => other,
     };
-    kv(out, "Trip count", &format!("{} ({src})", l.trip_count));
-    kv(out, "Loads/iter", &b.loads.to_string());
-    kv(out, "Stores/iter", &b.stores.to_string());
-    kv(
-        out,
-        "Cost/iter",
-        &format!(
-            "{} cy, bound by {}",
-            fmt_cy(l.cycles_per_iteration),
-            timing::bound_label(l.bound.by)
-        ),
-    );
+    kv_key(out, "Trip count");
+    let _ = writeln!(out, "{} ({src})", l.trip_count);
+    kv_key(out, "Loads/iter");
+    let _ = writeln!(out, "{}", b.loads);
+    kv_key(out, "Stores/iter");
+    let _ = writeln!(out, "{}", b.stores);
+    kv_key(out, "Cost/iter");
+    push_cy(out, l.cycles_per_iteration);
+    let _ = writeln!(out, " cy, bound by {}", timing::bound_label(l.bound.by));
     let nested = l.cycles_per_iteration - b.cycles_per_iteration;
-    let comps: Vec<String> = timing::BOUND_NAMES
-        .iter()
-        .map(|n| {
-            format!(
-                "{n} {}",
-                fmt_cy(l.bound.components.get(n).copied().unwrap_or(0.0))
-            )
-        })
-        .collect();
-    kv(
-        out,
-        "Bounds/iter",
-        &format!(
-            "{}{}",
-            comps.join(" · "),
-            if nested > 0.005 {
-                format!(" (each includes {} cy of nested loops)", fmt_cy(nested))
-            } else {
-                String::new()
-            }
-        ),
-    );
+    kv_key(out, "Bounds/iter");
+    for (k, n) in timing::BOUND_NAMES.iter().enumerate() {
+        if k > 0 {
+            out.push_str(" · ");
+        }
+        out.push_str(n);
+        out.push(' ');
+        push_cy(out, l.bound.components.get(n).copied().unwrap_or(0.0));
+    }
+    if nested > 0.005 {
+        out.push_str(" (each includes ");
+        push_cy(out, nested);
+        out.push_str(" cy of nested loops)");
+    }
+    out.push('\n');
     if b.exposed_stall > 0.0 {
         let msg = format!(
             "~{} cy/iter exposed at this occupancy ({} of it at memory waits)",

@@ -152,6 +152,7 @@ fn walk_all(dirs: &[PathBuf]) -> usize {
             l1_hit_rate: 0.9,
             ..Default::default()
         },
+        graph: true,
     };
     let mut n = 0;
     for (name, bin) in &ks {

@@ -406,7 +406,7 @@ fn run_raw(
     if let Some(w) = pipeline::raw_code_warning(insns.len(), failed) {
         let _ = writeln!(err, "{w}");
     }
-    let mut prof = crate::app::profile_one(&code, insns, a, None, None);
+    let mut prof = profile_for(&code, insns, a, None, None, format_reads_graph(a));
     prof.unknown_encodings = failed;
     if failed > 0 {
         prof.unknown_lines = pipeline::unknown_lines(&code);
@@ -610,7 +610,14 @@ fn show_functions(
         } else {
             None
         };
-        let mut prof = profile_one(&code, insns, a, Some((archive, f)), prolog);
+        let mut prof = profile_for(
+            &code,
+            insns,
+            a,
+            Some((archive, f)),
+            prolog,
+            format_reads_graph(a),
+        );
         prof.unknown_encodings = failed;
         if failed > 0 {
             prof.unknown_lines = pipeline::unknown_lines(&code);
@@ -751,9 +758,29 @@ pub fn profile_one(
     archive: Option<(&Archive, &Function)>,
     prolog: Option<Vec<agx_isa::Instruction>>,
 ) -> agx_report::Profile {
+    profile_for(code, insns, a, archive, prolog, true)
+}
+
+/// Whether `--format` renders the graph model ([`agx_report::Profile::graph`]):
+/// only the HTML and DOT views read it.
+fn format_reads_graph(a: &ProfileArgs) -> bool {
+    matches!(a.format, FormatArg::Html | FormatArg::Dot)
+}
+
+/// [`profile_one`], with the graph model built only when `graph` is set (the
+/// CLI's single-kernel paths: see [`agx_report::Options::graph`]).
+fn profile_for(
+    code: &CodeRef<'_>,
+    insns: Vec<agx_isa::Instruction>,
+    a: &ProfileArgs,
+    archive: Option<(&Archive, &Function)>,
+    prolog: Option<Vec<agx_isa::Instruction>>,
+    graph: bool,
+) -> agx_report::Profile {
     // raw code: `-f` or "kernel" (see `pipeline::raw_code`); archives: the function's name
     let name = archive.map_or_else(|| code.name.clone(), |(_, f)| f.name.clone());
-    let opts = report_options(a);
+    let mut opts = report_options(a);
+    opts.graph = graph;
     // called functions: `__text` symbols in an archive, the same file for raw code
     let archive_code;
     let raw_code;

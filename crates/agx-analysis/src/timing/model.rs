@@ -1152,11 +1152,20 @@ fn round3(x: f64) -> f64 {
 
 /// Formats cycles compactly (`12`, `5.84`).
 pub fn fmt_cy(x: f64) -> String {
-    if (x - x.round()).abs() < 0.005 {
-        format!("{}", x.round() as i64)
+    let mut s = String::new();
+    push_cy(&mut s, x);
+    s
+}
+
+/// [`fmt_cy`] appended to `out` (no string of its own: the report writes
+/// ~20 of them per loop).
+pub fn push_cy(out: &mut String, x: f64) {
+    use std::fmt::Write;
+    let _ = if (x - x.round()).abs() < 0.005 {
+        write!(out, "{}", x.round() as i64)
     } else {
-        format!("{x:.2}")
-    }
+        write!(out, "{x:.2}")
+    };
 }
 
 /// Models one straight-line body as a loop body (every instruction once per
@@ -1179,7 +1188,10 @@ pub fn analyze_kernel(insns: &[Instruction], params: &ModelParams) -> KernelTimi
 /// conditional arm it lies in, as (frame, arm), with each frame's opening
 /// instruction and whether it has an else arm.
 struct Arms {
-    arm_of: Vec<Option<(usize, u8)>>,
+    /// (frame, arm) of each instruction; frame indices are below the
+    /// instruction count, so `u32` (12 bytes an instruction, not 24: this
+    /// vector is live at a big kernel's peak).
+    arm_of: Vec<Option<(u32, u8)>>,
     /// Per frame: index of the opening `if`, parent frame, has an else.
     frames: Vec<(usize, Option<usize>, bool)>,
 }
@@ -1193,14 +1205,14 @@ fn exec_arms(insns: &[Instruction]) -> Arms {
         // to the arm enclosing their frame
         match insn.exec_op() {
             Some(ExecOp::If) => {
-                arm_of[i] = stack.last().copied();
+                arm_of[i] = narrow_arm(stack.last().copied());
                 let parent = stack.last().map(|f| f.0);
                 frames.push((i, parent, false));
                 stack.push((frames.len() - 1, 0));
             }
             Some(ExecOp::Else) => {
                 if stack.len() >= 2 {
-                    arm_of[i] = Some(stack[stack.len() - 2]);
+                    arm_of[i] = narrow_arm(Some(stack[stack.len() - 2]));
                 }
                 if let Some(top) = stack.last_mut() {
                     top.1 = 1;
@@ -1211,12 +1223,24 @@ fn exec_arms(insns: &[Instruction]) -> Arms {
                 for _ in 0..n.max(1) {
                     stack.pop();
                 }
-                arm_of[i] = stack.last().copied();
+                arm_of[i] = narrow_arm(stack.last().copied());
             }
-            _ => arm_of[i] = stack.last().copied(),
+            _ => arm_of[i] = narrow_arm(stack.last().copied()),
         }
     }
     Arms { arm_of, frames }
+}
+
+impl Arms {
+    /// The innermost arm instruction `i` lies in: (frame, arm).
+    fn arm(&self, i: usize) -> Option<(usize, u8)> {
+        self.arm_of[i].map(|(f, a)| (f as usize, a))
+    }
+}
+
+/// An arm of [`Arms::arm_of`], stored narrow.
+fn narrow_arm(a: Option<(usize, u8)>) -> Option<(u32, u8)> {
+    a.map(|(f, a)| (u32::try_from(f).expect("frames fewer than 2^32"), a))
 }
 
 /// Which instructions of a region a uniform path runs: `longest` keeps the
@@ -1246,7 +1270,7 @@ fn path_subset(
     // innermost first, into `out`
     let chain = |i: usize, out: &mut Vec<(usize, u8)>| {
         out.clear();
-        if let Some((f, a)) = arms.arm_of[i] {
+        if let Some((f, a)) = arms.arm(i) {
             if let Some(k) = local_pos(f) {
                 out.push((k, a));
             }
@@ -1254,7 +1278,7 @@ fn path_subset(
             // the arm of an ancestor is the arm its child frame's opener is in
             let mut child_open = arms.frames[f].0;
             while let Some(q) = p {
-                if let Some((qf, qa)) = arms.arm_of[child_open] {
+                if let Some((qf, qa)) = arms.arm(child_open) {
                     if let Some(k) = local_pos(qf) {
                         out.push((k, qa));
                     }
@@ -1339,15 +1363,16 @@ pub fn analyze_kernel_with_loops(
             d
         })
         .collect();
-    let mut owner: Vec<Option<usize>> = vec![None; n];
+    // (u32: 8 bytes an instruction, not 16; live at a big kernel's peak)
+    let mut owner: Vec<Option<u32>> = vec![None; n];
     for (li, s) in spans.iter().enumerate() {
         for o in owner.iter_mut().take(s.end + 1).skip(s.start) {
             let replace = match *o {
                 None => true,
-                Some(cur) => depth[li] > depth[cur],
+                Some(cur) => depth[li] > depth[cur as usize],
             };
             if replace {
-                *o = Some(li);
+                *o = Some(li as u32);
             }
         }
     }
@@ -1380,7 +1405,7 @@ pub fn analyze_kernel_with_loops(
     // Regions: None = outside loops, Some(li) = loop li's own body.
     let mut members: Vec<Vec<usize>> = vec![Vec::new(); spans.len() + 1];
     for (i, o) in owner.iter().enumerate() {
-        members[o.map_or(0, |l| l + 1)].push(i);
+        members[o.map_or(0, |l| l as usize + 1)].push(i);
     }
     let follows_of = |idx: &[usize]| -> Vec<bool> {
         (0..idx.len())
@@ -1408,15 +1433,20 @@ pub fn analyze_kernel_with_loops(
         debug_assert_eq!(e.key, key);
         instructions_detail.push(InsnDetail {
             addr: insn.addr,
-            loop_depth: owner[i].map(|l| depth[l]).unwrap_or(0),
+            loop_depth: owner[i].map(|l| depth[l as usize]).unwrap_or(0),
             entry: e,
-            loop_index: owner[i].map(|l| l as u32),
+            loop_index: owner[i],
             raw_dep: None,
             stall_single: 0.0,
             stall: 0.0,
         });
     }
-    let mut regions: Vec<RegionTiming> = Vec::with_capacity(spans.len() + 1);
+    // Each loop's body region goes straight into its record (the rest of
+    // the record is filled at the end): a vector of regions moved into the
+    // records later would hold every region twice at the kernel's peak
+    // (~27 B per instruction of a kernel with a loop per 12 instructions).
+    let mut outside: Option<RegionTiming> = None;
+    let mut loops_out: Vec<LoopTiming> = Vec::with_capacity(spans.len());
     // regions are independent: modelled on all cores, taken in order
     crate::par::map_ordered(
         members.len(),
@@ -1428,9 +1458,37 @@ pub fn analyze_kernel_with_loops(
                 d.stall_single = round3(ss);
                 d.stall = round3(se);
             }
-            regions.push(out.timing);
+            if r == 0 {
+                outside = Some(out.timing);
+            } else {
+                let li = r - 1;
+                let (t, src) = trips[li];
+                loops_out.push(LoopTiming {
+                    index: li,
+                    header: insns[spans[li].start].addr,
+                    latch: insns[spans[li].end].addr,
+                    depth: depth[li],
+                    parent: parent[li],
+                    trip_count: t,
+                    trip_count_source: src,
+                    bound: Bound::default(),
+                    cycles_per_iteration: 0.0,
+                    latency_bound_cycles: 0.0,
+                    body: out.timing,
+                    bottleneck: String::new(),
+                });
+            }
         },
     );
+    let outside = outside.expect("outside region");
+    // region r: 0 = outside loops, li + 1 = loop li's own body
+    let region = |loops_out: &[LoopTiming], r: usize| -> f64 {
+        if r == 0 {
+            outside.bound.cycles
+        } else {
+            loops_out[r - 1].body.bound.cycles
+        }
+    };
 
     // Inclusive per-iteration costs, innermost first.
     let mut order: Vec<usize> = (0..spans.len()).collect();
@@ -1444,7 +1502,7 @@ pub fn analyze_kernel_with_loops(
     for &li in &order {
         let c: f64 = children[li + 1].iter().map(|&ch| trip(ch) * incl[ch]).sum();
         nested[li] = c;
-        incl[li] = round3(regions[li + 1].bound.cycles + c);
+        incl[li] = round3(loops_out[li].body.bound.cycles + c);
     }
 
     // Uniform-branch paths: each region re-costed on the instructions (and
@@ -1457,7 +1515,7 @@ pub fn analyze_kernel_with_loops(
     let region_order: Vec<usize> = order.iter().map(|&l| l + 1).chain([0]).collect();
     for r in region_order {
         let idx = &members[r];
-        let full = regions[r].bound.cycles;
+        let full = region(&loops_out, r);
         if children[r].is_empty()
             && !idx
                 .iter()
@@ -1551,7 +1609,7 @@ pub fn analyze_kernel_with_loops(
         breakdown.push(BreakdownPart {
             part: PartKind::StraightLine,
             at: insns[first].addr,
-            cycles: regions[0].bound.cycles,
+            cycles: outside.bound.cycles,
             executions: 1.0,
             loop_index: None,
             callee: None,
@@ -1570,7 +1628,9 @@ pub fn analyze_kernel_with_loops(
         }
     }
     let total = round3(breakdown.iter().map(|b| b.cycles).sum());
-    let executions: Vec<f64> = (0..n).map(|i| weight(owner[i])).collect();
+    let executions: Vec<f64> = (0..n)
+        .map(|i| weight(owner[i].map(|l| l as usize)))
+        .collect();
     let longest = round3(longest).min(total);
     let paths = Paths {
         shortest: round3(shortest).min(longest),
@@ -1580,7 +1640,8 @@ pub fn analyze_kernel_with_loops(
     // Weighted unit cycles.
     let mut pipes = PipeCycles::default();
     let mut mem = 0.0;
-    for (r, reg) in regions.iter().enumerate() {
+    let bodies = loops_out.iter().map(|l| &l.body);
+    for (r, reg) in std::iter::once(&outside).chain(bodies).enumerate() {
         let w = if r == 0 { 1.0 } else { weights[r - 1] };
         pipes.add_scaled(&reg.pipes, w);
         mem += reg.memory_stall * w;
@@ -1608,7 +1669,7 @@ pub fn analyze_kernel_with_loops(
             };
             match p.loop_index {
                 Some(li) => {
-                    let body = &regions[li + 1];
+                    let body = &loops_out[li].body;
                     format!(
                         "loop at 0x{:x}, {} cy of {} cy ({pct:.0}%): {} cy/iter x {} iterations ({}); its own body is bound by {}",
                         p.at,
@@ -1624,31 +1685,17 @@ pub fn analyze_kernel_with_loops(
                     "straight-line code, {} cy of {} cy ({pct:.0}%): {}",
                     fmt_cy(p.cycles),
                     fmt_cy(total),
-                    regions[0].bottleneck
+                    outside.bottleneck
                 ),
             }
         }
     };
-    let mut regions = regions.into_iter();
-    let outside = regions.next().expect("outside region");
-    let mut loops_out = Vec::with_capacity(spans.len());
-    for (li, body) in regions.enumerate() {
-        let (t, src) = trips[li];
-        let bound = body.bound.plus(nested[li]);
-        loops_out.push(LoopTiming {
-            index: li,
-            header: insns[spans[li].start].addr,
-            latch: insns[spans[li].end].addr,
-            depth: depth[li],
-            parent: parent[li],
-            trip_count: t,
-            trip_count_source: src,
-            cycles_per_iteration: bound.cycles,
-            latency_bound_cycles: bound.cycles,
-            bound,
-            bottleneck: body.bottleneck.clone(),
-            body,
-        });
+    for (li, l) in loops_out.iter_mut().enumerate() {
+        let bound = l.body.bound.plus(nested[li]);
+        l.cycles_per_iteration = bound.cycles;
+        l.latency_bound_cycles = bound.cycles;
+        l.bound = bound;
+        l.bottleneck = l.body.bottleneck.clone();
     }
 
     KernelTiming {
