@@ -454,7 +454,7 @@ pub struct RegionTiming {
 }
 
 /// A loop of the kernel, with its timing.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug)]
 pub struct LoopTiming {
     pub index: usize,
     /// Address of the first instruction of the loop (header).
@@ -476,7 +476,36 @@ pub struct LoopTiming {
     pub latency_bound_cycles: f64,
     /// The loop's own instructions (nested loops excluded).
     pub body: RegionTiming,
-    pub bottleneck: String,
+}
+
+impl LoopTiming {
+    /// The loop's bottleneck in words: its body's (`body.bottleneck`; the
+    /// loop keeps no copy of that text, ~100 B per loop).
+    pub fn bottleneck(&self) -> &str {
+        &self.body.bottleneck
+    }
+}
+
+// Written out to keep the serialized form of the earlier derive (same field
+// names and order, `bottleneck` included) without storing the text twice.
+impl Serialize for LoopTiming {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("LoopTiming", 12)?;
+        st.serialize_field("index", &self.index)?;
+        st.serialize_field("header", &self.header)?;
+        st.serialize_field("latch", &self.latch)?;
+        st.serialize_field("depth", &self.depth)?;
+        st.serialize_field("parent", &self.parent)?;
+        st.serialize_field("trip_count", &self.trip_count)?;
+        st.serialize_field("trip_count_source", &self.trip_count_source)?;
+        st.serialize_field("bound", &self.bound)?;
+        st.serialize_field("cycles_per_iteration", &self.cycles_per_iteration)?;
+        st.serialize_field("latency_bound_cycles", &self.latency_bound_cycles)?;
+        st.serialize_field("body", &self.body)?;
+        st.serialize_field("bottleneck", self.bottleneck())?;
+        st.end()
+    }
 }
 
 /// Weighted per-unit cycles of the whole kernel.
@@ -1475,7 +1504,6 @@ pub fn analyze_kernel_with_loops(
                     cycles_per_iteration: 0.0,
                     latency_bound_cycles: 0.0,
                     body: out.timing,
-                    bottleneck: String::new(),
                 });
             }
         },
@@ -1695,7 +1723,6 @@ pub fn analyze_kernel_with_loops(
         l.cycles_per_iteration = bound.cycles;
         l.latency_bound_cycles = bound.cycles;
         l.bound = bound;
-        l.bottleneck = l.body.bottleneck.clone();
     }
 
     KernelTiming {
