@@ -1452,8 +1452,7 @@ pub fn analyze_kernel_with_loops(
         }
     }
     let region_count = spans.len() + 1;
-    let members =
-        |r: usize| &member_flat[member_start[r] as usize..member_start[r + 1] as usize];
+    let members = |r: usize| &member_flat[member_start[r] as usize..member_start[r + 1] as usize];
     let follows_of = |idx: &[u32]| -> Vec<bool> {
         (0..idx.len())
             .map(|j| {
@@ -1497,37 +1496,33 @@ pub fn analyze_kernel_with_loops(
     let mut outside: Option<RegionTiming> = None;
     let mut loops_out: Vec<LoopTiming> = Vec::with_capacity(spans.len());
     // regions are independent: modelled on all cores, taken in order
-    crate::par::map_ordered(
-        region_count,
-        &|r| model_idx(members(r), r > 0),
-        |r, out| {
-            for ((dep, ss, se), &i) in out.per_insn.into_iter().zip(members(r)) {
-                let d = &mut instructions_detail[i as usize];
-                d.raw_dep = dep;
-                d.stall_single = round3(ss);
-                d.stall = round3(se);
-            }
-            if r == 0 {
-                outside = Some(out.timing);
-            } else {
-                let li = r - 1;
-                let (t, src) = trips[li];
-                loops_out.push(LoopTiming {
-                    index: li,
-                    header: insns[spans[li].start].addr,
-                    latch: insns[spans[li].end].addr,
-                    depth: depth[li],
-                    parent: parent[li],
-                    trip_count: t,
-                    trip_count_source: src,
-                    bound: Bound::default(),
-                    cycles_per_iteration: 0.0,
-                    latency_bound_cycles: 0.0,
-                    body: out.timing,
-                });
-            }
-        },
-    );
+    crate::par::map_ordered(region_count, &|r| model_idx(members(r), r > 0), |r, out| {
+        for ((dep, ss, se), &i) in out.per_insn.into_iter().zip(members(r)) {
+            let d = &mut instructions_detail[i as usize];
+            d.raw_dep = dep;
+            d.stall_single = round3(ss);
+            d.stall = round3(se);
+        }
+        if r == 0 {
+            outside = Some(out.timing);
+        } else {
+            let li = r - 1;
+            let (t, src) = trips[li];
+            loops_out.push(LoopTiming {
+                index: li,
+                header: insns[spans[li].start].addr,
+                latch: insns[spans[li].end].addr,
+                depth: depth[li],
+                parent: parent[li],
+                trip_count: t,
+                trip_count_source: src,
+                bound: Bound::default(),
+                cycles_per_iteration: 0.0,
+                latency_bound_cycles: 0.0,
+                body: out.timing,
+            });
+        }
+    });
     let outside = outside.expect("outside region");
     // region r: 0 = outside loops, li + 1 = loop li's own body
     let region = |loops_out: &[LoopTiming], r: usize| -> f64 {
@@ -1565,9 +1560,11 @@ pub fn analyze_kernel_with_loops(
         let idx = members(r);
         let full = region(&loops_out, r);
         if children[r].is_empty()
-            && !idx
-                .iter()
-                .any(|&i| arms.frames.binary_search_by_key(&(i as usize), |f| f.0).is_ok())
+            && !idx.iter().any(|&i| {
+                arms.frames
+                    .binary_search_by_key(&(i as usize), |f| f.0)
+                    .is_ok()
+            })
         {
             // A region with no nested loop and no if-frame opened in it:
             // every uniform path runs all of it (what the general case below
