@@ -57,7 +57,7 @@ fn main() {
                 l.body.recurrence_cycles,
                 l.body.loads,
                 l.body.waits.iter().map(|w| (w.addr, w.stall_single, w.exposed)).collect::<Vec<_>>(),
-                l.bottleneck
+                l.bottleneck()
             );
         }
     }

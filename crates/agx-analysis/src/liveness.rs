@@ -310,10 +310,13 @@ pub fn liveness_with_calls(cfg: &Cfg, facts: &Facts, effects: &CallEffects) -> L
     // Processing order: postorder over all successor edges (good for a
     // backward problem), unreachable blocks appended.
     let order = postorder_all(cfg);
+    // Only the live-in sets are kept while solving; the live-out sets are
+    // the union of the successors' live-in at the fixed point (a block is
+    // queued again whenever a successor's live-in changes), built once the
+    // gen/kill sets are freed: two vectors of sets fewer at a big kernel's
+    // peak (~16 B per instruction with a block per 6 instructions).
     let mut live_in = gen.clone();
-    let mut live_out = vec![GprSet::new(); nb];
     let mut ulive_in = ugen.clone();
-    let mut ulive_out = vec![UniformSet::new(); nb];
     // Worklist: a queue seeded in postorder.
     let mut queued = vec![true; nb];
     let mut queue: std::collections::VecDeque<usize> = order.iter().copied().collect();
@@ -327,8 +330,6 @@ pub fn liveness_with_calls(cfg: &Cfg, facts: &Facts, effects: &CallEffects) -> L
             out.union_with(&live_in[e.to]);
             uout.union_with(&ulive_in[e.to]);
         }
-        live_out[b] = out;
-        ulive_out[b] = uout;
         let mut inn = out;
         inn.difference_with(&kill[b]);
         inn.union_with(&gen[b]);
@@ -344,6 +345,16 @@ pub fn liveness_with_calls(cfg: &Cfg, facts: &Facts, effects: &CallEffects) -> L
                     queue.push_back(p.to);
                 }
             }
+        }
+    }
+
+    drop((gen, kill, ugen, ukill));
+    let mut live_out = vec![GprSet::new(); nb];
+    let mut ulive_out = vec![UniformSet::new(); nb];
+    for (b, blk) in cfg.blocks.iter().enumerate() {
+        for e in &blk.succs {
+            live_out[b].union_with(&live_in[e.to]);
+            ulive_out[b].union_with(&ulive_in[e.to]);
         }
     }
 

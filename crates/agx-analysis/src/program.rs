@@ -744,13 +744,18 @@ impl Program {
     /// per-loop vectors (`instructions_detail`, `executions`, `loops`) out
     /// instead of copying them:
     /// for a consumer (the report) that keeps the kernel timing and no
-    /// longer reads main's own. Main's timing keeps everything else.
+    /// longer reads main's own. Main's inclusive breakdown moves too (it is
+    /// the kernel's), and main's own breakdown is emptied (a part per
+    /// outermost loop, ~48 B each: no copy of either is held). Main's timing
+    /// keeps everything else.
     pub fn take_kernel_timing(&mut self) -> KernelTiming {
+        let breakdown = std::mem::take(&mut self.functions[0].inclusive.breakdown);
         let m = &mut self.functions[0].timing;
         let detail = std::mem::take(&mut m.instructions_detail);
         let executions = std::mem::take(&mut m.executions);
         let loops = std::mem::take(&mut m.loops);
-        let mut t = self.kernel_timing();
+        m.breakdown = Vec::new();
+        let mut t = self.kernel_timing_with(breakdown);
         t.instructions_detail = detail;
         t.executions = executions;
         t.loops = loops;
@@ -760,10 +765,15 @@ impl Program {
     /// The kernel's timing: main's, with the program's total and per-unit
     /// cycles.
     pub fn kernel_timing(&self) -> KernelTiming {
+        self.kernel_timing_with(self.main().inclusive.breakdown.clone())
+    }
+
+    /// [`Program::kernel_timing`] with main's inclusive `breakdown` given.
+    fn kernel_timing_with(&self, breakdown: Vec<BreakdownPart>) -> KernelTiming {
         let m = self.main();
         let mut t = m.timing.clone();
         t.total_cycles = m.inclusive.total_cycles;
-        t.breakdown = m.inclusive.breakdown.clone();
+        t.breakdown = breakdown;
         t.paths = m.inclusive.paths;
         t.cycles = m.inclusive.cycles;
         // when a call is the dearest part of the kernel, its callee's

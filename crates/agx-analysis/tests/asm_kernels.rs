@@ -49,7 +49,7 @@ fn rsqrt_loop_is_ic_bound_at_eight_cycles_each() {
         "{}",
         l.cycles_per_iteration
     );
-    assert!(l.bottleneck.contains("IC"), "{}", l.bottleneck);
+    assert!(l.bottleneck().contains("IC"), "{}", l.bottleneck());
 }
 
 #[test]

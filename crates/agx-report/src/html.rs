@@ -421,7 +421,7 @@ fn loops_table(o: &mut String, k: usize, p: &Profile) {
             fmt_cy(l.cycles_per_iteration),
             fmt_cy(l.latency_bound_cycles),
             fmt_cy(l.body.exposed_stall),
-            esc(&l.bottleneck)
+            esc(l.bottleneck())
         );
     }
     o.push_str("</table>\n");

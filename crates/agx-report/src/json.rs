@@ -416,7 +416,7 @@ fn loop_out<'a>(
         trip_count_source: tl.map(|x| x.trip_count_source),
         cycles_per_iteration: tl.map(|x| r2(x.cycles_per_iteration)),
         latency_bound_cycles: tl.map(|x| r2(x.latency_bound_cycles)),
-        bottleneck: tl.map(|x| x.bottleneck.as_str()),
+        bottleneck: tl.map(|x| x.bottleneck()),
         bound: tl.map(|x| Bound::of(&x.bound)),
         body: tl.map(|x| LoopBody {
             instructions: x.body.instructions,

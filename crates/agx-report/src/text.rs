@@ -528,7 +528,7 @@ fn loop_section(out: &mut String, st: Style, idx: &LoopIndex<'_>, i: usize, l: &
         );
         kv(out, "Stall", &st.bad(&msg));
     }
-    kv(out, "Bottleneck", &l.bottleneck);
+    kv(out, "Bottleneck", l.bottleneck());
 }
 
 fn mix(out: &mut String, st: Style, p: &Profile) {

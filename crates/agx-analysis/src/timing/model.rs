@@ -454,7 +454,7 @@ pub struct RegionTiming {
 }
 
 /// A loop of the kernel, with its timing.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug)]
 pub struct LoopTiming {
     pub index: usize,
     /// Address of the first instruction of the loop (header).
@@ -476,7 +476,36 @@ pub struct LoopTiming {
     pub latency_bound_cycles: f64,
     /// The loop's own instructions (nested loops excluded).
     pub body: RegionTiming,
-    pub bottleneck: String,
+}
+
+impl LoopTiming {
+    /// The loop's bottleneck in words: its body's (`body.bottleneck`; the
+    /// loop keeps no copy of that text, ~100 B per loop).
+    pub fn bottleneck(&self) -> &str {
+        &self.body.bottleneck
+    }
+}
+
+// Written out to keep the serialized form of the earlier derive (same field
+// names and order, `bottleneck` included) without storing the text twice.
+impl Serialize for LoopTiming {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("LoopTiming", 12)?;
+        st.serialize_field("index", &self.index)?;
+        st.serialize_field("header", &self.header)?;
+        st.serialize_field("latch", &self.latch)?;
+        st.serialize_field("depth", &self.depth)?;
+        st.serialize_field("parent", &self.parent)?;
+        st.serialize_field("trip_count", &self.trip_count)?;
+        st.serialize_field("trip_count_source", &self.trip_count_source)?;
+        st.serialize_field("bound", &self.bound)?;
+        st.serialize_field("cycles_per_iteration", &self.cycles_per_iteration)?;
+        st.serialize_field("latency_bound_cycles", &self.latency_bound_cycles)?;
+        st.serialize_field("body", &self.body)?;
+        st.serialize_field("bottleneck", self.bottleneck())?;
+        st.end()
+    }
 }
 
 /// Weighted per-unit cycles of the whole kernel.
@@ -1403,11 +1432,28 @@ pub fn analyze_kernel_with_loops(
     let weight = |li: Option<usize>| -> f64 { li.map_or(1.0, |l| weights[l]) };
 
     // Regions: None = outside loops, Some(li) = loop li's own body.
-    let mut members: Vec<Vec<usize>> = vec![Vec::new(); spans.len() + 1];
-    for (i, o) in owner.iter().enumerate() {
-        members[o.map_or(0, |l| l as usize + 1)].push(i);
+    // Their instruction indices, region by region in one flat list of `u32`
+    // (4 B per instruction and two allocations; a vector of `usize` per
+    // region was ~13 B per instruction with a loop per 12 instructions).
+    let mut member_start: Vec<u32> = vec![0; spans.len() + 2];
+    for o in &owner {
+        member_start[o.map_or(0, |l| l as usize + 1) + 1] += 1;
     }
-    let follows_of = |idx: &[usize]| -> Vec<bool> {
+    for r in 1..member_start.len() {
+        member_start[r] += member_start[r - 1];
+    }
+    let mut member_flat: Vec<u32> = vec![0; n];
+    {
+        let mut next = member_start.clone();
+        for (i, o) in owner.iter().enumerate() {
+            let r = o.map_or(0, |l| l as usize + 1);
+            member_flat[next[r] as usize] = i as u32;
+            next[r] += 1;
+        }
+    }
+    let region_count = spans.len() + 1;
+    let members = |r: usize| &member_flat[member_start[r] as usize..member_start[r + 1] as usize];
+    let follows_of = |idx: &[u32]| -> Vec<bool> {
         (0..idx.len())
             .map(|j| {
                 if j == 0 {
@@ -1419,8 +1465,8 @@ pub fn analyze_kernel_with_loops(
             })
             .collect()
     };
-    let model_idx = |idx: &[usize], is_loop: bool| -> RegionOut {
-        let refs: Vec<&Instruction> = idx.iter().map(|&i| &insns[i]).collect();
+    let model_idx = |idx: &[u32], is_loop: bool| -> RegionOut {
+        let refs: Vec<&Instruction> = idx.iter().map(|&i| &insns[i as usize]).collect();
         model_region(gpu, params, &refs, &follows_of(idx), is_loop)
     };
     // Per-instruction detail, its stalls filled in region by region (no
@@ -1441,6 +1487,8 @@ pub fn analyze_kernel_with_loops(
             stall: 0.0,
         });
     }
+    // (each detail's `loop_index` is the owner from here on)
+    drop(owner);
     // Each loop's body region goes straight into its record (the rest of
     // the record is filled at the end): a vector of regions moved into the
     // records later would hold every region twice at the kernel's peak
@@ -1448,38 +1496,33 @@ pub fn analyze_kernel_with_loops(
     let mut outside: Option<RegionTiming> = None;
     let mut loops_out: Vec<LoopTiming> = Vec::with_capacity(spans.len());
     // regions are independent: modelled on all cores, taken in order
-    crate::par::map_ordered(
-        members.len(),
-        &|r| model_idx(&members[r], r > 0),
-        |r, out| {
-            for ((dep, ss, se), &i) in out.per_insn.into_iter().zip(&members[r]) {
-                let d = &mut instructions_detail[i];
-                d.raw_dep = dep;
-                d.stall_single = round3(ss);
-                d.stall = round3(se);
-            }
-            if r == 0 {
-                outside = Some(out.timing);
-            } else {
-                let li = r - 1;
-                let (t, src) = trips[li];
-                loops_out.push(LoopTiming {
-                    index: li,
-                    header: insns[spans[li].start].addr,
-                    latch: insns[spans[li].end].addr,
-                    depth: depth[li],
-                    parent: parent[li],
-                    trip_count: t,
-                    trip_count_source: src,
-                    bound: Bound::default(),
-                    cycles_per_iteration: 0.0,
-                    latency_bound_cycles: 0.0,
-                    body: out.timing,
-                    bottleneck: String::new(),
-                });
-            }
-        },
-    );
+    crate::par::map_ordered(region_count, &|r| model_idx(members(r), r > 0), |r, out| {
+        for ((dep, ss, se), &i) in out.per_insn.into_iter().zip(members(r)) {
+            let d = &mut instructions_detail[i as usize];
+            d.raw_dep = dep;
+            d.stall_single = round3(ss);
+            d.stall = round3(se);
+        }
+        if r == 0 {
+            outside = Some(out.timing);
+        } else {
+            let li = r - 1;
+            let (t, src) = trips[li];
+            loops_out.push(LoopTiming {
+                index: li,
+                header: insns[spans[li].start].addr,
+                latch: insns[spans[li].end].addr,
+                depth: depth[li],
+                parent: parent[li],
+                trip_count: t,
+                trip_count_source: src,
+                bound: Bound::default(),
+                cycles_per_iteration: 0.0,
+                latency_bound_cycles: 0.0,
+                body: out.timing,
+            });
+        }
+    });
     let outside = outside.expect("outside region");
     // region r: 0 = outside loops, li + 1 = loop li's own body
     let region = |loops_out: &[LoopTiming], r: usize| -> f64 {
@@ -1514,12 +1557,14 @@ pub fn analyze_kernel_with_loops(
     let (mut shortest, mut longest) = (0.0, 0.0);
     let region_order: Vec<usize> = order.iter().map(|&l| l + 1).chain([0]).collect();
     for r in region_order {
-        let idx = &members[r];
+        let idx = members(r);
         let full = region(&loops_out, r);
         if children[r].is_empty()
-            && !idx
-                .iter()
-                .any(|&i| arms.frames.binary_search_by_key(&i, |f| f.0).is_ok())
+            && !idx.iter().any(|&i| {
+                arms.frames
+                    .binary_search_by_key(&(i as usize), |f| f.0)
+                    .is_ok()
+            })
         {
             // A region with no nested loop and no if-frame opened in it:
             // every uniform path runs all of it (what the general case below
@@ -1542,7 +1587,7 @@ pub fn analyze_kernel_with_loops(
         }
         let mut all: Vec<usize> = idx
             .iter()
-            .copied()
+            .map(|&i| i as usize)
             .chain(header_of.keys().copied())
             .collect();
         all.sort_unstable();
@@ -1563,10 +1608,11 @@ pub fn analyze_kernel_with_loops(
             } else {
                 all.clone()
             };
-            let own: Vec<usize> = sub
+            let own: Vec<u32> = sub
                 .iter()
                 .copied()
                 .filter(|i| !header_of.contains_key(i))
+                .map(|i| i as u32)
                 .collect();
             let own_cost = if own.len() == idx.len() {
                 full
@@ -1599,8 +1645,9 @@ pub fn analyze_kernel_with_loops(
     }
     // the working sets of the regions are done: freed before the loops'
     // records are built (the kernel's peak memory is reached there)
-    let first_outside = members[0].first().copied();
-    drop(members);
+    let first_outside = members(0).first().map(|&i| i as usize);
+    drop(member_flat);
+    drop(member_start);
     drop(arms);
 
     // The breakdown: straight-line code, then each outermost loop.
@@ -1629,7 +1676,7 @@ pub fn analyze_kernel_with_loops(
     }
     let total = round3(breakdown.iter().map(|b| b.cycles).sum());
     let executions: Vec<f64> = (0..n)
-        .map(|i| weight(owner[i].map(|l| l as usize)))
+        .map(|i| weight(instructions_detail[i].loop_index.map(|l| l as usize)))
         .collect();
     let longest = round3(longest).min(total);
     let paths = Paths {
@@ -1695,7 +1742,6 @@ pub fn analyze_kernel_with_loops(
         l.cycles_per_iteration = bound.cycles;
         l.latency_bound_cycles = bound.cycles;
         l.bound = bound;
-        l.bottleneck = l.body.bottleneck.clone();
     }
 
     KernelTiming {
