@@ -314,23 +314,9 @@ impl Components {
             .iter()
             .map(move |&i| (&BOUND_NAMES[i], &self.0[i]))
     }
-}
-
-impl Components {
-    /// The names, in alphabetical order.
-    pub fn keys(&self) -> impl Iterator<Item = &'static &'static str> + '_ {
-        self.iter().map(|(k, _)| k)
-    }
     /// The cycles, in alphabetical order of the names.
     pub fn values(&self) -> impl Iterator<Item = &f64> + '_ {
         self.iter().map(|(_, v)| v)
-    }
-    /// Number of components (10).
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        false
     }
 }
 
@@ -379,11 +365,7 @@ impl Bound {
     /// The same bound with `extra` cycles (nested loops) added to every
     /// component.
     fn plus(&self, extra: f64) -> Bound {
-        let mut v = [0.0; 10];
-        for (i, name) in BOUND_NAMES.iter().enumerate() {
-            v[i] = self.components.get(name).copied().unwrap_or(0.0) + extra;
-        }
-        let mut b = Bound::of(v);
+        let mut b = Bound::of(self.components.0.map(|c| c + extra));
         // keep the attaining component when rounding ties it with another
         if (b.components[self.by] - b.cycles).abs() < 1e-9 {
             b.by = self.by;
@@ -403,8 +385,7 @@ impl Bound {
     /// The largest component other than `by` (name, cycles).
     pub fn runner_up(&self) -> (&'static str, f64) {
         let mut best = ("none", -1.0);
-        for name in BOUND_NAMES {
-            let v = self.components.get(name).copied().unwrap_or(0.0);
+        for (&name, &v) in BOUND_NAMES.iter().zip(&self.components.0) {
             if name != self.by && v > best.1 && !(self.by == "fscib" && is_fscib_part(name)) {
                 best = (name, v);
             }
@@ -1559,82 +1540,72 @@ pub fn analyze_kernel_with_loops(
     for r in region_order {
         let idx = members(r);
         let full = region(&loops_out, r);
-        if children[r].is_empty()
-            && !idx.iter().any(|&i| {
-                arms.frames
-                    .binary_search_by_key(&(i as usize), |f| f.0)
-                    .is_ok()
-            })
-        {
+        let opens_frame = idx.iter().any(|&i| {
+            arms.frames
+                .binary_search_by_key(&(i as usize), |f| f.0)
+                .is_ok()
+        });
+        let (short, long) = if children[r].is_empty() && !opens_frame {
             // A region with no nested loop and no if-frame opened in it:
             // every uniform path runs all of it (what the general case below
-            // computes, `full` plus an empty sum both ways, without its
-            // vectors).
-            let no_kids: f64 = std::iter::empty::<f64>().sum();
-            let c = full + no_kids;
-            if r == 0 {
-                shortest = c.min(c);
-                longest = c;
-            } else {
-                incl_short[r - 1] = c.min(c);
-                incl_long[r - 1] = c;
+            // computes, without its vectors).
+            (full, full)
+        } else {
+            let mut header_of: BTreeMap<usize, usize> = BTreeMap::new();
+            for &ch in &children[r] {
+                header_of.insert(spans[ch].start, ch);
             }
-            continue;
-        }
-        let mut header_of: BTreeMap<usize, usize> = BTreeMap::new();
-        for &ch in &children[r] {
-            header_of.insert(spans[ch].start, ch);
-        }
-        let mut all: Vec<usize> = idx
-            .iter()
-            .map(|&i| i as usize)
-            .chain(header_of.keys().copied())
-            .collect();
-        all.sort_unstable();
-        let has_arm = all.iter().any(|&i| arms.arm_of[i].is_some());
-        let cost = |longest_path: bool| -> f64 {
-            let sub = if has_arm {
-                let w = |i: usize| -> f64 {
-                    match header_of.get(&i) {
-                        Some(&ch) => trip(ch) * incl_long[ch],
-                        None => {
-                            // (the cost-table row found for the detail)
-                            let e = instructions_detail[i].entry;
-                            e.throughput.max(gpu.issue_cycles)
-                        }
-                    }
-                };
-                path_subset(&all, &arms, &w, longest_path)
-            } else {
-                all.clone()
-            };
-            let own: Vec<u32> = sub
+            let mut all: Vec<usize> = idx
                 .iter()
-                .copied()
-                .filter(|i| !header_of.contains_key(i))
-                .map(|i| i as u32)
+                .map(|&i| i as usize)
+                .chain(header_of.keys().copied())
                 .collect();
-            let own_cost = if own.len() == idx.len() {
-                full
-            } else {
-                model_idx(&own, r > 0).timing.bound.cycles.min(full)
-            };
-            let kids: f64 = sub
-                .iter()
-                .filter_map(|i| header_of.get(i))
-                .map(|&ch| {
-                    trip(ch)
-                        * if longest_path {
-                            incl_long[ch]
-                        } else {
-                            incl_short[ch]
+            all.sort_unstable();
+            let has_arm = all.iter().any(|&i| arms.arm_of[i].is_some());
+            let cost = |longest_path: bool| -> f64 {
+                let sub = if has_arm {
+                    let w = |i: usize| -> f64 {
+                        match header_of.get(&i) {
+                            Some(&ch) => trip(ch) * incl_long[ch],
+                            None => {
+                                // (the cost-table row found for the detail)
+                                let e = instructions_detail[i].entry;
+                                e.throughput.max(gpu.issue_cycles)
+                            }
                         }
-                })
-                .sum();
-            own_cost + kids
+                    };
+                    path_subset(&all, &arms, &w, longest_path)
+                } else {
+                    all.clone()
+                };
+                let own: Vec<u32> = sub
+                    .iter()
+                    .copied()
+                    .filter(|i| !header_of.contains_key(i))
+                    .map(|i| i as u32)
+                    .collect();
+                let own_cost = if own.len() == idx.len() {
+                    full
+                } else {
+                    model_idx(&own, r > 0).timing.bound.cycles.min(full)
+                };
+                let kids: f64 = sub
+                    .iter()
+                    .filter_map(|i| header_of.get(i))
+                    .map(|&ch| {
+                        trip(ch)
+                            * if longest_path {
+                                incl_long[ch]
+                            } else {
+                                incl_short[ch]
+                            }
+                    })
+                    .sum();
+                own_cost + kids
+            };
+            let long = cost(true);
+            (cost(false).min(long), long)
         };
-        let long = cost(true);
-        let short = cost(false).min(long);
         if r == 0 {
             shortest = short;
             longest = long;

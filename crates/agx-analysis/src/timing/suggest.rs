@@ -40,6 +40,20 @@ pub struct Suggestion {
     pub rule: &'static str,
 }
 
+impl Suggestion {
+    /// A suggestion whose message is trimmed to size (a kernel of many
+    /// loops keeps one message per loop).
+    fn new(severity: Severity, offset: u32, rule: &'static str, mut message: String) -> Suggestion {
+        message.shrink_to_fit();
+        Suggestion {
+            severity,
+            offset,
+            message,
+            rule,
+        }
+    }
+}
+
 /// Rule ids, in evaluation order.
 pub const RULES: &[&str] = &[
     "spills",
@@ -166,16 +180,7 @@ pub fn suggest(
         };
         i.map(|i| details[i].cycles()).unwrap_or(dflt)
     };
-    let mut push = |severity, offset, rule, mut message: String| {
-        // (a kernel of many loops keeps one message per loop)
-        message.shrink_to_fit();
-        out.push(Suggestion {
-            severity,
-            offset,
-            message,
-            rule,
-        })
-    };
+    let mut push = |s: Suggestion| out.push(s);
 
     // --- spills ---
     let spills: Vec<&Instruction> = insns
@@ -192,7 +197,7 @@ pub fn suggest(
             .iter()
             .filter(|i| innermost_loop(timing, i.addr).is_some())
             .count();
-        push(
+        push(Suggestion::new(
             Severity::High,
             first.addr,
             "spills",
@@ -200,7 +205,7 @@ pub fn suggest(
                 "{stores} spill stores and {loads} fills (stack_store/stack_load), {in_loops} of them inside loops; first at 0x{:x}. Reduce live values (smaller tiles, fewer accumulators) or a smaller workgroup so the register budget grows.",
                 first.addr
             ),
-        );
+        ));
     }
 
     // --- register pressure / occupancy ---
@@ -239,7 +244,7 @@ pub fn suggest(
             Severity::Medium
         };
         let at = peak_addr.unwrap_or(0);
-        push(
+        push(Suggestion::new(
             sev,
             at,
             "register-pressure",
@@ -247,21 +252,13 @@ pub fn suggest(
                 "Occupancy limited to {occ} threads/core ({:.0}%): {peak_desc}; the peak is at 0x{at:x}. Shorten live ranges there (recompute cheap values, narrow to 16-bit) to reach the next occupancy step.",
                 occ as f64 / 1024.0 * 100.0
             ),
-        );
+        ));
     }
 
     // each loop's rules, on all cores; the suggestions are kept in loop order
     let per_loop = |l: &LoopTiming| -> Vec<Suggestion> {
         let mut mine: Vec<Suggestion> = Vec::new();
-        let mut push = |severity, offset, rule, mut message: String| {
-            message.shrink_to_fit();
-            mine.push(Suggestion {
-                severity,
-                offset,
-                message,
-                rule,
-            })
-        };
+        let mut push = |s: Suggestion| mine.push(s);
         let range = loop_range(&addrs, l);
         let base = range.start;
         let body: Vec<&Instruction> = insns[range].iter().collect();
@@ -290,7 +287,7 @@ pub fn suggest(
             "memory_bandwidth" | "device_bandwidth" | "memory_latency"
         );
         if !dev_loads.is_empty() && mem_bound {
-            push(
+            push(Suggestion::new(
                 Severity::High,
                 dev_loads[0].addr,
                 "tile-global-loads",
@@ -303,7 +300,7 @@ pub fn suggest(
                     fmt_cy(dev_stall),
                     fmt_cy(timing.simds_per_scheduler)
                 ),
-            );
+            ));
         }
 
         // --- break dependency chains ---
@@ -329,7 +326,7 @@ pub fn suggest(
         let many_raw = raw_count >= 4 && raw_count * 4 >= l.body.instructions;
         if latency_bound || (many_raw && chain_bound > 0.0) {
             let at = first_raw.map(|d| d.addr).unwrap_or(l.header);
-            push(
+            push(Suggestion::new(
                 Severity::Medium,
                 at,
                 "break-dependency-chain",
@@ -341,7 +338,7 @@ pub fn suggest(
                     super::model::bound_label(l.body.bound.by),
                     fmt_cy(l.body.bound.throughput())
                 ),
-            );
+            ));
         }
 
         // --- hoist invariant transcendentals ---
@@ -368,7 +365,7 @@ pub fn suggest(
                     r.file == RegFile::Uniform || r.half_range().all(|h| !written.contains(&h))
                 });
             if invariant {
-                push(
+                push(Suggestion::new(
                     Severity::Medium,
                     i.addr,
                     "hoist-invariant-transcendental",
@@ -379,7 +376,7 @@ pub fn suggest(
                         l.header,
                         fmt_cy(cycles_at(i.addr, 4.0))
                     ),
-                );
+                ));
             }
         }
 
@@ -404,7 +401,7 @@ pub fn suggest(
             })
             .collect();
         if let Some(first) = int64.first() {
-            push(
+            push(Suggestion::new(
                 Severity::Medium,
                 first.addr,
                 "int64-emulation-in-loop",
@@ -415,7 +412,7 @@ pub fn suggest(
                     first.mnemonic,
                     first.addr
                 ),
-            );
+            ));
         }
 
         // --- simd/quad reductions in loops ---
@@ -426,7 +423,7 @@ pub fn suggest(
                 || key.starts_with("quad_reduce")
                 || key.starts_with("quad_prefix")
             {
-                push(
+                push(Suggestion::new(
                     Severity::Medium,
                     i.addr,
                     "reduction-in-loop",
@@ -437,7 +434,7 @@ pub fn suggest(
                         l.header,
                         fmt_cy(cycles_at(i.addr, 14.5))
                     ),
-                );
+                ));
             }
         }
 
@@ -460,7 +457,7 @@ pub fn suggest(
                 .iter()
                 .find(|i| matches!(form_name(i), "fadd32" | "fmul32" | "fmadd32"))
                 .unwrap();
-            push(
+            push(Suggestion::new(
                 Severity::Low,
                 first.addr,
                 "consider-fp16",
@@ -470,18 +467,14 @@ pub fn suggest(
                     fmt_cy(l.body.pipes.f32),
                     fmt_cy(l.body.cycles_per_iteration)
                 ),
-            );
+            ));
         }
         mine
     };
     crate::par::map_ordered(
         timing.loops.len(),
         &|i| per_loop(&timing.loops[i]),
-        |_, v| {
-            for s in v {
-                push(s.severity, s.offset, s.rule, s.message);
-            }
-        },
+        |_, v| v.into_iter().for_each(&mut push),
     );
 
     // --- more independent work between loads and wait (any region) ---
@@ -492,7 +485,7 @@ pub fn suggest(
     for w in waits {
         if w.exposed > 0.0 && w.latency > 0.0 && w.independent_work < 0.25 * w.latency {
             let first = w.loads.first().copied().unwrap_or(w.addr);
-            push(
+            push(Suggestion::new(
                 Severity::Medium,
                 w.addr,
                 "independent-work-before-wait",
@@ -503,7 +496,7 @@ pub fn suggest(
                     fmt_cy(w.latency),
                     fmt_cy(w.exposed)
                 ),
-            );
+            ));
         }
     }
 
@@ -532,7 +525,7 @@ pub fn suggest(
             } else {
                 Severity::Low
             };
-            push(
+            push(Suggestion::new(
                 sev,
                 i.addr,
                 "division-rcp-fmul",
@@ -543,7 +536,7 @@ pub fn suggest(
                     c.addr,
                     lp.map(|l| format!(" inside loop 0x{:x}", l.header)).unwrap_or_default()
                 ),
-            );
+            ));
         }
     }
 
