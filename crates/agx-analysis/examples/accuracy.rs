@@ -186,15 +186,16 @@ model count 0), shown for comparison.\n");
     let (mut sum, mut cnt, mut msum, mut max) = (0.0, 0, 0.0, 0.0f64);
     let mut notes = Vec::new();
     for rw in rows() {
-        let k1 = analyze_kernel(&kernel(&rw, N), &p);
-        let k2 = analyze_kernel(&kernel(&rw, 2 * N), &p);
+        let (kn, k2n) = (kernel(&rw, N), kernel(&rw, 2 * N));
+        let k1 = analyze_kernel(&kn, &p);
+        let k2 = analyze_kernel(&k2n, &p);
         let pred = (k2.loops[0].cycles_per_iteration - k1.loops[0].cycles_per_iteration) / N as f64;
-        let m1 = mesa_estimate(&kernel(&rw, N)).alu as f64;
-        let m2 = mesa_estimate(&kernel(&rw, 2 * N)).alu as f64;
+        let m1 = mesa_estimate(&kn).alu as f64;
+        let m2 = mesa_estimate(&k2n).alu as f64;
         let mesa = (m2 - m1) / N as f64;
         let err = (pred - rw.measured).abs() / rw.measured * 100.0;
         let merr = (mesa - rw.measured).abs() / rw.measured * 100.0;
-        let form = kernel(&rw, N)[0].mnemonic;
+        let form = kn[0].mnemonic;
         let key = k1.instructions_detail[0].key();
         let form = match rw.pair {
             Some(p2) => format!("`{form}` + `{p2}`"),
@@ -230,8 +231,9 @@ their cross-validated error is the same.\n", sum / cnt as f64, max, msum / cnt a
     println!("Rows not reproduced: exclusive prefix sums (ESUM) and PRODUCT/BITWISE reductions (no corpus encoding of those \
 sub-operations), and instruction *sequences* (DIV32, FRACT32, IADD64, ...), which are compositions of the rows above \
 and are scored with the mixes below.\n");
-    mixes_section(&mixes, &cli);
-    limits_section(&read_mixes(&mixes));
+    let mix_rows = read_mixes(&mixes);
+    mixes_section(&mix_rows, &mixes, &cli);
+    limits_section(&mix_rows);
 }
 
 // ---------------------------------------------------------------------------
@@ -529,8 +531,7 @@ fn table_with(
     Box::leak(Box::new(g))
 }
 
-fn mixes_section(path: &std::path::Path, cli: &std::path::Path) {
-    let rows = read_mixes(path);
+fn mixes_section(rows: &[MixRow], path: &std::path::Path, cli: &std::path::Path) {
     let built: Vec<(usize, &MixRow)> = rows
         .iter()
         .enumerate()
@@ -653,25 +654,17 @@ the values fitted without its fold (the held-out error).\n");
 // ---------------------------------------------------------------------------
 // What no model of our class can reach on this table
 
-/// A row's words as a multiset: sorted (word, count).
-fn multiset(words: &[&str]) -> Vec<(String, usize)> {
-    let mut m: Vec<(String, usize)> = Vec::new();
-    for w in words {
-        match m.iter_mut().find(|(x, _)| x == w) {
-            Some(e) => e.1 += 1,
-            None => m.push((w.to_string(), 1)),
-        }
-    }
-    m.sort();
-    m
-}
-
-/// The measured value of the built row whose words are `want` (any order).
-fn find_row<'a>(rows: &'a [MixRow], want: &[(&str, usize)]) -> Option<&'a MixRow> {
-    let mut w: Vec<(String, usize)> = want.iter().map(|(a, n)| (a.to_string(), *n)).collect();
-    w.sort();
-    rows.iter()
-        .find(|r| r.words.as_deref().map(multiset).as_ref() == Some(&w))
+/// The built row whose words are those of `mix` (our vocabulary, any order).
+fn find_row<'a>(rows: &'a [MixRow], mix: &str) -> Option<&'a MixRow> {
+    let mut want = parse_mix(mix).ok()?;
+    want.sort_unstable();
+    rows.iter().find(|r| {
+        r.words.as_ref().is_some_and(|w| {
+            let mut w = w.clone();
+            w.sort_unstable();
+            w == want
+        })
+    })
 }
 
 /// Smallest e such that a linear bound with non-negative weights a (per
@@ -694,46 +687,38 @@ model little room, whatever its parameters: they are the main part of the remain
 from the table each time this page is generated; a check whose rows are missing is skipped).\n");
     let mut any = false;
     for x in ["FADD32", "IADD32"] {
-        let m = "IMAD32";
-        {
-            let (Some(ra), Some(rb), Some(rc)) = (
-                find_row(rows, &[("IADD64", 1), (m, 1)]),
-                find_row(rows, &[("IADD64", 1), (x, 3)]),
-                find_row(rows, &[("IADD64", 2), (x, 2)]),
-            ) else {
-                continue;
-            };
-            any = true;
-            let e = max_of_linear_floor(ra.measured, rb.measured, rc.measured);
-            println!(
-                "- `{}` ({:.2}), `{}` ({:.2}) and `{}` ({:.2}): the bound that gives the third row its cost charges \
+        let (Some(ra), Some(rb), Some(rc)) = (
+            find_row(rows, "IADD64 + IMAD32"),
+            find_row(rows, &format!("IADD64 + 3 {x}")),
+            find_row(rows, &format!("2 IADD64 + 2 {x}")),
+        ) else {
+            continue;
+        };
+        any = true;
+        let e = max_of_linear_floor(ra.measured, rb.measured, rc.measured);
+        println!(
+            "- `{}` ({:.2}), `{}` ({:.2}) and `{}` ({:.2}): the bound that gives the third row its cost charges \
 one IADD64 at most the first row's cost and three {x} plus one IADD64 at most the second's, so it reaches at most \
 {:.2} for the third: **some model error is at least {:.1}%** on these three rows. The third row differs from the \
 second by one IADD64 in place of one {x} (three more instructions on the same pipe) yet costs {:.2} cycles more: \
 it is most likely latency-bound in its benchmark kernel (the 64-bit add's carry chain, iadd -> icmpsel -> iadd), \
 whose dependency structure metal-benchmarks does not publish per row.",
-                ra.sequence,
-                ra.measured,
-                rb.sequence,
-                rb.measured,
-                rc.sequence,
-                rc.measured,
-                2.0 * (2.0 * ra.measured + rb.measured) / 3.0,
-                100.0 * e,
-                rc.measured - rb.measured
-            );
-        }
+            ra.sequence,
+            ra.measured,
+            rb.sequence,
+            rb.measured,
+            rc.sequence,
+            rc.measured,
+            2.0 * (2.0 * ra.measured + rb.measured) / 3.0,
+            100.0 * e,
+            rc.measured - rb.measured
+        );
     }
     // the same instructions, with and without a dependency
     for k in 0..4usize {
-        let div: Vec<(&str, usize)> = if k == 0 {
-            vec![("DIV32", 1)]
-        } else {
-            vec![("DIV32", 1), ("FMUL32", k)]
-        };
         let (Some(rd), Some(rr)) = (
-            find_row(rows, &div),
-            find_row(rows, &[("RECIP32", 1), ("FMUL32", k + 1)]),
+            find_row(rows, &format!("DIV32 + {k} FMUL32")),
+            find_row(rows, &format!("RECIP32 + {} FMUL32", k + 1)),
         ) else {
             continue;
         };
