@@ -28,6 +28,22 @@ impl ByHeader {
             .take_while(move |x| x.0 == k)
             .map(|x| x.1 as usize)
     }
+
+    /// The first of `items` with key `k` that `pred` accepts, else the
+    /// first with key `k` (a loop matched by header, then by latch).
+    pub(crate) fn pick<'a, T>(
+        &self,
+        items: &'a [T],
+        k: u32,
+        pred: impl Fn(&T) -> bool,
+    ) -> Option<&'a T> {
+        let mut all = self.get(k).map(|i| &items[i]);
+        let first = all.next()?;
+        if pred(first) {
+            return Some(first);
+        }
+        Some(all.find(|x| pred(x)).unwrap_or(first))
+    }
 }
 
 #[cfg(test)]
@@ -42,5 +58,9 @@ mod tests {
         assert_eq!(idx.get(9).collect::<Vec<_>>(), vec![3]);
         assert_eq!(idx.get(5).count(), 0);
         assert_eq!(idx.get(10).count(), 0);
+        let items = ["a7", "b3", "c7", "d9", "e3", "f7"];
+        assert_eq!(idx.pick(&items, 7, |s| s.starts_with('c')), Some(&"c7"));
+        assert_eq!(idx.pick(&items, 7, |s| s.starts_with('z')), Some(&"a7"));
+        assert_eq!(idx.pick(&items, 5, |_| true), None);
     }
 }

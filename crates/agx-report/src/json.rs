@@ -186,17 +186,26 @@ struct RawDep {
 /// `String` per instruction.
 struct AsmText<'a>(&'a agx_isa::Instruction, Syntax);
 
-impl std::fmt::Display for AsmText<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        thread_local! {
-            static BUF: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
-        }
-        BUF.with(|b| {
+thread_local! {
+    /// The asm text being written (one buffer per thread, reused).
+    static ASM: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+impl AsmText<'_> {
+    /// `f` of the instruction's asm text (trailing blanks trimmed).
+    fn with<R>(&self, f: impl FnOnce(&str) -> R) -> R {
+        ASM.with(|b| {
             let mut b = b.borrow_mut();
             b.clear();
             write_asm(&mut *b, self.0, self.1);
-            f.write_str(b.trim_end())
+            f(b.trim_end())
         })
+    }
+}
+
+impl std::fmt::Display for AsmText<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.with(|s| f.write_str(s))
     }
 }
 
@@ -398,11 +407,7 @@ fn loop_out<'a>(
     by_header: &crate::by_header::ByHeader,
     l: &'a agx_analysis::LoopSummary,
 ) -> Loop<'a> {
-    let tl = by_header
-        .get(l.header)
-        .map(|i| &t.loops[i])
-        .find(|x| l.latches.contains(&x.latch))
-        .or_else(|| by_header.get(l.header).next().map(|i| &t.loops[i]));
+    let tl = by_header.pick(&t.loops, l.header, |x| l.latches.contains(&x.latch));
     Loop {
         start: l.start,
         end: l.end,
@@ -733,7 +738,7 @@ impl<W: std::io::Write> std::io::Write for HoldLast<W> {
 
 /// One `instructions_detail` row as `serde_json::to_writer` writes a
 /// [`Detail`] (fields in declaration order; test
-/// `detail_rows_are_what_serde_writes`).
+/// `compact_kernels_are_what_serde_writes`).
 fn detail_row(buf: &mut Vec<u8>, d: &Detail<'_>) {
     use serde_json::ser::{CompactFormatter, Formatter};
     // (writing to a Vec cannot fail)
@@ -756,19 +761,12 @@ fn detail_row(buf: &mut Vec<u8>, d: &Detail<'_>) {
     int(buf, d.size as u32);
     buf.extend_from_slice(b",\"mnemonic\":");
     json_str(buf, d.mnemonic);
-    ASM.with(|a| {
-        let mut a = a.borrow_mut();
-        buf.extend_from_slice(b",\"text\":");
-        a.clear();
-        write_asm(&mut *a, d.text.0, d.text.1);
-        json_str(buf, a.trim_end());
-        if let Some(native) = &d.native {
-            buf.extend_from_slice(b",\"native\":");
-            a.clear();
-            write_asm(&mut *a, native.0, native.1);
-            json_str(buf, a.trim_end());
-        }
-    });
+    buf.extend_from_slice(b",\"text\":");
+    d.text.with(|a| json_str(buf, a));
+    if let Some(native) = &d.native {
+        buf.extend_from_slice(b",\"native\":");
+        native.with(|a| json_str(buf, a));
+    }
     buf.extend_from_slice(b",\"unit\":");
     string(buf, d.unit);
     buf.extend_from_slice(b",\"cycles\":");
@@ -804,11 +802,6 @@ fn detail_row(buf: &mut Vec<u8>, d: &Detail<'_>) {
     } else {
         b",\"raised\":false}"
     });
-}
-
-thread_local! {
-    /// The asm text of the row being written.
-    static ASM: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
 }
 
 /// A JSON string as serde_json writes it: as is when nothing needs an

@@ -84,6 +84,17 @@ pub fn report(p: &Profile, color: bool) -> String {
 /// Text is handed to the writer in pieces of about this size.
 const PIECE: usize = 1 << 16;
 
+/// Hands a piece of text to the writer (and empties it).
+type Flush<'a> = dyn FnMut(&mut String) -> std::io::Result<()> + 'a;
+
+/// Passes `out` on to `flush` once it holds a piece.
+fn piece(out: &mut String, flush: &mut Flush<'_>) -> std::io::Result<()> {
+    if out.len() >= PIECE {
+        flush(out)?;
+    }
+    Ok(())
+}
+
 /// Writes the full text report to `w` piece by piece (the CLI's path: no
 /// string of the whole report, which is ~100 bytes per instruction).
 pub fn write_report(w: &mut dyn std::io::Write, p: &Profile, color: bool) -> std::io::Result<()> {
@@ -391,7 +402,7 @@ fn critical_path(
     out: &mut String,
     st: Style,
     p: &Profile,
-    flush: &mut dyn FnMut(&mut String) -> std::io::Result<()>,
+    flush: &mut Flush<'_>,
 ) -> std::io::Result<()> {
     section(out, st, "Critical path");
     let t = &p.timing;
@@ -448,9 +459,7 @@ fn critical_path(
             &format!("{} cy  {what}", fmt_cy(b.cycles)),
         );
         // (one row per outermost loop: written out in pieces)
-        if out.len() >= PIECE {
-            flush(out)?;
-        }
+        piece(out, flush)?;
     }
     Ok(())
 }
@@ -470,13 +479,8 @@ fn loop_index(p: &Profile) -> LoopIndex<'_> {
 }
 
 fn summary_for<'a>(idx: &LoopIndex<'a>, l: &LoopTiming) -> Option<&'a LoopSummary> {
-    let loops = idx.loops;
-    let mut c = idx.by_header.get(l.header).map(|i| &loops[i]);
-    let first = c.next()?;
-    if first.latches.contains(&l.latch) {
-        return Some(first);
-    }
-    Some(c.find(|s| s.latches.contains(&l.latch)).unwrap_or(first))
+    idx.by_header
+        .pick(idx.loops, l.header, |s| s.latches.contains(&l.latch))
 }
 
 fn loop_section(out: &mut String, st: Style, idx: &LoopIndex<'_>, i: usize, l: &LoopTiming) {
@@ -535,21 +539,12 @@ fn mix(out: &mut String, st: Style, p: &Profile) {
     section(out, st, "Instruction mix");
     let mut by_unit: BTreeMap<&'static str, usize> = BTreeMap::new();
     let mut by_mnem: BTreeMap<&'static str, usize> = BTreeMap::new();
-    let details = &p.timing.instructions_detail;
-    for (k, d) in details.iter().enumerate() {
+    for d in &p.timing.instructions_detail {
         *by_unit.entry(d.unit().name()).or_default() += 1;
-        // the details follow the instructions (a search by address otherwise)
-        let insn = match p.insns.get(k) {
-            Some(i) if i.addr == d.addr => Some(i),
-            _ => p
-                .insns
-                .binary_search_by_key(&d.addr, |i| i.addr)
-                .ok()
-                .map(|x| &p.insns[x]),
-        };
-        if let Some(i) = insn {
-            *by_mnem.entry(i.mnemonic).or_default() += 1;
-        }
+    }
+    // (the timing model keeps one detail per instruction, in order)
+    for i in &p.insns {
+        *by_mnem.entry(i.mnemonic).or_default() += 1;
     }
     let units: Vec<String> = by_unit.iter().map(|(u, n)| format!("{u} {n}")).collect();
     let _ = writeln!(out, "  by unit: {}", units.join(" · "));
@@ -563,7 +558,7 @@ fn annotated(
     out: &mut String,
     st: Style,
     p: &Profile,
-    flush: &mut dyn FnMut(&mut String) -> std::io::Result<()>,
+    flush: &mut Flush<'_>,
 ) -> std::io::Result<()> {
     section(out, st, "Annotated disassembly");
     let _ = writeln!(
@@ -607,7 +602,7 @@ fn annotated_function(
     p: &Profile,
     insns: &[agx_isa::Instruction],
     details: &[InsnDetail],
-    flush: &mut dyn FnMut(&mut String) -> std::io::Result<()>,
+    flush: &mut Flush<'_>,
 ) -> std::io::Result<()> {
     // unknown encodings print in place, before the first instruction after them
     let unknown_line = |out: &mut String, (addr, text): &(u32, String)| {
@@ -638,9 +633,7 @@ fn annotated_function(
             unknown_line(out, u);
         }
         annotated_line(out, st, p, insn, details);
-        if out.len() >= PIECE {
-            flush(out)?;
-        }
+        piece(out, flush)?;
     }
     for u in pending {
         unknown_line(out, u);
@@ -655,16 +648,14 @@ fn par_write(
     out: &mut String,
     n: usize,
     batch: usize,
-    flush: &mut dyn FnMut(&mut String) -> std::io::Result<()>,
+    flush: &mut Flush<'_>,
     one: &(dyn Fn(usize, &mut String) + Sync),
 ) -> std::io::Result<()> {
     let threads = agx_analysis::par::threads();
     if threads < 2 || n < 4096 {
         for i in 0..n {
             one(i, out);
-            if out.len() >= PIECE {
-                flush(out)?;
-            }
+            piece(out, flush)?;
         }
         return Ok(());
     }
@@ -692,9 +683,7 @@ fn par_write(
         });
         for buf in &bufs {
             out.push_str(buf);
-            if out.len() >= PIECE {
-                flush(out)?;
-            }
+            piece(out, flush)?;
         }
         start = end;
     }
@@ -797,7 +786,7 @@ fn suggestions(
     out: &mut String,
     st: Style,
     p: &Profile,
-    flush: &mut dyn FnMut(&mut String) -> std::io::Result<()>,
+    flush: &mut Flush<'_>,
 ) -> std::io::Result<()> {
     section(out, st, "Suggestions");
     let in_callees: usize = p
@@ -824,13 +813,9 @@ fn suggestions(
             ))
         );
     }
-    for s in &p.suggestions {
-        suggestion_line(out, st, "  ", s);
-        if out.len() >= PIECE {
-            flush(out)?;
-        }
-    }
-    Ok(())
+    par_write(out, p.suggestions.len(), 1 << 13, flush, &|k, o| {
+        suggestion_line(o, st, "  ", &p.suggestions[k])
+    })
 }
 
 /// One suggestion: severity, message, its address.
