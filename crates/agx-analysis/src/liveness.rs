@@ -277,6 +277,22 @@ fn def_use_at(facts: &Facts, effects: &CallEffects, i: usize) -> DefUse {
     d
 }
 
+/// Live-out of block `b`: the union of its successors' live-in sets.
+fn live_out_of(
+    cfg: &Cfg,
+    b: usize,
+    live_in: &[GprSet],
+    ulive_in: &[UniformSet],
+) -> (GprSet, UniformSet) {
+    let mut out = GprSet::new();
+    let mut uout = UniformSet::new();
+    for e in &cfg.blocks[b].succs {
+        out.union_with(&live_in[e.to]);
+        uout.union_with(&ulive_in[e.to]);
+    }
+    (out, uout)
+}
+
 /// Solves liveness over `cfg`, applying callee summaries at the `call`
 /// instructions in `effects` (keyed by instruction index).
 pub fn liveness_with_calls(cfg: &Cfg, facts: &Facts, effects: &CallEffects) -> Liveness {
@@ -324,16 +340,9 @@ pub fn liveness_with_calls(cfg: &Cfg, facts: &Facts, effects: &CallEffects) -> L
     while let Some(b) = queue.pop_front() {
         queued[b] = false;
         iterations += 1;
-        let mut out = GprSet::new();
-        let mut uout = UniformSet::new();
-        for e in &cfg.blocks[b].succs {
-            out.union_with(&live_in[e.to]);
-            uout.union_with(&ulive_in[e.to]);
-        }
-        let mut inn = out;
+        let (mut inn, mut uin) = live_out_of(cfg, b, &live_in, &ulive_in);
         inn.difference_with(&kill[b]);
         inn.union_with(&gen[b]);
-        let mut uin = uout;
         uin.difference_with(&ukill[b]);
         uin.union_with(&ugen[b]);
         if inn != live_in[b] || uin != ulive_in[b] {
@@ -349,14 +358,9 @@ pub fn liveness_with_calls(cfg: &Cfg, facts: &Facts, effects: &CallEffects) -> L
     }
 
     drop((gen, kill, ugen, ukill));
-    let mut live_out = vec![GprSet::new(); nb];
-    let mut ulive_out = vec![UniformSet::new(); nb];
-    for (b, blk) in cfg.blocks.iter().enumerate() {
-        for e in &blk.succs {
-            live_out[b].union_with(&live_in[e.to]);
-            ulive_out[b].union_with(&ulive_in[e.to]);
-        }
-    }
+    let (live_out, ulive_out): (Vec<GprSet>, Vec<UniformSet>) = (0..nb)
+        .map(|b| live_out_of(cfg, b, &live_in, &ulive_in))
+        .unzip();
 
     // Per-instruction pressure.
     let mut live_count = vec![0u16; facts.len()];
