@@ -343,7 +343,7 @@ pub struct Instruction {
     /// it and print our best rendering (see docs/decoder.md).
     pub raised: bool,
     /// Printed operands, in print order.
-    pub operands: arrayvec_lite::OperandVec<MAX_OPERANDS>,
+    pub operands: arrayvec_lite::OperandVec,
     /// Implicit operands (not printed): exec-mask stack in `r0l`, link
     /// register, etc.
     pub implicit: arrayvec_lite::ImplicitVec,
@@ -412,20 +412,20 @@ pub mod arrayvec_lite {
 
     const EMPTY: Operand = Operand::new(OperandKind::imm(0));
 
-    /// Printed operands: up to [`INLINE_OPERANDS`] inline, up to `N` in all
-    /// (`N` <= [`MAX_OPERANDS`]); pushes past `N` are ignored (never happens
+    /// Printed operands: up to [`INLINE_OPERANDS`] inline, up to
+    /// [`MAX_OPERANDS`] in all; pushes past that are ignored (never happens
     /// for the G13 tables, checked by a test). The spill block exists exactly
     /// when the length is over the inline capacity.
     // repr(C): the length before the items (read first, same cache line)
     #[derive(Clone)]
     #[repr(C)]
-    pub struct OperandVec<const N: usize> {
+    pub struct OperandVec {
         len: u8,
         items: [Operand; INLINE_OPERANDS],
         spill: Option<Box<[Operand; MAX_OPERANDS]>>,
     }
 
-    impl<const N: usize> Default for OperandVec<N> {
+    impl Default for OperandVec {
         fn default() -> Self {
             OperandVec {
                 len: 0,
@@ -435,7 +435,7 @@ pub mod arrayvec_lite {
         }
     }
 
-    impl<const N: usize> OperandVec<N> {
+    impl OperandVec {
         pub fn new() -> Self {
             Self::default()
         }
@@ -443,7 +443,7 @@ pub mod arrayvec_lite {
         #[inline]
         pub fn push(&mut self, o: Operand) {
             let l = self.len as usize;
-            if l >= N.min(MAX_OPERANDS) {
+            if l >= MAX_OPERANDS {
                 return;
             }
             if l < INLINE_OPERANDS {
@@ -498,13 +498,13 @@ pub mod arrayvec_lite {
         }
     }
 
-    impl<const N: usize> PartialEq for OperandVec<N> {
+    impl PartialEq for OperandVec {
         fn eq(&self, other: &Self) -> bool {
             self.as_slice() == other.as_slice()
         }
     }
 
-    impl<const N: usize> std::ops::Deref for OperandVec<N> {
+    impl std::ops::Deref for OperandVec {
         type Target = [Operand];
         #[inline]
         fn deref(&self) -> &[Operand] {
@@ -512,7 +512,7 @@ pub mod arrayvec_lite {
         }
     }
 
-    impl<const N: usize> std::fmt::Debug for OperandVec<N> {
+    impl std::fmt::Debug for OperandVec {
         fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
             f.debug_list().entries(self.iter()).finish()
         }
@@ -604,7 +604,7 @@ mod size_tests {
     fn operand_vec_spills_and_clears() {
         use arrayvec_lite::{ImplicitVec, OperandVec, INLINE_OPERANDS};
         let op = |v: i64| Operand::new(OperandKind::imm(v));
-        let mut v: OperandVec<MAX_OPERANDS> = OperandVec::new();
+        let mut v = OperandVec::new();
         for i in 0..MAX_OPERANDS as i64 + 3 {
             v.push(op(i));
         }

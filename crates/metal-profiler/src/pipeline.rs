@@ -317,32 +317,11 @@ pub fn write_listing_with(
     syntax: Syntax,
     threads: usize,
 ) -> std::io::Result<(usize, usize)> {
-    use agx_isa::stream::{write_step, Step};
     let mut walk = if syntax == Syntax::Native {
         agx_isa::stream::walk_native(code.bytes(), code.addr)
     } else {
         walk(code.bytes(), code.addr)
     };
-    if threads <= 1 {
-        let (mut n, mut failed) = (0, 0);
-        const CHUNK: usize = 1 << 16;
-        let mut buf: Vec<u8> = Vec::with_capacity(CHUNK + 256);
-        let mut insn = Instruction::default();
-        while let Some(step) = walk.next_into(&mut insn) {
-            match step {
-                Step::Insn { .. } => n += 1,
-                Step::Failed { .. } => failed += 1,
-                Step::Gap { .. } => {}
-            }
-            write_step(&mut buf, &step, &insn, syntax);
-            if buf.len() >= CHUNK {
-                w.write_all(&buf)?;
-                buf.clear();
-            }
-        }
-        w.write_all(&buf)?;
-        return Ok((n, failed));
-    }
     write_batches(w, syntax, threads, &mut |steps| {
         while steps.len() < LISTING_BATCH {
             match walk.skim() {
@@ -407,18 +386,7 @@ fn stream_listing(
         // the rest of this piece (under the walk's lookahead) and the next
         buf.drain(..pos);
         pos = 0;
-        let have = buf.len();
-        buf.resize(have + piece, 0);
-        let mut got = 0;
-        while got < piece {
-            match input.read(&mut buf[have + got..]) {
-                Ok(0) => break,
-                Ok(k) => got += k,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        buf.truncate(have + got);
+        let got = (&mut *input).take(piece as u64).read_to_end(&mut buf)?;
         eof = got < piece;
     })
 }
@@ -443,15 +411,13 @@ pub fn raw_placement(len: u64, offset: u64, base: u64) -> Result<u32, Error> {
 /// Threads for the listing of `bytes` bytes of code: all cores (at most 8),
 /// or 1 for small code (a thread costs more than it saves).
 pub fn listing_threads(bytes: u64) -> usize {
-    let cores = std::thread::available_parallelism()
+    if bytes < 1 << 18 {
+        return 1;
+    }
+    std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1)
-        .min(8);
-    if bytes < 1 << 18 {
-        1
-    } else {
-        cores
-    }
+        .min(8)
 }
 
 /// The parallel listing's engine: `fill` appends the next steps of the scan
