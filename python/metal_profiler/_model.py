@@ -257,6 +257,9 @@ class ProfileResult:
     ``ic_cycles``, ``half_regs_used``, ``max_live_gprs``, ``max_reg``,
     ``uniform_regs_used``, ``instructions``; plus ``suggestions``,
     ``report`` (the text report) and ``disassembly`` (applegpu listing).
+    Every figure is a field of the record (``kernel``): nothing is parsed
+    from prose or from assembly text. In a notebook the result shows as
+    the HTML report (``_repr_html_``).
     """
 
     __slots__ = ("_native", "_doc", "_insns")
@@ -346,18 +349,24 @@ class ProfileResult:
 
     @property
     def max_live_gprs(self) -> Optional[int]:
-        h = self.peak_live_half
-        return None if h is None else (h + 1) // 2
+        """32-bit GPRs the peak of live half-registers needs
+        (``registers.peak_live_gprs``)."""
+        return self._get("registers", "peak_live_gprs")
+
+    @property
+    def allocated_gprs(self) -> Optional[int]:
+        """32-bit GPRs allocated (``registers.allocated_gprs``)."""
+        return self._get("registers", "allocated_gprs")
 
     @property
     def max_reg(self) -> Optional[int]:
-        h = self._get("registers", "highest_half_index")
-        return None if h is None else h // 2
+        """Number of the highest GPR touched (``registers.highest_gpr``)."""
+        return self._get("registers", "highest_gpr")
 
     @property
     def uniform_regs_used(self) -> Optional[int]:
-        h = self._get("registers", "uniform_half")
-        return None if h is None else (h + 1) // 2
+        """Uniform registers used, 32-bit (``registers.uniform_gprs``)."""
+        return self._get("registers", "uniform_gprs")
 
     @property
     def spills(self) -> Optional[int]:
@@ -425,8 +434,27 @@ class ProfileResult:
 
     @property
     def bottleneck_reason(self) -> str:
-        b = self.bottleneck or ""
-        return b.split(":", 1)[1].strip() if ":" in b else b
+        """What bounds the kernel's dearest part, in words (the record's
+        ``bottleneck_unit``, e.g. ``"device-memory (DRAM) bandwidth"``)."""
+        return self._get("bottleneck_unit") or ""
+
+    @property
+    def bound_by(self) -> Optional[str]:
+        """The bound component of the kernel's dearest part (``bound_by``:
+        ``ic``, ``device_bandwidth``, ``call`` ...)."""
+        return self._get("bound_by")
+
+    @property
+    def mix(self) -> Dict[str, Any]:
+        """The instruction mix: ``{"by_unit": {unit: count}, "by_mnemonic":
+        [{"mnemonic", "count"}, ...]}`` (most used first)."""
+        return self._get("mix") or {}
+
+    @property
+    def straight_line(self) -> Dict[str, Any]:
+        """The straight-line code outside loops (``instructions``,
+        ``cycles``, ``bound`` ...)."""
+        return self._get("straight_line") or {}
 
     @property
     def loops(self) -> List[Loop]:
@@ -469,6 +497,10 @@ class ProfileResult:
 
     def __str__(self) -> str:
         return self.report
+
+    def _repr_html_(self) -> str:
+        """The HTML report (``to_html()``), shown by Jupyter/IPython."""
+        return self.to_html()
 
     def __repr__(self) -> str:
         return (

@@ -48,6 +48,39 @@ pub struct Registers {
     pub uniform_half: u32,
 }
 
+impl Registers {
+    /// Half-registers of the register file a thread can be given: the
+    /// occupancy table's last row (256 on G13).
+    pub const FILE_HALF: u32 = occupancy::OCCUPANCY_TABLE[occupancy::OCCUPANCY_TABLE.len() - 1].0;
+
+    /// 32-bit GPRs allocated: `allocated_half` rounded up to whole
+    /// registers (the one place this count is made; every view prints it).
+    pub fn allocated_gprs(&self) -> u32 {
+        self.allocated_half.div_ceil(2)
+    }
+
+    /// 32-bit GPRs the peak of live half-registers needs.
+    pub fn peak_live_gprs(&self) -> u32 {
+        self.peak_live_half.div_ceil(2)
+    }
+
+    /// Number of the highest 32-bit GPR touched (`r6` for `r6h`).
+    pub fn highest_gpr(&self) -> u32 {
+        self.highest_half_index / 2
+    }
+
+    /// The highest register touched by name (`r6h`, `r0l`).
+    pub fn highest_register(&self) -> String {
+        let h = self.highest_half_index;
+        format!("r{}{}", h / 2, if h & 1 == 0 { "l" } else { "h" })
+    }
+
+    /// Uniform half-registers in 32-bit uniform registers.
+    pub fn uniform_gprs(&self) -> u32 {
+        self.uniform_half.div_ceil(2)
+    }
+}
+
 /// Occupancy from the allocation.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Occupancy {

@@ -655,6 +655,8 @@ fn add_units(to: &mut UnitCycles, u: &UnitCycles, times: f64) {
     to.scib += u.scib * times;
     to.ic += u.ic * times;
     to.mem += u.mem * times;
+    to.memory_bandwidth += u.memory_bandwidth * times;
+    to.device_bandwidth += u.device_bandwidth * times;
     to.alu = (to.f32 + to.f16 + to.scib).max(to.ic);
 }
 

@@ -165,6 +165,19 @@ pub fn write_asm<S: Sink + ?Sized>(out: &mut S, insn: &Instruction, syntax: Synt
     write_operands(out, insn, syntax);
 }
 
+/// Each operand of `insn` as [`write_asm`] prints it, empty ones left out
+/// (the operands without splitting the joined text).
+pub fn operand_texts(insn: &Instruction, syntax: Syntax) -> Vec<String> {
+    insn.operands
+        .iter()
+        .filter_map(|o| {
+            let mut s = String::new();
+            write_operand(&mut s, insn, o, syntax);
+            (!s.is_empty()).then_some(s)
+        })
+        .collect()
+}
+
 /// The operands of `insn` joined by `", "`, empty ones left out.
 #[inline]
 fn write_operands<S: Sink + ?Sized>(out: &mut S, insn: &Instruction, syntax: Syntax) {

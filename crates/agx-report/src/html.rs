@@ -17,9 +17,6 @@ use agx_isa::format::write_asm;
 use agx_isa::Syntax;
 use std::fmt::Write as _;
 
-/// Stalls shorter than this are not marked (as in the text report).
-const STALL_MARK_CYCLES: f64 = 8.0;
-
 const CSS: &str = r#"
 :root{--fg:#1d2330;--dim:#6b7280;--line:#d9dde5;--bg:#fbfbfd;--acc:#2563eb;--bad:#c0262d;--warn:#b45309;--good:#15803d}
 *{box-sizing:border-box}
@@ -226,7 +223,7 @@ fn header(o: &mut String, p: &Profile) {
             ),
         );
     }
-    let raised = p.insns.iter().filter(|i| i.raised).count();
+    let raised = p.raised;
     if raised > 0 {
         row(
             o,
@@ -234,13 +231,13 @@ fn header(o: &mut String, p: &Profile) {
             &format!("{raised} instruction(s) use encodings applegpu cannot print; shown with our best rendering"),
         );
     }
-    if !a.cfg.unresolved_targets.is_empty() {
+    if p.outside_targets > 0 {
         row(
             o,
             "Note",
             &format!(
                 "{} branch/call target(s) lie outside the code analysed",
-                a.cfg.unresolved_targets.len()
+                p.outside_targets
             ),
         );
     }
@@ -271,7 +268,7 @@ fn occupancy(o: &mut String, k: usize, p: &Profile) {
          <div>{} threads per core</div><div class=\"dim\">{} half-regs allocated ({} GPRs), peak live {}</div></div>",
         occ.threads,
         r.allocated_half,
-        r.allocated_half.div_ceil(2),
+        r.allocated_gprs(),
         r.peak_live_half
     );
 }
@@ -283,6 +280,8 @@ fn pipes(o: &mut String, k: usize, p: &Profile) {
         ("F16", c.f16),
         ("SCIB", c.scib),
         ("IC", c.ic),
+        ("L1", c.memory_bandwidth),
+        ("DRAM", c.device_bandwidth),
         ("MEM", c.mem),
     ];
     let max = rows.iter().map(|r| r.1).fold(0.0, f64::max);
@@ -301,7 +300,7 @@ fn pipes(o: &mut String, k: usize, p: &Profile) {
     }
     let _ = writeln!(
         o,
-        "<div class=\"dim\">ALU max(F32+F16+SCIB, IC) = {} cy; MEM = exposed memory stall</div></div>",
+        "<div class=\"dim\">ALU max(F32+F16+SCIB, IC) = {} cy; L1 / DRAM = memory-pipe / device-memory bandwidth bound; MEM = exposed memory stall</div></div>",
         fmt_cy(c.alu)
     );
 }
@@ -310,7 +309,7 @@ fn pipes(o: &mut String, k: usize, p: &Profile) {
 /// loop, each call), as a stacked bar and a table.
 fn breakdown(o: &mut String, k: usize, p: &Profile) {
     let t = &p.timing;
-    let parts: Vec<(String, Option<String>, f64)> = t
+    let parts: Vec<(String, Option<String>, f64, f64)> = t
         .breakdown
         .iter()
         .map(|b| {
@@ -346,10 +345,9 @@ fn breakdown(o: &mut String, k: usize, p: &Profile) {
                     Some(format!("#k{k}-a{:x}", b.at)),
                 ),
             };
-            (name, href, b.cycles)
+            (name, href, b.cycles, t.part_share(b) * 100.0)
         })
         .collect();
-    let total: f64 = parts.iter().map(|x| x.2).sum();
     const COLORS: [&str; 6] = [
         "#94a3b8", "#2563eb", "#d97706", "#7c3aed", "#059669", "#db2777",
     ];
@@ -357,8 +355,7 @@ fn breakdown(o: &mut String, k: usize, p: &Profile) {
         o,
         "<div class=\"card\" id=\"k{k}-breakdown\"><h4>Cost breakdown</h4><div class=\"stack\">"
     );
-    for (i, (name, _, v)) in parts.iter().enumerate() {
-        let w = if total > 0.0 { v / total * 100.0 } else { 0.0 };
+    for (i, (name, _, _, w)) in parts.iter().enumerate() {
         let _ = write!(
             o,
             "<i style=\"width:{w:.2}%;background:{}\" title=\"{}\"></i>",
@@ -367,8 +364,7 @@ fn breakdown(o: &mut String, k: usize, p: &Profile) {
         );
     }
     o.push_str("</div><table class=\"grid\">\n");
-    for (i, (name, href, v)) in parts.iter().enumerate() {
-        let pct = if total > 0.0 { v / total * 100.0 } else { 0.0 };
+    for (i, (name, href, v, pct)) in parts.iter().enumerate() {
         let name = match href {
             Some(h) => format!("<a href=\"{h}\">{}</a>", esc(name)),
             None => esc(name),
@@ -645,16 +641,14 @@ fn listing(o: &mut String, k: usize, p: &Profile, all: &[Profile]) {
                     if dep.penalty > 0.0 {
                         marks.push(format!(
                             "<span class=\"raw\">◀ RAW dep +{:.2} cy (on <a href=\"#k{k}-a{:x}\">0x{:x}</a>)</span>",
-                            dep.penalty, dep.producer, dep.producer
+                            agx_analysis::timing::model::r2(dep.penalty), dep.producer, dep.producer
                         ));
                     }
                 }
-                if d.stall_single >= STALL_MARK_CYCLES {
-                    marks.push(format!(
-                        "<span class=\"stall\">◀◀◀ STALL ~{} cy (~{} exposed)</span>",
-                        fmt_cy(d.stall_single),
-                        fmt_cy(d.stall)
-                    ));
+                match crate::text::stall_mark(d) {
+                    Some((true, m)) => marks.push(format!("<span class=\"stall\">{m}</span>")),
+                    Some((false, m)) => marks.push(format!("<span class=\"dim\">{m}</span>")),
+                    None => {}
                 }
             }
             let _ = writeln!(

@@ -22,10 +22,9 @@ pub const PRETTY_LIMIT: usize = 50_000;
 /// Schema identifier of the document.
 pub const SCHEMA: &str = "metal-profiler/1";
 
-/// Rounds to 2 decimals for output (the model is not that precise anyway).
-fn r2(x: f64) -> f64 {
-    (x * 100.0).round() / 100.0
-}
+/// Rounds to 2 decimals for output (the model is not that precise anyway;
+/// the same rounding as every printed figure).
+use agx_analysis::timing::model::r2;
 
 #[derive(Serialize)]
 struct Document<'a> {
@@ -48,6 +47,18 @@ struct Registers<'a> {
     peak_live_offset: Option<u32>,
     uniform_half: u32,
     peak_live_registers: &'a [String],
+    /// `allocated_half` in 32-bit registers.
+    allocated_gprs: u32,
+    /// `peak_live_half` in 32-bit registers.
+    peak_live_gprs: u32,
+    /// Half-registers of the register file (the occupancy table's last row).
+    file_half: u32,
+    /// Number of the highest 32-bit GPR (`highest_half_index / 2`).
+    highest_gpr: u32,
+    /// The highest register by name (`r6h`).
+    highest_register: String,
+    /// `uniform_half` in 32-bit uniform registers.
+    uniform_gprs: u32,
 }
 
 #[derive(Serialize)]
@@ -68,6 +79,43 @@ struct LoopBody {
     memory_stall: f64,
     bottleneck_unit: &'static str,
     bound: Bound,
+    /// Cycles one SIMD-group alone takes per iteration (in-order issue).
+    single_simd_cycles: f64,
+    /// Pipe pressure per iteration.
+    pipes: Pipes,
+}
+
+/// Pipe pressure of one pass of a region (`agx_analysis::timing::model::PipeCycles`,
+/// rounded).
+#[derive(Serialize)]
+struct Pipes {
+    f32: f64,
+    f16: f64,
+    scib: f64,
+    ic: f64,
+    /// Memory-pipe (L1) bandwidth cycles.
+    mem: f64,
+    /// Dispatch cycles.
+    issue: f64,
+    /// Device-memory (DRAM) bandwidth cycles.
+    dram: f64,
+    /// Back-to-back RAW penalties (counted on the consumers' pipes).
+    raw_penalty: f64,
+}
+
+impl Pipes {
+    fn of(p: &agx_analysis::timing::model::PipeCycles) -> Pipes {
+        Pipes {
+            f32: r2(p.f32),
+            f16: r2(p.f16),
+            scib: r2(p.scib),
+            ic: r2(p.ic),
+            mem: r2(p.mem),
+            issue: r2(p.issue),
+            dram: r2(p.dram),
+            raw_penalty: r2(p.raw_penalty),
+        }
+    }
 }
 
 /// A cost as the maximum of named bounds (`cycles == max(components)`).
@@ -97,6 +145,8 @@ struct Part {
     executions: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     callee: Option<u32>,
+    /// `cycles / total_cycles` (0..1, 4 decimals).
+    share: f64,
 }
 
 #[derive(Serialize)]
@@ -105,8 +155,29 @@ struct Paths {
     longest: f64,
 }
 
+/// The straight-line code outside every loop (its `breakdown` part).
+#[derive(Serialize)]
+struct StraightLine<'a> {
+    instructions: usize,
+    /// Cycles of its one pass (its bound).
+    cycles: f64,
+    latency_bound_cycles: f64,
+    wait_stall: f64,
+    exposed_stall: f64,
+    memory_stall: f64,
+    bottleneck: &'a str,
+    bottleneck_unit: &'static str,
+    bound: Bound,
+    /// Cycles one SIMD-group alone takes for the pass (in-order issue).
+    single_simd_cycles: f64,
+    /// Pipe pressure of the pass.
+    pipes: Pipes,
+}
+
 #[derive(Serialize)]
 struct Loop<'a> {
+    /// The loop's number in the reports (`Loop 0`, the timing model's order).
+    index: Option<usize>,
     start: u32,
     end: u32,
     depth: u32,
@@ -131,6 +202,24 @@ struct Cfg<'a> {
     calls: &'a [agx_analysis::CallSummary],
     unresolved_targets: &'a [(u32, i64)],
     max_exec_depth: u16,
+    /// Unresolved targets less the calls resolved to a helper: targets
+    /// outside the code analysed.
+    outside_targets: usize,
+}
+
+/// Main's instruction mix ([`crate::profile::Mix`]).
+#[derive(Serialize)]
+struct MixOut {
+    /// Instructions per unit, by unit name.
+    by_unit: serde_json::Map<String, serde_json::Value>,
+    /// Instructions per mnemonic, most used first.
+    by_mnemonic: Vec<MnemonicCount>,
+}
+
+#[derive(Serialize)]
+struct MnemonicCount {
+    mnemonic: &'static str,
+    count: usize,
 }
 
 #[derive(Serialize)]
@@ -141,6 +230,10 @@ struct Cycles {
     ic: f64,
     mem: f64,
     alu: f64,
+    /// The L1/memory-pipe bandwidth bound, loops weighted.
+    memory_bandwidth: f64,
+    /// The device-memory (DRAM) bandwidth bound, loops weighted.
+    device_bandwidth: f64,
 }
 
 #[derive(Serialize)]
@@ -260,11 +353,22 @@ struct Kernel<'a> {
     cycles: Cycles,
     total_cycles: f64,
     breakdown: Vec<Part>,
+    /// The straight-line code outside every loop.
+    straight_line: StraightLine<'a>,
     paths: Paths,
     mesa_estimate: Mesa,
     bottleneck: &'a str,
+    /// The bound of the kernel's dearest part (`batch`'s `bound`): a bound
+    /// component (`ic`, `device_bandwidth`, ...), `call` or `none`.
+    bound_by: &'static str,
+    /// `bound_by` in words (`device-memory (DRAM) bandwidth`).
+    bottleneck_unit: &'static str,
     model: Model,
     prolog: Option<Prolog>,
+    /// Main's instruction mix.
+    mix: MixOut,
+    /// Instructions using encodings applegpu cannot print.
+    raised_instructions: usize,
     suggestions: Vec<SuggestionOut<'a>>,
     /// Every call site of the program (issue 12).
     calls: Vec<CallOut<'a>>,
@@ -409,6 +513,7 @@ fn loop_out<'a>(
 ) -> Loop<'a> {
     let tl = by_header.pick(&t.loops, l.header, |x| l.latches.contains(&x.latch));
     Loop {
+        index: tl.map(|x| x.index),
         start: l.start,
         end: l.end,
         depth: l.depth,
@@ -434,6 +539,8 @@ fn loop_out<'a>(
             memory_stall: r2(x.body.memory_stall),
             bottleneck_unit: x.body.bottleneck_unit,
             bound: Bound::of(&x.body.bound),
+            single_simd_cycles: r2(x.body.single_simd_iteration_cycles),
+            pipes: Pipes::of(&x.body.pipes),
         }),
     }
 }
@@ -458,6 +565,12 @@ fn kernel(p: &Profile) -> Kernel<'_> {
             peak_live_offset: a.registers.peak_live_offset,
             uniform_half: a.registers.uniform_half,
             peak_live_registers: &a.registers.peak_live_registers,
+            allocated_gprs: a.registers.allocated_gprs(),
+            peak_live_gprs: a.registers.peak_live_gprs(),
+            file_half: agx_analysis::Registers::FILE_HALF,
+            highest_gpr: a.registers.highest_gpr(),
+            highest_register: a.registers.highest_register(),
+            uniform_gprs: a.registers.uniform_gprs(),
         },
         occupancy: Occupancy {
             threads: a.occupancy.threads,
@@ -475,6 +588,7 @@ fn kernel(p: &Profile) -> Kernel<'_> {
             calls: &a.cfg.calls,
             unresolved_targets: &a.cfg.unresolved_targets,
             max_exec_depth: a.cfg.max_exec_depth,
+            outside_targets: p.outside_targets,
         },
         cycles: Cycles {
             f32: r2(c.f32),
@@ -483,6 +597,8 @@ fn kernel(p: &Profile) -> Kernel<'_> {
             ic: r2(c.ic),
             mem: r2(c.mem),
             alu: r2(c.alu),
+            memory_bandwidth: r2(c.memory_bandwidth),
+            device_bandwidth: r2(c.device_bandwidth),
         },
         total_cycles: r2(t.total_cycles),
         breakdown: t
@@ -494,8 +610,25 @@ fn kernel(p: &Profile) -> Kernel<'_> {
                 cycles: r2(b.cycles),
                 executions: b.executions,
                 callee: b.callee,
+                share: t.part_share(b),
             })
             .collect(),
+        straight_line: {
+            let o = &t.outside_loops;
+            StraightLine {
+                instructions: o.instructions,
+                cycles: r2(o.cycles_per_iteration),
+                latency_bound_cycles: r2(o.latency_bound_cycles),
+                wait_stall: r2(o.wait_stall),
+                exposed_stall: r2(o.exposed_stall),
+                memory_stall: r2(o.memory_stall),
+                bottleneck: &o.bottleneck,
+                bottleneck_unit: o.bottleneck_unit,
+                bound: Bound::of(&o.bound),
+                single_simd_cycles: r2(o.single_simd_iteration_cycles),
+                pipes: Pipes::of(&o.pipes),
+            }
+        },
         paths: Paths {
             shortest: r2(t.paths.shortest),
             longest: r2(t.paths.longest),
@@ -506,6 +639,11 @@ fn kernel(p: &Profile) -> Kernel<'_> {
             ic: t.mesa_estimate.ic,
         },
         bottleneck: &t.bottleneck,
+        bound_by: t.dominant_bound(),
+        bottleneck_unit: match t.dominant_bound() {
+            b @ ("call" | "none") => b,
+            b => agx_analysis::timing::bound_label(b),
+        },
         model: Model {
             gpu: t.gpu,
             // every cost-table figure is an M1 (G13) measurement (docs/timing-model.md)
@@ -520,6 +658,21 @@ fn kernel(p: &Profile) -> Kernel<'_> {
             code_bytes: pr.code_bytes,
             state_stores: pr.state_stores,
         }),
+        mix: MixOut {
+            by_unit: p
+                .mix
+                .by_unit
+                .iter()
+                .map(|(u, n)| (u.to_string(), (*n).into()))
+                .collect(),
+            by_mnemonic: p
+                .mix
+                .by_mnemonic
+                .iter()
+                .map(|&(mnemonic, count)| MnemonicCount { mnemonic, count })
+                .collect(),
+        },
+        raised_instructions: p.raised,
         suggestions: p
             .suggestions
             .iter()

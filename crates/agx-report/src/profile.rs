@@ -43,6 +43,38 @@ pub struct PrologSummary {
     pub state_stores: usize,
 }
 
+/// The instruction mix of main: how many instructions go to each unit and
+/// use each mnemonic. Counted once here; the text view, the JSON record
+/// (`mix`) and Python print it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Mix {
+    /// (unit, instructions), by unit name.
+    pub by_unit: Vec<(&'static str, usize)>,
+    /// (mnemonic, instructions), most used first, then by name.
+    pub by_mnemonic: Vec<(&'static str, usize)>,
+}
+
+impl Mix {
+    /// The mix of `insns` with their timing `details` (one per instruction).
+    pub fn of(insns: &[Instruction], details: &[timing::InsnDetail]) -> Mix {
+        use std::collections::BTreeMap;
+        let mut by_unit: BTreeMap<&'static str, usize> = BTreeMap::new();
+        let mut by_mnem: BTreeMap<&'static str, usize> = BTreeMap::new();
+        for d in details {
+            *by_unit.entry(d.unit().name()).or_default() += 1;
+        }
+        for i in insns {
+            *by_mnem.entry(i.mnemonic).or_default() += 1;
+        }
+        let mut by_mnemonic: Vec<(&'static str, usize)> = by_mnem.into_iter().collect();
+        by_mnemonic.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        Mix {
+            by_unit: by_unit.into_iter().collect(),
+            by_mnemonic,
+        }
+    }
+}
+
 /// One analysed function, ready to render.
 #[derive(Clone, Debug)]
 pub struct Profile {
@@ -85,6 +117,13 @@ pub struct Profile {
     pub annotate_callees: bool,
     /// CFG, loops and per-block costs (the HTML and DOT views).
     pub graph: FunctionGraph,
+    /// Main's instruction mix.
+    pub mix: Mix,
+    /// Branch/call targets outside the code analysed (unresolved targets
+    /// less the calls the program resolved to a helper).
+    pub outside_targets: usize,
+    /// Instructions using encodings applegpu cannot print.
+    pub raised: usize,
 }
 
 impl Profile {
@@ -164,6 +203,15 @@ impl Profile {
                 })
                 .count(),
         });
+        let mix = Mix::of(&insns, &timing.instructions_detail);
+        let raised = insns.iter().filter(|i| i.raised).count();
+        // call targets the program resolved (helpers) are not "outside"
+        let outside_targets = analysis
+            .cfg
+            .unresolved_targets
+            .iter()
+            .filter(|(at, _)| !program.calls.iter().any(|c| c.at == *at && c.resolved))
+            .count();
         Profile {
             name,
             gpu,
@@ -181,6 +229,9 @@ impl Profile {
             program,
             annotate_callees: false,
             graph,
+            mix,
+            outside_targets,
+            raised,
         }
     }
 

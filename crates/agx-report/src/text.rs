@@ -8,7 +8,6 @@ use agx_analysis::timing::{self, InsnDetail, LoopTiming, Unit};
 use agx_analysis::LoopSummary;
 use agx_isa::format::{write_addr, write_asm, write_line};
 use agx_isa::Syntax;
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// ANSI styling, or none.
@@ -67,10 +66,6 @@ fn kv_key(out: &mut String, key: &str) {
     for _ in key.chars().count() + 1..18 {
         out.push(' ');
     }
-}
-
-fn reg_name(half: u32) -> String {
-    format!("r{}{}", half / 2, if half & 1 == 0 { "l" } else { "h" })
 }
 
 /// The full text report.
@@ -168,7 +163,7 @@ fn calls(out: &mut String, st: Style, p: &Profile) {
             "  Registers",
             &format!(
                 "highest {} (half-register index {}), peak live {} half-regs",
-                reg_name(f.analysis.registers.highest_half_index),
+                f.analysis.registers.highest_register(),
                 f.analysis.registers.highest_half_index,
                 f.analysis.registers.peak_live_half
             ),
@@ -239,7 +234,7 @@ fn header(out: &mut String, st: Style, p: &Profile) {
             ))
         );
     }
-    let raised = p.insns.iter().filter(|i| i.raised).count();
+    let raised = p.raised;
     if raised > 0 {
         let _ = writeln!(
             out,
@@ -249,14 +244,7 @@ fn header(out: &mut String, st: Style, p: &Profile) {
             ))
         );
     }
-    // call targets the program resolved (helpers) are not "outside"
-    let outside = p
-        .analysis
-        .cfg
-        .unresolved_targets
-        .iter()
-        .filter(|(at, _)| !p.program.calls.iter().any(|c| c.at == *at && c.resolved))
-        .count();
+    let outside = p.outside_targets;
     if outside > 0 {
         let _ = writeln!(
             out,
@@ -298,7 +286,7 @@ fn registers(out: &mut String, st: Style, p: &Profile) {
             "Highest register",
             &format!(
                 "{} (half-register index {})",
-                reg_name(r.highest_half_index),
+                r.highest_register(),
                 r.highest_half_index
             ),
         );
@@ -307,9 +295,10 @@ fn registers(out: &mut String, st: Style, p: &Profile) {
         out,
         "Half-regs",
         &format!(
-            "{} / 256 allocated ({} GPRs; the hardware allocates up to the highest register used)",
+            "{} / {} allocated ({} GPRs; the hardware allocates up to the highest register used)",
             r.allocated_half,
-            r.allocated_half.div_ceil(2)
+            agx_analysis::Registers::FILE_HALF,
+            r.allocated_gprs()
         ),
     );
     let peak_at = r
@@ -322,7 +311,7 @@ fn registers(out: &mut String, st: Style, p: &Profile) {
         &format!(
             "{} half-regs ({} GPRs){}",
             r.peak_live_half,
-            r.peak_live_half.div_ceil(2),
+            r.peak_live_gprs(),
             peak_at
         ),
     );
@@ -333,11 +322,11 @@ fn registers(out: &mut String, st: Style, p: &Profile) {
             .take(16)
             .map(|s| s.as_str())
             .collect();
-        let more = r.peak_live_registers.len().saturating_sub(shown.len());
-        let tail = if more > 0 {
-            format!(" … +{more}")
+        // (the count is the peak above: no second count of the names)
+        let tail = if r.peak_live_registers.len() > shown.len() {
+            " …"
         } else {
-            String::new()
+            ""
         };
         kv(out, "Live at peak", &format!("{}{}", shown.join(" "), tail));
     }
@@ -380,6 +369,12 @@ fn pipeline(out: &mut String, st: Style, p: &Profile) {
         fmt_cy(c.f16),
         fmt_cy(c.scib),
         fmt_cy(c.ic)
+    );
+    let _ = writeln!(
+        out,
+        "  L1 bandwidth {}   DRAM bandwidth {}",
+        fmt_cy(c.memory_bandwidth),
+        fmt_cy(c.device_bandwidth)
     );
     let _ = writeln!(
         out,
@@ -537,20 +532,20 @@ fn loop_section(out: &mut String, st: Style, idx: &LoopIndex<'_>, i: usize, l: &
 
 fn mix(out: &mut String, st: Style, p: &Profile) {
     section(out, st, "Instruction mix");
-    let mut by_unit: BTreeMap<&'static str, usize> = BTreeMap::new();
-    let mut by_mnem: BTreeMap<&'static str, usize> = BTreeMap::new();
-    for d in &p.timing.instructions_detail {
-        *by_unit.entry(d.unit().name()).or_default() += 1;
-    }
-    // (the timing model keeps one detail per instruction, in order)
-    for i in &p.insns {
-        *by_mnem.entry(i.mnemonic).or_default() += 1;
-    }
-    let units: Vec<String> = by_unit.iter().map(|(u, n)| format!("{u} {n}")).collect();
+    let units: Vec<String> = p
+        .mix
+        .by_unit
+        .iter()
+        .map(|(u, n)| format!("{u} {n}"))
+        .collect();
     let _ = writeln!(out, "  by unit: {}", units.join(" · "));
-    let mut m: Vec<(&&str, &usize)> = by_mnem.iter().collect();
-    m.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-    let top: Vec<String> = m.iter().take(12).map(|(k, v)| format!("{k} {v}")).collect();
+    let top: Vec<String> = p
+        .mix
+        .by_mnemonic
+        .iter()
+        .take(12)
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
     let _ = writeln!(out, "  top:     {}", top.join(" · "));
 }
 
@@ -703,6 +698,34 @@ const BARS: [&str; 9] = [
     "│ │ │ │ │ │ │ │ ",
 ];
 
+/// The stall mark of an instruction, the same words in every view:
+/// `(true, "◀◀◀ STALL ~N cy exposed")` when at least half a cycle is left
+/// exposed at occupancy (the record's `stall`), else `(false, "◀ stall ~N
+/// cy hidden by the other SIMD-groups")` for a stall of one SIMD-group
+/// alone (`stall_single`) of [`STALL_MARK_CYCLES`] or more.
+pub(crate) fn stall_mark(d: &InsnDetail) -> Option<(bool, String)> {
+    if d.stall >= 0.5 {
+        Some((
+            true,
+            format!(
+                "◀◀◀ STALL ~{} cy exposed{}",
+                fmt_cy(d.stall),
+                if d.loop_depth > 0 { "/iter" } else { "" }
+            ),
+        ))
+    } else if d.stall_single >= STALL_MARK_CYCLES {
+        Some((
+            false,
+            format!(
+                "◀ stall ~{} cy hidden by the other SIMD-groups",
+                fmt_cy(d.stall_single)
+            ),
+        ))
+    } else {
+        None
+    }
+}
+
 /// One line of the annotated disassembly (with its newline).
 fn annotated_line(
     out: &mut String,
@@ -754,18 +777,15 @@ fn annotated_line(
                 if dep.penalty > 0.0 {
                     marks.push(st.warn(&format!(
                         "◀ RAW dep +{:.2} cy (on 0x{:x})",
-                        dep.penalty, dep.producer
+                        agx_analysis::timing::model::r2(dep.penalty),
+                        dep.producer
                     )));
                 }
             }
-            if d.stall >= 0.5 {
-                marks.push(st.bad(&format!(
-                    "◀◀◀ STALL ~{} cy exposed{}",
-                    fmt_cy(d.stall),
-                    if d.loop_depth > 0 { "/iter" } else { "" }
-                )));
-            } else if d.stall_single >= STALL_MARK_CYCLES {
-                marks.push(st.dim("◀ stall hidden by the other SIMD-groups"));
+            match stall_mark(d) {
+                Some((true, m)) => marks.push(st.bad(&m)),
+                Some((false, m)) => marks.push(st.dim(&m)),
+                None => {}
             }
         }
         if !marks.is_empty() {

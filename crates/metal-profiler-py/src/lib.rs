@@ -237,12 +237,8 @@ fn insn_dict<'py>(
     let all = i.bytes();
     let n = shown.unwrap_or(i.len as usize).min(i.len as usize);
     let asm = format_asm(i, Syntax::Default);
-    let ops_text = asm.get(17..).unwrap_or("").trim_end();
-    let operands: Vec<&str> = if ops_text.is_empty() {
-        Vec::new()
-    } else {
-        ops_text.split(", ").collect()
-    };
+    // (each operand from the formatter: no split of the joined text)
+    let operands = agx_isa::format::operand_texts(i, Syntax::Default);
     d.set_item("addr", i.addr)?;
     d.set_item("size", i.len)?;
     d.set_item("bytes", PyBytes::new(py, &all[..n]))?;

@@ -52,6 +52,8 @@ pub struct Row {
     pub instructions: usize,
     /// Allocated half-registers (`registers.allocated_half`).
     pub registers_half: u32,
+    /// Allocated 32-bit GPRs (`registers.allocated_gprs`).
+    pub gprs: u32,
     pub occupancy_threads: u32,
     pub occupancy_percent: f64,
     /// Estimated cycles (`total_cycles`).
@@ -65,9 +67,7 @@ pub struct Row {
 }
 
 /// Rounds as the JSON document does, so a row equals what its document says.
-fn r2(x: f64) -> f64 {
-    (x * 100.0).round() / 100.0
-}
+use agx_analysis::timing::model::r2;
 
 impl Row {
     pub fn of(source: &str, p: &agx_report::Profile) -> Row {
@@ -77,6 +77,7 @@ impl Row {
             name: p.name.clone(),
             instructions: a.instructions,
             registers_half: a.registers.allocated_half,
+            gprs: a.registers.allocated_gprs(),
             occupancy_threads: a.occupancy.threads,
             occupancy_percent: r2(a.occupancy.percent),
             cycles: r2(p.timing.total_cycles),
@@ -89,9 +90,9 @@ impl Row {
         }
     }
 
-    /// Registers in 32-bit GPRs (two half-registers each).
+    /// Registers in 32-bit GPRs (`registers.allocated_gprs`).
     pub fn gprs(&self) -> u32 {
-        self.registers_half.div_ceil(2)
+        self.gprs
     }
 }
 

@@ -511,7 +511,15 @@ pub fn entries_from_json(
                 m: Metrics {
                     cycles: num("/total_cycles")?,
                     occupancy: num("/occupancy/percent")?,
-                    registers: (num("/registers/allocated_half")? / 2.0).ceil(),
+                    // (documents written before `allocated_gprs` existed:
+                    // the half-registers in whole registers)
+                    registers: match v
+                        .pointer("/registers/allocated_gprs")
+                        .and_then(Value::as_f64)
+                    {
+                        Some(g) => g,
+                        None => (num("/registers/allocated_half")? / 2.0).ceil(),
+                    },
                     spills: num("/spills")?,
                     fills: num("/fills")?,
                     instructions: num("/instructions")?,

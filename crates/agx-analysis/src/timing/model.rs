@@ -501,6 +501,12 @@ pub struct UnitCycles {
     pub mem: f64,
     /// `max(f32 + f16 + scib, ic)`.
     pub alu: f64,
+    /// The L1/memory-pipe bandwidth bound (`memory_bandwidth`) of every
+    /// region's own code, loops weighted by trip count.
+    pub memory_bandwidth: f64,
+    /// The device-memory (DRAM) bandwidth bound (`device_bandwidth`) of
+    /// every region's own code, loops weighted by trip count.
+    pub device_bandwidth: f64,
 }
 
 /// Kind of a [`BreakdownPart`].
@@ -574,6 +580,17 @@ pub struct KernelTiming {
 }
 
 impl KernelTiming {
+    /// The share (0..1) of `total_cycles` a part of the breakdown takes,
+    /// rounded to 4 decimals as the record holds it (a percentage to 2
+    /// decimals): the one computation of a part's share every view prints.
+    pub fn part_share(&self, b: &BreakdownPart) -> f64 {
+        if self.total_cycles > 0.0 {
+            (b.cycles / self.total_cycles * 10_000.0).round() / 10_000.0
+        } else {
+            0.0
+        }
+    }
+
     /// The bound of the kernel's dearest part: `"call"` when a call site
     /// costs most, else the bound component (`ic`, `fscib`, ...) of that
     /// loop or of the straight-line code; `"none"` for empty code.
@@ -1160,7 +1177,14 @@ fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
-/// Formats cycles compactly (`12`, `5.84`).
+/// Rounds to 2 decimals, as the report record (JSON) holds every figure:
+/// the one rounding of every printed cycle figure ([`push_cy`], the JSON
+/// document, `batch`), so a printed figure is its record's number.
+pub fn r2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+/// Formats cycles compactly (`12`, `5.84`): [`r2`] of `x`, whole when it is.
 pub fn fmt_cy(x: f64) -> String {
     let mut s = String::new();
     push_cy(&mut s, x);
@@ -1171,6 +1195,7 @@ pub fn fmt_cy(x: f64) -> String {
 /// ~20 of them per loop).
 pub fn push_cy(out: &mut String, x: f64) {
     use std::fmt::Write;
+    let x = r2(x);
     let _ = if (x - x.round()).abs() < 0.005 {
         write!(out, "{}", x.round() as i64)
     } else {
@@ -1658,11 +1683,15 @@ pub fn analyze_kernel_with_loops(
     // Weighted unit cycles.
     let mut pipes = PipeCycles::default();
     let mut mem = 0.0;
+    let (mut l1_bw, mut dram_bw) = (0.0, 0.0);
     let bodies = loops_out.iter().map(|l| &l.body);
     for (r, reg) in std::iter::once(&outside).chain(bodies).enumerate() {
         let w = if r == 0 { 1.0 } else { weights[r - 1] };
         pipes.add_scaled(&reg.pipes, w);
         mem += reg.memory_stall * w;
+        let c = &reg.bound.components;
+        l1_bw += c.get("memory_bandwidth").copied().unwrap_or(0.0) * w;
+        dram_bw += c.get("device_bandwidth").copied().unwrap_or(0.0) * w;
     }
     let cycles = UnitCycles {
         f32: round3(pipes.f32),
@@ -1671,6 +1700,8 @@ pub fn analyze_kernel_with_loops(
         ic: round3(pipes.ic),
         mem: round3(mem),
         alu: round3(pipes.fscib().max(pipes.ic)),
+        memory_bandwidth: round3(l1_bw),
+        device_bandwidth: round3(dram_bw),
     };
 
     // Kernel bottleneck: the dearest part of the breakdown, in its words.
