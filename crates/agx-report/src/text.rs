@@ -700,9 +700,10 @@ const BARS: [&str; 9] = [
 
 /// The stall mark of an instruction, the same words in every view:
 /// `(true, "◀◀◀ STALL ~N cy exposed")` when at least half a cycle is left
-/// exposed at occupancy (the record's `stall`), else `(false, "◀ stall ~N
-/// cy hidden by the other SIMD-groups")` for a stall of one SIMD-group
-/// alone (`stall_single`) of [`STALL_MARK_CYCLES`] or more.
+/// exposed at occupancy (the record's `stall`), else `(false, "◀ stall
+/// hidden by the other SIMD-groups")` for a stall of one SIMD-group alone
+/// (`stall_single`) of [`STALL_MARK_CYCLES`] or more (one stall figure per
+/// instruction: the exposed one).
 pub(crate) fn stall_mark(d: &InsnDetail) -> Option<(bool, String)> {
     if d.stall >= 0.5 {
         Some((
@@ -714,13 +715,7 @@ pub(crate) fn stall_mark(d: &InsnDetail) -> Option<(bool, String)> {
             ),
         ))
     } else if d.stall_single >= STALL_MARK_CYCLES {
-        Some((
-            false,
-            format!(
-                "◀ stall ~{} cy hidden by the other SIMD-groups",
-                fmt_cy(d.stall_single)
-            ),
-        ))
+        Some((false, "◀ stall hidden by the other SIMD-groups".to_string()))
     } else {
         None
     }

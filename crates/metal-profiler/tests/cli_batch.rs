@@ -505,6 +505,9 @@ fn diff_occupancy_and_registers_gates_on_documents() {
     let regs = k["registers"]["allocated_half"].as_u64().unwrap();
     k["occupancy"]["percent"] = Value::from(occ / 2.0);
     k["registers"]["allocated_half"] = Value::from(regs + 40);
+    // (diff reads the record's GPR count)
+    let gprs = k["registers"]["allocated_gprs"].as_u64().unwrap();
+    k["registers"]["allocated_gprs"] = Value::from(gprs + 20);
     let new = t.0.join("edited.json");
     std::fs::write(&new, serde_json::to_vec(&doc).unwrap()).unwrap();
     let gate = |spec: &str| diff(&old, &new, &["--fail-on", spec]).status.code();
