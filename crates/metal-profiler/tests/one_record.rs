@@ -568,7 +568,7 @@ fn every_printed_figure_is_a_number_of_the_record() {
             cases.len()
         );
         let mut ks: Vec<_> = kinds.into_iter().collect();
-        ks.sort_by(|a, b| b.1.cmp(&a.1));
+        ks.sort_by_key(|k| std::cmp::Reverse(k.1));
         for (k, n) in ks {
             msg.push_str(&format!("  {n:>5}  {k}\n"));
         }
