@@ -155,6 +155,8 @@ struct Model {
     gpu: &'static str,
     measured_on: &'static str,
     trip_count: u32,
+    /// `"given"` when `--trip-count` was passed, else `"default"`.
+    trip_count_source: &'static str,
     threads_per_core: u32,
     simds_per_scheduler: f64,
     mem: MemParams,
@@ -391,23 +393,19 @@ impl Serialize for LoopSeq<'_> {
         let p = self.0;
         let a = &p.analysis;
         let t = &p.timing;
-        // timing loops by header address (a linear search per loop would make
-        // the document quadratic in the number of loops)
-        let by_header = crate::by_header::ByHeader::new(t.loops.iter().map(|x| x.header));
+        // loop `i` of the analysis is loop `i` of the model (one forest)
         let mut seq = s.serialize_seq(Some(a.loops.len()))?;
-        for l in &a.loops {
-            seq.serialize_element(&loop_out(t, &by_header, l))?;
+        for (i, l) in a.loops.iter().enumerate() {
+            seq.serialize_element(&loop_out(t.loops.get(i), l))?;
         }
         seq.end()
     }
 }
 
 fn loop_out<'a>(
-    t: &'a agx_analysis::timing::KernelTiming,
-    by_header: &crate::by_header::ByHeader,
+    tl: Option<&'a agx_analysis::timing::LoopTiming>,
     l: &'a agx_analysis::LoopSummary,
 ) -> Loop<'a> {
-    let tl = by_header.pick(&t.loops, l.header, |x| l.latches.contains(&x.latch));
     Loop {
         start: l.start,
         end: l.end,
@@ -511,6 +509,11 @@ fn kernel(p: &Profile) -> Kernel<'_> {
             // every cost-table figure is an M1 (G13) measurement (docs/timing-model.md)
             measured_on: "M1",
             trip_count: p.options.trip_count,
+            trip_count_source: if p.options.trip_count_given {
+                "given"
+            } else {
+                "default"
+            },
             threads_per_core: t.params.threads_per_core,
             simds_per_scheduler: r2(t.simds_per_scheduler),
             mem: t.params.mem,

@@ -68,27 +68,23 @@ pub const RULES: &[&str] = &[
     "consider-fp16",
 ];
 
-fn in_loop(l: &LoopTiming, addr: u32) -> bool {
-    l.header <= addr && addr <= l.latch
-}
-
-/// Index range of the loop's instructions; `addrs[i]` is `insns[i].addr`
-/// (searched instead of the 500-byte instructions: no cache miss per probe).
+/// Index range of the instructions between the loop's lowest and highest
+/// block; `addrs[i]` is `insns[i].addr` (searched instead of the 500-byte
+/// instructions: no cache miss per probe). The loop's own instructions are
+/// those of the range the loop forest puts in it ([`LoopTiming::holds`]).
 fn loop_range(addrs: &[u32], l: &LoopTiming) -> std::ops::Range<usize> {
-    let s = addrs.partition_point(|&a| a < l.header);
-    let e = addrs.partition_point(|&a| a <= l.latch);
+    let s = addrs.partition_point(|&a| a < l.first);
+    let e = addrs.partition_point(|&a| a <= l.last);
     s..e.max(s)
 }
 
+/// The innermost loop of the instruction at `addr`, by the loop forest's
+/// membership (none for an address that is no instruction).
 fn innermost_loop(t: &KernelTiming, addr: u32) -> Option<&LoopTiming> {
     let i = t.instructions_detail.partition_point(|d| d.addr < addr);
     match t.instructions_detail.get(i) {
         Some(d) if d.addr == addr => d.loop_index.and_then(|l| t.loops.get(l as usize)),
-        _ => t
-            .loops
-            .iter()
-            .filter(|l| in_loop(l, addr))
-            .max_by_key(|l| l.depth),
+        _ => None,
     }
 }
 
@@ -261,12 +257,26 @@ pub fn suggest(
         let mut push = |s: Suggestion| mine.push(s);
         let range = loop_range(&addrs, l);
         let base = range.start;
-        let body: Vec<&Instruction> = insns[range].iter().collect();
-        let own: Vec<&Instruction> = body
+        // the loop's instructions (nested loops included) and its own
+        let body: Vec<&Instruction> = insns[range]
             .iter()
             .enumerate()
-            .filter(|(k, i)| innermost_at(base + k, i.addr).map(|x| x.index) == Some(l.index))
-            .map(|(_, i)| *i)
+            .filter(|(k, i)| {
+                let mut cur = innermost_at(base + k, i.addr);
+                while let Some(x) = cur {
+                    if x.index == l.index {
+                        return true;
+                    }
+                    cur = x.parent.and_then(|p| timing.loops.get(p));
+                }
+                false
+            })
+            .map(|(_, i)| i)
+            .collect();
+        let own: Vec<&Instruction> = body
+            .iter()
+            .filter(|i| innermost_loop(timing, i.addr).map(|x| x.index) == Some(l.index))
+            .copied()
             .collect();
 
         // --- tile global loads ---
@@ -304,24 +314,23 @@ pub fn suggest(
         }
 
         // --- break dependency chains ---
-        let k = timing.simds_per_scheduler.max(1.0);
-        let chain_bound = l.body.recurrence_cycles / k;
+        // (the one dependency-chain figure: the bound component)
+        let chain_bound = l.body.bound.components["dependency_chain"];
         let no_mem_stall = l.body.wait_stall <= 0.0;
+        // the RAW penalties the loop's own body pays (a nested loop's are
+        // in its own bound)
         let ds = {
             let d = &timing.instructions_detail;
-            let a = detail_addrs.partition_point(|&x| x < l.header);
-            let b = detail_addrs.partition_point(|&x| x <= l.latch);
+            let a = detail_addrs.partition_point(|&x| x < l.first);
+            let b = detail_addrs.partition_point(|&x| x <= l.last);
             &d[a..b.max(a)]
         };
-        let raw_count = ds
-            .iter()
-            .filter(|d| {
-                in_loop(l, d.addr) && d.raw_dep.as_ref().map(|r| r.penalty > 0.0).unwrap_or(false)
-            })
-            .count();
-        let first_raw = ds.iter().find(|d| {
-            in_loop(l, d.addr) && d.raw_dep.as_ref().map(|r| r.penalty > 0.0).unwrap_or(false)
-        });
+        let paid = |d: &&super::model::InsnDetail| {
+            d.loop_index.map(|x| x as usize) == Some(l.index)
+                && d.raw_dep.as_ref().map(|r| r.penalty > 0.0).unwrap_or(false)
+        };
+        let raw_count = ds.iter().filter(paid).count();
+        let first_raw = ds.iter().find(paid);
         let latency_bound = no_mem_stall && l.body.bound.by == "dependency_chain";
         let many_raw = raw_count >= 4 && raw_count * 4 >= l.body.instructions;
         if latency_bound || (many_raw && chain_bound > 0.0) {
