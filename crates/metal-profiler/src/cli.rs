@@ -113,7 +113,6 @@ impl ModelFlags {
     }
 }
 
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
 pub enum BatchFormat {
     /// A table sorted by estimated cycles.

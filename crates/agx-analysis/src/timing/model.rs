@@ -135,6 +135,14 @@ impl InsnDetail {
     pub fn latency(&self) -> f64 {
         self.entry.latency
     }
+    /// Issue cycles of one execution: its pipe's reciprocal throughput plus
+    /// the RAW penalty it pays, at least one dispatch slot. With the exposed
+    /// stall (`stall`) it is the weight by which its region's cost is shared
+    /// among the region's instructions (`KernelTiming::insn_cycles`).
+    pub fn issue_cycles(&self) -> f64 {
+        let pen = self.raw_dep.as_ref().map_or(0.0, |r| r.penalty);
+        (self.cycles() + pen).max(G13.issue_of(self.unit()))
+    }
 }
 
 impl Serialize for InsnDetail {
@@ -1843,10 +1851,7 @@ pub fn analyze_kernel_with_nest(
     {
         // per region: (cost per pass, sum of weights, raw and exposed stall)
         let mut acc = vec![(0.0f64, 0.0f64, 0.0f64); nl + 1];
-        let weight_of = |d: &InsnDetail| -> f64 {
-            let pen = d.raw_dep.as_ref().map_or(0.0, |r| r.penalty);
-            (d.cycles() + pen).max(gpu.issue_of(d.unit())) + d.stall
-        };
+        let weight_of = |d: &InsnDetail| -> f64 { d.issue_cycles() + d.stall };
         for d in &instructions_detail {
             let r = d.loop_index.map_or(0, |l| l as usize + 1);
             acc[r].0 += weight_of(d);
