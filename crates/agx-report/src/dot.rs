@@ -110,7 +110,7 @@ fn write_region(
             "B{b} 0x{:x}–0x{:x}\n{} insn · {} cy · {:.1}%",
             blk.start,
             blk.last,
-            blk.len(),
+            c.instructions,
             crate::html::short_cy(c.cycles),
             c.share * 100.0
         );

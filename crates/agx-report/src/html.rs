@@ -499,7 +499,7 @@ fn graph(o: &mut String, k: usize, p: &Profile) {
             "<a href=\"#k{k}-b{b}\"><g class=\"blk\" id=\"k{k}-n{b}\" data-block=\"{b}\"><title>block {b}: 0x{:x}–0x{:x}, {} instructions, {} cy per execution × {} = {} cy ({:.1}% of cycles)</title><rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" rx=\"4\" fill=\"{fill}\"/><text x=\"{:.1}\" y=\"{:.1}\">B{b} 0x{:x}–0x{:x}</text><text x=\"{:.1}\" y=\"{:.1}\">{} insn · {} cy · {:.1}%</text></g></a>",
             blk.start,
             blk.last,
-            blk.len(),
+            c.instructions,
             fmt_cy(c.cycles_per_execution),
             fmt_cy(c.executions),
             fmt_cy(c.cycles),
@@ -514,7 +514,7 @@ fn graph(o: &mut String, k: usize, p: &Profile) {
             blk.last,
             r.x + 6.0,
             r.y + 31.0,
-            blk.len(),
+            c.instructions,
             short_cy(c.cycles),
             c.share * 100.0
         );
@@ -554,6 +554,8 @@ fn severity_name(s: Severity) -> &'static str {
 
 /// Cycles for a box label: whole cycles from 100 up (fits the box).
 pub(crate) fn short_cy(x: f64) -> String {
+    // (of the record's rounding: the whole cycles of the record's figure)
+    let x = agx_analysis::timing::model::r2(x);
     if x >= 100.0 {
         format!("{x:.0}")
     } else {
@@ -599,7 +601,7 @@ fn listing(o: &mut String, k: usize, p: &Profile, all: &[Profile]) {
             "<tr class=\"bh\" id=\"k{k}-b{b}\" data-block=\"k{k}-{b}\"><td colspan=\"6\">B{b} 0x{:x}–0x{:x} · {} instructions · {} cy ({:.1}%)<a href=\"#k{k}-n{b}\">↑ graph</a></td></tr>",
             blk.start,
             blk.last,
-            blk.len(),
+            c.instructions,
             fmt_cy(c.cycles),
             c.share * 100.0
         );

@@ -24,7 +24,7 @@ pub const SCHEMA: &str = "metal-profiler/1";
 
 /// Rounds to 2 decimals for output (the model is not that precise anyway;
 /// the same rounding as every printed figure).
-use agx_analysis::timing::model::r2;
+use agx_analysis::timing::model::{r2, r4};
 
 #[derive(Serialize)]
 struct Document<'a> {
@@ -79,6 +79,11 @@ struct LoopBody {
     memory_stall: f64,
     bottleneck_unit: &'static str,
     bound: Bound,
+    /// Sum of every instruction's raw stall per iteration (`stall.raw`).
+    raw_stall: f64,
+    stall: Stall,
+    /// The runner-up bound (the "next" of `bottleneck`).
+    next: Next,
     /// Cycles one SIMD-group alone takes per iteration (in-order issue).
     single_simd_cycles: f64,
     /// Pipe pressure per iteration.
@@ -118,6 +123,107 @@ impl Pipes {
     }
 }
 
+/// Stall per pass of a region, one set of names: `raw` is one SIMD-group
+/// alone (before the other SIMD-groups hide it), `exposed` what is left at
+/// occupancy; `wait_*` the part of each at memory waits.
+#[derive(Serialize)]
+struct Stall {
+    raw: f64,
+    exposed: f64,
+    wait_raw: f64,
+    wait_exposed: f64,
+}
+
+impl Stall {
+    fn of(r: &agx_analysis::timing::RegionTiming) -> Stall {
+        Stall {
+            raw: r2(r.raw_stall),
+            exposed: r2(r.exposed_stall),
+            wait_raw: r2(r.wait_stall),
+            wait_exposed: r2(r.memory_stall),
+        }
+    }
+}
+
+/// The largest bound component after the attaining one.
+#[derive(Serialize)]
+struct Next {
+    by: &'static str,
+    cycles: f64,
+}
+
+impl Next {
+    fn of(b: &agx_analysis::timing::Bound) -> Next {
+        let (by, cycles) = b.runner_up();
+        Next {
+            by,
+            cycles: r2(cycles.max(0.0)),
+        }
+    }
+}
+
+/// The straight-line code outside loops (once per thread).
+#[derive(Serialize)]
+struct StraightLine<'a> {
+    /// First instruction outside loops (`null` when every one is in a loop).
+    at: Option<u32>,
+    instructions: usize,
+    loads: usize,
+    stores: usize,
+    bound: Bound,
+    next: Next,
+    stall: Stall,
+    bottleneck: &'a str,
+    /// `bound.by` in words.
+    bottleneck_unit: &'static str,
+    /// Cycles one SIMD-group alone takes for the pass (in-order issue).
+    single_simd_cycles: f64,
+    /// Pipe pressure of the pass.
+    pipes: Pipes,
+}
+
+#[derive(Serialize)]
+struct RegionOut {
+    at: u32,
+    kind: agx_analysis::timing::PartKind,
+    depth: u32,
+    executions: f64,
+    cycles_per_execution: f64,
+    self_cycles: f64,
+    self_share: f64,
+    by: &'static str,
+    stall_raw: f64,
+    stall_exposed: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    loop_index: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    callee: Option<u32>,
+}
+
+#[derive(Serialize)]
+struct BlockOut {
+    index: usize,
+    start: u32,
+    end: u32,
+    cycles: f64,
+    share: f64,
+    executions: f64,
+    /// Instructions in the block.
+    instructions: usize,
+    /// `cycles / executions`: one execution's cycles.
+    cycles_per_execution: f64,
+}
+
+#[derive(Serialize)]
+struct BottleneckDetailOut {
+    at: u32,
+    kind: &'static str,
+    by: &'static str,
+    cycles: f64,
+    share: f64,
+    depth: u32,
+}
+
 /// A cost as the maximum of named bounds (`cycles == max(components)`).
 #[derive(Serialize)]
 struct Bound {
@@ -153,25 +259,6 @@ struct Part {
 struct Paths {
     shortest: f64,
     longest: f64,
-}
-
-/// The straight-line code outside every loop (its `breakdown` part).
-#[derive(Serialize)]
-struct StraightLine<'a> {
-    instructions: usize,
-    /// Cycles of its one pass (its bound).
-    cycles: f64,
-    latency_bound_cycles: f64,
-    wait_stall: f64,
-    exposed_stall: f64,
-    memory_stall: f64,
-    bottleneck: &'a str,
-    bottleneck_unit: &'static str,
-    bound: Bound,
-    /// Cycles one SIMD-group alone takes for the pass (in-order issue).
-    single_simd_cycles: f64,
-    /// Pipe pressure of the pass.
-    pipes: Pipes,
 }
 
 #[derive(Serialize)]
@@ -248,6 +335,8 @@ struct Model {
     gpu: &'static str,
     measured_on: &'static str,
     trip_count: u32,
+    /// `"given"` when `--trip-count` was passed, else `"default"`.
+    trip_count_source: &'static str,
     threads_per_core: u32,
     simds_per_scheduler: f64,
     mem: MemParams,
@@ -266,6 +355,8 @@ struct SuggestionOut<'a> {
     offset: u32,
     message: &'a str,
     rule: &'static str,
+    /// The figures the message cites, by name.
+    figures: &'a agx_analysis::timing::suggest::Figures,
 }
 
 #[derive(Serialize)]
@@ -327,6 +418,13 @@ struct Detail<'a> {
     raw_dep: Option<RawDep>,
     call_target: Option<&'a str>,
     raised: bool,
+    /// Issue cycles of one execution (pipe throughput + RAW penalty, at
+    /// least a dispatch slot).
+    issue_cycles: Option<f64>,
+    /// Its share of its region's cost × executions (the heat column; they
+    /// sum to `total_cycles`).
+    self_cycles: Option<f64>,
+    executions: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -353,8 +451,6 @@ struct Kernel<'a> {
     cycles: Cycles,
     total_cycles: f64,
     breakdown: Vec<Part>,
-    /// The straight-line code outside every loop.
-    straight_line: StraightLine<'a>,
     paths: Paths,
     mesa_estimate: Mesa,
     bottleneck: &'a str,
@@ -363,6 +459,13 @@ struct Kernel<'a> {
     bound_by: &'static str,
     /// `bound_by` in words (`device-memory (DRAM) bandwidth`).
     bottleneck_unit: &'static str,
+    /// The hot spot: the region with the largest `self_share`, its own bound.
+    bottleneck_detail: BottleneckDetailOut,
+    straight_line: StraightLine<'a>,
+    /// Every region of the cost; their `self_cycles` sum to `total_cycles`.
+    regions: Vec<RegionOut>,
+    /// Main's basic blocks with their cycles (sum: `total_cycles`).
+    blocks: Vec<BlockOut>,
     model: Model,
     prolog: Option<Prolog>,
     /// Main's instruction mix.
@@ -430,6 +533,33 @@ struct FunctionOut<'a> {
     recursive: bool,
     live_in: Vec<String>,
     suggestions: Vec<SuggestionOut<'a>>,
+    /// A called function's own timing (absent for main, whose timing is
+    /// the kernel's): its bottleneck sentence (a call-bound kernel's
+    /// headline quotes it), the parts of its cost and its loops.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timing: Option<FunctionTiming<'a>>,
+}
+
+/// The own timing of a called function.
+#[derive(Serialize)]
+struct FunctionTiming<'a> {
+    bottleneck: &'a str,
+    total_cycles: f64,
+    breakdown: Vec<Part>,
+    loops: Vec<FunctionLoop>,
+}
+
+/// One loop of a called function.
+#[derive(Serialize)]
+struct FunctionLoop {
+    header: u32,
+    depth: u32,
+    trip_count: u32,
+    cycles_per_iteration: f64,
+    /// The iteration's bounds (nested loops included).
+    bound: Bound,
+    /// The own body's bounds.
+    body_bound: Bound,
 }
 
 /// `instructions_detail`, serialized one instruction at a time (no vector
@@ -482,6 +612,9 @@ fn detail<'a>(
         }),
         call_target: p.call_symbol(i.addr),
         raised: i.raised,
+        issue_cycles: d.map(|d| r2(d.issue_cycles())),
+        self_cycles: d.map(|_| r2(p.timing.insn_cycles.get(k).copied().unwrap_or(0.0))),
+        executions: d.map(|_| p.timing.executions.get(k).copied().unwrap_or(1.0)),
     }
 }
 
@@ -495,23 +628,19 @@ impl Serialize for LoopSeq<'_> {
         let p = self.0;
         let a = &p.analysis;
         let t = &p.timing;
-        // timing loops by header address (a linear search per loop would make
-        // the document quadratic in the number of loops)
-        let by_header = crate::by_header::ByHeader::new(t.loops.iter().map(|x| x.header));
+        // loop `i` of the analysis is loop `i` of the model (one forest)
         let mut seq = s.serialize_seq(Some(a.loops.len()))?;
-        for l in &a.loops {
-            seq.serialize_element(&loop_out(t, &by_header, l))?;
+        for (i, l) in a.loops.iter().enumerate() {
+            seq.serialize_element(&loop_out(t.loops.get(i), l))?;
         }
         seq.end()
     }
 }
 
 fn loop_out<'a>(
-    t: &'a agx_analysis::timing::KernelTiming,
-    by_header: &crate::by_header::ByHeader,
+    tl: Option<&'a agx_analysis::timing::LoopTiming>,
     l: &'a agx_analysis::LoopSummary,
 ) -> Loop<'a> {
-    let tl = by_header.pick(&t.loops, l.header, |x| l.latches.contains(&x.latch));
     Loop {
         index: tl.map(|x| x.index),
         start: l.start,
@@ -539,6 +668,9 @@ fn loop_out<'a>(
             memory_stall: r2(x.body.memory_stall),
             bottleneck_unit: x.body.bottleneck_unit,
             bound: Bound::of(&x.body.bound),
+            raw_stall: r2(x.body.raw_stall),
+            stall: Stall::of(&x.body),
+            next: Next::of(&x.body.bound),
             single_simd_cycles: r2(x.body.single_simd_iteration_cycles),
             pipes: Pipes::of(&x.body.pipes),
         }),
@@ -601,34 +733,7 @@ fn kernel(p: &Profile) -> Kernel<'_> {
             device_bandwidth: r2(c.device_bandwidth),
         },
         total_cycles: r2(t.total_cycles),
-        breakdown: t
-            .breakdown
-            .iter()
-            .map(|b| Part {
-                part: b.part,
-                at: b.at,
-                cycles: r2(b.cycles),
-                executions: b.executions,
-                callee: b.callee,
-                share: t.part_share(b),
-            })
-            .collect(),
-        straight_line: {
-            let o = &t.outside_loops;
-            StraightLine {
-                instructions: o.instructions,
-                cycles: r2(o.cycles_per_iteration),
-                latency_bound_cycles: r2(o.latency_bound_cycles),
-                wait_stall: r2(o.wait_stall),
-                exposed_stall: r2(o.exposed_stall),
-                memory_stall: r2(o.memory_stall),
-                bottleneck: &o.bottleneck,
-                bottleneck_unit: o.bottleneck_unit,
-                bound: Bound::of(&o.bound),
-                single_simd_cycles: r2(o.single_simd_iteration_cycles),
-                pipes: Pipes::of(&o.pipes),
-            }
-        },
+        breakdown: parts_out(t),
         paths: Paths {
             shortest: r2(t.paths.shortest),
             longest: r2(t.paths.longest),
@@ -639,6 +744,66 @@ fn kernel(p: &Profile) -> Kernel<'_> {
             ic: t.mesa_estimate.ic,
         },
         bottleneck: &t.bottleneck,
+        bottleneck_detail: BottleneckDetailOut {
+            at: t.bottleneck_detail.at,
+            kind: t.bottleneck_detail.kind,
+            by: t.bottleneck_detail.by,
+            cycles: r2(t.bottleneck_detail.cycles),
+            share: r4(t.bottleneck_detail.share),
+            depth: t.bottleneck_detail.depth,
+        },
+        straight_line: {
+            let o = &t.outside_loops;
+            StraightLine {
+                at: t
+                    .regions
+                    .iter()
+                    .find(|r| r.kind == agx_analysis::timing::PartKind::StraightLine)
+                    .map(|r| r.at),
+                instructions: o.instructions,
+                loads: o.loads,
+                stores: o.stores,
+                bound: Bound::of(&o.bound),
+                next: Next::of(&o.bound),
+                stall: Stall::of(o),
+                bottleneck: &o.bottleneck,
+                bottleneck_unit: o.bottleneck_unit,
+                single_simd_cycles: r2(o.single_simd_iteration_cycles),
+                pipes: Pipes::of(&o.pipes),
+            }
+        },
+        regions: t
+            .regions
+            .iter()
+            .map(|r| RegionOut {
+                at: r.at,
+                kind: r.kind,
+                depth: r.depth,
+                executions: r.executions,
+                cycles_per_execution: r2(r.cycles_per_execution),
+                self_cycles: r2(r.self_cycles),
+                self_share: r4(r.self_share),
+                by: r.by,
+                stall_raw: r2(r.stall_raw),
+                stall_exposed: r2(r.stall_exposed),
+                loop_index: r.loop_index,
+                callee: r.callee,
+            })
+            .collect(),
+        blocks: t
+            .blocks
+            .iter()
+            .map(|b| BlockOut {
+                index: b.index,
+                start: b.start,
+                end: b.end,
+                cycles: r2(b.cycles),
+                share: r4(b.share),
+                executions: b.executions,
+                instructions: b.instructions(),
+                cycles_per_execution: b.cycles_per_execution(),
+            })
+            .collect(),
         bound_by: t.dominant_bound(),
         bottleneck_unit: match t.dominant_bound() {
             b @ ("call" | "none") => b,
@@ -649,6 +814,11 @@ fn kernel(p: &Profile) -> Kernel<'_> {
             // every cost-table figure is an M1 (G13) measurement (docs/timing-model.md)
             measured_on: "M1",
             trip_count: p.options.trip_count,
+            trip_count_source: if p.options.trip_count_given {
+                "given"
+            } else {
+                "default"
+            },
             threads_per_core: t.params.threads_per_core,
             simds_per_scheduler: r2(t.simds_per_scheduler),
             mem: t.params.mem,
@@ -681,6 +851,7 @@ fn kernel(p: &Profile) -> Kernel<'_> {
                 offset: s.offset,
                 message: &s.message,
                 rule: s.rule,
+                figures: &s.figures,
             })
             .collect(),
         calls: calls_out(p),
@@ -690,6 +861,21 @@ fn kernel(p: &Profile) -> Kernel<'_> {
     }
 }
 
+/// The parts of a timing's total, each with its share.
+fn parts_out(t: &agx_analysis::timing::KernelTiming) -> Vec<Part> {
+    t.breakdown
+        .iter()
+        .map(|b| Part {
+            part: b.part,
+            at: b.at,
+            cycles: r2(b.cycles),
+            executions: b.executions,
+            callee: b.callee,
+            share: t.part_share(b),
+        })
+        .collect()
+}
+
 fn suggestions_out(s: &[agx_analysis::timing::Suggestion]) -> Vec<SuggestionOut<'_>> {
     s.iter()
         .map(|s| SuggestionOut {
@@ -697,6 +883,7 @@ fn suggestions_out(s: &[agx_analysis::timing::Suggestion]) -> Vec<SuggestionOut<
             offset: s.offset,
             message: &s.message,
             rule: s.rule,
+            figures: &s.figures,
         })
         .collect()
 }
@@ -763,6 +950,26 @@ fn functions_out(p: &Profile) -> Vec<FunctionOut<'_>> {
                 } else {
                     suggestions_out(&f.suggestions)
                 },
+                timing: (k > 0).then(|| {
+                    let t = &f.timing;
+                    FunctionTiming {
+                        bottleneck: &t.bottleneck,
+                        total_cycles: r2(t.total_cycles),
+                        breakdown: parts_out(t),
+                        loops: t
+                            .loops
+                            .iter()
+                            .map(|l| FunctionLoop {
+                                header: l.header,
+                                depth: l.depth,
+                                trip_count: l.trip_count,
+                                cycles_per_iteration: r2(l.cycles_per_iteration),
+                                bound: Bound::of(&l.bound),
+                                body_bound: Bound::of(&l.body.bound),
+                            })
+                            .collect(),
+                    }
+                }),
             }
         })
         .collect()
@@ -951,10 +1158,17 @@ fn detail_row(buf: &mut Vec<u8>, d: &Detail<'_>) {
     buf.extend_from_slice(b",\"call_target\":");
     string(buf, d.call_target);
     buf.extend_from_slice(if d.raised {
-        b",\"raised\":true}"
+        b",\"raised\":true"
     } else {
-        b",\"raised\":false}"
+        b",\"raised\":false"
     });
+    buf.extend_from_slice(b",\"issue_cycles\":");
+    float(buf, d.issue_cycles);
+    buf.extend_from_slice(b",\"self_cycles\":");
+    float(buf, d.self_cycles);
+    buf.extend_from_slice(b",\"executions\":");
+    float(buf, d.executions);
+    buf.push(b'}');
 }
 
 /// A JSON string as serde_json writes it: as is when nothing needs an

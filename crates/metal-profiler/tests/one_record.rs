@@ -36,6 +36,9 @@
 //!   function's) and every `bottleneck` sentence (the kernel's and each
 //!   loop's).
 //!
+//! Every mismatch is reported (kernel, view, figure, the text around it),
+//! with a count by kind of context, and fails the test.
+//!
 //! # When a figure is a number of the record
 //!
 //! The record's numbers are every numeric leaf of the kernel objects of the
@@ -171,8 +174,6 @@ struct Figure {
     decimals: usize,
     percent: bool,
     context: String,
-    /// The figure and up to 4 characters after it (within its line).
-    near: String,
 }
 
 fn is_word(c: char) -> bool {
@@ -215,13 +216,11 @@ fn figures(s: &str, out: &mut Vec<Figure>) {
         let percent = cs.get(end) == Some(&'%');
         let a = start.saturating_sub(40);
         let b = (end + 30).min(cs.len());
-        let (na, nb) = (start, (end + 4).min(cs.len()));
         out.push(Figure {
             digits: cs[start..end].iter().collect(),
             decimals,
             percent,
             context: cs[a..b].iter().collect::<String>().trim().to_string(),
-            near: cs[na..nb].iter().collect(),
         });
     }
 }
@@ -396,27 +395,6 @@ fn record_sentence_figures(k: &Value) -> Vec<Figure> {
     out
 }
 
-/// Every suggestion message of a kernel object (the kernel's, each
-/// function's).
-fn suggestion_messages(k: &Value) -> Vec<String> {
-    let mut out = Vec::new();
-    let lists = std::iter::once(&k["suggestions"]).chain(
-        k["functions"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|f| &f["suggestions"]),
-    );
-    for l in lists {
-        for s in l.as_array().into_iter().flatten() {
-            if let Some(m) = s["message"].as_str() {
-                out.push(decode_entities(m));
-            }
-        }
-    }
-    out
-}
-
 fn numbers(v: &Value, out: &mut Vec<f64>) {
     match v {
         Value::Number(n) => out.extend(n.as_f64()),
@@ -454,48 +432,6 @@ fn kind(view: &str, f: &Figure) -> String {
     format!("{view}: …{}", tail.trim())
 }
 
-/// Figures that wait on record fields another change adds (issue 20 item
-/// 4, the model's side): counted and listed, not failed. Each entry is a
-/// view, a piece of text around the figure, and why it is not a record
-/// number yet. Remove an entry when its fields land.
-const PENDING: &[(&str, &str, &str)] = &[(
-    "html dot",
-    "insn ·|cy weighted|cy per execution|block |instructions · ",
-    "per-block cycles/share and per-instruction weighted cycles: graph.rs \
-         still costs blocks itself until the model's per-block record lands",
-)];
-
-/// Whether `f` (read from `view`) is a [`PENDING`] figure, or sits inside a
-/// suggestion message (`messages`) or the bottleneck sentence of a
-/// call-bound kernel (`calls_bottleneck`, which names the callee's figures):
-/// the structured suggestions and `bottleneck_detail`, whose figures become
-/// record fields, are pending too.
-fn pending(
-    view: &str,
-    f: &Figure,
-    messages: &[String],
-    calls_bottleneck: &[String],
-) -> Option<&'static str> {
-    for (views, texts, why) in PENDING {
-        if views.split(' ').any(|v| view.starts_with(v))
-            && texts.split('|').any(|t| f.context.contains(t))
-        {
-            return Some(why);
-        }
-    }
-    if messages.iter().any(|m| m.contains(f.near.trim())) {
-        return Some(
-            "figures of suggestion messages: structured suggestions (rule + figures as fields)",
-        );
-    }
-    if calls_bottleneck.iter().any(|m| m.contains(f.near.trim())) {
-        return Some(
-            "the callee's hot loop in a call-bound kernel's bottleneck sentence: bottleneck_detail",
-        );
-    }
-    None
-}
-
 #[test]
 fn every_printed_figure_is_a_number_of_the_record() {
     let cases = cases();
@@ -503,22 +439,15 @@ fn every_printed_figure_is_a_number_of_the_record() {
     let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
     let mut checked = 0usize;
     let mut clean = 0usize;
-    let mut waiting: BTreeMap<&str, usize> = BTreeMap::new();
     for c in &cases {
         let doc: Value = serde_json::from_str(&run(c, "json")).unwrap();
         let kernels = doc["kernels"].as_array().unwrap();
         assert!(!kernels.is_empty(), "{}", c.name);
         let mut nums = Vec::new();
         let mut sentences = Vec::new();
-        let mut messages = Vec::new();
-        let mut calls_bottleneck = Vec::new();
         for k in kernels {
             numbers(k, &mut nums);
             sentences.extend(record_sentence_figures(k));
-            messages.extend(suggestion_messages(k));
-            if k["bound_by"] == "call" {
-                calls_bottleneck.extend(k["bottleneck"].as_str().map(str::to_string));
-            }
         }
         let views = [
             ("text", text_figures(&run(c, "text"))),
@@ -535,14 +464,7 @@ fn every_printed_figure_is_a_number_of_the_record() {
             );
             for f in figs {
                 checked += 1;
-                if in_record(f, &nums) {
-                    continue;
-                }
-                if let Some(why) = pending(view, f, &messages, &calls_bottleneck) {
-                    *waiting.entry(why).or_default() += 1;
-                    continue;
-                }
-                {
+                if !in_record(f, &nums) {
                     *kinds.entry(kind(view, f)).or_default() += 1;
                     mismatches.push(format!(
                         "{} | {view} | {}{} | {}",
@@ -557,9 +479,6 @@ fn every_printed_figure_is_a_number_of_the_record() {
         if mismatches.len() == before {
             clean += 1;
         }
-    }
-    for (why, n) in &waiting {
-        eprintln!("pending: {n} figures: {why}");
     }
     if !mismatches.is_empty() {
         let mut msg = format!(
