@@ -533,3 +533,47 @@ fn figures_are_read_as_documented() {
     let got: Vec<&str> = d.iter().map(|f| f.digits.as_str()).collect();
     assert_eq!(got, ["9", "20", "7.3", "2.5"]);
 }
+
+/// The matmul_naive example: the pipes panels show the memory
+/// bandwidth the model bounds the kernel by (DRAM the busiest, not IC), and
+/// the stall at `wait 0` reads the same in text and HTML.
+#[test]
+fn matmul_views_agree_on_pipes_and_the_hidden_stall() {
+    let c = Case {
+        name: "matmul_naive".into(),
+        args: vec![
+            repo()
+                .join("examples/kernels.archive")
+                .display()
+                .to_string(),
+            "-f".into(),
+            "matmul_naive".into(),
+        ],
+    };
+    let doc: Value = serde_json::from_str(&run(&c, "json")).unwrap();
+    let k = &doc["kernels"][0];
+    let dram = k["cycles"]["device_bandwidth"].as_f64().unwrap();
+    assert!(dram > k["cycles"]["alu"].as_f64().unwrap());
+    assert_eq!(k["bound_by"], "device_bandwidth");
+    let text = run(&c, "text");
+    assert!(
+        text.contains(&format!("DRAM bandwidth {dram:.2}")),
+        "{text}"
+    );
+    let html = run(&c, "html");
+    let top = html
+        .lines()
+        .find(|l| l.starts_with("<div class=\"pipe top\">"))
+        .unwrap();
+    assert!(top.contains("<span>DRAM</span>"), "{top}");
+    let wait = |s: &str| -> String {
+        s.lines()
+            .find(|l| l.contains("5a:") && l.contains("wait"))
+            .unwrap()
+            .to_string()
+    };
+    assert!(wait(&text).contains("◀ stall hidden by the other SIMD-groups"));
+    let h = html.lines().find(|l| l.contains("id=\"k0-a5a\"")).unwrap();
+    assert!(h.contains("◀ stall hidden by the other SIMD-groups"), "{h}");
+    assert!(!h.contains("192.30"), "{h}");
+}
