@@ -658,7 +658,13 @@ pub fn analyze_program_keeping(
                         timing::model::fmt_cy(d.cycles),
                         timing::model::fmt_cy(whole.total_cycles),
                         100.0 * d.share,
-                        cf.timing.bottleneck
+                        // the callee's hot spot with its own calls (its
+                        // own figures while it is still being summed)
+                        if cf.inclusive.bottleneck.is_empty() {
+                            &cf.timing.bottleneck
+                        } else {
+                            &cf.inclusive.bottleneck
+                        }
                     );
                 }
             }
