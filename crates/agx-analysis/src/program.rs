@@ -255,14 +255,15 @@ fn written(insns: &[Instruction], effects: &HashMap<u32, DefUse>) -> DefUse {
 fn callee_saved(insns: &[Instruction]) -> GprSet {
     let (mut stored, mut loaded) = (GprSet::new(), GprSet::new());
     for i in insns {
-        if i.mem_space() != Some(agx_isa::MemSpace::Stack) || i.stack_adjust().is_some() {
+        // (a stack adjust has no memory access: agx_isa::semantics)
+        let Some(m) = i.mem_form().filter(|m| m.space == agx_isa::MemSpace::Stack) else {
             continue;
-        }
+        };
         let du = crate::liveness::def_use(i);
-        match i.category() {
-            agx_isa::Category::Store => stored.union_with(&du.used),
-            agx_isa::Category::Load => loaded.union_with(&du.def),
-            _ => {}
+        match m.dir {
+            agx_isa::MemDir::Store => stored.union_with(&du.used),
+            agx_isa::MemDir::Load => loaded.union_with(&du.def),
+            agx_isa::MemDir::Atomic => {}
         }
     }
     let mut both = GprSet::new();

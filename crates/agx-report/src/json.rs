@@ -844,7 +844,7 @@ pub fn model_document() -> String {
             "raw_penalty_32": t.raw_penalty_32,
             "raw_penalty_16": t.raw_penalty_16,
             "entries": t.entries.iter().map(|e| serde_json::json!({
-                "key": e.key,
+                "key": e.key.name(),
                 "covers": e.covers,
                 "unit": e.unit.name(),
                 "latency": e.latency,

@@ -157,10 +157,13 @@ impl Profile {
             state_stores: p
                 .iter()
                 .filter(|i| {
-                    matches!(
-                        i.mnemonic,
-                        "uniform_store" | "tex_state_store" | "sampler_state_store"
-                    )
+                    i.mem_form().is_some_and(|m| {
+                        m.dir == agx_isa::MemDir::Store
+                            && matches!(
+                                m.space,
+                                agx_isa::MemSpace::Uniform | agx_isa::MemSpace::TextureState
+                            )
+                    })
                 })
                 .count(),
         });

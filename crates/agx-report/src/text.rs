@@ -542,9 +542,10 @@ fn mix(out: &mut String, st: Style, p: &Profile) {
     for d in &p.timing.instructions_detail {
         *by_unit.entry(d.unit().name()).or_default() += 1;
     }
-    // (the timing model keeps one detail per instruction, in order)
+    // (the timing model keeps one detail per instruction, in order); the
+    // names the annotated listing prints (native syntax)
     for i in &p.insns {
-        *by_mnem.entry(i.mnemonic).or_default() += 1;
+        *by_mnem.entry(i.display_mnemonic()).or_default() += 1;
     }
     let units: Vec<String> = by_unit.iter().map(|(u, n)| format!("{u} {n}")).collect();
     let _ = writeln!(out, "  by unit: {}", units.join(" · "));

@@ -32,12 +32,9 @@
 //! if/else (longest).
 
 use super::mesa::{mesa_estimate, MesaEstimate};
-use super::table::{
-    classify, dest_width, form_name, is_transcendental, transcendental_subpipe, CostEntry,
-    GpuTiming, MemParams, Unit, G13,
-};
-use agx_isa::forms::FORMS;
-use agx_isa::{ExecOp, Instruction, MemAccess, MemDir, MemSpace, RegFile, Width};
+use super::table::{CostEntry, GpuTiming, MemParams, Unit, G13};
+use agx_isa::semantics::dest_width;
+use agx_isa::{CostKey, ExecOp, Instruction, MemAccess, MemDir, MemSpace, RegFile, Width};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -117,9 +114,10 @@ pub struct InsnDetail {
 }
 
 impl InsnDetail {
-    /// Cost-table key ([`classify`] of the instruction).
+    /// Cost-table key ([`Instruction::cost_key`]), as spelled in the
+    /// table.
     pub fn key(&self) -> &'static str {
-        self.entry.key
+        self.entry.key.name()
     }
     pub fn unit(&self) -> Unit {
         self.entry.unit
@@ -638,35 +636,10 @@ pub fn find_loops(insns: &[Instruction]) -> Vec<LoopSpan> {
     spans_from_analysis(insns, &crate::analyze(insns))
 }
 
-/// Value of a named encoding field of the instruction's form.
-pub fn raw_field(insn: &Instruction, name: &str) -> Option<u64> {
-    let f = FORMS.get(insn.form as usize)?;
-    let fi = f.fields.iter().find(|x| x.name == name)?;
-    let mut v = 0u64;
-    for &(start, width, shift) in fi.parts {
-        v |= (((insn.raw >> start) & ((1u128 << width) - 1)) as u64) << shift;
-    }
-    Some(v)
-}
-
-/// Scoreboard slot of a load or `wait`, when the encoding has one.
+/// Scoreboard slot of a load or `wait`, when the encoding has one (the
+/// form's slot column, [`Instruction::scoreboard_slot`]).
 pub fn scoreboard_slot(insn: &Instruction) -> Option<u32> {
-    match form_name(insn) {
-        "wait" => raw_field(insn, "i").map(|v| v as u32),
-        "device_load" | "device_load.TODO" | "texture_sample" | "texture_load" | "atomic" => {
-            raw_field(insn, "g").map(|v| v as u32)
-        }
-        _ => None,
-    }
-}
-
-/// Bytes per lane a memory instruction moves (from its data register).
-fn mem_bytes_per_lane(insn: &Instruction) -> f64 {
-    let data = insn
-        .all_operands()
-        .filter_map(|o| o.as_reg())
-        .find(|r| r.file == RegFile::Gpr);
-    data.map(|r| r.halves() as f64 * 2.0).unwrap_or(4.0)
+    insn.scoreboard_slot()
 }
 
 /// Latency of a load, by the memory space the ISA semantics give it.
@@ -686,6 +659,7 @@ fn is_load(insn: &Instruction) -> bool {
         Some(MemAccess {
             dir: MemDir::Load | MemDir::Atomic,
             space: MemSpace::Device | MemSpace::Texture | MemSpace::Threadgroup | MemSpace::Stack,
+            ..
         })
     )
 }
@@ -693,7 +667,7 @@ fn is_load(insn: &Instruction) -> bool {
 /// Per-instruction static cost facts used by the region model.
 struct Static<'a> {
     insn: &'a Instruction,
-    key: &'static str,
+    key: CostKey,
     unit: Unit,
     tp: f64,
     lat: f64,
@@ -733,7 +707,7 @@ fn statics<'a>(
         .iter()
         .zip(spans)
         .map(|(&insn, (d0, u0, u1))| {
-            let key = classify(insn);
+            let key = insn.cost_key();
             let e = gpu.entry(key);
             // distinct (half, width) GPR sources, sorted by half then deduped
             // (at most MAX_OPERANDS + MAX_IMPLICIT of them: no allocation)
@@ -785,7 +759,7 @@ fn raw_dep(gpu: &GpuTiming, prev: &Static, cur: &Static) -> Option<RawDep> {
     // Register cache: metal-benchmarks measured one case, an FFMA whose
     // multiply reads one register twice (`x*x+1` at ~95% with ILP=1); only
     // that shape (fma/fmul reading a single distinct register) is exempt.
-    if cur.distinct_sources <= 1 && (cur.key.starts_with("fma") || cur.key.starts_with("fmul")) {
+    if cur.distinct_sources <= 1 && cur.key.is_fmul() {
         penalty = 0.0;
     }
     Some(RawDep {
@@ -856,8 +830,11 @@ fn model_region(
                         MemDir::Load | MemDir::Atomic => loads += 1,
                         MemDir::Store => stores += 1,
                     }
-                    if matches!(m.space, MemSpace::Device | MemSpace::Texture) {
-                        let bytes = mem_bytes_per_lane(s.insn) * gpu.simd_width as f64;
+                    if matches!(
+                        m.space,
+                        MemSpace::Device | MemSpace::Texture | MemSpace::TextureState
+                    ) {
+                        let bytes = m.bytes_per_lane() as f64 * gpu.simd_width as f64;
                         if l1_bw > 0.0 {
                             pipes.mem += bytes / l1_bw;
                         }
@@ -873,7 +850,7 @@ fn model_region(
     // IC integer/transcendental pairs (fitted term, see table.rs)
     let (mut n_int, mut n_trans) = (0usize, 0usize);
     for s in st.iter().filter(|s| s.unit == Unit::Ic) {
-        if is_transcendental(s.key) {
+        if s.key.transcendental().is_some() {
             n_trans += 1;
         } else {
             n_int += 1;
@@ -881,12 +858,11 @@ fn model_region(
     }
     pipes.ic += gpu.ic_switch_cycles * n_int.min(n_trans) as f64;
     if gpu.ic_overlap_cycles > 0.0 && n_trans > 1 {
-        let mut by_key: BTreeMap<&str, usize> = BTreeMap::new();
-        for s in st
-            .iter()
-            .filter(|s| s.unit == Unit::Ic && is_transcendental(s.key))
-        {
-            *by_key.entry(transcendental_subpipe(s.key)).or_default() += 1;
+        let mut by_key: BTreeMap<agx_isa::Transcendental, usize> = BTreeMap::new();
+        for s in st.iter().filter(|s| s.unit == Unit::Ic) {
+            if let Some(sub) = s.key.transcendental() {
+                *by_key.entry(sub).or_default() += 1;
+            }
         }
         let most = by_key.values().copied().max().unwrap_or(0);
         pipes.ic -= gpu.ic_overlap_cycles * (n_trans - most) as f64;
@@ -922,7 +898,7 @@ fn model_region(
             }
             let mut completed: Vec<(usize, f64)> = Vec::new();
             let mut wait_lat = 0.0;
-            if s.key == "wait" {
+            if s.key == CostKey::Wait {
                 let slot = scoreboard_slot(s.insn);
                 let keys: Vec<Option<u32>> = slot_done
                     .keys()
@@ -942,7 +918,7 @@ fn model_region(
             let stall = (start - t).max(0.0);
             if it == iters - 1 {
                 stall_single[i] = stall;
-                if s.key == "wait" && !completed.is_empty() {
+                if s.key == CostKey::Wait && !completed.is_empty() {
                     is_mem_stall[i] = true;
                     wait_at.push(i);
                     wait_idx.push((i, completed.iter().map(|c| c.0).collect()));
@@ -1454,9 +1430,9 @@ pub fn analyze_kernel_with_loops(
     // second per-instruction vector).
     let mut instructions_detail = Vec::with_capacity(n);
     for (i, insn) in insns.iter().enumerate() {
-        let key = classify(insn);
+        let key = insn.cost_key();
         let e = gpu.entry(key);
-        // every key `classify` returns has its row (InsnDetail::key reads it)
+        // every key has its row (index_rows; InsnDetail::key reads it)
         debug_assert_eq!(e.key, key);
         instructions_detail.push(InsnDetail {
             addr: insn.addr,
