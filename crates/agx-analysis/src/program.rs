@@ -25,7 +25,7 @@
 //!   the `call` part of the caller's breakdown. The call and return overhead
 //!   is the cost the timing table gives the `call` instruction (counted in
 //!   the caller) and the `ret` (counted in the callee): no extra refill
-//!   penalty is known for G13, none is added (stated in
+//!   penalty is known for the modelled GPU, none is added (stated in
 //!   [`Program::assumptions`]).
 //! * **Recursion** (a call to a function already on the call chain, e.g.
 //!   Apple's `simple_call` helper calls itself) is cut at one level: the
@@ -43,7 +43,7 @@ use crate::liveness::{half_names, DefUse, GprSet};
 use crate::timing::{
     self, BreakdownPart, KernelTiming, ModelParams, Paths, Suggestion, UnitCycles,
 };
-use crate::{analyze_detailed_calls, occupancy_for_regs, Analysis, CfgOptions};
+use crate::{analyze_detailed_calls, Analysis, CfgOptions};
 use agx_isa::{Flow, Instruction};
 use std::collections::HashMap;
 
@@ -493,7 +493,7 @@ pub fn analyze_program_keeping(
         .map(|(s, _)| s.analysis.registers.highest_half_index)
         .max()
         .unwrap_or(0);
-    let (threads, percent) = occupancy_for_regs(highest);
+    let (threads, percent) = params.gpu.occupancy_for_regs(highest);
 
     // --- timing of each function at the program's occupancy ---
     let mut p = params.clone();
@@ -637,9 +637,10 @@ pub fn analyze_program_keeping(
     }
     calls.sort_by_key(|c| (c.caller, c.at));
     if !calls.is_empty() {
-        assumptions.push(
-            "call/return overhead: the `call` instruction (in the caller) and `ret` (in the callee) as the timing table prices branches; no extra G13 call penalty is known, none is added".to_string(),
-        );
+        assumptions.push(format!(
+            "call/return overhead: the `call` instruction (in the caller) and `ret` (in the callee) as the timing table prices branches; no extra {} call penalty is known, none is added",
+            params.gpu.short
+        ));
     }
     Program {
         functions,

@@ -153,6 +153,8 @@ struct Mesa {
 #[derive(Serialize)]
 struct Model {
     gpu: &'static str,
+    /// The chip modelled (`--chip`; the model's default chip otherwise).
+    chip: &'static str,
     measured_on: &'static str,
     trip_count: u32,
     threads_per_core: u32,
@@ -508,8 +510,8 @@ fn kernel(p: &Profile) -> Kernel<'_> {
         bottleneck: &t.bottleneck,
         model: Model {
             gpu: t.gpu,
-            // every cost-table figure is an M1 (G13) measurement (docs/timing-model.md)
-            measured_on: "M1",
+            chip: p.options.chip.chip,
+            measured_on: p.options.gpu.measured_on,
             trip_count: p.options.trip_count,
             threads_per_core: t.params.threads_per_core,
             simds_per_scheduler: r2(t.simds_per_scheduler),
@@ -828,11 +830,11 @@ pub fn document(profiles: &[Profile]) -> String {
 }
 
 /// The `--explain-model --format json` document: the same facts as
-/// [`crate::explain_model`] (the G13 cost table with each row's source,
+/// [`crate::explain_model`] (the default model's cost table with each row's source,
 /// model rules, memory-parameter defaults), under the same schema id, with
 /// `model` in place of `kernels`.
 pub fn model_document() -> String {
-    let t = agx_analysis::timing::g13();
+    let t = agx_analysis::gpu::default_model().timing;
     let doc = serde_json::json!({
         "schema": SCHEMA,
         "tool": { "name": "metal-profiler", "version": env!("CARGO_PKG_VERSION") },

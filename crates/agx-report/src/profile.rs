@@ -4,8 +4,9 @@
 //! simulation, in the manner of llvm-mca's views.
 
 use crate::graph::FunctionGraph;
+use agx_analysis::gpu::GpuModel;
 use agx_analysis::program::{self, CodeSource, FunctionCode, NoCode, Program};
-use agx_analysis::timing::{self, KernelTiming, MemParams, ModelParams, Suggestion};
+use agx_analysis::timing::{self, DramVariant, KernelTiming, MemParams, ModelParams, Suggestion};
 use agx_analysis::Analysis;
 use agx_isa::Instruction;
 
@@ -21,14 +22,25 @@ pub struct Options {
     /// CFG and loop forest before the timing model runs (lower peak memory;
     /// every other part of the profile is the same). Default `true`.
     pub graph: bool,
+    /// The GPU model (ISA, timing table, occupancy rule), chosen once by the
+    /// front end (`agx_analysis::gpu::model_for_slice`). Default: the
+    /// default model.
+    pub gpu: &'static GpuModel,
+    /// The chip whose memory parameters `mem` starts from (`--chip`).
+    /// Default: the model's default chip.
+    pub chip: &'static DramVariant,
 }
 
 impl Default for Options {
     fn default() -> Self {
+        let gpu = agx_analysis::gpu::default_model();
+        let chip = gpu.default_chip();
         Options {
             trip_count: timing::DEFAULT_TRIP_COUNT,
-            mem: MemParams::default(),
+            mem: gpu.mem_params(chip),
             graph: true,
+            gpu,
+            chip,
         }
     }
 }
@@ -116,6 +128,8 @@ impl Profile {
         let params = ModelParams {
             trip_count: options.trip_count.max(1),
             mem: options.mem,
+            gpu: options.gpu,
+            chip: options.chip,
             ..Default::default()
         };
         let main = FunctionCode {

@@ -32,7 +32,7 @@
 //! if/else (longest).
 
 use super::mesa::{mesa_estimate, MesaEstimate};
-use super::table::{CostEntry, GpuTiming, MemParams, Unit, G13};
+use super::table::{CostEntry, GpuTiming, MemParams, Unit};
 use agx_isa::semantics::dest_width;
 use agx_isa::{CostKey, ExecOp, Instruction, MemAccess, MemDir, MemSpace, RegFile, Width};
 use serde::Serialize;
@@ -52,15 +52,25 @@ pub struct ModelParams {
     /// `occupancy::threads_per_core`. Default 1024 (the maximum).
     pub threads_per_core: u32,
     pub mem: MemParams,
+    /// The GPU model (timing table, occupancy rule), chosen by the front end.
+    #[serde(skip)]
+    pub gpu: &'static crate::gpu::GpuModel,
+    /// The chip whose memory parameters `mem` defaults to.
+    #[serde(skip)]
+    pub chip: &'static super::table::DramVariant,
 }
 
 impl Default for ModelParams {
     fn default() -> Self {
+        let gpu = crate::gpu::default_model();
+        let chip = gpu.default_chip();
         ModelParams {
             trip_count: DEFAULT_TRIP_COUNT,
             loop_trip_counts: BTreeMap::new(),
             threads_per_core: 1024,
-            mem: MemParams::default(),
+            mem: gpu.mem_params(chip),
+            gpu,
+            chip,
         }
     }
 }
@@ -1160,14 +1170,14 @@ pub fn push_cy(out: &mut String, x: f64) {
 pub fn body_timing(insns: &[Instruction], params: &ModelParams) -> RegionTiming {
     let refs: Vec<&Instruction> = insns.iter().collect();
     let follows = vec![true; refs.len()];
-    model_region(&G13, params, &refs, &follows, true).timing
+    model_region(params.gpu.timing, params, &refs, &follows, true).timing
 }
 
 /// Models a whole kernel (main's instructions in address order), with the
 /// loops the analysis crate finds.
 pub fn analyze_kernel(insns: &[Instruction], params: &ModelParams) -> KernelTiming {
     let loops = find_loops(insns);
-    analyze_kernel_with_loops(&G13, insns, &loops, params)
+    analyze_kernel_with_loops(params.gpu.timing, insns, &loops, params)
 }
 
 /// The exec-mask if/else structure: for each instruction, the innermost
@@ -1741,7 +1751,7 @@ pub fn analyze_with_analysis(
     analysis: &crate::Analysis,
     params: &ModelParams,
 ) -> KernelTiming {
-    analyze_with_analysis_on(&G13, insns, analysis, params)
+    analyze_with_analysis_on(params.gpu.timing, insns, analysis, params)
 }
 
 /// [`analyze_with_analysis`] with another cost table (e.g. one whose fitted

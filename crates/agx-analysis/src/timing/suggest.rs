@@ -108,9 +108,9 @@ fn highest_gpr(insns: &[Instruction]) -> Option<(u32, u32)> {
 }
 
 /// Threads per core for `halfregs` allocated half-registers (the one
-/// occupancy table, `occupancy::OCCUPANCY_TABLE`).
-fn threads_for(halfregs: u32) -> u32 {
-    match crate::occupancy::occupancy_for_regs(halfregs).0 {
+/// occupancy rule of the GPU model the timing used).
+fn threads_for(gpu: &crate::gpu::GpuModel, halfregs: u32) -> u32 {
+    match gpu.occupancy_for_regs(halfregs).0 {
         0 => 384,
         t => t,
     }
@@ -219,7 +219,7 @@ pub fn suggest(
     let derived_threads = analysis
         .map(|a| a.occupancy.threads)
         .filter(|&t| t > 0)
-        .or_else(|| highest_gpr(insns).map(|(hi, _)| threads_for(hi + 1)));
+        .or_else(|| highest_gpr(insns).map(|(hi, _)| threads_for(timing.params.gpu, hi + 1)));
     let occ = derived_threads.unwrap_or(threads).min(threads.max(1));
     if occ < 1024 {
         let sev = if occ < 640 {
