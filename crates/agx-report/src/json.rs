@@ -151,6 +151,18 @@ struct Mesa {
 }
 
 #[derive(Serialize)]
+struct MixOut {
+    by_unit: std::collections::BTreeMap<&'static str, usize>,
+    by_mnemonic: Vec<MnemonicCount>,
+}
+
+#[derive(Serialize)]
+struct MnemonicCount {
+    mnemonic: &'static str,
+    count: usize,
+}
+
+#[derive(Serialize)]
 struct Model {
     gpu: &'static str,
     /// The chip modelled (`--chip`; the model's default chip otherwise).
@@ -265,6 +277,9 @@ struct Kernel<'a> {
     paths: Paths,
     mesa_estimate: Mesa,
     bottleneck: &'a str,
+    /// The instruction mix: instructions per unit and per mnemonic as the
+    /// annotated listing names them (native syntax), most frequent first.
+    mix: MixOut,
     model: Model,
     prolog: Option<Prolog>,
     suggestions: Vec<SuggestionOut<'a>>,
@@ -508,6 +523,17 @@ fn kernel(p: &Profile) -> Kernel<'_> {
             ic: t.mesa_estimate.ic,
         },
         bottleneck: &t.bottleneck,
+        mix: {
+            let m = p.mix();
+            MixOut {
+                by_unit: m.by_unit,
+                by_mnemonic: m
+                    .by_mnemonic
+                    .into_iter()
+                    .map(|(mnemonic, count)| MnemonicCount { mnemonic, count })
+                    .collect(),
+            }
+        },
         model: Model {
             gpu: t.gpu,
             chip: p.options.chip.chip,

@@ -45,6 +45,17 @@ impl Default for Options {
     }
 }
 
+/// The instruction mix of a profile's main function, computed once for the
+/// views: instructions per unit (by unit name) and per mnemonic as the
+/// annotated listing prints it (native syntax:
+/// [`agx_isa::Instruction::display_mnemonic`], e.g. `TODO.stack_adjust`
+/// where applegpu prints `stack_store`), most frequent first.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Mix {
+    pub by_unit: std::collections::BTreeMap<&'static str, usize>,
+    pub by_mnemonic: Vec<(&'static str, usize)>,
+}
+
 /// A short summary of the prolog (`_agc.main.constant_program`), which runs
 /// once per dispatch rather than per thread.
 #[derive(Clone, Debug)]
@@ -100,6 +111,22 @@ pub struct Profile {
 }
 
 impl Profile {
+    /// The instruction mix ([`Mix`]).
+    pub fn mix(&self) -> Mix {
+        let mut m = Mix::default();
+        for d in &self.timing.instructions_detail {
+            *m.by_unit.entry(d.unit().name()).or_default() += 1;
+        }
+        let mut by: std::collections::BTreeMap<&'static str, usize> = Default::default();
+        for i in &self.insns {
+            *by.entry(i.display_mnemonic()).or_default() += 1;
+        }
+        m.by_mnemonic = by.into_iter().collect();
+        m.by_mnemonic
+            .sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        m
+    }
+
     /// Runs the analyses and the timing model over `insns` (one function,
     /// entry at the first instruction; calls are left unresolved).
     pub fn build(

@@ -8,7 +8,6 @@ use agx_analysis::timing::{self, InsnDetail, LoopTiming, Unit};
 use agx_analysis::LoopSummary;
 use agx_isa::format::{write_addr, write_asm, write_line};
 use agx_isa::Syntax;
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// ANSI styling, or none.
@@ -538,21 +537,20 @@ fn loop_section(out: &mut String, st: Style, idx: &LoopIndex<'_>, i: usize, l: &
 
 fn mix(out: &mut String, st: Style, p: &Profile) {
     section(out, st, "Instruction mix");
-    let mut by_unit: BTreeMap<&'static str, usize> = BTreeMap::new();
-    let mut by_mnem: BTreeMap<&'static str, usize> = BTreeMap::new();
-    for d in &p.timing.instructions_detail {
-        *by_unit.entry(d.unit().name()).or_default() += 1;
-    }
-    // (the timing model keeps one detail per instruction, in order); the
-    // names the annotated listing prints (native syntax)
-    for i in &p.insns {
-        *by_mnem.entry(i.display_mnemonic()).or_default() += 1;
-    }
-    let units: Vec<String> = by_unit.iter().map(|(u, n)| format!("{u} {n}")).collect();
+    // (the one mix of the profile, also in the JSON document)
+    let mix = p.mix();
+    let units: Vec<String> = mix
+        .by_unit
+        .iter()
+        .map(|(u, n)| format!("{u} {n}"))
+        .collect();
     let _ = writeln!(out, "  by unit: {}", units.join(" · "));
-    let mut m: Vec<(&&str, &usize)> = by_mnem.iter().collect();
-    m.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-    let top: Vec<String> = m.iter().take(12).map(|(k, v)| format!("{k} {v}")).collect();
+    let top: Vec<String> = mix
+        .by_mnemonic
+        .iter()
+        .take(12)
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
     let _ = writeln!(out, "  top:     {}", top.join(" · "));
 }
 

@@ -152,6 +152,19 @@ fn the_mix_names_what_the_listing_shows() {
         // the spill count of the figures
         let v: serde_json::Value =
             serde_json::from_str(&profile(&code, &["--format", "json"])).unwrap();
+        // the JSON mix is the same mix, complete
+        let json_mix: BTreeMap<String, usize> = v["kernels"][0]["mix"]["by_mnemonic"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                (
+                    e["mnemonic"].as_str().unwrap().to_string(),
+                    e["count"].as_u64().unwrap() as usize,
+                )
+            })
+            .collect();
+        assert_eq!(json_mix, listing, "{name}: JSON mix");
         let spills = v["kernels"][0]["spills"].as_u64().unwrap() as usize;
         assert_eq!(
             listing.get("stack_store").copied().unwrap_or(0),
