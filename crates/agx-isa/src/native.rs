@@ -20,7 +20,8 @@
 //!
 //! The decoded [`Instruction`] itself stays the first-match one (its `form`,
 //! operands and the analysis facts such as [`Instruction::stack_adjust`]);
-//! only the text changes.
+//! only the text changes. The facts of what it does come from the form it
+//! really matches: [`Instruction::semantic_form`], the one refinement.
 
 use crate::decode::{decode_as, size_mask};
 use crate::forms::{Form, FORMS};

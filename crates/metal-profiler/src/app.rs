@@ -693,10 +693,11 @@ pub fn check_model_flags(a: &ProfileArgs) -> Result<(), Error> {
         }
     }
     if let Some(c) = &a.model.chip {
-        if agx_analysis::timing::dram_variant(c).is_none() {
-            let known: Vec<&str> = agx_analysis::timing::DRAM_VARIANTS
+        let models = agx_analysis::gpu::GPU_MODELS;
+        if !models.iter().any(|m| m.chip(c).is_some()) {
+            let known: Vec<&str> = models
                 .iter()
-                .map(|v| v.chip)
+                .flat_map(|m| m.chips.iter().map(|v| v.chip))
                 .collect();
             return Err(Error::usage(format!(
                 "--chip '{c}' is not a known M1-family chip (use one of: {})",
