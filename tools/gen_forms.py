@@ -184,6 +184,17 @@ def main():
     data = json.load(open(sys.argv[1]))
     forms = data["forms"]
     names = {f["name"] for f in forms}
+    # (earlier, later) pairs: the earlier form's fixed bits are a subset of
+    # the later one's, with equal values and the same sizes (native.rs)
+    shadows = {}
+    for j, later in enumerate(forms):
+        lm, lb = int(later["mask"], 16), int(later["bits"], 16)
+        for e in forms[:j]:
+            em, eb = int(e["mask"], 16), int(e["bits"], 16)
+            if em & ~lm == 0 and (eb ^ lb) & em == 0 and e["sizes"] == later["sizes"] \
+                    and e["length_bit"] == later["length_bit"]:
+                shadows.setdefault(e["idx"], []).append(later["idx"])
+                break
     for table in (MEM, FLOW, SLOT, COST):
         for n in table:
             assert n in names, "no form called %s" % n
@@ -233,6 +244,9 @@ def main():
     w("    pub cost: CostRule,")
     w("    /// The field holding the scoreboard slot (`g` of loads, `i` of `wait`).")
     w("    pub slot: Option<&'static str>,")
+    w("    /// Later forms this one shadows: every word they match, this form")
+    w("    /// matches first (see `native::shadowed_forms`).")
+    w("    pub shadows: &'static [u8],")
     w("}")
     w("")
     w("impl Form {")
@@ -319,6 +333,7 @@ def main():
         w("        cost: %s," % COST[f["name"]])
         sl = SLOT.get(f["name"])
         w("        slot: %s," % ("Some(%s)" % rust_str(sl) if sl else "None"))
+        w("        shadows: &[%s]," % ", ".join(str(x) for x in shadows.get(f["idx"], [])))
         w("    },")
     w("];")
     w("")

@@ -49,6 +49,9 @@ pub struct Form {
     pub cost: CostRule,
     /// The field holding the scoreboard slot (`g` of loads, `i` of `wait`).
     pub slot: Option<&'static str>,
+    /// Later forms this one shadows: every word they match, this form
+    /// matches first (see `native::shadowed_forms`).
+    pub shadows: &'static [u8],
 }
 
 impl Form {
@@ -708,6 +711,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::MovImm),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 1,
@@ -757,6 +761,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::MovImm),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 2,
@@ -797,6 +802,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::GetSr),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 3,
@@ -879,6 +885,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Iadd,
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 4,
@@ -978,6 +985,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Imad,
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 5,
@@ -1040,6 +1048,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Convert),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 6,
@@ -1119,6 +1128,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Bfi),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 7,
@@ -1198,6 +1208,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Bfe,
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 8,
@@ -1277,6 +1288,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Bfe,
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 9,
@@ -1356,6 +1368,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::ShiftHi),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 10,
@@ -1435,6 +1448,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::ShiftHi),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 11,
@@ -1492,6 +1506,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::ShiftHi),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 12,
@@ -1549,6 +1564,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::ShiftHi),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 13,
@@ -1627,6 +1643,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Bitop),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 14,
@@ -1671,6 +1688,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Bitrev),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 15,
@@ -1715,6 +1733,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Popcount),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 16,
@@ -1772,6 +1791,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Intl),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 17,
@@ -1816,6 +1836,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Ffs),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 18,
@@ -1878,6 +1899,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Iunop),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 19,
@@ -1964,6 +1986,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Fma32),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 20,
@@ -2050,6 +2073,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Fma16),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 21,
@@ -2119,6 +2143,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Fadd32),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 22,
@@ -2188,6 +2213,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Fadd16),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 23,
@@ -2257,6 +2283,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Fmul32),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 24,
@@ -2326,6 +2353,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Fmul16),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 25,
@@ -2378,6 +2406,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Rint),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 26,
@@ -2430,6 +2459,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Rint),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 27,
@@ -2482,6 +2512,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Trunc),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 28,
@@ -2534,6 +2565,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Rint),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 29,
@@ -2586,6 +2618,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Rcp),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 30,
@@ -2641,6 +2674,7 @@ pub static FORMS: [Form; 161] = [
             w32: CostKey::Rsqrt32,
         },
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 31,
@@ -2696,6 +2730,7 @@ pub static FORMS: [Form; 161] = [
             w32: CostKey::Rsqrt32,
         },
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 32,
@@ -2748,6 +2783,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::SinPt1),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 33,
@@ -2800,6 +2836,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::SinPt2),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 34,
@@ -2855,6 +2892,7 @@ pub static FORMS: [Form; 161] = [
             w32: CostKey::Log2_32,
         },
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 35,
@@ -2910,6 +2948,7 @@ pub static FORMS: [Form; 161] = [
             w32: CostKey::Exp2_32,
         },
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 36,
@@ -2966,6 +3005,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Dfdxy),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 37,
@@ -3022,6 +3062,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Dfdxy),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 38,
@@ -3083,6 +3124,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Funop),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 39,
@@ -3106,6 +3148,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::Ret,
         cost: CostRule::Fixed(CostKey::Branch),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 40,
@@ -3122,6 +3165,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::Stop,
         cost: CostRule::Fixed(CostKey::Branch),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 41,
@@ -3138,6 +3182,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::Trap,
         cost: CostRule::Fixed(CostKey::Branch),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 42,
@@ -3161,6 +3206,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::CallIndirect,
         cost: CostRule::Fixed(CostKey::Branch),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 43,
@@ -3184,6 +3230,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::JmpCond,
         cost: CostRule::Fixed(CostKey::Branch),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 44,
@@ -3207,6 +3254,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::JmpExecAny,
         cost: CostRule::Fixed(CostKey::Branch),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 45,
@@ -3230,6 +3278,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::JmpExecNone,
         cost: CostRule::Fixed(CostKey::Branch),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 46,
@@ -3253,6 +3302,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::Call,
         cost: CostRule::Fixed(CostKey::Branch),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 47,
@@ -3289,6 +3339,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::Exec(ExecKind::Pop),
         cost: CostRule::Fixed(CostKey::Exec),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 48,
@@ -3364,6 +3415,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::Exec(ExecKind::If),
         cost: CostRule::Fixed(CostKey::Exec),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 49,
@@ -3447,6 +3499,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::Exec(ExecKind::If),
         cost: CostRule::Fixed(CostKey::Exec),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 50,
@@ -3522,6 +3575,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::Exec(ExecKind::While),
         cost: CostRule::Fixed(CostKey::Exec),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 51,
@@ -3605,6 +3659,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::Exec(ExecKind::While),
         cost: CostRule::Fixed(CostKey::Exec),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 52,
@@ -3680,6 +3735,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::Exec(ExecKind::Else),
         cost: CostRule::Fixed(CostKey::Exec),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 53,
@@ -3763,6 +3819,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::Exec(ExecKind::Else),
         cost: CostRule::Fixed(CostKey::Exec),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 54,
@@ -3858,6 +3915,7 @@ pub static FORMS: [Form; 161] = [
             w32: CostKey::Icmpsel32,
         },
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 55,
@@ -3961,6 +4019,7 @@ pub static FORMS: [Form; 161] = [
             w32: CostKey::Fcmpsel32,
         },
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 56,
@@ -4031,6 +4090,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::SimdBallot),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 57,
@@ -4101,6 +4161,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::QuadBallot),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 58,
@@ -4179,6 +4240,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::SimdBallot),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 59,
@@ -4257,6 +4319,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::QuadBallot),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 60,
@@ -4314,6 +4377,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::SimdShuffle),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 61,
@@ -4371,6 +4435,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::SimdShuffle),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 62,
@@ -4428,6 +4493,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::SimdShuffle),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 63,
@@ -4485,6 +4551,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::SimdShuffle),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 64,
@@ -4542,6 +4609,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::SimdShuffle),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 65,
@@ -4624,6 +4692,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::SimdMatrix),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 66,
@@ -4706,6 +4775,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::SimdMatrix),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 67,
@@ -4763,6 +4833,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::QuadShuffle),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 68,
@@ -4820,6 +4891,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::QuadShuffle),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 69,
@@ -4877,6 +4949,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::QuadShuffle),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 70,
@@ -4934,6 +5007,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::QuadShuffle),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 71,
@@ -4991,6 +5065,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::QuadShuffle),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 72,
@@ -5075,6 +5150,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::SimdGeneric),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 73,
@@ -5119,6 +5195,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::QuadReduceI),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 74,
@@ -5163,6 +5240,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::QuadReduceI),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 75,
@@ -5207,6 +5285,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::QuadReduceI),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 76,
@@ -5251,6 +5330,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::QuadReduceI),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 77,
@@ -5295,6 +5375,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::QuadReduceF),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 78,
@@ -5339,6 +5420,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::QuadReduceF),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 79,
@@ -5383,6 +5465,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::QuadPrefixI),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 80,
@@ -5427,6 +5510,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::QuadPrefixF),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 81,
@@ -5471,6 +5555,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::QuadPrefixF),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 82,
@@ -5515,6 +5600,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::QuadReduceI),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 83,
@@ -5559,6 +5645,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::QuadReduceI),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 84,
@@ -5603,6 +5690,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::QuadReduceI),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 85,
@@ -5647,6 +5735,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::QuadReduceI),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 86,
@@ -5691,6 +5780,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::QuadReduceI),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 87,
@@ -5735,6 +5825,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::QuadReduceI),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 88,
@@ -5779,6 +5870,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::SimdReduceBit),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 89,
@@ -5823,6 +5915,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::SimdReduceBit),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 90,
@@ -5867,6 +5960,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::SimdReduceBit),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 91,
@@ -5914,6 +6008,7 @@ pub static FORMS: [Form; 161] = [
             w32: CostKey::SimdReduceI32,
         },
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 92,
@@ -5961,6 +6056,7 @@ pub static FORMS: [Form; 161] = [
             w32: CostKey::SimdReduceF32,
         },
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 93,
@@ -6008,6 +6104,7 @@ pub static FORMS: [Form; 161] = [
             w32: CostKey::SimdReduceF32,
         },
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 94,
@@ -6052,6 +6149,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::SimdPrefixI),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 95,
@@ -6096,6 +6194,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::SimdPrefixF),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 96,
@@ -6140,6 +6239,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::SimdPrefixF),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 97,
@@ -6184,6 +6284,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::SimdPrefixI),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 98,
@@ -6228,6 +6329,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::SimdPrefixI),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 99,
@@ -6272,6 +6374,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::SimdPrefixI),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 100,
@@ -6316,6 +6419,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::SimdPrefixI),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 101,
@@ -6360,6 +6464,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::SimdPrefixI),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 102,
@@ -6404,6 +6509,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::SimdPrefixI),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 103,
@@ -6448,6 +6554,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::SimdPrefixI),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 104,
@@ -6492,6 +6599,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::SimdReduceBit),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 105,
@@ -6536,6 +6644,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::SimdReduceBit),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 106,
@@ -6580,6 +6689,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::SimdReduceBit),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 107,
@@ -6624,6 +6734,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::SimdReduceBit),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 108,
@@ -6668,6 +6779,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::SimdReduceBit),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 109,
@@ -6712,6 +6824,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::SimdReduceBit),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 110,
@@ -6774,6 +6887,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::SimdGeneric),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 111,
@@ -6810,6 +6924,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Other),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 112,
@@ -6846,6 +6961,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Other),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 113,
@@ -6869,6 +6985,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Wait),
         slot: Some("i"),
+        shadows: &[],
     },
     Form {
         idx: 114,
@@ -6970,6 +7087,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Other),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 115,
@@ -7108,6 +7226,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Other),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 116,
@@ -7255,6 +7374,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Other),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 117,
@@ -7303,6 +7423,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Other),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 118,
@@ -7395,6 +7516,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Store),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 119,
@@ -7443,6 +7565,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Store),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 120,
@@ -7491,6 +7614,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Store),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 121,
@@ -7540,6 +7664,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Other),
         slot: None,
+        shadows: &[146],
     },
     Form {
         idx: 122,
@@ -7589,6 +7714,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Other),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 123,
@@ -7638,6 +7764,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Other),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 124,
@@ -7694,6 +7821,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Store),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 125,
@@ -7750,6 +7878,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::DeviceLoad),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 126,
@@ -7855,6 +7984,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::DeviceLoad),
         slot: Some("g"),
+        shadows: &[],
     },
     Form {
         idx: 127,
@@ -7969,6 +8099,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Store),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 128,
@@ -8110,6 +8241,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::DeviceLoad),
         slot: Some("g"),
+        shadows: &[],
     },
     Form {
         idx: 129,
@@ -8260,6 +8392,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Store),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 130,
@@ -8361,6 +8494,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Store),
         slot: None,
+        shadows: &[133, 152],
     },
     Form {
         idx: 131,
@@ -8462,6 +8596,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::StackLoad),
         slot: None,
+        shadows: &[132],
     },
     Form {
         idx: 132,
@@ -8534,6 +8669,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Other),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 133,
@@ -8606,6 +8742,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Other),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 134,
@@ -8684,6 +8821,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::ThreadgroupLoad),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 135,
@@ -8762,6 +8900,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Store),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 136,
@@ -8951,6 +9090,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Texture),
         slot: Some("g"),
+        shadows: &[],
     },
     Form {
         idx: 137,
@@ -9140,6 +9280,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Texture),
         slot: Some("g"),
+        shadows: &[],
     },
     Form {
         idx: 138,
@@ -9156,6 +9297,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Barrier),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 139,
@@ -9297,6 +9439,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Atomic),
         slot: Some("g"),
+        shadows: &[],
     },
     Form {
         idx: 140,
@@ -9415,6 +9558,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Atomic),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 141,
@@ -9431,6 +9575,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Other),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 142,
@@ -9447,6 +9592,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Other),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 143,
@@ -9470,6 +9616,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Other),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 144,
@@ -9486,6 +9633,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Other),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 145,
@@ -9502,6 +9650,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Other),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 146,
@@ -9518,6 +9667,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Other),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 147,
@@ -9534,6 +9684,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Other),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 148,
@@ -9550,6 +9701,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Other),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 149,
@@ -9573,6 +9725,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Other),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 150,
@@ -9596,6 +9749,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::JmpCond,
         cost: CostRule::Fixed(CostKey::Branch),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 151,
@@ -9723,6 +9877,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Texture),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 152,
@@ -9795,6 +9950,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Other),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 153,
@@ -9935,6 +10091,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Texture),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 154,
@@ -9975,6 +10132,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Other),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 155,
@@ -10011,6 +10169,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::Exec(ExecKind::Pop),
         cost: CostRule::Fixed(CostKey::Exec),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 156,
@@ -10110,6 +10269,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Other),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 157,
@@ -10191,6 +10351,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Other),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 158,
@@ -10235,6 +10396,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Other),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 159,
@@ -10292,6 +10454,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Other),
         slot: None,
+        shadows: &[],
     },
     Form {
         idx: 160,
@@ -10337,6 +10500,7 @@ pub static FORMS: [Form; 161] = [
         flow: FlowKind::None,
         cost: CostRule::Fixed(CostKey::Barrier),
         slot: None,
+        shadows: &[],
     },
 ];
 

@@ -126,6 +126,7 @@ impl Instruction {
     /// a `stack_get_ptr` decoded as `stack_load`, see [`crate::native`]) is
     /// described by the form it really matches, which is also the name the
     /// native-syntax listing prints. `None` for a form index out of range.
+    #[inline]
     pub fn semantic_form(&self) -> Option<&'static Form> {
         crate::native::shadowed_form(self).or_else(|| FORMS.get(self.form as usize))
     }
@@ -134,6 +135,9 @@ impl Instruction {
     /// shadowed form's for an encoding applegpu prints as another form
     /// (`TODO.stack_adjust`, `stack_get_ptr`), else the decoded mnemonic.
     pub fn display_mnemonic(&self) -> &'static str {
+        if crate::native::shadowed_form(self).is_none() {
+            return self.mnemonic;
+        }
         match crate::native::native_instruction(self) {
             Some(n) => n.mnemonic,
             None => self.mnemonic,

@@ -653,8 +653,8 @@ pub fn scoreboard_slot(insn: &Instruction) -> Option<u32> {
 }
 
 /// Latency of a load, by the memory space the ISA semantics give it.
-fn load_latency(insn: &Instruction, mem: &MemParams) -> f64 {
-    match insn.mem_access().map(|m| m.space) {
+fn load_latency(access: Option<MemAccess>, mem: &MemParams) -> f64 {
+    match access.map(|m| m.space) {
         Some(MemSpace::Device | MemSpace::Texture) => mem.device_latency(),
         Some(MemSpace::Threadgroup) => mem.threadgroup_latency,
         Some(MemSpace::Stack) => mem.stack_latency,
@@ -663,9 +663,9 @@ fn load_latency(insn: &Instruction, mem: &MemParams) -> f64 {
 }
 
 /// Whether the instruction returns data at a `wait` (loads and atomics).
-fn is_load(insn: &Instruction) -> bool {
+fn is_load(access: Option<MemAccess>) -> bool {
     matches!(
-        insn.mem_access(),
+        access,
         Some(MemAccess {
             dir: MemDir::Load | MemDir::Atomic,
             space: MemSpace::Device | MemSpace::Texture | MemSpace::Threadgroup | MemSpace::Stack,
@@ -678,6 +678,8 @@ fn is_load(insn: &Instruction) -> bool {
 struct Static<'a> {
     insn: &'a Instruction,
     key: CostKey,
+    /// The instruction's memory access (read once).
+    mem: Option<MemAccess>,
     unit: Unit,
     tp: f64,
     lat: f64,
@@ -740,6 +742,7 @@ fn statics<'a>(
             Static {
                 insn,
                 key,
+                mem: insn.mem_access(),
                 unit: e.unit,
                 tp: e.throughput,
                 lat: e.latency,
@@ -835,7 +838,7 @@ fn model_region(
             Unit::Scib => pipes.scib += s.tp + pen,
             Unit::Ic => pipes.ic += s.tp + pen,
             Unit::Mem => {
-                if let Some(m) = s.insn.mem_access() {
+                if let Some(m) = s.mem {
                     match m.dir {
                         MemDir::Load | MemDir::Atomic => loads += 1,
                         MemDir::Store => stores += 1,
@@ -947,8 +950,8 @@ fn model_region(
                 pipe_free[p] = start + s.tp;
             }
             let issue = gpu.issue_of(s.unit) + deps[i].as_ref().map_or(0.0, |d| d.penalty);
-            let done = if is_load(s.insn) {
-                let lat = load_latency(s.insn, &params.mem);
+            let done = if is_load(s.mem) {
+                let lat = load_latency(s.mem, &params.mem);
                 let d = start + lat;
                 let e = slot_done
                     .entry(scoreboard_slot(s.insn))
@@ -999,8 +1002,8 @@ fn model_region(
                 for (h, _) in s.uses {
                     start = start.max(ready[*h as usize % 512]);
                 }
-                let lat = if is_load(s.insn) {
-                    load_latency(s.insn, &params.mem)
+                let lat = if is_load(s.mem) {
+                    load_latency(s.mem, &params.mem)
                 } else {
                     s.lat
                 };
