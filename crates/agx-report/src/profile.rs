@@ -15,6 +15,8 @@ use agx_isa::Instruction;
 pub struct Options {
     /// Iterations assumed for loops whose trip count is unknown.
     pub trip_count: u32,
+    /// Whether `trip_count` was given (`--trip-count`), not the default.
+    pub trip_count_given: bool,
     /// Memory-latency assumptions (documented defaults, overridable).
     pub mem: MemParams,
     /// Build [`Profile::graph`] (read by the HTML and DOT views only).
@@ -37,6 +39,7 @@ impl Default for Options {
         let chip = gpu.default_chip();
         Options {
             trip_count: timing::DEFAULT_TRIP_COUNT,
+            trip_count_given: false,
             mem: gpu.mem_params(chip),
             graph: true,
             gpu,
@@ -154,6 +157,7 @@ impl Profile {
     ) -> Profile {
         let params = ModelParams {
             trip_count: options.trip_count.max(1),
+            trip_count_given: options.trip_count_given,
             mem: options.mem,
             gpu: options.gpu,
             chip: options.chip,

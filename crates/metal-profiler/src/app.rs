@@ -653,7 +653,8 @@ pub fn report_options_for(a: &ProfileArgs, slice_gpu: Option<&str>) -> agx_repor
         .and_then(|c| gpu.chip(c))
         .unwrap_or_else(|| gpu.default_chip());
     let mut o = agx_report::Options {
-        trip_count: a.model.trip_count,
+        trip_count: a.model.trip_count(),
+        trip_count_given: a.model.trip_count.is_some(),
         mem: gpu.mem_params(chip),
         gpu,
         chip,
@@ -672,7 +673,7 @@ pub fn report_options_for(a: &ProfileArgs, slice_gpu: Option<&str>) -> agx_repor
 }
 
 pub fn check_model_flags(a: &ProfileArgs) -> Result<(), Error> {
-    if a.model.trip_count == 0 {
+    if a.model.trip_count == Some(0) {
         return Err(Error::usage("--trip-count must be at least 1"));
     }
     for (flag, v) in [
