@@ -34,6 +34,142 @@ cat("texture_sample texture_load image_write image_write_block", "Texture")
 cat("wait wait_pix signal_pix threadgroup_barrier memory_barrier doorbell TODO.stack_adjust TODO.stack_adjust2", "Sync")
 cat("TODO.ld/st_tile iter iterproj no_var st_var st_var_final sample_mask zs_emit map", "Graphics")
 
+# --- per-form facts (columns of the form table) ----------------------------
+# Sources: applegpu's descriptors and pseudocode (dougallj/applegpu
+# @4c5bae61) for memory spaces, control flow and scoreboard fields; the cost
+# keys are the rows of the timing tables (crates/agx-analysis/src/timing/
+# table.rs), whose sources are cited there. Every form must have a cost rule:
+# the generator fails on a form this table does not name.
+
+# memory access: form -> (space, op)
+MEM = {}
+def mem(names, space, op):
+    for n in names.split():
+        MEM[n] = (space, op)
+mem("device_load device_load.TODO", "Device", "Load")
+mem("device_store device_store.TODO", "Device", "Store")
+mem("atomic", "Device", "Atomic")
+# async_load/async_store copy between device and threadgroup memory (seen in
+# Apple's MPS kernels); the device side is the costly one.
+mem("async_load", "Device", "Load")
+mem("async_store", "Device", "Store")
+mem("threadgroup_load", "Threadgroup", "Load")
+mem("threadgroup_store", "Threadgroup", "Store")
+mem("threadgroup_atomic", "Threadgroup", "Atomic")
+mem("stack_load", "Stack", "Load")
+mem("stack_store", "Stack", "Store")
+mem("uniform_store", "Uniform", "Store")
+mem("tex_state_store sampler_state_store", "TextureState", "Store")
+mem("image_write image_write_block", "Texture", "Store")
+mem("texture_sample texture_load", "Texture", "Load")
+# ld_tile/st_tile: the direction is the `load` field (Instruction::semantics)
+mem("TODO.ld/st_tile", "Tile", "Load")
+
+# control flow: form -> FlowKind
+FLOW = {}
+def flow(names, k):
+    for n in names.split():
+        FLOW[n] = k
+flow("jmp_exec_any", "JmpExecAny")
+flow("jmp_exec_none", "JmpExecNone")
+# conditional by their names, condition unknown (pseudocode TODO()): 8-bit offset
+flow("jmp_incomplete jmp_if_skipping_doorbell", "JmpCond")
+flow("ret", "Ret")
+flow("stop", "Stop")
+flow("trap", "Trap")
+flow("pop_exec TODO.pop_exec2", "Exec(ExecKind::Pop)")
+flow("if_icmp if_fcmp", "Exec(ExecKind::If)")
+flow("else_icmp else_fcmp", "Exec(ExecKind::Else)")
+flow("while_icmp while_fcmp", "Exec(ExecKind::While)")
+def flow_of(f):
+    if f["name"] == "call":
+        # CallInstructionDesc (PC-relative `off`) or CallRegInstructionDesc
+        return "Call" if f["class"] == "CallInstructionDesc" else "CallIndirect"
+    return FLOW.get(f["name"], "None")
+
+# scoreboard slot field: the `wait` slot `i`, the load/atomic slot `g`
+SLOT = {"wait": "i"}
+for n in "device_load device_load.TODO texture_sample texture_load atomic".split():
+    SLOT[n] = "g"
+
+# cost rule: form -> CostRule (the key of a timing-table row, or how the
+# operands pick one)
+COST = {}
+def cost(names, rule):
+    for n in names.split():
+        assert n not in COST, n
+        COST[n] = rule
+def fixed(names, key):
+    cost(names, "CostRule::Fixed(CostKey::%s)" % key)
+def by_width(names, k16, k32):
+    cost(names, "CostRule::ByWidth { w16: CostKey::%s, w32: CostKey::%s }" % (k16, k32))
+fixed("mov_imm", "MovImm")
+fixed("get_sr", "GetSr")
+cost("iadd", "CostRule::Iadd")
+cost("imadd", "CostRule::Imad")
+fixed("convert", "Convert")
+fixed("bfi", "Bfi")
+cost("bfeil extr", "CostRule::Bfe")
+fixed("shlhi shrhi asr asrh", "ShiftHi")
+fixed("bitop", "Bitop")
+fixed("bitrev", "Bitrev")
+fixed("popcount", "Popcount")
+fixed("intl", "Intl")
+fixed("ffs", "Ffs")
+fixed("iunop", "Iunop")
+fixed("fmadd32", "Fma32")
+fixed("fmadd16", "Fma16")
+fixed("fadd32", "Fadd32")
+fixed("fadd16", "Fadd16")
+fixed("fmul32", "Fmul32")
+fixed("fmul16", "Fmul16")
+fixed("floor ceil rint", "Rint")
+fixed("trunc", "Trunc")
+fixed("rcp", "Rcp")
+by_width("rsqrt rsqrt_special", "Rsqrt16", "Rsqrt32")
+fixed("sin_pt_1", "SinPt1")
+fixed("sin_pt_2", "SinPt2")
+by_width("log2", "Log2_16", "Log2_32")
+by_width("exp2", "Exp2_16", "Exp2_32")
+fixed("dfdx dfdy", "Dfdxy")
+fixed("funop", "Funop")
+fixed("ret stop trap call jmp_incomplete jmp_exec_any jmp_exec_none jmp_if_skipping_doorbell", "Branch")
+fixed("pop_exec if_icmp if_fcmp while_icmp while_fcmp else_icmp else_fcmp TODO.pop_exec2", "Exec")
+by_width("icmpsel", "Icmpsel16", "Icmpsel32")
+by_width("fcmpsel", "Fcmpsel16", "Fcmpsel32")
+fixed("icmp_ballot fcmp_ballot", "SimdBallot")
+fixed("icmp_quad_ballot fcmp_quad_ballot", "QuadBallot")
+fixed("simd_shuffle simd_shuffle_down simd_shuffle_up simd_shuffle_rotate_up simd_shuffle_xor", "SimdShuffle")
+fixed("simd_matrix_fmadd32 simd_matrix_fmadd16", "SimdMatrix")
+fixed("quad_shuffle quad_shuffle_down quad_shuffle_up quad_shuffle_rotate_up quad_shuffle_xor", "QuadShuffle")
+fixed("simd_shuf_op simd_op", "SimdGeneric")
+fixed("quad_and quad_or quad_xor quad_iadd quad_min.u quad_max.u quad_min.s quad_max.s quad_min.f quad_max.f", "QuadReduceI")
+fixed("quad_fadd quad_fmul", "QuadReduceF")
+fixed("quad_prefix_iadd", "QuadPrefixI")
+fixed("quad_prefix_fadd quad_prefix_fmul", "QuadPrefixF")
+fixed("simd_and simd_or simd_xor simd_min.u simd_max.u simd_min.s simd_max.s simd_min.f simd_max.f", "SimdReduceBit")
+by_width("simd_iadd", "SimdReduceI16", "SimdReduceI32")
+by_width("simd_fadd simd_fmul", "SimdReduceF16", "SimdReduceF32")
+fixed("simd_prefix_iadd simd_prefix_and simd_prefix_or simd_prefix_xor simd_prefix_min.s simd_prefix_min.u "
+      "simd_prefix_max.s simd_prefix_max.u", "SimdPrefixI")
+fixed("simd_prefix_fadd simd_prefix_fmul", "SimdPrefixF")
+fixed("wait", "Wait")
+fixed("threadgroup_barrier memory_barrier", "Barrier")
+fixed("device_load device_load.TODO async_load", "DeviceLoad")
+fixed("threadgroup_load", "ThreadgroupLoad")
+fixed("stack_load", "StackLoad")
+fixed("device_store device_store.TODO threadgroup_store stack_store uniform_store async_store tex_state_store "
+      "sampler_state_store", "Store")
+fixed("atomic threadgroup_atomic", "Atomic")
+fixed("texture_sample texture_load image_write image_write_block", "Texture")
+# forms no timing source prices: the `other` row (one dispatch cycle), named
+# here one by one so that a new form needs a decision. stack_get_ptr and the
+# stack adjusts move no data (they compute / move the stack pointer).
+fixed("stack_get_ptr TODO.stack_adjust TODO.stack_adjust2 wait_pix signal_pix TODO.ld/st_tile iter iterproj "
+      "TODO.ldcf no_var st_var st_var_final TODO.after_sampling1 TODO.after_sampling2 TODO.unk30C0 TODO.unk40C0 "
+      "TODO.unkC0000000 TODO.unk51 TODO.unkE800 TODO.unk0C00 doorbell TODO.sr_thing map TODO.unk75_alt "
+      "sample_mask zs_emit", "Other")
+
 def category(name):
     if name in CATEGORY:
         return CATEGORY[name]
@@ -47,6 +183,21 @@ def rust_str(s):
 def main():
     data = json.load(open(sys.argv[1]))
     forms = data["forms"]
+    names = {f["name"] for f in forms}
+    # (earlier, later) pairs: the earlier form's fixed bits are a subset of
+    # the later one's, with equal values and the same sizes (native.rs)
+    shadows = {}
+    for j, later in enumerate(forms):
+        lm, lb = int(later["mask"], 16), int(later["bits"], 16)
+        for e in forms[:j]:
+            em, eb = int(e["mask"], 16), int(e["bits"], 16)
+            if em & ~lm == 0 and (eb ^ lb) & em == 0 and e["sizes"] == later["sizes"] \
+                    and e["length_bit"] == later["length_bit"]:
+                shadows.setdefault(e["idx"], []).append(later["idx"])
+                break
+    for table in (MEM, FLOW, SLOT, COST):
+        for n in table:
+            assert n in names, "no form called %s" % n
     out = []
     w = out.append
     w("// @generated by tools/gen_forms.py from applegpu-forms.json")
@@ -54,7 +205,9 @@ def main():
     w("// Do not edit by hand: change the generator and re-run it.")
     w("#![allow(clippy::all)]")
     w("")
+    w("use crate::cost::{CostKey, CostRule};")
     w("use crate::model::Category;")
+    w("use crate::semantics::{ExecKind, FlowKind, MemDir, MemForm, MemSpace};")
     w("")
     w("/// One bit range of a merged field: (start bit, width, shift into the merged value).")
     w("pub type Part = (u8, u8, u8);")
@@ -83,6 +236,17 @@ def main():
     w("    pub fields: &'static [Field],")
     w("    pub operands: &'static [OperandDesc],")
     w("    pub category: Category,")
+    w("    /// Memory access (space, load/store/atomic) of the form, if any.")
+    w("    pub mem: Option<MemForm>,")
+    w("    /// Control-flow kind (branch, call, ret, exec-mask op, ...).")
+    w("    pub flow: FlowKind,")
+    w("    /// How the timing-table key of an instruction of this form is chosen.")
+    w("    pub cost: CostRule,")
+    w("    /// The field holding the scoreboard slot (`g` of loads, `i` of `wait`).")
+    w("    pub slot: Option<&'static str>,")
+    w("    /// Later forms this one shadows: every word they match, this form")
+    w("    /// matches first (see `native::shadowed_forms`).")
+    w("    pub shadows: &'static [u8],")
     w("}")
     w("")
     w("impl Form {")
@@ -162,6 +326,14 @@ def main():
         w("        fields: &[%s]," % ", ".join(fl))
         w("        operands: &[%s]," % ", ".join(ops))
         w("        category: Category::%s," % category(f["name"]))
+        m = MEM.get(f["name"])
+        w("        mem: %s," % ("Some(MemForm { space: MemSpace::%s, dir: MemDir::%s })" % m if m else "None"))
+        w("        flow: FlowKind::%s," % flow_of(f))
+        assert f["name"] in COST, "form %s has no cost rule (tools/gen_forms.py COST)" % f["name"]
+        w("        cost: %s," % COST[f["name"]])
+        sl = SLOT.get(f["name"])
+        w("        slot: %s," % ("Some(%s)" % rust_str(sl) if sl else "None"))
+        w("        shadows: &[%s]," % ", ".join(str(x) for x in shadows.get(f["idx"], [])))
         w("    },")
     w("];")
     w("")

@@ -8,7 +8,7 @@
 //! instruction kernel is ~640 MB of `Instruction`s).
 
 use crate::occupancy::{StackAdjust, StackUse};
-use agx_isa::{Category, ExecOp, Flow, Instruction, MemSpace, RegFile};
+use agx_isa::{ExecOp, Flow, Instruction, MemDir, MemSpace, RegFile};
 
 /// A register operand, compact: `len` halves from `start`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,38 +76,26 @@ pub fn scan(insns: &[Instruction]) -> Facts {
         f.addr.push(i.addr);
         f.len.push(i.len);
         f.range_start.push(f.ranges.len() as u32);
-        let cat = i.category();
-        // Only control forms move the PC (Flow::Next otherwise); only
-        // exec-mask forms touch the exec stack; only loads/stores can be
-        // stack accesses. Unknown forms (`form` out of range) go the slow
-        // way through the mnemonic.
-        let unknown = cat == Category::Unknown;
-        f.flow.push(if cat == Category::Control || unknown {
-            i.flow()
-        } else {
-            Flow::Next
-        });
-        if cat == Category::ExecMask || unknown {
-            if let Some(op) = i.exec_op() {
-                f.exec.push((k, op, i.exec_count().unwrap_or(0)));
-            }
+        // control flow, exec-mask effect and memory access are columns of
+        // the instruction's (refined) form: agx_isa::semantics
+        f.flow.push(i.flow());
+        if let Some(op) = i.exec_op() {
+            f.exec.push((k, op, i.exec_count().unwrap_or(0)));
         }
-        if matches!(cat, Category::Load | Category::Store | Category::Sync) || unknown {
-            if let Some(a) = i.stack_adjust() {
-                f.stack.adjusts.push(StackAdjust {
-                    index: k,
-                    addr: i.addr,
-                    amount: a,
-                });
-                if f.stack.scratch_reserved.is_none() && a > 0 {
-                    f.stack.scratch_reserved = Some(a);
-                }
-            } else if i.mem_space() == Some(MemSpace::Stack) {
-                match cat {
-                    Category::Store => f.stack.spills += 1,
-                    Category::Load => f.stack.fills += 1,
-                    _ => {}
-                }
+        if let Some(a) = i.stack_adjust() {
+            f.stack.adjusts.push(StackAdjust {
+                index: k,
+                addr: i.addr,
+                amount: a,
+            });
+            if f.stack.scratch_reserved.is_none() && a > 0 {
+                f.stack.scratch_reserved = Some(a);
+            }
+        } else if let Some(m) = i.mem_form().filter(|m| m.space == MemSpace::Stack) {
+            match m.dir {
+                MemDir::Store => f.stack.spills += 1,
+                MemDir::Load => f.stack.fills += 1,
+                MemDir::Atomic => {}
             }
         }
         for o in i.all_operands() {

@@ -15,6 +15,7 @@
 
 pub mod cfg;
 pub mod facts;
+pub mod gpu;
 pub mod liveness;
 pub mod loops;
 pub mod occupancy;

@@ -33,7 +33,13 @@ pub const OCCUPANCY_TABLE: [(u32, u32); 10] = [
 /// row with `half_regs <= max` (Mesa's shader-db `threads` applies it to
 /// `regs`, the highest half-register index). Beyond the table: (0, 0.0).
 pub fn occupancy_for_regs(half_regs: u32) -> (u32, f64) {
-    for &(max, threads) in &OCCUPANCY_TABLE {
+    occupancy_in(&OCCUPANCY_TABLE, half_regs)
+}
+
+/// [`occupancy_for_regs`] with another generation's table
+/// ([`crate::gpu::GpuModel::occupancy`]).
+pub fn occupancy_in(table: &[(u32, u32)], half_regs: u32) -> (u32, f64) {
+    for &(max, threads) in table {
         if half_regs <= max {
             return (threads, threads as f64 * 100.0 / 1024.0);
         }

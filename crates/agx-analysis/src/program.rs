@@ -25,7 +25,7 @@
 //!   the `call` part of the caller's breakdown. The call and return overhead
 //!   is the cost the timing table gives the `call` instruction (counted in
 //!   the caller) and the `ret` (counted in the callee): no extra refill
-//!   penalty is known for G13, none is added (stated in
+//!   penalty is known for the modelled GPU, none is added (stated in
 //!   [`Program::assumptions`]).
 //! * **Recursion** (a call to a function already on the call chain, e.g.
 //!   Apple's `simple_call` helper calls itself) is cut at one level: the
@@ -43,7 +43,7 @@ use crate::liveness::{half_names, DefUse, GprSet};
 use crate::timing::{
     self, BreakdownPart, KernelTiming, ModelParams, Paths, Suggestion, UnitCycles,
 };
-use crate::{analyze_detailed_calls, occupancy_for_regs, Analysis, CfgOptions};
+use crate::{analyze_detailed_calls, Analysis, CfgOptions};
 use agx_isa::{Flow, Instruction};
 use std::collections::HashMap;
 
@@ -258,14 +258,15 @@ fn written(insns: &[Instruction], effects: &HashMap<u32, DefUse>) -> DefUse {
 fn callee_saved(insns: &[Instruction]) -> GprSet {
     let (mut stored, mut loaded) = (GprSet::new(), GprSet::new());
     for i in insns {
-        if i.mem_space() != Some(agx_isa::MemSpace::Stack) || i.stack_adjust().is_some() {
+        // (a stack adjust has no memory access: agx_isa::semantics)
+        let Some(m) = i.mem_form().filter(|m| m.space == agx_isa::MemSpace::Stack) else {
             continue;
-        }
+        };
         let du = crate::liveness::def_use(i);
-        match i.category() {
-            agx_isa::Category::Store => stored.union_with(&du.used),
-            agx_isa::Category::Load => loaded.union_with(&du.def),
-            _ => {}
+        match m.dir {
+            agx_isa::MemDir::Store => stored.union_with(&du.used),
+            agx_isa::MemDir::Load => loaded.union_with(&du.def),
+            agx_isa::MemDir::Atomic => {}
         }
     }
     let mut both = GprSet::new();
@@ -498,7 +499,7 @@ pub fn analyze_program_keeping(
         .map(|(s, _)| s.analysis.registers.highest_half_index)
         .max()
         .unwrap_or(0);
-    let (threads, percent) = occupancy_for_regs(highest);
+    let (threads, percent) = params.gpu.occupancy_for_regs(highest);
 
     // --- timing of each function at the program's occupancy ---
     let mut p = params.clone();
@@ -682,9 +683,10 @@ pub fn analyze_program_keeping(
     }
     calls.sort_by_key(|c| (c.caller, c.at));
     if !calls.is_empty() {
-        assumptions.push(
-            "call/return overhead: the `call` instruction (in the caller) and `ret` (in the callee) as the timing table prices branches; no extra G13 call penalty is known, none is added".to_string(),
-        );
+        assumptions.push(format!(
+            "call/return overhead: the `call` instruction (in the caller) and `ret` (in the callee) as the timing table prices branches; no extra {} call penalty is known, none is added",
+            params.gpu.short
+        ));
     }
     Program {
         functions,

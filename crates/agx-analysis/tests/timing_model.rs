@@ -169,7 +169,7 @@ fn nested_loops_multiply() {
 fn explain_model_lists_every_entry_and_assumption() {
     let text = g13().explain_model();
     for e in g13().entries {
-        assert!(text.contains(e.key), "{}", e.key);
+        assert!(text.contains(e.key.name()), "{}", e.key.name());
         assert!(!e.source.is_empty());
     }
     assert!(text.contains("assumption"));
@@ -178,6 +178,23 @@ fn explain_model_lists_every_entry_and_assumption() {
         .entries
         .iter()
         .any(|e| e.unit == Unit::Ic && e.throughput == 6.0));
+}
+
+/// Every cost key has exactly one row (also checked when the table
+/// compiles, `table::index_rows`), and every form's rule picks a key: a form
+/// without a timing row cannot fall back to another row.
+#[test]
+fn every_cost_key_has_its_own_row() {
+    use agx_analysis::timing::CostKey;
+    assert_eq!(g13().entries.len(), CostKey::COUNT);
+    for &k in CostKey::ALL {
+        assert_eq!(g13().entry(k).key, k);
+    }
+    for f in agx_isa::forms::FORMS.iter() {
+        if let agx_isa::CostRule::Fixed(k) = f.cost {
+            assert_eq!(g13().entry(k).key, k, "{}", f.name);
+        }
+    }
 }
 
 #[test]

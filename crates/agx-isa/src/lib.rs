@@ -6,6 +6,7 @@
 //! formatter is separate from the decoder, as in `iced-x86`/`yaxpeax`.
 
 pub mod asm;
+pub mod cost;
 pub mod decode;
 pub mod format;
 pub mod forms;
@@ -18,8 +19,9 @@ mod operands;
 pub mod semantics;
 pub mod stream;
 
+pub use cost::{CostKey, CostRule, Transcendental};
 pub use decode::{decode, DecodeError};
 pub use format::{format_asm, format_line, Syntax};
 pub use model::*;
-pub use semantics::{ExecOp, MemAccess, MemDir, MemSpace};
+pub use semantics::{ExecKind, ExecOp, FlowKind, MemAccess, MemDir, MemForm, MemSpace};
 pub use stream::{disassemble_listing, walk, Item};

@@ -20,7 +20,8 @@
 //!
 //! The decoded [`Instruction`] itself stays the first-match one (its `form`,
 //! operands and the analysis facts such as [`Instruction::stack_adjust`]);
-//! only the text changes.
+//! only the text changes. The facts of what it does come from the form it
+//! really matches: [`Instruction::semantic_form`], the one refinement.
 
 use crate::decode::{decode_as, size_mask};
 use crate::forms::{Form, FORMS};
@@ -48,13 +49,18 @@ pub fn shadowed_forms() -> &'static [(u8, u8)] {
     })
 }
 
-/// The shadowed form `insn`'s word really matches, if any.
+/// The shadowed form `insn`'s word really matches, if any (the generated
+/// `Form::shadows` column: empty for every form but the three that shadow).
+#[inline]
 pub fn shadowed_form(insn: &Instruction) -> Option<&'static Form> {
-    shadowed_forms()
+    let f = FORMS.get(insn.form as usize)?;
+    if f.shadows.is_empty() {
+        return None;
+    }
+    f.shadows
         .iter()
-        .filter(|(e, _)| *e == insn.form)
-        .map(|(_, l)| &FORMS[*l as usize])
-        .find(|f| insn.raw & f.mask & size_mask(insn.len) == f.bits)
+        .map(|&l| &FORMS[l as usize])
+        .find(|s| insn.raw & s.mask & size_mask(insn.len) == s.bits)
 }
 
 fn field_bits(f: &Form) -> u128 {
@@ -127,6 +133,16 @@ mod tests {
                 ("stack_store", "TODO.stack_adjust2"),
             ]
         );
+    }
+
+    #[test]
+    fn the_generated_shadows_column_is_the_computed_list() {
+        let mut from_column: Vec<(u8, u8)> = FORMS
+            .iter()
+            .flat_map(|f| f.shadows.iter().map(move |&l| (f.idx, l)))
+            .collect();
+        from_column.sort_by_key(|&(_, l)| l);
+        assert_eq!(from_column, shadowed_forms());
     }
 
     #[test]

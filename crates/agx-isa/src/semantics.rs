@@ -10,8 +10,9 @@
 //! * Mesa's AGX backend as summarised in `shared/corpus/mesa/README.md`
 //!   (the stack-adjust instruction that applegpu mislabels `stack_store`).
 
-use crate::forms::FORMS;
-use crate::model::{Category, Flow, Instruction, OperandKind};
+use crate::cost::{CostKey, CostRule};
+use crate::forms::{Form, FORMS};
+use crate::model::{Category, Flow, Instruction, OperandKind, Reg, RegFile, Width};
 
 /// Effect on the structured exec-mask stack (held in `r0l`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,11 +33,20 @@ pub enum ExecOp {
 /// Memory space touched by a load/store/atomic.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MemSpace {
+    /// Device (global) memory, through L1.
     Device,
+    /// Threadgroup (local, on-core) memory.
     Threadgroup,
+    /// The stack (spill/fill scratch).
     Stack,
+    /// Uniform registers' backing store (`uniform_store`).
     Uniform,
+    /// Texture and image data (`texture_sample`, `image_write`, ...).
     Texture,
+    /// Texture/sampler descriptor state (`tex_state_store`,
+    /// `sampler_state_store`).
+    TextureState,
+    /// Tile memory (`ld_tile`/`st_tile`).
     Tile,
 }
 
@@ -51,19 +61,92 @@ pub enum MemDir {
     Atomic,
 }
 
+/// The memory column of a form (tools/gen_forms.py): space and direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemForm {
+    pub space: MemSpace,
+    pub dir: MemDir,
+}
+
 /// What memory an instruction touches and how: the one classification every
 /// layer (statistics, timing, suggestions) reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MemAccess {
     pub space: MemSpace,
     pub dir: MemDir,
+    /// The data registers moved (the first GPR operand: the loaded or
+    /// stored tuple), when the decoder provided operands.
+    pub data: Option<Reg>,
+}
+
+impl MemAccess {
+    /// Bytes one lane moves: the data tuple's size (its width times its
+    /// components), 4 when the operands are unknown.
+    pub fn bytes_per_lane(&self) -> u32 {
+        self.data.map_or(4, |r| r.halves() as u32 * 2)
+    }
+}
+
+/// Exec-mask stack kind of a form (a column of the form table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExecKind {
+    If,
+    Else,
+    While,
+    Pop,
+}
+
+/// Control-flow kind of a form (a column of the form table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlowKind {
+    /// Falls through (no control effect).
+    None,
+    /// `jmp_exec_any`: branch if any lane is active (32-bit offset).
+    JmpExecAny,
+    /// `jmp_exec_none`: branch if no lane is active (32-bit offset).
+    JmpExecNone,
+    /// `jmp_incomplete` / `jmp_if_skipping_doorbell`: conditional, condition
+    /// unknown (8-bit offset).
+    JmpCond,
+    /// PC-relative call.
+    Call,
+    /// Call through a register.
+    CallIndirect,
+    Ret,
+    Stop,
+    Trap,
+    /// An exec-mask stack instruction.
+    Exec(ExecKind),
 }
 
 impl Instruction {
+    /// The form whose facts (the generated columns) describe this
+    /// instruction: the one ISA refinement of applegpu's first-match decode.
+    /// An encoding applegpu shadows (a stack adjust decoded as `stack_store`,
+    /// a `stack_get_ptr` decoded as `stack_load`, see [`crate::native`]) is
+    /// described by the form it really matches, which is also the name the
+    /// native-syntax listing prints. `None` for a form index out of range.
+    #[inline]
+    pub fn semantic_form(&self) -> Option<&'static Form> {
+        crate::native::shadowed_form(self).or_else(|| FORMS.get(self.form as usize))
+    }
+
+    /// The mnemonic the report's listing (native syntax) prints: the
+    /// shadowed form's for an encoding applegpu prints as another form
+    /// (`TODO.stack_adjust`, `stack_get_ptr`), else the decoded mnemonic.
+    pub fn display_mnemonic(&self) -> &'static str {
+        if crate::native::shadowed_form(self).is_none() {
+            return self.mnemonic;
+        }
+        match crate::native::native_instruction(self) {
+            Some(n) => n.mnemonic,
+            None => self.mnemonic,
+        }
+    }
+
     /// Broad class of this instruction.
     pub fn category(&self) -> Category {
-        crate::forms::FORMS
-            .get(self.form as usize)
+        self.semantic_form()
             .map(|f| f.category)
             .unwrap_or(Category::Unknown)
     }
@@ -80,14 +163,86 @@ impl Instruction {
 
     /// Memory space for loads/stores/atomics.
     pub fn mem_space(&self) -> Option<MemSpace> {
-        mem_access_of(self).map(|m| m.space)
+        mem_form_of(self).map(|m| m.space)
     }
 
-    /// Memory space and direction of a load/store/atomic (`None` for
-    /// everything else, including the stack adjust and `stack_get_ptr`,
-    /// which share the `stack_*` opcodes but move no data).
+    /// Memory space and direction (the form's memory column, refined): the
+    /// part of [`Instruction::mem_access`] that needs no operand.
+    pub fn mem_form(&self) -> Option<MemForm> {
+        mem_form_of(self)
+    }
+
+    /// Memory space, direction and data registers of a load/store/atomic
+    /// (`None` for everything else, including the stack adjust and
+    /// `stack_get_ptr`, which share the `stack_*` opcodes but move no data).
     pub fn mem_access(&self) -> Option<MemAccess> {
         mem_access_of(self)
+    }
+
+    /// The timing-table row that prices this instruction: its form's cost
+    /// rule ([`CostRule`]) applied to its operands.
+    pub fn cost_key(&self) -> CostKey {
+        let Some(f) = self.semantic_form() else {
+            return CostKey::Other;
+        };
+        match f.cost {
+            CostRule::Fixed(k) => k,
+            CostRule::Iadd => {
+                if self.field("S").unwrap_or(0) & 1 != 0 {
+                    CostKey::IaddSat32
+                } else {
+                    match dest_width(self) {
+                        Some(Width::W16) => CostKey::Iadd16,
+                        Some(Width::W64) => CostKey::Iadd64,
+                        _ => CostKey::Iadd32,
+                    }
+                }
+            }
+            CostRule::Imad => match self.defs().next().map(|r| r.width) {
+                Some(Width::W16) => CostKey::Imad16,
+                Some(Width::W64) => CostKey::Imad32x32_64,
+                _ => CostKey::Imad32,
+            },
+            CostRule::Bfe => {
+                // Operands: D, A, B, shift/offset, mask. A register shift
+                // (operand 3) is a dynamic shift (RSHIFT32), twice the cost.
+                let dynamic = self
+                    .operands
+                    .get(3)
+                    .is_some_and(|o| matches!(o.kind, OperandKind::Reg(_)));
+                if dynamic {
+                    CostKey::BfeilDynamic
+                } else {
+                    CostKey::BfeilConst
+                }
+            }
+            CostRule::ByWidth { w16, w32 } => {
+                if dest_width(self) == Some(Width::W16) {
+                    w16
+                } else {
+                    w32
+                }
+            }
+        }
+    }
+
+    /// Value of the named encoding field of the instruction's (first-match)
+    /// form, `None` when the form has no such field.
+    pub fn field(&self, name: &str) -> Option<u64> {
+        let f = FORMS.get(self.form as usize)?;
+        let fi = f.fields.iter().find(|x| x.name == name)?;
+        let mut v = 0u64;
+        for &(start, width, shift) in fi.parts {
+            v |= (((self.raw >> start) & ((1u128 << width) - 1)) as u64) << shift;
+        }
+        Some(v)
+    }
+
+    /// Scoreboard slot of a load, atomic or `wait`, when the encoding has
+    /// one (the form's slot column names the field).
+    pub fn scoreboard_slot(&self) -> Option<u32> {
+        let f = self.semantic_form()?;
+        self.field(f.slot?).map(|v| v as u32)
     }
 
     /// Target of a relative branch or call (absolute byte address), decoded
@@ -118,24 +273,17 @@ impl Instruction {
     }
 }
 
-/// Name of the form, or the printed mnemonic when the form index is out of
-/// range. The form name is stable across aliases (`push_exec` is form
-/// `if_fcmp`), the mnemonic is what applegpu prints.
-fn form_name(insn: &Instruction) -> &'static str {
-    match FORMS.get(insn.form as usize) {
-        Some(f) => f.name,
-        None => insn.mnemonic,
-    }
-}
-
-/// Printed mnemonic (aliases such as `push_exec` included), or the form name
-/// when the mnemonic is empty.
-fn name(insn: &Instruction) -> &'static str {
-    if insn.mnemonic.is_empty() {
-        form_name(insn)
-    } else {
-        insn.mnemonic
-    }
+/// Width of the first GPR destination (or first GPR source), if the
+/// decoder provided operands.
+pub fn dest_width(insn: &Instruction) -> Option<Width> {
+    insn.defs()
+        .find(|r| r.file == RegFile::Gpr)
+        .map(|r| r.width)
+        .or_else(|| {
+            insn.uses()
+                .find(|r| r.file == RegFile::Gpr)
+                .map(|r| r.width)
+        })
 }
 
 fn sign_extend(v: u128, bits: u32) -> i64 {
@@ -156,81 +304,69 @@ fn rel_offset(insn: &Instruction, raw_bits: u32) -> i64 {
     sign_extend(insn.raw >> 16, raw_bits)
 }
 
-fn has_target(insn: &Instruction) -> bool {
-    insn.operands
-        .iter()
-        .any(|o| matches!(o.kind, OperandKind::Target(_)))
-}
-
-fn has_reg(insn: &Instruction) -> bool {
-    insn.operands.iter().any(|o| o.as_reg().is_some())
+fn flow_kind(insn: &Instruction) -> FlowKind {
+    insn.semantic_form().map_or(FlowKind::None, |f| f.flow)
 }
 
 pub(crate) fn flow_of(insn: &Instruction) -> Flow {
     let a = insn.addr as i64;
-    match name(insn) {
+    match flow_kind(insn) {
         // applegpu JmpAnyInstructionDesc / JmpNoneInstructionDesc:
         // `if any(exec_mask): next_pc = pc + sign_extend(off, 32)`.
-        "jmp_exec_any" => Flow::BranchExec {
+        FlowKind::JmpExecAny => Flow::BranchExec {
             target: a + rel_offset(insn, 32),
             any: true,
         },
-        "jmp_exec_none" => Flow::BranchExec {
+        FlowKind::JmpExecNone => Flow::BranchExec {
             target: a + rel_offset(insn, 32),
             any: false,
         },
-        // Two `call` forms: CallInstructionDesc (`10c0 off32`, PC-relative,
-        // `r1 = pc + 6` for active threads) and CallRegInstructionDesc
-        // (`call reg32`, indirect).
-        "call" => {
-            if has_target(insn) {
-                Flow::Call {
-                    target: a + rel_offset(insn, 32),
-                }
-            } else if has_reg(insn) {
-                Flow::CallIndirect
-            } else if form_name(insn) == "call" && insn.len == 6 {
-                // Operands not decoded: the PC-relative form is 6 bytes.
-                Flow::Call {
-                    target: a + rel_offset(insn, 32),
-                }
-            } else {
-                Flow::CallIndirect
-            }
-        }
-        "ret" => Flow::Ret,
-        "stop" => Flow::Stop,
-        "trap" => Flow::Trap,
+        // CallInstructionDesc (`10c0 off32`, PC-relative, `r1 = pc + 6` for
+        // active threads); CallRegInstructionDesc (`call reg32`) is indirect.
+        FlowKind::Call => Flow::Call {
+            target: a + rel_offset(insn, 32),
+        },
+        FlowKind::CallIndirect => Flow::CallIndirect,
+        FlowKind::Ret => Flow::Ret,
+        FlowKind::Stop => Flow::Stop,
+        FlowKind::Trap => Flow::Trap,
         // JumpIncompleteInstructionDesc and JumpNoDoorbellInstructionDesc:
         // 8-bit signed offset, condition unknown (pseudocode `TODO()`). Both
         // are conditional by their names ("incomplete", "if skipping
         // doorbell"), so the only safe model is taken-or-fall-through. `Flow`
         // has no generic conditional branch, so they are reported as
         // `BranchExec { any: false }`; analyses only use the two edges.
-        "jmp_incomplete" | "jmp_if_skipping_doorbell" => Flow::BranchExec {
+        FlowKind::JmpCond => Flow::BranchExec {
             target: a + rel_offset(insn, 8),
             any: false,
         },
-        _ => Flow::Next,
+        FlowKind::None | FlowKind::Exec(_) => Flow::Next,
     }
 }
 
 pub(crate) fn exec_op_of(insn: &Instruction) -> Option<ExecOp> {
-    Some(match name(insn) {
+    let FlowKind::Exec(k) = flow_kind(insn) else {
+        return None;
+    };
+    Some(match k {
         // applegpu PopExecInstructionDesc: `v -= n; exec = (v == 0)`.
         // TODO.pop_exec2 has the same ImplicitR0L + n operand shape.
-        "pop_exec" | "TODO.pop_exec2" => ExecOp::Pop(exec_count_of(insn).unwrap_or(0)),
-        // if_*cmp: `if v != 0: v += n elif !cond: v = 1`. `push_exec` is
-        // applegpu's alias for an unconditional if_fcmp (eq 0.0, 0.0) with
-        // n != 0; with n == 0 the alias is `update_exec`.
-        "if_icmp" | "if_fcmp" | "push_exec" => ExecOp::If,
-        "update_exec" => ExecOp::Update,
+        ExecKind::Pop => ExecOp::Pop(exec_count_of(insn).unwrap_or(0)),
+        // if_*cmp: `if v != 0: v += n elif !cond: v = 1`. applegpu aliases
+        // an unconditional if_fcmp (eq 0.0, 0.0): `push_exec r0l, n` for
+        // n != 0, `update_exec r0l` (the operand `r0l` alone) for n == 0.
+        ExecKind::If => {
+            if insn.form == crate::forms::idx::IF_FCMP && insn.operands.len() == 1 {
+                ExecOp::Update
+            } else {
+                ExecOp::If
+            }
+        }
         // else_*cmp: `if v == 0: v = n elif v == 1: v = !cond`; `else_exec`
         // is the unconditional alias.
-        "else_icmp" | "else_fcmp" | "else_exec" => ExecOp::Else,
+        ExecKind::Else => ExecOp::Else,
         // while_*cmp: `if v < n: v = cond ? 0 : n`.
-        "while_icmp" | "while_fcmp" => ExecOp::While,
-        _ => return None,
+        ExecKind::While => ExecOp::While,
     })
 }
 
@@ -248,42 +384,27 @@ fn exec_count_of(insn: &Instruction) -> Option<u8> {
     }
 }
 
+fn mem_form_of(insn: &Instruction) -> Option<MemForm> {
+    let f = insn.semantic_form()?;
+    let m = f.mem?;
+    // ld_tile / st_tile share one form: the `load` field is the direction
+    if f.idx == crate::forms::idx::TODO_LD_ST_TILE && insn.field("load") == Some(0) {
+        return Some(MemForm {
+            dir: MemDir::Store,
+            ..m
+        });
+    }
+    Some(m)
+}
+
 pub(crate) fn mem_access_of(insn: &Instruction) -> Option<MemAccess> {
-    use MemDir::*;
-    use MemSpace::*;
-    let (space, dir) = match form_name(insn) {
-        "device_load" | "device_load.TODO" => (Device, Load),
-        "device_store" | "device_store.TODO" => (Device, Store),
-        "atomic" => (Device, Atomic),
-        // async_load/async_store copy between device and threadgroup memory
-        // (seen in Apple's MPS kernels); the device side is the costly one.
-        "async_load" => (Device, Load),
-        "async_store" => (Device, Store),
-        "threadgroup_load" => (Threadgroup, Load),
-        "threadgroup_store" => (Threadgroup, Store),
-        "threadgroup_atomic" => (Threadgroup, Atomic),
-        "stack_load" => {
-            if crate::group_mem::is_stack_get_ptr(insn) {
-                return None;
-            }
-            (Stack, Load)
-        }
-        "stack_store" => {
-            if stack_adjust_of(insn).is_some() {
-                return None;
-            }
-            (Stack, Store)
-        }
-        "uniform_store" => (Uniform, Store),
-        // Texture/sampler descriptor state and image accesses.
-        "tex_state_store" | "sampler_state_store" | "image_write" | "image_write_block" => {
-            (Texture, Store)
-        }
-        "texture_sample" | "texture_load" => (Texture, Load),
-        "TODO.ld/st_tile" => (Tile, Load),
-        _ => return None,
-    };
-    Some(MemAccess { space, dir })
+    let MemForm { space, dir } = mem_form_of(insn)?;
+    let data = insn
+        .all_operands()
+        .filter_map(|o| o.as_reg())
+        .find(|r| r.file == RegFile::Gpr)
+        .copied();
+    Some(MemAccess { space, dir, data })
 }
 
 /// The stack-adjust encoding (applegpu `StackAdjustInstructionDesc`,
@@ -388,8 +509,14 @@ mod tests {
     #[test]
     fn calls_and_terminators() {
         // `36: 10c04afeffff call 0x-180` (marysaka simple_call main alone).
+        // the PC-relative call is the second `call` form (CallInstructionDesc)
+        let call_rel = |addr, raw| {
+            let mut i = insn(addr, 6, "call", "call", raw);
+            i.form = crate::forms::idx::CALL_46;
+            i
+        };
         let c = with(
-            insn(0x36, 6, "call", "call", 0),
+            call_rel(0x36, 0),
             &[Operand::new(OperandKind::Target(-0x1b6))],
         );
         assert_eq!(c.flow(), Flow::Call { target: -0x180 });
@@ -398,7 +525,7 @@ mod tests {
             b[..6].copy_from_slice(&[0x10, 0xc0, 0x4a, 0xfe, 0xff, 0xff]);
             b
         });
-        let c2 = insn(0x36, 6, "call", "call", raw);
+        let c2 = call_rel(0x36, raw);
         assert_eq!(c2.flow(), Flow::Call { target: -0x180 });
         let ci = with(
             insn(0, 2, "call", "call", 0),
@@ -445,7 +572,7 @@ mod tests {
         assert_eq!(push.exec_op(), Some(ExecOp::If));
         assert_eq!(push.exec_count(), Some(2));
         assert_eq!(
-            insn(0, 6, "if_fcmp", "update_exec", 0).exec_op(),
+            with(insn(0, 6, "if_fcmp", "update_exec", 0), &[r0l()]).exec_op(),
             Some(ExecOp::Update)
         );
         assert_eq!(

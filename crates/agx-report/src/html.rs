@@ -134,7 +134,9 @@ pub fn document(profiles: &[Profile]) -> String {
         o,
         "<header class=\"page\"><h1>{}</h1><div class=\"sub\">static profile of Apple GPU (AGX) machine code; estimates from the timing model ({}), see <code>metal-profile --explain-model</code></div></header>",
         esc(&title),
-        esc(profiles.first().map_or("G13", |p| p.timing.gpu))
+        esc(profiles
+            .first()
+            .map_or(agx_analysis::gpu::default_model().short, |p| p.timing.gpu))
     );
     if profiles.len() > 1 {
         o.push_str("<nav class=\"index\"><b>Kernels</b><ol>\n");
@@ -179,7 +181,8 @@ fn header(o: &mut String, p: &Profile) {
     let row = |o: &mut String, k: &str, v: &str| {
         let _ = writeln!(o, "<tr><td>{k}</td><td>{v}</td></tr>");
     };
-    row(o, "GPU", &esc(p.gpu.as_deref().unwrap_or("G13 (assumed)")));
+    let assumed = format!("{} (assumed)", p.options.gpu.short);
+    row(o, "GPU", &esc(p.gpu.as_deref().unwrap_or(&assumed)));
     row(
         o,
         "Code",
@@ -192,6 +195,7 @@ fn header(o: &mut String, p: &Profile) {
         ),
     );
     row(o, "Timing model", &esc(p.timing.gpu));
+    row(o, "Chip", &esc(p.options.chip.chip));
     row(
         o,
         "Trip counts",

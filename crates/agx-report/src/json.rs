@@ -333,6 +333,8 @@ struct Mesa {
 #[derive(Serialize)]
 struct Model {
     gpu: &'static str,
+    /// The chip modelled (`--chip`; the model's default chip otherwise).
+    chip: &'static str,
     measured_on: &'static str,
     trip_count: u32,
     /// `"given"` when `--trip-count` was passed, else `"default"`.
@@ -612,7 +614,7 @@ fn detail<'a>(
         }),
         call_target: p.call_symbol(i.addr),
         raised: i.raised,
-        issue_cycles: d.map(|d| r2(d.issue_cycles())),
+        issue_cycles: d.map(|d| r2(d.issue_cycles(p.options.gpu.timing))),
         self_cycles: d.map(|_| r2(p.timing.insn_cycles.get(k).copied().unwrap_or(0.0))),
         executions: d.map(|_| p.timing.executions.get(k).copied().unwrap_or(1.0)),
     }
@@ -811,8 +813,8 @@ fn kernel(p: &Profile) -> Kernel<'_> {
         },
         model: Model {
             gpu: t.gpu,
-            // every cost-table figure is an M1 (G13) measurement (docs/timing-model.md)
-            measured_on: "M1",
+            chip: p.options.chip.chip,
+            measured_on: p.options.gpu.measured_on,
             trip_count: p.options.trip_count,
             trip_count_source: if p.options.trip_count_given {
                 "given"
@@ -1195,11 +1197,11 @@ pub fn document(profiles: &[Profile]) -> String {
 }
 
 /// The `--explain-model --format json` document: the same facts as
-/// [`crate::explain_model`] (the G13 cost table with each row's source,
+/// [`crate::explain_model`] (the default model's cost table with each row's source,
 /// model rules, memory-parameter defaults), under the same schema id, with
 /// `model` in place of `kernels`.
 pub fn model_document() -> String {
-    let t = agx_analysis::timing::g13();
+    let t = agx_analysis::gpu::default_model().timing;
     let doc = serde_json::json!({
         "schema": SCHEMA,
         "tool": { "name": "metal-profiler", "version": env!("CARGO_PKG_VERSION") },
@@ -1211,7 +1213,7 @@ pub fn model_document() -> String {
             "raw_penalty_32": t.raw_penalty_32,
             "raw_penalty_16": t.raw_penalty_16,
             "entries": t.entries.iter().map(|e| serde_json::json!({
-                "key": e.key,
+                "key": e.key.name(),
                 "covers": e.covers,
                 "unit": e.unit.name(),
                 "latency": e.latency,

@@ -17,5 +17,5 @@ pub use profile::{Options, Profile};
 /// `--explain-model`: every cost-table entry with its source, and every
 /// assumption of the timing model.
 pub fn explain_model() -> String {
-    agx_analysis::timing::g13().explain_model()
+    agx_analysis::gpu::default_model().timing.explain_model()
 }

@@ -4,8 +4,9 @@
 //! simulation, in the manner of llvm-mca's views.
 
 use crate::graph::FunctionGraph;
+use agx_analysis::gpu::GpuModel;
 use agx_analysis::program::{self, CodeSource, FunctionCode, NoCode, Program};
-use agx_analysis::timing::{self, KernelTiming, MemParams, ModelParams, Suggestion};
+use agx_analysis::timing::{self, DramVariant, KernelTiming, MemParams, ModelParams, Suggestion};
 use agx_analysis::Analysis;
 use agx_isa::Instruction;
 
@@ -23,15 +24,26 @@ pub struct Options {
     /// CFG and loop forest before the timing model runs (lower peak memory;
     /// every other part of the profile is the same). Default `true`.
     pub graph: bool,
+    /// The GPU model (ISA, timing table, occupancy rule), chosen once by the
+    /// front end (`agx_analysis::gpu::model_for_slice`). Default: the
+    /// default model.
+    pub gpu: &'static GpuModel,
+    /// The chip whose memory parameters `mem` starts from (`--chip`).
+    /// Default: the model's default chip.
+    pub chip: &'static DramVariant,
 }
 
 impl Default for Options {
     fn default() -> Self {
+        let gpu = agx_analysis::gpu::default_model();
+        let chip = gpu.default_chip();
         Options {
             trip_count: timing::DEFAULT_TRIP_COUNT,
             trip_count_given: false,
-            mem: MemParams::default(),
+            mem: gpu.mem_params(chip),
             graph: true,
+            gpu,
+            chip,
         }
     }
 }
@@ -66,8 +78,10 @@ impl Mix {
         for d in details {
             *by_unit.entry(d.unit().name()).or_default() += 1;
         }
+        // The names the annotated listing prints (native syntax, e.g.
+        // `TODO.stack_adjust` where applegpu prints `stack_store`).
         for i in insns {
-            *by_mnem.entry(i.mnemonic).or_default() += 1;
+            *by_mnem.entry(i.display_mnemonic()).or_default() += 1;
         }
         let mut by_mnemonic: Vec<(&'static str, usize)> = by_mnem.into_iter().collect();
         by_mnemonic.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
@@ -159,6 +173,8 @@ impl Profile {
             trip_count: options.trip_count.max(1),
             trip_count_given: options.trip_count_given,
             mem: options.mem,
+            gpu: options.gpu,
+            chip: options.chip,
             ..Default::default()
         };
         let main = FunctionCode {
@@ -200,10 +216,13 @@ impl Profile {
             state_stores: p
                 .iter()
                 .filter(|i| {
-                    matches!(
-                        i.mnemonic,
-                        "uniform_store" | "tex_state_store" | "sampler_state_store"
-                    )
+                    i.mem_form().is_some_and(|m| {
+                        m.dir == agx_isa::MemDir::Store
+                            && matches!(
+                                m.space,
+                                agx_isa::MemSpace::Uniform | agx_isa::MemSpace::TextureState
+                            )
+                    })
                 })
                 .count(),
         });

@@ -195,18 +195,18 @@ fn header(out: &mut String, st: Style, p: &Profile) {
     let _ = writeln!(out, "║{}{}║", st.head(&title), " ".repeat(pad));
     let _ = writeln!(out, "╚{}╝", "═".repeat(BOX_WIDTH));
     let a = &p.analysis;
-    let gpu = p
-        .gpu_label
-        .as_deref()
-        .or(p.gpu.as_deref())
-        .unwrap_or("G13 (assumed)");
+    let gpu = p.gpu_label.as_deref().or(p.gpu.as_deref()).map_or_else(
+        || format!("{} (assumed)", p.options.gpu.short),
+        str::to_string,
+    );
     let _ = writeln!(
         out,
-        "  {} instructions, {} bytes · GPU {} · timing model {} · unknown loop trip counts = {} ({})",
+        "  {} instructions, {} bytes · GPU {} · timing model {} · chip {} · unknown loop trip counts = {} ({})",
         a.instructions,
         a.code_bytes,
         gpu,
         p.timing.gpu,
+        p.options.chip.chip,
         p.options.trip_count,
         if p.options.trip_count_given {
             "given with --trip-count"
@@ -229,8 +229,9 @@ fn header(out: &mut String, st: Style, p: &Profile) {
             out,
             "  {}",
             st.warn(&format!(
-                "warning: {} encoding(s) the G13 tables do not know (marked not decoded below; <disassembly failed> in applegpu syntax); left out of the profile",
-                p.unknown_encodings
+                "warning: {} encoding(s) the {} tables do not know (marked not decoded below; <disassembly failed> in applegpu syntax); left out of the profile",
+                p.unknown_encodings,
+                p.options.gpu.short
             ))
         );
     }

@@ -154,6 +154,7 @@ fn walk_all(dirs: &[PathBuf]) -> usize {
             ..Default::default()
         },
         graph: true,
+        ..Options::default()
     };
     let mut n = 0;
     for (name, bin) in &ks {

@@ -635,11 +635,29 @@ fn show_functions(
     render_and_release(a, profiles, out, tty)
 }
 
-/// Model options from the command line.
+/// Model options from the command line, for code of the default GPU.
 pub fn report_options(a: &ProfileArgs) -> agx_report::Options {
+    report_options_for(a, None)
+}
+
+/// Model options from the command line for code of the slice GPU
+/// `slice_gpu` (e.g. `G13G`): the one place the GPU model
+/// (`agx_analysis::gpu::model_for_slice`) and the chip (`--chip`, else the
+/// model's default) are chosen; everything below reads them from the options.
+pub fn report_options_for(a: &ProfileArgs, slice_gpu: Option<&str>) -> agx_report::Options {
+    let gpu = agx_analysis::gpu::model_for_slice(slice_gpu);
+    let chip = a
+        .model
+        .chip
+        .as_deref()
+        .and_then(|c| gpu.chip(c))
+        .unwrap_or_else(|| gpu.default_chip());
     let mut o = agx_report::Options {
         trip_count: a.model.trip_count(),
         trip_count_given: a.model.trip_count.is_some(),
+        mem: gpu.mem_params(chip),
+        gpu,
+        chip,
         ..Default::default()
     };
     if let Some(v) = a.model.l1_hit_latency {
@@ -650,14 +668,6 @@ pub fn report_options(a: &ProfileArgs) -> agx_report::Options {
     }
     if let Some(v) = a.model.l1_hit_rate {
         o.mem.l1_hit_rate = v;
-    }
-    if let Some(v) = a
-        .model
-        .chip
-        .as_deref()
-        .and_then(agx_analysis::timing::dram_variant)
-    {
-        o.mem.dram_bytes_per_cycle_per_core = v.bytes_per_cycle_per_core();
     }
     o
 }
@@ -684,10 +694,11 @@ pub fn check_model_flags(a: &ProfileArgs) -> Result<(), Error> {
         }
     }
     if let Some(c) = &a.model.chip {
-        if agx_analysis::timing::dram_variant(c).is_none() {
-            let known: Vec<&str> = agx_analysis::timing::DRAM_VARIANTS
+        let models = agx_analysis::gpu::GPU_MODELS;
+        if !models.iter().any(|m| m.chip(c).is_some()) {
+            let known: Vec<&str> = models
                 .iter()
-                .map(|v| v.chip)
+                .flat_map(|m| m.chips.iter().map(|v| v.chip))
                 .collect();
             return Err(Error::usage(format!(
                 "--chip '{c}' is not a known M1-family chip (use one of: {})",
@@ -780,7 +791,7 @@ fn profile_for(
 ) -> agx_report::Profile {
     // raw code: `-f` or "kernel" (see `pipeline::raw_code`); archives: the function's name
     let name = archive.map_or_else(|| code.name.clone(), |(_, f)| f.name.clone());
-    let mut opts = report_options(a);
+    let mut opts = report_options_for(a, code.gpu.as_deref());
     opts.graph = graph;
     // called functions: `__text` symbols in an archive, the same file for raw code
     let archive_code;

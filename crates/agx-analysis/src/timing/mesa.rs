@@ -18,7 +18,6 @@
 //! * `bfeil`, `convert`, `bitrev`, `popcount`, `ffs`, `intl`, memory and
 //!   control flow have no entry.
 
-use super::table::form_name;
 use agx_isa::Instruction;
 use serde::Serialize;
 
@@ -41,36 +40,37 @@ pub enum MesaUnit {
     Ic,
 }
 
-/// Mesa's (unit, latency, tp) for the opcode a machine instruction came from.
+/// Mesa's (unit, latency, tp) for the opcode a machine instruction came from,
+/// keyed by the instruction's form (applegpu's first match, the generated
+/// `forms::idx` constants).
 pub fn mesa_timing(insn: &Instruction) -> (MesaUnit, u32, u32) {
+    use agx_isa::forms::idx::*;
     use MesaUnit::*;
-    let name = form_name(insn);
-    match name {
-        "fmadd32" | "fmadd16" | "fadd32" | "fadd16" | "fmul32" | "fmul16" => (Fscib, 2, 1),
-        "mov_imm" => (Fscib, 1, 1),
-        "bitop" | "icmpsel" | "fcmpsel" | "iadd" => (Fscib, 2, 1),
-        "get_sr" => (Fscib, 2, 2),
-        "imadd" | "bfi" | "extr" | "asr" | "floor" | "sin_pt_1" => (Ic, 3, 2),
-        "sin_pt_2" | "log2" | "exp2" => (Ic, 5, 2),
-        "rcp" => (Ic, 5, 3),
-        "rsqrt" | "rsqrt_special" => (Ic, 6, 4),
-        "simd_shuffle" | "quad_shuffle" => (Fscib, 5, 2),
-        "icmp_ballot" | "fcmp_ballot" => (Fscib, 5, 2),
-        "icmp_quad_ballot" | "fcmp_quad_ballot" => (Fscib, 4, 2),
-        "simd_op" | "simd_shuf_op" => subgroup_by_bits(insn.raw),
-        _ => {
-            if name.starts_with("simd_shuffle") || name.starts_with("quad_shuffle") {
-                (None, 0, 0)
-            } else if name.starts_with("simd_prefix_") || name.starts_with("quad_prefix_") {
-                (Fscib, 18, 18)
-            } else if (name.starts_with("simd_") || name.starts_with("quad_"))
-                && !name.starts_with("simd_matrix")
-            {
-                (Fscib, 24, 24)
-            } else {
-                (None, 0, 0)
-            }
+    match insn.form {
+        FMADD32 | FMADD16 | FADD32 | FADD16 | FMUL32 | FMUL16 => (Fscib, 2, 1),
+        MOV_IMM | MOV_IMM_1 => (Fscib, 1, 1),
+        BITOP | ICMPSEL | FCMPSEL | IADD => (Fscib, 2, 1),
+        GET_SR => (Fscib, 2, 2),
+        IMADD | BFI | EXTR | ASR | FLOOR | SIN_PT_1 => (Ic, 3, 2),
+        SIN_PT_2 | LOG2 | EXP2 => (Ic, 5, 2),
+        RCP => (Ic, 5, 3),
+        RSQRT | RSQRT_SPECIAL => (Ic, 6, 4),
+        // plain shuffles only; the _down/_up/_rotate_up/_xor variants have
+        // no entry
+        SIMD_SHUFFLE | QUAD_SHUFFLE => (Fscib, 5, 2),
+        ICMP_BALLOT | FCMP_BALLOT => (Fscib, 5, 2),
+        ICMP_QUAD_BALLOT | FCMP_QUAD_BALLOT => (Fscib, 4, 2),
+        SIMD_OP | SIMD_SHUF_OP => subgroup_by_bits(insn.raw),
+        // scans (prefix ops)
+        QUAD_PREFIX_IADD..=QUAD_PREFIX_FMUL | SIMD_PREFIX_IADD..=SIMD_PREFIX_MAX_U => {
+            (Fscib, 18, 18)
         }
+        // reductions
+        QUAD_AND..=QUAD_FMUL
+        | QUAD_MIN_U..=QUAD_MAX_F
+        | SIMD_AND..=SIMD_FMUL
+        | SIMD_MIN_U..=SIMD_MAX_F => (Fscib, 24, 24),
+        _ => (None, 0, 0),
     }
 }
 

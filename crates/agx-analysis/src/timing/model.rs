@@ -32,12 +32,9 @@
 //! if/else (longest).
 
 use super::mesa::{mesa_estimate, MesaEstimate};
-use super::table::{
-    classify, dest_width, form_name, is_transcendental, transcendental_subpipe, CostEntry,
-    GpuTiming, MemParams, Unit, G13,
-};
-use agx_isa::forms::FORMS;
-use agx_isa::{ExecOp, Instruction, MemAccess, MemDir, MemSpace, RegFile, Width};
+use super::table::{CostEntry, GpuTiming, MemParams, Unit};
+use agx_isa::semantics::dest_width;
+use agx_isa::{CostKey, ExecOp, Instruction, MemAccess, MemDir, MemSpace, RegFile, Width};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -58,16 +55,26 @@ pub struct ModelParams {
     /// `occupancy::threads_per_core`. Default 1024 (the maximum).
     pub threads_per_core: u32,
     pub mem: MemParams,
+    /// The GPU model (timing table, occupancy rule), chosen by the front end.
+    #[serde(skip)]
+    pub gpu: &'static crate::gpu::GpuModel,
+    /// The chip whose memory parameters `mem` defaults to.
+    #[serde(skip)]
+    pub chip: &'static super::table::DramVariant,
 }
 
 impl Default for ModelParams {
     fn default() -> Self {
+        let gpu = crate::gpu::default_model();
+        let chip = gpu.default_chip();
         ModelParams {
             trip_count: DEFAULT_TRIP_COUNT,
             trip_count_given: false,
             loop_trip_counts: BTreeMap::new(),
             threads_per_core: 1024,
-            mem: MemParams::default(),
+            mem: gpu.mem_params(chip),
+            gpu,
+            chip,
         }
     }
 }
@@ -121,9 +128,10 @@ pub struct InsnDetail {
 }
 
 impl InsnDetail {
-    /// Cost-table key ([`classify`] of the instruction).
+    /// Cost-table key ([`Instruction::cost_key`]), as spelled in the
+    /// table.
     pub fn key(&self) -> &'static str {
-        self.entry.key
+        self.entry.key.name()
     }
     pub fn unit(&self) -> Unit {
         self.entry.unit
@@ -139,9 +147,10 @@ impl InsnDetail {
     /// the RAW penalty it pays, at least one dispatch slot. With the exposed
     /// stall (`stall`) it is the weight by which its region's cost is shared
     /// among the region's instructions (`KernelTiming::insn_cycles`).
-    pub fn issue_cycles(&self) -> f64 {
+    /// `gpu`: the timing table the detail was computed with.
+    pub fn issue_cycles(&self, gpu: &GpuTiming) -> f64 {
         let pen = self.raw_dep.as_ref().map_or(0.0, |r| r.penalty);
-        (self.cycles() + pen).max(G13.issue_of(self.unit()))
+        (self.cycles() + pen).max(gpu.issue_of(self.unit()))
     }
 }
 
@@ -900,40 +909,15 @@ impl KernelTiming {
     }
 }
 
-/// Value of a named encoding field of the instruction's form.
-pub fn raw_field(insn: &Instruction, name: &str) -> Option<u64> {
-    let f = FORMS.get(insn.form as usize)?;
-    let fi = f.fields.iter().find(|x| x.name == name)?;
-    let mut v = 0u64;
-    for &(start, width, shift) in fi.parts {
-        v |= (((insn.raw >> start) & ((1u128 << width) - 1)) as u64) << shift;
-    }
-    Some(v)
-}
-
-/// Scoreboard slot of a load or `wait`, when the encoding has one.
+/// Scoreboard slot of a load or `wait`, when the encoding has one (the
+/// form's slot column, [`Instruction::scoreboard_slot`]).
 pub fn scoreboard_slot(insn: &Instruction) -> Option<u32> {
-    match form_name(insn) {
-        "wait" => raw_field(insn, "i").map(|v| v as u32),
-        "device_load" | "device_load.TODO" | "texture_sample" | "texture_load" | "atomic" => {
-            raw_field(insn, "g").map(|v| v as u32)
-        }
-        _ => None,
-    }
-}
-
-/// Bytes per lane a memory instruction moves (from its data register).
-fn mem_bytes_per_lane(insn: &Instruction) -> f64 {
-    let data = insn
-        .all_operands()
-        .filter_map(|o| o.as_reg())
-        .find(|r| r.file == RegFile::Gpr);
-    data.map(|r| r.halves() as f64 * 2.0).unwrap_or(4.0)
+    insn.scoreboard_slot()
 }
 
 /// Latency of a load, by the memory space the ISA semantics give it.
-fn load_latency(insn: &Instruction, mem: &MemParams) -> f64 {
-    match insn.mem_access().map(|m| m.space) {
+fn load_latency(access: Option<MemAccess>, mem: &MemParams) -> f64 {
+    match access.map(|m| m.space) {
         Some(MemSpace::Device | MemSpace::Texture) => mem.device_latency(),
         Some(MemSpace::Threadgroup) => mem.threadgroup_latency,
         Some(MemSpace::Stack) => mem.stack_latency,
@@ -942,12 +926,13 @@ fn load_latency(insn: &Instruction, mem: &MemParams) -> f64 {
 }
 
 /// Whether the instruction returns data at a `wait` (loads and atomics).
-fn is_load(insn: &Instruction) -> bool {
+fn is_load(access: Option<MemAccess>) -> bool {
     matches!(
-        insn.mem_access(),
+        access,
         Some(MemAccess {
             dir: MemDir::Load | MemDir::Atomic,
             space: MemSpace::Device | MemSpace::Texture | MemSpace::Threadgroup | MemSpace::Stack,
+            ..
         })
     )
 }
@@ -955,7 +940,9 @@ fn is_load(insn: &Instruction) -> bool {
 /// Per-instruction static cost facts used by the region model.
 struct Static<'a> {
     insn: &'a Instruction,
-    key: &'static str,
+    key: CostKey,
+    /// The instruction's memory access (read once).
+    mem: Option<MemAccess>,
     unit: Unit,
     tp: f64,
     lat: f64,
@@ -995,7 +982,7 @@ fn statics<'a>(
         .iter()
         .zip(spans)
         .map(|(&insn, (d0, u0, u1))| {
-            let key = classify(insn);
+            let key = insn.cost_key();
             let e = gpu.entry(key);
             // distinct (half, width) GPR sources, sorted by half then deduped
             // (at most MAX_OPERANDS + MAX_IMPLICIT of them: no allocation)
@@ -1018,6 +1005,7 @@ fn statics<'a>(
             Static {
                 insn,
                 key,
+                mem: insn.mem_access(),
                 unit: e.unit,
                 tp: e.throughput,
                 lat: e.latency,
@@ -1047,7 +1035,7 @@ fn raw_dep(gpu: &GpuTiming, prev: &Static, cur: &Static) -> Option<RawDep> {
     // Register cache: metal-benchmarks measured one case, an FFMA whose
     // multiply reads one register twice (`x*x+1` at ~95% with ILP=1); only
     // that shape (fma/fmul reading a single distinct register) is exempt.
-    if cur.distinct_sources <= 1 && (cur.key.starts_with("fma") || cur.key.starts_with("fmul")) {
+    if cur.distinct_sources <= 1 && cur.key.is_fmul() {
         penalty = 0.0;
     }
     Some(RawDep {
@@ -1113,13 +1101,16 @@ fn model_region(
             Unit::Scib => pipes.scib += s.tp + pen,
             Unit::Ic => pipes.ic += s.tp + pen,
             Unit::Mem => {
-                if let Some(m) = s.insn.mem_access() {
+                if let Some(m) = s.mem {
                     match m.dir {
                         MemDir::Load | MemDir::Atomic => loads += 1,
                         MemDir::Store => stores += 1,
                     }
-                    if matches!(m.space, MemSpace::Device | MemSpace::Texture) {
-                        let bytes = mem_bytes_per_lane(s.insn) * gpu.simd_width as f64;
+                    if matches!(
+                        m.space,
+                        MemSpace::Device | MemSpace::Texture | MemSpace::TextureState
+                    ) {
+                        let bytes = m.bytes_per_lane() as f64 * gpu.simd_width as f64;
                         if l1_bw > 0.0 {
                             pipes.mem += bytes / l1_bw;
                         }
@@ -1135,7 +1126,7 @@ fn model_region(
     // IC integer/transcendental pairs (fitted term, see table.rs)
     let (mut n_int, mut n_trans) = (0usize, 0usize);
     for s in st.iter().filter(|s| s.unit == Unit::Ic) {
-        if is_transcendental(s.key) {
+        if s.key.transcendental().is_some() {
             n_trans += 1;
         } else {
             n_int += 1;
@@ -1143,12 +1134,11 @@ fn model_region(
     }
     pipes.ic += gpu.ic_switch_cycles * n_int.min(n_trans) as f64;
     if gpu.ic_overlap_cycles > 0.0 && n_trans > 1 {
-        let mut by_key: BTreeMap<&str, usize> = BTreeMap::new();
-        for s in st
-            .iter()
-            .filter(|s| s.unit == Unit::Ic && is_transcendental(s.key))
-        {
-            *by_key.entry(transcendental_subpipe(s.key)).or_default() += 1;
+        let mut by_key: BTreeMap<agx_isa::Transcendental, usize> = BTreeMap::new();
+        for s in st.iter().filter(|s| s.unit == Unit::Ic) {
+            if let Some(sub) = s.key.transcendental() {
+                *by_key.entry(sub).or_default() += 1;
+            }
         }
         let most = by_key.values().copied().max().unwrap_or(0);
         pipes.ic -= gpu.ic_overlap_cycles * (n_trans - most) as f64;
@@ -1184,7 +1174,7 @@ fn model_region(
             }
             let mut completed: Vec<(usize, f64)> = Vec::new();
             let mut wait_lat = 0.0;
-            if s.key == "wait" {
+            if s.key == CostKey::Wait {
                 let slot = scoreboard_slot(s.insn);
                 let keys: Vec<Option<u32>> = slot_done
                     .keys()
@@ -1204,7 +1194,7 @@ fn model_region(
             let stall = (start - t).max(0.0);
             if it == iters - 1 {
                 stall_single[i] = stall;
-                if s.key == "wait" && !completed.is_empty() {
+                if s.key == CostKey::Wait && !completed.is_empty() {
                     is_mem_stall[i] = true;
                     wait_at.push(i);
                     wait_idx.push((i, completed.iter().map(|c| c.0).collect()));
@@ -1223,8 +1213,8 @@ fn model_region(
                 pipe_free[p] = start + s.tp;
             }
             let issue = gpu.issue_of(s.unit) + deps[i].as_ref().map_or(0.0, |d| d.penalty);
-            let done = if is_load(s.insn) {
-                let lat = load_latency(s.insn, &params.mem);
+            let done = if is_load(s.mem) {
+                let lat = load_latency(s.mem, &params.mem);
                 let d = start + lat;
                 let e = slot_done
                     .entry(scoreboard_slot(s.insn))
@@ -1429,14 +1419,14 @@ pub fn push_cy(out: &mut String, x: f64) {
 pub fn body_timing(insns: &[Instruction], params: &ModelParams) -> RegionTiming {
     let refs: Vec<&Instruction> = insns.iter().collect();
     let follows = vec![true; refs.len()];
-    model_region(&G13, params, &refs, &follows, true).timing
+    model_region(params.gpu.timing, params, &refs, &follows, true).timing
 }
 
 /// Models a whole kernel (main's instructions in address order), with the
 /// loops the analysis crate finds.
 pub fn analyze_kernel(insns: &[Instruction], params: &ModelParams) -> KernelTiming {
     let nest = crate::analyze_detailed(insns, &crate::CfgOptions::default()).nest;
-    analyze_kernel_with_nest(&G13, insns, &nest, params)
+    analyze_kernel_with_nest(params.gpu.timing, insns, &nest, params)
 }
 
 /// The exec-mask if/else structure: for each instruction, the innermost
@@ -1665,9 +1655,9 @@ pub fn analyze_kernel_with_nest(
     // second per-instruction vector).
     let mut instructions_detail = Vec::with_capacity(n);
     for (i, insn) in insns.iter().enumerate() {
-        let key = classify(insn);
+        let key = insn.cost_key();
         let e = gpu.entry(key);
-        // every key `classify` returns has its row (InsnDetail::key reads it)
+        // every key has its row (index_rows; InsnDetail::key reads it)
         debug_assert_eq!(e.key, key);
         instructions_detail.push(InsnDetail {
             addr: insn.addr,
@@ -1906,7 +1896,7 @@ pub fn analyze_kernel_with_nest(
     {
         // per region: (cost per pass, sum of weights, raw and exposed stall)
         let mut acc = vec![(0.0f64, 0.0f64, 0.0f64); nl + 1];
-        let weight_of = |d: &InsnDetail| -> f64 { d.issue_cycles() + d.stall };
+        let weight_of = |d: &InsnDetail| -> f64 { d.issue_cycles(gpu) + d.stall };
         for d in &instructions_detail {
             let r = d.loop_index.map_or(0, |l| l as usize + 1);
             acc[r].0 += weight_of(d);
@@ -2023,7 +2013,7 @@ pub fn analyze_with_analysis(
     analysis: &crate::Analysis,
     params: &ModelParams,
 ) -> KernelTiming {
-    analyze_with_analysis_on(&G13, insns, analysis, params)
+    analyze_with_analysis_on(params.gpu.timing, insns, analysis, params)
 }
 
 /// [`analyze_with_analysis`] with another cost table (e.g. one whose fitted
@@ -2055,5 +2045,5 @@ pub fn analyze_with_nest(
     if analysis.occupancy.threads > 0 {
         p.threads_per_core = p.threads_per_core.min(analysis.occupancy.threads);
     }
-    analyze_kernel_with_nest(&G13, insns, nest, &p)
+    analyze_kernel_with_nest(params.gpu.timing, insns, nest, &p)
 }

@@ -3,9 +3,8 @@
 //! without evidence.
 
 use super::model::{fmt_cy, KernelTiming, LoopTiming};
-use super::table::{classify, form_name, mem_class, MemClass};
 use crate::Analysis;
-use agx_isa::{Instruction, RegFile, Width};
+use agx_isa::{Instruction, MemDir, MemSpace, RegFile, Width};
 use serde::Serialize;
 use std::collections::HashSet;
 
@@ -130,25 +129,6 @@ fn innermost_loop(t: &KernelTiming, addr: u32) -> Option<&LoopTiming> {
     }
 }
 
-fn is_transcendental(key: &str) -> bool {
-    matches!(
-        key,
-        "rcp"
-            | "rsqrt16"
-            | "rsqrt32"
-            | "exp2_32"
-            | "exp2_16"
-            | "log2_32"
-            | "log2_16"
-            | "sin_pt_1"
-            | "sin_pt_2"
-    )
-}
-
-fn is_stack_adjust(insn: &Instruction) -> bool {
-    insn.stack_adjust().is_some()
-}
-
 /// Highest GPR half index touched and the first instruction touching it.
 fn highest_gpr(insns: &[Instruction]) -> Option<(u32, u32)> {
     let mut best: Option<(u32, u32)> = None;
@@ -166,9 +146,9 @@ fn highest_gpr(insns: &[Instruction]) -> Option<(u32, u32)> {
 }
 
 /// Threads per core for `halfregs` allocated half-registers (the one
-/// occupancy table, `occupancy::OCCUPANCY_TABLE`).
-fn threads_for(halfregs: u32) -> u32 {
-    match crate::occupancy::occupancy_for_regs(halfregs).0 {
+/// occupancy rule of the GPU model the timing used).
+fn threads_for(gpu: &crate::gpu::GpuModel, halfregs: u32) -> u32 {
+    match gpu.occupancy_for_regs(halfregs).0 {
         0 => 384,
         t => t,
     }
@@ -221,14 +201,18 @@ pub fn suggest(
     let mut push = |s: Suggestion| out.push(s);
 
     // --- spills ---
-    let spills: Vec<&Instruction> = insns
-        .iter()
-        .filter(|i| matches!(form_name(i), "stack_store" | "stack_load") && !is_stack_adjust(i))
-        .collect();
+    // the stack accesses the analysis counts (Instruction::mem_access: stack
+    // adjusts and stack_get_ptr move no data)
+    let stack_dir = |i: &Instruction| {
+        i.mem_access()
+            .filter(|m| m.space == MemSpace::Stack)
+            .map(|m| m.dir)
+    };
+    let spills: Vec<&Instruction> = insns.iter().filter(|i| stack_dir(i).is_some()).collect();
     if let Some(first) = spills.first() {
         let stores = spills
             .iter()
-            .filter(|i| form_name(i) == "stack_store")
+            .filter(|i| stack_dir(i) == Some(MemDir::Store))
             .count();
         let loads = spills.len() - stores;
         let in_loops = spills
@@ -298,7 +282,7 @@ pub fn suggest(
     let derived_threads = analysis
         .map(|a| a.occupancy.threads)
         .filter(|&t| t > 0)
-        .or_else(|| highest_gpr(insns).map(|(hi, _)| threads_for(hi + 1)));
+        .or_else(|| highest_gpr(insns).map(|(hi, _)| threads_for(timing.params.gpu, hi + 1)));
     let occ = derived_threads.unwrap_or(threads).min(threads.max(1));
     if occ < 1024 {
         let sev = if occ < 640 {
@@ -356,7 +340,11 @@ pub fn suggest(
         // --- tile global loads ---
         let dev_loads: Vec<&&Instruction> = own
             .iter()
-            .filter(|i| mem_class(i) == Some(MemClass::Device) && form_name(i) != "atomic")
+            .filter(|i| {
+                i.mem_access().is_some_and(|m| {
+                    m.dir == MemDir::Load && matches!(m.space, MemSpace::Device | MemSpace::Texture)
+                })
+            })
             .collect();
         let dev_addrs: HashSet<u32> = dev_loads.iter().map(|i| i.addr).collect();
         let dev_stall: f64 = l
@@ -445,8 +433,7 @@ pub fn suggest(
         // built on the first transcendental only (most loops have none)
         let mut written_set: Option<HashSet<u32>> = None;
         for i in &own {
-            let key = classify(i);
-            if !is_transcendental(key) {
+            if i.cost_key().transcendental().is_none() {
                 continue;
             }
             let written = written_set.get_or_insert_with(|| {
@@ -487,20 +474,9 @@ pub fn suggest(
         let int64: Vec<&&Instruction> = own
             .iter()
             .filter(|i| {
-                matches!(
-                    form_name(i),
-                    "iadd"
-                        | "imadd"
-                        | "icmpsel"
-                        | "bfi"
-                        | "bfeil"
-                        | "extr"
-                        | "shlhi"
-                        | "shrhi"
-                        | "asr"
-                ) && i
-                    .defs()
-                    .any(|r| r.file == RegFile::Gpr && r.width == Width::W64)
+                i.cost_key().is_integer_arith()
+                    && i.defs()
+                        .any(|r| r.file == RegFile::Gpr && r.width == Width::W64)
             })
             .collect();
         if let Some(first) = int64.first() {
@@ -529,12 +505,7 @@ pub fn suggest(
 
         // --- simd/quad reductions in loops ---
         for i in &own {
-            let key = classify(i);
-            if key.starts_with("simd_reduce")
-                || key.starts_with("simd_prefix")
-                || key.starts_with("quad_reduce")
-                || key.starts_with("quad_prefix")
-            {
+            if i.cost_key().is_cross_lane_reduction() {
                 push(Suggestion::new(
                     Severity::Medium,
                     i.addr,
@@ -554,25 +525,16 @@ pub fn suggest(
         }
 
         // --- FP16 ---
-        let f32_ops = own
-            .iter()
-            .filter(|i| matches!(form_name(i), "fadd32" | "fmul32" | "fmadd32"))
-            .count();
-        let f16_ops = own
-            .iter()
-            .filter(|i| matches!(form_name(i), "fadd16" | "fmul16" | "fmadd16"))
-            .count();
+        let f32_ops = own.iter().filter(|i| i.cost_key().is_fp32_arith()).count();
+        let f16_ops = own.iter().filter(|i| i.cost_key().is_fp16_arith()).count();
         let f_bound = no_mem_stall && l.body.pipes.ic < l.body.pipes.fscib();
         if f32_ops >= 4
             && f16_ops == 0
             && f_bound
             && l.body.pipes.f32 * 2.0 >= l.body.cycles_per_iteration
         {
-            let first = own
-                .iter()
-                .find(|i| matches!(form_name(i), "fadd32" | "fmul32" | "fmadd32"))
-                .unwrap();
-            let g = super::table::g13();
+            let first = own.iter().find(|i| i.cost_key().is_fp32_arith()).unwrap();
+            let g = timing.params.gpu.timing;
             push(Suggestion::new(
                 Severity::Low,
                 first.addr,
@@ -637,7 +599,7 @@ pub fn suggest(
 
     // --- division: rcp feeding fmul ---
     for (idx, i) in insns.iter().enumerate() {
-        if form_name(i) != "rcp" {
+        if i.cost_key() != agx_isa::CostKey::Rcp {
             continue;
         }
         let defs: Vec<u32> = i
@@ -649,7 +611,7 @@ pub fn suggest(
             continue;
         }
         let consumer = insns[idx + 1..].iter().take(6).find(|j| {
-            matches!(form_name(j), "fmul32" | "fmul16" | "fmadd32" | "fmadd16")
+            j.cost_key().is_fmul()
                 && j.uses()
                     .any(|r| r.file == RegFile::Gpr && r.half_range().any(|h| defs.contains(&h)))
         });

@@ -9,8 +9,8 @@
 //! on one scheduler (metal-benchmarks' "throughput" column): 1 for `fadd32`,
 //! 4 for most integer-and-complex (IC) ops, 6 for `rcp`, 8 for `rsqrt`.
 
-use agx_isa::forms::FORMS;
-use agx_isa::{Instruction, OperandKind, RegFile, Width};
+pub use agx_isa::CostKey;
+use agx_isa::Instruction;
 use serde::Serialize;
 
 /// Execution unit / pipe an instruction occupies.
@@ -49,11 +49,16 @@ impl Unit {
     }
 }
 
+fn key_name<S: serde::Serializer>(k: &CostKey, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(k.name())
+}
+
 /// One row of a cost table.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct CostEntry {
-    /// Stable key, e.g. `"fadd32"`, `"imad32x32_64"`.
-    pub key: &'static str,
+    /// The row's key (spelled e.g. `"fadd32"`, `"imad32x32_64"`).
+    #[serde(serialize_with = "key_name")]
+    pub key: CostKey,
     /// What machine forms it covers (human readable).
     pub covers: &'static str,
     pub unit: Unit,
@@ -190,7 +195,12 @@ impl MemParams {
 pub struct GpuTiming {
     /// e.g. `"G13 (M1 family)"`.
     pub name: &'static str,
+    /// The rows, in the order `--explain-model` prints them: exactly one
+    /// per [`CostKey`] ([`index_rows`] checks it when the table compiles).
     pub entries: &'static [CostEntry],
+    /// Row of each key in `entries`, by `CostKey as usize` ([`index_rows`]).
+    #[serde(skip)]
+    pub index: [u8; CostKey::COUNT],
     /// Schedulers per core (each issues one instruction per cycle).
     pub schedulers_per_core: u32,
     /// Threads per SIMD-group.
@@ -210,7 +220,7 @@ pub struct GpuTiming {
     /// [`IC_SWITCH_CYCLES`]).
     pub ic_switch_cycles: f64,
     /// IC cycles saved per transcendental instruction on another IC
-    /// sub-pipeline ([`transcendental_subpipe`]) than the pass's most used
+    /// sub-pipeline ([`agx_isa::CostKey::transcendental`]) than the pass's most used
     /// one (fitted, see [`IC_OVERLAP_CYCLES`]).
     pub ic_overlap_cycles: f64,
     /// Statements about the model that are not table rows.
@@ -220,9 +230,9 @@ pub struct GpuTiming {
 const MESA: &str = "Mesa agx_performance.c (G13G op_timings)";
 
 macro_rules! e {
-    ($key:expr, $covers:expr, $unit:ident, $lat:expr, $tp:expr, $src:expr) => {
+    ($key:ident, $covers:expr, $unit:ident, $lat:expr, $tp:expr, $src:expr) => {
         CostEntry {
-            key: $key,
+            key: CostKey::$key,
             covers: $covers,
             unit: Unit::$unit,
             latency: $lat,
@@ -232,91 +242,117 @@ macro_rules! e {
     };
 }
 
+/// The row of each [`CostKey`] in `entries`. Evaluated when the table is
+/// compiled: a key without a row, or with two, is a compile error (a
+/// generation's table must price every key; there is no fallback row).
+pub const fn index_rows(entries: &[CostEntry]) -> [u8; CostKey::COUNT] {
+    const NONE: u8 = u8::MAX;
+    assert!(entries.len() < NONE as usize, "too many cost rows");
+    let mut index = [NONE; CostKey::COUNT];
+    let mut i = 0;
+    while i < entries.len() {
+        let k = entries[i].key as usize;
+        assert!(index[k] == NONE, "a cost key has two rows");
+        index[k] = i as u8;
+        i += 1;
+    }
+    let mut k = 0;
+    while k < CostKey::COUNT {
+        assert!(
+            index[k] != NONE,
+            "a cost key has no row in the timing table"
+        );
+        k += 1;
+    }
+    index
+}
+
 /// The G13 (M1-family) table.
-pub static G13_ENTRIES: &[CostEntry] = &[
+pub const G13_ENTRIES: &[CostEntry] = &[
     // --- FP32 / FP16 ---
-    e!("fadd32", "fadd32", F32, 2.20, 1.0, "metal-benchmarks FADD32: throughput 1 (M1 Max), adjusted latency 2.20; Mesa fadd {F32,2,1}"),
-    e!("fmul32", "fmul32", F32, 2.21, 1.0, "metal-benchmarks FMUL32: throughput 1, latency 2.21; Mesa fmul {F32,2,1}"),
-    e!("fma32", "fmadd32", F32, 2.21, 1.0, "metal-benchmarks FFMA32: throughput 1, latency 2.21; Mesa fma {F32,2,1}"),
-    e!("fadd16", "fadd16", F16, 2.16, 1.0, "metal-benchmarks FADD16: throughput 1, latency 2.16"),
-    e!("fmul16", "fmul16", F16, 2.17, 1.0, "metal-benchmarks FMUL16: throughput 1, latency 2.17"),
-    e!("fma16", "fmadd16", F16, 2.18, 1.0, "metal-benchmarks FFMA16: throughput 1, latency 2.18"),
-    e!("fcmpsel32", "fcmpsel (32-bit; also FMAX32/FMIN32)", Scib, 4.74, 1.0, "metal-benchmarks FCMPSEL32/FMAX32/FMIN32: throughput 1, latency 4.74; Mesa fcmpsel SCIB"),
-    e!("fcmpsel16", "fcmpsel (16-bit)", Scib, 2.17, 1.0, "metal-benchmarks FCMPSEL16: throughput 1, latency 2.17"),
+    e!(Fadd32, "fadd32", F32, 2.20, 1.0, "metal-benchmarks FADD32: throughput 1 (M1 Max), adjusted latency 2.20; Mesa fadd {F32,2,1}"),
+    e!(Fmul32, "fmul32", F32, 2.21, 1.0, "metal-benchmarks FMUL32: throughput 1, latency 2.21; Mesa fmul {F32,2,1}"),
+    e!(Fma32, "fmadd32", F32, 2.21, 1.0, "metal-benchmarks FFMA32: throughput 1, latency 2.21; Mesa fma {F32,2,1}"),
+    e!(Fadd16, "fadd16", F16, 2.16, 1.0, "metal-benchmarks FADD16: throughput 1, latency 2.16"),
+    e!(Fmul16, "fmul16", F16, 2.17, 1.0, "metal-benchmarks FMUL16: throughput 1, latency 2.17"),
+    e!(Fma16, "fmadd16", F16, 2.18, 1.0, "metal-benchmarks FFMA16: throughput 1, latency 2.18"),
+    e!(Fcmpsel32, "fcmpsel (32-bit; also FMAX32/FMIN32)", Scib, 4.74, 1.0, "metal-benchmarks FCMPSEL32/FMAX32/FMIN32: throughput 1, latency 4.74; Mesa fcmpsel SCIB"),
+    e!(Fcmpsel16, "fcmpsel (16-bit)", Scib, 2.17, 1.0, "metal-benchmarks FCMPSEL16: throughput 1, latency 2.17"),
     // --- SCIB integer ---
-    e!("mov_imm", "mov_imm", Scib, 1.0, 1.0, "Mesa mov_imm {SCIB,1,1}"),
-    e!("get_sr", "get_sr", Scib, 2.0, 2.0, "Mesa get_sr {SCIB,2,2}"),
-    e!("iadd32", "iadd/isub (32-bit)", Scib, 2.21, 1.0, "metal-benchmarks IADD32: throughput 1, latency 2.21; Mesa iadd {SCIB,2,1}"),
-    e!("iadd16", "iadd/isub (16-bit)", Scib, 2.17, 1.0, "metal-benchmarks IADD16: throughput 1, latency 2.17"),
-    e!("iaddsat32", "iadd.sat / isub.sat", Scib, 2.75, 1.02, "metal-benchmarks IADDSAT32: throughput 1.02, latency 2.75"),
-    e!("iadd64", "iadd/isub with a 64-bit destination", Scib, 2.21, 1.0, "assumption: one 64-bit iadd issues like IADD32 (metal-benchmarks measures IADD64 only as a 4-instruction sequence)"),
-    e!("icmpsel32", "icmpsel (32-bit; also IMAX32/IMIN32)", Scib, 4.74, 1.0, "metal-benchmarks ICMPSEL32/IMAX32/IMIN32: throughput 1, latency 4.74; Mesa icmpsel SCIB"),
-    e!("icmpsel16", "icmpsel (16-bit)", Scib, 2.17, 1.0, "metal-benchmarks ICMPSEL16: throughput 1, latency 2.17"),
-    e!("bitop", "bitop (mov, and, or, xor, not, ...)", Scib, 2.0, 1.06, "metal-benchmarks BITWISE32: throughput 1.06; latency from Mesa bitop {SCIB,2,1}"),
+    e!(MovImm, "mov_imm", Scib, 1.0, 1.0, "Mesa mov_imm {SCIB,1,1}"),
+    e!(GetSr, "get_sr", Scib, 2.0, 2.0, "Mesa get_sr {SCIB,2,2}"),
+    e!(Iadd32, "iadd/isub (32-bit)", Scib, 2.21, 1.0, "metal-benchmarks IADD32: throughput 1, latency 2.21; Mesa iadd {SCIB,2,1}"),
+    e!(Iadd16, "iadd/isub (16-bit)", Scib, 2.17, 1.0, "metal-benchmarks IADD16: throughput 1, latency 2.17"),
+    e!(IaddSat32, "iadd.sat / isub.sat", Scib, 2.75, 1.02, "metal-benchmarks IADDSAT32: throughput 1.02, latency 2.75"),
+    e!(Iadd64, "iadd/isub with a 64-bit destination", Scib, 2.21, 1.0, "assumption: one 64-bit iadd issues like IADD32 (metal-benchmarks measures IADD64 only as a 4-instruction sequence)"),
+    e!(Icmpsel32, "icmpsel (32-bit; also IMAX32/IMIN32)", Scib, 4.74, 1.0, "metal-benchmarks ICMPSEL32/IMAX32/IMIN32: throughput 1, latency 4.74; Mesa icmpsel SCIB"),
+    e!(Icmpsel16, "icmpsel (16-bit)", Scib, 2.17, 1.0, "metal-benchmarks ICMPSEL16: throughput 1, latency 2.17"),
+    e!(Bitop, "bitop (mov, and, or, xor, not, ...)", Scib, 2.0, 1.06, "metal-benchmarks BITWISE32: throughput 1.06; latency from Mesa bitop {SCIB,2,1}"),
     // --- IC pipe ---
-    e!("imad16", "imadd (16-bit)", Ic, 3.68, 4.0, "metal-benchmarks IMUL16/IMAD16: throughput 4, latency 3.68"),
-    e!("imad32", "imadd (32-bit)", Ic, 4.02, 4.0, "metal-benchmarks IMUL32/IMAD32: throughput 4, latency 4.02"),
-    e!("imad32x32_64", "imadd with a 64-bit destination (IMUL 32x32=64, IMULHI32)", Ic, 9.84, 8.0, "metal-benchmarks IMUL(32x32=64)/IMULHI32: throughput 8.01, latency 9.84; ALU Layout: 8 cycles"),
-    e!("bfi", "bfi (bit insert; LSHIFT32)", Ic, 4.02, 4.0, "metal-benchmarks LSHIFT32: throughput 4.01 (BITINSERT32 <=4.42); latency assumption = BITEXTRACT32 4.02"),
-    e!("bfeil_const", "bfeil/extr with a constant offset (BITEXTRACT32)", Ic, 4.02, 4.0, "metal-benchmarks BITEXTRACT32 (constant width): throughput 4.01, latency 4.02"),
-    e!("bfeil_dynamic", "bfeil/extr with a register offset (RSHIFT32)", Ic, 4.02, 8.0, "metal-benchmarks: BITEXTRACT32 with a non-constant width throughput 8; RSHIFT32 7.89"),
-    e!("shift_hi", "shlhi/shrhi/asr/asrh", Ic, 4.02, 4.0, "assumption: as LSHIFT32 (metal-benchmarks 4.01); Mesa asr {IC,3,2} = 4 IC cycles"),
-    e!("bitrev", "bitrev", Ic, 3.62, 4.0, "metal-benchmarks BITREV32: throughput 4.00, latency 3.62"),
-    e!("popcount", "popcount", Ic, 3.62, 4.0, "metal-benchmarks POPCOUNT32: throughput 4.00, latency 3.62"),
-    e!("ffs", "ffs (find first set)", Ic, 3.62, 4.0, "assumption: as POPCOUNT32; metal-benchmarks CLZ32 sequence 4.05"),
-    e!("intl", "intl (interleave)", Ic, 3.62, 4.0, "metal-benchmarks BITINTERLEAVE16: throughput 4; latency assumption = BITREV32"),
-    e!("iunop", "iunop (unknown integer unary)", Ic, 4.0, 4.0, "assumption: an IC integer unary like bitrev/popcount"),
-    e!("convert", "convert (F<->I)", Ic, 3.66, 4.0, "metal-benchmarks CONVERT(F->I32): throughput 4, latency 3.66"),
-    e!("rint", "rint / floor / ceil", Ic, 3.66, 4.0, "metal-benchmarks RINT32: throughput 4, latency 3.66"),
-    e!("trunc", "trunc", Ic, 4.0, 4.0, "metal-benchmarks TRUNC32: throughput 4, latency ~4"),
-    e!("rcp", "rcp (16/32)", Ic, 6.50, 6.0, "metal-benchmarks RECIP16/RECIP32: throughput 6, latency 6.50"),
-    e!("rsqrt16", "rsqrt/rsqrt_special (16-bit)", Ic, 8.61, 8.0, "metal-benchmarks RSQRT16: throughput 8, latency 8.61"),
-    e!("rsqrt32", "rsqrt/rsqrt_special (32-bit)", Ic, 8.99, 8.0, "metal-benchmarks RSQRT32: throughput 8, latency 8.99"),
-    e!("exp2_32", "exp2 (32-bit)", Ic, 4.31, 4.0, "metal-benchmarks EXP2_32: throughput 4.00, latency 4.31"),
-    e!("exp2_16", "exp2 (16-bit)", Ic, 4.62, 4.0, "metal-benchmarks EXP2_16: throughput 4.00, latency 4.62"),
-    e!("log2_32", "log2 (32-bit)", Ic, 4.31, 4.0, "metal-benchmarks LOG2_32: throughput 4.00, latency 4.31"),
-    e!("log2_16", "log2 (16-bit)", Ic, 4.62, 4.0, "metal-benchmarks LOG2_16: throughput 4.00, latency 4.62"),
-    e!("sin_pt_1", "sin_pt_1", Ic, 3.0, 5.0, "metal-benchmarks ALU Layout: SIN_PT_1 + SIN_PT_2 = 10 cycles, split evenly (assumption); latency Mesa sin_pt_1 3"),
-    e!("sin_pt_2", "sin_pt_2", Ic, 5.0, 5.0, "metal-benchmarks ALU Layout: SIN_PT_1 + SIN_PT_2 = 10 cycles, split evenly (assumption); latency Mesa sin_pt_2 5"),
-    e!("dfdxy", "dfdx/dfdy", Ic, 5.0, 4.0, "assumption: derivatives (graphics only) cost like an IC op"),
-    e!("funop", "funop (unknown float unary)", Ic, 4.0, 4.0, "assumption: an IC float unary like exp2/log2"),
+    e!(Imad16, "imadd (16-bit)", Ic, 3.68, 4.0, "metal-benchmarks IMUL16/IMAD16: throughput 4, latency 3.68"),
+    e!(Imad32, "imadd (32-bit)", Ic, 4.02, 4.0, "metal-benchmarks IMUL32/IMAD32: throughput 4, latency 4.02"),
+    e!(Imad32x32_64, "imadd with a 64-bit destination (IMUL 32x32=64, IMULHI32)", Ic, 9.84, 8.0, "metal-benchmarks IMUL(32x32=64)/IMULHI32: throughput 8.01, latency 9.84; ALU Layout: 8 cycles"),
+    e!(Bfi, "bfi (bit insert; LSHIFT32)", Ic, 4.02, 4.0, "metal-benchmarks LSHIFT32: throughput 4.01 (BITINSERT32 <=4.42); latency assumption = BITEXTRACT32 4.02"),
+    e!(BfeilConst, "bfeil/extr with a constant offset (BITEXTRACT32)", Ic, 4.02, 4.0, "metal-benchmarks BITEXTRACT32 (constant width): throughput 4.01, latency 4.02"),
+    e!(BfeilDynamic, "bfeil/extr with a register offset (RSHIFT32)", Ic, 4.02, 8.0, "metal-benchmarks: BITEXTRACT32 with a non-constant width throughput 8; RSHIFT32 7.89"),
+    e!(ShiftHi, "shlhi/shrhi/asr/asrh", Ic, 4.02, 4.0, "assumption: as LSHIFT32 (metal-benchmarks 4.01); Mesa asr {IC,3,2} = 4 IC cycles"),
+    e!(Bitrev, "bitrev", Ic, 3.62, 4.0, "metal-benchmarks BITREV32: throughput 4.00, latency 3.62"),
+    e!(Popcount, "popcount", Ic, 3.62, 4.0, "metal-benchmarks POPCOUNT32: throughput 4.00, latency 3.62"),
+    e!(Ffs, "ffs (find first set)", Ic, 3.62, 4.0, "assumption: as POPCOUNT32; metal-benchmarks CLZ32 sequence 4.05"),
+    e!(Intl, "intl (interleave)", Ic, 3.62, 4.0, "metal-benchmarks BITINTERLEAVE16: throughput 4; latency assumption = BITREV32"),
+    e!(Iunop, "iunop (unknown integer unary)", Ic, 4.0, 4.0, "assumption: an IC integer unary like bitrev/popcount"),
+    e!(Convert, "convert (F<->I)", Ic, 3.66, 4.0, "metal-benchmarks CONVERT(F->I32): throughput 4, latency 3.66"),
+    e!(Rint, "rint / floor / ceil", Ic, 3.66, 4.0, "metal-benchmarks RINT32: throughput 4, latency 3.66"),
+    e!(Trunc, "trunc", Ic, 4.0, 4.0, "metal-benchmarks TRUNC32: throughput 4, latency ~4"),
+    e!(Rcp, "rcp (16/32)", Ic, 6.50, 6.0, "metal-benchmarks RECIP16/RECIP32: throughput 6, latency 6.50"),
+    e!(Rsqrt16, "rsqrt/rsqrt_special (16-bit)", Ic, 8.61, 8.0, "metal-benchmarks RSQRT16: throughput 8, latency 8.61"),
+    e!(Rsqrt32, "rsqrt/rsqrt_special (32-bit)", Ic, 8.99, 8.0, "metal-benchmarks RSQRT32: throughput 8, latency 8.99"),
+    e!(Exp2_32, "exp2 (32-bit)", Ic, 4.31, 4.0, "metal-benchmarks EXP2_32: throughput 4.00, latency 4.31"),
+    e!(Exp2_16, "exp2 (16-bit)", Ic, 4.62, 4.0, "metal-benchmarks EXP2_16: throughput 4.00, latency 4.62"),
+    e!(Log2_32, "log2 (32-bit)", Ic, 4.31, 4.0, "metal-benchmarks LOG2_32: throughput 4.00, latency 4.31"),
+    e!(Log2_16, "log2 (16-bit)", Ic, 4.62, 4.0, "metal-benchmarks LOG2_16: throughput 4.00, latency 4.62"),
+    e!(SinPt1, "sin_pt_1", Ic, 3.0, 5.0, "metal-benchmarks ALU Layout: SIN_PT_1 + SIN_PT_2 = 10 cycles, split evenly (assumption); latency Mesa sin_pt_1 3"),
+    e!(SinPt2, "sin_pt_2", Ic, 5.0, 5.0, "metal-benchmarks ALU Layout: SIN_PT_1 + SIN_PT_2 = 10 cycles, split evenly (assumption); latency Mesa sin_pt_2 5"),
+    e!(Dfdxy, "dfdx/dfdy", Ic, 5.0, 4.0, "assumption: derivatives (graphics only) cost like an IC op"),
+    e!(Funop, "funop (unknown float unary)", Ic, 4.0, 4.0, "assumption: an IC float unary like exp2/log2"),
     // --- cross-lane (SCIB pipe, as Mesa models them) ---
-    e!("simd_ballot", "icmp_ballot/fcmp_ballot", Scib, 4.77, 2.04, "metal-benchmarks ICMP_BALLOT/FCMP_BALLOT: throughput 2.04, latency 4.77; Mesa {SCIB,5,2}"),
-    e!("quad_ballot", "icmp_quad_ballot/fcmp_quad_ballot", Scib, 4.0, 2.0, "Mesa icmp_quad_ballot {SCIB,4,2}"),
-    e!("simd_shuffle", "simd_shuffle*", Scib, 3.73, 2.04, "metal-benchmarks SHUFFLE_NOROTATE32/ROTATE32/BROADCAST32: throughput 2.04, latency 3.73"),
-    e!("quad_shuffle", "quad_shuffle*", Scib, 2.77, 2.01, "metal-benchmarks quad SHUFFLE/BROADCAST32: throughput 2.01, latency 2.77"),
-    e!("simd_reduce_f32", "simd_fadd/simd_fmul (32-bit)", Scib, 27.55, 14.54, "metal-benchmarks SIMD SUM<F32> 14.54 / PRODUCT<F32> 14.65, latency 27.55"),
-    e!("simd_reduce_f16", "simd_fadd/simd_fmul (16-bit)", Scib, 26.77, 17.10, "metal-benchmarks SIMD SUM<F16> 17.10, latency 26.77"),
-    e!("simd_reduce_i32", "simd_iadd (32-bit)", Scib, 32.57, 16.64, "metal-benchmarks SIMD SUM<I32> 16.64, latency 32.57"),
-    e!("simd_reduce_i16", "simd_iadd (16-bit)", Scib, 33.88, 17.16, "metal-benchmarks SIMD SUM<I16> 17.16, latency 33.88"),
-    e!("simd_reduce_bit", "simd_and/or/xor, simd_min/max", Scib, 27.79, 14.53, "metal-benchmarks SIMD BITWISE_REDUCE32 14.53, latency 27.79; min/max: assumption, same as bitwise"),
-    e!("simd_prefix_f", "simd_prefix_fadd/fmul", Scib, 24.26, 12.60, "metal-benchmarks SIMD PREFIX_ISUM<F32>/IPROD<F32>: 12.60, latency 24.26"),
-    e!("simd_prefix_i", "simd_prefix_iadd and other simd_prefix_*", Scib, 24.78, 13.01, "metal-benchmarks SIMD PREFIX_ISUM<I32>: 13.01, latency 24.78; bitwise/min/max prefix: assumption, same"),
-    e!("quad_reduce_f", "quad_fadd/quad_fmul", Scib, 13.53, 6.02, "metal-benchmarks QUAD SUM<F32>/PRODUCT<F32>: 6.02, latency 13.53"),
-    e!("quad_reduce_i", "quad_iadd, quad_and/or/xor, quad_min/max", Scib, 16.20, 6.78, "metal-benchmarks QUAD SUM<I32>/BITWISE_REDUCE32: 6.78, latency 16.20; min/max: assumption, same"),
-    e!("quad_prefix_f", "quad_prefix_fadd/fmul", Scib, 9.18, 3.19, "metal-benchmarks QUAD PREFIX_ISUM<F32>: 3.19, latency 9.18"),
-    e!("quad_prefix_i", "quad_prefix_iadd", Scib, 8.73, 3.81, "metal-benchmarks QUAD PREFIX_ISUM<I32>: 3.81, latency 8.73"),
-    e!("simd_matrix", "simd_matrix_fmadd16/32", Scib, 36.0, 18.0, "metal-benchmarks MATMUL<8x8xF32> ~18 (F16 ~17), latency ~36"),
-    e!("simd_generic", "simd_op/simd_shuf_op (undecoded sub-op)", Scib, 27.0, 14.5, "assumption: an unidentified SIMD reduction (metal-benchmarks SUM ~14.5)"),
+    e!(SimdBallot, "icmp_ballot/fcmp_ballot", Scib, 4.77, 2.04, "metal-benchmarks ICMP_BALLOT/FCMP_BALLOT: throughput 2.04, latency 4.77; Mesa {SCIB,5,2}"),
+    e!(QuadBallot, "icmp_quad_ballot/fcmp_quad_ballot", Scib, 4.0, 2.0, "Mesa icmp_quad_ballot {SCIB,4,2}"),
+    e!(SimdShuffle, "simd_shuffle*", Scib, 3.73, 2.04, "metal-benchmarks SHUFFLE_NOROTATE32/ROTATE32/BROADCAST32: throughput 2.04, latency 3.73"),
+    e!(QuadShuffle, "quad_shuffle*", Scib, 2.77, 2.01, "metal-benchmarks quad SHUFFLE/BROADCAST32: throughput 2.01, latency 2.77"),
+    e!(SimdReduceF32, "simd_fadd/simd_fmul (32-bit)", Scib, 27.55, 14.54, "metal-benchmarks SIMD SUM<F32> 14.54 / PRODUCT<F32> 14.65, latency 27.55"),
+    e!(SimdReduceF16, "simd_fadd/simd_fmul (16-bit)", Scib, 26.77, 17.10, "metal-benchmarks SIMD SUM<F16> 17.10, latency 26.77"),
+    e!(SimdReduceI32, "simd_iadd (32-bit)", Scib, 32.57, 16.64, "metal-benchmarks SIMD SUM<I32> 16.64, latency 32.57"),
+    e!(SimdReduceI16, "simd_iadd (16-bit)", Scib, 33.88, 17.16, "metal-benchmarks SIMD SUM<I16> 17.16, latency 33.88"),
+    e!(SimdReduceBit, "simd_and/or/xor, simd_min/max", Scib, 27.79, 14.53, "metal-benchmarks SIMD BITWISE_REDUCE32 14.53, latency 27.79; min/max: assumption, same as bitwise"),
+    e!(SimdPrefixF, "simd_prefix_fadd/fmul", Scib, 24.26, 12.60, "metal-benchmarks SIMD PREFIX_ISUM<F32>/IPROD<F32>: 12.60, latency 24.26"),
+    e!(SimdPrefixI, "simd_prefix_iadd and other simd_prefix_*", Scib, 24.78, 13.01, "metal-benchmarks SIMD PREFIX_ISUM<I32>: 13.01, latency 24.78; bitwise/min/max prefix: assumption, same"),
+    e!(QuadReduceF, "quad_fadd/quad_fmul", Scib, 13.53, 6.02, "metal-benchmarks QUAD SUM<F32>/PRODUCT<F32>: 6.02, latency 13.53"),
+    e!(QuadReduceI, "quad_iadd, quad_and/or/xor, quad_min/max", Scib, 16.20, 6.78, "metal-benchmarks QUAD SUM<I32>/BITWISE_REDUCE32: 6.78, latency 16.20; min/max: assumption, same"),
+    e!(QuadPrefixF, "quad_prefix_fadd/fmul", Scib, 9.18, 3.19, "metal-benchmarks QUAD PREFIX_ISUM<F32>: 3.19, latency 9.18"),
+    e!(QuadPrefixI, "quad_prefix_iadd", Scib, 8.73, 3.81, "metal-benchmarks QUAD PREFIX_ISUM<I32>: 3.81, latency 8.73"),
+    e!(SimdMatrix, "simd_matrix_fmadd16/32", Scib, 36.0, 18.0, "metal-benchmarks MATMUL<8x8xF32> ~18 (F16 ~17), latency ~36"),
+    e!(SimdGeneric, "simd_op/simd_shuf_op (undecoded sub-op)", Scib, 27.0, 14.5, "assumption: an unidentified SIMD reduction (metal-benchmarks SUM ~14.5)"),
     // --- memory ---
-    e!("device_load", "device_load / async_load", Mem, 0.0, 1.0, "assumption: one dispatch cycle; latency = MemParams device latency, completion at wait"),
-    e!("threadgroup_load", "threadgroup_load", Mem, 0.0, 1.0, "assumption: one dispatch cycle; latency = MemParams threadgroup_latency"),
-    e!("stack_load", "stack_load (spill fill)", Mem, 0.0, 1.0, "assumption: one dispatch cycle; latency = MemParams stack_latency"),
-    e!("store", "device/threadgroup/stack/uniform stores", Mem, 1.0, 1.0, "assumption: one dispatch cycle, fire-and-forget"),
-    e!("atomic", "atomic / threadgroup_atomic", Mem, 0.0, 1.0, "assumption: one dispatch cycle; latency = device (or threadgroup) latency"),
-    e!("texture", "texture_sample/texture_load/image_write", Mem, 0.0, 1.0, "assumption: one dispatch cycle; latency = device latency"),
+    e!(DeviceLoad, "device_load / async_load", Mem, 0.0, 1.0, "assumption: one dispatch cycle; latency = MemParams device latency, completion at wait"),
+    e!(ThreadgroupLoad, "threadgroup_load", Mem, 0.0, 1.0, "assumption: one dispatch cycle; latency = MemParams threadgroup_latency"),
+    e!(StackLoad, "stack_load (spill fill)", Mem, 0.0, 1.0, "assumption: one dispatch cycle; latency = MemParams stack_latency"),
+    e!(Store, "device/threadgroup/stack/uniform stores", Mem, 1.0, 1.0, "assumption: one dispatch cycle, fire-and-forget"),
+    e!(Atomic, "atomic / threadgroup_atomic", Mem, 0.0, 1.0, "assumption: one dispatch cycle; latency = device (or threadgroup) latency"),
+    e!(Texture, "texture_sample/texture_load/image_write", Mem, 0.0, 1.0, "assumption: one dispatch cycle; latency = device latency"),
     // --- control ---
-    e!("wait", "wait (scoreboard)", Ctrl, 0.0, 1.0, "assumption: one dispatch cycle; stalls until its scoreboard slot completes"),
-    e!("branch", "jmp_exec_*, call, ret, stop", Ctrl, 1.0, 1.0, "assumption: one dispatch cycle, no pipe"),
-    e!("exec", "if/else/while_*cmp, pop_exec, push_exec", Ctrl, 1.0, 1.0, "assumption: one dispatch cycle; Mesa does not model them (cost 0)"),
-    e!("barrier", "threadgroup_barrier / memory_barrier", Ctrl, 1.0, 1.0, "assumption: one dispatch cycle; waiting for other SIMD-groups is not modelled"),
-    e!("other", "any other form (graphics, TODO.*)", Ctrl, 1.0, 1.0, "assumption: one dispatch cycle, no pipe"),
+    e!(Wait, "wait (scoreboard)", Ctrl, 0.0, 1.0, "assumption: one dispatch cycle; stalls until its scoreboard slot completes"),
+    e!(Branch, "jmp_exec_*, call, ret, stop", Ctrl, 1.0, 1.0, "assumption: one dispatch cycle, no pipe"),
+    e!(Exec, "if/else/while_*cmp, pop_exec, push_exec", Ctrl, 1.0, 1.0, "assumption: one dispatch cycle; Mesa does not model them (cost 0)"),
+    e!(Barrier, "threadgroup_barrier / memory_barrier", Ctrl, 1.0, 1.0, "assumption: one dispatch cycle; waiting for other SIMD-groups is not modelled"),
+    e!(Other, "any other form (graphics, TODO.*)", Ctrl, 1.0, 1.0, "assumption: one dispatch cycle, no pipe"),
 ];
 
 /// The G13 generation.
 pub static G13: GpuTiming = GpuTiming {
     name: "G13 (Apple M1 family)",
     entries: G13_ENTRIES,
+    index: index_rows(G13_ENTRIES),
     schedulers_per_core: 4,
     simd_width: 32,
     raw_penalty_32: 0.84,
@@ -351,38 +387,10 @@ pub const IC_ISSUE_CYCLES: f64 = 2.25;
 pub const IC_SWITCH_CYCLES: f64 = 1.5;
 
 /// IC cycles saved per transcendental on another IC sub-pipeline
-/// ([`transcendental_subpipe`]) than the pass's most used one
+/// ([`agx_isa::CostKey::transcendental`]) than the pass's most used one
 /// (metal-benchmarks: RSQRT32 + RECIP32 10.86 and EXP2_32 + RSQRT32 10.85
 /// against throughput sums of 14 and 12). Fitted like [`IC_ISSUE_CYCLES`].
 pub const IC_OVERLAP_CYCLES: f64 = 1.0;
-
-/// Whether a cost-table key is a transcendental on the IC pipe (the other
-/// IC keys are integer/conversion work).
-pub fn is_transcendental(key: &str) -> bool {
-    key.starts_with("exp2")
-        || key.starts_with("log2")
-        || key.starts_with("rsqrt")
-        || key.starts_with("sin_pt")
-        || key == "rcp"
-}
-
-/// The IC sub-pipeline a transcendental key runs on, as metal-benchmarks'
-/// ALU Layout lists them ("Integer and complex math pipeline": EXP2, LOG2
-/// on one line; RECIP; RSQRT; SIN_PT_1 + SIN_PT_2). Transcendentals on
-/// different sub-pipelines overlap ([`IC_OVERLAP_CYCLES`]); two on the same
-/// one (e.g. EXP2 and LOG2: metal-benchmarks EXP2_32 + LOG2_32 = 8.00, the
-/// sum of their throughputs) do not.
-pub fn transcendental_subpipe(key: &str) -> &str {
-    if key.starts_with("exp2") || key.starts_with("log2") {
-        "exp2/log2"
-    } else if key.starts_with("rsqrt") {
-        "rsqrt"
-    } else if key.starts_with("sin_pt") {
-        "sin_pt"
-    } else {
-        key
-    }
-}
 
 impl GpuTiming {
     /// Dispatch cycles of an instruction on `unit`.
@@ -410,232 +418,6 @@ pub enum MemClass {
     Store,
 }
 
-/// Width of the first register destination (or first register source), if
-/// the decoder provided operands.
-pub fn dest_width(insn: &Instruction) -> Option<Width> {
-    insn.defs()
-        .find(|r| r.file == RegFile::Gpr)
-        .map(|r| r.width)
-        .or_else(|| {
-            insn.uses()
-                .find(|r| r.file == RegFile::Gpr)
-                .map(|r| r.width)
-        })
-}
-
-fn is16(insn: &Instruction) -> bool {
-    dest_width(insn) == Some(Width::W16)
-}
-
-/// Whether operand `idx` (printed order) is a register (not an immediate).
-fn operand_is_reg(insn: &Instruction, idx: usize) -> Option<bool> {
-    insn.operands
-        .get(idx)
-        .map(|o| matches!(o.kind, OperandKind::Reg(_)))
-}
-
-/// Name of an instruction's form.
-pub fn form_name(insn: &Instruction) -> &'static str {
-    FORMS.get(insn.form as usize).map(|f| f.name).unwrap_or("?")
-}
-
-/// The table key for an instruction (generation independent).
-pub fn classify(insn: &Instruction) -> &'static str {
-    // Most forms map to one key whatever the operands: looked up per form
-    // (built once) instead of matching the form name per instruction.
-    static CONST: std::sync::OnceLock<[Option<&'static str>; 256]> = std::sync::OnceLock::new();
-    let t = CONST.get_or_init(|| {
-        let mut t = [None; 256];
-        for (i, k) in t.iter_mut().enumerate() {
-            *k = constant_key(FORMS.get(i).map(|f| f.name).unwrap_or("?"));
-        }
-        t
-    });
-    match t[insn.form as usize] {
-        Some(k) => k,
-        None => classify_dynamic(form_name(insn), insn),
-    }
-}
-
-/// The key of form `name` when it does not depend on the operands.
-fn constant_key(name: &str) -> Option<&'static str> {
-    match name {
-        "mov_imm" => Some("mov_imm"),
-        "get_sr" => Some("get_sr"),
-        "convert" => Some("convert"),
-        "bfi" => Some("bfi"),
-        "shlhi" | "shrhi" | "asr" | "asrh" => Some("shift_hi"),
-        "bitop" => Some("bitop"),
-        "bitrev" => Some("bitrev"),
-        "popcount" => Some("popcount"),
-        "ffs" => Some("ffs"),
-        "intl" => Some("intl"),
-        "iunop" => Some("iunop"),
-        "fmadd32" => Some("fma32"),
-        "fmadd16" => Some("fma16"),
-        "fadd32" => Some("fadd32"),
-        "fadd16" => Some("fadd16"),
-        "fmul32" => Some("fmul32"),
-        "fmul16" => Some("fmul16"),
-        "floor" | "ceil" | "rint" => Some("rint"),
-        "trunc" => Some("trunc"),
-        "rcp" => Some("rcp"),
-        "sin_pt_1" => Some("sin_pt_1"),
-        "sin_pt_2" => Some("sin_pt_2"),
-        "dfdx" | "dfdy" => Some("dfdxy"),
-        "funop" => Some("funop"),
-        "icmp_ballot" | "fcmp_ballot" => Some("simd_ballot"),
-        "icmp_quad_ballot" | "fcmp_quad_ballot" => Some("quad_ballot"),
-        "simd_matrix_fmadd32" | "simd_matrix_fmadd16" => Some("simd_matrix"),
-        "simd_op" | "simd_shuf_op" => Some("simd_generic"),
-        "device_load" | "device_load.TODO" | "async_load" => Some("device_load"),
-        "threadgroup_load" => Some("threadgroup_load"),
-        "stack_load" => Some("stack_load"),
-        "device_store"
-        | "device_store.TODO"
-        | "threadgroup_store"
-        | "stack_store"
-        | "uniform_store"
-        | "async_store"
-        | "tex_state_store"
-        | "sampler_state_store" => Some("store"),
-        "atomic" | "threadgroup_atomic" => Some("atomic"),
-        "texture_sample" | "texture_load" | "image_write" | "image_write_block" => Some("texture"),
-        "wait" => Some("wait"),
-        "threadgroup_barrier" | "memory_barrier" => Some("barrier"),
-        "jmp_exec_any"
-        | "jmp_exec_none"
-        | "jmp_incomplete"
-        | "call"
-        | "ret"
-        | "stop"
-        | "trap"
-        | "jmp_if_skipping_doorbell" => Some("branch"),
-        "pop_exec" | "if_icmp" | "if_fcmp" | "while_icmp" | "while_fcmp" | "else_icmp"
-        | "else_fcmp" | "TODO.pop_exec2" => Some("exec"),
-        _ => None,
-    }
-}
-
-/// The key of the forms whose key depends on the mnemonic or operands.
-fn classify_dynamic(name: &str, insn: &Instruction) -> &'static str {
-    let sat = insn.mnemonic.ends_with(".sat");
-    match name {
-        "iadd" => {
-            if sat {
-                "iaddsat32"
-            } else {
-                match dest_width(insn) {
-                    Some(Width::W16) => "iadd16",
-                    Some(Width::W64) => "iadd64",
-                    _ => "iadd32",
-                }
-            }
-        }
-        "imadd" => match insn.defs().next().map(|r| r.width) {
-            Some(Width::W16) => "imad16",
-            Some(Width::W64) => "imad32x32_64",
-            _ => "imad32",
-        },
-        "bfeil" | "extr" => {
-            // Operands: D, A, B, shift/offset, mask. A register shift
-            // (operand 3) is a dynamic shift (RSHIFT32), twice the cost.
-            let dynamic = operand_is_reg(insn, 3) == Some(true);
-            if dynamic {
-                "bfeil_dynamic"
-            } else {
-                "bfeil_const"
-            }
-        }
-        "rsqrt" | "rsqrt_special" => {
-            if is16(insn) {
-                "rsqrt16"
-            } else {
-                "rsqrt32"
-            }
-        }
-        "log2" => {
-            if is16(insn) {
-                "log2_16"
-            } else {
-                "log2_32"
-            }
-        }
-        "exp2" => {
-            if is16(insn) {
-                "exp2_16"
-            } else {
-                "exp2_32"
-            }
-        }
-        "icmpsel" => {
-            if is16(insn) {
-                "icmpsel16"
-            } else {
-                "icmpsel32"
-            }
-        }
-        "fcmpsel" => {
-            if is16(insn) {
-                "fcmpsel16"
-            } else {
-                "fcmpsel32"
-            }
-        }
-        _ => classify_crosslane(name, insn).unwrap_or("other"),
-    }
-}
-
-fn classify_crosslane(name: &str, insn: &Instruction) -> Option<&'static str> {
-    if let Some(rest) = name.strip_prefix("simd_") {
-        if rest.starts_with("shuffle") {
-            return Some("simd_shuffle");
-        }
-        if let Some(op) = rest.strip_prefix("prefix_") {
-            return Some(if op.starts_with('f') {
-                "simd_prefix_f"
-            } else {
-                "simd_prefix_i"
-            });
-        }
-        let w16 = is16(insn);
-        return Some(match rest {
-            "fadd" | "fmul" => {
-                if w16 {
-                    "simd_reduce_f16"
-                } else {
-                    "simd_reduce_f32"
-                }
-            }
-            "iadd" => {
-                if w16 {
-                    "simd_reduce_i16"
-                } else {
-                    "simd_reduce_i32"
-                }
-            }
-            _ => "simd_reduce_bit",
-        });
-    }
-    if let Some(rest) = name.strip_prefix("quad_") {
-        if rest.starts_with("shuffle") {
-            return Some("quad_shuffle");
-        }
-        if let Some(op) = rest.strip_prefix("prefix_") {
-            return Some(if op.starts_with('f') {
-                "quad_prefix_f"
-            } else {
-                "quad_prefix_i"
-            });
-        }
-        return Some(match rest {
-            "fadd" | "fmul" => "quad_reduce_f",
-            _ => "quad_reduce_i",
-        });
-    }
-    None
-}
-
 /// Memory class of a memory instruction (by form), if any.
 pub fn mem_class(insn: &Instruction) -> Option<MemClass> {
     // Derived from the ISA's one memory classification.
@@ -651,23 +433,14 @@ pub fn mem_class(insn: &Instruction) -> Option<MemClass> {
 }
 
 impl GpuTiming {
-    /// The entry for `key` (falls back to the `"other"` row).
-    pub fn entry(&self, key: &str) -> &'static CostEntry {
-        // Keys normally come from `classify`, i.e. the same string literals
-        // as the table rows: try pointer identity first (no string compares;
-        // identical pointer and length imply identical text).
-        let same = |e: &&CostEntry| e.key.as_ptr() == key.as_ptr() && e.key.len() == key.len();
-        self.entries
-            .iter()
-            .find(same)
-            .or_else(|| self.entries.iter().find(|e| e.key == key))
-            .or_else(|| self.entries.iter().find(|e| e.key == "other"))
-            .expect("table has an 'other' row")
+    /// The row of `key` (every key has one: [`index_rows`]).
+    pub fn entry(&self, key: CostKey) -> &'static CostEntry {
+        &self.entries[self.index[key as usize] as usize]
     }
 
     /// The cost entry for an instruction.
-    pub fn cost(&self, insn: &Instruction) -> &CostEntry {
-        self.entry(classify(insn))
+    pub fn cost(&self, insn: &Instruction) -> &'static CostEntry {
+        self.entry(insn.cost_key())
     }
 
     /// Every entry, every assumption and every parameter default, as text
@@ -683,7 +456,7 @@ impl GpuTiming {
         for e in self.entries {
             s.push_str(&format!(
                 "{:<18} {:<5} {:>7.2} {:>6.2}  {:<48} {}\n",
-                e.key,
+                e.key.name(),
                 e.unit.name(),
                 e.latency,
                 e.throughput,
@@ -722,7 +495,7 @@ impl GpuTiming {
         }
         s.push_str("\nAssumptions (rows no source measures)\n\n");
         for e in self.entries.iter().filter(|e| e.is_assumption()) {
-            s.push_str(&format!("- {}: {}\n", e.key, e.source));
+            s.push_str(&format!("- {}: {}\n", e.key.name(), e.source));
         }
         s.push_str(&format!("\nMesa-compatible estimate: {MESA}, agx_estimate_cycles (ic += 2*tp for IC ops, fscib += tp for F32/F16/SCIB ops, alu = max); see timing::mesa.\n"));
         s
