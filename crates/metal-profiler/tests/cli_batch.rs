@@ -306,6 +306,45 @@ fn batch_output_is_identical_for_any_jobs() {
             );
         }
     }
+    // files read by the workers (issue 21): a broken archive, one without
+    // symbols (a warning) and an explicit non-archive between good ones give
+    // the same errors and warnings, in the same order, with any number of
+    // workers
+    let good = archive(&[("a", "math_exp_log"), ("b", "cf_bubble_sort8")]);
+    write(&t.0.join("many/0b_cut.archive"), &good[..good.len() / 3]);
+    write(&t.0.join("many/2b_empty.archive"), &archive(&[]));
+    let readme = t.0.join("README.md");
+    for fmt in ["json", "text"] {
+        let args = |jobs| {
+            [
+                "batch",
+                s(&t.0),
+                s(&readme),
+                "--format",
+                fmt,
+                "--jobs",
+                jobs,
+            ]
+        };
+        let one = run(&args("1"));
+        assert_eq!(one.status.code(), Some(1), "{}", stderr(&one));
+        let e = stderr(&one);
+        let lines: Vec<&str> = e.lines().filter(|l| l.starts_with("error:")).collect();
+        assert_eq!(lines.len(), 2, "{e}");
+        assert!(
+            lines[0].contains("0b_cut") && lines[1].contains("README.md"),
+            "{e}"
+        );
+        assert!(e.starts_with("warning: ") && e.contains("2b_empty"), "{e}");
+        for jobs in ["2", "3", "8"] {
+            let n = run(&args(jobs));
+            assert!(
+                n.stdout == one.stdout && n.stderr == one.stderr,
+                "--format {fmt}: --jobs {jobs} differs from --jobs 1 with failing files"
+            );
+            assert_eq!(n.status.code(), Some(1));
+        }
+    }
 }
 
 #[test]
