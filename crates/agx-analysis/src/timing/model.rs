@@ -728,6 +728,9 @@ fn statics<'a>(
         push_gpr_halves(arena, insn.uses());
         spans.push((d0, u0, arena.len()));
     }
+    // the doubling's slack freed: the arena lives as long as the region's
+    // model (a big region's is tens of MB)
+    arena.shrink_to_fit();
     let arena: &'a [(u32, Width)] = arena;
     insns
         .iter()
@@ -823,7 +826,10 @@ fn model_region(
 
     // ---- throughput bounds ----
     let mut pipes = PipeCycles::default();
-    let mut deps: Vec<Option<RawDep>> = vec![None; n];
+    // per instruction: (raw dep, single stall, exposed stall), the stalls
+    // filled in at the end (one vector of the region's size, not a second
+    // one for the deps alone)
+    let mut per_insn: Vec<(Option<RawDep>, f64, f64)> = vec![(None, 0.0, 0.0); n];
     let sched = gpu.schedulers_per_core as f64;
     let l1_bw = params.mem.l1_bytes_per_cycle_per_core / sched;
     let dram_bw = params.mem.dram_bytes_per_cycle_per_core / sched;
@@ -840,9 +846,9 @@ fn model_region(
             None
         };
         if let Some(p) = prev.filter(|_| follows.get(i).copied().unwrap_or(true)) {
-            deps[i] = raw_dep(gpu, &st[p], s);
+            per_insn[i].0 = raw_dep(gpu, &st[p], s);
         }
-        let pen = deps[i].as_ref().map_or(0.0, |d| d.penalty);
+        let pen = per_insn[i].0.as_ref().map_or(0.0, |d| d.penalty);
         pipes.raw_penalty += pen;
         // the penalty is paid on the consumer's pipe
         match s.unit {
@@ -960,7 +966,7 @@ fn model_region(
             if let Some(p) = pipe {
                 pipe_free[p] = start + s.tp;
             }
-            let issue = gpu.issue_of(s.unit) + deps[i].as_ref().map_or(0.0, |d| d.penalty);
+            let issue = gpu.issue_of(s.unit) + per_insn[i].0.as_ref().map_or(0.0, |d| d.penalty);
             let done = if is_load(s.insn) {
                 let lat = load_latency(s.insn, &params.mem);
                 let d = start + lat;
@@ -1072,9 +1078,9 @@ fn model_region(
             0.0
         }
     };
-    let mut per_insn = Vec::with_capacity(n);
-    for i in 0..n {
-        per_insn.push((deps[i].clone(), stall_single[i], round3(share(i))));
+    for (i, p) in per_insn.iter_mut().enumerate() {
+        p.1 = stall_single[i];
+        p.2 = round3(share(i));
     }
     for (w, &i) in wait_info.iter_mut().zip(&wait_at) {
         w.exposed = round3(share(i));
