@@ -3,8 +3,8 @@
 //! A `call` in raw code (`--binary`) may target any even byte of the file:
 //! a helper before main (`--offset`), after main's `stop`, or inside main's
 //! own code. The file is walked once ([`RawImage::new`]: the length-aware
-//! walk of the profile, [`agx_isa::stream::walk_native`], restarted after
-//! each `stop` and at main's first byte), keeping for each instruction only
+//! walk of the profile, [`agx_isa::stream::walk_native`], from byte 0,
+//! restarted after each `stop`), keeping for each instruction only
 //! its file position and control flow (20 B, not the 176 B of an
 //! [`Instruction`]). A function entered at a target is then the part of
 //! that decode its entry reaches without following calls — the same
@@ -122,26 +122,24 @@ impl<'a> RawImage<'a> {
         let mut stops = Vec::new();
         let mut insn = Instruction::default();
         let start = start.min(bytes.len());
-        // the part before main walked from 0 until it reaches main's first
-        // byte, then main's part from that byte on; each walk restarted
-        // after every `stop` (a `stop` is 2 bytes)
-        for (mut from, end) in [(0, start), (start, bytes.len())] {
-            while from < end {
-                let stopped = walk_from(bytes, from, &mut insn, &mut |p, f| {
-                    if p >= end {
-                        return false;
-                    }
-                    if matches!(f, Flow::Stop) {
-                        stops.push(pos.len() as u32);
-                    }
-                    pos.push(p as u32);
-                    flow.push(f);
-                    true
-                });
-                match stopped {
-                    Some(s) => from = s + 2,
-                    None => break,
+        // one walk from byte 0, restarted after every `stop` (a `stop` is 2
+        // bytes): from any instruction start of it on, the walk is the one a
+        // fresh walk from there makes (after its first instruction both are
+        // in the same state at the same byte), and a fresh walk never runs
+        // past its first `stop`
+        let mut from = 0;
+        while from < bytes.len() {
+            let stopped = walk_from(bytes, from, &mut insn, &mut |p, f| {
+                if matches!(f, Flow::Stop) {
+                    stops.push(pos.len() as u32);
                 }
+                pos.push(p as u32);
+                flow.push(f);
+                true
+            });
+            match stopped {
+                Some(s) => from = s + 2,
+                None => break,
             }
         }
         pos.shrink_to_fit();
