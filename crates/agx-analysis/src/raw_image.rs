@@ -88,19 +88,16 @@ fn walk_from(
 ) -> Option<usize> {
     let mut w = walk_native(&bytes[from..], 0);
     loop {
-        match w.next_into(insn)? {
-            Step::Insn { .. } => {
-                let pos = from + insn.addr as usize;
-                let f = shifted(insn.flow(), from as i64);
-                let stop = matches!(f, Flow::Stop);
-                if !each(pos, f) {
-                    return None;
-                }
-                if stop {
-                    return Some(pos);
-                }
+        if let Step::Insn { .. } = w.next_into(insn)? {
+            let pos = from + insn.addr as usize;
+            let f = shifted(insn.flow(), from as i64);
+            let stop = matches!(f, Flow::Stop);
+            if !each(pos, f) {
+                return None;
             }
-            _ => {}
+            if stop {
+                return Some(pos);
+            }
         }
     }
 }

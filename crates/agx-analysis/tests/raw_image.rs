@@ -122,18 +122,22 @@ fn every_target_of_random_bytes_between_real_code() {
     let mut x: u64 = 0x2545_f491_4f6c_dd1d;
     let mut buf = Vec::new();
     let real = read("testdata/mesa/cf_bubble_sort8/cf_bubble_sort8.bin");
-    for round in 0..6 {
+    for round in 0..6u32 {
         for _ in 0..700 {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            buf.push(if x % 11 == 0 { 0 } else { (x >> 24) as u8 });
+            buf.push(if x.is_multiple_of(11) {
+                0
+            } else {
+                (x >> 24) as u8
+            });
         }
-        if round % 2 == 0 {
+        if round.is_multiple_of(2) {
             buf.extend_from_slice(&real);
         }
     }
-    if buf.len() % 2 == 1 {
+    if !buf.len().is_multiple_of(2) {
         buf.push(0);
     }
     let n = check_every_target(&buf, 0x100, 0x100);

@@ -221,7 +221,7 @@ fn call_dense(n: usize) -> Vec<u8> {
         if count % 50 == 49 {
             calls.push(code.len());
             code.extend_from_slice(&[0x10, 0xc0, 0, 0, 0, 0]);
-            if calls.len() % 4 == 0 {
+            if calls.len().is_multiple_of(4) {
                 code.extend_from_slice(&[0x14, 0x02]); // ret r1
                 count += 1;
             }
@@ -326,9 +326,11 @@ fn secs(t: libc::timeval) -> f64 {
 }
 
 /// Runs `cmd` with stdout discarded, or — `piped` — read through a pipe by
-/// another process (`cat`, as a script's pipeline reads it), and the
-/// stderr discarded. Panics when it fails: a failed run's time means
+/// another process (`cat`, as a script's pipeline reads it; its CPU time is
+/// counted, its memory is not), and the stderr discarded. Panics when it fails: a failed run's time means
 /// nothing.
+// both children are reaped by `wait4` (for their CPU time), not `wait()`
+#[allow(clippy::zombie_processes)]
 fn measure(cmd: &mut Command, piped: bool) -> Cost {
     use std::sync::atomic::{AtomicBool, Ordering};
     let t0 = Instant::now();
@@ -362,12 +364,11 @@ fn measure(cmd: &mut Command, piped: bool) -> Cost {
         (ok, ru, poll.join().expect("poll thread"))
     });
     let mut cpu = secs(ru.ru_utime) + secs(ru.ru_stime);
-    let mut peak = peak_kb as f64 / 1024.0;
+    let peak = peak_kb as f64 / 1024.0;
     if let Some(r) = reader {
         let (rok, rru) = wait_usage(r.id());
         assert!(rok, "cat failed");
         cpu += secs(rru.ru_utime) + secs(rru.ru_stime);
-        peak = peak.max(rru.ru_maxrss as f64 / 1024.0);
     }
     let wall = t0.elapsed().as_secs_f64();
     assert!(ok, "{cmd:?} failed");
@@ -488,7 +489,7 @@ fn main() {
     println!(
         "CPU s is user + system time of the processes measured (on a loaded machine the wall time"
     );
-    println!("grows with the load, the CPU time much less); peak MB is the largest resident set.");
+    println!("grows with the load, the CPU time much less); peak MB is the measured process's peak resident set.");
     if want("shapes") {
         shapes(&tmp, o.shape.as_deref());
     }

@@ -1508,8 +1508,8 @@ fn path_subset(
     let mut todo: Vec<usize> = below.keys().copied().collect();
     while let Some(g) = todo.pop() {
         if let Some(p) = arms.frames[g].1.filter(|&p| inside(p)) {
-            if !below.contains_key(&p) {
-                below.insert(p, 0.0);
+            if let std::collections::btree_map::Entry::Vacant(e) = below.entry(p) {
+                e.insert(0.0);
                 todo.push(p);
             }
         }
