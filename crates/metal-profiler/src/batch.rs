@@ -21,7 +21,6 @@ use crate::cli::{BatchArgs, BatchFormat, ProfileArgs};
 use crate::pipeline::{self, Error};
 use agx_container::{Archive, Input, Part};
 use std::collections::BTreeMap;
-use std::collections::VecDeque;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc, Condvar, Mutex};
@@ -405,8 +404,13 @@ enum Done {
 
 /// The work queue shared by the workers.
 struct Queue {
-    /// Kernels of the files read, in (file, kernel) order.
-    kernels: VecDeque<Work>,
+    /// Kernels of the files read, by (file, kernel): the earliest is taken
+    /// first (files finish reading out of order).
+    kernels: BTreeMap<(usize, usize), Work>,
+    /// The kernel the writer waits for: it may be taken whatever is in
+    /// flight (else a full window of later kernels would wait for it
+    /// forever).
+    next: (usize, usize),
     /// The next file to read.
     next_file: usize,
     /// Files being read.
@@ -444,7 +448,8 @@ pub fn execute(
         usize::MAX
     };
     let queue = Mutex::new(Queue {
-        kernels: VecDeque::new(),
+        kernels: BTreeMap::new(),
+        next: (0, 0),
         next_file: 0,
         reading: 0,
         in_flight: 0,
@@ -472,11 +477,11 @@ pub fn execute(
                             if q.stop {
                                 return;
                             }
-                            if q.in_flight < window {
-                                if let Some(w) = q.kernels.pop_front() {
-                                    q.in_flight += 1;
-                                    break w;
-                                }
+                            let first = q.kernels.keys().next().copied();
+                            if let Some(key) = first.filter(|&key| q.in_flight < window || key == q.next) {
+                                let w = q.kernels.remove(&key).expect("a key of the map");
+                                q.in_flight += 1;
+                                break w;
                             }
                             // a file is read when no kernel waits (its
                             // kernels then keep the workers busy)
@@ -514,7 +519,7 @@ pub fn execute(
                             if let Some((archive, mains)) = found {
                                 let archive = Arc::new(archive);
                                 for (k, function) in mains.into_iter().enumerate() {
-                                    q.kernels.push_back(Work::Kernel {
+                                    q.kernels.insert((fi, k), Work::Kernel {
                                         file: fi,
                                         k,
                                         archive: Arc::clone(&archive),
@@ -600,9 +605,10 @@ pub fn execute(
                 k = 0;
                 warned = false;
             }
-            if written > before || sink_error.is_some() {
-                let mut q = queue.lock().unwrap_or_else(|e| e.into_inner());
+            let mut q = queue.lock().unwrap_or_else(|e| e.into_inner());
+            if written > before || sink_error.is_some() || q.next != (file, k) {
                 q.in_flight -= written - before;
+                q.next = (file, k);
                 q.stop |= sink_error.is_some();
                 cv.notify_all();
             }
