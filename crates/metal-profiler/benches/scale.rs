@@ -594,7 +594,8 @@ fn batch_inputs(tmp: &Path) -> ((PathBuf, usize, usize), (PathBuf, usize)) {
 }
 
 /// `batch` with 1 and 2 jobs over ~3,000 small one-kernel archives and over
-/// 300 kernels of ~5,000 instructions; the outputs of both must be equal.
+/// 300 kernels of ~5,000 instructions (timed with the default text table);
+/// the text and JSON outputs of both must be equal.
 fn batch(tmp: &Path) {
     let ((small, n_small, n_mesa), (big, n_big)) = batch_inputs(tmp);
     println!();
@@ -612,11 +613,11 @@ fn batch(tmp: &Path) {
             format!("{n_big} kernels of ~5,000 instructions in 60 archives (5 shapes)"),
         ),
     ] {
-        let run = |jobs: &str| {
+        let run = |jobs: &str, format: &str| {
             let out = Command::new(BIN)
                 .arg("batch")
                 .arg(dir)
-                .args(["--jobs", jobs])
+                .args(["--jobs", jobs, "--format", format])
                 .output()
                 .expect("run batch");
             assert!(
@@ -626,10 +627,12 @@ fn batch(tmp: &Path) {
             );
             out.stdout
         };
-        assert!(
-            run("1") == run("2"),
-            "batch output differs between --jobs 1 and 2"
-        );
+        for format in ["text", "json"] {
+            assert!(
+                run("1", format) == run("2", format),
+                "batch --format {format} differs between --jobs 1 and 2"
+            );
+        }
         let mut one = None;
         for jobs in ["1", "2"] {
             let c = best(3, false, || {
