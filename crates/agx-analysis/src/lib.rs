@@ -21,6 +21,7 @@ pub mod loops;
 pub mod occupancy;
 pub mod par;
 pub mod program;
+pub mod raw_image;
 pub mod timing;
 
 use agx_isa::Instruction;

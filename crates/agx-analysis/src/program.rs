@@ -67,6 +67,13 @@ pub trait CodeSource {
     /// The function whose entry is `target` (an absolute address in the
     /// caller's address space), if the input holds it.
     fn function_at(&self, target: i64) -> Option<FunctionCode>;
+
+    /// Why [`CodeSource::function_at`] gave nothing for `target` when the
+    /// input does hold code there but a guard on the work refused it
+    /// (e.g. [`crate::raw_image::RawImage`]'s); `None`: no code there.
+    fn not_followed(&self, _target: i64) -> Option<String> {
+        None
+    }
 }
 
 /// No code besides main: every call is unresolved.
@@ -394,10 +401,16 @@ pub fn analyze_program_keeping(
                 (None, _) => assumptions.push(format!(
                     "the call at 0x{at:x} goes through a register: callee unknown, only the call instruction is costed and its registers/spills are not included"
                 )),
-                (Some(t), None) => assumptions.push(format!(
-                    "the call at 0x{at:x} to {}: no code at that address in the input, only the call instruction is costed and its registers/spills are not included",
-                    fmt_target(t)
-                )),
+                (Some(t), None) => assumptions.push(match source.not_followed(t) {
+                    Some(why) => format!(
+                        "the call at 0x{at:x} to {}: not followed ({why}), only the call instruction is costed and its registers/spills are not included",
+                        fmt_target(t)
+                    ),
+                    None => format!(
+                        "the call at 0x{at:x} to {}: no code at that address in the input, only the call instruction is costed and its registers/spills are not included",
+                        fmt_target(t)
+                    ),
+                }),
                 _ => {}
             }
             list.push((at, target, callee));
@@ -436,7 +449,8 @@ pub fn analyze_program_keeping(
             }
         }
     }
-    let is_back = |f: usize, at: u32| back.contains(&(f, at));
+    let back_set: std::collections::HashSet<(usize, u32)> = back.iter().copied().collect();
+    let is_back = |f: usize, at: u32| back_set.contains(&(f, at));
     let mut recursive = vec![false; n];
     for &(f, at) in &back {
         recursive[f] = true;
@@ -607,8 +621,14 @@ pub fn analyze_program_keeping(
                     names.extend(ci.2);
                     inc.peak_live_registers = names;
                 }
-                // each reachable function's registers and stack once
-                let reach = reachable(&sites, c);
+                // each reachable function's registers and stack once (a
+                // callee counted already had all it reaches counted with
+                // it: only the caller itself is counted without its reach)
+                let reach = if counted[c] && c != f {
+                    Vec::new()
+                } else {
+                    reachable(&sites, c)
+                };
                 for r in reach {
                     if !counted[r] {
                         counted[r] = true;
@@ -768,7 +788,13 @@ impl Program {
         a.fills = inc.fills;
         a.stack.scratch_reserved = inc.scratch_reserved;
         // calls into the program's functions are resolved, not "outside"
-        let resolved = |at: u32| self.main_calls().any(|c| c.at == at && c.resolved);
+        // (a set: main may hold thousands of calls)
+        let resolved_at: std::collections::HashSet<u32> = self
+            .main_calls()
+            .filter(|c| c.resolved)
+            .map(|c| c.at)
+            .collect();
+        let resolved = |at: u32| resolved_at.contains(&at);
         for c in &mut a.cfg.calls {
             c.resolved |= resolved(c.addr);
         }

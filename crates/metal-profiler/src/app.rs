@@ -730,33 +730,32 @@ impl agx_analysis::program::CodeSource for ArchiveCode<'_> {
 }
 
 /// Called functions of raw code: targets that fall inside the given file
-/// (e.g. `--binary text.bin --offset 0x540` with the helper at 0x0). The
-/// helper's extent is what its entry reaches without following calls; it
-/// is printed at its address in main's address space, or at its file
-/// offset when that address would be negative (`--offset` without
-/// `--base`).
+/// (e.g. `--binary text.bin --offset 0x540` with the helper at 0x0), found
+/// in one decode of the file made at the first call
+/// ([`agx_analysis::raw_image::RawImage`]: a helper is the part of it its
+/// entry reaches without following calls). A helper is printed at its
+/// address in main's address space, or at its file offset when that address
+/// would be negative (`--offset` without `--base`).
 struct RawCode<'a> {
     code: &'a CodeRef<'a>,
+    image: std::cell::OnceCell<agx_analysis::raw_image::RawImage<'a>>,
+}
+
+impl<'a> RawCode<'a> {
+    fn image(&self) -> &agx_analysis::raw_image::RawImage<'a> {
+        let c = self.code;
+        self.image
+            .get_or_init(|| agx_analysis::raw_image::RawImage::new(c.buffer, c.start, c.addr))
+    }
 }
 
 impl agx_analysis::program::CodeSource for RawCode<'_> {
     fn function_at(&self, target: i64) -> Option<agx_analysis::program::FunctionCode> {
-        let c = self.code;
-        let pos = c.start as i64 + (target - c.addr as i64);
-        if pos < 0 || pos >= c.buffer.len() as i64 || pos % 2 != 0 {
-            return None;
-        }
-        let entry = u32::try_from(target).unwrap_or(pos as u32);
-        let (insns, _) = agx_isa::stream::decode_all(&c.buffer[pos as usize..], entry);
-        let body = agx_analysis::program::function_body(&insns, entry);
-        if body.first().map(|i| i.addr) != Some(entry) {
-            return None;
-        }
-        Some(agx_analysis::program::FunctionCode {
-            entry,
-            symbol: None,
-            insns: body,
-        })
+        self.image().function_at(target)
+    }
+
+    fn not_followed(&self, target: i64) -> Option<String> {
+        self.image.get()?.not_followed(target)
     }
 }
 
@@ -802,7 +801,10 @@ fn profile_for(
             &archive_code
         }
         None => {
-            raw_code = RawCode { code };
+            raw_code = RawCode {
+                code,
+                image: std::cell::OnceCell::new(),
+            };
             &raw_code
         }
     };

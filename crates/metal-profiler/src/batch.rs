@@ -23,7 +23,7 @@ use agx_container::{Archive, Input, Part};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{mpsc, Condvar, Mutex};
+use std::sync::{mpsc, Arc, Condvar, Mutex};
 
 /// One input file of the batch.
 #[derive(Clone, Debug)]
@@ -165,13 +165,20 @@ fn walk_entries(
             return;
         }
     };
-    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for p in entries {
-        // follows symlinks (loops are cut in `walk_dir`)
-        match std::fs::metadata(&p) {
-            Ok(m) if m.is_dir() => walk_dir(&p, files, errors, seen),
-            Ok(m) if m.is_file() => files.push(SourceFile {
+    // the entry's type comes with the directory listing: no `stat` per
+    // file, only per symlink (followed; loops are cut in `walk_dir`)
+    let mut entries: Vec<(PathBuf, Option<std::fs::FileType>)> = rd
+        .filter_map(|e| e.ok().map(|e| (e.path(), e.file_type().ok())))
+        .collect();
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    for (p, ty) in entries {
+        let kind = match ty {
+            Some(t) if !t.is_symlink() => Ok((t.is_dir(), t.is_file())),
+            _ => std::fs::metadata(&p).map(|m| (m.is_dir(), m.is_file())),
+        };
+        match kind {
+            Ok((true, _)) => walk_dir(&p, files, errors, seen),
+            Ok((_, true)) => files.push(SourceFile {
                 display: p.display().to_string(),
                 path: p,
                 explicit: false,
@@ -204,19 +211,12 @@ fn open(path: &Path, gpu: Option<&str>) -> Result<Opened, String> {
     }
 }
 
-/// One kernel to profile: the `index`-th function of file `file`.
-#[derive(Clone, Debug)]
-struct Task {
-    file: usize,
-    function: usize,
-}
-
-/// The plan of a batch: the kernels to profile and what failed on the way.
+/// The plan of a batch: the files found by walking the inputs, then — once
+/// [`execute`] has read them — what they held and what failed on the way.
 #[derive(Debug, Default)]
 pub struct Plan {
     files: Vec<SourceFile>,
-    tasks: Vec<Task>,
-    /// Errors by file order (each tagged with the file index for ordering).
+    /// Errors of the walk and of reading the files, by file order.
     pub errors: Vec<BatchError>,
     /// Non-archive files skipped inside directories.
     pub skipped: usize,
@@ -224,56 +224,25 @@ pub struct Plan {
     pub archives: usize,
     /// Warnings of the archive reader, as `source: warning`.
     pub warnings: Vec<String>,
+    /// Kernels found.
+    kernels: usize,
 }
 
 impl Plan {
     pub fn kernels(&self) -> usize {
-        self.tasks.len()
+        self.kernels
     }
 }
 
-/// Reads every file once to find its kernels (then drops it).
-pub fn plan(paths: &[PathBuf], gpu: Option<&str>) -> Plan {
-    let (files, mut errors) = discover(paths);
-    let mut plan = Plan::default();
-    for (fi, f) in files.iter().enumerate() {
-        match open(&f.path, gpu) {
-            Ok(Opened::Archive(a)) => {
-                for w in &a.warnings {
-                    plan.warnings.push(format!("{}: {w}", f.display));
-                }
-                let before = plan.tasks.len();
-                for (k, func) in a.functions.iter().enumerate() {
-                    if func.part == Part::Main {
-                        plan.tasks.push(Task {
-                            file: fi,
-                            function: k,
-                        });
-                    }
-                }
-                if plan.tasks.len() == before {
-                    errors.push(BatchError {
-                        source: f.display.clone(),
-                        error: "archive has no kernel main body (_agc.main); try `metal-profile FILE --list`".into(),
-                    });
-                } else {
-                    plan.archives += 1;
-                }
-            }
-            Ok(Opened::NotArchive) if !f.explicit => plan.skipped += 1,
-            Ok(Opened::NotArchive) => errors.push(BatchError {
-                source: f.display.clone(),
-                error: "not a Metal binary archive; for raw machine code use `metal-profile --binary FILE`".into(),
-            }),
-            Err(e) => errors.push(BatchError {
-                source: f.display.clone(),
-                error: e,
-            }),
-        }
+/// Walks `paths` for the files to read (reading them is the workers' job:
+/// [`execute`]).
+pub fn plan(paths: &[PathBuf]) -> Plan {
+    let (files, errors) = discover(paths);
+    Plan {
+        files,
+        errors,
+        ..Plan::default()
     }
-    plan.files = files;
-    plan.errors = errors;
-    plan
 }
 
 /// What a task hands back besides its table row.
@@ -296,32 +265,84 @@ pub struct KernelResult {
     pub profile: Option<Box<agx_report::Profile>>,
 }
 
-/// Profiles one task (re-reading its archive unless the worker's cache
-/// holds it).
+/// What reading one file found.
+#[derive(Default)]
+struct FileOutcome {
+    /// Main bodies (function indices) to profile.
+    kernels: usize,
+    warnings: Vec<String>,
+    error: Option<BatchError>,
+    skipped: bool,
+}
+
+/// Reads file `fi` of the plan: its outcome, and the archive with the
+/// indices of its kernel main bodies.
+fn read_file(
+    plan: &Plan,
+    fi: usize,
+    gpu: Option<&str>,
+) -> (FileOutcome, Option<(Archive, Vec<usize>)>) {
+    let f = &plan.files[fi];
+    let fail = |error: String| FileOutcome {
+        error: Some(BatchError {
+            source: f.display.clone(),
+            error,
+        }),
+        ..FileOutcome::default()
+    };
+    match open(&f.path, gpu) {
+        Ok(Opened::Archive(a)) => {
+            let warnings = a
+                .warnings
+                .iter()
+                .map(|w| format!("{}: {w}", f.display))
+                .collect();
+            let mains: Vec<usize> = a
+                .functions
+                .iter()
+                .enumerate()
+                .filter(|(_, func)| func.part == Part::Main)
+                .map(|(k, _)| k)
+                .collect();
+            let mut out = if mains.is_empty() {
+                fail("archive has no kernel main body (_agc.main); try `metal-profile FILE --list`".into())
+            } else {
+                FileOutcome::default()
+            };
+            out.warnings = warnings;
+            out.kernels = mains.len();
+            (out, (!mains.is_empty()).then_some((a, mains)))
+        }
+        Ok(Opened::NotArchive) if !f.explicit => (
+            FileOutcome {
+                skipped: true,
+                ..FileOutcome::default()
+            },
+            None,
+        ),
+        Ok(Opened::NotArchive) => (
+            fail("not a Metal binary archive; for raw machine code use `metal-profile --binary FILE`".into()),
+            None,
+        ),
+        Err(e) => (fail(e), None),
+    }
+}
+
+/// Profiles one kernel: function `function` of the archive of file `file`.
 fn run_task(
     plan: &Plan,
-    t: &Task,
+    file: usize,
+    archive: &Archive,
+    function: usize,
     a: &ProfileArgs,
     want: Want,
-    cache: &mut Option<(usize, Archive)>,
 ) -> Result<KernelResult, BatchError> {
-    let file = &plan.files[t.file];
+    let file = &plan.files[file];
     let fail = |error: String| BatchError {
         source: file.display.clone(),
         error,
     };
-    if cache.as_ref().map(|c| c.0) != Some(t.file) {
-        *cache = None;
-        match open(&file.path, a.gpu.as_deref()).map_err(&fail)? {
-            Opened::Archive(ar) => *cache = Some((t.file, ar)),
-            Opened::NotArchive => return Err(fail("file changed during the batch".into())),
-        }
-    }
-    let archive = &cache.as_ref().expect("cached above").1;
-    let f = archive
-        .functions
-        .get(t.function)
-        .ok_or_else(|| fail("file changed during the batch".into()))?;
+    let f = &archive.functions[function];
     let code = pipeline::function_code(archive, f);
     let (insns, failed) = pipeline::decode_code(&code);
     let prolog = archive.prolog_of(f).map(|p| {
@@ -356,103 +377,254 @@ pub fn jobs_or_default(jobs: Option<usize>) -> usize {
     })
 }
 
-/// Runs every task of `plan` on `jobs` threads and hands the results to
-/// `sink` in task order (with `want_json` the re-order buffer keeps at
-/// most `4 × jobs` results). Returns the task errors in task order.
+/// What [`execute`] tells its caller as the batch goes: a warning of the
+/// archive reader as its file is reached, kernels written so far of those
+/// found so far.
+pub enum Note<'a> {
+    Warning(&'a str),
+    Progress(usize, usize),
+}
+
+/// A unit of work: read a file, or profile a kernel of a file read.
+enum Work {
+    Read(usize),
+    Kernel {
+        file: usize,
+        /// Its place among the file's kernels.
+        k: usize,
+        archive: Arc<Archive>,
+        function: usize,
+    },
+}
+
+/// What a worker hands the writer.
+enum Done {
+    Read(usize, FileOutcome),
+    Kernel(usize, usize, Result<KernelResult, BatchError>),
+}
+
+/// The work queue shared by the workers.
+struct Queue {
+    /// Kernels of the files read, by (file, kernel): the earliest is taken
+    /// first (files finish reading out of order).
+    kernels: BTreeMap<(usize, usize), Work>,
+    /// The kernel the writer waits for: it may be taken whatever is in
+    /// flight (else a full window of later kernels would wait for it
+    /// forever).
+    next: (usize, usize),
+    /// The next file to read.
+    next_file: usize,
+    /// Files being read.
+    reading: usize,
+    /// Kernels handed out and not yet written.
+    in_flight: usize,
+    /// Stop handing out work (the writer failed).
+    stop: bool,
+}
+
+/// Reads every file of `plan` and profiles every kernel on `jobs` worker
+/// threads — reading and parsing a file is work a worker takes like
+/// profiling a kernel (the kernels of the files read first are taken
+/// first) — and hands the results to `sink` in (file, kernel) order, files
+/// in walk order (with `want_json` at most `4 × jobs` kernels are handed
+/// out and not yet written). Fills the plan's counts, warnings and read
+/// errors (each warning also goes to `note` as its file is reached).
+/// Returns the kernel errors in task order.
 pub fn execute(
-    plan: &Plan,
+    plan: &mut Plan,
     a: &ProfileArgs,
     jobs: usize,
     want: Want,
-    progress: &mut dyn FnMut(usize, usize),
+    note: &mut dyn FnMut(Note<'_>),
     sink: &mut dyn FnMut(KernelResult) -> Result<(), Error>,
 ) -> Result<Vec<BatchError>, Error> {
-    let n = plan.tasks.len();
-    let jobs = jobs.max(1).min(n.max(1));
+    let n_files = plan.files.len();
+    let jobs = jobs.max(1);
     // JSON results hold a kernel's document: keep few in flight (memory is
     // then bounded by jobs × the largest kernel); table rows are tiny, so a
     // slow kernel never holds the other workers back.
     let window = if want == Want::Json {
         4 * jobs
     } else {
-        n.max(1)
+        usize::MAX
     };
-    // (next task to hand out, tasks written so far)
-    let state = Mutex::new((0usize, 0usize));
+    let queue = Mutex::new(Queue {
+        kernels: BTreeMap::new(),
+        next: (0, 0),
+        next_file: 0,
+        reading: 0,
+        in_flight: 0,
+        stop: false,
+    });
     let cv = Condvar::new();
-    let (tx, rx) = mpsc::channel::<(usize, Result<KernelResult, BatchError>)>();
+    let (tx, rx) = mpsc::channel::<Done>();
     let mut errors = Vec::new();
+    let mut read_errors = Vec::new();
     let mut sink_error: Option<Error> = None;
+    let shared: &Plan = plan;
+    let mut outcomes: Vec<Option<FileOutcome>> = (0..n_files).map(|_| None).collect();
     std::thread::scope(|s| {
         for _ in 0..jobs {
             let tx = tx.clone();
-            let state = &state;
-            let cv = &cv;
+            let (queue, cv) = (&queue, &cv);
             s.spawn(move || {
                 // one kernel per worker and a worker per job: no helper
                 // threads inside a kernel (they would only compete)
                 agx_analysis::par::set_serial(true);
-                let mut cache = None;
                 loop {
-                    let i = {
-                        let mut g = state.lock().unwrap_or_else(|e| e.into_inner());
+                    let work = {
+                        let mut q = queue.lock().unwrap_or_else(|e| e.into_inner());
                         loop {
-                            if g.0 >= n {
+                            if q.stop {
                                 return;
                             }
-                            if g.0 < g.1 + window {
-                                break;
+                            let first = q.kernels.keys().next().copied();
+                            if let Some(key) = first.filter(|&key| q.in_flight < window || key == q.next) {
+                                let w = q.kernels.remove(&key).expect("a key of the map");
+                                q.in_flight += 1;
+                                break w;
                             }
-                            g = cv.wait(g).unwrap_or_else(|e| e.into_inner());
+                            // a file is read when no kernel waits (its
+                            // kernels then keep the workers busy)
+                            if q.kernels.is_empty() && q.next_file < n_files {
+                                q.next_file += 1;
+                                q.reading += 1;
+                                break Work::Read(q.next_file - 1);
+                            }
+                            if q.kernels.is_empty() && q.reading == 0 {
+                                return;
+                            }
+                            q = cv.wait(q).unwrap_or_else(|e| e.into_inner());
                         }
-                        g.0 += 1;
-                        g.0 - 1
                     };
-                    let t = &plan.tasks[i];
-                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        run_task(plan, t, a, want, &mut cache)
-                    }))
-                    .unwrap_or_else(|_| {
-                        cache = None;
-                        Err(BatchError {
-                            source: plan.files[t.file].display.clone(),
-                            error: "internal error while profiling this kernel (please report it)"
-                                .into(),
-                        })
-                    });
-                    if tx.send((i, r)).is_err() {
+                    let done = match work {
+                        Work::Read(fi) => {
+                            let (outcome, found) =
+                                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                    read_file(shared, fi, a.gpu.as_deref())
+                                }))
+                                .unwrap_or_else(|_| {
+                                    let error = BatchError {
+                                        source: shared.files[fi].display.clone(),
+                                        error: "internal error while reading this file (please report it)".into(),
+                                    };
+                                    (
+                                        FileOutcome {
+                                            error: Some(error),
+                                            ..FileOutcome::default()
+                                        },
+                                        None,
+                                    )
+                                });
+                            let mut q = queue.lock().unwrap_or_else(|e| e.into_inner());
+                            if let Some((archive, mains)) = found {
+                                let archive = Arc::new(archive);
+                                for (k, function) in mains.into_iter().enumerate() {
+                                    q.kernels.insert((fi, k), Work::Kernel {
+                                        file: fi,
+                                        k,
+                                        archive: Arc::clone(&archive),
+                                        function,
+                                    });
+                                }
+                            }
+                            q.reading -= 1;
+                            cv.notify_all();
+                            Done::Read(fi, outcome)
+                        }
+                        Work::Kernel {
+                            file,
+                            k,
+                            archive,
+                            function,
+                        } => {
+                            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                run_task(shared, file, &archive, function, a, want)
+                            }))
+                            .unwrap_or_else(|_| {
+                                Err(BatchError {
+                                    source: shared.files[file].display.clone(),
+                                    error: "internal error while profiling this kernel (please report it)"
+                                        .into(),
+                                })
+                            });
+                            Done::Kernel(file, k, r)
+                        }
+                    };
+                    if tx.send(done).is_err() {
                         return;
                     }
                 }
             });
         }
         drop(tx);
-        let mut pending: BTreeMap<usize, Result<KernelResult, BatchError>> = BTreeMap::new();
-        let mut next = 0usize;
-        for (i, r) in rx.iter() {
-            pending.insert(i, r);
-            while let Some(r) = pending.remove(&next) {
-                match r {
-                    Ok(k) => {
-                        if sink_error.is_none() {
-                            if let Err(e) = sink(k) {
-                                sink_error = Some(e);
+        // the writer: files in order, each file's kernels in order
+        let mut kernels_done: BTreeMap<(usize, usize), Result<KernelResult, BatchError>> =
+            BTreeMap::new();
+        // the file being written, its next kernel, whether its warnings
+        // are out
+        let (mut file, mut k, mut warned) = (0usize, 0usize, false);
+        let (mut written, mut total) = (0usize, 0usize);
+        for d in rx.iter() {
+            match d {
+                Done::Read(fi, o) => {
+                    total += o.kernels;
+                    outcomes[fi] = Some(o);
+                }
+                Done::Kernel(fi, ki, r) => {
+                    kernels_done.insert((fi, ki), r);
+                }
+            }
+            let before = written;
+            while let Some(o) = outcomes.get(file).and_then(|o| o.as_ref()) {
+                if !warned {
+                    for w in &o.warnings {
+                        note(Note::Warning(w));
+                    }
+                    warned = true;
+                }
+                if k < o.kernels {
+                    let Some(r) = kernels_done.remove(&(file, k)) else {
+                        break;
+                    };
+                    match r {
+                        Ok(kr) => {
+                            if sink_error.is_none() {
+                                if let Err(e) = sink(kr) {
+                                    sink_error = Some(e);
+                                }
                             }
                         }
+                        Err(e) => errors.push(e),
                     }
-                    Err(e) => errors.push(e),
+                    k += 1;
+                    written += 1;
+                    note(Note::Progress(written, total));
+                    continue;
                 }
-                next += 1;
-                progress(next, n);
-                let mut g = state.lock().unwrap_or_else(|e| e.into_inner());
-                g.1 = next;
-                if sink_error.is_some() {
-                    g.0 = n; // stop handing out work
-                }
+                file += 1;
+                k = 0;
+                warned = false;
+            }
+            let mut q = queue.lock().unwrap_or_else(|e| e.into_inner());
+            if written > before || sink_error.is_some() || q.next != (file, k) {
+                q.in_flight -= written - before;
+                q.next = (file, k);
+                q.stop |= sink_error.is_some();
                 cv.notify_all();
             }
         }
     });
+    for o in outcomes.into_iter().flatten() {
+        plan.kernels += o.kernels;
+        plan.skipped += o.skipped as usize;
+        if o.kernels > 0 {
+            plan.archives += 1;
+        }
+        plan.warnings.extend(o.warnings);
+        read_errors.extend(o.error);
+    }
+    plan.errors.extend(read_errors);
     match sink_error {
         Some(e) => Err(e),
         None => Ok(errors),
@@ -479,9 +651,9 @@ pub fn collect_rows(
     a: &ProfileArgs,
     jobs: usize,
 ) -> Result<(Vec<Row>, Vec<BatchError>, Plan), Error> {
-    let plan = plan(paths, a.gpu.as_deref());
+    let mut plan = plan(paths);
     let mut rows = Vec::new();
-    let task_errors = execute(&plan, a, jobs, Want::Row, &mut |_, _| {}, &mut |k| {
+    let task_errors = execute(&mut plan, a, jobs, Want::Row, &mut |_| {}, &mut |k| {
         rows.push(k.row);
         Ok(())
     })?;
@@ -503,19 +675,18 @@ pub fn run_batch(b: &BatchArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
     let a = model_args(b);
     check_model_flags(&a)?;
     let jobs = jobs_or_default(b.jobs);
-    let plan = plan(&b.paths, b.gpu.as_deref());
-    for w in &plan.warnings {
-        let _ = writeln!(err, "warning: {w}");
-    }
+    let mut plan = plan(&b.paths);
     let bar = use_progress_bar();
-    let mut progress = |done: usize, total: usize| {
-        if bar {
+    let mut progress = |n: Note<'_>| match n {
+        Note::Warning(w) => {
+            let _ = writeln!(err, "warning: {w}");
+        }
+        // (the total grows as the files are read)
+        Note::Progress(done, total) if bar => {
             let _ = write!(err, "\r[{done}/{total}] kernels profiled");
-            if done == total {
-                let _ = writeln!(err);
-            }
             let _ = err.flush();
         }
+        Note::Progress(..) => {}
     };
     let want_json = b.format == BatchFormat::Json;
     let mut rows = Vec::new();
@@ -531,7 +702,7 @@ pub fn run_batch(b: &BatchArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
         )
         .map_err(io_err)?;
         let mut first = true;
-        task_errors = execute(&plan, &a, jobs, Want::Json, &mut progress, &mut |k| {
+        task_errors = execute(&mut plan, &a, jobs, Want::Json, &mut progress, &mut |k| {
             out.write_all(if first { b"\n    " } else { b",\n    " })
                 .map_err(io_err)?;
             first = false;
@@ -561,15 +732,22 @@ pub fn run_batch(b: &BatchArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
         // one page, kernels in task order (every profile is held until the
         // page is written: memory grows with the number of kernels here)
         let mut profiles = Vec::new();
-        task_errors = execute(&plan, &a, jobs, Want::Profile, &mut progress, &mut |k| {
-            profiles.extend(k.profile.map(|p| *p));
-            rows.push(k.row);
-            Ok(())
-        })?;
+        task_errors = execute(
+            &mut plan,
+            &a,
+            jobs,
+            Want::Profile,
+            &mut progress,
+            &mut |k| {
+                profiles.extend(k.profile.map(|p| *p));
+                rows.push(k.row);
+                Ok(())
+            },
+        )?;
         out.write_all(agx_report::html::document(&profiles).as_bytes())
             .map_err(io_err)?;
     } else {
-        task_errors = execute(&plan, &a, jobs, Want::Row, &mut progress, &mut |k| {
+        task_errors = execute(&mut plan, &a, jobs, Want::Row, &mut progress, &mut |k| {
             rows.push(k.row);
             Ok(())
         })?;
@@ -582,6 +760,9 @@ pub fn run_batch(b: &BatchArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
             table(&rows, &plan, errors.len())
         };
         out.write_all(text.as_bytes()).map_err(io_err)?;
+    }
+    if bar && plan.kernels() > 0 {
+        let _ = writeln!(err);
     }
     let mut errors = plan.errors.clone();
     errors.extend(task_errors);

@@ -306,6 +306,45 @@ fn batch_output_is_identical_for_any_jobs() {
             );
         }
     }
+    // files read by the workers (issue 21): a broken archive, one without
+    // symbols (a warning) and an explicit non-archive between good ones give
+    // the same errors and warnings, in the same order, with any number of
+    // workers
+    let good = archive(&[("a", "math_exp_log"), ("b", "cf_bubble_sort8")]);
+    write(&t.0.join("many/0b_cut.archive"), &good[..good.len() / 3]);
+    write(&t.0.join("many/2b_empty.archive"), &archive(&[]));
+    let readme = t.0.join("README.md");
+    for fmt in ["json", "text"] {
+        let args = |jobs| {
+            [
+                "batch",
+                s(&t.0),
+                s(&readme),
+                "--format",
+                fmt,
+                "--jobs",
+                jobs,
+            ]
+        };
+        let one = run(&args("1"));
+        assert_eq!(one.status.code(), Some(1), "{}", stderr(&one));
+        let e = stderr(&one);
+        let lines: Vec<&str> = e.lines().filter(|l| l.starts_with("error:")).collect();
+        assert_eq!(lines.len(), 2, "{e}");
+        assert!(
+            lines[0].contains("0b_cut") && lines[1].contains("README.md"),
+            "{e}"
+        );
+        assert!(e.starts_with("warning: ") && e.contains("2b_empty"), "{e}");
+        for jobs in ["2", "3", "8"] {
+            let n = run(&args(jobs));
+            assert!(
+                n.stdout == one.stdout && n.stderr == one.stderr,
+                "--format {fmt}: --jobs {jobs} differs from --jobs 1 with failing files"
+            );
+            assert_eq!(n.status.code(), Some(1));
+        }
+    }
 }
 
 #[test]
@@ -648,4 +687,68 @@ fn batch_does_not_walk_a_symlink_loop_forever() {
     let o = run(&["batch", s(&t.0), "--format", "csv"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o).lines().count(), 1 + 7, "{}", stdout(&o));
+}
+
+/// Runs `metal-profile ARGS`, killed after `secs` (a hang is a failure).
+fn run_within(args: &[&str], secs: u64) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_metal-profile"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut { out }, &mut v).map(|_| v)
+    });
+    let t0 = std::time::Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if t0.elapsed().as_secs() > secs {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{args:?} did not finish in {secs} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let mut o = child.wait_with_output().unwrap();
+    o.stdout = reader.join().unwrap().unwrap();
+    o
+}
+
+#[test]
+fn batch_json_of_many_one_kernel_archives_finishes_in_order() {
+    // files are read by the workers and finish reading out of order; with
+    // JSON at most 4 × jobs kernels wait for the writer, and the one it
+    // waits for is always taken (a full window of later kernels once
+    // deadlocked here)
+    let t = tmp("many1");
+    let kernels = [
+        "ew_relu_f32",
+        "math_exp_log",
+        "cf_early_return",
+        "bits_popcount_reverse_msb",
+    ];
+    for i in 0..600 {
+        write(
+            &t.0.join(format!("d{}/{i:03}.archive", i / 100)),
+            &archive(&[("k", kernels[i % kernels.len()])]),
+        );
+    }
+    let one = run_within(&["batch", s(&t.0), "--format", "json", "--jobs", "1"], 120);
+    assert!(one.status.success(), "{}", stderr(&one));
+    let v: Value = serde_json::from_slice(&one.stdout).unwrap();
+    assert_eq!(v["kernels"].as_array().unwrap().len(), 600);
+    for jobs in ["2", "3", "8"] {
+        let n = run_within(&["batch", s(&t.0), "--format", "json", "--jobs", jobs], 120);
+        assert!(n.status.success(), "{}", stderr(&n));
+        assert!(
+            n.stdout == one.stdout,
+            "--jobs {jobs} differs from --jobs 1"
+        );
+    }
 }

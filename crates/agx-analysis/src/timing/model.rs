@@ -977,6 +977,9 @@ fn statics<'a>(
         push_gpr_halves(arena, insn.uses());
         spans.push((d0, u0, arena.len()));
     }
+    // the doubling's slack freed: the arena lives as long as the region's
+    // model (a big region's is tens of MB)
+    arena.shrink_to_fit();
     let arena: &'a [(u32, Width)] = arena;
     insns
         .iter()
@@ -1073,7 +1076,10 @@ fn model_region(
 
     // ---- throughput bounds ----
     let mut pipes = PipeCycles::default();
-    let mut deps: Vec<Option<RawDep>> = vec![None; n];
+    // per instruction: (raw dep, single stall, exposed stall), the stalls
+    // filled in at the end (one vector of the region's size, not a second
+    // one for the deps alone)
+    let mut per_insn: Vec<(Option<RawDep>, f64, f64)> = vec![(None, 0.0, 0.0); n];
     let sched = gpu.schedulers_per_core as f64;
     let l1_bw = params.mem.l1_bytes_per_cycle_per_core / sched;
     let dram_bw = params.mem.dram_bytes_per_cycle_per_core / sched;
@@ -1090,9 +1096,9 @@ fn model_region(
             None
         };
         if let Some(p) = prev.filter(|_| follows.get(i).copied().unwrap_or(true)) {
-            deps[i] = raw_dep(gpu, &st[p], s);
+            per_insn[i].0 = raw_dep(gpu, &st[p], s);
         }
-        let pen = deps[i].as_ref().map_or(0.0, |d| d.penalty);
+        let pen = per_insn[i].0.as_ref().map_or(0.0, |d| d.penalty);
         pipes.raw_penalty += pen;
         // the penalty is paid on the consumer's pipe
         match s.unit {
@@ -1212,7 +1218,7 @@ fn model_region(
             if let Some(p) = pipe {
                 pipe_free[p] = start + s.tp;
             }
-            let issue = gpu.issue_of(s.unit) + deps[i].as_ref().map_or(0.0, |d| d.penalty);
+            let issue = gpu.issue_of(s.unit) + per_insn[i].0.as_ref().map_or(0.0, |d| d.penalty);
             let done = if is_load(s.mem) {
                 let lat = load_latency(s.mem, &params.mem);
                 let d = start + lat;
@@ -1290,9 +1296,9 @@ fn model_region(
             0.0
         }
     };
-    let mut per_insn = Vec::with_capacity(n);
-    for i in 0..n {
-        per_insn.push((deps[i].clone(), stall_single[i], round3(share(i))));
+    for (i, p) in per_insn.iter_mut().enumerate() {
+        p.1 = stall_single[i];
+        p.2 = round3(share(i));
     }
     for (w, &i) in wait_info.iter_mut().zip(&wait_at) {
         w.exposed = round3(share(i));
@@ -1510,41 +1516,57 @@ fn path_subset(
         // (a loop body between a push_exec and a pop_exec outside it)
         return idx.to_vec();
     }
-    let local_pos = |f: usize| local.binary_search(&f).ok();
-    // chain of local (position in `local`, arm) ancestors of instruction i,
-    // innermost first, into `out`
-    let chain = |i: usize, out: &mut Vec<(usize, u8)>| {
-        out.clear();
-        if let Some((f, a)) = arms.arm(i) {
-            if let Some(k) = local_pos(f) {
-                out.push((k, a));
-            }
-            let mut p = arms.frames[f].1;
-            // the arm of an ancestor is the arm its child frame's opener is in
-            let mut child_open = arms.frames[f].0;
-            while let Some(q) = p {
-                if let Some((qf, qa)) = arms.arm(child_open) {
-                    if let Some(k) = local_pos(qf) {
-                        out.push((k, qa));
-                    }
-                }
-                child_open = arms.frames[q].0;
-                p = arms.frames[q].1;
+    // Every instruction's chain is its arm (frame `f`, arm `a`), then for
+    // each frame `g` from `f` up the parent links while `g` has a parent,
+    // the arm `g`'s opener lies in ([`Arms::up`]); only local frames
+    // count. Frames opened before the region's first instruction (and
+    // their ancestors, opened earlier still) are never local. So the
+    // frames a region's chains visit are the innermost frames of its
+    // instructions and their ancestors opened inside the region's span:
+    // each is visited once (a map keyed by frame), not once per
+    // instruction below it.
+    let first = idx.first().copied().unwrap_or(0);
+    let inside = |g: usize| arms.frames[g].0 >= first;
+    // frames visited, with the summed weight of the instructions below
+    // each (its own arms and its descendants')
+    let mut below: BTreeMap<usize, f64> = BTreeMap::new();
+    let mut arm_w: Vec<[f64; 2]> = vec![[0.0; 2]; local.len()];
+    let slot = |f: usize| local.binary_search(&f).ok();
+    for &i in idx {
+        let Some((f, a)) = arms.arm(i) else { continue };
+        let w = weight(i);
+        if let Some(k) = slot(f) {
+            arm_w[k][(a != 0) as usize] += w;
+        }
+        if inside(f) {
+            *below.entry(f).or_insert(0.0) += w;
+        }
+    }
+    // close the visited set under parents opened inside the span
+    let mut todo: Vec<usize> = below.keys().copied().collect();
+    while let Some(g) = todo.pop() {
+        if let Some(p) = arms.frames[g].1.filter(|&p| inside(p)) {
+            if let std::collections::btree_map::Entry::Vacant(e) = below.entry(p) {
+                e.insert(0.0);
+                todo.push(p);
             }
         }
-    };
-    // weight of each arm (its instructions, nested arms included), summed in
-    // instruction order
-    let mut arm_w: Vec<[f64; 2]> = vec![[0.0; 2]; local.len()];
-    let mut buf = Vec::new();
-    for &i in idx {
-        chain(i, &mut buf);
-        if buf.is_empty() {
+    }
+    // children before parents (a parent is opened before its children):
+    // each frame's weight goes to the arm its opener lies in, then up
+    let order: Vec<usize> = below.keys().rev().copied().collect();
+    for g in order {
+        let w = below[&g];
+        if arms.frames[g].1.is_none() {
             continue;
         }
-        let w = weight(i);
-        for &(k, a) in &buf {
-            arm_w[k][(a != 0) as usize] += w;
+        if let Some((qf, qa)) = arms.arm(arms.frames[g].0) {
+            if let Some(k) = slot(qf) {
+                arm_w[k][(qa != 0) as usize] += w;
+            }
+        }
+        if let Some(p) = arms.frames[g].1.filter(|&p| inside(p)) {
+            *below.get_mut(&p).expect("closed under parents") += w;
         }
     }
     let keep_arm = |k: usize, a: u8| -> bool {
@@ -1556,11 +1578,26 @@ fn path_subset(
         let pick0 = if longest { w0 >= w1 } else { w0 <= w1 };
         (a == 0) == pick0
     };
+    let keeps = |(f, a): (usize, u8)| slot(f).is_none_or(|k| keep_arm(k, a));
+    // whether every local arm above frame `g` (the `up` arms of `g` and of
+    // its ancestors) is kept: parents first, frames outside the span keep
+    // all (nothing local above them)
+    let mut up_ok: BTreeMap<usize, bool> = BTreeMap::new();
+    for (&g, _) in below.iter() {
+        let ok = match arms.frames[g].1 {
+            None => true,
+            Some(p) => {
+                arms.arm(arms.frames[g].0).is_none_or(keeps)
+                    && up_ok.get(&p).copied().unwrap_or(true)
+            }
+        };
+        up_ok.insert(g, ok);
+    }
     idx.iter()
         .copied()
-        .filter(|&i| {
-            chain(i, &mut buf);
-            buf.iter().all(|&(k, a)| keep_arm(k, a))
+        .filter(|&i| match arms.arm(i) {
+            None => true,
+            Some((f, a)) => keeps((f, a)) && up_ok.get(&f).copied().unwrap_or(true),
         })
         .collect()
 }
