@@ -62,6 +62,9 @@ pub struct Row {
     pub fills: u32,
     /// The first (most severe) suggestion, if any.
     pub top_suggestion: Option<String>,
+    /// Positions of main holding encodings the G13 tables do not know
+    /// (`unknown_encodings`; not a table column).
+    pub unknown_encodings: usize,
 }
 
 /// Rounds as the JSON document does, so a row equals what its document says.
@@ -86,6 +89,7 @@ impl Row {
             spills: a.spills,
             fills: a.fills,
             top_suggestion: p.suggestions.first().map(|s| s.message.clone()),
+            unknown_encodings: p.unknown_encodings,
         }
     }
 
@@ -322,7 +326,9 @@ fn run_task(
         .get(t.function)
         .ok_or_else(|| fail("file changed during the batch".into()))?;
     let code = pipeline::function_code(archive, f);
-    let (insns, failed) = pipeline::decode_code(&code);
+    let origin = pipeline::Origin::Function { symbol: &f.symbol };
+    let (insns, failed) =
+        pipeline::decode_code_checked(&code, origin).map_err(|e| fail(e.message))?;
     let prolog = archive.prolog_of(f).map(|p| {
         let pc = pipeline::function_code(archive, p);
         pipeline::decode_code(&pc).0
@@ -584,17 +590,35 @@ pub fn run_batch(b: &BatchArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
     }
     let mut errors = plan.errors.clone();
     errors.extend(task_errors);
+    let unknown = unknown_warnings(&rows, b.allow_unknown, err);
     for e in &errors {
         let _ = writeln!(err, "error: {}: {}", e.source, e.error);
     }
-    if errors.is_empty() {
-        Ok(())
-    } else {
+    if !errors.is_empty() {
         Err(Error::input(format!(
             "{} input(s) failed (listed above); the other kernels were profiled",
             errors.len()
         )))
+    } else if unknown > 0 && !b.allow_unknown {
+        Err(Error::unknown_encodings())
+    } else {
+        Ok(())
     }
+}
+
+/// One warning per kernel holding unknown encodings (as a single profile
+/// prints it, with the source file); returns how many kernels.
+pub fn unknown_warnings(rows: &[Row], allow_unknown: bool, err: &mut dyn Write) -> usize {
+    let mut n = 0;
+    for r in rows.iter().filter(|r| r.unknown_encodings > 0) {
+        n += 1;
+        let w = format!(
+            "warning: {}: `{}`: {} position(s) hold encodings the G13 tables do not know; left out of the analysis",
+            r.source, r.name, r.unknown_encodings
+        );
+        let _ = writeln!(err, "{}", pipeline::with_exit_note(w, allow_unknown));
+    }
+    n
 }
 
 /// A progress bar only when stderr is a terminal (never in pipes, CI logs
