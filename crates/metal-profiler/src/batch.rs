@@ -132,7 +132,26 @@ pub fn discover(paths: &[PathBuf]) -> (Vec<SourceFile>, Vec<BatchError>) {
             }),
         }
     }
-    (files, errors)
+    (dedup(files), errors)
+}
+
+/// Each file once: a file named twice, or reached through a directory and
+/// by name (or through two paths), is profiled once, where it first
+/// appears (by canonical path); named anywhere makes it explicit.
+fn dedup(files: Vec<SourceFile>) -> Vec<SourceFile> {
+    let mut seen: std::collections::HashMap<PathBuf, usize> = Default::default();
+    let mut out: Vec<SourceFile> = Vec::with_capacity(files.len());
+    for f in files {
+        let key = std::fs::canonicalize(&f.path).unwrap_or_else(|_| f.path.clone());
+        match seen.get(&key) {
+            Some(&i) => out[i].explicit |= f.explicit,
+            None => {
+                seen.insert(key, out.len());
+                out.push(f);
+            }
+        }
+    }
+    out
 }
 
 /// `seen`: the canonical directories on the current path, so a symlink back

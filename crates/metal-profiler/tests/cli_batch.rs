@@ -269,8 +269,9 @@ fn batch_json_document_carries_source_name_errors() {
     assert!(err_of(&raw).contains("--binary"));
     assert!(err_of(&trunc).contains("truncated"), "{}", err_of(&trunc));
     assert!(err_of(&missing).contains("no such file"));
-    // inside the directory the raw dump and the README are skipped, counted
-    assert_eq!(doc["summary"]["skipped"], 2);
+    // inside the directory the README is skipped, counted; the raw dump is
+    // named too: one file, an explicit one (an error), not also a skip
+    assert_eq!(doc["summary"]["skipped"], 1);
     assert_eq!(doc["summary"]["kernels"], 7);
     assert_eq!(doc["summary"]["failed"], 3);
     let e = stderr(&o);
@@ -645,4 +646,44 @@ fn batch_does_not_walk_a_symlink_loop_forever() {
     let o = run(&["batch", s(&t.0), "--format", "csv"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o).lines().count(), 1 + 7, "{}", stdout(&o));
+}
+
+/// A file named twice, or reached through a directory and by name, is
+/// profiled once (issue 21 item 7).
+#[test]
+fn batch_profiles_a_file_named_twice_once() {
+    let kernels = |args: &[&str]| -> Vec<(String, String)> {
+        let o = run(args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["kernels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| {
+                (
+                    k["source"].as_str().unwrap().to_string(),
+                    k["name"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let ex = repo().join("examples");
+    let ex = ex.to_str().unwrap();
+    let ka = format!("{ex}/kernels.archive");
+    let again = format!("{ex}/../examples");
+    let once = kernels(&["batch", ex, "--format", "json"]);
+    assert!(once.len() >= 4, "{once:?}");
+    let mut names = once.clone();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), once.len(), "{once:?}");
+    for args in [
+        &["batch", ex, &ka, "--format", "json"][..],
+        &["batch", &ka, &ka, ex, "--format", "json"][..],
+        &["batch", ex, &again, "--format", "json"][..],
+    ] {
+        let got = kernels(args);
+        assert_eq!(got.len(), once.len(), "{args:?}: {got:?}");
+    }
 }
