@@ -32,7 +32,9 @@ metal-profile --binary examples/matmul_naive.bin --disasm-only --syntax native\n
 metal-profile examples/matmul.metal -f matmul_naive --target g13g,g14g          (macOS)\n  \
 metal-profile asm examples/matmul_naive.s -o matmul_naive.bin\n  \
 metal-profile batch examples --format csv\n  \
-metal-profile diff examples/kernels.archive examples/kernels.archive --fail-on cycles:5% --format markdown")]
+metal-profile diff examples/kernels.archive examples/kernels.archive --fail-on cycles:5% --format markdown\n\n\
+Exit codes: 0 done; 1 bad input; 2 bad usage; 3 diff: a gate tripped; 4 the output is written but the \
+code holds encodings the G13 tables do not know (--allow-unknown: 0).")]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,

@@ -200,10 +200,28 @@ fn input_that_is_not_code_is_refused() {
         line.contains("t.txt does not look like G13 machine code"),
         "{line}"
     );
-    // the example kernels decode fully: far from the threshold
-    for f in ["examples/matmul_naive.bin"] {
-        let o = run(&["--binary", f]);
-        assert!(o.status.success() && err(&o).is_empty(), "{f}: {}", err(&o));
+    // real kernels decode fully: far from the threshold (every Mesa kernel
+    // of testdata and the example, profile and listing)
+    let mut bins = vec![repo().join("examples/matmul_naive.bin")];
+    for d in std::fs::read_dir(repo().join("testdata/mesa"))
+        .unwrap()
+        .flatten()
+    {
+        let name = d.file_name().to_string_lossy().to_string();
+        let b = d.path().join(format!("{name}.bin"));
+        if b.exists() {
+            bins.push(b);
+        }
+    }
+    assert!(bins.len() >= 38, "{} kernels", bins.len());
+    for b in &bins {
+        let f = b.to_str().unwrap();
+        for extra in [&[][..], &["--disasm-only"][..]] {
+            let mut args = vec!["--binary", f];
+            args.extend_from_slice(extra);
+            let o = run(&args);
+            assert!(o.status.success() && err(&o).is_empty(), "{f}: {}", err(&o));
+        }
     }
 }
 
