@@ -164,6 +164,8 @@ pub struct Detailed {
     pub cfg: Cfg,
     pub dominators: loops::Dominators,
     pub loops: loops::LoopForest,
+    /// Loop membership of each instruction (from `loops`).
+    pub nest: loops::LoopNest,
     pub liveness: liveness::Liveness,
     pub analysis: Analysis,
 }
@@ -323,9 +325,11 @@ pub fn analyze_detailed_calls(
         },
         irreducible,
     };
+    let nest = loops::LoopNest::new(&cfg, &forest);
     Detailed {
         cfg,
         dominators: dom,
+        nest,
         loops: forest,
         liveness: live,
         analysis,
