@@ -30,7 +30,8 @@ use std::fmt::Write as _;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Item {
     /// A decoded instruction. `shown` is how many of its bytes the buffer
-    /// holds (less than `len` only for an instruction cut off by the end).
+    /// holds: always `len` (a walk stops before an instruction the code
+    /// ends inside, [`Walk::cut`]).
     Insn { insn: Instruction, shown: u8 },
     /// A run of zero bytes begins here (applegpu prints one empty line).
     Gap { addr: u32 },
@@ -124,7 +125,7 @@ pub enum Step {
     Gap { addr: u32 },
     /// Undecodable bytes at `addr`: `shown` of `bytes` are in the code
     /// (the halfword applegpu skips, or the whole encoding when
-    /// `unknown.len` is known; fewer at the end of the code).
+    /// `unknown.len` is known).
     Failed {
         addr: u32,
         bytes: [u8; 12],

@@ -415,17 +415,11 @@ fn unknown_outcome(
     allow_unknown: bool,
     err: &mut dyn Write,
 ) -> Result<(), Error> {
-    match warning {
-        Some(w) => {
-            let _ = writeln!(err, "{}", pipeline::with_exit_note(w, allow_unknown));
-            if allow_unknown {
-                Ok(())
-            } else {
-                Err(Error::unknown_encodings())
-            }
-        }
-        None => Ok(()),
+    let warned = warning.is_some();
+    if let Some(w) = warning {
+        let _ = writeln!(err, "{}", pipeline::with_exit_note(w, allow_unknown));
     }
+    unknown_exit(usize::from(warned), allow_unknown)
 }
 
 /// Raw machine code (`--binary`): one kernel, placed at `--offset`/`--base`.
