@@ -7,6 +7,11 @@
 //! repository root (a fresh CI clone has a copy there). When the data is
 //! missing a test skips with a note, except under `CI=true`, where missing
 //! data is a failure: CI must never pass by not testing.
+//!
+//! Every skip (shared data, Chromium, Graphviz missing) goes through
+//! [`skip`]: a note on stderr and a line `TEST: reason` in
+//! `target/skipped-tests.txt`, which `tools/test.sh` prints at the end (a
+//! skipped test still reports "ok" to cargo's harness).
 
 #![allow(dead_code)]
 
@@ -44,6 +49,47 @@ pub fn shared(sub: &str) -> Option<PathBuf> {
     if required() {
         panic!("{msg}; CI=true: missing data is a failure");
     }
-    eprintln!("{msg}: skipped");
+    skip(&msg);
     None
+}
+
+/// Records that the running test skips its checks because of `reason`
+/// (something missing on this machine): panics under `CI=true`, where
+/// nothing may skip; else a note on stderr and a line in
+/// [`skipped_list`] for `tools/test.sh` to print.
+pub fn skip(reason: &str) {
+    if required() {
+        panic!("{reason}; CI=true: a test may not skip");
+    }
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("?")
+        .rsplit("::")
+        .next()
+        .unwrap_or("?")
+        .to_string();
+    eprintln!("skipped: {reason}");
+    let line = format!("{}::{test}: {reason}\n", env!("CARGO_CRATE_NAME"));
+    let path = skipped_list();
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    use std::io::Write;
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+    {
+        let _ = f.write_all(line.as_bytes());
+    }
+}
+
+/// The list of skipped tests: `target/skipped-tests.txt` (in
+/// `$CARGO_TARGET_DIR` when set).
+pub fn skipped_list() -> PathBuf {
+    let target = match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(p) if !p.is_empty() => PathBuf::from(p),
+        _ => repo_root().join("target"),
+    };
+    target.join("skipped-tests.txt")
 }

@@ -7,6 +7,24 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# tests that skip (shared data, Chromium, Graphviz missing) still report
+# "ok" to cargo's harness: each writes a line here (testdata/shared_data.rs
+# `skip`), printed at the end; under CI=true a skip is a failure instead
+skipped="${CARGO_TARGET_DIR:-target}/skipped-tests.txt"
+rm -f "$skipped"
+pytest_skips=""
+
+print_skips() {
+  echo "== skipped tests"
+  if [ -s "$skipped" ] || [ -n "$pytest_skips" ]; then
+    [ -s "$skipped" ] && sort -u "$skipped"
+    [ -n "$pytest_skips" ] && printf '%s\n' "$pytest_skips"
+  else
+    echo "none"
+  fi
+}
+trap print_skips EXIT
+
 echo "== cargo test --workspace"
 cargo test --workspace --locked
 
@@ -17,5 +35,10 @@ if [ -f pyproject.toml ] && [ "${SKIP_PYTHON:-0}" != "1" ]; then
   "$venv/bin/pip" install --quiet --upgrade pip
   "$venv/bin/pip" install --quiet pytest
   "$venv/bin/pip" install --quiet .
-  (cd python/tests && "$venv/bin/python" -m pytest -q)
+  # -rs: pytest's own list of skips with their reasons (kept for the end)
+  log="$(mktemp)"
+  (cd python/tests && "$venv/bin/python" -m pytest -q -rs) | tee "$log"
+  pytest_skips="$(grep '^SKIPPED' "$log" | sed 's/^/python: /' || true)"
+  rm -f "$log"
+
 fi

@@ -409,12 +409,45 @@ def test_undecodable():
         mp.analyze([1, 2, 3])
 
 
-def test_garbage_warns_not_crashes():
+def test_garbage_is_refused_not_crashes():
+    # all of it undecodable: not code (the CLI's exit-1 message)
+    with pytest.raises(
+        ValueError,
+        match=r"^the data does not look like G13 machine code: 100% of it does not decode \(is it an archive\? drop --binary\)$",
+    ):
+        mp.profile_binary(b"\xff\xff" * 64)
+    with pytest.raises(ValueError, match="does not look like G13 machine code"):
+        mp.disassemble(b"\xff\xff" * 64)
+
+
+def test_a_few_unknown_encodings_warn_and_profile():
+    code = b"\xff\xff" + mesa_bin("matmul_naive_16x16").read_bytes()
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        r = mp.profile_binary(b"\xff\xff" * 64)
-    assert any("did not decode" in str(x.message) or "no instructions" in str(x.message) for x in w)
-    assert r.total_instructions is not None
+        r = mp.profile_binary(code)
+    assert any("1 of 26 positions did not decode" in str(x.message) for x in w), [str(x.message) for x in w]
+    assert r.kernel["unknown_encodings"] == 1
+
+
+def test_cut_and_empty_raw_code_raise():
+    """Issue 21: never past the input; empty code is an error."""
+    data = mesa_bin("matmul_naive_16x16").read_bytes()
+    for n, at, have, need in [(1, 0, 1, 2), (3, 0, 3, 4), (147, 0x92, 1, 2)]:
+        msg = (
+            f"the data: the code ends inside an instruction at {at:#x}: {have} of {need} bytes; "
+            "the input is cut short or --offset is wrong: give the whole code"
+        )
+        for f in (mp.profile_binary, mp.disassemble):
+            with pytest.raises(ValueError) as ei:
+                f(data[:n])
+            assert str(ei.value) == msg
+    for f in (mp.profile_binary, mp.disassemble):
+        with pytest.raises(ValueError, match="^the data is empty: no machine code"):
+            f(b"")
+        with pytest.raises(ValueError, match="is the end of the data"):
+            f(data, offset=len(data))
+    with pytest.raises(ValueError, match="holds no instructions"):
+        mp.assemble("; nothing\n")
 
 
 def test_random_inputs_never_crash():

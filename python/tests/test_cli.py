@@ -81,13 +81,30 @@ def test_console_script_equals_rust_binary(args, code):
     assert script.stderr == native.stderr
 
 
-def test_error_messages_match_exceptions():
+def test_usage_errors_are_one_line():
+    """Issue 21: clap's errors too are one `metal-profile: error:` line, exit 2."""
+    code, _out, err = mp.run_cli(["--binary", MANDEL, "--offset", "-4"])
+    assert code == 2
+    assert err.splitlines() == [
+        "metal-profile: error: invalid value '-4' for '--offset <N>': -4 is negative; "
+        "give 0 or more (decimal or 0x-prefixed hex); see `metal-profile --help`"
+    ]
+
+
+def test_error_messages_match_exceptions(tmp_path):
     """The exception text is the CLI's message after `metal-profile: error: `."""
+    CUT = tmp_path / "cut.bin"
+    CUT.write_bytes(mesa_bin("cf_mandelbrot").read_bytes()[:3])
+    NOISE = tmp_path / "noise.bin"
+    NOISE.write_bytes(bytes((i * 151 + 7) % 256 | 0x80 for i in range(4096)))
     cases = [
         (lambda: mp.profile_archive(KERNELS, "nope"), [KERNELS, "-f", "nope"]),
         (lambda: mp.profile_archive(DATA / "truncated.archive"), [str(DATA / "truncated.archive")]),
         (lambda: mp.profile_archive(DATA / "missing.archive"), [str(DATA / "missing.archive")]),
         (lambda: mp.profile_binary(MANDEL, offset=3), ["--binary", MANDEL, "--offset", "3"]),
+        # issue 21: cut and not-code raw input, the same line as the CLI's
+        (lambda: mp.profile_binary(CUT), ["--binary", str(CUT)]),
+        (lambda: mp.profile_binary(NOISE), ["--binary", str(NOISE)]),
     ]
     if sys.platform != "darwin":
         cases.append(

@@ -113,7 +113,13 @@ pub fn scan(insns: &[Instruction]) -> Facts {
                 bits |= RegRange::USE;
             }
             match r.file {
-                RegFile::Gpr => hi = Some(hi.map_or(last, |h| h.max(last))),
+                RegFile::Gpr => {
+                    // the footprint counts the aligned group an allocator
+                    // reserves for a vector (Reg::allocated_half_range);
+                    // liveness the registers touched
+                    let top = r.allocated_half_range().end - 1;
+                    hi = Some(hi.map_or(top, |h| h.max(top)))
+                }
                 RegFile::Uniform => {
                     bits |= RegRange::UNIFORM;
                     uhi = Some(uhi.map_or(last, |h| h.max(last)));

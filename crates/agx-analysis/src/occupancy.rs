@@ -50,7 +50,9 @@ pub fn occupancy_in(table: &[(u32, u32)], half_regs: u32) -> (u32, f64) {
 /// Register-file use of the code.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct RegisterUse {
-    /// Highest GPR half-register index touched (def or use), Mesa's `regs`.
+    /// Highest GPR half-register index touched (def or use; a vector
+    /// counts the aligned group it reserves,
+    /// [`agx_isa::Reg::allocated_half_range`]), Mesa's `regs`.
     /// `None` when no GPR is touched.
     pub highest_half_index: Option<u32>,
     /// Half-registers the hardware allocates: highest index + 1.
@@ -66,7 +68,8 @@ pub fn register_use(insns: &[Instruction]) -> RegisterUse {
     for i in insns {
         for o in i.all_operands() {
             let Some(r) = o.as_reg() else { continue };
-            let last = r.half_range().end.saturating_sub(1);
+            // GPR vectors: the aligned group an allocator reserves
+            let last = r.allocated_half_range().end.saturating_sub(1);
             let slot = match r.file {
                 RegFile::Gpr => &mut hi,
                 RegFile::Uniform => &mut uhi,

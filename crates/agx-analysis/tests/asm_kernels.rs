@@ -376,6 +376,63 @@ fn registers_follow_the_highest_register_written() {
     assert!(a.registers.peak_live_half <= 4);
 }
 
+/// A 3-component `device_load` reserves the aligned group of 4 registers
+/// Mesa's allocator gives it (issue 21 item 6; `Reg::allocated_half_range`,
+/// docs/analysis.md "Register footprint of vectors"): with `r4_r5_r6` the
+/// highest registers, the footprint is half 15 (Mesa's `regs` for such a
+/// kernel), not 13. The padding is not written: liveness is unchanged. A
+/// vector at an unaligned base reserves only what it spans.
+#[test]
+fn three_component_load_reserves_an_aligned_group_of_four() {
+    let body = |dst: &str, a: &str, b: &str, c: &str| {
+        format!(
+            "get_sr r0, sr80\n\
+             device_load 0, i32, xyz, {dst}, u0_u1, r0, unsigned, lsl 2\n\
+             wait 0\n\
+             fmul32 r1, {c}, {c}\n\
+             fmadd32 r1, {b}, {b}, r1\n\
+             fmadd32 r1, {a}, {a}, r1\n\
+             device_store 1, i32, x, r1, u2_u3, r0, unsigned, 0\n\
+             stop\n"
+        )
+    };
+    let (insns, a, _) = model(&body("r4_r5_r6", "r4", "r5", "r6"));
+    // the load defines exactly its three registers
+    let load = &insns[1];
+    let defs: Vec<_> = load.defs().map(|r| (r.half, r.count)).collect();
+    assert_eq!(defs, vec![(8, 3)]);
+    assert_eq!(a.registers.highest_half_index, 15);
+    assert_eq!(a.registers.allocated_half, 16);
+    // r7 is reserved, never live: r0, r1 and r4..r6 at most
+    assert!(
+        a.registers.peak_live_half <= 10,
+        "peak {}",
+        a.registers.peak_live_half
+    );
+    // unaligned (r3..r5 start at half 6, not a multiple of 8): as spanned
+    let (_, a, _) = model(&body("r3_r4_r5", "r3", "r4", "r5"));
+    assert_eq!(a.registers.highest_half_index, 11);
+    // a 4-component vector spans its group already
+    let (_, a, _) = model(
+        "get_sr r0, sr80\n\
+         device_load 0, i32, xyzw, r4_r5_r6_r7, u0_u1, r0, unsigned, lsl 2\n\
+         wait 0\n\
+         device_store 0, i32, xyzw, r4_r5_r6_r7, u0_u1, r0, unsigned, lsl 2, 0\n\
+         stop\n",
+    );
+    assert_eq!(a.registers.highest_half_index, 15);
+    // a 3-component store source reserves its group too (Mesa's collect)
+    let (_, a, _) = model(
+        "get_sr r0, sr80\n\
+         mov_imm r4, 1, 0b0\n\
+         mov_imm r5, 2, 0b0\n\
+         mov_imm r6, 3, 0b0\n\
+         device_store 0, i32, xyz, r4_r5_r6, u0_u1, r0, unsigned, lsl 2, 0\n\
+         stop\n",
+    );
+    assert_eq!(a.registers.highest_half_index, 15);
+}
+
 /// A loop whose address range holds a cold block that is not in the loop
 /// (it leaves the kernel): the loop forest says the loop is its two blocks,
 /// so the cold block is neither charged per iteration nor counted as the

@@ -229,6 +229,24 @@ pub fn read(bytes: &[u8]) -> std::result::Result<Input, ContainerError> {
     read_with(bytes, &ReadOptions::default())
 }
 
+/// Whether bytes starting with `head` (4 bytes are enough) begin as an
+/// input [`read`] treats as an archive does: the Metal or universal fat
+/// header (either byte order), a 64-bit Mach-O, or `MTLB` (AIR only). For
+/// hints ("drop --binary") without reading the whole input.
+pub fn looks_like_archive(head: &[u8]) -> bool {
+    matches!(
+        head.get(0..4),
+        Some(
+            [0xcb, 0xfe, 0xba, 0xbe]
+                | [0xca, 0xfe, 0xba, 0xbe]
+                | [0xbe, 0xba, 0xfe, 0xcb]
+                | [0xbe, 0xba, 0xfe, 0xca]
+                | [0xcf, 0xfa, 0xed, 0xfe]
+                | [b'M', b'T', b'L', b'B']
+        )
+    )
+}
+
 /// [`read`] with options.
 pub fn read_with(bytes: &[u8], opts: &ReadOptions) -> std::result::Result<Input, ContainerError> {
     let Some(magic) = bytes.get(0..4) else {

@@ -11,6 +11,10 @@ pub enum DecodeError {
     Truncated,
     /// No form matches these bytes (applegpu prints `<disassembly failed>`).
     NoMatch,
+    /// The bytes end inside the instruction: `have` of its `need` bytes are
+    /// given (applegpu reads the missing ones as zeros; we never read past
+    /// the input).
+    Cut { have: u8, need: u8 },
 }
 
 impl std::fmt::Display for DecodeError {
@@ -18,6 +22,10 @@ impl std::fmt::Display for DecodeError {
         match self {
             DecodeError::Truncated => write!(f, "truncated instruction (fewer than 2 bytes)"),
             DecodeError::NoMatch => write!(f, "no instruction form matches these bytes"),
+            DecodeError::Cut { have, need } => write!(
+                f,
+                "the bytes end inside an instruction: {have} of {need} bytes"
+            ),
         }
     }
 }
@@ -319,11 +327,11 @@ pub(crate) fn size_mask(size: u8) -> u128 {
 }
 
 /// Decodes the instruction at the start of `bytes`, printed at `addr`.
+/// Never reads past `bytes`: an instruction longer than the bytes given is
+/// [`DecodeError::Cut`].
 pub fn decode(bytes: &[u8], addr: u32) -> Result<Instruction, DecodeError> {
-    if bytes.len() < 2 {
-        return Err(DecodeError::Truncated);
-    }
-    decode_word(read_word(bytes), addr).ok_or(DecodeError::NoMatch)
+    let mut insn = Instruction::default();
+    decode_into(bytes, addr, &mut insn).map(|()| insn)
 }
 
 /// Decodes the instruction in the (zero-extended) 12-byte `word`.
@@ -372,11 +380,16 @@ pub fn decode_into(bytes: &[u8], addr: u32, out: &mut Instruction) -> Result<(),
     if bytes.len() < 2 {
         return Err(DecodeError::Truncated);
     }
-    if decode_word_into(read_word(bytes), addr, out) {
-        Ok(())
-    } else {
-        Err(DecodeError::NoMatch)
+    if !decode_word_into(read_word(bytes), addr, out) {
+        return Err(DecodeError::NoMatch);
     }
+    if (out.len as usize) > bytes.len() {
+        return Err(DecodeError::Cut {
+            have: bytes.len() as u8,
+            need: out.len,
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -127,6 +127,37 @@ impl Reg {
         let s = self.half as u32;
         s..s + self.halves() as u32
     }
+    /// The half-registers an allocator reserves for this operand: its
+    /// [`Reg::half_range`], except that a GPR vector whose size in halves is
+    /// not a power of two (`r4_r5_r6`, a 3-component load or store: 6
+    /// halves) and whose first half is aligned to the next power of two
+    /// (8) reserves that aligned group (halves 8..16, `r4`..`r7`).
+    ///
+    /// Source: Mesa's register allocator (src/asahi/compiler/
+    /// agx_register_allocate.c, `agx_ra`): every SSA value gets
+    /// `ncomps = util_next_power_of_two(size in halves)` registers, and
+    /// `pick_regs` places it at a multiple of that count (`align = count`);
+    /// the shader's register count is the highest reserved register + 1
+    /// (`reg_count`, `max_reg`), which is what Mesa's `regs` statistic and
+    /// the occupancy read. The hardware itself does not write the padding:
+    /// `agx_write_registers` gives a `device_load` `popcount(mask) × size`
+    /// registers (only texture loads/samples clobber all 4), so liveness
+    /// keeps [`Reg::half_range`] and only the register footprint
+    /// (`highest_half_index`) counts this range. A vector at an unaligned
+    /// base was not placed by such an allocator and reserves what it spans.
+    /// docs/analysis.md, "Register footprint of vectors".
+    pub fn allocated_half_range(&self) -> std::ops::Range<u32> {
+        let r = self.half_range();
+        if self.file != RegFile::Gpr || self.count < 2 {
+            return r;
+        }
+        let group = (r.len() as u32).next_power_of_two();
+        if r.start.is_multiple_of(group) {
+            r.start..r.start + group
+        } else {
+            r
+        }
+    }
     pub fn has(&self, f: u8) -> bool {
         self.flags & f != 0
     }

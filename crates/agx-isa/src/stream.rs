@@ -3,6 +3,15 @@
 //! 32 bits are zero) print one empty line and skip zero halfwords; on bytes no
 //! form matches, print `<disassembly failed>` and advance 2 bytes.
 //!
+//! One difference from applegpu, which reads bytes past the end of the
+//! buffer as zeros: a walk never reads past the code it is given. Where the
+//! code ends inside an instruction (its length, or 2 bytes for a position
+//! no form matches, is more than the bytes left; or an unknown encoding of
+//! known length is cut) the walk stops before that instruction and
+//! [`Walk::cut`] says where and how many bytes are missing: the listing
+//! stops there and the caller reports the error (docs/decoder.md, "Cut
+//! code").
+//!
 //! A walk made with [`walk_native`] differs in one point: on bytes no form
 //! matches whose length is known ([`crate::decode::unknown_encoding`]) it
 //! advances by that length and reports one [`Step::Failed`] covering all of
@@ -21,7 +30,8 @@ use std::fmt::Write as _;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Item {
     /// A decoded instruction. `shown` is how many of its bytes the buffer
-    /// holds (less than `len` only for an instruction cut off by the end).
+    /// holds: always `len` (a walk stops before an instruction the code
+    /// ends inside, [`Walk::cut`]).
     Insn { insn: Instruction, shown: u8 },
     /// A run of zero bytes begins here (applegpu prints one empty line).
     Gap { addr: u32 },
@@ -75,6 +85,28 @@ pub struct Walk<'a> {
     /// `code` is a prefix of the code ([`Walk::continue_on`]): stop where
     /// fewer than [`LOOKAHEAD`] bytes are left.
     prefix: bool,
+    /// Where the code ended inside an instruction (the walk stopped there).
+    cut: Option<Cut>,
+}
+
+/// Code that ends inside an instruction: the instruction at `addr` needs
+/// `need` bytes and the code holds `have` (< `need`) of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cut {
+    pub addr: u32,
+    pub have: u8,
+    pub need: u8,
+}
+
+impl std::fmt::Display for Cut {
+    /// `the code ends inside an instruction at 0x92: 1 of 2 bytes`
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the code ends inside an instruction at {:#x}: {} of {} bytes",
+            self.addr, self.have, self.need
+        )
+    }
 }
 
 /// Bytes a step reads at most (one 12-byte word): a walk over a prefix of
@@ -93,7 +125,7 @@ pub enum Step {
     Gap { addr: u32 },
     /// Undecodable bytes at `addr`: `shown` of `bytes` are in the code
     /// (the halfword applegpu skips, or the whole encoding when
-    /// `unknown.len` is known; fewer at the end of the code).
+    /// `unknown.len` is known).
     Failed {
         addr: u32,
         bytes: [u8; 12],
@@ -136,7 +168,14 @@ impl Walk<'_> {
         self.p
     }
 
-    /// Whether the walk is over (a `stop`, or the end of the whole code).
+    /// Where the code ended inside an instruction, once the walk reached it
+    /// (the walk stopped before that instruction).
+    pub fn cut(&self) -> Option<Cut> {
+        self.cut
+    }
+
+    /// Whether the walk is over (a `stop`, a cut, or the end of the whole
+    /// code).
     pub fn ended(&self) -> bool {
         self.end || (!self.prefix && self.p >= self.code.len())
     }
@@ -158,7 +197,20 @@ impl Walk<'_> {
             skipping: self.skipping,
             lengths: self.lengths,
             prefix: !whole,
+            cut: self.cut,
         }
+    }
+
+    /// Stops the walk at a cut instruction.
+    #[cold]
+    fn stop_cut(&mut self, addr: u32, have: usize, need: usize) -> Option<Step> {
+        self.end = true;
+        self.cut = Some(Cut {
+            addr,
+            have: have as u8,
+            need: need as u8,
+        });
+        None
     }
 
     #[inline(always)]
@@ -184,7 +236,17 @@ impl Walk<'_> {
                 }
                 self.skipping = false;
             }
+            if rest.len() < 2 {
+                // no instruction is shorter than 2 bytes
+                return self.stop_cut(addr, rest.len(), 2);
+            }
             if let Some(form) = match_form(word) {
+                // a prefix walk stops LOOKAHEAD bytes before its end: only
+                // the whole code's last bytes can cut an instruction
+                let need = form.size_of(word) as usize;
+                if need > rest.len() {
+                    return self.stop_cut(addr, rest.len(), need);
+                }
                 // `stop` ends the walk; only the form called `stop` decodes
                 // to that mnemonic (test `stop_mnemonic_is_its_form`)
                 let (len, stop) = match target {
@@ -205,12 +267,12 @@ impl Walk<'_> {
                 return Some(Step::Insn { shown });
             }
             let u = crate::decode::unknown_encoding(word);
-            // an encoding cut off by the end of the code: length unknown
-            let len = if self.lengths {
-                u.len.filter(|&n| n as usize <= rest.len())
-            } else {
-                None
-            };
+            // an unknown encoding of known length cut by the end of the
+            // code (both walks: the same cut whatever the syntax)
+            if let Some(n) = u.len.filter(|&n| n as usize > rest.len()) {
+                return self.stop_cut(addr, rest.len(), n as usize);
+            }
+            let len = if self.lengths { u.len } else { None };
             let skip = len.unwrap_or(2) as usize;
             let shown = rest.len().min(skip);
             let mut bytes = [0u8; 12];
@@ -305,6 +367,7 @@ pub fn walk(code: &[u8], base: u32) -> Walk<'_> {
         skipping: false,
         lengths: false,
         prefix: false,
+        cut: None,
     }
 }
 
@@ -321,18 +384,37 @@ pub fn walk_native(code: &[u8], base: u32) -> Walk<'_> {
 /// Every instruction of the walk, decoded straight into the vector (no
 /// per-instruction copies), and the number of `<disassembly failed>`
 /// positions.
+/// Code that ends inside an instruction stops the decode before it
+/// ([`decode_checked`] says where).
 pub fn decode_all(code: &[u8], base: u32) -> (Vec<Instruction>, usize) {
-    decode_all_with(walk(code, base))
+    let d = decode_all_with(walk(code, base));
+    (d.insns, d.failed)
 }
 
 /// [`decode_all`] over the length-aware walk [`walk_native`]: an unknown
 /// encoding of known length counts once and its bytes are skipped whole.
 /// What the profile decodes.
 pub fn decode_all_native(code: &[u8], base: u32) -> (Vec<Instruction>, usize) {
+    let d = decode_all_with(walk_native(code, base));
+    (d.insns, d.failed)
+}
+
+/// What decoding a piece of code gave: the instructions, the number of
+/// positions that did not decode, and where the code ended inside an
+/// instruction (if it did; the instructions stop before it).
+#[derive(Clone, Debug, Default)]
+pub struct Decoded {
+    pub insns: Vec<Instruction>,
+    pub failed: usize,
+    pub cut: Option<Cut>,
+}
+
+/// [`decode_all_native`] with the cut, if any: what the profile decodes.
+pub fn decode_checked(code: &[u8], base: u32) -> Decoded {
     decode_all_with(walk_native(code, base))
 }
 
-fn decode_all_with(mut w: Walk<'_>) -> (Vec<Instruction>, usize) {
+fn decode_all_with(mut w: Walk<'_>) -> Decoded {
     let mut out: Vec<Instruction> = Vec::with_capacity(w.code.len() / 6 + 16);
     let mut failed = 0;
     out.push(Instruction::default());
@@ -348,7 +430,11 @@ fn decode_all_with(mut w: Walk<'_>) -> (Vec<Instruction>, usize) {
     out.pop();
     // the capacity guessed from the code size may be ~10% over
     out.shrink_to_fit();
-    (out, failed)
+    Decoded {
+        insns: out,
+        failed,
+        cut: w.cut,
+    }
 }
 
 /// Appends the listing text of one [`Step`] (with newline); `insn` is the

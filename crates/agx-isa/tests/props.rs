@@ -14,13 +14,14 @@ proptest! {
         match decode(&bytes, pc & !1) {
             Ok(i) => {
                 prop_assert!(i.len >= 2 && i.len <= 12 && i.len % 2 == 0, "len {}", i.len);
+                // never past the input
+                prop_assert!(i.len as usize <= bytes.len(), "len {} of {} bytes", i.len, bytes.len());
                 let _ = format_asm(&i, Syntax::Default);
                 let _ = format_asm(&i, Syntax::Cryptic);
                 let _ = (i.flow(), i.exec_op(), i.category());
                 // one memory classification: mem_space is mem_access's space
                 prop_assert_eq!(i.mem_space(), i.mem_access().map(|m| m.space));
-                // the decoder reads missing trailing bytes as zeros: the same
-                // bytes padded with zeros decode to the same instruction
+                // trailing bytes after the instruction do not change it
                 let mut padded = bytes.clone();
                 padded.resize(bytes.len().max(12) + 4, 0);
                 let j = decode(&padded, pc & !1).expect("padded decodes too");
@@ -32,6 +33,16 @@ proptest! {
             // Truncated exactly when fewer than 2 bytes; NoMatch only with 2+
             // bytes, and the same bytes padded with zeros fail the same way
             Err(agx_isa::DecodeError::Truncated) => prop_assert!(bytes.len() < 2, "truncated with {} bytes", bytes.len()),
+            // cut: the instruction (as the bytes padded with zeros decode)
+            // is longer than the bytes given
+            Err(agx_isa::DecodeError::Cut { have, need }) => {
+                prop_assert_eq!(have as usize, bytes.len());
+                let mut padded = bytes.clone();
+                padded.resize(bytes.len().max(12) + 4, 0);
+                let j = decode(&padded, pc & !1).expect("padded decodes");
+                prop_assert_eq!(j.len, need);
+                prop_assert!(need as usize > bytes.len());
+            }
             Err(agx_isa::DecodeError::NoMatch) => {
                 prop_assert!(bytes.len() >= 2);
                 let mut padded = bytes.clone();

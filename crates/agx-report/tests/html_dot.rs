@@ -14,12 +14,11 @@ use agx_report::{dot, html, layout, Options, Profile};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+#[path = "../../../testdata/shared_data.rs"]
+mod shared_data;
+
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
 }
 
 fn profile(name: &str, code: &[u8]) -> Profile {
@@ -78,10 +77,10 @@ fn corpus() -> Vec<(String, Vec<u8>)> {
             add_bins(&d, &mut v);
         }
     }
-    assert!(
-        have_shared || !ci(),
-        "CI=true but ../shared/corpus/mesa is missing next to the repo"
-    );
+    if !have_shared {
+        // a panic under CI=true; else the testdata kernels only
+        shared_data::skip("../shared/corpus/mesa is missing: checked the in-repo kernels only");
+    }
     v
 }
 
@@ -461,11 +460,8 @@ fn dot_output_of_every_corpus_kernel_is_accepted_by_graphviz() {
         .status()
         .is_ok_and(|s| s.success());
     if !have_dot {
-        assert!(
-            !ci(),
-            "CI=true but Graphviz `dot` is not installed (apt-get install graphviz)"
-        );
-        eprintln!("skipping: Graphviz `dot` not installed");
+        // a panic under CI=true
+        shared_data::skip("Graphviz `dot` is not installed (apt-get install graphviz)");
         return;
     }
     let kernels = corpus();

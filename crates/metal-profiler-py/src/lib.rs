@@ -257,6 +257,7 @@ fn insn_dict<'py>(
 /// Builds the profile of raw code exactly as `metal-profile --binary
 /// [--gpu NAME]`.
 fn profile_raw(
+    name: &str,
     bytes: &[u8],
     offset: u64,
     function: Option<String>,
@@ -264,13 +265,15 @@ fn profile_raw(
     gpu: Option<&str>,
 ) -> Result<PyProfile, Fail> {
     let args = profile_args(function, trip_count)?;
+    pipeline::check_raw_extent(name, bytes.len() as u64, offset)?;
     let mut code = pipeline::raw_code(bytes, offset, 0, args.function.as_deref())?;
     if let Some(name) = gpu {
         let g = pipeline::raw_gpu(name)?;
         code.gpu = Some(g.name.to_string());
         code.gpu_info = Some(g);
     }
-    let (insns, failed) = pipeline::decode_code(&code);
+    // empty, cut or not code: ValueError naming the problem, as the CLI
+    let (insns, failed) = pipeline::decode_code_checked(&code, pipeline::raw_origin(name, bytes))?;
     let warnings = pipeline::raw_code_warning(insns.len(), failed)
         .into_iter()
         .collect();
@@ -301,7 +304,8 @@ fn profile_in_archive(
     let selected = archive.select(args.function.as_deref())?;
     let f = archive.main_of(selected).unwrap_or(selected);
     let code = pipeline::function_code(archive, f);
-    let (insns, failed) = pipeline::decode_code(&code);
+    let origin = pipeline::Origin::Function { symbol: &f.symbol };
+    let (insns, failed) = pipeline::decode_code_checked(&code, origin)?;
     let prolog = if f.part == Part::Main {
         archive.prolog_of(f).map(|p| {
             let pc = pipeline::function_code(archive, p);
@@ -319,6 +323,9 @@ fn profile_in_archive(
     }
     let mut warnings = archive.warnings.clone();
     warnings.extend(note);
+    if failed > 0 {
+        warnings.push(metal_profiler::app::unknown_warning(&f.symbol, failed));
+    }
     Ok(PyProfile {
         profile,
         listing,
@@ -372,8 +379,9 @@ fn profile_raw_code(
     trip_count: Option<u32>,
 ) -> PyResult<PyProfile> {
     detached(py, move || {
+        let name = data.name();
         let bytes = data.read()?;
-        profile_raw(&bytes, offset, function_name, trip_count, None)
+        profile_raw(&name, &bytes, offset, function_name, trip_count, None)
     })
 }
 
@@ -448,7 +456,9 @@ fn disassemble(
                 "cryptic and native are two syntaxes; pick one".into(),
             ));
         }
+        let name = data.name();
         let bytes = data.read()?;
+        pipeline::check_raw_extent(&name, bytes.len() as u64, offset)?;
         let code = pipeline::raw_code(&bytes, offset, base, None)?;
         let syntax = if cryptic {
             Syntax::Cryptic
@@ -457,7 +467,12 @@ fn disassemble(
         } else {
             Syntax::Default
         };
-        Ok(pipeline::listing(&code, syntax))
+        let mut text = Vec::new();
+        let (n, failed, cut) = pipeline::write_listing(&mut text, &code, syntax)
+            .map_err(|e| Fail::Value(e.to_string()))?;
+        // empty, cut or not code: ValueError, as the CLI's error
+        pipeline::check_decoded(pipeline::raw_origin(&name, &bytes), n, failed, cut)?;
+        Ok(String::from_utf8_lossy(&text).into_owned())
     })
 }
 
@@ -469,7 +484,7 @@ fn decode<'py>(py: Python<'py>, data: &[u8], addr: u32) -> PyResult<Bound<'py, P
     guard(|| match agx_isa::decode(data, addr) {
         Ok(i) => insn_dict(py, &i, Some(data.len())),
         Err(e) => Err(PyValueError::new_err(format!(
-            "cannot decode {} at {addr:#x}: {e:?}",
+            "cannot decode {} at {addr:#x}: {e}",
             hex(data)
         ))),
     })
@@ -489,13 +504,20 @@ fn decode_all<'py>(
     offset: u64,
     base: u64,
 ) -> PyResult<Bound<'py, PyList>> {
+    pipeline::check_raw_extent("the data", data.len() as u64, offset).map_err(Fail::from)?;
     let code = pipeline::raw_code(data, offset, base, None).map_err(Fail::from)?;
     guard(|| {
         let mut items = Vec::new();
-        for item in pipeline::walk_code(&code) {
+        let mut walk = agx_isa::walk(code.bytes(), code.addr);
+        for item in walk.by_ref() {
             if let agx_isa::Item::Insn { insn, shown } = item {
                 items.push(insn_dict(py, &insn, Some(shown as usize))?);
             }
+        }
+        if let Some(c) = walk.cut() {
+            return Err(PyValueError::new_err(format!(
+                "the data: {c}; the input is cut short or the offset is wrong: give the whole code"
+            )));
         }
         PyList::new(py, items)
     })
@@ -517,7 +539,7 @@ fn profile_words(
         let mut listing = String::new();
         for (addr, bytes) in &words {
             let i = agx_isa::decode(bytes, *addr).map_err(|e| {
-                Fail::Value(format!("cannot decode {} at {addr:#x}: {e:?}", hex(bytes)))
+                Fail::Value(format!("cannot decode {} at {addr:#x}: {e}", hex(bytes)))
             })?;
             listing.push_str(&format_line(&i, Syntax::Default));
             listing.push('\n');
@@ -546,6 +568,12 @@ fn profile_words(
 fn assemble<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyBytes>> {
     let r =
         guard(|| agx_isa::asm::assemble(text).map_err(|e| PyValueError::new_err(e.to_string())))?;
+    if r.is_empty() {
+        // as `metal-profile asm`: no instruction is an error
+        return Err(PyValueError::new_err(
+            "the text holds no instructions: nothing to assemble; give applegpu- or native-syntax lines",
+        ));
+    }
     Ok(PyBytes::new(py, &r))
 }
 
@@ -617,8 +645,13 @@ fn run_cli(
         let mut err = Vec::new();
         let cli = match Cli::try_parse_from(&argv) {
             Ok(c) => c,
+            Err(e) if e.use_stderr() => {
+                // a usage error: the binary's one line, exit 2
+                let line = metal_profiler::cli::usage_error_line(&e, &argv);
+                err.extend_from_slice(format!("metal-profile: error: {line}\n").as_bytes());
+                return Ok((2, out, err));
+            }
             Err(e) => {
-                // clap's messages: usage errors exit 2 on stderr,
                 // --help/--version exit 0 on stdout.
                 let to_err = e.use_stderr();
                 let tty = if to_err { stderr_is_tty } else { stdout_is_tty };
@@ -642,7 +675,9 @@ fn run_cli(
         let code = match res {
             Ok(()) => 0,
             Err(e) => {
-                err.extend_from_slice(format!("metal-profile: error: {}\n", e.message).as_bytes());
+                if let Some(line) = metal_profiler::app::error_line(&e) {
+                    err.extend_from_slice(format!("{line}\n").as_bytes());
+                }
                 e.code
             }
         };

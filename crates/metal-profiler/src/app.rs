@@ -10,6 +10,14 @@ use agx_isa::Syntax;
 use std::io::Write;
 use std::path::Path;
 
+/// What a failed run prints on stderr: `metal-profile: error: ` and the
+/// message (one line; only a compiler's own diagnostics follow it,
+/// verbatim); `None` when the message is empty (exit 4: the warning about
+/// unknown encodings is already out).
+pub fn error_line(e: &Error) -> Option<String> {
+    (!e.message.is_empty()).then(|| format!("metal-profile: error: {}", e.message))
+}
+
 /// Runs `cli`, writing results to `out` and warnings to `err`.
 pub fn run(
     cli: &Cli,
@@ -239,6 +247,11 @@ fn run_asm(a: &AsmArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), 
     let name = pipeline::display_name(&a.file);
     let program = agx_isa::asm::assemble_program(&text, 0)
         .map_err(|e| Error::input(format!("{name}: {e}")))?;
+    if program.bytes.is_empty() {
+        return Err(Error::input(format!(
+            "{name} holds no instructions: nothing to assemble; give applegpu- or native-syntax lines (e.g. a --disasm-only listing)"
+        )));
+    }
     if a.syntax != SyntaxArg::Native {
         for w in &program.warnings {
             let _ = writeln!(err, "{name}: warning: {w}");
@@ -342,10 +355,17 @@ fn run_raw_listing(
     use std::io::{Read, Seek};
     let (mut file, len) = pipeline::open_path(path)?;
     let offset = a.offset.unwrap_or(0);
+    let name = pipeline::display_name(path);
+    pipeline::check_raw_extent(&name, len, offset)?;
     let addr = pipeline::raw_placement(len, offset, a.base.unwrap_or(0))?;
     if let Some(name) = &a.gpu {
         pipeline::raw_gpu(name)?;
     }
+    // the file's first bytes, for the not-code hint (is it an archive?)
+    let mut head = [0u8; 4];
+    let got = file
+        .read(&mut head)
+        .map_err(|e| pipeline::read_error(path, &e))?;
     file.seek(std::io::SeekFrom::Start(offset))
         .map_err(|e| pipeline::read_error(path, &e))?;
     /// Keeps the reader's error apart from the writer's.
@@ -366,11 +386,40 @@ fn run_raw_listing(
     if let Some(e) = input.err {
         return Err(pipeline::read_error(path, &e));
     }
-    let (n, failed) = res.map_err(|e| Error::input(format!("cannot write output: {e}")))?;
-    if let Some(w) = pipeline::raw_code_warning(n, failed) {
-        let _ = writeln!(err, "{w}");
+    let (n, failed, cut) = res.map_err(|e| Error::input(format!("cannot write output: {e}")))?;
+    // the listing is streamed: it is printed up to the problem, then the error
+    let origin = pipeline::raw_origin(&name, &head[..got]);
+    finish_raw_listing(origin, n, failed, cut, a, err)
+}
+
+/// After a raw listing: the checks of [`pipeline::check_decoded`] (the
+/// listing is out already: it stops before the problem), then the
+/// warning about unknown encodings and its exit code.
+fn finish_raw_listing(
+    origin: pipeline::Origin<'_>,
+    n: usize,
+    failed: usize,
+    cut: Option<agx_isa::stream::Cut>,
+    a: &ProfileArgs,
+    err: &mut dyn Write,
+) -> Result<(), Error> {
+    pipeline::check_decoded(origin, n, failed, cut)?;
+    unknown_outcome(pipeline::raw_code_warning(n, failed), a.allow_unknown, err)
+}
+
+/// Prints the warning about unknown encodings (if any) with its exit-code
+/// note, and gives the run's outcome: [`pipeline::EXIT_UNKNOWN`] unless
+/// `--allow-unknown`.
+fn unknown_outcome(
+    warning: Option<String>,
+    allow_unknown: bool,
+    err: &mut dyn Write,
+) -> Result<(), Error> {
+    let warned = warning.is_some();
+    if let Some(w) = warning {
+        let _ = writeln!(err, "{}", pipeline::with_exit_note(w, allow_unknown));
     }
-    Ok(())
+    unknown_exit(usize::from(warned), allow_unknown)
 }
 
 /// Raw machine code (`--binary`): one kernel, placed at `--offset`/`--base`.
@@ -381,12 +430,14 @@ fn run_raw(
     err: &mut dyn Write,
     tty: bool,
 ) -> Result<(), Error> {
-    let mut code = pipeline::raw_code(
-        bytes,
-        a.offset.unwrap_or(0),
-        a.base.unwrap_or(0),
-        a.function.as_deref(),
-    )?;
+    let name = a
+        .binary
+        .as_deref()
+        .map_or_else(|| "<stdin>".to_string(), pipeline::display_name);
+    let offset = a.offset.unwrap_or(0);
+    pipeline::check_raw_extent(&name, bytes.len() as u64, offset)?;
+    let origin = pipeline::raw_origin(&name, bytes);
+    let mut code = pipeline::raw_code(bytes, offset, a.base.unwrap_or(0), a.function.as_deref())?;
     if let Some(name) = &a.gpu {
         // labels the raw code's GPU and picks its timing table
         let g = pipeline::raw_gpu(name)?;
@@ -395,23 +446,20 @@ fn run_raw(
     }
     if a.disasm_only {
         // streamed: constant memory for any code size (issue 15)
-        let (n, failed) = pipeline::write_listing(out, &code, syntax(a))
+        let (n, failed, cut) = pipeline::write_listing(out, &code, syntax(a))
             .map_err(|e| Error::input(format!("cannot write output: {e}")))?;
-        if let Some(w) = pipeline::raw_code_warning(n, failed) {
-            let _ = writeln!(err, "{w}");
-        }
-        return Ok(());
+        return finish_raw_listing(origin, n, failed, cut, a, err);
     }
-    let (insns, failed) = pipeline::decode_code(&code);
-    if let Some(w) = pipeline::raw_code_warning(insns.len(), failed) {
-        let _ = writeln!(err, "{w}");
-    }
+    let (insns, failed) = pipeline::decode_code_checked(&code, origin)?;
+    let warning = pipeline::raw_code_warning(insns.len(), failed);
     let mut prof = profile_for(&code, insns, a, None, None, format_reads_graph(a));
     prof.unknown_encodings = failed;
     if failed > 0 {
         prof.unknown_lines = pipeline::unknown_lines(&code);
     }
-    render_and_release(a, vec![prof], out, tty)
+    // the report is written first; the warning and exit code follow
+    render_and_release(a, vec![prof], out, tty)?;
+    unknown_outcome(warning, a.allow_unknown, err)
 }
 
 /// Every combination of flags where one cannot apply, as a usage error
@@ -572,6 +620,7 @@ fn show_functions(
     err: &mut dyn Write,
     tty: bool,
 ) -> Result<(), Error> {
+    let mut unknown = 0;
     if a.disasm_only {
         for f in shown {
             let code = pipeline::function_code(archive, f);
@@ -586,21 +635,33 @@ fn show_functions(
                     ),
                 )?;
             }
-            pipeline::write_listing(out, &code, syntax(a))
+            let (n, failed, cut) = pipeline::write_listing(out, &code, syntax(a))
                 .map_err(|e| Error::input(format!("cannot write output: {e}")))?;
+            let origin = pipeline::Origin::Function { symbol: &f.symbol };
+            pipeline::check_decoded(origin, n, failed, cut)?;
+            if failed > 0 {
+                let _ = writeln!(
+                    err,
+                    "{}",
+                    pipeline::with_exit_note(unknown_warning(&f.symbol, failed), a.allow_unknown)
+                );
+                unknown += failed;
+            }
         }
-        return Ok(());
+        return unknown_exit(unknown, a.allow_unknown);
     }
     let mut profiles = Vec::new();
     for f in shown {
         let code = pipeline::function_code(archive, f);
-        let (insns, failed) = pipeline::decode_code(&code);
+        let origin = pipeline::Origin::Function { symbol: &f.symbol };
+        let (insns, failed) = pipeline::decode_code_checked(&code, origin)?;
         if failed > 0 {
             let _ = writeln!(
                 err,
-                "warning: `{}`: {failed} position(s) hold encodings the G13 tables do not know; shown as <disassembly failed> (native syntax: `unknown.<group> (N bytes)`) and left out of the analysis",
-                f.symbol
+                "{}",
+                pipeline::with_exit_note(unknown_warning(&f.symbol, failed), a.allow_unknown)
             );
+            unknown += failed;
         }
         let prolog = if a.part == PartArg::Main && f.part == Part::Main {
             archive.prolog_of(f).map(|p| {
@@ -632,7 +693,27 @@ fn show_functions(
         }
         profiles.push(prof);
     }
-    render_and_release(a, profiles, out, tty)
+    render_and_release(a, profiles, out, tty)?;
+    unknown_exit(unknown, a.allow_unknown)
+}
+
+/// The warning for a function of an archive with `failed` unknown
+/// encodings.
+pub fn unknown_warning(symbol: &str, failed: usize) -> String {
+    format!(
+        "warning: `{symbol}`: {failed} position(s) hold encodings the G13 tables do not know; shown as <disassembly failed> (native syntax: `unknown.<group> (N bytes)`) and left out of the analysis"
+    )
+}
+
+/// The outcome of a run that wrote its output after warning about
+/// `unknown` unknown encodings: [`pipeline::EXIT_UNKNOWN`] unless
+/// `--allow-unknown`.
+fn unknown_exit(unknown: usize, allow_unknown: bool) -> Result<(), Error> {
+    if unknown > 0 && !allow_unknown {
+        Err(Error::unknown_encodings())
+    } else {
+        Ok(())
+    }
 }
 
 /// Model options from the command line, for code of the default GPU.

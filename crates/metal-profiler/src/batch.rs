@@ -64,6 +64,9 @@ pub struct Row {
     pub fills: u32,
     /// The first (most severe) suggestion, if any.
     pub top_suggestion: Option<String>,
+    /// Positions of main holding encodings the G13 tables do not know
+    /// (`unknown_encodings`; not a table column).
+    pub unknown_encodings: usize,
 }
 
 /// Rounds as the JSON document does, so a row equals what its document says.
@@ -87,6 +90,7 @@ impl Row {
             spills: a.spills,
             fills: a.fills,
             top_suggestion: p.suggestions.first().map(|s| s.message.clone()),
+            unknown_encodings: p.unknown_encodings,
         }
     }
 
@@ -129,7 +133,26 @@ pub fn discover(paths: &[PathBuf]) -> (Vec<SourceFile>, Vec<BatchError>) {
             }),
         }
     }
-    (files, errors)
+    (dedup(files), errors)
+}
+
+/// Each file once: a file named twice, or reached through a directory and
+/// by name (or through two paths), is profiled once, where it first
+/// appears (by canonical path); named anywhere makes it explicit.
+fn dedup(files: Vec<SourceFile>) -> Vec<SourceFile> {
+    let mut seen: std::collections::HashMap<PathBuf, usize> = Default::default();
+    let mut out: Vec<SourceFile> = Vec::with_capacity(files.len());
+    for f in files {
+        let key = std::fs::canonicalize(&f.path).unwrap_or_else(|_| f.path.clone());
+        match seen.get(&key) {
+            Some(&i) => out[i].explicit |= f.explicit,
+            None => {
+                seen.insert(key, out.len());
+                out.push(f);
+            }
+        }
+    }
+    out
 }
 
 /// `seen`: the canonical directories on the current path, so a symlink back
@@ -344,7 +367,9 @@ fn run_task(
     };
     let f = &archive.functions[function];
     let code = pipeline::function_code(archive, f);
-    let (insns, failed) = pipeline::decode_code(&code);
+    let origin = pipeline::Origin::Function { symbol: &f.symbol };
+    let (insns, failed) =
+        pipeline::decode_code_checked(&code, origin).map_err(|e| fail(e.message))?;
     let prolog = archive.prolog_of(f).map(|p| {
         let pc = pipeline::function_code(archive, p);
         pipeline::decode_code(&pc).0
@@ -766,17 +791,35 @@ pub fn run_batch(b: &BatchArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
     }
     let mut errors = plan.errors.clone();
     errors.extend(task_errors);
+    let unknown = unknown_warnings(&rows, b.allow_unknown, err);
     for e in &errors {
         let _ = writeln!(err, "error: {}: {}", e.source, e.error);
     }
-    if errors.is_empty() {
-        Ok(())
-    } else {
+    if !errors.is_empty() {
         Err(Error::input(format!(
             "{} input(s) failed (listed above); the other kernels were profiled",
             errors.len()
         )))
+    } else if unknown > 0 && !b.allow_unknown {
+        Err(Error::unknown_encodings())
+    } else {
+        Ok(())
     }
+}
+
+/// One warning per kernel holding unknown encodings (as a single profile
+/// prints it, with the source file); returns how many kernels.
+pub fn unknown_warnings(rows: &[Row], allow_unknown: bool, err: &mut dyn Write) -> usize {
+    let mut n = 0;
+    for r in rows.iter().filter(|r| r.unknown_encodings > 0) {
+        n += 1;
+        let w = format!(
+            "warning: {}: `{}`: {} position(s) hold encodings the G13 tables do not know; left out of the analysis",
+            r.source, r.name, r.unknown_encodings
+        );
+        let _ = writeln!(err, "{}", pipeline::with_exit_note(w, allow_unknown));
+    }
+    n
 }
 
 /// A progress bar only when stderr is a terminal (never in pipes, CI logs

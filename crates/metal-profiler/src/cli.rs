@@ -32,7 +32,9 @@ metal-profile --binary examples/matmul_naive.bin --disasm-only --syntax native\n
 metal-profile examples/matmul.metal -f matmul_naive --target g13g,g14g          (macOS)\n  \
 metal-profile asm examples/matmul_naive.s -o matmul_naive.bin\n  \
 metal-profile batch examples --format csv\n  \
-metal-profile diff examples/kernels.archive examples/kernels.archive --fail-on cycles:5% --format markdown")]
+metal-profile diff examples/kernels.archive examples/kernels.archive --fail-on cycles:5% --format markdown\n\n\
+Exit codes: 0 done; 1 bad input; 2 bad usage; 3 diff: a gate tripped; 4 the output is written but the \
+code holds encodings the G13 tables do not know (--allow-unknown: 0).")]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -65,7 +67,7 @@ pub struct BatchArgs {
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
     /// Worker threads (default: all cores).
-    #[arg(short = 'j', long, value_name = "N")]
+    #[arg(short = 'j', long, value_name = "N", value_parser = parse_jobs, allow_hyphen_values = true)]
     pub jobs: Option<usize>,
     /// Output: summary table, one metal-profiler/1 document, CSV, or one HTML page.
     #[arg(long, value_enum, default_value_t)]
@@ -79,6 +81,10 @@ pub struct BatchArgs {
     /// the newest decodable slice of each archive.
     #[arg(long, value_name = "NAME")]
     pub gpu: Option<String>,
+    /// Exit 0 when kernels hold encodings the G13 tables do not know (the
+    /// warning stays); without it such a batch exits 4.
+    #[arg(long)]
+    pub allow_unknown: bool,
 }
 
 /// The timing model's assumptions a user can change: one definition shared by
@@ -88,21 +94,24 @@ pub struct ModelFlags {
     // Iterations assumed for loops whose trip count is unknown; `None` when
     // the flag is not given (the report says whether a count was given,
     // never guessing it from the value). The help reads as the default's did.
+    // A negative value reaches `parse_count`, which names it (issue 21).
     #[arg(
         long,
         value_name = "N",
+        value_parser = parse_count,
+        allow_hyphen_values = true,
         help = "Iterations assumed for loops whose trip count is unknown [default: 16]",
         long_help = "Iterations assumed for loops whose trip count is unknown\n\n[default: 16]"
     )]
     pub trip_count: Option<u32>,
     /// Device-load latency on an L1 hit, in cycles (timing-model assumption).
-    #[arg(long, value_name = "CYCLES")]
+    #[arg(long, value_name = "CYCLES", allow_hyphen_values = true)]
     pub l1_hit_latency: Option<f64>,
     /// Device-load latency on an L1 miss, in cycles (timing-model assumption).
-    #[arg(long, value_name = "CYCLES")]
+    #[arg(long, value_name = "CYCLES", allow_hyphen_values = true)]
     pub l1_miss_latency: Option<f64>,
     /// Fraction of device loads that hit L1, 0..1 (timing-model assumption).
-    #[arg(long, value_name = "FRACTION")]
+    #[arg(long, value_name = "FRACTION", allow_hyphen_values = true)]
     pub l1_hit_rate: Option<f64>,
     /// Chip whose DRAM bandwidth bounds device memory: M1 (default), M1 Pro,
     /// M1 Max or M1 Ultra.
@@ -143,7 +152,8 @@ LIMIT is N% (relative to the old value) or N (absolute, in the metric's unit: cy
 percentage points, GPRs, count); without a limit any worsening trips. Worsening is an increase, \
 except occupancy (a drop). `removed` trips when a kernel of OLD is missing in NEW. \
 Examples: --fail-on cycles:5% --fail-on occupancy --fail-on spills. \
-Exit codes: 0 no gate tripped, 3 a gate tripped, 1 bad input, 2 bad usage."
+Exit codes: 0 no gate tripped, 3 a gate tripped, 4 no gate tripped but kernels hold encodings \
+the G13 tables do not know (--allow-unknown: 0), 1 bad input, 2 bad usage."
 )]
 pub struct DiffArgs {
     /// Baseline: a JSON document (`batch --format json` or a single profile), an archive or a directory.
@@ -160,11 +170,15 @@ pub struct DiffArgs {
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Worker threads when OLD/NEW are archives (default: all cores).
-    #[arg(short = 'j', long, value_name = "N")]
+    #[arg(short = 'j', long, value_name = "N", value_parser = parse_jobs, allow_hyphen_values = true)]
     pub jobs: Option<usize>,
     /// Also list kernels whose numbers did not change.
     #[arg(long)]
     pub all: bool,
+    /// Exit 0 (when no gate trips) although kernels profiled from archives
+    /// hold encodings the G13 tables do not know; without it: exit 4.
+    #[arg(long)]
+    pub allow_unknown: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
@@ -305,14 +319,19 @@ pub struct ProfileArgs {
     /// Print only the disassembly, exactly as applegpu's disassemble.py.
     #[arg(long)]
     pub disasm_only: bool,
+    /// Exit 0 when the code holds encodings the G13 tables do not know (the
+    /// warning stays); without it the output is written and the exit code
+    /// is 4.
+    #[arg(long)]
+    pub allow_unknown: bool,
     /// Append the plain disassembly to the report (the seed's flag).
     #[arg(long)]
     pub show_disasm: bool,
     /// Byte offset into a raw file where code starts (decimal or 0x hex).
-    #[arg(long, value_name = "N", value_parser = parse_u64)]
+    #[arg(long, value_name = "N", value_parser = parse_u64, allow_hyphen_values = true)]
     pub offset: Option<u64>,
     /// Address of the first byte, added to printed addresses and targets.
-    #[arg(long, value_name = "ADDR", value_parser = parse_u64)]
+    #[arg(long, value_name = "ADDR", value_parser = parse_u64, allow_hyphen_values = true)]
     pub base: Option<u64>,
     /// Text syntax: applegpu's (default), cryptic, or native (unambiguous).
     #[arg(long, value_enum, default_value_t)]
@@ -354,12 +373,97 @@ pub struct ProfileArgs {
 /// Parses `123` or `0x7b`.
 pub fn parse_u64(s: &str) -> Result<u64, String> {
     let t = s.trim();
+    if t.starts_with('-') {
+        return Err(format!(
+            "{t} is negative; give 0 or more (decimal or 0x-prefixed hex)"
+        ));
+    }
     let r = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
         u64::from_str_radix(h, 16)
     } else {
         t.parse::<u64>()
     };
     r.map_err(|_| format!("'{s}' is not a number (use decimal or 0x-prefixed hex)"))
+}
+
+/// Parses a count of loop iterations (`--trip-count`): 1 or more.
+pub fn parse_count(s: &str) -> Result<u32, String> {
+    let t = s.trim();
+    if t.starts_with('-') {
+        return Err(format!(
+            "{t} is negative; give the iterations assumed per loop, 1 or more"
+        ));
+    }
+    t.parse::<u32>()
+        .map_err(|_| format!("'{s}' is not a whole number of iterations (1 to 4294967295)"))
+}
+
+/// Parses `--jobs`: a whole number of threads (0 is refused by the run).
+pub fn parse_jobs(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    if t.starts_with('-') {
+        return Err(format!(
+            "{t} is negative; give a number of threads, 1 or more"
+        ));
+    }
+    t.parse::<usize>()
+        .map_err(|_| format!("'{s}' is not a whole number of threads"))
+}
+
+/// clap's error (usage) for command line `argv` as the one line every
+/// error of `metal-profile` is, without the `metal-profile: error: `
+/// prefix: clap's message, its tips and context lines folded in, then where
+/// help is (`--help` of the subcommand `argv` names).
+pub fn usage_error_line(e: &clap::Error, argv: &[String]) -> String {
+    use clap::CommandFactory;
+    let text = e.render().to_string();
+    let mut main = String::new();
+    let mut tips: Vec<String> = Vec::new();
+    let cmd = Cli::command();
+    let sub = argv
+        .iter()
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .filter(|a| cmd.get_subcommands().any(|c| c.get_name() == a.as_str()));
+    let mut command = match sub {
+        Some(s) => format!("metal-profile {s}"),
+        None => "metal-profile".to_string(),
+    };
+    for line in text.lines() {
+        let l = line.trim();
+        if l.is_empty() || l.starts_with("For more information") {
+            continue;
+        }
+        if let Some(u) = l.strip_prefix("Usage:") {
+            // `Usage: metal-profile batch [OPTIONS] <PATH>...`
+            let words: Vec<&str> = u
+                .split_whitespace()
+                .take_while(|w| !w.starts_with(['[', '<', '-']))
+                .collect();
+            if !words.is_empty() {
+                command = words.join(" ");
+            }
+            continue;
+        }
+        if let Some(t) = l.strip_prefix("tip:") {
+            tips.push(t.trim().to_string());
+        } else if let Some(m) = l.strip_prefix("error:") {
+            main.push_str(m.trim());
+        } else {
+            if !main.is_empty() {
+                main.push(' ');
+            }
+            main.push_str(l);
+        }
+    }
+    let mut out = main.trim_end_matches(':').to_string();
+    for t in tips {
+        out.push_str(" (");
+        out.push_str(&t);
+        out.push(')');
+    }
+    out.push_str(&format!("; see `{command} --help`"));
+    out
 }
 
 impl Default for ProfileArgs {
@@ -373,6 +477,7 @@ impl Default for ProfileArgs {
                 source: None,
                 function: None,
                 disasm_only: false,
+                allow_unknown: false,
                 show_disasm: false,
                 offset: None,
                 base: None,

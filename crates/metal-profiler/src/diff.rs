@@ -433,6 +433,17 @@ pub fn load_side(
     jobs: usize,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<Entry>, Error> {
+    load_side_counted(path, jobs, warnings, &mut 0)
+}
+
+/// [`load_side`], adding to `unknown` the kernels profiled from archives
+/// that hold encodings the G13 tables do not know (each also a warning).
+fn load_side_counted(
+    path: &Path,
+    jobs: usize,
+    warnings: &mut Vec<String>,
+    unknown: &mut usize,
+) -> Result<Vec<Entry>, Error> {
     let label = path.display().to_string();
     let is_dir = std::fs::metadata(path).map(|m| m.is_dir()).unwrap_or(false);
     if !is_dir {
@@ -452,6 +463,13 @@ pub fn load_side(
     }
     for e in errors {
         warnings.push(format!("{label}: {}: {}", e.source, e.error));
+    }
+    for r in rows.iter().filter(|r| r.unknown_encodings > 0) {
+        *unknown += 1;
+        warnings.push(format!(
+            "{label}: {}: `{}`: {} position(s) hold encodings the G13 tables do not know; left out of the analysis",
+            r.source, r.name, r.unknown_encodings
+        ));
     }
     Ok(rows.iter().map(Entry::of_row).collect())
 }
@@ -541,8 +559,9 @@ pub fn run_diff(d: &DiffArgs, out: &mut dyn Write, err: &mut dyn Write) -> Resul
     }
     let jobs = batch::jobs_or_default(d.jobs);
     let mut warnings = Vec::new();
-    let old = load_side(&d.old, jobs, &mut warnings)?;
-    let new = load_side(&d.new, jobs, &mut warnings)?;
+    let mut unknown = 0;
+    let old = load_side_counted(&d.old, jobs, &mut warnings, &mut unknown)?;
+    let new = load_side_counted(&d.new, jobs, &mut warnings, &mut unknown)?;
     for w in &warnings {
         let _ = writeln!(err, "warning: {w}");
     }
@@ -570,6 +589,17 @@ pub fn run_diff(d: &DiffArgs, out: &mut dyn Write, err: &mut dyn Write) -> Resul
             message: format!("regression gate tripped: {}", which.join(", ")),
             code: 3,
         });
+    }
+    if unknown > 0 && !d.allow_unknown {
+        let _ = writeln!(
+            err,
+            "{}",
+            pipeline::with_exit_note(
+                format!("warning: {unknown} kernel(s) hold encodings the G13 tables do not know (listed above); their figures leave them out"),
+                false
+            )
+        );
+        return Err(Error::unknown_encodings());
     }
     Ok(())
 }

@@ -7,11 +7,19 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let cli = match metal_profiler::cli::Cli::try_parse() {
         Ok(c) => c,
-        Err(e) => {
-            // clap's own messages (usage errors exit 2, --help/--version exit 0)
-            let code = if e.use_stderr() { 2 } else { 0 };
+        Err(e) if !e.use_stderr() => {
+            // --help / --version: clap prints them, exit 0
             let _ = e.print();
-            return ExitCode::from(code);
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            // a usage error: one line, as every other error, exit 2
+            let argv: Vec<String> = std::env::args().collect();
+            eprintln!(
+                "metal-profile: error: {}",
+                metal_profiler::cli::usage_error_line(&e, &argv)
+            );
+            return ExitCode::from(2);
         }
     };
     let stdout = std::io::stdout();
@@ -25,14 +33,17 @@ fn main() -> ExitCode {
         Ok(()) => {
             if let Err(e) = flushed {
                 if e.kind() != std::io::ErrorKind::BrokenPipe {
-                    eprintln!("metal-profile: cannot write output: {e}");
+                    eprintln!("metal-profile: error: cannot write output: {e}; check the disk or the pipe");
                     return ExitCode::from(1);
                 }
             }
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("metal-profile: error: {}", e.message);
+            // exit 4 (unknown encodings) carries no message: its warning is out
+            if let Some(line) = metal_profiler::app::error_line(&e) {
+                eprintln!("{line}");
+            }
             ExitCode::from(e.code as u8)
         }
     }

@@ -28,6 +28,126 @@ impl Error {
             code: 2,
         }
     }
+    /// The run wrote its output, but the code holds encodings the G13
+    /// tables do not know ([`EXIT_UNKNOWN`]); the warning naming them is
+    /// already on stderr, so the message is empty (nothing more is printed).
+    pub fn unknown_encodings() -> Error {
+        Error {
+            message: String::new(),
+            code: EXIT_UNKNOWN,
+        }
+    }
+}
+
+/// Exit code of a run whose output was written although the code holds
+/// encodings the G13 tables do not know (left out of the analysis);
+/// `--allow-unknown` makes it 0. Distinct from 1 (bad input), 2 (bad usage)
+/// and 3 (`diff`: a gate tripped), so scripts can tell "profiled, but not
+/// all of it" from a failure.
+pub const EXIT_UNKNOWN: i32 = 4;
+
+/// Code is refused as not machine code when at least this share (percent)
+/// of its positions do not decode. Real kernels decode fully (the Mesa and
+/// real corpora: 0 undecodable positions); random bytes leave ~60–65%
+/// undecodable, text and images more. A quarter leaves room for code with
+/// a few encodings our tables do not know (reported, exit [`EXIT_UNKNOWN`])
+/// and refuses data long before it could pass for code.
+pub const NOT_CODE_PERCENT: usize = 25;
+
+/// Where decoded code came from, for the checks' messages
+/// ([`check_decoded`]).
+#[derive(Clone, Copy, Debug)]
+pub enum Origin<'a> {
+    /// Raw machine code (`--binary FILE`), `name` as printed; `archive`:
+    /// the bytes are a Metal binary archive.
+    Raw { name: &'a str, archive: bool },
+    /// A function of an archive: its symbol.
+    Function { symbol: &'a str },
+}
+
+impl Origin<'_> {
+    fn name(&self) -> String {
+        match self {
+            Origin::Raw { name, .. } => name.to_string(),
+            Origin::Function { symbol } => format!("`{symbol}`"),
+        }
+    }
+}
+
+/// The checks of decoded code every front end makes (CLI, batch, diff,
+/// Python), in this order: code with no instruction at all, code of which
+/// [`NOT_CODE_PERCENT`] or more of the positions do not decode, and code
+/// that ends inside an instruction ([`agx_isa::stream::Cut`]) are refused,
+/// each with one line naming the problem and what to do.
+pub fn check_decoded(
+    origin: Origin<'_>,
+    insns: usize,
+    failed: usize,
+    cut: Option<agx_isa::stream::Cut>,
+) -> Result<(), Error> {
+    let name = origin.name();
+    let total = insns + failed;
+    let cut_error = |c: agx_isa::stream::Cut| {
+        Error::input(match origin {
+            Origin::Raw { .. } => format!(
+                "{name}: {c}; the input is cut short or --offset is wrong: give the whole code"
+            ),
+            Origin::Function { .. } => {
+                format!("{name}: {c}; the archive is cut short or damaged: rebuild it")
+            }
+        })
+    };
+    if total == 0 {
+        if let Some(c) = cut {
+            return Err(cut_error(c));
+        }
+        return Err(Error::input(match origin {
+            Origin::Raw { .. } => format!(
+                "{name} holds no G13 instructions (only zero bytes); check the file and --offset"
+            ),
+            Origin::Function { .. } => {
+                format!("{name} holds no G13 instructions (only zero bytes); check the archive with --list")
+            }
+        }));
+    }
+    if failed * 100 >= total * NOT_CODE_PERCENT {
+        let pct = (failed * 100 + total / 2) / total;
+        let hint = match origin {
+            Origin::Raw { archive: true, .. } => "it is a Metal binary archive: drop --binary",
+            Origin::Raw { .. } => "is it an archive? drop --binary",
+            Origin::Function { .. } => {
+                "is the slice for a GPU we do not decode? see --list and --gpu"
+            }
+        };
+        return Err(Error::input(format!(
+            "{name} does not look like G13 machine code: {pct}% of it does not decode ({hint})"
+        )));
+    }
+    match cut {
+        Some(c) => Err(cut_error(c)),
+        None => Ok(()),
+    }
+}
+
+/// [`decode_code`] and [`check_decoded`]: the instructions and the number
+/// of unknown encodings of code that passes the checks.
+pub fn decode_code_checked(
+    code: &CodeRef<'_>,
+    origin: Origin<'_>,
+) -> Result<(Vec<Instruction>, usize), Error> {
+    let d = agx_isa::stream::decode_checked(code.bytes(), code.addr);
+    check_decoded(origin, d.insns.len(), d.failed, d.cut)?;
+    Ok((d.insns, d.failed))
+}
+
+/// The origin of raw code read from `name` whose file starts with `head`:
+/// whether it starts as a Metal binary archive does
+/// ([`agx_container::looks_like_archive`]), for the not-code hint.
+pub fn raw_origin<'a>(name: &'a str, head: &[u8]) -> Origin<'a> {
+    Origin::Raw {
+        name,
+        archive: agx_container::looks_like_archive(head),
+    }
 }
 
 impl fmt::Display for Error {
@@ -301,10 +421,15 @@ pub fn write_listing(
     w: &mut dyn std::io::Write,
     code: &CodeRef<'_>,
     syntax: Syntax,
-) -> std::io::Result<(usize, usize)> {
+) -> std::io::Result<Listed> {
     let threads = listing_threads(code.bytes().len() as u64);
     write_listing_with(w, code, syntax, threads)
 }
+
+/// What a listing counted: (instructions, `<disassembly failed>`
+/// positions, where the code ended inside an instruction: the listing
+/// stops before it).
+pub type Listed = (usize, usize, Option<agx_isa::stream::Cut>);
 
 /// Steps (lines) per batch of the parallel listing.
 pub const LISTING_BATCH: usize = 4096;
@@ -316,13 +441,13 @@ pub fn write_listing_with(
     code: &CodeRef<'_>,
     syntax: Syntax,
     threads: usize,
-) -> std::io::Result<(usize, usize)> {
+) -> std::io::Result<Listed> {
     let mut walk = if syntax == Syntax::Native {
         agx_isa::stream::walk_native(code.bytes(), code.addr)
     } else {
         walk(code.bytes(), code.addr)
     };
-    write_batches(w, syntax, threads, &mut |steps| {
+    let (n, failed) = write_batches(w, syntax, threads, &mut |steps| {
         while steps.len() < LISTING_BATCH {
             match walk.skim() {
                 Some(s) => steps.push(s),
@@ -330,7 +455,8 @@ pub fn write_listing_with(
             }
         }
         Ok(true)
-    })
+    })?;
+    Ok((n, failed, walk.cut()))
 }
 
 /// The listing of raw code read from `input` (a file from the code's first
@@ -344,7 +470,7 @@ pub fn write_listing_stream(
     addr: u32,
     syntax: Syntax,
     threads: usize,
-) -> std::io::Result<(usize, usize)> {
+) -> std::io::Result<Listed> {
     stream_listing(w, input, addr, syntax, threads, 1 << 18)
 }
 
@@ -356,7 +482,7 @@ fn stream_listing(
     syntax: Syntax,
     threads: usize,
     piece: usize,
-) -> std::io::Result<(usize, usize)> {
+) -> std::io::Result<Listed> {
     let start = if syntax == Syntax::Native {
         agx_isa::stream::walk_native(&[], addr)
     } else {
@@ -366,7 +492,7 @@ fn stream_listing(
     let mut state = start.continue_on(&[], false);
     let mut buf: Vec<u8> = Vec::with_capacity(piece + 64);
     let (mut pos, mut eof) = (0usize, false);
-    write_batches(w, syntax, threads, &mut |steps| loop {
+    let (n, failed) = write_batches(w, syntax, threads, &mut |steps| loop {
         let mut part = state.continue_on(&buf[pos..], eof);
         while steps.len() < LISTING_BATCH {
             match part.skim() {
@@ -388,12 +514,39 @@ fn stream_listing(
         pos = 0;
         let got = (&mut *input).take(piece as u64).read_to_end(&mut buf)?;
         eof = got < piece;
-    })
+    })?;
+    Ok((n, failed, state.cut()))
+}
+
+/// Raw input `name` of `len` bytes must hold code from `offset` on: an
+/// empty input, or `--offset` at its end, is an error naming it.
+pub fn check_raw_extent(name: &str, len: u64, offset: u64) -> Result<(), Error> {
+    if len == 0 {
+        return Err(Error::input(format!(
+            "{name} is empty: no machine code to disassemble or profile; give a file of G13 machine code"
+        )));
+    }
+    if offset == len {
+        return Err(Error::input(format!(
+            "--offset {offset:#x} is the end of {name} ({len} bytes): no code after it; pick an offset inside the file"
+        )));
+    }
+    Ok(())
 }
 
 /// Checks `--offset`/`--base` for raw input of `len` bytes: the address of
 /// the byte at `offset`.
 pub fn raw_placement(len: u64, offset: u64, base: u64) -> Result<u32, Error> {
+    if len == 0 {
+        return Err(Error::input(
+            "the input is empty: no machine code to disassemble or profile; give a file of G13 machine code",
+        ));
+    }
+    if offset == len {
+        return Err(Error::input(format!(
+            "--offset {offset:#x} is the end of the input ({len} bytes): no code after it; pick an offset inside the file"
+        )));
+    }
     if offset > len {
         return Err(Error::input(format!(
             "--offset {offset:#x} is past the end of the input ({len} bytes); pick an offset inside the file"
@@ -561,24 +714,27 @@ pub fn listing(code: &CodeRef<'_>, syntax: Syntax) -> String {
     agx_isa::disassemble_listing(code.bytes(), code.addr, syntax)
 }
 
-/// A warning when raw input does not look like G13 code: many undecodable
-/// halfwords, or no instruction at all.
+/// The warning for raw code some of whose positions do not decode (fewer
+/// than [`NOT_CODE_PERCENT`]: more is refused by [`check_decoded`]).
 pub fn raw_code_warning(insns: usize, failed: usize) -> Option<String> {
     let total = insns + failed;
-    if total == 0 {
-        return Some(
-            "warning: no instructions decoded; the input may be empty or not G13 machine code"
-                .into(),
-        );
-    }
-    if failed * 10 >= total.max(1) && failed >= 2 {
-        return Some(format!(
+    (failed > 0).then(|| {
+        format!(
             "warning: {failed} of {total} positions did not decode (<disassembly failed>); \
              this may be code for another GPU generation (decoding supports G13/M1 and G14/M2 code), data, \
              or the wrong --offset"
-        ));
+        )
+    })
+}
+
+/// A warning about unknown encodings, with the exit code they give unless
+/// `--allow-unknown` ([`EXIT_UNKNOWN`]).
+pub fn with_exit_note(warning: String, allow_unknown: bool) -> String {
+    if allow_unknown {
+        warning
+    } else {
+        format!("{warning}; exit code {EXIT_UNKNOWN} (--allow-unknown: 0)")
     }
-    None
 }
 
 /// One line per function for `--list`: stage, symbol, size, offset, GPU.
@@ -722,7 +878,7 @@ mod tests {
             for (threads, step, piece) in cases {
                 let mut out = Vec::new();
                 let mut input = Dribble { data: &code, step };
-                let (n, failed) =
+                let (n, failed, _) =
                     stream_listing(&mut out, &mut input, 0x1000, syntax, threads, piece).unwrap();
                 assert!(
                     out == want.as_bytes(),
@@ -751,7 +907,8 @@ mod tests {
         assert!(n1.len() > 3 * LISTING_BATCH, "several batches");
         for threads in [1, 2, 3, 8] {
             let mut out = Vec::new();
-            let (n, failed) = write_listing_with(&mut out, &c, Syntax::Default, threads).unwrap();
+            let (n, failed, _) =
+                write_listing_with(&mut out, &c, Syntax::Default, threads).unwrap();
             assert!(out == want.as_bytes(), "{threads} threads differ");
             assert_eq!((n, failed), (n1.len(), f1), "{threads} threads");
         }

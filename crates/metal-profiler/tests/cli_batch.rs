@@ -269,8 +269,9 @@ fn batch_json_document_carries_source_name_errors() {
     assert!(err_of(&raw).contains("--binary"));
     assert!(err_of(&trunc).contains("truncated"), "{}", err_of(&trunc));
     assert!(err_of(&missing).contains("no such file"));
-    // inside the directory the raw dump and the README are skipped, counted
-    assert_eq!(doc["summary"]["skipped"], 2);
+    // inside the directory the README is skipped, counted; the raw dump is
+    // named too: one file, an explicit one (an error), not also a skip
+    assert_eq!(doc["summary"]["skipped"], 1);
     assert_eq!(doc["summary"]["kernels"], 7);
     assert_eq!(doc["summary"]["failed"], 3);
     let e = stderr(&o);
@@ -330,11 +331,11 @@ fn batch_output_is_identical_for_any_jobs() {
         assert_eq!(one.status.code(), Some(1), "{}", stderr(&one));
         let e = stderr(&one);
         let lines: Vec<&str> = e.lines().filter(|l| l.starts_with("error:")).collect();
-        assert_eq!(lines.len(), 2, "{e}");
-        assert!(
-            lines[0].contains("0b_cut") && lines[1].contains("README.md"),
-            "{e}"
-        );
+        // the empty archive's main body holds no code: an error too (issue 21 item 1)
+        assert_eq!(lines.len(), 3, "{e}");
+        for name in ["0b_cut", "README.md", "2b_empty"] {
+            assert!(lines.iter().any(|l| l.contains(name)), "{name}: {e}");
+        }
         assert!(e.starts_with("warning: ") && e.contains("2b_empty"), "{e}");
         for jobs in ["2", "3", "8"] {
             let n = run(&args(jobs));
@@ -750,5 +751,45 @@ fn batch_json_of_many_one_kernel_archives_finishes_in_order() {
             n.stdout == one.stdout,
             "--jobs {jobs} differs from --jobs 1"
         );
+    }
+}
+
+/// A file named twice, or reached through a directory and by name, is
+/// profiled once (issue 21 item 7).
+#[test]
+fn batch_profiles_a_file_named_twice_once() {
+    let kernels = |args: &[&str]| -> Vec<(String, String)> {
+        let o = run(args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["kernels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| {
+                (
+                    k["source"].as_str().unwrap().to_string(),
+                    k["name"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let ex = repo().join("examples");
+    let ex = ex.to_str().unwrap();
+    let ka = format!("{ex}/kernels.archive");
+    let again = format!("{ex}/../examples");
+    let once = kernels(&["batch", ex, "--format", "json"]);
+    assert!(once.len() >= 4, "{once:?}");
+    let mut names = once.clone();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), once.len(), "{once:?}");
+    for args in [
+        &["batch", ex, &ka, "--format", "json"][..],
+        &["batch", &ka, &ka, ex, "--format", "json"][..],
+        &["batch", ex, &again, "--format", "json"][..],
+    ] {
+        let got = kernels(args);
+        assert_eq!(got.len(), once.len(), "{args:?}: {got:?}");
     }
 }

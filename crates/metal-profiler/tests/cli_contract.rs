@@ -581,3 +581,30 @@ fn json_gives_native_text_where_it_differs() {
         )]
     );
 }
+
+/// The README's `--syntax cryptic` example shows a kernel where cryptic
+/// text differs from the default (issue 21 item 7).
+#[test]
+fn readme_cryptic_example_differs_from_the_default() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let line = readme
+        .lines()
+        .find(|l| l.starts_with("metal-profile ") && l.contains("--syntax cryptic"))
+        .expect("a --syntax cryptic example");
+    let args = example_args(line).unwrap();
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let cryptic = run(&argv);
+    assert_eq!(cryptic.status.code(), Some(0), "{}", err(&cryptic));
+    let plain: Vec<&str> = argv
+        .iter()
+        .copied()
+        .filter(|a| *a != "--syntax" && *a != "cryptic")
+        .collect();
+    let default = run(&plain);
+    assert_eq!(default.status.code(), Some(0), "{}", err(&default));
+    assert_ne!(
+        out(&cryptic),
+        out(&default),
+        "{line}: same text as the default"
+    );
+}

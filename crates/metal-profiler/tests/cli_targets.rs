@@ -347,8 +347,10 @@ fn unknown_encodings_are_counted_and_the_profile_goes_on() {
     let a = build_test_archive(G14G, Stage::Compute, &main, &[("_k_agc.main", 0)]);
     let (_t, p) = write_tmp("unknown.archive", &a);
     let p = p.to_str().unwrap();
+    // the report is written; exit 4 (unknown encodings) unless --allow-unknown
     let o = run(&[p, "-f", "k"]);
-    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(o.status.code(), Some(4), "{}", err(&o));
+    assert!(run(&[p, "-f", "k", "--allow-unknown"]).status.success());
     assert!(
         err(&o).contains(
             "warning: `_k_agc.main`: 1 position(s) hold encodings the G13 tables do not know"
@@ -361,7 +363,7 @@ fn unknown_encodings_are_counted_and_the_profile_goes_on() {
         "{}",
         out(&o)
     );
-    let v = json(&[p, "-f", "k", "--format", "json"]);
+    let v = json(&[p, "-f", "k", "--format", "json", "--allow-unknown"]);
     assert_eq!(v["kernels"][0]["unknown_encodings"], 1);
     assert_eq!(v["kernels"][0]["gpu_name"], "G14G (M2)");
     // the rest is exactly the code without the unknown halfword
@@ -396,7 +398,7 @@ fn unknown_encoding_of_known_length_is_one_line_and_counted_once() {
     let a = build_test_archive(G14G, Stage::Compute, &main, &[("_k_agc.main", 0)]);
     let (_t, p) = write_tmp("unknown8.archive", &a);
     let p = p.to_str().unwrap();
-    let v = json(&[p, "-f", "k", "--format", "json"]);
+    let v = json(&[p, "-f", "k", "--format", "json", "--allow-unknown"]);
     assert_eq!(v["kernels"][0]["unknown_encodings"], 1);
     let clean = build_test_archive(
         G14G,
@@ -410,9 +412,10 @@ fn unknown_encoding_of_known_length_is_one_line_and_counted_once() {
         v["kernels"][0]["instructions"],
         w["kernels"][0]["instructions"]
     );
-    // the report: warned, and the line in place in the annotated disassembly
+    // the report: warned (exit 4), and the line in place in the annotated
+    // disassembly
     let o = run(&[p, "-f", "k"]);
-    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(o.status.code(), Some(4), "{}", err(&o));
     assert!(
         err(&o).contains("`_k_agc.main`: 1 position(s) hold encodings the G13 tables do not know"),
         "{}",

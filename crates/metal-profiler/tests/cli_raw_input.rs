@@ -1,0 +1,384 @@
+//! Raw code we never get wrong (issue 21, items 1–3): code cut inside an
+//! instruction, empty code, input that is not code, unknown encodings and
+//! their exit code (`--allow-unknown`), and one-line usage errors. Each bad
+//! input is checked for its exit code and its exact one line on stderr.
+
+use agx_container::testutil::*;
+use agx_container::Stage;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn run_in(dir: &Path, args: &[&str], stdin: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_metal-profile"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn metal-profile");
+    let _ = child.stdin.take().unwrap().write_all(stdin);
+    child.wait_with_output().unwrap()
+}
+
+fn run(args: &[&str]) -> Output {
+    run_in(&repo(), args, &[])
+}
+
+fn out(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A scratch directory removed on drop.
+struct Tmp(PathBuf);
+
+impl Drop for Tmp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn tmp(tag: &str) -> Tmp {
+    let d = std::env::temp_dir().join(format!("mp-raw-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    Tmp(d)
+}
+
+fn matmul() -> Vec<u8> {
+    std::fs::read(repo().join("examples/matmul_naive.bin")).unwrap()
+}
+
+/// The exit code and the only line on stderr.
+fn one_line(o: &Output) -> (Option<i32>, String) {
+    let e = err(o);
+    assert_eq!(e.lines().count(), 1, "one stderr line expected:\n{e}");
+    (o.status.code(), e.trim_end().to_string())
+}
+
+/// A deterministic stream of bytes (xorshift).
+fn noise(n: usize) -> Vec<u8> {
+    let mut s = 0x2545_F491_4F6C_DD1Du64;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s as u8
+        })
+        .collect()
+}
+
+#[test]
+fn code_cut_inside_an_instruction_is_an_error() {
+    let t = tmp("cut");
+    let m = matmul();
+    // 1 byte, 3 bytes (a 4-byte get_sr), and 147 bytes (the `stop` at
+    // 0x92 cut after its first byte)
+    for (len, at, line) in [
+        (1, 0, "metal-profile: error: c.bin: the code ends inside an instruction at 0x0: 1 of 2 bytes; the input is cut short or --offset is wrong: give the whole code"),
+        (3, 0, "metal-profile: error: c.bin: the code ends inside an instruction at 0x0: 3 of 4 bytes; the input is cut short or --offset is wrong: give the whole code"),
+        (147, 0x92, "metal-profile: error: c.bin: the code ends inside an instruction at 0x92: 1 of 2 bytes; the input is cut short or --offset is wrong: give the whole code"),
+    ] {
+        std::fs::write(t.0.join("c.bin"), &m[..len]).unwrap();
+        let o = run_in(&t.0, &["--binary", "c.bin"], &[]);
+        assert_eq!(one_line(&o), (Some(1), line.to_string()), "{len} bytes");
+        assert_eq!(out(&o), "", "no report for cut code");
+        // --disasm-only: the listing up to the cut, then the same error
+        let o = run_in(&t.0, &["--binary", "c.bin", "--disasm-only"], &[]);
+        assert_eq!(one_line(&o), (Some(1), line.to_string()), "{len} bytes");
+        let whole = run(&["--binary", "examples/matmul_naive.bin", "--disasm-only"]);
+        let want: String = out(&whole)
+            .lines()
+            .take_while(|l| {
+                let a = l.split(':').next().unwrap_or("").trim();
+                u32::from_str_radix(a, 16).is_ok_and(|a| a < at)
+            })
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_eq!(out(&o), want, "{len} bytes: the listing before the cut");
+        // stdin: the same, named <stdin>
+        let o = run_in(&t.0, &["--binary", "-", "--disasm-only"], &m[..len]);
+        assert_eq!(
+            one_line(&o),
+            (Some(1), line.replace("c.bin", "<stdin>")),
+            "{len} bytes on stdin"
+        );
+    }
+    // the whole file is fine
+    let o = run(&["--binary", "examples/matmul_naive.bin"]);
+    assert!(o.status.success(), "{}", err(&o));
+}
+
+#[test]
+fn empty_code_is_an_error() {
+    let t = tmp("empty");
+    std::fs::write(t.0.join("e.bin"), b"").unwrap();
+    for extra in [&[][..], &["--disasm-only"][..]] {
+        let mut args = vec!["--binary", "e.bin"];
+        args.extend_from_slice(extra);
+        let o = run_in(&t.0, &args, &[]);
+        assert_eq!(
+            one_line(&o),
+            (Some(1), "metal-profile: error: e.bin is empty: no machine code to disassemble or profile; give a file of G13 machine code".into())
+        );
+        let mut args = vec!["--binary", "-"];
+        args.extend_from_slice(extra);
+        let o = run_in(&t.0, &args, &[]);
+        assert_eq!(
+            one_line(&o),
+            (Some(1), "metal-profile: error: <stdin> is empty: no machine code to disassemble or profile; give a file of G13 machine code".into())
+        );
+        // --offset at the end of the file
+        let mut args = vec!["--binary", "examples/matmul_naive.bin", "--offset", "164"];
+        args.extend_from_slice(extra);
+        let o = run(&args);
+        assert_eq!(
+            one_line(&o),
+            (Some(1), "metal-profile: error: --offset 0xa4 is the end of examples/matmul_naive.bin (164 bytes): no code after it; pick an offset inside the file".into())
+        );
+    }
+    // only zero bytes: no instruction
+    std::fs::write(t.0.join("z.bin"), [0u8; 64]).unwrap();
+    let o = run_in(&t.0, &["--binary", "z.bin"], &[]);
+    assert_eq!(
+        one_line(&o),
+        (Some(1), "metal-profile: error: z.bin holds no G13 instructions (only zero bytes); check the file and --offset".into())
+    );
+}
+
+#[test]
+fn input_that_is_not_code_is_refused() {
+    let t = tmp("notcode");
+    std::fs::write(t.0.join("noise.bin"), noise(65536)).unwrap();
+    let o = run_in(&t.0, &["--binary", "noise.bin"], &[]);
+    let (code, line) = one_line(&o);
+    assert_eq!(code, Some(1));
+    assert!(
+        line.starts_with("metal-profile: error: noise.bin does not look like G13 machine code: ")
+            && line.ends_with("% of it does not decode (is it an archive? drop --binary)"),
+        "{line}"
+    );
+    let pct: u32 = line
+        .split(": ")
+        .nth(3)
+        .and_then(|s| s.split('%').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!((50..=80).contains(&pct), "{line}");
+    assert_eq!(out(&o), "", "no report for input that is not code");
+    // an archive given to --binary: the hint says so
+    let o = run(&["--binary", "examples/kernels.archive"]);
+    let (code, line) = one_line(&o);
+    assert_eq!(code, Some(1));
+    assert!(
+        line.starts_with(
+            "metal-profile: error: examples/kernels.archive does not look like G13 machine code: "
+        ) && line
+            .ends_with("% of it does not decode (it is a Metal binary archive: drop --binary)"),
+        "{line}"
+    );
+    // text
+    std::fs::write(
+        t.0.join("t.txt"),
+        "hello, this is not machine code at all\n".repeat(40),
+    )
+    .unwrap();
+    let o = run_in(&t.0, &["--binary", "t.txt", "--disasm-only"], &[]);
+    let (code, line) = one_line(&o);
+    assert_eq!(code, Some(1));
+    assert!(
+        line.contains("t.txt does not look like G13 machine code"),
+        "{line}"
+    );
+    // real kernels decode fully: far from the threshold (every Mesa kernel
+    // of testdata and the example, profile and listing)
+    let mut bins = vec![repo().join("examples/matmul_naive.bin")];
+    for d in std::fs::read_dir(repo().join("testdata/mesa"))
+        .unwrap()
+        .flatten()
+    {
+        let name = d.file_name().to_string_lossy().to_string();
+        let b = d.path().join(format!("{name}.bin"));
+        if b.exists() {
+            bins.push(b);
+        }
+    }
+    assert!(bins.len() >= 38, "{} kernels", bins.len());
+    for b in &bins {
+        let f = b.to_str().unwrap();
+        for extra in [&[][..], &["--disasm-only"][..]] {
+            let mut args = vec!["--binary", f];
+            args.extend_from_slice(extra);
+            let o = run(&args);
+            assert!(o.status.success() && err(&o).is_empty(), "{f}: {}", err(&o));
+        }
+    }
+}
+
+/// Code with a few unknown encodings: the report is written, the warning
+/// is the one stderr line, the exit code is 4; `--allow-unknown` makes it 0
+/// with the warning kept.
+#[test]
+fn unknown_encodings_exit_4_unless_allowed() {
+    let t = tmp("unknown");
+    let mut code = vec![0xff, 0xff];
+    code.extend(matmul());
+    std::fs::write(t.0.join("u.bin"), &code).unwrap();
+    let warning = "warning: 1 of 26 positions did not decode (<disassembly failed>); this may be code for another GPU generation (decoding supports G13/M1 and G14/M2 code), data, or the wrong --offset";
+    for extra in [&[][..], &["--disasm-only"][..], &["--format", "json"][..]] {
+        let mut args = vec!["--binary", "u.bin"];
+        args.extend_from_slice(extra);
+        let o = run_in(&t.0, &args, &[]);
+        assert_eq!(
+            one_line(&o),
+            (
+                Some(4),
+                format!("{warning}; exit code 4 (--allow-unknown: 0)")
+            ),
+            "{extra:?}"
+        );
+        assert!(!out(&o).is_empty(), "the output is written");
+        args.push("--allow-unknown");
+        let o = run_in(&t.0, &args, &[]);
+        assert_eq!(one_line(&o), (Some(0), warning.to_string()), "{extra:?}");
+    }
+}
+
+/// An archive function: cut code is refused as raw code is; unknown
+/// encodings exit 4 in a profile and in `batch`, 0 with `--allow-unknown`.
+#[test]
+fn archive_functions_follow_the_same_rules() {
+    let t = tmp("archive");
+    let m = matmul();
+    // main without its `stop` and cut inside the 6-byte pop_exec at 0x8c
+    let cut = build_test_archive(G13G, Stage::Compute, &m[..0x8f], &[("_k_agc.main", 0)]);
+    std::fs::write(t.0.join("cut.archive"), &cut).unwrap();
+    let o = run_in(&t.0, &["cut.archive", "-f", "k"], &[]);
+    assert_eq!(
+        one_line(&o),
+        (Some(1), "metal-profile: error: `_k_agc.main`: the code ends inside an instruction at 0x8c: 3 of 6 bytes; the archive is cut short or damaged: rebuild it".into())
+    );
+    let o = run_in(&t.0, &["batch", "cut.archive"], &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        err(&o).contains("error: cut.archive: `_k_agc.main`: the code ends inside an instruction at 0x8c: 3 of 6 bytes"),
+        "{}",
+        err(&o)
+    );
+
+    let mut main = vec![0xff, 0xff];
+    main.extend(&m);
+    let a = build_test_archive(G13G, Stage::Compute, &main, &[("_k_agc.main", 0)]);
+    std::fs::write(t.0.join("u.archive"), &a).unwrap();
+    let warning = "warning: `_k_agc.main`: 1 position(s) hold encodings the G13 tables do not know; shown as <disassembly failed> (native syntax: `unknown.<group> (N bytes)`) and left out of the analysis";
+    let o = run_in(&t.0, &["u.archive", "-f", "k"], &[]);
+    assert_eq!(
+        one_line(&o),
+        (
+            Some(4),
+            format!("{warning}; exit code 4 (--allow-unknown: 0)")
+        )
+    );
+    assert!(
+        out(&o).contains("metal-profiler: k"),
+        "the report is written"
+    );
+    let o = run_in(&t.0, &["u.archive", "-f", "k", "--allow-unknown"], &[]);
+    assert_eq!(one_line(&o), (Some(0), warning.to_string()));
+    let bw = "warning: u.archive: `k`: 1 position(s) hold encodings the G13 tables do not know; left out of the analysis";
+    let o = run_in(&t.0, &["batch", "u.archive"], &[]);
+    assert_eq!(
+        one_line(&o),
+        (Some(4), format!("{bw}; exit code 4 (--allow-unknown: 0)"))
+    );
+    let o = run_in(&t.0, &["batch", "u.archive", "--allow-unknown"], &[]);
+    assert_eq!(one_line(&o), (Some(0), bw.to_string()));
+    // diff: the same warning (both sides), exit 4 unless allowed
+    let o = run_in(&t.0, &["diff", "u.archive", "u.archive"], &[]);
+    assert_eq!(o.status.code(), Some(4), "{}", err(&o));
+    assert!(
+        err(&o).contains("exit code 4 (--allow-unknown: 0)"),
+        "{}",
+        err(&o)
+    );
+    let o = run_in(
+        &t.0,
+        &["diff", "u.archive", "u.archive", "--allow-unknown"],
+        &[],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+}
+
+#[test]
+fn asm_of_empty_input_is_an_error() {
+    let t = tmp("asm");
+    std::fs::write(t.0.join("e.s"), "; nothing here\n\n").unwrap();
+    let o = run_in(&t.0, &["asm", "e.s", "-o", "e.bin"], &[]);
+    assert_eq!(
+        one_line(&o),
+        (Some(1), "metal-profile: error: e.s holds no instructions: nothing to assemble; give applegpu- or native-syntax lines (e.g. a --disasm-only listing)".into())
+    );
+    assert!(!t.0.join("e.bin").exists(), "nothing written");
+    let o = run_in(&t.0, &["asm", "-"], b"");
+    assert_eq!(
+        one_line(&o),
+        (Some(1), "metal-profile: error: <stdin> holds no instructions: nothing to assemble; give applegpu- or native-syntax lines (e.g. a --disasm-only listing)".into())
+    );
+}
+
+#[test]
+fn usage_errors_are_one_line() {
+    for (args, line) in [
+        (
+            &["--binary", "examples/matmul_naive.bin", "--offset", "-4"][..],
+            "metal-profile: error: invalid value '-4' for '--offset <N>': -4 is negative; give 0 or more (decimal or 0x-prefixed hex); see `metal-profile --help`",
+        ),
+        (
+            &["examples/kernels.archive", "--trip-count", "-1"][..],
+            "metal-profile: error: invalid value '-1' for '--trip-count <N>': -1 is negative; give the iterations assumed per loop, 1 or more; see `metal-profile --help`",
+        ),
+        (
+            &["examples/kernels.archive", "--trip-count", "many"][..],
+            "metal-profile: error: invalid value 'many' for '--trip-count <N>': 'many' is not a whole number of iterations (1 to 4294967295); see `metal-profile --help`",
+        ),
+        (
+            &["--ofset", "4"][..],
+            "metal-profile: error: unexpected argument '--ofset' found (a similar argument exists: '--offset'); see `metal-profile --help`",
+        ),
+        (
+            &["batch"][..],
+            "metal-profile: error: the following required arguments were not provided: <PATH>...; see `metal-profile batch --help`",
+        ),
+        (
+            &["batch", "examples", "--jobs", "-2"][..],
+            "metal-profile: error: invalid value '-2' for '--jobs <N>': -2 is negative; give a number of threads, 1 or more; see `metal-profile batch --help`",
+        ),
+        (
+            &["examples/kernels.archive", "--format", "pdf"][..],
+            "metal-profile: error: invalid value 'pdf' for '--format <FORMAT>' [possible values: text, json, html, dot]; see `metal-profile --help`",
+        ),
+        (
+            &["examples/kernels.archive", "--trip-count", "0"][..],
+            "metal-profile: error: --trip-count must be at least 1",
+        ),
+    ] {
+        let o = run(args);
+        assert_eq!(one_line(&o), (Some(2), line.to_string()), "{args:?}");
+    }
+    // --help and --version still print and exit 0
+    let o = run(&["--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(out(&o).contains("Usage:"));
+    let o = run(&["--version"]);
+    assert_eq!(o.status.code(), Some(0));
+}
