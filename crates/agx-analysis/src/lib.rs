@@ -14,12 +14,14 @@
 //! plus extra fields (never renamed, only added to).
 
 pub mod cfg;
+pub mod divergence;
 pub mod facts;
 pub mod liveness;
 pub mod loops;
 pub mod occupancy;
 pub mod par;
 pub mod program;
+pub mod special_regs;
 pub mod timing;
 
 use agx_isa::Instruction;
@@ -166,6 +168,8 @@ pub struct Detailed {
     pub loops: loops::LoopForest,
     pub liveness: liveness::Liveness,
     pub analysis: Analysis,
+    /// Which branches the SIMD-group can disagree on ([`divergence`]).
+    pub divergence: divergence::Divergence,
 }
 
 /// Analyses `insns` (main at the first instruction).
@@ -189,6 +193,17 @@ pub fn analyze_detailed_calls(
     insns: &[Instruction],
     opts: &CfgOptions,
     call_effects: &std::collections::HashMap<u32, liveness::DefUse>,
+) -> Detailed {
+    analyze_detailed_program(insns, opts, call_effects, &std::collections::HashMap::new())
+}
+
+/// [`analyze_detailed_calls`] with the callees' divergence summaries (by
+/// call address) applied at `call` instructions.
+pub fn analyze_detailed_program(
+    insns: &[Instruction],
+    opts: &CfgOptions,
+    call_effects: &std::collections::HashMap<u32, liveness::DefUse>,
+    call_divergence: &std::collections::HashMap<u32, divergence::CalleeSummary>,
 ) -> Detailed {
     let facts = facts::scan(insns);
     let cfg = Cfg::from_facts(&facts, opts);
@@ -218,6 +233,7 @@ pub fn analyze_detailed_calls(
         let l = loops_of(&cfg);
         (l, liveness::liveness_with_calls(&cfg, &facts, &effects))
     };
+    let div = divergence::analyze(insns, &facts, &cfg, &forest, call_divergence);
     let stack = facts.stack.clone();
     let highest = facts.highest_gpr.unwrap_or(0);
     let regs = occupancy::RegisterUse {
@@ -329,5 +345,6 @@ pub fn analyze_detailed_calls(
         loops: forest,
         liveness: live,
         analysis,
+        divergence: div,
     }
 }

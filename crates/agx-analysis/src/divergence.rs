@@ -1,0 +1,1540 @@
+//! Static divergence (uniformity) analysis of AGX machine code (issue 22).
+//!
+//! A forward dataflow over the CFG that tells, for every register at every
+//! point, whether all the threads of a SIMD-group that run there hold the
+//! same value, and from that which branches the SIMD-group can disagree on.
+//!
+//! # Values
+//!
+//! Uniform sources: uniform registers `u*`, immediates, the special
+//! registers [`crate::special_regs`] classes uniform, SIMD-group ballots and
+//! reductions (`*_ballot`, `simd_{and,or,xor,iadd,fadd,fmul,min,max}`), a
+//! `simd_shuffle` whose lane index is uniform (a broadcast), and loads
+//! (`device_load`, `threadgroup_load`) whose address registers are uniform.
+//! A `stack_load` returns what the same thread stored at that immediate
+//! offset (spill slots are tracked like registers). Everything else that
+//! produces a value from nothing known (atomics, texture, varyings, prefix
+//! and quad ops, lane shuffles, unknown forms, registers undefined at entry)
+//! is divergent. An ALU result is uniform when every register it reads is.
+//!
+//! # Exec masks (sync dependence)
+//!
+//! The structured exec-mask ops keep a per-thread nesting counter in `r0l`
+//! (ISA reference, "Execution Mask Stack Instructions": `if` pushes, lanes
+//! failing the condition get `r0l = 1`; `else` flips the innermost level;
+//! `while n` sends failing lanes `n` levels out; `pop_exec n` brings lanes
+//! with `r0l <= n` back; Mesa writes `r0l = k` directly for `break` and
+//! `continue`, `agx_compile.c` `agx_emit_jump`). The analysis follows the
+//! lane sets level by level: for each level, whether it was entered by a
+//! divergent test (some lanes of the level below are outside it), and the
+//! register state of the lanes that left it (failed an `if`, failed a
+//! `while`, broke out). A register value is uniform from a level up: a
+//! write under a mask whose innermost divergent level is `k` is uniform
+//! among the lanes of level `k`, and becomes divergent when lanes that did
+//! not write it come back (the pop of level `k`, an `else`, a `while` that
+//! reactivates continued lanes). So a value set under a divergent branch,
+//! or in a loop with a divergent exit, is divergent after the join or exit,
+//! while a loop counter of a loop whose exits are all uniform stays uniform.
+//!
+//! Anything the model does not recognise (`r0l` written with a register,
+//! levels that do not line up at a join, more than 60 levels) makes the
+//! whole function divergent: the analysis never calls a divergent branch
+//! uniform on code it does not understand.
+//!
+//! # Calls
+//!
+//! A callee is summarised once (entry registers divergent): the halves it
+//! writes, and which of them are divergent at its `ret`. At a call site the
+//! halves it writes get that value (uniform ones uniform among the caller's
+//! active lanes). A call without a summary (through a register, to code not
+//! given, recursive) makes every register divergent.
+
+use crate::cfg::Cfg;
+use crate::facts::{Facts, RegRange};
+use crate::liveness::GprSet;
+use crate::loops::LoopForest;
+use crate::special_regs::{sr_class, sr_name, SrClass};
+use agx_isa::forms::idx;
+use agx_isa::{Category, ExecOp, Flow, Instruction, OperandKind, Reg, RegFile, Width};
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// Divergent (any threshold above the deepest level).
+const DIV: u8 = 255;
+/// Deepest nesting level followed; deeper code is declared divergent.
+const MAX_LEVELS: usize = 60;
+
+/// What a branch is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BranchKind {
+    /// A structured `if_icmp`/`if_fcmp` (not a loop's exit test).
+    If,
+    /// `else_icmp`/`else_fcmp`.
+    Else,
+    /// A `while_*` exit test.
+    While,
+    /// An `if` whose arm only breaks out of (or continues) its loop.
+    Break,
+    /// A loop (at its back edge, the backward `jmp_exec_any`): uniform when
+    /// every exit test is.
+    Loop,
+    /// A forward `jmp_exec_none`/`jmp_exec_any` (skips an arm when no lane
+    /// runs it).
+    Skip,
+    /// A jump whose condition is unknown (`jmp_incomplete`,
+    /// `jmp_if_skipping_doorbell`).
+    Jump,
+}
+
+impl BranchKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            BranchKind::If => "if",
+            BranchKind::Else => "else",
+            BranchKind::While => "while",
+            BranchKind::Break => "break",
+            BranchKind::Loop => "loop",
+            BranchKind::Skip => "skip",
+            BranchKind::Jump => "jump",
+        }
+    }
+}
+
+/// One classified branch.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Branch {
+    /// Address of the branch instruction.
+    pub at: u32,
+    #[serde(skip)]
+    pub index: usize,
+    pub kind: BranchKind,
+    /// Whether every thread of the SIMD-group goes the same way.
+    pub uniform: bool,
+    /// Why: the chain from the condition back to its source.
+    pub reason: String,
+}
+
+/// Per-function counts (a structured `if` once, its `else` not again; a
+/// loop once).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    pub if_uniform: u32,
+    pub if_divergent: u32,
+    pub loop_uniform: u32,
+    pub loop_divergent: u32,
+}
+
+/// The divergence analysis of one function.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Divergence {
+    /// Branches by address.
+    pub branches: Vec<Branch>,
+    pub counts: Counts,
+    /// Indices of loads whose address is uniform (one value for the whole
+    /// SIMD-group).
+    pub uniform_loads: Vec<usize>,
+    /// Set when the code was not understood (everything divergent).
+    pub unknown: Option<String>,
+    /// The function's effect for its callers.
+    pub summary: CalleeSummary,
+}
+
+/// What a function does to its caller's registers, for the divergence of
+/// the caller.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CalleeSummary {
+    /// GPR halves it writes (its callees' included).
+    pub written: GprSet,
+    /// Of those, the ones divergent at its `ret` (entry registers taken as
+    /// divergent).
+    pub divergent: GprSet,
+    /// It may leave the caller's exec mask changed.
+    pub mask_changed: bool,
+}
+
+// ---------------------------------------------------------------------------
+// Lattice
+// ---------------------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Slot {
+    off: i64,
+    size: u32,
+    key: u32,
+    val: u8,
+}
+
+/// Register (and spill-slot) values of a set of lanes: per GPR half, the
+/// lowest level among whose lanes the value is uniform (`DIV`: not even
+/// among the lanes holding it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Lanes {
+    regs: Box<[u8; 256]>,
+    slots: Vec<Slot>,
+}
+
+impl Lanes {
+    fn divergent() -> Lanes {
+        Lanes {
+            regs: Box::new([DIV; 256]),
+            slots: Vec::new(),
+        }
+    }
+    fn join(&mut self, o: &Lanes) {
+        for (a, b) in self.regs.iter_mut().zip(o.regs.iter()) {
+            *a = (*a).max(*b);
+        }
+        // a slot missing on one side holds garbage there: divergent (dropped)
+        self.slots.retain_mut(|s| {
+            match o
+                .slots
+                .iter()
+                .find(|t| t.off == s.off && t.size == s.size && t.key == s.key)
+            {
+                Some(t) => {
+                    s.val = s.val.max(t.val);
+                    true
+                }
+                None => false,
+            }
+        });
+    }
+    /// Values uniform only above level `x` become divergent (lanes from
+    /// lower levels join them).
+    fn widen(&mut self, x: u8) {
+        for a in self.regs.iter_mut() {
+            if *a > x {
+                *a = DIV;
+            }
+        }
+        for s in &mut self.slots {
+            if s.val > x {
+                s.val = DIV;
+            }
+        }
+    }
+}
+
+fn join_opt(a: &mut Option<Lanes>, b: &Option<Lanes>) {
+    match (a.as_mut(), b) {
+        (_, None) => {}
+        (None, Some(l)) => *a = Some(l.clone()),
+        (Some(x), Some(l)) => x.join(l),
+    }
+}
+
+fn join_into(a: &mut Option<Lanes>, b: Lanes) {
+    match a {
+        None => *a = Some(b),
+        Some(x) => x.join(&b),
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct State {
+    /// The active lanes (`None`: no lane runs here).
+    cur: Option<Lanes>,
+    depth: u8,
+    /// Bit k: level k was entered (or left) by a divergent test.
+    flags: u64,
+    /// `exits[k]`: lanes of level k-1 outside level k (index 0: lanes that
+    /// left the function's own level).
+    exits: Vec<Option<Lanes>>,
+}
+
+impl State {
+    fn entry() -> State {
+        State {
+            cur: Some(Lanes::divergent()),
+            depth: 0,
+            flags: 0,
+            exits: vec![None],
+        }
+    }
+    fn flag(&self, k: usize) -> bool {
+        k < 64 && self.flags & (1 << k) != 0
+    }
+    fn set_flag(&mut self, k: usize, v: bool) {
+        if k < 64 {
+            if v {
+                self.flags |= 1 << k;
+            } else {
+                self.flags &= !(1 << k);
+            }
+        }
+    }
+    fn any_flag(&self, from: usize, to: usize) -> bool {
+        (from..=to).any(|k| self.flag(k))
+    }
+    /// Innermost divergent level at or below the current depth.
+    fn eff(&self) -> u8 {
+        (0..=self.depth as usize)
+            .rev()
+            .find(|&k| self.flag(k))
+            .unwrap_or(0) as u8
+    }
+    fn grow(&mut self, d: usize) {
+        while self.exits.len() <= d {
+            self.exits.push(None);
+        }
+        for k in self.depth as usize + 1..=d {
+            self.exits[k] = None;
+            self.set_flag(k, false);
+        }
+        self.depth = d as u8;
+    }
+    fn shrink(&mut self, d: usize) {
+        for k in d + 1..self.exits.len() {
+            self.exits[k] = None;
+            self.set_flag(k, false);
+        }
+        self.exits.truncate(d + 1);
+        self.depth = d as u8;
+    }
+    fn join(&mut self, o: &State) {
+        let d = self.depth.max(o.depth) as usize;
+        self.grow(d);
+        join_opt(&mut self.cur, &o.cur);
+        self.flags |= o.flags;
+        for (k, e) in o.exits.iter().enumerate() {
+            join_opt(&mut self.exits[k], e);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Per-instruction facts the transfer needs
+// ---------------------------------------------------------------------------
+
+/// Why an instruction's result is divergent (for reasons).
+#[derive(Clone, Debug)]
+enum Why {
+    Source(String),
+    Operand(u16),
+    Call(String),
+}
+
+fn form_of(i: &Instruction) -> u8 {
+    i.form
+}
+
+fn is_mov_imm(i: &Instruction) -> bool {
+    matches!(form_of(i), idx::MOV_IMM | idx::MOV_IMM_1)
+}
+
+/// The value a `mov_imm` writes.
+fn mov_imm_value(i: &Instruction) -> Option<i64> {
+    i.operands.iter().find_map(|o| o.kind.imm_value())
+}
+
+/// Whether an exec op's condition is always true (applegpu's aliases
+/// `push_exec`/`else_exec`/`update_exec` compare `0.0 == 0.0`; Mesa's
+/// continue reactivation `while_icmp 0 == 0`).
+fn cond_always(i: &Instruction) -> bool {
+    if matches!(i.mnemonic, "push_exec" | "else_exec" | "update_exec") {
+        return true;
+    }
+    let mut vals = Vec::new();
+    let mut cc = None;
+    for o in i.operands.iter().skip(1) {
+        match o.kind {
+            OperandKind::Reg(_) => return false,
+            OperandKind::Keyword(_) => cc = o.kind.keyword_text(),
+            OperandKind::Imm(v) => vals.push(v.get() as u64),
+            OperandKind::FloatImm(b) => vals.push(b as u64 | 1 << 40),
+            _ => {}
+        }
+    }
+    // (cond a, b, n): the last immediate is n
+    vals.len() >= 3
+        && vals[0] == vals[1]
+        && matches!(
+            cc,
+            Some("eq" | "ueq" | "seq" | "gte" | "ugte" | "sgte" | "lte" | "ulte" | "slte")
+        )
+}
+
+/// Cross-lane forms whose result is one value for the SIMD-group.
+fn simd_uniform_result(form: u8) -> bool {
+    matches!(
+        form,
+        idx::ICMP_BALLOT
+            | idx::FCMP_BALLOT
+            | idx::SIMD_AND
+            | idx::SIMD_OR
+            | idx::SIMD_XOR
+            | idx::SIMD_IADD
+            | idx::SIMD_FADD
+            | idx::SIMD_FMUL
+            | idx::SIMD_MIN_U
+            | idx::SIMD_MAX_U
+            | idx::SIMD_MIN_S
+            | idx::SIMD_MAX_S
+            | idx::SIMD_MIN_F
+            | idx::SIMD_MAX_F
+    )
+}
+
+/// Name of a register operand as applegpu prints it (`r3`, `r3l`, `u2_u3`).
+pub fn reg_name(r: &Reg) -> String {
+    let p = if r.file == RegFile::Uniform { 'u' } else { 'r' };
+    let one = |h: u16, w: Width| match w {
+        Width::W16 => format!("{p}{}{}", h / 2, if h % 2 == 0 { 'l' } else { 'h' }),
+        Width::W32 => format!("{p}{}", h / 2),
+        Width::W64 => format!("{p}{}_{p}{}", h / 2, h / 2 + 1),
+    };
+    let step = r.width.halves();
+    (0..r.count.max(1) as u16)
+        .map(|k| one(r.half + k * step, r.width))
+        .collect::<Vec<_>>()
+        .join("_")
+}
+
+fn half_name(h: u16) -> String {
+    format!("r{}", h / 2)
+}
+
+/// Stack slot of a `stack_load`/`stack_store`: (immediate offset, bytes,
+/// shape key); `None` when the offset is a register.
+fn stack_slot(i: &Instruction) -> Option<(i64, u32, u32)> {
+    let regs = i.operands.iter().filter(|o| o.as_reg().is_some()).count();
+    if regs > 1 {
+        return None;
+    }
+    let imms: Vec<i64> = i
+        .operands
+        .iter()
+        .filter_map(|o| o.kind.imm_value())
+        .collect();
+    if imms.len() < 2 {
+        return None;
+    }
+    let off = imms[imms.len() - 2];
+    let mut key = 0u32;
+    let mut bytes = 4u32;
+    let mut lanes = 1u32;
+    for o in i.operands.iter() {
+        if let Some(t) = o.kind.keyword_text() {
+            for b in t.bytes() {
+                key = key.wrapping_mul(31).wrapping_add(b as u32);
+            }
+            match t {
+                "i8" => bytes = 1,
+                "i16" | "f16" => bytes = 2,
+                "i32" => bytes = 4,
+                m if m.chars().all(|c| "xyzw".contains(c)) && !m.is_empty() => {
+                    lanes = m.len() as u32
+                }
+                _ => {}
+            }
+        }
+    }
+    Some((off, bytes * lanes, key))
+}
+
+// ---------------------------------------------------------------------------
+// Analysis
+// ---------------------------------------------------------------------------
+
+struct Ctx<'a> {
+    insns: &'a [Instruction],
+    facts: &'a Facts,
+    cfg: &'a Cfg,
+    exec_at: HashMap<usize, (ExecOp, u8)>,
+    callees: &'a HashMap<u32, CalleeSummary>,
+    unknown: Option<String>,
+}
+
+/// One recorded exec/branch event of the final pass.
+#[derive(Clone, Debug)]
+struct Event {
+    index: usize,
+    block: usize,
+    /// Divergent test / leaving lanes a divergent subset.
+    div: bool,
+    /// Level the lanes leave (exit events), if any.
+    leaves: Option<usize>,
+    /// Registers of the condition, in print order.
+    cond: Vec<Reg>,
+    /// The condition's own value (threshold) and the depth it was read at.
+    cond_val: u8,
+    depth: usize,
+    /// Innermost level flag when the event ran (for skips and elses).
+    level_div: bool,
+    kind: EvKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum EvKind {
+    If,
+    Else,
+    While,
+    Break,
+    JmpNone,
+    JmpAny,
+    Jump,
+}
+
+#[derive(Default)]
+struct Record {
+    events: Vec<Event>,
+    why: HashMap<usize, Why>,
+    uniform_loads: Vec<usize>,
+    ret: Option<State>,
+}
+
+impl<'a> Ctx<'a> {
+    fn read(&self, l: &Lanes, r: &RegRange) -> u8 {
+        if r.bits & RegRange::UNIFORM != 0 {
+            return 0;
+        }
+        let mut v = 0u8;
+        for h in r.range() {
+            if h == 0 || h >= 256 {
+                return DIV;
+            }
+            v = v.max(l.regs[h as usize]);
+        }
+        v
+    }
+
+    /// Applies instruction `i` to `s`.
+    fn step(&mut self, i: usize, s: &mut State, rec: Option<&mut Record>) {
+        let insn = &self.insns[i];
+        let facts = self.facts;
+        let d = s.depth as usize;
+        if let Some(&(op, n)) = self.exec_at.get(&i) {
+            self.exec(i, op, n as usize, s, rec);
+            return;
+        }
+        let ranges = facts.regs(i);
+        let writes_r0l = ranges.iter().any(|r| {
+            r.bits & RegRange::DEF != 0 && r.bits & RegRange::UNIFORM == 0 && r.start == 0
+        });
+        let Some(cur) = s.cur.as_ref() else {
+            // no lane runs: nothing is written (an `r0l` write too)
+            return;
+        };
+        // value of the inputs, and which half made it divergent
+        let mut input = 0u8;
+        let mut worst: Option<u16> = None;
+        for r in ranges.iter().filter(|r| r.bits & RegRange::USE != 0) {
+            let v = self.read(cur, r);
+            if v > input {
+                input = v;
+                if r.bits & RegRange::UNIFORM == 0 {
+                    worst = r
+                        .range()
+                        .find(|&h| h == 0 || cur.regs[h as usize] == v)
+                        .map(|h| h as u16);
+                }
+            }
+        }
+        let cat = insn.category();
+        let form = form_of(insn);
+        let mut why: Option<Why> = None;
+        let mut out = input;
+        let mut call_defs: Option<(GprSet, GprSet)> = None;
+        match cat {
+            Category::Alu => {
+                if form == idx::GET_SR {
+                    let n = insn.operands.iter().find_map(|o| match o.kind {
+                        OperandKind::SpecialReg(n) => Some(n),
+                        _ => None,
+                    });
+                    match n.map(sr_class) {
+                        Some(SrClass::Uniform) => out = 0,
+                        _ => {
+                            out = DIV;
+                            why = Some(Why::Source(format!(
+                                "get_sr {}",
+                                n.map_or("?".to_string(), sr_name)
+                            )));
+                        }
+                    }
+                } else if is_mov_imm(insn) {
+                    out = 0;
+                } else if matches!(form, idx::STACK_GET_PTR | idx::DFDX | idx::DFDY) {
+                    out = DIV;
+                    why = Some(Why::Source(insn.mnemonic.to_string()));
+                }
+            }
+            Category::CrossLane => {
+                if simd_uniform_result(form) {
+                    out = 0;
+                } else if form == idx::SIMD_SHUFFLE {
+                    // lane index (last operand): a uniform index is a broadcast
+                    let ix = insn.operands.iter().last().and_then(|o| match o.kind {
+                        OperandKind::Reg(r) => Some(r),
+                        _ => None,
+                    });
+                    let iv = match ix {
+                        None => 0,
+                        Some(r) if r.file == RegFile::Uniform => 0,
+                        Some(r) => r
+                            .half_range()
+                            .map(|h| if h == 0 { DIV } else { cur.regs[h as usize] })
+                            .max()
+                            .unwrap_or(0),
+                    };
+                    if iv as usize <= d {
+                        out = 0;
+                    } else {
+                        out = DIV;
+                        why = Some(Why::Source(format!(
+                            "{} with a divergent lane index {}",
+                            insn.mnemonic,
+                            ix.map(|r| reg_name(&r)).unwrap_or_default()
+                        )));
+                    }
+                } else if input == 0
+                    && !s.flag(0)
+                    && !matches!(form, idx::SIMD_PREFIX_IADD..=idx::SIMD_PREFIX_MAX_U | idx::QUAD_PREFIX_IADD..=idx::QUAD_PREFIX_FMUL | idx::SIMD_MATRIX_FMADD32 | idx::SIMD_MATRIX_FMADD16)
+                {
+                    // lane moves of a value every lane holds
+                    out = 0;
+                } else {
+                    out = DIV;
+                    why = Some(Why::Source(format!(
+                        "{} (per-lane cross-lane op)",
+                        insn.mnemonic
+                    )));
+                }
+            }
+            Category::Load => match insn.mem_space() {
+                Some(agx_isa::MemSpace::Device) | Some(agx_isa::MemSpace::Threadgroup)
+                    if form != idx::ASYNC_LOAD =>
+                {
+                    if input as usize <= d {
+                        if let Some(r) = rec.as_deref() {
+                            let _ = r;
+                        }
+                        out = 0;
+                    }
+                }
+                Some(agx_isa::MemSpace::Stack) => {
+                    out = DIV;
+                    if input as usize <= d {
+                        if let Some((off, size, key)) = stack_slot(insn) {
+                            if let Some(sl) = cur
+                                .slots
+                                .iter()
+                                .find(|t| t.off == off && t.size == size && t.key == key)
+                            {
+                                out = sl.val;
+                            }
+                        }
+                    }
+                    if out == DIV {
+                        why = Some(Why::Source(format!(
+                            "{} (spill slot not known uniform)",
+                            insn.mnemonic
+                        )));
+                    }
+                }
+                _ => {
+                    out = DIV;
+                    why = Some(Why::Source(insn.mnemonic.to_string()));
+                }
+            },
+            Category::Store => {
+                if insn.mem_space() == Some(agx_isa::MemSpace::Stack) {
+                    let val = if input as usize <= d { s.eff() } else { DIV };
+                    let slot = stack_slot(insn);
+                    let cur = s.cur.as_mut().expect("live");
+                    match slot {
+                        Some((off, size, key)) => {
+                            cur.slots.retain(|t| {
+                                t.off + t.size as i64 <= off || off + size as i64 <= t.off
+                            });
+                            cur.slots.push(Slot {
+                                off,
+                                size,
+                                key,
+                                val,
+                            });
+                        }
+                        None => cur.slots.clear(),
+                    }
+                }
+            }
+            Category::Control => match facts.flow[i] {
+                Flow::Call { .. } | Flow::CallIndirect => {
+                    match self.callees.get(&facts.addr[i]) {
+                        Some(c) => {
+                            call_defs = Some((c.written, c.divergent));
+                            if c.mask_changed {
+                                s.set_flag(d, true);
+                            }
+                        }
+                        None => {
+                            let mut all = GprSet::new();
+                            all.set_range(1..256);
+                            call_defs = Some((all, all));
+                        }
+                    }
+                    out = 0; // the link register: pc + 6 for every lane
+                }
+                _ => {}
+            },
+            _ => {
+                out = DIV;
+                why = Some(Why::Source(insn.mnemonic.to_string()));
+            }
+        }
+        if out == DIV && why.is_none() {
+            why = worst.map(Why::Operand);
+        }
+        let val = if out as usize <= d { s.eff() } else { DIV };
+        let eff = s.eff();
+        let cur = s.cur.as_mut().expect("live");
+        for r in ranges.iter().filter(|r| r.bits & RegRange::DEF != 0) {
+            if r.bits & RegRange::UNIFORM != 0 {
+                continue;
+            }
+            for h in r.range() {
+                if h > 0 && h < 256 {
+                    cur.regs[h as usize] = val;
+                }
+            }
+        }
+        if let Some((w, dv)) = call_defs {
+            for h in 1..256u32 {
+                if w.contains(h) {
+                    cur.regs[h as usize] = if dv.contains(h) { DIV } else { eff };
+                }
+            }
+            if let Some(rec) = rec {
+                rec.why.insert(
+                    i,
+                    Why::Call(match self.callees.get(&facts.addr[i]) {
+                        Some(_) => "call (result divergent in the callee)".to_string(),
+                        None => "call to code not analysed".to_string(),
+                    }),
+                );
+            }
+        } else if let Some(rec) = rec {
+            if out == DIV {
+                if let Some(w) = why {
+                    rec.why.insert(i, w);
+                }
+            }
+            if cat == Category::Load
+                && out as usize <= d
+                && matches!(
+                    insn.mem_space(),
+                    Some(agx_isa::MemSpace::Device) | Some(agx_isa::MemSpace::Threadgroup)
+                )
+            {
+                rec.uniform_loads.push(i);
+            }
+        }
+        if writes_r0l {
+            self.write_r0l(i, s);
+        }
+    }
+
+    /// `r0l` written by an ordinary instruction: Mesa's `break`/`continue`
+    /// (`mov_imm r0l, k`: the active lanes leave `k` levels).
+    fn write_r0l(&mut self, i: usize, s: &mut State) {
+        let insn = &self.insns[i];
+        let k = if is_mov_imm(insn) {
+            mov_imm_value(insn)
+        } else {
+            None
+        };
+        match k {
+            Some(0) => {}
+            Some(k) if k > 0 => {
+                let d = s.depth as usize;
+                let b = (d + 1).saturating_sub(k as usize);
+                let sub = s.any_flag(b + 1, d.max(b));
+                let leaving = s.cur.take();
+                if let Some(l) = leaving {
+                    join_into(&mut s.exits[b], l);
+                }
+                if sub || k as usize > d {
+                    s.set_flag(b, true);
+                }
+            }
+            _ => {
+                self.unknown.get_or_insert_with(|| {
+                    format!(
+                        "r0l (the exec-mask counter) written by a non-constant at 0x{:x}",
+                        insn.addr
+                    )
+                });
+            }
+        }
+    }
+
+    fn cond(&self, i: usize, l: Option<&Lanes>) -> (u8, Vec<Reg>) {
+        let insn = &self.insns[i];
+        let mut regs = Vec::new();
+        for o in insn.operands.iter() {
+            if let OperandKind::Reg(r) = o.kind {
+                if o.role.is_use()
+                    && !(r.file == RegFile::Gpr && r.half == 0 && r.width == Width::W16)
+                {
+                    regs.push(r);
+                }
+            }
+        }
+        let Some(l) = l else { return (0, regs) };
+        let mut v = 0u8;
+        for r in &regs {
+            if r.file == RegFile::Uniform {
+                continue;
+            }
+            for h in r.half_range() {
+                v = v.max(if h == 0 || h >= 256 {
+                    DIV
+                } else {
+                    l.regs[h as usize]
+                });
+            }
+        }
+        (v, regs)
+    }
+
+    fn exec(&mut self, i: usize, op: ExecOp, n: usize, s: &mut State, rec: Option<&mut Record>) {
+        let insn = &self.insns[i];
+        let always = cond_always(insn);
+        let d = s.depth as usize;
+        let block = self.cfg.block_of[i] as usize;
+        let mut ev: Option<Event> = None;
+        let mk = |kind, div, leaves, cond_val, cond: Vec<Reg>, depth, level_div| Event {
+            index: i,
+            block,
+            div,
+            leaves,
+            cond,
+            cond_val,
+            depth,
+            level_div,
+            kind,
+        };
+        match op {
+            ExecOp::If | ExecOp::Update => {
+                let (cv, cregs) = self.cond(i, s.cur.as_ref());
+                let top = d + n;
+                if top > MAX_LEVELS {
+                    self.unknown
+                        .get_or_insert_with(|| "exec-mask nesting deeper than 60".to_string());
+                    return;
+                }
+                let div = cv as usize > d;
+                s.grow(top);
+                if !always {
+                    if let Some(c) = s.cur.clone() {
+                        join_into(&mut s.exits[top], c);
+                        if div {
+                            s.set_flag(top, true);
+                        }
+                    }
+                    if op == ExecOp::If && insn.form != idx::IF_FCMP
+                        || insn.mnemonic != "update_exec"
+                    {
+                        ev = Some(mk(EvKind::If, div, None, cv, cregs, d, false));
+                    }
+                }
+            }
+            ExecOp::Else => {
+                if d == 0 || n == 0 {
+                    self.unknown
+                        .get_or_insert_with(|| format!("else at nesting 0 at 0x{:x}", insn.addr));
+                    return;
+                }
+                let then = s.cur.take();
+                let mut lanes = s.exits[d].take();
+                if let Some(l) = lanes.as_mut() {
+                    l.widen((d - 1) as u8);
+                }
+                let (cv, cregs) = self.cond(i, lanes.as_ref());
+                let div = cv as usize > d;
+                if !always {
+                    s.exits[d] = lanes.clone();
+                }
+                let b = d + 1 - n.min(d);
+                if let Some(t) = then {
+                    join_into(&mut s.exits[b], t);
+                }
+                if b < d && s.any_flag(b + 1, d) {
+                    s.set_flag(b, true);
+                }
+                if div {
+                    s.set_flag(d, true);
+                }
+                s.cur = lanes;
+                ev = Some(mk(EvKind::Else, div, None, cv, cregs, d, s.flag(d)));
+            }
+            ExecOp::While => {
+                if n == 0 {
+                    self.unknown
+                        .get_or_insert_with(|| format!("while with n = 0 at 0x{:x}", insn.addr));
+                    return;
+                }
+                let d2 = d.max(n);
+                if d2 > MAX_LEVELS {
+                    self.unknown
+                        .get_or_insert_with(|| "exec-mask nesting deeper than 60".to_string());
+                    return;
+                }
+                s.grow(d2);
+                let b = d2 + 1 - n;
+                let mut pool = s.cur.take();
+                for k in b + 1..=d2 {
+                    let e = s.exits[k].take();
+                    join_opt(&mut pool, &e);
+                    s.set_flag(k, false);
+                }
+                if let Some(p) = pool.as_mut() {
+                    p.widen(b as u8);
+                }
+                let (cv, cregs) = self.cond(i, pool.as_ref());
+                let div = cv as usize > b;
+                if !always {
+                    if let Some(p) = pool.as_ref() {
+                        join_into(&mut s.exits[b], p.clone());
+                    }
+                    if div {
+                        s.set_flag(b, true);
+                    }
+                    ev = Some(mk(EvKind::While, div, Some(b), cv, cregs, d2, false));
+                }
+                s.cur = pool;
+            }
+            ExecOp::Pop(_) => {
+                if n == 0 {
+                    return;
+                }
+                let nd = d.saturating_sub(n);
+                let mut cur = s.cur.take();
+                for k in nd + 1..=d {
+                    let e = s.exits[k].take();
+                    join_opt(&mut cur, &e);
+                }
+                if n > d {
+                    if s.exits[0].is_some() {
+                        let e = s.exits[0].take();
+                        join_opt(&mut cur, &e);
+                        if let Some(c) = cur.as_mut() {
+                            c.widen(0);
+                            for v in c.regs.iter_mut() {
+                                *v = DIV;
+                            }
+                        }
+                    }
+                }
+                if let Some(c) = cur.as_mut() {
+                    c.widen(nd as u8);
+                }
+                s.shrink(nd);
+                s.cur = cur;
+            }
+        }
+        if let (Some(rec), Some(e)) = (rec, ev) {
+            rec.events.push(e);
+        }
+    }
+
+    /// Applies the block's instructions to `s` (its entry state).
+    fn block(&mut self, b: usize, s: &mut State, mut rec: Option<&mut Record>) {
+        let blk = &self.cfg.blocks[b];
+        let mut skip = 0;
+        for i in blk.insns.clone() {
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
+            if i + 2 < blk.insns.end {
+                if let Some((a, c)) = xor_swap(&self.insns[i..i + 3]) {
+                    // a register swap by three xors (Mesa's parallel-copy
+                    // lowering): the two values trade places
+                    if let Some(cur) = s.cur.as_mut() {
+                        let (ra, rc) = (a.half_range(), c.half_range());
+                        for (x, y) in ra.clone().zip(rc.clone()) {
+                            if x > 0 && y > 0 && x < 256 && y < 256 {
+                                cur.regs.swap(x as usize, y as usize);
+                            }
+                        }
+                        if let Some(r) = rec.as_deref_mut() {
+                            for (k, (x, y)) in
+                                [(i + 2, (ra.start, rc.start)), (i + 1, (rc.start, ra.start))]
+                            {
+                                if y < 256 && cur.regs[x.min(255) as usize] == DIV {
+                                    r.why.insert(k, Why::Operand(y as u16));
+                                }
+                            }
+                        }
+                    }
+                    skip = 2;
+                    continue;
+                }
+            }
+            // the branch events that are not exec ops
+            if let Some(r) = rec.as_deref_mut() {
+                if let Flow::BranchExec { target, any } = self.facts.flow[i] {
+                    let d = s.depth as usize;
+                    let kind = if self.insns[i].form == idx::JMP_EXEC_ANY {
+                        EvKind::JmpAny
+                    } else if self.insns[i].form == idx::JMP_EXEC_NONE {
+                        EvKind::JmpNone
+                    } else {
+                        EvKind::Jump
+                    };
+                    let _ = (target, any);
+                    r.events.push(Event {
+                        index: i,
+                        block: b,
+                        div: s.flag(d),
+                        leaves: None,
+                        cond: Vec::new(),
+                        cond_val: 0,
+                        depth: d,
+                        level_div: s.flag(d),
+                        kind,
+                    });
+                }
+                if self.facts.flow[i] == Flow::Ret && r.ret.is_none() {
+                    r.ret = Some(s.clone());
+                } else if self.facts.flow[i] == Flow::Ret {
+                    let st = s.clone();
+                    r.ret.as_mut().expect("set").join(&st);
+                }
+                // breaks (r0l writes) are events too
+                let writes_r0l = self.exec_at.get(&i).is_none()
+                    && self.facts.regs(i).iter().any(|x| {
+                        x.bits & RegRange::DEF != 0
+                            && x.bits & RegRange::UNIFORM == 0
+                            && x.start == 0
+                    });
+                if writes_r0l && s.cur.is_some() {
+                    if let Some(k) = mov_imm_value(&self.insns[i]).filter(|&k| k > 0) {
+                        let d = s.depth as usize;
+                        let bl = (d + 1).saturating_sub(k as usize);
+                        r.events.push(Event {
+                            index: i,
+                            block: b,
+                            div: s.any_flag(bl + 1, d.max(bl + 1)) && d > bl || k as usize > d,
+                            leaves: Some(bl),
+                            cond: Vec::new(),
+                            cond_val: 0,
+                            depth: d,
+                            level_div: false,
+                            kind: EvKind::Break,
+                        });
+                    }
+                }
+            }
+            self.step(i, s, rec.as_deref_mut());
+        }
+    }
+}
+
+/// Analyses every function of `cfg`. `callees`: summaries of called
+/// functions by call address.
+pub fn analyze(
+    insns: &[Instruction],
+    facts: &Facts,
+    cfg: &Cfg,
+    forest: &LoopForest,
+    callees: &HashMap<u32, CalleeSummary>,
+) -> Divergence {
+    let exec_at: HashMap<usize, (ExecOp, u8)> =
+        facts.exec.iter().map(|&(k, op, n)| (k, (op, n))).collect();
+    let mut cx = Ctx {
+        insns,
+        facts,
+        cfg,
+        exec_at,
+        callees,
+        unknown: None,
+    };
+    let nb = cfg.blocks.len();
+    let mut inb: Vec<Option<State>> = vec![None; nb];
+    let mut queued = vec![false; nb];
+    let mut work = std::collections::VecDeque::new();
+    for f in &cfg.functions {
+        if inb[f.entry_block].is_none() {
+            inb[f.entry_block] = Some(State::entry());
+            work.push_back(f.entry_block);
+            queued[f.entry_block] = true;
+        }
+    }
+    // forward order: lower block indices (addresses) first
+    let mut guard = 0usize;
+    while let Some(b) = pop_min(&mut work) {
+        queued[b] = false;
+        guard += 1;
+        if guard > 64 * nb + 1024 {
+            cx.unknown
+                .get_or_insert_with(|| "divergence fixpoint did not settle".to_string());
+            break;
+        }
+        let mut s = inb[b].clone().expect("queued with a state");
+        cx.block(b, &mut s, None);
+        let last = cfg.blocks[b].insns.end - 1;
+        for e in &cfg.blocks[b].succs {
+            if !e.kind.is_intra() {
+                continue;
+            }
+            let mut out = s.clone();
+            if let Flow::BranchExec { .. } = facts.flow[last] {
+                let form = insns[last].form;
+                let taken = e.kind == crate::cfg::EdgeKind::Taken;
+                // jmp_exec_any falls through only when no lane is active;
+                // jmp_exec_none is taken only then
+                if (form == idx::JMP_EXEC_ANY && !taken) || (form == idx::JMP_EXEC_NONE && taken) {
+                    out.cur = None;
+                }
+            }
+            let changed = match inb[e.to].as_mut() {
+                None => {
+                    inb[e.to] = Some(out);
+                    true
+                }
+                Some(t) => {
+                    if t.depth != out.depth && !is_back(cfg, b, e.to) && !has_back_pred(cfg, e.to) {
+                        cx.unknown.get_or_insert_with(|| {
+                            format!(
+                                "exec-mask levels differ where paths join at 0x{:x}",
+                                cfg.blocks[e.to].start
+                            )
+                        });
+                    }
+                    let before = t.clone();
+                    t.join(&out);
+                    *t != before
+                }
+            };
+            if changed && !queued[e.to] {
+                queued[e.to] = true;
+                work.push_back(e.to);
+            }
+        }
+    }
+    // final pass: events, reasons
+    let mut rec = Record::default();
+    for b in 0..nb {
+        if let Some(s0) = inb[b].clone() {
+            let mut s = s0;
+            cx.block(b, &mut s, Some(&mut rec));
+        }
+    }
+    build(&cx, forest, &inb, rec)
+}
+
+fn pop_min(w: &mut std::collections::VecDeque<usize>) -> Option<usize> {
+    let (k, _) = w.iter().enumerate().min_by_key(|(_, &b)| b)?;
+    w.remove(k)
+}
+
+fn is_back(cfg: &Cfg, from: usize, to: usize) -> bool {
+    cfg.blocks[to].start <= cfg.blocks[from].last
+}
+
+fn has_back_pred(cfg: &Cfg, b: usize) -> bool {
+    cfg.blocks[b].preds.iter().any(|p| is_back(cfg, p.to, b))
+}
+
+/// `xor a, a, b; xor b, a, b; xor a, a, b` (any source order): swaps `a`
+/// and `b`.
+fn xor_swap(w: &[Instruction]) -> Option<(Reg, Reg)> {
+    let parts = |x: &Instruction| -> Option<(Reg, Reg, Reg)> {
+        if x.mnemonic != "xor" || x.operands.len() != 3 {
+            return None;
+        }
+        let r = |k: usize| {
+            x.operands[k]
+                .as_reg()
+                .copied()
+                .filter(|r| r.file == RegFile::Gpr)
+        };
+        let (d, s1, s2) = (r(0)?, r(1)?, r(2)?);
+        let same = |p: &Reg, q: &Reg| p.half == q.half && p.width == q.width && p.count == q.count;
+        let _ = same;
+        Some((d, s1, s2))
+    };
+    let key = |r: &Reg| (r.half, r.width.halves(), r.count);
+    let (d0, a0, b0) = parts(&w[0])?;
+    let (d1, a1, b1) = parts(&w[1])?;
+    let (d2, a2, b2) = parts(&w[2])?;
+    let a = d0;
+    let b = if key(&a0) == key(&a) { b0 } else { a0 };
+    let pair = |x: &Reg, y: &Reg| {
+        let mut p = [key(x), key(y)];
+        p.sort();
+        p
+    };
+    let want = pair(&a, &b);
+    if key(&a) == key(&b)
+        || pair(&a0, &b0) != want
+        || pair(&a1, &b1) != want
+        || pair(&a2, &b2) != want
+        || key(&d1) != key(&b)
+        || key(&d2) != key(&a)
+    {
+        return None;
+    }
+    Some((a, b))
+}
+
+/// An `if` whose arm only copies registers and then breaks/continues
+/// (`mov_imm r0l, k`): the loop's exit test, not an if.
+fn is_break_if(insns: &[Instruction], facts: &Facts, i: usize) -> bool {
+    let mut k = i + 1;
+    while k < insns.len() {
+        let x = &insns[k];
+        if x.form == idx::JMP_EXEC_NONE {
+            k += 1;
+            continue;
+        }
+        let r0l = facts.regs(k).iter().any(|r| {
+            r.bits & RegRange::DEF != 0 && r.bits & RegRange::UNIFORM == 0 && r.start == 0
+        });
+        if r0l {
+            return is_mov_imm(x) && mov_imm_value(x).is_some_and(|v| v > 0);
+        }
+        if x.mnemonic == "mov" || is_mov_imm(x) {
+            k += 1;
+            continue;
+        }
+        return false;
+    }
+    false
+}
+
+fn build(cx: &Ctx, forest: &LoopForest, inb: &[Option<State>], rec: Record) -> Divergence {
+    let insns = cx.insns;
+    let facts = cx.facts;
+    let cfg = cx.cfg;
+    let unknown = cx.unknown.clone();
+    let mut branches = Vec::new();
+    let mut counts = Counts::default();
+    let chain = |i: usize, regs: &[Reg], v: u8| -> String {
+        if regs.is_empty() {
+            return "condition on immediates only".to_string();
+        }
+        let names: Vec<String> = regs.iter().map(reg_name).collect();
+        if (v as usize) < DIV as usize && unknown.is_none() {
+            return format!("{}: uniform", names.join(", "));
+        }
+        // the first divergent GPR of the condition
+        let st = inb[cfg.block_of[i] as usize].as_ref();
+        let _ = st;
+        let h = regs
+            .iter()
+            .filter(|r| r.file == RegFile::Gpr)
+            .flat_map(|r| r.half_range())
+            .next()
+            .unwrap_or(0) as u16;
+        trace(cx, &rec, i, h)
+    };
+    let mut exit_events: Vec<&Event> = Vec::new();
+    for e in &rec.events {
+        let at = facts.addr[e.index];
+        match e.kind {
+            EvKind::If => {
+                let uniform = !e.div && unknown.is_none();
+                let kind = if is_break_if(insns, facts, e.index) {
+                    BranchKind::Break
+                } else {
+                    if uniform {
+                        counts.if_uniform += 1;
+                    } else {
+                        counts.if_divergent += 1;
+                    }
+                    BranchKind::If
+                };
+                branches.push(Branch {
+                    at,
+                    index: e.index,
+                    kind,
+                    uniform,
+                    reason: if uniform {
+                        chain(e.index, &e.cond, e.cond_val)
+                    } else {
+                        chain(e.index, &e.cond, DIV)
+                    },
+                });
+            }
+            EvKind::Else => {
+                let uniform = !e.level_div && unknown.is_none();
+                branches.push(Branch {
+                    at,
+                    index: e.index,
+                    kind: BranchKind::Else,
+                    uniform,
+                    reason: if uniform {
+                        "the matching if is uniform".to_string()
+                    } else if e.div {
+                        chain(e.index, &e.cond, DIV)
+                    } else {
+                        "the matching if is divergent: both arms run".to_string()
+                    },
+                });
+            }
+            EvKind::While => {
+                exit_events.push(e);
+                let uniform = !e.div && unknown.is_none();
+                branches.push(Branch {
+                    at,
+                    index: e.index,
+                    kind: BranchKind::While,
+                    uniform,
+                    reason: chain(e.index, &e.cond, if uniform { 0 } else { DIV }),
+                });
+            }
+            EvKind::Break => exit_events.push(e),
+            EvKind::JmpNone | EvKind::JmpAny | EvKind::Jump => {
+                let back = match facts.flow[e.index] {
+                    Flow::BranchExec { target, .. } => target <= at as i64,
+                    _ => false,
+                };
+                if back && e.kind == EvKind::JmpAny {
+                    continue; // the loop record below
+                }
+                let (uniform, reason) = if e.kind == EvKind::Jump {
+                    (false, "condition unknown (not modelled)".to_string())
+                } else if e.level_div || unknown.is_some() {
+                    (
+                        false,
+                        "the innermost exec level is divergent: lanes disagree".to_string(),
+                    )
+                } else {
+                    (true, "the innermost exec level is uniform".to_string())
+                };
+                branches.push(Branch {
+                    at,
+                    index: e.index,
+                    kind: if e.kind == EvKind::Jump {
+                        BranchKind::Jump
+                    } else {
+                        BranchKind::Skip
+                    },
+                    uniform,
+                    reason,
+                });
+            }
+        }
+    }
+    // loops: uniform when every exit test is
+    for (li, l) in forest.loops.iter().enumerate() {
+        let Some(h) = inb[l.header].as_ref() else {
+            continue;
+        };
+        let hd = h.depth as usize;
+        let mut div: Option<&Event> = None;
+        let mut tests = Vec::new();
+        for e in &exit_events {
+            if !forest.contains(li, e.block) {
+                continue;
+            }
+            if e.leaves.is_some_and(|b| b <= hd) {
+                tests.push(facts.addr[e.index]);
+                if e.div && div.is_none() {
+                    div = Some(e);
+                }
+            }
+        }
+        let latch = l
+            .latches
+            .iter()
+            .map(|&b| cfg.blocks[b].insns.end - 1)
+            .max()
+            .unwrap_or(cfg.blocks[l.header].insns.start);
+        let uniform = div.is_none() && unknown.is_none();
+        let reason = match (div, &unknown) {
+            (_, Some(u)) => format!("not analysed: {u}"),
+            (Some(e), _) => {
+                let what = match e.kind {
+                    EvKind::While => format!(
+                        "exit test at 0x{:x} is divergent: {}",
+                        facts.addr[e.index],
+                        chain(e.index, &e.cond, DIV)
+                    ),
+                    _ => {
+                        // the break's enclosing divergent if
+                        let cond_if = rec
+                            .events
+                            .iter()
+                            .filter(|x| x.kind == EvKind::If && x.index < e.index && x.div)
+                            .last();
+                        match cond_if {
+                            Some(x) => format!(
+                                "break at 0x{:x} under the divergent if at 0x{:x}: {}",
+                                facts.addr[e.index],
+                                facts.addr[x.index],
+                                chain(x.index, &x.cond, DIV)
+                            ),
+                            None => format!(
+                                "break at 0x{:x} under a divergent exec mask",
+                                facts.addr[e.index]
+                            ),
+                        }
+                    }
+                };
+                format!("{what}; the SIMD-group runs until its slowest thread exits")
+            }
+            (None, None) if tests.is_empty() => "no exit test found: uniform".to_string(),
+            (None, None) => format!(
+                "every exit test is uniform ({})",
+                tests
+                    .iter()
+                    .map(|a| format!("0x{a:x}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        if uniform {
+            counts.loop_uniform += 1;
+        } else {
+            counts.loop_divergent += 1;
+        }
+        branches.push(Branch {
+            at: facts.addr[latch],
+            index: latch,
+            kind: BranchKind::Loop,
+            uniform,
+            reason,
+        });
+    }
+    branches.sort_by_key(|b| (b.at, b.kind as u8));
+    // the summary for callers
+    let mut summary = CalleeSummary::default();
+    for i in 0..insns.len() {
+        for r in facts.regs(i) {
+            if r.bits & RegRange::DEF != 0 && r.bits & RegRange::UNIFORM == 0 {
+                summary
+                    .written
+                    .set_range(r.range().start.max(1)..r.range().end);
+            }
+        }
+    }
+    for (&_, c) in cx.callees.iter() {
+        summary.written.union_with(&c.written);
+    }
+    match (&rec.ret, &unknown) {
+        (Some(r), None) => {
+            let regs = r.cur.as_ref().map(|c| c.regs.clone());
+            for h in 1..256u32 {
+                let v = regs.as_ref().map_or(DIV, |x| x[h as usize]);
+                if v > 0 {
+                    summary.divergent.insert(h);
+                }
+            }
+            summary.mask_changed = r.depth > 0 || r.flag(0);
+        }
+        _ => {
+            summary.divergent = summary.written;
+            summary.mask_changed = true;
+        }
+    }
+    let mut uniform_loads = if unknown.is_some() {
+        Vec::new()
+    } else {
+        rec.uniform_loads.clone()
+    };
+    uniform_loads.sort_unstable();
+    uniform_loads.dedup();
+    Divergence {
+        branches,
+        counts,
+        uniform_loads,
+        unknown,
+        summary,
+    }
+}
+
+/// The chain from half `h` read at instruction `i` back to its source:
+/// `r3 ← iadd r1 ← get_sr thread_position_in_grid.x`.
+fn trace(cx: &Ctx, rec: &Record, i: usize, h: u16) -> String {
+    if let Some(u) = &cx.unknown {
+        return format!("not analysed: {u}");
+    }
+    let mut out = half_name(h);
+    let mut at = i;
+    let mut half = h;
+    let mut budget = 4096usize;
+    for _ in 0..8 {
+        let Some(j) = reaching_def(cx, at, half, &mut budget) else {
+            out.push_str(" ← (undefined at entry)");
+            return out;
+        };
+        let m = cx.insns[j].mnemonic;
+        match rec.why.get(&j) {
+            Some(Why::Source(s)) => {
+                out.push_str(&format!(" ← {s}"));
+                return out;
+            }
+            Some(Why::Call(s)) => {
+                out.push_str(&format!(" ← {s} at 0x{:x}", cx.facts.addr[j]));
+                return out;
+            }
+            Some(Why::Operand(h2)) => {
+                out.push_str(&format!(" ← {m} {}", half_name(*h2)));
+                at = j;
+                half = *h2;
+            }
+            None => {
+                out.push_str(&format!(
+                    " ← {m} at 0x{:x}, written under a divergent exec mask (set in a divergent branch or loop, read after it)",
+                    cx.facts.addr[j]
+                ));
+                return out;
+            }
+        }
+    }
+    out
+}
+
+/// An instruction before `i` (in its block, else in a predecessor) that
+/// writes half `h`.
+fn reaching_def(cx: &Ctx, i: usize, h: u16, budget: &mut usize) -> Option<usize> {
+    let cfg = cx.cfg;
+    let defines = |k: usize| {
+        cx.facts.regs(k).iter().any(|r| {
+            r.bits & RegRange::DEF != 0
+                && r.bits & RegRange::UNIFORM == 0
+                && r.range().contains(&(h as u32))
+        }) || (cx.facts.flow[k] != Flow::Next && rec_call(cx, k, h))
+    };
+    let b0 = cfg.block_of[i] as usize;
+    for k in (cfg.blocks[b0].insns.start..i).rev() {
+        if defines(k) {
+            return Some(k);
+        }
+    }
+    let mut seen = vec![false; cfg.blocks.len()];
+    let mut stack: Vec<usize> = cfg.blocks[b0].preds.iter().map(|e| e.to).collect();
+    seen[b0] = true;
+    while let Some(b) = stack.pop() {
+        if seen[b] {
+            continue;
+        }
+        seen[b] = true;
+        for k in cfg.blocks[b].insns.clone().rev() {
+            if *budget == 0 {
+                return None;
+            }
+            *budget -= 1;
+            if defines(k) {
+                return Some(k);
+            }
+        }
+        stack.extend(cfg.blocks[b].preds.iter().map(|e| e.to));
+    }
+    None
+}
+
+fn rec_call(cx: &Ctx, k: usize, h: u16) -> bool {
+    match cx.facts.flow[k] {
+        Flow::Call { .. } | Flow::CallIndirect => match cx.callees.get(&cx.facts.addr[k]) {
+            Some(c) => c.written.contains(h as u32),
+            None => true,
+        },
+        _ => false,
+    }
+}
