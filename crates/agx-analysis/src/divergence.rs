@@ -459,7 +459,6 @@ struct Event {
     cond: Vec<Reg>,
     /// The condition's own value (threshold) and the depth it was read at.
     cond_val: u8,
-    depth: usize,
     /// Innermost level flag when the event ran (for skips and elses).
     level_div: bool,
     kind: EvKind,
@@ -770,6 +769,21 @@ impl<'a> Ctx<'a> {
     }
 
     fn cond(&self, i: usize, l: Option<&Lanes>) -> (u8, Vec<Reg>) {
+        let (v, mut regs, worst) = self.cond_worst(i, l);
+        if let Some(w) = worst {
+            // the divergent register first: the reason follows it
+            if let Some(k) = regs
+                .iter()
+                .position(|r| r.file == RegFile::Gpr && r.half_range().contains(&(w as u32)))
+            {
+                let r = regs.remove(k);
+                regs.insert(0, r);
+            }
+        }
+        (v, regs)
+    }
+
+    fn cond_worst(&self, i: usize, l: Option<&Lanes>) -> (u8, Vec<Reg>, Option<u16>) {
         let insn = &self.insns[i];
         let mut regs = Vec::new();
         for o in insn.operands.iter() {
@@ -781,21 +795,26 @@ impl<'a> Ctx<'a> {
                 }
             }
         }
-        let Some(l) = l else { return (0, regs) };
+        let Some(l) = l else { return (0, regs, None) };
         let mut v = 0u8;
+        let mut worst = None;
         for r in &regs {
             if r.file == RegFile::Uniform {
                 continue;
             }
             for h in r.half_range() {
-                v = v.max(if h == 0 || h >= 256 {
+                let x = if h == 0 || h >= 256 {
                     DIV
                 } else {
                     l.regs[h as usize]
-                });
+                };
+                if x > v {
+                    v = x;
+                    worst = Some(h as u16);
+                }
             }
         }
-        (v, regs)
+        (v, regs, worst)
     }
 
     fn exec(&mut self, i: usize, op: ExecOp, n: usize, s: &mut State, rec: Option<&mut Record>) {
@@ -804,14 +823,13 @@ impl<'a> Ctx<'a> {
         let d = s.depth as usize;
         let block = self.cfg.block_of[i] as usize;
         let mut ev: Option<Event> = None;
-        let mk = |kind, div, leaves, cond_val, cond: Vec<Reg>, depth, level_div| Event {
+        let mk = |kind, div, leaves, cond_val, cond: Vec<Reg>, _depth: usize, level_div| Event {
             index: i,
             block,
             div,
             leaves,
             cond,
             cond_val,
-            depth,
             level_div,
             kind,
         };
@@ -992,7 +1010,6 @@ impl<'a> Ctx<'a> {
                         leaves: None,
                         cond: Vec::new(),
                         cond_val: 0,
-                        depth: d,
                         level_div: s.flag(d),
                         kind,
                     });
@@ -1021,7 +1038,6 @@ impl<'a> Ctx<'a> {
                             leaves: Some(bl),
                             cond: Vec::new(),
                             cond_val: 0,
-                            depth: d,
                             level_div: false,
                             kind: EvKind::Break,
                         });

@@ -39,11 +39,12 @@
 //! with the program's occupancy); their own figures are kept
 //! ([`ProgramFunction`]) beside the inclusive ones ([`Inclusive`]).
 
+use crate::divergence::{CalleeSummary, Divergence};
 use crate::liveness::{half_names, DefUse, GprSet};
 use crate::timing::{
     self, BreakdownPart, KernelTiming, ModelParams, Paths, Suggestion, UnitCycles,
 };
-use crate::{analyze_detailed_calls, occupancy_for_regs, Analysis, CfgOptions};
+use crate::{analyze_detailed_program, occupancy_for_regs, Analysis, CfgOptions};
 use agx_isa::{Flow, Instruction};
 use std::collections::HashMap;
 
@@ -121,6 +122,8 @@ pub struct ProgramFunction {
     /// GPR halves live into its entry (its callees' reads included, their
     /// writes killing): the function's arguments.
     pub entry_live: GprSet,
+    /// Which of its branches diverge (callees' summaries applied).
+    pub divergence: Divergence,
 }
 
 impl ProgramFunction {
@@ -233,6 +236,8 @@ struct Summary {
     /// Callee-saved halves: the caller's values there sit on the stack
     /// while the callee runs, so they do not add to the pressure inside it.
     saved: GprSet,
+    /// Its effect on the divergence of its callers' registers.
+    div: CalleeSummary,
 }
 
 /// Registers a function's code writes, its callees' writes included.
@@ -280,12 +285,14 @@ struct Solved {
     /// Live halves after each call (what the caller keeps across it), by
     /// call address.
     across: HashMap<u32, GprSet>,
+    divergence: Divergence,
 }
 
 fn solve(insns: &[Instruction], callees: &HashMap<u32, Summary>) -> Solved {
     let effects: HashMap<u32, DefUse> = callees.iter().map(|(a, s)| (*a, s.effect)).collect();
     let effects = &effects;
-    let d = analyze_detailed_calls(insns, &CfgOptions::default(), effects);
+    let divs: HashMap<u32, CalleeSummary> = callees.iter().map(|(a, s)| (*a, s.div)).collect();
+    let d = analyze_detailed_program(insns, &CfgOptions::default(), effects, &divs);
     let mut summary = Summary::default();
     if let Some(f) = d.cfg.functions.first() {
         summary.effect.used = d.liveness.live_in[f.entry_block];
@@ -301,6 +308,9 @@ fn solve(insns: &[Instruction], callees: &HashMap<u32, Summary>) -> Solved {
     summary.effect.used.difference_with(&saved);
     summary.effect.def.difference_with(&saved);
     summary.saved = saved;
+    summary.div = d.divergence.summary;
+    summary.div.written.difference_with(&saved);
+    summary.div.divergent.difference_with(&saved);
     let mut across = HashMap::new();
     for c in &d.cfg.calls {
         let mut live = d.liveness.live_out[c.block];
@@ -325,6 +335,7 @@ fn solve(insns: &[Instruction], callees: &HashMap<u32, Summary>) -> Solved {
         loops: d.loops,
         summary,
         across,
+        divergence: d.divergence,
     }
 }
 
@@ -450,12 +461,25 @@ pub fn analyze_program_keeping(
             for &(at, _, callee) in &sites[f] {
                 let Some(c) = callee else { continue };
                 let s = if c == f {
-                    own
+                    // a recursive call: the function's own divergence summary
+                    // is not final, its results count as divergent
+                    own.map(|o| {
+                        let mut all = GprSet::new();
+                        all.set_range(1..256);
+                        Summary {
+                            div: CalleeSummary {
+                                written: all,
+                                divergent: all,
+                                mask_changed: true,
+                            },
+                            ..*o
+                        }
+                    })
                 } else {
-                    solved[c].as_ref().map(|s| &s.summary)
+                    solved[c].as_ref().map(|s| s.summary)
                 };
                 if let Some(s) = s {
-                    m.insert(at, *s);
+                    m.insert(at, s);
                 }
             }
             m
@@ -522,6 +546,7 @@ pub fn analyze_program_keeping(
             inclusive: Inclusive::default(),
             recursive: recursive[f],
             entry_live: s.summary.effect.used,
+            divergence: std::mem::take(&mut s.divergence),
         });
     }
 
