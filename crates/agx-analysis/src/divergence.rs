@@ -113,6 +113,14 @@ pub struct Branch {
     pub uniform: bool,
     /// Why: the chain from the condition back to its source.
     pub reason: String,
+    /// Cycles per SIMD-group of the instructions it guards (both arms of an
+    /// `if` up to its closing `pop_exec`, from an `else` to it, a loop's
+    /// body), each weighted by its executions; `None` for branches that
+    /// guard no arm (`while`, `skip`, `jump`) or before timing.
+    pub arms_cycles: Option<f64>,
+    /// Instructions it guards (indices, end exclusive).
+    #[serde(skip)]
+    pub arms: Option<(usize, usize)>,
 }
 
 /// Per-function counts (a structured `if` once, its `else` not again; a
@@ -444,6 +452,9 @@ struct Ctx<'a> {
     exec_at: HashMap<usize, (ExecOp, u8)>,
     callees: &'a HashMap<u32, CalleeSummary>,
     unknown: Option<String>,
+    /// Instructions the reason chains may still walk (linear cost on huge
+    /// code with many divergent branches).
+    trace_budget: std::cell::Cell<usize>,
 }
 
 /// One recorded exec/branch event of the final pass.
@@ -1067,15 +1078,16 @@ pub fn analyze(
         exec_at,
         callees,
         unknown: None,
+        trace_budget: std::cell::Cell::new(2_000_000),
     };
     let nb = cfg.blocks.len();
     let mut inb: Vec<Option<State>> = vec![None; nb];
     let mut queued = vec![false; nb];
-    let mut work = std::collections::VecDeque::new();
+    let mut work = std::collections::BinaryHeap::new();
     for f in &cfg.functions {
         if inb[f.entry_block].is_none() {
             inb[f.entry_block] = Some(State::entry());
-            work.push_back(f.entry_block);
+            work.push(std::cmp::Reverse(f.entry_block));
             queued[f.entry_block] = true;
         }
     }
@@ -1127,7 +1139,7 @@ pub fn analyze(
             };
             if changed && !queued[e.to] {
                 queued[e.to] = true;
-                work.push_back(e.to);
+                work.push(std::cmp::Reverse(e.to));
             }
         }
     }
@@ -1142,9 +1154,8 @@ pub fn analyze(
     build(&cx, forest, &inb, rec)
 }
 
-fn pop_min(w: &mut std::collections::VecDeque<usize>) -> Option<usize> {
-    let (k, _) = w.iter().enumerate().min_by_key(|(_, &b)| b)?;
-    w.remove(k)
+fn pop_min(w: &mut std::collections::BinaryHeap<std::cmp::Reverse<usize>>) -> Option<usize> {
+    w.pop().map(|r| r.0)
 }
 
 fn is_back(cfg: &Cfg, from: usize, to: usize) -> bool {
@@ -1274,6 +1285,8 @@ fn build(cx: &Ctx, forest: &LoopForest, inb: &[Option<State>], rec: Record) -> D
                     } else {
                         chain(e.index, &e.cond, DIV)
                     },
+            arms_cycles: None,
+            arms: None,
                 });
             }
             EvKind::Else => {
@@ -1290,6 +1303,8 @@ fn build(cx: &Ctx, forest: &LoopForest, inb: &[Option<State>], rec: Record) -> D
                     } else {
                         "the matching if is divergent: both arms run".to_string()
                     },
+            arms_cycles: None,
+            arms: None,
                 });
             }
             EvKind::While => {
@@ -1301,6 +1316,8 @@ fn build(cx: &Ctx, forest: &LoopForest, inb: &[Option<State>], rec: Record) -> D
                     kind: BranchKind::While,
                     uniform,
                     reason: chain(e.index, &e.cond, if uniform { 0 } else { DIV }),
+            arms_cycles: None,
+            arms: None,
                 });
             }
             EvKind::Break => exit_events.push(e),
@@ -1332,27 +1349,38 @@ fn build(cx: &Ctx, forest: &LoopForest, inb: &[Option<State>], rec: Record) -> D
                     },
                     uniform,
                     reason,
+            arms_cycles: None,
+            arms: None,
                 });
             }
         }
     }
     // loops: uniform when every exit test is
+    // each exit event counts for the loops containing it whose level it
+    // leaves (header depth >= the level left)
+    let header_depth = |l: usize| inb[forest.loops[l].header].as_ref().map(|h| h.depth as usize);
+    let mut per_loop: Vec<Vec<&Event>> = vec![Vec::new(); forest.loops.len()];
+    for e in &exit_events {
+        let mut cur = forest.loop_of.get(e.block).copied().flatten();
+        while let Some(l) = cur {
+            if let (Some(b), Some(hd)) = (e.leaves, header_depth(l)) {
+                if b <= hd {
+                    per_loop[l].push(e);
+                }
+            }
+            cur = forest.loops[l].parent;
+        }
+    }
     for (li, l) in forest.loops.iter().enumerate() {
-        let Some(h) = inb[l.header].as_ref() else {
+        if inb[l.header].is_none() {
             continue;
-        };
-        let hd = h.depth as usize;
+        }
         let mut div: Option<&Event> = None;
         let mut tests = Vec::new();
-        for e in &exit_events {
-            if !forest.contains(li, e.block) {
-                continue;
-            }
-            if e.leaves.is_some_and(|b| b <= hd) {
-                tests.push(facts.addr[e.index]);
-                if e.div && div.is_none() {
-                    div = Some(e);
-                }
+        for e in &per_loop[li] {
+            tests.push(facts.addr[e.index]);
+            if e.div && div.is_none() {
+                div = Some(e);
             }
         }
         let latch = l
@@ -1373,11 +1401,12 @@ fn build(cx: &Ctx, forest: &LoopForest, inb: &[Option<State>], rec: Record) -> D
                     ),
                     _ => {
                         // the break's enclosing divergent if
-                        let cond_if = rec
-                            .events
+                        let at = rec.events.partition_point(|x| x.index < e.index);
+                        let cond_if = rec.events[..at]
                             .iter()
-                            .filter(|x| x.kind == EvKind::If && x.index < e.index && x.div)
-                            .last();
+                            .rev()
+                            .take(64)
+                            .find(|x| x.kind == EvKind::If && x.div);
                         match cond_if {
                             Some(x) => format!(
                                 "break at 0x{:x} under the divergent if at 0x{:x}: {}",
@@ -1415,9 +1444,14 @@ fn build(cx: &Ctx, forest: &LoopForest, inb: &[Option<State>], rec: Record) -> D
             kind: BranchKind::Loop,
             uniform,
             reason,
+            arms_cycles: None,
+            arms: None,
         });
     }
     branches.sort_by_key(|b| (b.at, b.kind as u8));
+    for b in &mut branches {
+        b.arms = arms_of(cfg, forest, b);
+    }
     // the summary for callers
     let mut summary = CalleeSummary::default();
     for i in 0..insns.len() {
@@ -1464,6 +1498,50 @@ fn build(cx: &Ctx, forest: &LoopForest, inb: &[Option<State>], rec: Record) -> D
     }
 }
 
+/// Instructions a branch guards (see [`Branch::arms_cycles`]).
+fn arms_of(cfg: &Cfg, forest: &LoopForest, b: &Branch) -> Option<(usize, usize)> {
+    let dep = &cfg.exec_depth;
+    let i = b.index;
+    let d = *dep.get(i)?;
+    // (not past the end of the function: entries reset the depth to 0)
+    let end_where = |below: u16| {
+        (i + 1..dep.len())
+            .find(|&k| dep[k] < below)
+            .unwrap_or(dep.len())
+    };
+    match b.kind {
+        BranchKind::If | BranchKind::Break => Some((i + 1, end_where(d + 1))),
+        BranchKind::Else => Some((i + 1, end_where(d))),
+        BranchKind::Loop => {
+            let li = forest
+                .loops
+                .iter()
+                .position(|l| l.latches.iter().any(|&x| cfg.blocks[x].insns.end - 1 == i))?;
+            let start = forest.loops[li].start;
+            let bk = cfg.blocks.partition_point(|b| b.start < start);
+            let first = cfg.blocks.get(bk).filter(|b| b.start == start)?.insns.start;
+            Some((first, i + 1))
+        }
+        _ => None,
+    }
+}
+
+/// Fills [`Branch::arms_cycles`] from a function's timing: the issue cycles
+/// and exposed stall of each guarded instruction times its executions.
+pub fn fill_arms_cycles(d: &mut Divergence, t: &crate::timing::KernelTiming) {
+    for b in &mut d.branches {
+        b.arms_cycles = b.arms.map(|(s, e)| {
+            let c: f64 = (s..e.min(t.instructions_detail.len()))
+                .map(|k| {
+                    let x = &t.instructions_detail[k];
+                    (x.cycles() + x.stall) * t.executions.get(k).copied().unwrap_or(1.0)
+                })
+                .sum();
+            (c * 100.0).round() / 100.0
+        });
+    }
+}
+
 /// The chain from half `h` read at instruction `i` back to its source:
 /// `r3 ← iadd r1 ← get_sr thread_position_in_grid.x`.
 fn trace(cx: &Ctx, rec: &Record, i: usize, h: u16) -> String {
@@ -1473,10 +1551,17 @@ fn trace(cx: &Ctx, rec: &Record, i: usize, h: u16) -> String {
     let mut out = half_name(h);
     let mut at = i;
     let mut half = h;
-    let mut budget = 4096usize;
+    let mut budget = cx.trace_budget.get().min(4096);
     for _ in 0..8 {
-        let Some(j) = reaching_def(cx, at, half, &mut budget) else {
-            out.push_str(" ← (undefined at entry)");
+        let before = budget;
+        let found = reaching_def(cx, at, half, &mut budget);
+        cx.trace_budget.set(cx.trace_budget.get() - (before - budget));
+        let Some(j) = found else {
+            out.push_str(if budget == 0 {
+                " ← … (not traced further)"
+            } else {
+                " ← (undefined at entry)"
+            });
             return out;
         };
         let m = cx.insns[j].mnemonic;
@@ -1519,18 +1604,21 @@ fn reaching_def(cx: &Ctx, i: usize, h: u16, budget: &mut usize) -> Option<usize>
     };
     let b0 = cfg.block_of[i] as usize;
     for k in (cfg.blocks[b0].insns.start..i).rev() {
+        if *budget == 0 {
+            return None;
+        }
+        *budget -= 1;
         if defines(k) {
             return Some(k);
         }
     }
-    let mut seen = vec![false; cfg.blocks.len()];
+    let mut seen = std::collections::HashSet::new();
     let mut stack: Vec<usize> = cfg.blocks[b0].preds.iter().map(|e| e.to).collect();
-    seen[b0] = true;
+    seen.insert(b0);
     while let Some(b) = stack.pop() {
-        if seen[b] {
+        if !seen.insert(b) {
             continue;
         }
-        seen[b] = true;
         for k in cfg.blocks[b].insns.clone().rev() {
             if *budget == 0 {
                 return None;

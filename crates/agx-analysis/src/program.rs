@@ -533,6 +533,7 @@ pub fn analyze_program_keeping(
         );
         let t = timing::analyze_with_analysis(&code.insns, &s.analysis, &p);
         let suggestions = timing::suggest(&code.insns, &t, Some(&s.analysis));
+        crate::divergence::fill_arms_cycles(&mut s.divergence, &t);
         s.analysis.occupancy = own_occupancy;
         functions.push(ProgramFunction {
             entry: code.entry,
