@@ -121,6 +121,9 @@ pub struct Branch {
     /// Instructions it guards (indices, end exclusive).
     #[serde(skip)]
     pub arms: Option<(usize, usize)>,
+    /// For a loop: its index in the function's loop forest.
+    #[serde(skip)]
+    pub loop_index: Option<usize>,
 }
 
 /// Per-function counts (a structured `if` once, its `else` not again; a
@@ -178,15 +181,27 @@ struct Slot {
 /// among the lanes holding it).
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Lanes {
-    regs: Box<[u8; 256]>,
+    /// GPR halves `0..len` (the function's highest touched, callees'
+    /// writes included); halves past the end are never written: divergent.
+    regs: Box<[u8]>,
     slots: Vec<Slot>,
 }
 
 impl Lanes {
-    fn divergent() -> Lanes {
+    fn divergent(n: usize) -> Lanes {
         Lanes {
-            regs: Box::new([DIV; 256]),
+            regs: vec![DIV; n].into_boxed_slice(),
             slots: Vec::new(),
+        }
+    }
+    #[inline]
+    fn get(&self, h: u32) -> u8 {
+        self.regs.get(h as usize).copied().unwrap_or(DIV)
+    }
+    #[inline]
+    fn set(&mut self, h: u32, v: u8) {
+        if let Some(x) = self.regs.get_mut(h as usize) {
+            *x = v;
         }
     }
     fn join(&mut self, o: &Lanes) {
@@ -252,9 +267,9 @@ struct State {
 }
 
 impl State {
-    fn entry() -> State {
+    fn entry(n: usize) -> State {
         State {
-            cur: Some(Lanes::divergent()),
+            cur: Some(Lanes::divergent(n)),
             depth: 0,
             flags: 0,
             exits: vec![None],
@@ -315,12 +330,24 @@ impl State {
 // Per-instruction facts the transfer needs
 // ---------------------------------------------------------------------------
 
-/// Why an instruction's result is divergent (for reasons).
-#[derive(Clone, Debug)]
+/// Why an instruction's result is divergent (for reasons; worded only
+/// when a reason is printed).
+#[derive(Clone, Copy, Debug)]
 enum Why {
-    Source(String),
+    /// `get_sr` of a divergent special register.
+    Sr(u16),
+    /// The instruction itself is a per-thread source (its mnemonic says).
+    Source,
+    /// A shuffle whose lane index is divergent.
+    LaneIndex,
+    /// A per-lane cross-lane op.
+    CrossLane,
+    /// A spill slot not known uniform.
+    Spill,
+    /// A register it reads (a half index).
     Operand(u16),
-    Call(String),
+    /// A call: the callee's result, or code not analysed.
+    Call(bool),
 }
 
 fn form_of(i: &Instruction) -> u8 {
@@ -449,7 +476,6 @@ struct Ctx<'a> {
     insns: &'a [Instruction],
     facts: &'a Facts,
     cfg: &'a Cfg,
-    exec_at: HashMap<usize, (ExecOp, u8)>,
     callees: &'a HashMap<u32, CalleeSummary>,
     unknown: Option<String>,
     /// Instructions the reason chains may still walk (linear cost on huge
@@ -489,12 +515,20 @@ enum EvKind {
 #[derive(Default)]
 struct Record {
     events: Vec<Event>,
-    why: HashMap<usize, Why>,
+    /// Per instruction: why its result is divergent.
+    why: Vec<Option<Why>>,
     uniform_loads: Vec<usize>,
     ret: Option<State>,
 }
 
 impl<'a> Ctx<'a> {
+    /// The exec-mask op of instruction `i` (facts.exec is in index order).
+    fn exec_op(&self, i: usize) -> Option<(ExecOp, u8)> {
+        let e = &self.facts.exec;
+        let k = e.partition_point(|x| x.0 < i);
+        e.get(k).filter(|x| x.0 == i).map(|x| (x.1, x.2))
+    }
+
     fn read(&self, l: &Lanes, r: &RegRange) -> u8 {
         if r.bits & RegRange::UNIFORM != 0 {
             return 0;
@@ -504,7 +538,7 @@ impl<'a> Ctx<'a> {
             if h == 0 || h >= 256 {
                 return DIV;
             }
-            v = v.max(l.regs[h as usize]);
+            v = v.max(l.get(h));
         }
         v
     }
@@ -514,7 +548,7 @@ impl<'a> Ctx<'a> {
         let insn = &self.insns[i];
         let facts = self.facts;
         let d = s.depth as usize;
-        if let Some(&(op, n)) = self.exec_at.get(&i) {
+        if let Some((op, n)) = self.exec_op(i) {
             self.exec(i, op, n as usize, s, rec);
             return;
         }
@@ -536,7 +570,7 @@ impl<'a> Ctx<'a> {
                 if r.bits & RegRange::UNIFORM == 0 {
                     worst = r
                         .range()
-                        .find(|&h| h == 0 || cur.regs[h as usize] == v)
+                        .find(|&h| h == 0 || cur.get(h) == v)
                         .map(|h| h as u16);
                 }
             }
@@ -557,17 +591,14 @@ impl<'a> Ctx<'a> {
                         Some(SrClass::Uniform) => out = 0,
                         _ => {
                             out = DIV;
-                            why = Some(Why::Source(format!(
-                                "get_sr {}",
-                                n.map_or("?".to_string(), sr_name)
-                            )));
+                            why = Some(Why::Sr(n.unwrap_or(u16::MAX)));
                         }
                     }
                 } else if is_mov_imm(insn) {
                     out = 0;
                 } else if matches!(form, idx::STACK_GET_PTR | idx::DFDX | idx::DFDY) {
                     out = DIV;
-                    why = Some(Why::Source(insn.mnemonic.to_string()));
+                    why = Some(Why::Source);
                 }
             }
             Category::CrossLane => {
@@ -584,7 +615,7 @@ impl<'a> Ctx<'a> {
                         Some(r) if r.file == RegFile::Uniform => 0,
                         Some(r) => r
                             .half_range()
-                            .map(|h| if h == 0 { DIV } else { cur.regs[h as usize] })
+                            .map(|h| if h == 0 { DIV } else { cur.get(h) })
                             .max()
                             .unwrap_or(0),
                     };
@@ -592,11 +623,7 @@ impl<'a> Ctx<'a> {
                         out = 0;
                     } else {
                         out = DIV;
-                        why = Some(Why::Source(format!(
-                            "{} with a divergent lane index {}",
-                            insn.mnemonic,
-                            ix.map(|r| reg_name(&r)).unwrap_or_default()
-                        )));
+                        why = Some(Why::LaneIndex);
                     }
                 } else if input == 0
                     && !s.flag(0)
@@ -606,10 +633,7 @@ impl<'a> Ctx<'a> {
                     out = 0;
                 } else {
                     out = DIV;
-                    why = Some(Why::Source(format!(
-                        "{} (per-lane cross-lane op)",
-                        insn.mnemonic
-                    )));
+                    why = Some(Why::CrossLane);
                 }
             }
             Category::Load => match insn.mem_space() {
@@ -637,15 +661,12 @@ impl<'a> Ctx<'a> {
                         }
                     }
                     if out == DIV {
-                        why = Some(Why::Source(format!(
-                            "{} (spill slot not known uniform)",
-                            insn.mnemonic
-                        )));
+                        why = Some(Why::Spill);
                     }
                 }
                 _ => {
                     out = DIV;
-                    why = Some(Why::Source(insn.mnemonic.to_string()));
+                    why = Some(Why::Source);
                 }
             },
             Category::Store => {
@@ -690,7 +711,7 @@ impl<'a> Ctx<'a> {
             },
             _ => {
                 out = DIV;
-                why = Some(Why::Source(insn.mnemonic.to_string()));
+                why = Some(Why::Source);
             }
         }
         if out == DIV && why.is_none() {
@@ -705,29 +726,23 @@ impl<'a> Ctx<'a> {
             }
             for h in r.range() {
                 if h > 0 && h < 256 {
-                    cur.regs[h as usize] = val;
+                    cur.set(h, val);
                 }
             }
         }
         if let Some((w, dv)) = call_defs {
             for h in 1..256u32 {
                 if w.contains(h) {
-                    cur.regs[h as usize] = if dv.contains(h) { DIV } else { eff };
+                    cur.set(h, if dv.contains(h) { DIV } else { eff });
                 }
             }
             if let Some(rec) = rec {
-                rec.why.insert(
-                    i,
-                    Why::Call(match self.callees.get(&facts.addr[i]) {
-                        Some(_) => "call (result divergent in the callee)".to_string(),
-                        None => "call to code not analysed".to_string(),
-                    }),
-                );
+                rec.why[i] = Some(Why::Call(self.callees.contains_key(&facts.addr[i])));
             }
         } else if let Some(rec) = rec {
             if out == DIV {
                 if let Some(w) = why {
-                    rec.why.insert(i, w);
+                    rec.why[i] = Some(w);
                 }
             }
             if cat == Category::Load
@@ -814,11 +829,7 @@ impl<'a> Ctx<'a> {
                 continue;
             }
             for h in r.half_range() {
-                let x = if h == 0 || h >= 256 {
-                    DIV
-                } else {
-                    l.regs[h as usize]
-                };
+                let x = if h == 0 || h >= 256 { DIV } else { l.get(h) };
                 if x > v {
                     v = x;
                     worst = Some(h as u16);
@@ -984,7 +995,8 @@ impl<'a> Ctx<'a> {
                     if let Some(cur) = s.cur.as_mut() {
                         let (ra, rc) = (a.half_range(), c.half_range());
                         for (x, y) in ra.clone().zip(rc.clone()) {
-                            if x > 0 && y > 0 && x < 256 && y < 256 {
+                            let n = cur.regs.len() as u32;
+                            if x > 0 && y > 0 && x < n && y < n {
                                 cur.regs.swap(x as usize, y as usize);
                             }
                         }
@@ -992,8 +1004,8 @@ impl<'a> Ctx<'a> {
                             for (k, (x, y)) in
                                 [(i + 2, (ra.start, rc.start)), (i + 1, (rc.start, ra.start))]
                             {
-                                if y < 256 && cur.regs[x.min(255) as usize] == DIV {
-                                    r.why.insert(k, Why::Operand(y as u16));
+                                if y < 256 && cur.get(x) == DIV {
+                                    r.why[k] = Some(Why::Operand(y as u16));
                                 }
                             }
                         }
@@ -1032,7 +1044,7 @@ impl<'a> Ctx<'a> {
                     r.ret.as_mut().expect("set").join(&st);
                 }
                 // breaks (r0l writes) are events too
-                let writes_r0l = self.exec_at.get(&i).is_none()
+                let writes_r0l = self.exec_op(i).is_none()
                     && self.facts.regs(i).iter().any(|x| {
                         x.bits & RegRange::DEF != 0
                             && x.bits & RegRange::UNIFORM == 0
@@ -1069,89 +1081,136 @@ pub fn analyze(
     forest: &LoopForest,
     callees: &HashMap<u32, CalleeSummary>,
 ) -> Divergence {
-    let exec_at: HashMap<usize, (ExecOp, u8)> =
-        facts.exec.iter().map(|&(k, op, n)| (k, (op, n))).collect();
     let mut cx = Ctx {
         insns,
         facts,
         cfg,
-        exec_at,
         callees,
         unknown: None,
         trace_budget: std::cell::Cell::new(2_000_000),
     };
     let nb = cfg.blocks.len();
+    // halves tracked: every one this function or its callees write
+    let mut nregs = facts.highest_gpr.map_or(1, |h| h as usize + 1);
+    for c in callees.values() {
+        if let Some(h) = (0..256u32).rev().find(|&h| c.written.contains(h)) {
+            nregs = nregs.max(h as usize + 1);
+        }
+    }
+    let nregs = nregs.clamp(1, 256);
     let mut inb: Vec<Option<State>> = vec![None; nb];
     let mut queued = vec![false; nb];
     let mut work = std::collections::BinaryHeap::new();
     for f in &cfg.functions {
         if inb[f.entry_block].is_none() {
-            inb[f.entry_block] = Some(State::entry());
+            inb[f.entry_block] = Some(State::entry(nregs));
             work.push(std::cmp::Reverse(f.entry_block));
             queued[f.entry_block] = true;
         }
     }
-    // forward order: lower block indices (addresses) first
+    // Only blocks with several predecessors (joins, loop headers) or none
+    // (entries) keep an entry state; a block with one forward predecessor
+    // is run straight from that predecessor's exit state.
+    let mut is_entry = vec![false; nb];
+    for f in &cfg.functions {
+        is_entry[f.entry_block] = true;
+    }
+    let chained: Vec<bool> = (0..nb)
+        .map(|b| {
+            let mut preds = cfg.blocks[b].preds.iter().filter(|e| e.kind.is_intra());
+            match (preds.next(), preds.next()) {
+                (Some(p), None) => !is_entry[b] && !is_back(cfg, p.to, b),
+                _ => false,
+            }
+        })
+        .collect();
+    let edge_out = |b: usize, st: &State, e: &crate::cfg::Edge| -> State {
+        let last = cfg.blocks[b].insns.end - 1;
+        let mut out = st.clone();
+        if let Flow::BranchExec { .. } = facts.flow[last] {
+            let form = insns[last].form;
+            let taken = e.kind == crate::cfg::EdgeKind::Taken;
+            // jmp_exec_any falls through only when no lane is active;
+            // jmp_exec_none is taken only then
+            if (form == idx::JMP_EXEC_ANY && !taken) || (form == idx::JMP_EXEC_NONE && taken) {
+                out.cur = None;
+            }
+        }
+        out
+    };
     let mut guard = 0usize;
-    while let Some(b) = pop_min(&mut work) {
-        queued[b] = false;
+    let mut chain: Vec<(usize, State)> = Vec::new();
+    while let Some(b0) = pop_min(&mut work) {
+        queued[b0] = false;
         guard += 1;
         if guard > 64 * nb + 1024 {
             cx.unknown
                 .get_or_insert_with(|| "divergence fixpoint did not settle".to_string());
             break;
         }
-        let mut s = inb[b].clone().expect("queued with a state");
-        cx.block(b, &mut s, None);
-        let last = cfg.blocks[b].insns.end - 1;
-        for e in &cfg.blocks[b].succs {
-            if !e.kind.is_intra() {
-                continue;
-            }
-            let mut out = s.clone();
-            if let Flow::BranchExec { .. } = facts.flow[last] {
-                let form = insns[last].form;
-                let taken = e.kind == crate::cfg::EdgeKind::Taken;
-                // jmp_exec_any falls through only when no lane is active;
-                // jmp_exec_none is taken only then
-                if (form == idx::JMP_EXEC_ANY && !taken) || (form == idx::JMP_EXEC_NONE && taken) {
-                    out.cur = None;
+        chain.push((b0, inb[b0].clone().expect("queued with a state")));
+        while let Some((b, mut s)) = chain.pop() {
+            cx.block(b, &mut s, None);
+            for e in &cfg.blocks[b].succs {
+                if !e.kind.is_intra() {
+                    continue;
                 }
-            }
-            let changed = match inb[e.to].as_mut() {
-                None => {
-                    inb[e.to] = Some(out);
-                    true
+                let out = edge_out(b, &s, e);
+                if chained[e.to] {
+                    chain.push((e.to, out));
+                    continue;
                 }
-                Some(t) => {
-                    if t.depth != out.depth && !is_back(cfg, b, e.to) && !has_back_pred(cfg, e.to) {
-                        cx.unknown.get_or_insert_with(|| {
-                            format!(
-                                "exec-mask levels differ where paths join at 0x{:x}",
-                                cfg.blocks[e.to].start
-                            )
-                        });
+                let changed = match inb[e.to].as_mut() {
+                    None => {
+                        inb[e.to] = Some(out);
+                        true
                     }
-                    let before = t.clone();
-                    t.join(&out);
-                    *t != before
+                    Some(t) => {
+                        if t.depth != out.depth
+                            && !is_back(cfg, b, e.to)
+                            && !has_back_pred(cfg, e.to)
+                        {
+                            cx.unknown.get_or_insert_with(|| {
+                                format!(
+                                    "exec-mask levels differ where paths join at 0x{:x}",
+                                    cfg.blocks[e.to].start
+                                )
+                            });
+                        }
+                        let before = t.clone();
+                        t.join(&out);
+                        *t != before
+                    }
+                };
+                if changed && !queued[e.to] {
+                    queued[e.to] = true;
+                    work.push(std::cmp::Reverse(e.to));
                 }
-            };
-            if changed && !queued[e.to] {
-                queued[e.to] = true;
-                work.push(std::cmp::Reverse(e.to));
             }
         }
     }
     // final pass: events, reasons
-    let mut rec = Record::default();
-    for b in 0..nb {
-        if let Some(s0) = inb[b].clone() {
-            let mut s = s0;
+    let mut rec = Record {
+        why: vec![None; insns.len()],
+        ..Record::default()
+    };
+    let mut header_depth: Vec<Option<u8>> = vec![None; nb];
+    for b0 in 0..nb {
+        let Some(s0) = inb[b0].take() else { continue };
+        header_depth[b0] = Some(s0.depth);
+        chain.push((b0, s0));
+        while let Some((b, mut s)) = chain.pop() {
             cx.block(b, &mut s, Some(&mut rec));
+            for e in &cfg.blocks[b].succs {
+                if e.kind.is_intra() && chained[e.to] {
+                    chain.push((e.to, edge_out(b, &s, e)));
+                }
+            }
         }
     }
-    build(&cx, forest, &inb, rec)
+    rec.events.sort_by_key(|e| e.index);
+    drop(inb);
+    build(&cx, forest, &header_depth, rec)
 }
 
 fn pop_min(w: &mut std::collections::BinaryHeap<std::cmp::Reverse<usize>>) -> Option<usize> {
@@ -1233,7 +1292,7 @@ fn is_break_if(insns: &[Instruction], facts: &Facts, i: usize) -> bool {
     false
 }
 
-fn build(cx: &Ctx, forest: &LoopForest, inb: &[Option<State>], rec: Record) -> Divergence {
+fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record) -> Divergence {
     let insns = cx.insns;
     let facts = cx.facts;
     let cfg = cx.cfg;
@@ -1249,8 +1308,6 @@ fn build(cx: &Ctx, forest: &LoopForest, inb: &[Option<State>], rec: Record) -> D
             return format!("{}: uniform", names.join(", "));
         }
         // the first divergent GPR of the condition
-        let st = inb[cfg.block_of[i] as usize].as_ref();
-        let _ = st;
         let h = regs
             .iter()
             .filter(|r| r.file == RegFile::Gpr)
@@ -1285,8 +1342,9 @@ fn build(cx: &Ctx, forest: &LoopForest, inb: &[Option<State>], rec: Record) -> D
                     } else {
                         chain(e.index, &e.cond, DIV)
                     },
-            arms_cycles: None,
-            arms: None,
+                    arms_cycles: None,
+                    arms: None,
+                    loop_index: None,
                 });
             }
             EvKind::Else => {
@@ -1303,8 +1361,9 @@ fn build(cx: &Ctx, forest: &LoopForest, inb: &[Option<State>], rec: Record) -> D
                     } else {
                         "the matching if is divergent: both arms run".to_string()
                     },
-            arms_cycles: None,
-            arms: None,
+                    arms_cycles: None,
+                    arms: None,
+                    loop_index: None,
                 });
             }
             EvKind::While => {
@@ -1316,8 +1375,9 @@ fn build(cx: &Ctx, forest: &LoopForest, inb: &[Option<State>], rec: Record) -> D
                     kind: BranchKind::While,
                     uniform,
                     reason: chain(e.index, &e.cond, if uniform { 0 } else { DIV }),
-            arms_cycles: None,
-            arms: None,
+                    arms_cycles: None,
+                    arms: None,
+                    loop_index: None,
                 });
             }
             EvKind::Break => exit_events.push(e),
@@ -1349,8 +1409,9 @@ fn build(cx: &Ctx, forest: &LoopForest, inb: &[Option<State>], rec: Record) -> D
                     },
                     uniform,
                     reason,
-            arms_cycles: None,
-            arms: None,
+                    arms_cycles: None,
+                    arms: None,
+                    loop_index: None,
                 });
             }
         }
@@ -1358,7 +1419,7 @@ fn build(cx: &Ctx, forest: &LoopForest, inb: &[Option<State>], rec: Record) -> D
     // loops: uniform when every exit test is
     // each exit event counts for the loops containing it whose level it
     // leaves (header depth >= the level left)
-    let header_depth = |l: usize| inb[forest.loops[l].header].as_ref().map(|h| h.depth as usize);
+    let header_depth = |l: usize| header_depth[forest.loops[l].header].map(|d| d as usize);
     let mut per_loop: Vec<Vec<&Event>> = vec![Vec::new(); forest.loops.len()];
     for e in &exit_events {
         let mut cur = forest.loop_of.get(e.block).copied().flatten();
@@ -1372,7 +1433,7 @@ fn build(cx: &Ctx, forest: &LoopForest, inb: &[Option<State>], rec: Record) -> D
         }
     }
     for (li, l) in forest.loops.iter().enumerate() {
-        if inb[l.header].is_none() {
+        if header_depth(li).is_none() {
             continue;
         }
         let mut div: Option<&Event> = None;
@@ -1446,6 +1507,7 @@ fn build(cx: &Ctx, forest: &LoopForest, inb: &[Option<State>], rec: Record) -> D
             reason,
             arms_cycles: None,
             arms: None,
+            loop_index: Some(li),
         });
     }
     branches.sort_by_key(|b| (b.at, b.kind as u8));
@@ -1470,7 +1532,9 @@ fn build(cx: &Ctx, forest: &LoopForest, inb: &[Option<State>], rec: Record) -> D
         (Some(r), None) => {
             let regs = r.cur.as_ref().map(|c| c.regs.clone());
             for h in 1..256u32 {
-                let v = regs.as_ref().map_or(DIV, |x| x[h as usize]);
+                let v = regs
+                    .as_ref()
+                    .map_or(DIV, |x| x.get(h as usize).copied().unwrap_or(DIV));
                 if v > 0 {
                     summary.divergent.insert(h);
                 }
@@ -1513,10 +1577,7 @@ fn arms_of(cfg: &Cfg, forest: &LoopForest, b: &Branch) -> Option<(usize, usize)>
         BranchKind::If | BranchKind::Break => Some((i + 1, end_where(d + 1))),
         BranchKind::Else => Some((i + 1, end_where(d))),
         BranchKind::Loop => {
-            let li = forest
-                .loops
-                .iter()
-                .position(|l| l.latches.iter().any(|&x| cfg.blocks[x].insns.end - 1 == i))?;
+            let li = b.loop_index?;
             let start = forest.loops[li].start;
             let bk = cfg.blocks.partition_point(|b| b.start < start);
             let first = cfg.blocks.get(bk).filter(|b| b.start == start)?.insns.start;
@@ -1555,7 +1616,8 @@ fn trace(cx: &Ctx, rec: &Record, i: usize, h: u16) -> String {
     for _ in 0..8 {
         let before = budget;
         let found = reaching_def(cx, at, half, &mut budget);
-        cx.trace_budget.set(cx.trace_budget.get() - (before - budget));
+        cx.trace_budget
+            .set(cx.trace_budget.get() - (before - budget));
         let Some(j) = found else {
             out.push_str(if budget == 0 {
                 " ← … (not traced further)"
@@ -1565,13 +1627,37 @@ fn trace(cx: &Ctx, rec: &Record, i: usize, h: u16) -> String {
             return out;
         };
         let m = cx.insns[j].mnemonic;
-        match rec.why.get(&j) {
-            Some(Why::Source(s)) => {
-                out.push_str(&format!(" ← {s}"));
+        match rec.why[j].as_ref() {
+            Some(Why::Sr(n)) => {
+                out.push_str(&format!(" ← {m} {}", sr_name(*n)));
                 return out;
             }
-            Some(Why::Call(s)) => {
-                out.push_str(&format!(" ← {s} at 0x{:x}", cx.facts.addr[j]));
+            Some(Why::Source) => {
+                out.push_str(&format!(" ← {m} (one value per thread)"));
+                return out;
+            }
+            Some(Why::LaneIndex) => {
+                out.push_str(&format!(" ← {m} with a divergent lane index"));
+                return out;
+            }
+            Some(Why::CrossLane) => {
+                out.push_str(&format!(" ← {m} (per-lane cross-lane op)"));
+                return out;
+            }
+            Some(Why::Spill) => {
+                out.push_str(&format!(" ← {m} (spill slot not known uniform)"));
+                return out;
+            }
+            Some(Why::Call(known)) => {
+                out.push_str(&format!(
+                    " ← call at 0x{:x} ({})",
+                    cx.facts.addr[j],
+                    if *known {
+                        "result divergent in the callee"
+                    } else {
+                        "to code not analysed"
+                    }
+                ));
                 return out;
             }
             Some(Why::Operand(h2)) => {
