@@ -426,8 +426,18 @@ pub fn reg_name(r: &Reg) -> String {
         .join("_")
 }
 
-fn half_name(h: u16) -> String {
-    format!("r{}", h / 2)
+/// Name of half `h` as instruction `i` spells the register holding it.
+fn half_name_in(i: &Instruction, h: u16) -> String {
+    i.all_operands()
+        .filter_map(|o| o.as_reg())
+        .find(|r| r.file == RegFile::Gpr && r.half_range().contains(&(h as u32)))
+        .map(|r| {
+            let mut one = *r;
+            one.count = 1;
+            one.half = r.half + ((h - r.half) / r.width.halves()) * r.width.halves();
+            reg_name(&one)
+        })
+        .unwrap_or_else(|| format!("r{}", h / 2))
 }
 
 /// Stack slot of a `stack_load`/`stack_store`: (immediate offset, bytes,
@@ -1609,7 +1619,7 @@ fn trace(cx: &Ctx, rec: &Record, i: usize, h: u16) -> String {
     if let Some(u) = &cx.unknown {
         return format!("not analysed: {u}");
     }
-    let mut out = half_name(h);
+    let mut out = half_name_in(&cx.insns[i], h);
     let mut at = i;
     let mut half = h;
     let mut budget = cx.trace_budget.get().min(4096);
@@ -1661,7 +1671,7 @@ fn trace(cx: &Ctx, rec: &Record, i: usize, h: u16) -> String {
                 return out;
             }
             Some(Why::Operand(h2)) => {
-                out.push_str(&format!(" ← {m} {}", half_name(*h2)));
+                out.push_str(&format!(" ← {m} {}", half_name_in(&cx.insns[j], *h2)));
                 at = j;
                 half = *h2;
             }

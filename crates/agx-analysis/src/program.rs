@@ -829,6 +829,19 @@ impl Program {
         t
     }
 
+    /// Branch divergence counts summed over the program's functions.
+    pub fn divergence_counts(&self) -> crate::divergence::Counts {
+        let mut c = crate::divergence::Counts::default();
+        for f in &self.functions {
+            let k = f.divergence.counts;
+            c.if_uniform += k.if_uniform;
+            c.if_divergent += k.if_divergent;
+            c.loop_uniform += k.loop_uniform;
+            c.loop_divergent += k.loop_divergent;
+        }
+        c
+    }
+
     /// Call sites of main.
     pub fn main_calls(&self) -> impl Iterator<Item = &ProgramCall> {
         self.calls.iter().filter(|c| c.caller == 0)

@@ -273,6 +273,8 @@ struct Kernel<'a> {
     /// Assumptions of the whole-program view (recursion, unresolved calls,
     /// call overhead).
     call_assumptions: &'a [String],
+    /// Branch divergence counts over the program's functions (issue 22).
+    divergence: agx_analysis::divergence::Counts,
     /// (always set; `None` only while [`write_kernel_compact`] writes the
     /// rows itself)
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -326,6 +328,11 @@ struct FunctionOut<'a> {
     recursive: bool,
     live_in: Vec<String>,
     suggestions: Vec<SuggestionOut<'a>>,
+    /// Every branch, classified uniform or divergent with its reason
+    /// (issue 22).
+    branches: &'a [agx_analysis::divergence::Branch],
+    /// if/loop counts of `branches` (an `if` once, its `else` not again).
+    divergence: agx_analysis::divergence::Counts,
 }
 
 /// `instructions_detail`, serialized one instruction at a time (no vector
@@ -533,6 +540,7 @@ fn kernel(p: &Profile) -> Kernel<'_> {
         calls: calls_out(p),
         functions: functions_out(p),
         call_assumptions: &p.program.assumptions,
+        divergence: p.program.divergence_counts(),
         instructions_detail: Some(DetailSeq(p)),
     }
 }
@@ -610,6 +618,8 @@ fn functions_out(p: &Profile) -> Vec<FunctionOut<'_>> {
                 } else {
                     suggestions_out(&f.suggestions)
                 },
+                branches: &f.divergence.branches,
+                divergence: f.divergence.counts,
             }
         })
         .collect()
