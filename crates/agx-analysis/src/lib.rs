@@ -166,6 +166,8 @@ pub struct Detailed {
     pub cfg: Cfg,
     pub dominators: loops::Dominators,
     pub loops: loops::LoopForest,
+    /// Loop membership of each instruction (from `loops`).
+    pub nest: loops::LoopNest,
     pub liveness: liveness::Liveness,
     pub analysis: Analysis,
     /// Which branches the SIMD-group can disagree on ([`divergence`]).
@@ -339,9 +341,11 @@ pub fn analyze_detailed_program(
         },
         irreducible,
     };
+    let nest = loops::LoopNest::new(&cfg, &forest);
     Detailed {
         cfg,
         dominators: dom,
+        nest,
         loops: forest,
         liveness: live,
         analysis,

@@ -268,6 +268,116 @@ impl LoopForest {
     }
 }
 
+/// One loop of a [`LoopNest`], in instruction indices.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NestLoop {
+    /// Index into [`LoopForest::loops`].
+    pub forest: usize,
+    /// First instruction of the header block.
+    pub header: usize,
+    /// Last instruction of the last latch block (the back-edge branch with
+    /// the highest address).
+    pub latch: usize,
+    /// First instruction of the loop's lowest block (`Loop::start`).
+    pub first: usize,
+    /// Last instruction of the loop's highest block (`Loop::end`).
+    pub last: usize,
+    /// Enclosing loop (index into [`LoopNest::loops`]).
+    pub parent: Option<usize>,
+    /// 1 for an outermost loop.
+    pub depth: u32,
+}
+
+/// Loop membership of every instruction, read from the loop forest: the one
+/// definition of which instructions a loop holds (its blocks), that the
+/// timing model, the suggestions and the views take loops by. Loops are in
+/// the order of [`crate::Analysis::loops`] (by start address, outer before
+/// inner), so loop `i` here is loop `i` there.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoopNest {
+    pub loops: Vec<NestLoop>,
+    /// Innermost loop (index into `loops`) of each instruction.
+    pub owner: Vec<Option<u32>>,
+    /// Instruction ranges `[start, end)` of the CFG's blocks (index = block).
+    pub blocks: Vec<(u32, u32)>,
+}
+
+impl LoopNest {
+    /// The nest of `cfg`'s `forest`.
+    pub fn new(cfg: &Cfg, forest: &LoopForest) -> LoopNest {
+        let n = cfg.block_of.len();
+        let mut order: Vec<usize> = (0..forest.loops.len()).collect();
+        // (stable: the order `Analysis::loops` is sorted into)
+        order.sort_by_key(|&l| (forest.loops[l].start, forest.loops[l].depth));
+        let mut pos = vec![0u32; forest.loops.len()];
+        for (i, &l) in order.iter().enumerate() {
+            pos[l] = i as u32;
+        }
+        // first instruction index of each loop's lowest block
+        let mut first = vec![usize::MAX; forest.loops.len()];
+        let mut last = vec![0usize; forest.loops.len()];
+        for (b, blk) in cfg.blocks.iter().enumerate() {
+            let mut cur = forest.loop_of.get(b).copied().flatten();
+            while let Some(l) = cur {
+                first[l] = first[l].min(blk.insns.start);
+                last[l] = last[l].max(blk.insns.end.saturating_sub(1));
+                cur = forest.loops[l].parent;
+            }
+        }
+        let loops = order
+            .iter()
+            .map(|&l| {
+                let lp = &forest.loops[l];
+                let latch = lp
+                    .latches
+                    .iter()
+                    .map(|&b| cfg.blocks[b].insns.end.saturating_sub(1))
+                    .max()
+                    .unwrap_or(cfg.blocks[lp.header].insns.start);
+                NestLoop {
+                    forest: l,
+                    header: cfg.blocks[lp.header].insns.start,
+                    latch,
+                    first: if first[l] == usize::MAX {
+                        cfg.blocks[lp.header].insns.start
+                    } else {
+                        first[l]
+                    },
+                    last: last[l].max(latch),
+                    parent: lp.parent.map(|p| pos[p] as usize),
+                    depth: lp.depth,
+                }
+            })
+            .collect();
+        let mut owner = vec![None; n];
+        for (i, o) in owner.iter_mut().enumerate() {
+            let b = cfg.block_of[i] as usize;
+            *o = forest.loop_of.get(b).copied().flatten().map(|l| pos[l]);
+        }
+        LoopNest {
+            loops,
+            owner,
+            blocks: cfg
+                .blocks
+                .iter()
+                .map(|b| (b.insns.start as u32, b.insns.end as u32))
+                .collect(),
+        }
+    }
+
+    /// Whether loop `l` holds instruction `i` (nested loops included).
+    pub fn contains(&self, l: usize, i: usize) -> bool {
+        let mut cur = self.owner.get(i).copied().flatten().map(|x| x as usize);
+        while let Some(x) = cur {
+            if x == l {
+                return true;
+            }
+            cur = self.loops[x].parent;
+        }
+        false
+    }
+}
+
 /// Finds natural loops and irreducible regions.
 pub fn find_loops(cfg: &Cfg, dom: &Dominators) -> LoopForest {
     let nb = cfg.blocks.len();

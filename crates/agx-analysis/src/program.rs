@@ -99,6 +99,9 @@ pub struct Inclusive {
     pub peak_live_half: u32,
     pub peak_live_offset: Option<u32>,
     pub peak_live_registers: Vec<String>,
+    /// The headline of the function with its calls: its hot spot (the
+    /// region with the largest self share, a call's callee included).
+    pub bottleneck: String,
 }
 
 /// One function of the program, with its own figures.
@@ -281,6 +284,8 @@ struct Solved {
     analysis: Analysis,
     cfg: crate::cfg::Cfg,
     loops: crate::loops::LoopForest,
+    /// Loop membership (kept when the graphs are dropped: the model reads it).
+    nest: crate::loops::LoopNest,
     summary: Summary,
     /// Live halves after each call (what the caller keeps across it), by
     /// call address.
@@ -333,6 +338,7 @@ fn solve(insns: &[Instruction], callees: &HashMap<u32, Summary>) -> Solved {
         analysis: d.analysis,
         cfg: d.cfg,
         loops: d.loops,
+        nest: d.nest,
         summary,
         across,
         divergence: d.divergence,
@@ -531,7 +537,9 @@ pub fn analyze_program_keeping(
             &mut s.analysis.occupancy,
             crate::Occupancy { threads, percent },
         );
-        let t = timing::analyze_with_analysis(&code.insns, &s.analysis, &p);
+        let nest = std::mem::take(&mut s.nest);
+        let t = timing::analyze_with_nest(&code.insns, &s.analysis, &nest, &p);
+        drop(nest);
         let suggestions = timing::suggest(&code.insns, &t, Some(&s.analysis));
         crate::divergence::fill_arms_cycles(&mut s.divergence, &t);
         s.analysis.occupancy = own_occupancy;
@@ -567,6 +575,7 @@ pub fn analyze_program_keeping(
             peak_live_half: own.analysis.registers.peak_live_half,
             peak_live_offset: own.analysis.registers.peak_live_offset,
             peak_live_registers: own.analysis.registers.peak_live_registers.clone(),
+            bottleneck: String::new(),
         };
         let mut counted = vec![false; n];
         counted[f] = true;
@@ -576,10 +585,16 @@ pub fn analyze_program_keeping(
         let detail = std::mem::take(&mut functions[f].timing.instructions_detail);
         let executions = std::mem::take(&mut functions[f].timing.executions);
         let loops = std::mem::take(&mut functions[f].timing.loops);
+        let regions = std::mem::take(&mut functions[f].timing.regions);
+        let blocks = std::mem::take(&mut functions[f].timing.blocks);
+        let insn_cycles = std::mem::take(&mut functions[f].timing.insn_cycles);
         let mut whole = functions[f].timing.clone();
         whole.instructions_detail = detail;
         whole.executions = executions;
         whole.loops = loops;
+        whole.regions = regions;
+        whole.blocks = blocks;
+        whole.insn_cycles = insn_cycles;
         for &(at, target, callee) in &sites[f] {
             let executions = whole.executions_at(at);
             let across = solved[f].across.get(&at).copied().unwrap_or_default();
@@ -655,9 +670,34 @@ pub fn analyze_program_keeping(
         inc.total_cycles = whole.total_cycles;
         inc.paths = whole.paths;
         inc.breakdown = std::mem::take(&mut whole.breakdown);
-        functions[f].timing.instructions_detail = whole.instructions_detail;
-        functions[f].timing.executions = whole.executions;
-        functions[f].timing.loops = whole.loops;
+        if !sites[f].is_empty() {
+            // the regions, blocks and hot spot with the call regions
+            whole.finish_regions();
+            let d = &whole.bottleneck_detail;
+            if d.kind == "call" {
+                let call = calls.iter().find(|c| c.caller == f && c.at == d.at);
+                if let Some(cf) = call.and_then(|c| c.callee).map(|k| &functions[k]) {
+                    whole.bottleneck = format!(
+                        "call at 0x{:x} to {}, {} cy of {} cy ({:.0}%); inside it: {}",
+                        d.at,
+                        cf.label(),
+                        timing::model::fmt_cy(d.cycles),
+                        timing::model::fmt_cy(whole.total_cycles),
+                        100.0 * d.share,
+                        cf.timing.bottleneck
+                    );
+                }
+            }
+        }
+        let t = &mut functions[f].timing;
+        t.instructions_detail = whole.instructions_detail;
+        t.executions = whole.executions;
+        t.loops = whole.loops;
+        t.regions = whole.regions;
+        t.blocks = whole.blocks;
+        t.insn_cycles = whole.insn_cycles;
+        t.bottleneck_detail = whole.bottleneck_detail;
+        inc.bottleneck = whole.bottleneck;
         functions[f].inclusive = inc;
     }
     calls.sort_by_key(|c| (c.caller, c.at));
@@ -802,30 +842,7 @@ impl Program {
         t.breakdown = breakdown;
         t.paths = m.inclusive.paths;
         t.cycles = m.inclusive.cycles;
-        // when a call is the dearest part of the kernel, its callee's
-        // bottleneck is the kernel's
-        let dearest = t
-            .breakdown
-            .iter()
-            .max_by(|a, b| a.cycles.total_cmp(&b.cycles));
-        if let Some(b) = dearest.filter(|b| b.part == timing::PartKind::Call) {
-            let call = self.main_calls().find(|c| c.at == b.at);
-            if let Some(f) = call.and_then(|c| c.callee).map(|k| &self.functions[k]) {
-                let pct = if t.total_cycles > 0.0 {
-                    100.0 * b.cycles / t.total_cycles
-                } else {
-                    0.0
-                };
-                t.bottleneck = format!(
-                    "call at 0x{:x} to {}, {} cy of {} cy ({pct:.0}%); inside it: {}",
-                    b.at,
-                    f.label(),
-                    timing::model::fmt_cy(b.cycles),
-                    timing::model::fmt_cy(t.total_cycles),
-                    f.timing.bottleneck
-                );
-            }
-        }
+        t.bottleneck = m.inclusive.bottleneck.clone();
         t
     }
 

@@ -375,3 +375,79 @@ fn registers_follow_the_highest_register_written() {
     assert_eq!(a.occupancy.threads, 832);
     assert!(a.registers.peak_live_half <= 4);
 }
+
+/// A loop whose address range holds a cold block that is not in the loop
+/// (it leaves the kernel): the loop forest says the loop is its two blocks,
+/// so the cold block is neither charged per iteration nor counted as the
+/// loop's (the timing model, the suggestions and the record read loops from
+/// the forest only).
+const COLD_BLOCK_IN_RANGE: &str = "\
+loop:
+fadd32 r4, r1, r2
+jmp_exec_none body2
+fmul32 r5, r1, r2
+fmul32 r6, r1, r2
+fmul32 r7, r1, r2
+fmul32 r8, r1, r2
+fmul32 r9, r1, r2
+stop
+body2:
+fadd32 r10, r1, r2
+jmp_exec_any loop
+stop
+";
+
+#[test]
+fn cold_block_inside_a_loops_range_is_not_the_loops() {
+    let (insns, a, t) = model(COLD_BLOCK_IN_RANGE);
+    assert_eq!(a.loops.len(), 1, "{:?}", a.loops);
+    let l = &a.loops[0];
+    // the address range spans the cold block, the loop holds 4 instructions
+    let in_range = insns
+        .iter()
+        .filter(|i| l.start <= i.addr && i.addr <= l.end)
+        .count();
+    assert!(in_range > l.instructions, "{in_range} vs {l:?}");
+    assert_eq!(l.instructions, 4);
+    let tl = &t.loops[0];
+    // counted as the loop's: its own body is its 4 instructions (not 10)
+    assert_eq!(tl.body.instructions, 4, "{:?}", tl.body);
+    assert!(tl.body.instructions <= l.instructions);
+    // the cold block runs once (straight-line), not trip-count times
+    let cold: Vec<u32> = insns
+        .iter()
+        .filter(|i| i.mnemonic == "fmul32")
+        .map(|i| i.addr)
+        .collect();
+    assert_eq!(cold.len(), 5);
+    for &c in &cold {
+        assert_eq!(t.executions_at(c), 1.0, "0x{c:x}");
+        let d = t.instructions_detail.iter().find(|d| d.addr == c).unwrap();
+        assert_eq!(d.loop_index, None);
+        assert_eq!(d.loop_depth, 0);
+    }
+    assert_eq!(t.outside_loops.instructions, insns.len() - 4);
+    // per iteration: 2 fadd32 + 2 branches, the fmuls are not in the bound
+    assert!(tl.body.pipes.f32 < 3.0, "{:?}", tl.body.pipes);
+    // the regions and blocks sum to the estimate
+    let sum: f64 = t.regions.iter().map(|r| r.self_cycles).sum();
+    assert!(
+        (sum - t.total_cycles).abs() < 0.01,
+        "{sum} vs {}",
+        t.total_cycles
+    );
+    let blocks: f64 = t.blocks.iter().map(|b| b.cycles).sum();
+    assert!(
+        (blocks - t.total_cycles).abs() < 0.01,
+        "{blocks} vs {}",
+        t.total_cycles
+    );
+    // suggestions find the loop's instructions by membership too
+    let s = timing::suggest(&insns, &t, Some(&a));
+    for x in &s {
+        assert!(
+            !x.message.contains("in loop") || !cold.contains(&x.offset),
+            "{x:?}"
+        );
+    }
+}

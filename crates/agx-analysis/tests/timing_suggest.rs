@@ -197,8 +197,10 @@ fn suggestion_serializes_with_lowercase_severity() {
         offset: 12,
         message: "m".into(),
         rule: "spills",
+        figures: agx_analysis::timing::suggest::Figures(vec![("fills", 1.0)]),
     };
     let j = serde_json::to_value(&s).unwrap();
+    assert_eq!(j["figures"]["fills"], 1.0);
     assert_eq!(j["severity"], "high");
     assert_eq!(j["offset"], 12);
     assert_eq!(j["message"], "m");

@@ -8,18 +8,17 @@ use agx_analysis::timing::{KernelTiming, LoopTiming};
 use agx_analysis::Cfg;
 use agx_isa::Instruction;
 
-/// What one basic block costs, from the timing model's per-instruction
-/// detail: issue cycles plus exposed stall per execution, times the model's
-/// executions (product of the enclosing loops' trip counts).
+/// What one basic block costs: the timing model's `blocks` record (its
+/// instructions' share of their region's cost, × executions).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct BlockCost {
-    /// Issue cycles + exposed stall cycles for one execution of the block.
+    /// `cycles / executions`.
     pub cycles_per_execution: f64,
     /// Executions per SIMD-group (1 outside loops).
     pub executions: f64,
     /// `cycles_per_execution × executions`.
     pub cycles: f64,
-    /// Fraction (0..1) of the sum of all blocks' `cycles`.
+    /// Fraction (0..1) of the kernel's `total_cycles` (the blocks sum to it).
     pub share: f64,
 }
 
@@ -31,77 +30,47 @@ pub struct FunctionGraph {
     pub loops: LoopForest,
     /// Cost of each basic block (index = `cfg.blocks` index).
     pub block_costs: Vec<BlockCost>,
-    /// Cycles of each instruction weighted by its executions (issue +
-    /// exposed stall × executions; index = instruction index): the heat
-    /// column.
+    /// The model's cycles of each instruction (`timing.insn_cycles`; index
+    /// = instruction index): the heat column.
     pub insn_cycles: Vec<f64>,
     /// The timing model's loop (index into `KernelTiming::loops`) of each
-    /// loop of `loops`, matched by header address.
+    /// loop of `loops` (by the model's `forest` index).
     pub loop_timing: Vec<Option<usize>>,
 }
 
 impl FunctionGraph {
-    /// Joins the analysis' `cfg` and `loops` of `insns` with the model's
-    /// `timing` of the same instructions.
+    /// The analysis' `cfg` and `loops` of `insns` with the model's block
+    /// and instruction cycles (`timing.blocks`, `timing.insn_cycles`) and
+    /// its loops by forest index: nothing is costed here.
     pub fn new(cfg: Cfg, loops: LoopForest, insns: &[Instruction], t: &KernelTiming) -> Self {
-        let detail = &t.instructions_detail;
-        // (cycles per execution, executions) of each instruction
-        let per: Vec<(f64, f64)> = insns
-            .iter()
-            .enumerate()
-            .map(|(i, insn)| {
-                // the detail is in instruction order; search only if it is not
-                let j = match detail.get(i) {
-                    Some(d) if d.addr == insn.addr => Some(i),
-                    _ => detail.binary_search_by_key(&insn.addr, |x| x.addr).ok(),
+        let mut block_costs = vec![BlockCost::default(); cfg.blocks.len()];
+        for b in &t.blocks {
+            if let Some(c) = block_costs.get_mut(b.index) {
+                *c = BlockCost {
+                    cycles_per_execution: if b.executions > 0.0 {
+                        b.cycles / b.executions
+                    } else {
+                        b.cycles
+                    },
+                    executions: b.executions,
+                    cycles: b.cycles,
+                    share: b.share,
                 };
-                j.map_or((0.0, 1.0), |j| {
-                    let d = &detail[j];
-                    (
-                        d.cycles() + d.stall,
-                        t.executions.get(j).copied().unwrap_or(1.0),
-                    )
-                })
-            })
-            .collect();
-        let mut block_costs: Vec<BlockCost> = cfg
-            .blocks
-            .iter()
-            .map(|b| {
-                let mut c = BlockCost {
-                    executions: 1.0,
-                    ..Default::default()
-                };
-                for &(cy, w) in per.get(b.insns.clone()).unwrap_or(&[]) {
-                    c.cycles_per_execution += cy;
-                    c.executions = c.executions.max(w);
-                }
-                c.cycles = c.cycles_per_execution * c.executions;
-                c
-            })
-            .collect();
-        let total: f64 = block_costs.iter().map(|c| c.cycles).sum();
-        if total > 0.0 {
-            for c in &mut block_costs {
-                c.share = c.cycles / total;
             }
         }
-        let by_header: std::collections::HashMap<u32, usize> = t
-            .loops
-            .iter()
-            .enumerate()
-            .map(|(i, l)| (l.header, i))
-            .collect();
-        let loop_timing = loops
-            .loops
-            .iter()
-            .map(|l| by_header.get(&cfg.blocks[l.header].start).copied())
-            .collect();
+        let mut loop_timing = vec![None; loops.loops.len()];
+        for (i, l) in t.loops.iter().enumerate() {
+            if let Some(x) = loop_timing.get_mut(l.forest) {
+                *x = Some(i);
+            }
+        }
+        let mut insn_cycles = t.insn_cycles.clone();
+        insn_cycles.resize(insns.len(), 0.0);
         FunctionGraph {
             cfg,
             loops,
             block_costs,
-            insn_cycles: per.iter().map(|&(c, w)| c * w).collect(),
+            insn_cycles,
             loop_timing,
         }
     }

@@ -27,6 +27,11 @@ fn r2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
 }
 
+/// Rounds a share (0..1) to 4 decimals (a percentage to 2).
+fn r4(x: f64) -> f64 {
+    (x * 10000.0).round() / 10000.0
+}
+
 #[derive(Serialize)]
 struct Document<'a> {
     schema: &'static str,
@@ -68,6 +73,102 @@ struct LoopBody {
     memory_stall: f64,
     bottleneck_unit: &'static str,
     bound: Bound,
+    /// Sum of every instruction's raw stall per iteration (`stall.raw`).
+    raw_stall: f64,
+    stall: Stall,
+    /// The runner-up bound (the "next" of `bottleneck`).
+    next: Next,
+}
+
+/// Stall per pass of a region, one set of names: `raw` is one SIMD-group
+/// alone (before the other SIMD-groups hide it), `exposed` what is left at
+/// occupancy; `wait_*` the part of each at memory waits.
+#[derive(Serialize)]
+struct Stall {
+    raw: f64,
+    exposed: f64,
+    wait_raw: f64,
+    wait_exposed: f64,
+}
+
+impl Stall {
+    fn of(r: &agx_analysis::timing::RegionTiming) -> Stall {
+        Stall {
+            raw: r2(r.raw_stall),
+            exposed: r2(r.exposed_stall),
+            wait_raw: r2(r.wait_stall),
+            wait_exposed: r2(r.memory_stall),
+        }
+    }
+}
+
+/// The largest bound component after the attaining one.
+#[derive(Serialize)]
+struct Next {
+    by: &'static str,
+    cycles: f64,
+}
+
+impl Next {
+    fn of(b: &agx_analysis::timing::Bound) -> Next {
+        let (by, cycles) = b.runner_up();
+        Next {
+            by,
+            cycles: r2(cycles.max(0.0)),
+        }
+    }
+}
+
+/// The straight-line code outside loops (once per thread).
+#[derive(Serialize)]
+struct StraightLine<'a> {
+    /// First instruction outside loops (`null` when every one is in a loop).
+    at: Option<u32>,
+    instructions: usize,
+    loads: usize,
+    stores: usize,
+    bound: Bound,
+    next: Next,
+    stall: Stall,
+    bottleneck: &'a str,
+}
+
+#[derive(Serialize)]
+struct RegionOut {
+    at: u32,
+    kind: agx_analysis::timing::PartKind,
+    depth: u32,
+    executions: f64,
+    cycles_per_execution: f64,
+    self_cycles: f64,
+    self_share: f64,
+    by: &'static str,
+    stall_raw: f64,
+    stall_exposed: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    loop_index: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    callee: Option<u32>,
+}
+
+#[derive(Serialize)]
+struct BlockOut {
+    index: usize,
+    start: u32,
+    end: u32,
+    cycles: f64,
+    share: f64,
+    executions: f64,
+}
+
+#[derive(Serialize)]
+struct BottleneckDetailOut {
+    at: u32,
+    kind: &'static str,
+    by: &'static str,
+    cycles: f64,
+    share: f64,
+    depth: u32,
 }
 
 /// A cost as the maximum of named bounds (`cycles == max(components)`).
@@ -155,6 +256,8 @@ struct Model {
     gpu: &'static str,
     measured_on: &'static str,
     trip_count: u32,
+    /// `"given"` when `--trip-count` was passed, else `"default"`.
+    trip_count_source: &'static str,
     threads_per_core: u32,
     simds_per_scheduler: f64,
     mem: MemParams,
@@ -173,6 +276,8 @@ struct SuggestionOut<'a> {
     offset: u32,
     message: &'a str,
     rule: &'static str,
+    /// The figures the message cites, by name.
+    figures: &'a agx_analysis::timing::suggest::Figures,
 }
 
 #[derive(Serialize)]
@@ -234,6 +339,13 @@ struct Detail<'a> {
     raw_dep: Option<RawDep>,
     call_target: Option<&'a str>,
     raised: bool,
+    /// Issue cycles of one execution (pipe throughput + RAW penalty, at
+    /// least a dispatch slot).
+    issue_cycles: Option<f64>,
+    /// Its share of its region's cost × executions (the heat column; they
+    /// sum to `total_cycles`).
+    self_cycles: Option<f64>,
+    executions: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -263,6 +375,13 @@ struct Kernel<'a> {
     paths: Paths,
     mesa_estimate: Mesa,
     bottleneck: &'a str,
+    /// The hot spot: the region with the largest `self_share`, its own bound.
+    bottleneck_detail: BottleneckDetailOut,
+    straight_line: StraightLine<'a>,
+    /// Every region of the cost; their `self_cycles` sum to `total_cycles`.
+    regions: Vec<RegionOut>,
+    /// Main's basic blocks with their cycles (sum: `total_cycles`).
+    blocks: Vec<BlockOut>,
     model: Model,
     prolog: Option<Prolog>,
     suggestions: Vec<SuggestionOut<'a>>,
@@ -385,6 +504,9 @@ fn detail<'a>(
         }),
         call_target: p.call_symbol(i.addr),
         raised: i.raised,
+        issue_cycles: d.map(|d| r2(d.issue_cycles())),
+        self_cycles: d.map(|_| r2(p.timing.insn_cycles.get(k).copied().unwrap_or(0.0))),
+        executions: d.map(|_| p.timing.executions.get(k).copied().unwrap_or(1.0)),
     }
 }
 
@@ -398,23 +520,19 @@ impl Serialize for LoopSeq<'_> {
         let p = self.0;
         let a = &p.analysis;
         let t = &p.timing;
-        // timing loops by header address (a linear search per loop would make
-        // the document quadratic in the number of loops)
-        let by_header = crate::by_header::ByHeader::new(t.loops.iter().map(|x| x.header));
+        // loop `i` of the analysis is loop `i` of the model (one forest)
         let mut seq = s.serialize_seq(Some(a.loops.len()))?;
-        for l in &a.loops {
-            seq.serialize_element(&loop_out(t, &by_header, l))?;
+        for (i, l) in a.loops.iter().enumerate() {
+            seq.serialize_element(&loop_out(t.loops.get(i), l))?;
         }
         seq.end()
     }
 }
 
 fn loop_out<'a>(
-    t: &'a agx_analysis::timing::KernelTiming,
-    by_header: &crate::by_header::ByHeader,
+    tl: Option<&'a agx_analysis::timing::LoopTiming>,
     l: &'a agx_analysis::LoopSummary,
 ) -> Loop<'a> {
-    let tl = by_header.pick(&t.loops, l.header, |x| l.latches.contains(&x.latch));
     Loop {
         start: l.start,
         end: l.end,
@@ -441,6 +559,9 @@ fn loop_out<'a>(
             memory_stall: r2(x.body.memory_stall),
             bottleneck_unit: x.body.bottleneck_unit,
             bound: Bound::of(&x.body.bound),
+            raw_stall: r2(x.body.raw_stall),
+            stall: Stall::of(&x.body),
+            next: Next::of(&x.body.bound),
         }),
     }
 }
@@ -513,11 +634,71 @@ fn kernel(p: &Profile) -> Kernel<'_> {
             ic: t.mesa_estimate.ic,
         },
         bottleneck: &t.bottleneck,
+        bottleneck_detail: BottleneckDetailOut {
+            at: t.bottleneck_detail.at,
+            kind: t.bottleneck_detail.kind,
+            by: t.bottleneck_detail.by,
+            cycles: r2(t.bottleneck_detail.cycles),
+            share: r4(t.bottleneck_detail.share),
+            depth: t.bottleneck_detail.depth,
+        },
+        straight_line: {
+            let o = &t.outside_loops;
+            StraightLine {
+                at: t
+                    .regions
+                    .iter()
+                    .find(|r| r.kind == agx_analysis::timing::PartKind::StraightLine)
+                    .map(|r| r.at),
+                instructions: o.instructions,
+                loads: o.loads,
+                stores: o.stores,
+                bound: Bound::of(&o.bound),
+                next: Next::of(&o.bound),
+                stall: Stall::of(o),
+                bottleneck: &o.bottleneck,
+            }
+        },
+        regions: t
+            .regions
+            .iter()
+            .map(|r| RegionOut {
+                at: r.at,
+                kind: r.kind,
+                depth: r.depth,
+                executions: r.executions,
+                cycles_per_execution: r2(r.cycles_per_execution),
+                self_cycles: r2(r.self_cycles),
+                self_share: r4(r.self_share),
+                by: r.by,
+                stall_raw: r2(r.stall_raw),
+                stall_exposed: r2(r.stall_exposed),
+                loop_index: r.loop_index,
+                callee: r.callee,
+            })
+            .collect(),
+        blocks: t
+            .blocks
+            .iter()
+            .map(|b| BlockOut {
+                index: b.index,
+                start: b.start,
+                end: b.end,
+                cycles: r2(b.cycles),
+                share: r4(b.share),
+                executions: b.executions,
+            })
+            .collect(),
         model: Model {
             gpu: t.gpu,
             // every cost-table figure is an M1 (G13) measurement (docs/timing-model.md)
             measured_on: "M1",
             trip_count: p.options.trip_count,
+            trip_count_source: if p.options.trip_count_given {
+                "given"
+            } else {
+                "default"
+            },
             threads_per_core: t.params.threads_per_core,
             simds_per_scheduler: r2(t.simds_per_scheduler),
             mem: t.params.mem,
@@ -535,6 +716,7 @@ fn kernel(p: &Profile) -> Kernel<'_> {
                 offset: s.offset,
                 message: &s.message,
                 rule: s.rule,
+                figures: &s.figures,
             })
             .collect(),
         calls: calls_out(p),
@@ -552,6 +734,7 @@ fn suggestions_out(s: &[agx_analysis::timing::Suggestion]) -> Vec<SuggestionOut<
             offset: s.offset,
             message: &s.message,
             rule: s.rule,
+            figures: &s.figures,
         })
         .collect()
 }
@@ -808,10 +991,17 @@ fn detail_row(buf: &mut Vec<u8>, d: &Detail<'_>) {
     buf.extend_from_slice(b",\"call_target\":");
     string(buf, d.call_target);
     buf.extend_from_slice(if d.raised {
-        b",\"raised\":true}"
+        b",\"raised\":true"
     } else {
-        b",\"raised\":false}"
+        b",\"raised\":false"
     });
+    buf.extend_from_slice(b",\"issue_cycles\":");
+    float(buf, d.issue_cycles);
+    buf.extend_from_slice(b",\"self_cycles\":");
+    float(buf, d.self_cycles);
+    buf.extend_from_slice(b",\"executions\":");
+    float(buf, d.executions);
+    buf.push(b'}');
 }
 
 /// A JSON string as serde_json writes it: as is when nothing needs an

@@ -3,7 +3,6 @@
 //! disassembly, the self-contained HTML page with the CFG ([`html`],
 //! laid out by [`layout`]) and Graphviz ([`dot`]). Reports read a [`Profile`]; they compute nothing themselves.
 
-mod by_header;
 pub mod dot;
 pub mod graph;
 pub mod html;

@@ -14,6 +14,8 @@ use agx_isa::Instruction;
 pub struct Options {
     /// Iterations assumed for loops whose trip count is unknown.
     pub trip_count: u32,
+    /// Whether `trip_count` was given (`--trip-count`), not the default.
+    pub trip_count_given: bool,
     /// Memory-latency assumptions (documented defaults, overridable).
     pub mem: MemParams,
     /// Build [`Profile::graph`] (read by the HTML and DOT views only).
@@ -27,6 +29,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             trip_count: timing::DEFAULT_TRIP_COUNT,
+            trip_count_given: false,
             mem: MemParams::default(),
             graph: true,
         }
@@ -141,6 +144,7 @@ impl Profile {
     ) -> Profile {
         let params = ModelParams {
             trip_count: options.trip_count.max(1),
+            trip_count_given: options.trip_count_given,
             mem: options.mem,
             ..Default::default()
         };

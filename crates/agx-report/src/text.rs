@@ -214,10 +214,10 @@ fn header(out: &mut String, st: Style, p: &Profile) {
         gpu,
         p.timing.gpu,
         p.options.trip_count,
-        if p.options.trip_count == timing::DEFAULT_TRIP_COUNT {
-            "default; set with --trip-count"
-        } else {
+        if p.options.trip_count_given {
             "given with --trip-count"
+        } else {
+            "default; set with --trip-count"
         }
     );
     if let Some(pr) = &p.prolog {
@@ -465,23 +465,20 @@ fn critical_path(
     Ok(())
 }
 
-/// Analysis loops by header address.
+/// The analysis' loops: loop `i` of the timing model is loop `i` there
+/// (both are the loop forest's, in one order).
 struct LoopIndex<'a> {
     loops: &'a [LoopSummary],
-    by_header: crate::by_header::ByHeader,
 }
 
 fn loop_index(p: &Profile) -> LoopIndex<'_> {
-    let loops = &p.analysis.loops[..];
     LoopIndex {
-        loops,
-        by_header: crate::by_header::ByHeader::new(loops.iter().map(|s| s.header)),
+        loops: &p.analysis.loops[..],
     }
 }
 
 fn summary_for<'a>(idx: &LoopIndex<'a>, l: &LoopTiming) -> Option<&'a LoopSummary> {
-    idx.by_header
-        .pick(idx.loops, l.header, |s| s.latches.contains(&l.latch))
+    idx.loops.get(l.index)
 }
 
 fn loop_section(out: &mut String, st: Style, idx: &LoopIndex<'_>, i: usize, l: &LoopTiming) {

@@ -148,6 +148,7 @@ fn walk_all(dirs: &[PathBuf]) -> usize {
     }
     let other = Options {
         trip_count: 7,
+        trip_count_given: true,
         mem: agx_analysis::timing::MemParams {
             l1_hit_rate: 0.9,
             ..Default::default()

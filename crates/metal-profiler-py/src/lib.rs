@@ -110,7 +110,7 @@ fn profile_args(function: Option<String>, trip_count: Option<u32>) -> Result<Pro
     let mut a = cli.profile;
     a.function = function;
     if let Some(n) = trip_count {
-        a.model.trip_count = n;
+        a.model.trip_count = Some(n);
     }
     Ok(a)
 }

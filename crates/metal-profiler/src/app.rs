@@ -638,7 +638,8 @@ fn show_functions(
 /// Model options from the command line.
 pub fn report_options(a: &ProfileArgs) -> agx_report::Options {
     let mut o = agx_report::Options {
-        trip_count: a.model.trip_count,
+        trip_count: a.model.trip_count(),
+        trip_count_given: a.model.trip_count.is_some(),
         ..Default::default()
     };
     if let Some(v) = a.model.l1_hit_latency {
@@ -662,7 +663,7 @@ pub fn report_options(a: &ProfileArgs) -> agx_report::Options {
 }
 
 pub fn check_model_flags(a: &ProfileArgs) -> Result<(), Error> {
-    if a.model.trip_count == 0 {
+    if a.model.trip_count == Some(0) {
         return Err(Error::usage("--trip-count must be at least 1"));
     }
     for (flag, v) in [

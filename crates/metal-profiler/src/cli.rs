@@ -83,11 +83,13 @@ pub struct BatchArgs {
 
 /// The timing model's assumptions a user can change: one definition shared by
 /// a single profile and `batch`.
-#[derive(Args, Debug, Clone, PartialEq)]
+#[derive(Args, Debug, Clone, Default, PartialEq)]
 pub struct ModelFlags {
-    /// Iterations assumed for loops whose trip count is unknown.
-    #[arg(long, value_name = "N", default_value_t = agx_analysis::timing::DEFAULT_TRIP_COUNT)]
-    pub trip_count: u32,
+    /// Iterations assumed for loops whose trip count is unknown [default: 16].
+    /// (`None` when the flag is not given: the report says whether a count
+    /// was given, never guessing it from the value.)
+    #[arg(long, value_name = "N")]
+    pub trip_count: Option<u32>,
     /// Device-load latency on an L1 hit, in cycles (timing-model assumption).
     #[arg(long, value_name = "CYCLES")]
     pub l1_hit_latency: Option<f64>,
@@ -103,15 +105,11 @@ pub struct ModelFlags {
     pub chip: Option<String>,
 }
 
-impl Default for ModelFlags {
-    fn default() -> Self {
-        ModelFlags {
-            trip_count: agx_analysis::timing::DEFAULT_TRIP_COUNT,
-            l1_hit_latency: None,
-            l1_miss_latency: None,
-            l1_hit_rate: None,
-            chip: None,
-        }
+impl ModelFlags {
+    /// The trip count in effect: the one given, else the model's default.
+    pub fn trip_count(&self) -> u32 {
+        self.trip_count
+            .unwrap_or(agx_analysis::timing::DEFAULT_TRIP_COUNT)
     }
 }
 

@@ -13,10 +13,10 @@ pub use table::{
 pub mod model;
 
 pub use model::{
-    analyze_kernel, analyze_kernel_with_loops, analyze_with_analysis, analyze_with_analysis_on,
-    body_timing, bound_label, find_loops, Bound, BreakdownPart, InsnDetail, KernelTiming, LoopSpan,
-    LoopTiming, ModelParams, PartKind, Paths, RawDep, RegionTiming, UnitCycles, BOUND_NAMES,
-    DEFAULT_TRIP_COUNT,
+    analyze_kernel, analyze_kernel_with_nest, analyze_with_analysis, analyze_with_analysis_on,
+    analyze_with_nest, body_timing, bound_label, BlockCycles, BottleneckDetail, Bound,
+    BreakdownPart, InsnDetail, KernelTiming, LoopTiming, ModelParams, PartKind, Paths, RawDep,
+    Region, RegionTiming, UnitCycles, BOUND_NAMES, DEFAULT_TRIP_COUNT,
 };
 pub mod build;
 pub mod suggest;

@@ -49,6 +49,9 @@ pub const DEFAULT_TRIP_COUNT: u32 = 16;
 pub struct ModelParams {
     /// Trip count for every loop without an override.
     pub trip_count: u32,
+    /// Whether `trip_count` was given by the user (`--trip-count`), not the
+    /// model's default: the loops' `trip_count_source` says so.
+    pub trip_count_given: bool,
     /// Per-loop trip counts, keyed by the loop header's address.
     pub loop_trip_counts: BTreeMap<u32, u32>,
     /// Threads resident per GPU core (occupancy), e.g. from
@@ -61,6 +64,7 @@ impl Default for ModelParams {
     fn default() -> Self {
         ModelParams {
             trip_count: DEFAULT_TRIP_COUNT,
+            trip_count_given: false,
             loop_trip_counts: BTreeMap::new(),
             threads_per_core: 1024,
             mem: MemParams::default(),
@@ -130,6 +134,14 @@ impl InsnDetail {
     }
     pub fn latency(&self) -> f64 {
         self.entry.latency
+    }
+    /// Issue cycles of one execution: its pipe's reciprocal throughput plus
+    /// the RAW penalty it pays, at least one dispatch slot. With the exposed
+    /// stall (`stall`) it is the weight by which its region's cost is shared
+    /// among the region's instructions (`KernelTiming::insn_cycles`).
+    pub fn issue_cycles(&self) -> f64 {
+        let pen = self.raw_dep.as_ref().map_or(0.0, |r| r.penalty);
+        (self.cycles() + pen).max(G13.issue_of(self.unit()))
     }
 }
 
@@ -413,8 +425,15 @@ pub struct RegionTiming {
     pub latency_bound_cycles: f64,
     /// Cycles one SIMD-group alone takes per iteration (in-order issue).
     pub single_simd_iteration_cycles: f64,
-    /// Loop-carried dependency chain per iteration (dataflow only).
+    /// The region's dependency chain per pass: the same figure as
+    /// `bound.components["dependency_chain"]` (one SIMD-group's in-order
+    /// pass without its memory stalls, over the SIMD-groups that share the
+    /// scheduler), kept under its earlier name for the schema.
     pub recurrence_cycles: f64,
+    /// Sum of every instruction's stall of one SIMD-group alone per pass
+    /// (memory waits and register dependencies): the raw stall, before the
+    /// other SIMD-groups hide it (`exposed_stall` is what is left).
+    pub raw_stall: f64,
     pub loads: usize,
     pub stores: usize,
     pub waits: Vec<WaitStall>,
@@ -437,11 +456,21 @@ pub struct RegionTiming {
 /// A loop of the kernel, with its timing.
 #[derive(Clone, Debug)]
 pub struct LoopTiming {
+    /// Index in `KernelTiming::loops`, which is the order of
+    /// `Analysis::loops` (loop `i` there is loop `i` here).
     pub index: usize,
+    /// Index of the loop in the analysis' loop forest
+    /// (`LoopForest::loops`).
+    pub forest: usize,
     /// Address of the first instruction of the loop (header).
     pub header: u32,
     /// Address of the back-edge branch.
     pub latch: u32,
+    /// Addresses of the first instruction of the loop's lowest block and of
+    /// the last instruction of its highest (its blocks lie between; code
+    /// between them may be outside the loop).
+    pub first: u32,
+    pub last: u32,
     pub depth: u32,
     pub parent: Option<usize>,
     pub trip_count: u32,
@@ -460,6 +489,19 @@ pub struct LoopTiming {
 }
 
 impl LoopTiming {
+    /// Whether instruction `d` is in this loop (nested loops included),
+    /// by the loop forest's membership (`d.loop_index` and the parents).
+    pub fn holds(&self, loops: &[LoopTiming], d: &InsnDetail) -> bool {
+        let mut cur = d.loop_index.map(|l| l as usize);
+        while let Some(x) = cur {
+            if x == self.index {
+                return true;
+            }
+            cur = loops.get(x).and_then(|l| l.parent);
+        }
+        false
+    }
+
     /// The loop's bottleneck in words: its body's (`body.bottleneck`; the
     /// loop keeps no copy of that text, ~100 B per loop).
     pub fn bottleneck(&self) -> &str {
@@ -536,6 +578,86 @@ pub struct BreakdownPart {
     pub callee: Option<u32>,
 }
 
+/// One region of the kernel's cost, like a profiler's self time: the
+/// straight-line code (once), a loop's own instructions (each execution:
+/// nested loops excluded) or a call site (the callee's whole cost). The
+/// `self_cycles` of all regions sum to [`KernelTiming::total_cycles`].
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Region {
+    /// First instruction (straight line), loop header (loop) or the `call`.
+    pub at: u32,
+    pub kind: PartKind,
+    /// Loop nesting depth (0 for the straight line; a call's is its site's).
+    pub depth: u32,
+    /// Executions per thread: product of the enclosing loops' trip counts.
+    pub executions: f64,
+    /// Own cost of one execution (a loop: its body's bound per iteration).
+    pub cycles_per_execution: f64,
+    /// `cycles_per_execution × executions`.
+    pub self_cycles: f64,
+    /// `self_cycles / total_cycles` (0..1).
+    pub self_share: f64,
+    /// The region's own bound component (`"call"` for a call).
+    pub by: &'static str,
+    /// Raw stall (one SIMD-group alone) × executions.
+    pub stall_raw: f64,
+    /// Exposed stall (left at occupancy) × executions.
+    pub stall_exposed: f64,
+    /// Index into `loops` of a loop region.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loop_index: Option<usize>,
+    /// Entry of the callee of a call region.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub callee: Option<u32>,
+}
+
+/// The hot spot: the region with the largest `self_share`, with its own
+/// bound.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct BottleneckDetail {
+    /// The region's `at`.
+    pub at: u32,
+    /// `straight_line`, `loop`, `call` (`none` for empty code).
+    pub kind: &'static str,
+    /// Its own bound component (`"call"` for a call).
+    pub by: &'static str,
+    /// Its `self_cycles`.
+    pub cycles: f64,
+    /// Its `self_share`.
+    pub share: f64,
+    /// Its loop depth.
+    pub depth: u32,
+}
+
+/// Cycles of one basic block for the graph views: its instructions' share
+/// of their region's cost (in proportion to issue cycles + exposed stall)
+/// × executions; a call's cycles go to the block of the call. The blocks'
+/// `cycles` sum to [`KernelTiming::total_cycles`].
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct BlockCycles {
+    /// Index of the block in the CFG.
+    pub index: usize,
+    /// Address of its first and its last instruction.
+    pub start: u32,
+    pub end: u32,
+    pub cycles: f64,
+    /// `cycles / total_cycles` (0..1).
+    pub share: f64,
+    /// Executions per thread (its instructions' most).
+    pub executions: f64,
+    /// Its instruction indices `[first, end)`.
+    #[serde(skip)]
+    pub insns: (u32, u32),
+}
+
+fn kind_name(k: PartKind) -> &'static str {
+    match k {
+        PartKind::StraightLine => "straight_line",
+        PartKind::Loop => "loop",
+        PartKind::Call => "call",
+    }
+}
+
 /// Cost bounds over uniform paths: `shortest <= longest <= total_cycles`
 /// (`total_cycles` charges every arm of a branch, as a divergent
 /// SIMD-group runs them).
@@ -571,6 +693,17 @@ pub struct KernelTiming {
     pub loops: Vec<LoopTiming>,
     pub instructions_detail: Vec<InsnDetail>,
     pub bottleneck: String,
+    /// Every region of the cost (straight line, loop bodies, calls).
+    pub regions: Vec<Region>,
+    /// The region with the largest `self_share` and its own bound.
+    pub bottleneck_detail: BottleneckDetail,
+    /// Cycles of each basic block (the graph views).
+    pub blocks: Vec<BlockCycles>,
+    /// Each instruction's cycles (index as `instructions_detail`): its
+    /// share of its region's cost × executions (+ a call's cycles at the
+    /// call); they sum to `total_cycles`.
+    #[serde(skip)]
+    pub insn_cycles: Vec<f64>,
 }
 
 impl KernelTiming {
@@ -622,20 +755,115 @@ impl KernelTiming {
         self.total_cycles = round3(self.total_cycles + cycles);
         self.paths.shortest = round3(self.paths.shortest + cycles);
         self.paths.longest = round3(self.paths.longest + cycles);
+        let at = self
+            .instructions_detail
+            .binary_search_by_key(&site, |d| d.addr)
+            .ok();
+        self.regions.push(Region {
+            at: site,
+            kind: PartKind::Call,
+            depth: at.map_or(0, |i| self.instructions_detail[i].loop_depth),
+            executions,
+            cycles_per_execution: round3(cycles_per_call),
+            self_cycles: cycles,
+            self_share: 0.0,
+            by: "call",
+            stall_raw: 0.0,
+            stall_exposed: 0.0,
+            loop_index: None,
+            callee: Some(callee),
+        });
+        if let Some(i) = at {
+            if let Some(c) = self.insn_cycles.get_mut(i) {
+                *c += cycles;
+            }
+            let b = self.blocks.partition_point(|b| b.insns.1 as usize <= i);
+            if let Some(b) = self.blocks.get_mut(b).filter(|b| b.insns.0 as usize <= i) {
+                b.cycles = round3(b.cycles + cycles);
+            }
+        }
     }
-}
 
-/// A loop as an instruction-index range `[start, end]` (end = back-edge).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct LoopSpan {
-    pub start: usize,
-    pub end: usize,
-}
-
-/// Loops of `insns` as instruction-index spans, from the analysis crate's
-/// loop forest (the one place loops are found).
-pub fn find_loops(insns: &[Instruction]) -> Vec<LoopSpan> {
-    spans_from_analysis(insns, &crate::analyze(insns))
+    /// Shares of the regions and blocks, the hot spot
+    /// ([`KernelTiming::bottleneck_detail`]) and the headline
+    /// (`bottleneck`) from the regions: called by the model and again by
+    /// the whole-program layer once its call regions are added (it then
+    /// words a call's headline itself).
+    pub fn finish_regions(&mut self) {
+        let total = self.total_cycles;
+        let share = |c: f64| if total > 0.0 { c / total } else { 0.0 };
+        for r in &mut self.regions {
+            r.self_share = share(r.self_cycles);
+        }
+        for b in &mut self.blocks {
+            b.share = share(b.cycles);
+        }
+        let hot = self
+            .regions
+            .iter()
+            .enumerate()
+            .max_by(|a, b| {
+                a.1.self_cycles
+                    .total_cmp(&b.1.self_cycles)
+                    .then(b.0.cmp(&a.0))
+            })
+            .map(|x| x.1);
+        let Some(r) = hot else {
+            self.bottleneck_detail = BottleneckDetail {
+                kind: "none",
+                by: "none",
+                ..Default::default()
+            };
+            self.bottleneck = "empty kernel".to_string();
+            return;
+        };
+        self.bottleneck_detail = BottleneckDetail {
+            at: r.at,
+            kind: kind_name(r.kind),
+            by: r.by,
+            cycles: r.self_cycles,
+            share: r.self_share,
+            depth: r.depth,
+        };
+        let pct = 100.0 * r.self_share;
+        self.bottleneck = match (r.kind, r.loop_index.and_then(|l| self.loops.get(l))) {
+            (PartKind::Loop, Some(l)) => {
+                let depth = if l.depth > 1 {
+                    format!(" (depth {})", l.depth)
+                } else {
+                    String::new()
+                };
+                let (iters, src) = if l.depth > 1 {
+                    (
+                        format!("{}", r.executions),
+                        "trip counts of it and its enclosing loops",
+                    )
+                } else {
+                    (format!("{}", l.trip_count), l.trip_count_source)
+                };
+                format!(
+                    "loop at 0x{:x}{depth}, {} cy of {} cy ({pct:.0}%): {} cy/iter x {iters} iterations ({src}); its own body is bound by {}",
+                    r.at,
+                    fmt_cy(r.self_cycles),
+                    fmt_cy(total),
+                    fmt_cy(r.cycles_per_execution),
+                    l.body.bottleneck
+                )
+            }
+            (PartKind::Call, _) => format!(
+                "call at 0x{:x}, {} cy of {} cy ({pct:.0}%)",
+                r.at,
+                fmt_cy(r.self_cycles),
+                fmt_cy(total)
+            ),
+            _ => format!(
+                "straight-line code, {} cy of {} cy ({pct:.0}%): {}",
+                fmt_cy(r.self_cycles),
+                fmt_cy(total),
+                self.outside_loops.bottleneck
+            ),
+        };
+    }
 }
 
 /// Value of a named encoding field of the instruction's form.
@@ -1002,41 +1230,6 @@ fn model_region(
             .sum();
     }
 
-    // ---- loop-carried chain (dataflow only; reported, and a lower bound
-    // of the in-order pass) ----
-    let recurrence = if is_loop {
-        let mut ready = vec![0.0f64; 512];
-        let mut second: Vec<f64> = Vec::new();
-        for pass in 0..3 {
-            for s in &st {
-                let mut start = 0.0f64;
-                for (h, _) in s.uses {
-                    start = start.max(ready[*h as usize % 512]);
-                }
-                let lat = if is_load(s.insn) {
-                    load_latency(s.insn, &params.mem)
-                } else {
-                    s.lat
-                };
-                for (h, _) in s.defs {
-                    ready[*h as usize % 512] = start + lat;
-                }
-            }
-            if pass == 1 {
-                second = ready.clone();
-            }
-        }
-        st.iter()
-            .flat_map(|s| s.defs.iter())
-            .map(|&(h, _)| {
-                let h = h as usize % 512;
-                ready[h] - second[h]
-            })
-            .fold(0.0f64, f64::max)
-    } else {
-        0.0
-    };
-
     // ---- the bound ----
     let mem_stall_single: f64 = (0..n)
         .filter(|&i| is_mem_stall[i])
@@ -1061,6 +1254,7 @@ fn model_region(
     ]);
     let cost = bound.cycles;
     let by = bound.by;
+    let dep_chain_bound = bound.components["dependency_chain"];
     // One exposed-stall formula: the cost above the largest throughput
     // bound, shared among the stalling instructions by their stall.
     let exposed = (cost - bound.throughput()).max(0.0);
@@ -1134,7 +1328,9 @@ fn model_region(
             latency_bound_cycles: cost,
             bound,
             single_simd_iteration_cycles: round3(single),
-            recurrence_cycles: round3(recurrence),
+            // the one dependency-chain figure of the region: its bound
+            // component (the in-order pass without memory stalls, over k)
+            recurrence_cycles: dep_chain_bound,
             loads,
             stores,
             waits: {
@@ -1143,6 +1339,7 @@ fn model_region(
                 wait_info
             },
             wait_stall: round3(wait_stall),
+            raw_stall: round3(total_stall),
             exposed_stall: round3(exposed),
             memory_stall: round3(memory_stall),
             alu_per_iter: round3(alu),
@@ -1190,8 +1387,8 @@ pub fn body_timing(insns: &[Instruction], params: &ModelParams) -> RegionTiming 
 /// Models a whole kernel (main's instructions in address order), with the
 /// loops the analysis crate finds.
 pub fn analyze_kernel(insns: &[Instruction], params: &ModelParams) -> KernelTiming {
-    let loops = find_loops(insns);
-    analyze_kernel_with_loops(&G13, insns, &loops, params)
+    let nest = crate::analyze_detailed(insns, &crate::CfgOptions::default()).nest;
+    analyze_kernel_with_nest(&G13, insns, &nest, params)
 }
 
 /// The exec-mask if/else structure: for each instruction, the innermost
@@ -1330,76 +1527,40 @@ fn path_subset(
         .collect()
 }
 
-/// Models a whole kernel with loops supplied by the caller (from the
-/// analysis crate's loop forest, [`spans_from_analysis`]).
+/// Models a whole kernel whose loops are `nest`'s (the loop forest's
+/// membership: a loop is its blocks, [`crate::loops::LoopNest`]).
 #[allow(clippy::needless_range_loop)]
-pub fn analyze_kernel_with_loops(
+pub fn analyze_kernel_with_nest(
     gpu: &'static GpuTiming,
     insns: &[Instruction],
-    spans: &[LoopSpan],
+    nest: &crate::loops::LoopNest,
     params: &ModelParams,
 ) -> KernelTiming {
     let n = insns.len();
     let k = params.simds_per_scheduler(gpu);
-    let mut spans: Vec<LoopSpan> = spans
-        .iter()
-        .filter(|s| s.start <= s.end && s.end < n)
-        .cloned()
+    let nl = nest.loops.len();
+    let parent: Vec<Option<usize>> = nest.loops.iter().map(|l| l.parent).collect();
+    let depth: Vec<u32> = nest.loops.iter().map(|l| l.depth).collect();
+    // innermost loop of each instruction (u32: 8 bytes an instruction, not
+    // 16; live at a big kernel's peak)
+    let owner: Vec<Option<u32>> = (0..n)
+        .map(|i| nest.owner.get(i).copied().flatten())
         .collect();
-    spans.sort_by_key(|l| (l.start, std::cmp::Reverse(l.end)));
-    spans.dedup();
-    // Spans are sorted by (start, -end): the enclosing loop is on a stack.
-    let mut parent: Vec<Option<usize>> = vec![None; spans.len()];
-    let mut stack: Vec<usize> = Vec::new();
-    for i in 0..spans.len() {
-        while let Some(&top) = stack.last() {
-            if spans[top].end < spans[i].start || spans[top].end < spans[i].end {
-                stack.pop();
-            } else {
-                break;
-            }
-        }
-        parent[i] = stack.last().copied();
-        stack.push(i);
-    }
-    let depth: Vec<u32> = (0..spans.len())
-        .map(|i| {
-            let mut d = 1;
-            let mut p = parent[i];
-            while let Some(q) = p {
-                d += 1;
-                p = parent[q];
-            }
-            d
-        })
-        .collect();
-    // (u32: 8 bytes an instruction, not 16; live at a big kernel's peak)
-    let mut owner: Vec<Option<u32>> = vec![None; n];
-    for (li, s) in spans.iter().enumerate() {
-        for o in owner.iter_mut().take(s.end + 1).skip(s.start) {
-            let replace = match *o {
-                None => true,
-                Some(cur) => depth[li] > depth[cur as usize],
-            };
-            if replace {
-                *o = Some(li as u32);
-            }
-        }
-    }
-    let trips: Vec<(u32, &'static str)> = spans
+    let trips: Vec<(u32, &'static str)> = nest
+        .loops
         .iter()
         .map(|s| {
-            let h = insns[s.start].addr;
+            let h = insns[s.header].addr;
             match params.loop_trip_counts.get(&h) {
                 Some(&t) => (t, "override"),
-                None if params.trip_count == DEFAULT_TRIP_COUNT => (params.trip_count, "default"),
-                None => (params.trip_count, "given"),
+                None if params.trip_count_given => (params.trip_count, "given"),
+                None => (params.trip_count, "default"),
             }
         })
         .collect();
     let trip = |li: usize| -> f64 { trips[li].0 as f64 };
     // Executions per thread of each loop's body: product of trip counts.
-    let weights: Vec<f64> = (0..spans.len())
+    let weights: Vec<f64> = (0..nl)
         .map(|li| {
             let mut w = 1.0;
             let mut p = Some(li);
@@ -1416,7 +1577,7 @@ pub fn analyze_kernel_with_loops(
     // Their instruction indices, region by region in one flat list of `u32`
     // (4 B per instruction and two allocations; a vector of `usize` per
     // region was ~13 B per instruction with a loop per 12 instructions).
-    let mut member_start: Vec<u32> = vec![0; spans.len() + 2];
+    let mut member_start: Vec<u32> = vec![0; nl + 2];
     for o in &owner {
         member_start[o.map_or(0, |l| l as usize + 1) + 1] += 1;
     }
@@ -1432,7 +1593,7 @@ pub fn analyze_kernel_with_loops(
             next[r] += 1;
         }
     }
-    let region_count = spans.len() + 1;
+    let region_count = nl + 1;
     let members = |r: usize| &member_flat[member_start[r] as usize..member_start[r + 1] as usize];
     let follows_of = |idx: &[u32]| -> Vec<bool> {
         (0..idx.len())
@@ -1470,12 +1631,13 @@ pub fn analyze_kernel_with_loops(
     }
     // (each detail's `loop_index` is the owner from here on)
     drop(owner);
+    let nest_loop = |li: usize| &nest.loops[li];
     // Each loop's body region goes straight into its record (the rest of
     // the record is filled at the end): a vector of regions moved into the
     // records later would hold every region twice at the kernel's peak
     // (~27 B per instruction of a kernel with a loop per 12 instructions).
     let mut outside: Option<RegionTiming> = None;
-    let mut loops_out: Vec<LoopTiming> = Vec::with_capacity(spans.len());
+    let mut loops_out: Vec<LoopTiming> = Vec::with_capacity(nl);
     // regions are independent: modelled on all cores, taken in order
     crate::par::map_ordered(region_count, &|r| model_idx(members(r), r > 0), |r, out| {
         for ((dep, ss, se), &i) in out.per_insn.into_iter().zip(members(r)) {
@@ -1491,8 +1653,11 @@ pub fn analyze_kernel_with_loops(
             let (t, src) = trips[li];
             loops_out.push(LoopTiming {
                 index: li,
-                header: insns[spans[li].start].addr,
-                latch: insns[spans[li].end].addr,
+                forest: nest_loop(li).forest,
+                header: insns[nest_loop(li).header].addr,
+                latch: insns[nest_loop(li).latch].addr,
+                first: insns[nest_loop(li).first].addr,
+                last: insns[nest_loop(li).last].addr,
                 depth: depth[li],
                 parent: parent[li],
                 trip_count: t,
@@ -1515,14 +1680,14 @@ pub fn analyze_kernel_with_loops(
     };
 
     // Inclusive per-iteration costs, innermost first.
-    let mut order: Vec<usize> = (0..spans.len()).collect();
+    let mut order: Vec<usize> = (0..nl).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(depth[i]));
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); spans.len() + 1];
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); nl + 1];
     for (ch, p) in parent.iter().enumerate() {
         children[p.map_or(0, |p| p + 1)].push(ch);
     }
-    let mut incl = vec![0.0; spans.len()];
-    let mut nested = vec![0.0; spans.len()];
+    let mut incl = vec![0.0; nl];
+    let mut nested = vec![0.0; nl];
     for &li in &order {
         let c: f64 = children[li + 1].iter().map(|&ch| trip(ch) * incl[ch]).sum();
         nested[li] = c;
@@ -1533,8 +1698,8 @@ pub fn analyze_kernel_with_loops(
     // nested loops) a uniform path runs, clamped so that shortest <= longest
     // <= the divergent cost. Loops innermost first, then the straight line.
     let arms = exec_arms(insns);
-    let mut incl_short = vec![0.0; spans.len()];
-    let mut incl_long = vec![0.0; spans.len()];
+    let mut incl_short = vec![0.0; nl];
+    let mut incl_long = vec![0.0; nl];
     let (mut shortest, mut longest) = (0.0, 0.0);
     let region_order: Vec<usize> = order.iter().map(|&l| l + 1).chain([0]).collect();
     for r in region_order {
@@ -1553,7 +1718,7 @@ pub fn analyze_kernel_with_loops(
         } else {
             let mut header_of: BTreeMap<usize, usize> = BTreeMap::new();
             for &ch in &children[r] {
-                header_of.insert(spans[ch].start, ch);
+                header_of.insert(nest_loop(ch).first, ch);
             }
             let mut all: Vec<usize> = idx
                 .iter()
@@ -1633,11 +1798,11 @@ pub fn analyze_kernel_with_loops(
             callee: None,
         });
     }
-    for li in 0..spans.len() {
+    for li in 0..nl {
         if parent[li].is_none() {
             breakdown.push(BreakdownPart {
                 part: PartKind::Loop,
-                at: insns[spans[li].start].addr,
+                at: loops_out[li].header,
                 cycles: round3(trip(li) * incl[li]),
                 executions: trip(li),
                 loop_index: Some(li),
@@ -1673,41 +1838,6 @@ pub fn analyze_kernel_with_loops(
         alu: round3(pipes.fscib().max(pipes.ic)),
     };
 
-    // Kernel bottleneck: the dearest part of the breakdown, in its words.
-    let bottleneck = match breakdown
-        .iter()
-        .max_by(|a, b| a.cycles.total_cmp(&b.cycles))
-    {
-        None => "empty kernel".to_string(),
-        Some(p) => {
-            let pct = if total > 0.0 {
-                100.0 * p.cycles / total
-            } else {
-                0.0
-            };
-            match p.loop_index {
-                Some(li) => {
-                    let body = &loops_out[li].body;
-                    format!(
-                        "loop at 0x{:x}, {} cy of {} cy ({pct:.0}%): {} cy/iter x {} iterations ({}); its own body is bound by {}",
-                        p.at,
-                        fmt_cy(p.cycles),
-                        fmt_cy(total),
-                        fmt_cy(incl[li]),
-                        trips[li].0,
-                        trips[li].1,
-                        body.bottleneck
-                    )
-                }
-                None => format!(
-                    "straight-line code, {} cy of {} cy ({pct:.0}%): {}",
-                    fmt_cy(p.cycles),
-                    fmt_cy(total),
-                    outside.bottleneck
-                ),
-            }
-        }
-    };
     for (li, l) in loops_out.iter_mut().enumerate() {
         let bound = l.body.bound.plus(nested[li]);
         l.cycles_per_iteration = bound.cycles;
@@ -1715,7 +1845,95 @@ pub fn analyze_kernel_with_loops(
         l.bound = bound;
     }
 
-    KernelTiming {
+    // Regions (self time) and what each instruction and block costs.
+    let mut regions: Vec<Region> = Vec::with_capacity(nl + 1);
+    let mut insn_cycles = vec![0.0f64; n];
+    {
+        // per region: (cost per pass, sum of weights, raw and exposed stall)
+        let mut acc = vec![(0.0f64, 0.0f64, 0.0f64); nl + 1];
+        let weight_of = |d: &InsnDetail| -> f64 { d.issue_cycles() + d.stall };
+        for d in &instructions_detail {
+            let r = d.loop_index.map_or(0, |l| l as usize + 1);
+            acc[r].0 += weight_of(d);
+            acc[r].1 += d.stall_single;
+            acc[r].2 += d.stall;
+        }
+        let counts = {
+            let mut c = vec![0usize; nl + 1];
+            for d in &instructions_detail {
+                c[d.loop_index.map_or(0, |l| l as usize + 1)] += 1;
+            }
+            c
+        };
+        for (i, d) in instructions_detail.iter().enumerate() {
+            let r = d.loop_index.map_or(0, |l| l as usize + 1);
+            let cost = if r == 0 {
+                outside.bound.cycles
+            } else {
+                loops_out[r - 1].body.bound.cycles
+            };
+            let w = acc[r].0;
+            let part = if w > 0.0 {
+                weight_of(d) / w
+            } else {
+                1.0 / counts[r] as f64
+            };
+            insn_cycles[i] = cost * part * executions[i];
+        }
+        if let Some(first) = first_outside {
+            regions.push(Region {
+                at: insns[first].addr,
+                kind: PartKind::StraightLine,
+                depth: 0,
+                executions: 1.0,
+                cycles_per_execution: outside.bound.cycles,
+                self_cycles: outside.bound.cycles,
+                self_share: 0.0,
+                by: outside.bound.by,
+                stall_raw: round3(acc[0].1),
+                stall_exposed: round3(acc[0].2),
+                loop_index: None,
+                callee: None,
+            });
+        }
+        for (li, l) in loops_out.iter().enumerate() {
+            let w = weights[li];
+            regions.push(Region {
+                at: l.header,
+                kind: PartKind::Loop,
+                depth: l.depth,
+                executions: w,
+                cycles_per_execution: l.body.bound.cycles,
+                self_cycles: round3(l.body.bound.cycles * w),
+                self_share: 0.0,
+                by: l.body.bound.by,
+                stall_raw: round3(acc[li + 1].1 * w),
+                stall_exposed: round3(acc[li + 1].2 * w),
+                loop_index: Some(li),
+                callee: None,
+            });
+        }
+    }
+    let blocks: Vec<BlockCycles> = nest
+        .blocks
+        .iter()
+        .enumerate()
+        .filter(|(_, &(s, e))| s < e && (e as usize) <= n)
+        .map(|(index, &(s, e))| {
+            let r = s as usize..e as usize;
+            BlockCycles {
+                index,
+                start: insns[r.start].addr,
+                end: insns[r.end - 1].addr,
+                cycles: round3(insn_cycles[r.clone()].iter().sum()),
+                share: 0.0,
+                executions: executions[r].iter().copied().fold(0.0, f64::max),
+                insns: (s, e),
+            }
+        })
+        .collect();
+
+    let mut t = KernelTiming {
         gpu: gpu.name,
         params: params.clone(),
         simds_per_scheduler: round3(k),
@@ -1728,34 +1946,19 @@ pub fn analyze_kernel_with_loops(
         outside_loops: outside,
         loops: loops_out,
         instructions_detail,
-        bottleneck,
-    }
+        bottleneck: String::new(),
+        regions,
+        bottleneck_detail: BottleneckDetail::default(),
+        blocks,
+        insn_cycles,
+    };
+    t.finish_regions();
+    t
 }
 
 /// Width-in-bits helper for reports.
 pub fn width_bits(insn: &Instruction) -> u32 {
     dest_width(insn).map(|w| w.bits()).unwrap_or(32)
-}
-
-/// Loop spans from the CFG/loop analysis ([`crate::Analysis::loops`]).
-pub fn spans_from_analysis(insns: &[Instruction], analysis: &crate::Analysis) -> Vec<LoopSpan> {
-    let addrs: Vec<u32> = insns.iter().map(|i| i.addr).collect();
-    let idx = |a: u32| {
-        addrs
-            .binary_search(&a)
-            .ok()
-            .or_else(|| addrs.iter().position(|&x| x == a))
-    };
-    analysis
-        .loops
-        .iter()
-        .filter_map(|l| {
-            Some(LoopSpan {
-                start: idx(l.start)?,
-                end: idx(l.end)?,
-            })
-        })
-        .collect()
 }
 
 /// Models a kernel using the analysis' loops and occupancy (threads per
@@ -1780,6 +1983,22 @@ pub fn analyze_with_analysis_on(
     if analysis.occupancy.threads > 0 {
         p.threads_per_core = p.threads_per_core.min(analysis.occupancy.threads);
     }
-    let spans = spans_from_analysis(insns, analysis);
-    analyze_kernel_with_loops(gpu, insns, &spans, &p)
+    // (the summary keeps no membership: the loop forest is found again)
+    let nest = crate::analyze_detailed(insns, &crate::CfgOptions::default()).nest;
+    analyze_kernel_with_nest(gpu, insns, &nest, &p)
+}
+
+/// [`analyze_with_analysis`] with the loop nest of the same analysis (no
+/// second analysis): what the whole-program layer calls.
+pub fn analyze_with_nest(
+    insns: &[Instruction],
+    analysis: &crate::Analysis,
+    nest: &crate::loops::LoopNest,
+    params: &ModelParams,
+) -> KernelTiming {
+    let mut p = params.clone();
+    if analysis.occupancy.threads > 0 {
+        p.threads_per_core = p.threads_per_core.min(analysis.occupancy.threads);
+    }
+    analyze_kernel_with_nest(&G13, insns, nest, &p)
 }

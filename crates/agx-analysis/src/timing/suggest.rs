@@ -29,7 +29,30 @@ impl Severity {
     }
 }
 
-/// One suggestion.
+/// The figures a suggestion cites, by name (serialized as an object in
+/// this order): every number of its message is one of them, at the
+/// message's precision (addresses aside).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Figures(pub Vec<(&'static str, f64)>);
+
+impl Figures {
+    /// The figure called `name` (0 when absent).
+    pub fn get(&self, name: &str) -> f64 {
+        self.0
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or(0.0, |(_, v)| *v)
+    }
+}
+
+impl Serialize for Figures {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter().map(|(k, v)| (*k, *v)))
+    }
+}
+
+/// One suggestion: a rule that fired, the figures it cites and the message
+/// worded from them.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Suggestion {
     pub severity: Severity,
@@ -38,18 +61,37 @@ pub struct Suggestion {
     pub message: String,
     /// Stable rule id (e.g. `"tile-global-loads"`).
     pub rule: &'static str,
+    /// The figures the message cites (rounded to 2 decimals, as printed).
+    pub figures: Figures,
+}
+
+/// Rounds a cited figure to the precision messages print: 2 decimals, as
+/// `{:.2}` rounds them (so the message reads as it did before the figures
+/// were fields).
+fn r2(x: f64) -> f64 {
+    format!("{x:.2}").parse().unwrap_or(x)
 }
 
 impl Suggestion {
-    /// A suggestion whose message is trimmed to size (a kernel of many
-    /// loops keeps one message per loop).
-    fn new(severity: Severity, offset: u32, rule: &'static str, mut message: String) -> Suggestion {
+    /// A suggestion whose `message` is worded by `word` from its
+    /// `figures` (each rounded to 2 decimals first), trimmed to size (a
+    /// kernel of many loops keeps one message per loop).
+    fn new(
+        severity: Severity,
+        offset: u32,
+        rule: &'static str,
+        figures: &[(&'static str, f64)],
+        word: impl FnOnce(&dyn Fn(&str) -> String) -> String,
+    ) -> Suggestion {
+        let figures = Figures(figures.iter().map(|&(k, v)| (k, r2(v))).collect());
+        let mut message = word(&|name: &str| fmt_cy(figures.get(name)));
         message.shrink_to_fit();
         Suggestion {
             severity,
             offset,
             message,
             rule,
+            figures,
         }
     }
 }
@@ -68,27 +110,23 @@ pub const RULES: &[&str] = &[
     "consider-fp16",
 ];
 
-fn in_loop(l: &LoopTiming, addr: u32) -> bool {
-    l.header <= addr && addr <= l.latch
-}
-
-/// Index range of the loop's instructions; `addrs[i]` is `insns[i].addr`
-/// (searched instead of the 500-byte instructions: no cache miss per probe).
+/// Index range of the instructions between the loop's lowest and highest
+/// block; `addrs[i]` is `insns[i].addr` (searched instead of the 500-byte
+/// instructions: no cache miss per probe). The loop's own instructions are
+/// those of the range the loop forest puts in it ([`LoopTiming::holds`]).
 fn loop_range(addrs: &[u32], l: &LoopTiming) -> std::ops::Range<usize> {
-    let s = addrs.partition_point(|&a| a < l.header);
-    let e = addrs.partition_point(|&a| a <= l.latch);
+    let s = addrs.partition_point(|&a| a < l.first);
+    let e = addrs.partition_point(|&a| a <= l.last);
     s..e.max(s)
 }
 
+/// The innermost loop of the instruction at `addr`, by the loop forest's
+/// membership (none for an address that is no instruction).
 fn innermost_loop(t: &KernelTiming, addr: u32) -> Option<&LoopTiming> {
     let i = t.instructions_detail.partition_point(|d| d.addr < addr);
     match t.instructions_detail.get(i) {
         Some(d) if d.addr == addr => d.loop_index.and_then(|l| t.loops.get(l as usize)),
-        _ => t
-            .loops
-            .iter()
-            .filter(|l| in_loop(l, addr))
-            .max_by_key(|l| l.depth),
+        _ => None,
     }
 }
 
@@ -201,37 +239,62 @@ pub fn suggest(
             Severity::High,
             first.addr,
             "spills",
-            format!(
-                "{stores} spill stores and {loads} fills (stack_store/stack_load), {in_loops} of them inside loops; first at 0x{:x}. Reduce live values (smaller tiles, fewer accumulators) or a smaller workgroup so the register budget grows.",
+            &[
+                ("spill_stores", stores as f64),
+                ("fills", loads as f64),
+                ("in_loops", in_loops as f64),
+            ],
+            |f| {
+                format!(
+                "{} spill stores and {} fills (stack_store/stack_load), {} of them inside loops; first at 0x{:x}. Reduce live values (smaller tiles, fewer accumulators) or a smaller workgroup so the register budget grows.",
+                f("spill_stores"), f("fills"), f("in_loops"),
                 first.addr
-            ),
+            )
+            },
         ));
     }
 
     // --- register pressure / occupancy ---
     let threads = timing.params.threads_per_core;
-    let (peak_addr, peak_desc) = match analysis {
-        Some(a) => (
-            a.registers.peak_live_offset,
-            format!(
-                "{} half-registers allocated (highest index {}), peak liveness {} halves",
-                a.registers.allocated_half,
-                a.registers.highest_half_index,
-                a.registers.peak_live_half
+    // (address of the peak, its figures, their words)
+    type Desc = Box<dyn Fn(&dyn Fn(&str) -> String) -> String>;
+    let (peak_addr, peak_figs, peak_desc): (Option<u32>, Vec<(&'static str, f64)>, Desc) =
+        match analysis {
+            Some(a) => (
+                a.registers.peak_live_offset,
+                vec![
+                    ("allocated_half", a.registers.allocated_half as f64),
+                    ("highest_half_index", a.registers.highest_half_index as f64),
+                    ("peak_live_half", a.registers.peak_live_half as f64),
+                ],
+                Box::new(|f: &dyn Fn(&str) -> String| {
+                    format!(
+                        "{} half-registers allocated (highest index {}), peak liveness {} halves",
+                        f("allocated_half"),
+                        f("highest_half_index"),
+                        f("peak_live_half")
+                    )
+                }),
             ),
-        ),
-        None => match highest_gpr(insns) {
-            Some((hi, addr)) => (
-                Some(addr),
-                format!(
-                    "highest register half r{}{} touched",
-                    hi / 2,
-                    if hi % 2 == 0 { "l" } else { "h" }
+            None => match highest_gpr(insns) {
+                Some((hi, addr)) => (
+                    Some(addr),
+                    vec![],
+                    Box::new(move |_: &dyn Fn(&str) -> String| {
+                        format!(
+                            "highest register half r{}{} touched",
+                            hi / 2,
+                            if hi % 2 == 0 { "l" } else { "h" }
+                        )
+                    }),
                 ),
-            ),
-            None => (None, String::new()),
-        },
-    };
+                None => (
+                    None,
+                    vec![],
+                    Box::new(|_: &dyn Fn(&str) -> String| String::new()),
+                ),
+            },
+        };
     let derived_threads = analysis
         .map(|a| a.occupancy.threads)
         .filter(|&t| t > 0)
@@ -244,15 +307,25 @@ pub fn suggest(
             Severity::Medium
         };
         let at = peak_addr.unwrap_or(0);
-        push(Suggestion::new(
-            sev,
-            at,
-            "register-pressure",
-            format!(
-                "Occupancy limited to {occ} threads/core ({:.0}%): {peak_desc}; the peak is at 0x{at:x}. Shorten live ranges there (recompute cheap values, narrow to 16-bit) to reach the next occupancy step.",
-                occ as f64 / 1024.0 * 100.0
+        let mut figs = vec![
+            ("threads_per_core", occ as f64),
+            // (rounded as `{:.0}` rounds, half to even)
+            (
+                "occupancy_percent",
+                format!("{:.0}", occ as f64 / 1024.0 * 100.0)
+                    .parse()
+                    .unwrap_or(0.0),
             ),
-        ));
+        ];
+        figs.extend(peak_figs);
+        push(Suggestion::new(sev, at, "register-pressure", &figs, |f| {
+            format!(
+                "Occupancy limited to {} threads/core ({}%): {}; the peak is at 0x{at:x}. Shorten live ranges there (recompute cheap values, narrow to 16-bit) to reach the next occupancy step.",
+                f("threads_per_core"),
+                f("occupancy_percent"),
+                peak_desc(f)
+            )
+        }));
     }
 
     // each loop's rules, on all cores; the suggestions are kept in loop order
@@ -261,12 +334,26 @@ pub fn suggest(
         let mut push = |s: Suggestion| mine.push(s);
         let range = loop_range(&addrs, l);
         let base = range.start;
-        let body: Vec<&Instruction> = insns[range].iter().collect();
-        let own: Vec<&Instruction> = body
+        // the loop's instructions (nested loops included) and its own
+        let body: Vec<&Instruction> = insns[range]
             .iter()
             .enumerate()
-            .filter(|(k, i)| innermost_at(base + k, i.addr).map(|x| x.index) == Some(l.index))
-            .map(|(_, i)| *i)
+            .filter(|(k, i)| {
+                let mut cur = innermost_at(base + k, i.addr);
+                while let Some(x) = cur {
+                    if x.index == l.index {
+                        return true;
+                    }
+                    cur = x.parent.and_then(|p| timing.loops.get(p));
+                }
+                false
+            })
+            .map(|(_, i)| i)
+            .collect();
+        let own: Vec<&Instruction> = body
+            .iter()
+            .filter(|i| innermost_loop(timing, i.addr).map(|x| x.index) == Some(l.index))
+            .copied()
             .collect();
 
         // --- tile global loads ---
@@ -291,37 +378,44 @@ pub fn suggest(
                 Severity::High,
                 dev_loads[0].addr,
                 "tile-global-loads",
-                format!(
+                &[
+                    ("cycles_per_iteration", l.body.bound.cycles),
+                    ("global_loads", dev_loads.len() as f64),
+                    ("exposed_wait_stall", dev_stall),
+                    ("simds_per_scheduler", timing.simds_per_scheduler),
+                ],
+                |f| {
+                    format!(
                     "Loop at 0x{:x} is bound by {} ({} cy/iter; {} global loads/iter, ~{} cy/iter of wait stall exposed at {} SIMD-groups/scheduler). Tile the data into threadgroup memory and reuse it across iterations.",
                     l.header,
                     super::model::bound_label(l.body.bound.by),
-                    fmt_cy(l.body.bound.cycles),
-                    dev_loads.len(),
-                    fmt_cy(dev_stall),
-                    fmt_cy(timing.simds_per_scheduler)
-                ),
+                    f("cycles_per_iteration"),
+                    f("global_loads"),
+                    f("exposed_wait_stall"),
+                    f("simds_per_scheduler")
+                )
+                },
             ));
         }
 
         // --- break dependency chains ---
-        let k = timing.simds_per_scheduler.max(1.0);
-        let chain_bound = l.body.recurrence_cycles / k;
+        // (the one dependency-chain figure: the bound component)
+        let chain_bound = l.body.bound.components["dependency_chain"];
         let no_mem_stall = l.body.wait_stall <= 0.0;
+        // the RAW penalties the loop's own body pays (a nested loop's are
+        // in its own bound)
         let ds = {
             let d = &timing.instructions_detail;
-            let a = detail_addrs.partition_point(|&x| x < l.header);
-            let b = detail_addrs.partition_point(|&x| x <= l.latch);
+            let a = detail_addrs.partition_point(|&x| x < l.first);
+            let b = detail_addrs.partition_point(|&x| x <= l.last);
             &d[a..b.max(a)]
         };
-        let raw_count = ds
-            .iter()
-            .filter(|d| {
-                in_loop(l, d.addr) && d.raw_dep.as_ref().map(|r| r.penalty > 0.0).unwrap_or(false)
-            })
-            .count();
-        let first_raw = ds.iter().find(|d| {
-            in_loop(l, d.addr) && d.raw_dep.as_ref().map(|r| r.penalty > 0.0).unwrap_or(false)
-        });
+        let paid = |d: &&super::model::InsnDetail| {
+            d.loop_index.map(|x| x as usize) == Some(l.index)
+                && d.raw_dep.as_ref().map(|r| r.penalty > 0.0).unwrap_or(false)
+        };
+        let raw_count = ds.iter().filter(paid).count();
+        let first_raw = ds.iter().find(paid);
         let latency_bound = no_mem_stall && l.body.bound.by == "dependency_chain";
         let many_raw = raw_count >= 4 && raw_count * 4 >= l.body.instructions;
         if latency_bound || (many_raw && chain_bound > 0.0) {
@@ -330,14 +424,23 @@ pub fn suggest(
                 Severity::Medium,
                 at,
                 "break-dependency-chain",
-                format!(
-                    "Loop at 0x{:x}: loop-carried dependency chain of {} cy/iter and {raw_count} back-to-back RAW dependencies (first at 0x{at:x}); the loop costs {} cy/iter, bound by {} (largest throughput bound {} cy). Split accumulators / interleave independent chains.",
+                &[
+                    ("dependency_chain", chain_bound),
+                    ("raw_dependencies", raw_count as f64),
+                    ("cycles_per_iteration", l.body.cycles_per_iteration),
+                    ("throughput_bound", l.body.bound.throughput()),
+                ],
+                |f| {
+                    format!(
+                    "Loop at 0x{:x}: dependency chain of {} cy/iter and {} back-to-back RAW dependencies (first at 0x{at:x}); the loop costs {} cy/iter, bound by {} (largest throughput bound {} cy). Split accumulators / interleave independent chains.",
                     l.header,
-                    fmt_cy(l.body.recurrence_cycles),
-                    fmt_cy(l.body.cycles_per_iteration),
+                    f("dependency_chain"),
+                    f("raw_dependencies"),
+                    f("cycles_per_iteration"),
                     super::model::bound_label(l.body.bound.by),
-                    fmt_cy(l.body.bound.throughput())
-                ),
+                    f("throughput_bound")
+                )
+                },
             ));
         }
 
@@ -369,13 +472,16 @@ pub fn suggest(
                     Severity::Medium,
                     i.addr,
                     "hoist-invariant-transcendental",
-                    format!(
+                    &[("ic_cycles", cycles_at(i.addr, 4.0))],
+                    |f| {
+                        format!(
                         "{} at 0x{:x} in loop 0x{:x} reads only values the loop never writes: hoist it out of the loop (saves {} IC cy/iter).",
                         i.mnemonic,
                         i.addr,
                         l.header,
-                        fmt_cy(cycles_at(i.addr, 4.0))
-                    ),
+                        f("ic_cycles")
+                    )
+                    },
                 ));
             }
         }
@@ -405,13 +511,22 @@ pub fn suggest(
                 Severity::Medium,
                 first.addr,
                 "int64-emulation-in-loop",
-                format!(
-                    "Loop at 0x{:x}: {} 64-bit integer op(s) (first {} at 0x{:x}); 64-bit adds are emulated (~4 instructions) and 32x32=64 multiplies take 8 IC cycles. Use 32-bit indices/offsets in the loop.",
+                &[
+                    ("int64_ops", int64.len() as f64),
+                    ("add64_instructions", 4.0),
+                    ("mul64_ic_cycles", 8.0),
+                ],
+                |f| {
+                    format!(
+                    "Loop at 0x{:x}: {} 64-bit integer op(s) (first {} at 0x{:x}); 64-bit adds are emulated (~{} instructions) and 32x32=64 multiplies take {} IC cycles. Use 32-bit indices/offsets in the loop.",
                     l.header,
-                    int64.len(),
+                    f("int64_ops"),
                     first.mnemonic,
-                    first.addr
-                ),
+                    first.addr,
+                    f("add64_instructions"),
+                    f("mul64_ic_cycles")
+                )
+                },
             ));
         }
 
@@ -427,13 +542,16 @@ pub fn suggest(
                     Severity::Medium,
                     i.addr,
                     "reduction-in-loop",
-                    format!(
+                    &[("cycles", cycles_at(i.addr, 14.5))],
+                    |f| {
+                        format!(
                         "{} at 0x{:x} is a cross-lane reduction inside loop 0x{:x} (~{} cy each). Accumulate per lane in the loop and reduce once after it.",
                         i.mnemonic,
                         i.addr,
                         l.header,
-                        fmt_cy(cycles_at(i.addr, 14.5))
-                    ),
+                        f("cycles")
+                    )
+                    },
                 ));
             }
         }
@@ -457,16 +575,29 @@ pub fn suggest(
                 .iter()
                 .find(|i| matches!(form_name(i), "fadd32" | "fmul32" | "fmadd32"))
                 .unwrap();
+            let g = super::table::g13();
             push(Suggestion::new(
                 Severity::Low,
                 first.addr,
                 "consider-fp16",
-                format!(
-                    "Loop at 0x{:x} is FP32-bound ({f32_ops} FP32 ops, {} of {} cy/iter); if the precision allows, half-precision halves register use and RAW penalties (+0.56 vs +0.84 cy).",
+                &[
+                    ("f32_ops", f32_ops as f64),
+                    ("f32_cycles", l.body.pipes.f32),
+                    ("cycles_per_iteration", l.body.cycles_per_iteration),
+                    ("raw_penalty_16", g.raw_penalty_16),
+                    ("raw_penalty_32", g.raw_penalty_32),
+                ],
+                |f| {
+                    format!(
+                    "Loop at 0x{:x} is FP32-bound ({} FP32 ops, {} of {} cy/iter); if the precision allows, half-precision halves register use and RAW penalties (+{} vs +{} cy).",
                     l.header,
-                    fmt_cy(l.body.pipes.f32),
-                    fmt_cy(l.body.cycles_per_iteration)
-                ),
+                    f("f32_ops"),
+                    f("f32_cycles"),
+                    f("cycles_per_iteration"),
+                    f("raw_penalty_16"),
+                    f("raw_penalty_32")
+                )
+                },
             ));
         }
         mine
@@ -489,13 +620,20 @@ pub fn suggest(
                 Severity::Medium,
                 w.addr,
                 "independent-work-before-wait",
-                format!(
+                &[
+                    ("independent_work", w.independent_work),
+                    ("latency", w.latency),
+                    ("exposed_stall", w.exposed),
+                ],
+                |f| {
+                    format!(
                     "Only {} cy of work between the load at 0x{first:x} and the wait at 0x{:x} (assumed load latency {} cy; ~{} cy exposed at this occupancy). Issue loads earlier / unroll so independent work covers them.",
-                    fmt_cy(w.independent_work),
+                    f("independent_work"),
                     w.addr,
-                    fmt_cy(w.latency),
-                    fmt_cy(w.exposed)
-                ),
+                    f("latency"),
+                    f("exposed_stall")
+                )
+                },
             ));
         }
     }
@@ -529,13 +667,17 @@ pub fn suggest(
                 sev,
                 i.addr,
                 "division-rcp-fmul",
-                format!(
-                    "Division: rcp at 0x{:x} (6 IC cy) feeds {} at 0x{:x}{}. If the divisor is reused or loop-invariant, compute its reciprocal once and multiply.",
+                &[("rcp_ic_cycles", cycles_at(i.addr, 6.0))],
+                |f| {
+                    format!(
+                    "Division: rcp at 0x{:x} ({} IC cy) feeds {} at 0x{:x}{}. If the divisor is reused or loop-invariant, compute its reciprocal once and multiply.",
                     i.addr,
+                    f("rcp_ic_cycles"),
                     c.mnemonic,
                     c.addr,
                     lp.map(|l| format!(" inside loop 0x{:x}", l.header)).unwrap_or_default()
-                ),
+                )
+                },
             ));
         }
     }
