@@ -149,6 +149,21 @@ pub struct Divergence {
     pub unknown: Option<String>,
     /// The function's effect for its callers.
     pub summary: CalleeSummary,
+    /// Divergence-aware cost range of the function alone (see
+    /// [`DivergenceRange`]); set with the timing.
+    pub range: DivergenceRange,
+}
+
+/// The cost of a SIMD-group when branches go as the analysis says: a
+/// divergent `if` charges both arms (the SIMD-group runs them), a uniform
+/// one only its cheaper (`shortest`) or dearer (`longest`) arm. Beside
+/// `total_cycles` (every arm charged) and the uniform-path bounds (every
+/// branch uniform): `paths.shortest <= shortest`, `paths.longest <= longest
+/// <= total_cycles`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct DivergenceRange {
+    pub shortest: f64,
+    pub longest: f64,
 }
 
 /// What a function does to its caller's registers, for the divergence of
@@ -1235,6 +1250,11 @@ fn has_back_pred(cfg: &Cfg, b: usize) -> bool {
     cfg.blocks[b].preds.iter().any(|p| is_back(cfg, p.to, b))
 }
 
+/// Whether instruction `k` is one of a three-xor swap.
+fn xor_swap_member(insns: &[Instruction], k: usize) -> bool {
+    (k.saturating_sub(2)..=k).any(|s| s + 3 <= insns.len() && xor_swap(&insns[s..s + 3]).is_some())
+}
+
 /// `xor a, a, b; xor b, a, b; xor a, a, b` (any source order): swaps `a`
 /// and `b`.
 fn xor_swap(w: &[Instruction]) -> Option<(Reg, Reg)> {
@@ -1569,6 +1589,7 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
         uniform_loads,
         unknown,
         summary,
+        range: DivergenceRange::default(),
     }
 }
 
@@ -1597,9 +1618,118 @@ fn arms_of(cfg: &Cfg, forest: &LoopForest, b: &Branch) -> Option<(usize, usize)>
     }
 }
 
-/// Fills [`Branch::arms_cycles`] from a function's timing: the issue cycles
-/// and exposed stall of each guarded instruction times its executions.
+/// Fills [`Branch::arms_cycles`] and [`Divergence::range`] from a
+/// function's timing: the issue cycles and exposed stall of each guarded
+/// instruction times its executions.
 pub fn fill_arms_cycles(d: &mut Divergence, t: &crate::timing::KernelTiming) {
+    fill_arms(d, t);
+    d.range = range_of(d, t);
+}
+
+/// The divergence-aware range from the uniform-path bounds: for each
+/// outermost divergent `if` (one not inside the arms of another), the arm
+/// the uniform path dropped is charged back: both arms `A` (then) and `B`
+/// (else) run, so the shortest path gains `max(A, B)` (`A` for an if
+/// without else) and the longest `min(A, B)` (0 without else). Clamped to
+/// `[paths, total_cycles]`. First-order: nested uniform ifs inside a
+/// divergent arm are charged in full.
+fn range_of(d: &Divergence, t: &crate::timing::KernelTiming) -> DivergenceRange {
+    let total = t.total_cycles;
+    let (mut short, mut long) = (t.paths.shortest, t.paths.longest);
+    let mut covered_to = 0usize;
+    for (k, b) in d.branches.iter().enumerate() {
+        if b.kind != BranchKind::If || b.uniform {
+            continue;
+        }
+        let Some((s, e)) = b.arms else { continue };
+        if s < covered_to {
+            continue;
+        }
+        covered_to = e;
+        let whole = b.arms_cycles.unwrap_or(0.0);
+        // its else: the next else branch inside its arms
+        let els = d.branches[k + 1..]
+            .iter()
+            .take_while(|x| x.arms.is_none_or(|(xs, _)| xs < e))
+            .find(|x| x.kind == BranchKind::Else && x.arms.is_some_and(|(_, xe)| xe == e));
+        match els {
+            Some(x) => {
+                let bb = x.arms_cycles.unwrap_or(0.0);
+                let a = (whole - bb).max(0.0);
+                short += a.max(bb);
+                long += a.min(bb);
+            }
+            None => short += whole,
+        }
+    }
+    let round = |x: f64| (x * 1000.0).round() / 1000.0;
+    let long = round(long.min(total).max(t.paths.longest));
+    DivergenceRange {
+        shortest: round(short.min(long).max(t.paths.shortest)),
+        longest: long,
+    }
+}
+
+/// Suggestions (issue 22, item 5): a divergent branch whose arms cost at
+/// least 10% of the function's estimate, and a loop whose exit is divergent.
+pub fn suggestions(
+    d: &Divergence,
+    t: &crate::timing::KernelTiming,
+) -> Vec<crate::timing::Suggestion> {
+    use crate::timing::suggest::{Severity, Suggestion};
+    let total = t.total_cycles;
+    let mut out = Vec::new();
+    if total <= 0.0 || d.unknown.is_some() {
+        return out;
+    }
+    for b in d.branches.iter().filter(|b| !b.uniform) {
+        let arms = b.arms_cycles.unwrap_or(0.0);
+        let share = 100.0 * arms / total;
+        match b.kind {
+            BranchKind::If | BranchKind::Else if share >= 10.0 => {
+                let what = b.kind.name();
+                let reason = b.reason.clone();
+                out.push(Suggestion::new(
+                    if share >= 30.0 { Severity::High } else { Severity::Medium },
+                    b.at,
+                    "divergent-branch",
+                    &[("arms_cycles", arms), ("total_cycles", total), ("share_pct", share)],
+                    |f| {
+                        format!(
+                            "Divergent {what} at 0x{:x} ({reason}): the SIMD-group runs both arms, {} cy of {} cy ({}%). Make the condition uniform (branch on threadgroup or SIMD-group values), move the work out of the arm, or sort/bin the work so a SIMD-group's threads agree.",
+                            b.at,
+                            f("arms_cycles"),
+                            f("total_cycles"),
+                            f("share_pct")
+                        )
+                    },
+                ));
+            }
+            BranchKind::Loop => {
+                let reason = b.reason.clone();
+                out.push(Suggestion::new(
+                    if share >= 30.0 { Severity::Medium } else { Severity::Low },
+                    b.at,
+                    "divergent-loop-exit",
+                    &[("arms_cycles", arms), ("total_cycles", total), ("share_pct", share)],
+                    |f| {
+                        format!(
+                            "Loop ending at 0x{:x} has a divergent exit: {reason}. Its body costs {} cy of {} cy ({}%) per pass of the slowest thread; give the threads of a SIMD-group similar trip counts (sort/bin the work) or make the bound uniform.",
+                            b.at,
+                            f("arms_cycles"),
+                            f("total_cycles"),
+                            f("share_pct")
+                        )
+                    },
+                ));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn fill_arms(d: &mut Divergence, t: &crate::timing::KernelTiming) {
     for b in &mut d.branches {
         b.arms_cycles = b.arms.map(|(s, e)| {
             let c: f64 = (s..e.min(t.instructions_detail.len()))
@@ -1623,9 +1753,10 @@ fn trace(cx: &Ctx, rec: &Record, i: usize, h: u16) -> String {
     let mut at = i;
     let mut half = h;
     let mut budget = cx.trace_budget.get().min(4096);
+    let mut visited: Vec<usize> = Vec::new();
     for _ in 0..8 {
         let before = budget;
-        let found = reaching_def(cx, at, half, &mut budget);
+        let found = reaching_def(cx, &rec.why, at, half, &mut budget, &visited);
         cx.trace_budget
             .set(cx.trace_budget.get() - (before - budget));
         let Some(j) = found else {
@@ -1636,6 +1767,13 @@ fn trace(cx: &Ctx, rec: &Record, i: usize, h: u16) -> String {
             });
             return out;
         };
+        visited.push(j);
+        // a three-xor swap: the value is what the other register held before it
+        for k in j.saturating_sub(2)..j + 3 {
+            if k != j && k < cx.insns.len() && xor_swap_member(cx.insns, k) {
+                visited.push(k);
+            }
+        }
         let m = cx.insns[j].mnemonic;
         match rec.why[j].as_ref() {
             Some(Why::Sr(n)) => {
@@ -1689,14 +1827,28 @@ fn trace(cx: &Ctx, rec: &Record, i: usize, h: u16) -> String {
 
 /// An instruction before `i` (in its block, else in a predecessor) that
 /// writes half `h`.
-fn reaching_def(cx: &Ctx, i: usize, h: u16, budget: &mut usize) -> Option<usize> {
+/// An instruction before `i` (in its block, else in a predecessor, a
+/// path at a time) that writes half `h`: the first whose result is
+/// divergent by its data (`why`), else the first found.
+fn reaching_def(
+    cx: &Ctx,
+    why: &[Option<Why>],
+    i: usize,
+    h: u16,
+    budget: &mut usize,
+    visited: &[usize],
+) -> Option<usize> {
     let cfg = cx.cfg;
+    // (a def already on the chain is looked past: a loop-carried value is
+    // explained by what enters the loop)
     let defines = |k: usize| {
-        cx.facts.regs(k).iter().any(|r| {
-            r.bits & RegRange::DEF != 0
-                && r.bits & RegRange::UNIFORM == 0
-                && r.range().contains(&(h as u32))
-        }) || (cx.facts.flow[k] != Flow::Next && rec_call(cx, k, h))
+        !visited.contains(&k)
+            && cx.facts.regs(k).iter().any(|r| {
+                r.bits & RegRange::DEF != 0
+                    && r.bits & RegRange::UNIFORM == 0
+                    && r.range().contains(&(h as u32))
+            })
+            || (cx.facts.flow[k] != Flow::Next && rec_call(cx, k, h))
     };
     let b0 = cfg.block_of[i] as usize;
     for k in (cfg.blocks[b0].insns.start..i).rev() {
@@ -1708,25 +1860,36 @@ fn reaching_def(cx: &Ctx, i: usize, h: u16, budget: &mut usize) -> Option<usize>
             return Some(k);
         }
     }
+    let mut first = None;
     let mut seen = std::collections::HashSet::new();
     let mut stack: Vec<usize> = cfg.blocks[b0].preds.iter().map(|e| e.to).collect();
-    seen.insert(b0);
     while let Some(b) = stack.pop() {
         if !seen.insert(b) {
             continue;
         }
+        let mut hit = None;
         for k in cfg.blocks[b].insns.clone().rev() {
+            if b == b0 && k < i {
+                break;
+            }
             if *budget == 0 {
-                return None;
+                return first;
             }
             *budget -= 1;
             if defines(k) {
-                return Some(k);
+                hit = Some(k);
+                break;
             }
         }
-        stack.extend(cfg.blocks[b].preds.iter().map(|e| e.to));
+        match hit {
+            Some(k) if why.get(k).copied().flatten().is_some() => return Some(k),
+            Some(k) => {
+                first.get_or_insert(k);
+            }
+            None => stack.extend(cfg.blocks[b].preds.iter().map(|e| e.to)),
+        }
     }
-    None
+    first
 }
 
 fn rec_call(cx: &Ctx, k: usize, h: u16) -> bool {

@@ -540,8 +540,9 @@ pub fn analyze_program_keeping(
         let nest = std::mem::take(&mut s.nest);
         let t = timing::analyze_with_nest(&code.insns, &s.analysis, &nest, &p);
         drop(nest);
-        let suggestions = timing::suggest(&code.insns, &t, Some(&s.analysis));
+        let mut suggestions = timing::suggest(&code.insns, &t, Some(&s.analysis));
         crate::divergence::fill_arms_cycles(&mut s.divergence, &t);
+        suggestions.extend(crate::divergence::suggestions(&s.divergence, &t));
         s.analysis.occupancy = own_occupancy;
         functions.push(ProgramFunction {
             entry: code.entry,
@@ -844,6 +845,31 @@ impl Program {
         t.cycles = m.inclusive.cycles;
         t.bottleneck = m.inclusive.bottleneck.clone();
         t
+    }
+
+    /// The kernel's divergence-aware cost range: main's range
+    /// ([`crate::divergence::DivergenceRange`]) with its calls' whole cost
+    /// added as the inclusive uniform-path bounds add it.
+    pub fn divergence_range(&self) -> crate::divergence::DivergenceRange {
+        let m = self.main();
+        let own = m.timing.paths;
+        let inc = m.inclusive.paths;
+        let r = m.divergence.range;
+        let round = |x: f64| (x * 1000.0).round() / 1000.0;
+        let total = m.inclusive.total_cycles;
+        let longest = round(
+            (inc.longest + r.longest - own.longest)
+                .min(total)
+                .max(inc.longest),
+        );
+        crate::divergence::DivergenceRange {
+            shortest: round(
+                (inc.shortest + r.shortest - own.shortest)
+                    .min(longest)
+                    .max(inc.shortest),
+            ),
+            longest,
+        }
     }
 
     /// Branch divergence counts summed over the program's functions.

@@ -313,3 +313,67 @@ fn unknown_exec_writes_are_divergent() {
     assert!(d.divergence.unknown.is_some());
     assert!(d.divergence.branches.iter().all(|b| !b.uniform));
 }
+
+/// Item 3's range: a divergent if/else charges both arms (the range rises
+/// above the uniform-path bounds, up to the every-arm estimate); a uniform
+/// one charges one arm (the range is the uniform-path bounds).
+#[test]
+fn divergence_aware_range() {
+    let prog = |cond: &str| {
+        format!(
+            "mov_imm r0l, 0\n{cond}\n\
+             if_icmp r0l, nueq, r1, 0, 1\n\
+             fmul32 r2, r3, r3\nfmul32 r2, r2, r3\nfmul32 r2, r2, r3\nfmul32 r2, r2, r3\n\
+             rsqrt r2, r2\nrsqrt r2, r2\nrsqrt r2, r2\n\
+             else_fcmp r0l, eq, 0.0, 0.0, 1\n\
+             fadd32 r2, r3, r3\n\
+             pop_exec r0l, 1\n\
+             stop\n"
+        )
+    };
+    let run = |cond: &str| {
+        let p = analyze_program(
+            FunctionCode {
+                entry: 0,
+                symbol: None,
+                insns: asm(&prog(cond)),
+            },
+            &Funcs(vec![]),
+            &ModelParams::default(),
+        );
+        (
+            p.divergence_range(),
+            p.main().timing.paths,
+            p.main().timing.total_cycles,
+            p,
+        )
+    };
+    let (r, paths, total, p) =
+        run("get_sr r1, sr80 (thread_position_in_grid.x)\nmov_imm r3, 1, 0b0");
+    assert!(r.shortest > paths.shortest + 1.0, "{r:?} {paths:?}");
+    assert!(
+        r.longest >= paths.longest && r.longest <= total + 1e-9,
+        "{r:?} {paths:?} {total}"
+    );
+    assert!(r.shortest <= r.longest);
+    // the divergent if's arms are most of the cost: a suggestion names it
+    let s: Vec<_> = p
+        .main()
+        .suggestions
+        .iter()
+        .filter(|s| s.rule == "divergent-branch")
+        .collect();
+    assert!(!s.is_empty(), "{:?}", p.main().suggestions);
+    assert!(
+        s[0].message.contains("thread_position_in_grid.x"),
+        "{}",
+        s[0].message
+    );
+    let (r, paths, _, p) = run("mov r1, u4\nmov_imm r3, 1, 0b0");
+    assert_eq!((r.shortest, r.longest), (paths.shortest, paths.longest));
+    assert!(p
+        .main()
+        .suggestions
+        .iter()
+        .all(|s| s.rule != "divergent-branch"));
+}

@@ -394,6 +394,9 @@ struct Kernel<'a> {
     call_assumptions: &'a [String],
     /// Branch divergence counts over the program's functions (issue 22).
     divergence: agx_analysis::divergence::Counts,
+    /// Cost when branches go as the divergence analysis says: divergent
+    /// ones charge both arms, uniform ones the cheaper / dearer arm.
+    divergence_paths: agx_analysis::divergence::DivergenceRange,
     /// (always set; `None` only while [`write_kernel_compact`] writes the
     /// rows itself)
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -723,6 +726,7 @@ fn kernel(p: &Profile) -> Kernel<'_> {
         functions: functions_out(p),
         call_assumptions: &p.program.assumptions,
         divergence: p.program.divergence_counts(),
+        divergence_paths: p.program.divergence_range(),
         instructions_detail: Some(DetailSeq(p)),
     }
 }

@@ -425,6 +425,21 @@ fn critical_path(
             fmt_cy(t.paths.longest)
         ),
     );
+    let r = p.program.divergence_range();
+    let c = p.program.divergence_counts();
+    kv(
+        out,
+        "Divergence-aware",
+        &format!(
+            "{} cy shortest, {} cy longest ({} of {} ifs and {} of {} loops divergent: those charge every arm / run to the slowest thread, uniform ones one arm)",
+            fmt_cy(r.shortest),
+            fmt_cy(r.longest),
+            c.if_divergent,
+            c.if_uniform + c.if_divergent,
+            c.loop_divergent,
+            c.loop_uniform + c.loop_divergent
+        ),
+    );
     for b in &t.breakdown {
         let what = match b.part {
             timing::PartKind::StraightLine => {
