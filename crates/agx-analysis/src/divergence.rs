@@ -430,7 +430,11 @@ fn simd_uniform_result(form: u8) -> bool {
 pub fn reg_name(r: &Reg) -> String {
     let p = if r.file == RegFile::Uniform { 'u' } else { 'r' };
     let one = |h: u16, w: Width| match w {
-        Width::W16 => format!("{p}{}{}", h / 2, if h % 2 == 0 { 'l' } else { 'h' }),
+        Width::W16 => format!(
+            "{p}{}{}",
+            h / 2,
+            if h.is_multiple_of(2) { 'l' } else { 'h' }
+        ),
         Width::W32 => format!("{p}{}", h / 2),
         Width::W64 => format!("{p}{}_{p}{}", h / 2, h / 2 + 1),
     };
@@ -980,15 +984,14 @@ impl<'a> Ctx<'a> {
                     let e = s.exits[k].take();
                     join_opt(&mut cur, &e);
                 }
-                if n > d {
-                    if s.exits[0].is_some() {
-                        let e = s.exits[0].take();
-                        join_opt(&mut cur, &e);
-                        if let Some(c) = cur.as_mut() {
-                            c.widen(0);
-                            for v in c.regs.iter_mut() {
-                                *v = DIV;
-                            }
+                // lanes that left the function's own level come back:
+                // nothing written since is known uniform
+                if n > d && s.exits[0].is_some() {
+                    let e = s.exits[0].take();
+                    join_opt(&mut cur, &e);
+                    if let Some(c) = cur.as_mut() {
+                        for v in c.regs.iter_mut() {
+                            *v = DIV;
                         }
                     }
                 }

@@ -119,11 +119,12 @@ fn nir_counts(nir: &str) -> Counts {
             }
         } else if t == "break" || t == "continue" {
             push_item(&mut stack, Item::Jump);
-        } else if t.starts_with("con ") || t.starts_with("div ") || t.starts_with('@') {
-            if !t.contains(" block ") && !t.starts_with("con block") && !t.starts_with("div block")
-            {
-                push_item(&mut stack, Item::Other);
-            }
+        } else if (t.starts_with("con ") || t.starts_with("div ") || t.starts_with('@'))
+            && !t.contains(" block ")
+            && !t.starts_with("con block")
+            && !t.starts_with("div block")
+        {
+            push_item(&mut stack, Item::Other);
         }
     }
     c

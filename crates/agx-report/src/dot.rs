@@ -68,7 +68,7 @@ pub fn digraph(o: &mut String, p: &Profile) {
         own[forest.loop_of.get(b).copied().flatten().unwrap_or(nl)].push(b);
     }
     let div = p.divergent_blocks();
-    write_region(o, p, nl, &sub, &own, max_share, &div, 1);
+    write_region(o, p, nl, &sub, &own, (max_share, &div), 1);
     let back: std::collections::HashSet<(usize, usize)> =
         forest.back_edges.iter().copied().collect();
     for (u, blk) in p.graph.cfg.blocks.iter().enumerate() {
@@ -95,8 +95,7 @@ fn write_region(
     r: usize,
     sub: &[Vec<usize>],
     own: &[Vec<usize>],
-    max_share: f64,
-    div: &[String],
+    (max_share, div): (f64, &[String]),
     indent: usize,
 ) {
     let pad = "  ".repeat(indent);
@@ -155,7 +154,7 @@ fn write_region(
                 lp.start, lp.end, lp.depth
             ))
         );
-        write_region(o, p, l, sub, own, max_share, div, indent + 1);
+        write_region(o, p, l, sub, own, (max_share, div), indent + 1);
         let _ = writeln!(o, "{pad}}}");
     }
 }
