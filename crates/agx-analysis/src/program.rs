@@ -685,7 +685,13 @@ pub fn analyze_program_keeping(
                         timing::model::fmt_cy(d.cycles),
                         timing::model::fmt_cy(whole.total_cycles),
                         100.0 * d.share,
-                        cf.timing.bottleneck
+                        // the callee's hot spot with its own calls (its
+                        // own figures while it is still being summed)
+                        if cf.inclusive.bottleneck.is_empty() {
+                            &cf.timing.bottleneck
+                        } else {
+                            &cf.inclusive.bottleneck
+                        }
                     );
                 }
             }
@@ -808,7 +814,8 @@ impl Program {
     }
 
     /// [`Program::kernel_timing`] that moves main's per-instruction and
-    /// per-loop vectors (`instructions_detail`, `executions`, `loops`) out
+    /// per-loop vectors (`instructions_detail`, `executions`, `loops`,
+    /// `regions`, `blocks`, `insn_cycles`) out
     /// instead of copying them:
     /// for a consumer (the report) that keeps the kernel timing and no
     /// longer reads main's own. Main's inclusive breakdown moves too (it is
@@ -821,11 +828,17 @@ impl Program {
         let detail = std::mem::take(&mut m.instructions_detail);
         let executions = std::mem::take(&mut m.executions);
         let loops = std::mem::take(&mut m.loops);
+        let regions = std::mem::take(&mut m.regions);
+        let blocks = std::mem::take(&mut m.blocks);
+        let insn_cycles = std::mem::take(&mut m.insn_cycles);
         m.breakdown = Vec::new();
         let mut t = self.kernel_timing_with(breakdown);
         t.instructions_detail = detail;
         t.executions = executions;
         t.loops = loops;
+        t.regions = regions;
+        t.blocks = blocks;
+        t.insn_cycles = insn_cycles;
         t
     }
 

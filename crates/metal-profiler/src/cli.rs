@@ -85,10 +85,15 @@ pub struct BatchArgs {
 /// a single profile and `batch`.
 #[derive(Args, Debug, Clone, Default, PartialEq)]
 pub struct ModelFlags {
-    /// Iterations assumed for loops whose trip count is unknown [default: 16].
-    /// (`None` when the flag is not given: the report says whether a count
-    /// was given, never guessing it from the value.)
-    #[arg(long, value_name = "N")]
+    // Iterations assumed for loops whose trip count is unknown; `None` when
+    // the flag is not given (the report says whether a count was given,
+    // never guessing it from the value). The help reads as the default's did.
+    #[arg(
+        long,
+        value_name = "N",
+        help = "Iterations assumed for loops whose trip count is unknown [default: 16]",
+        long_help = "Iterations assumed for loops whose trip count is unknown\n\n[default: 16]"
+    )]
     pub trip_count: Option<u32>,
     /// Device-load latency on an L1 hit, in cycles (timing-model assumption).
     #[arg(long, value_name = "CYCLES")]
@@ -104,6 +109,9 @@ pub struct ModelFlags {
     #[arg(long, value_name = "CHIP")]
     pub chip: Option<String>,
 }
+
+// the help text states the default
+const _: () = assert!(agx_analysis::timing::DEFAULT_TRIP_COUNT == 16);
 
 impl ModelFlags {
     /// The trip count in effect: the one given, else the model's default.

@@ -1541,11 +1541,13 @@ pub fn analyze_kernel_with_nest(
     let nl = nest.loops.len();
     let parent: Vec<Option<usize>> = nest.loops.iter().map(|l| l.parent).collect();
     let depth: Vec<u32> = nest.loops.iter().map(|l| l.depth).collect();
-    // innermost loop of each instruction (u32: 8 bytes an instruction, not
-    // 16; live at a big kernel's peak)
-    let owner: Vec<Option<u32>> = (0..n)
-        .map(|i| nest.owner.get(i).copied().flatten())
-        .collect();
+    // innermost loop of each instruction: the nest's (read, not copied)
+    assert_eq!(
+        nest.owner.len(),
+        n,
+        "the loop nest is of these instructions"
+    );
+    let owner: &[Option<u32>] = &nest.owner;
     let trips: Vec<(u32, &'static str)> = nest
         .loops
         .iter()
@@ -1578,7 +1580,7 @@ pub fn analyze_kernel_with_nest(
     // (4 B per instruction and two allocations; a vector of `usize` per
     // region was ~13 B per instruction with a loop per 12 instructions).
     let mut member_start: Vec<u32> = vec![0; nl + 2];
-    for o in &owner {
+    for o in owner {
         member_start[o.map_or(0, |l| l as usize + 1) + 1] += 1;
     }
     for r in 1..member_start.len() {
@@ -1630,7 +1632,6 @@ pub fn analyze_kernel_with_nest(
         });
     }
     // (each detail's `loop_index` is the owner from here on)
-    drop(owner);
     let nest_loop = |li: usize| &nest.loops[li];
     // Each loop's body region goes straight into its record (the rest of
     // the record is filled at the end): a vector of regions moved into the

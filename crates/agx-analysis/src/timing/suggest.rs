@@ -337,27 +337,24 @@ pub fn suggest(
         let mut push = |s: Suggestion| mine.push(s);
         let range = loop_range(&addrs, l);
         let base = range.start;
-        // the loop's instructions (nested loops included) and its own
-        let body: Vec<&Instruction> = insns[range]
-            .iter()
-            .enumerate()
-            .filter(|(k, i)| {
-                let mut cur = innermost_at(base + k, i.addr);
-                while let Some(x) = cur {
-                    if x.index == l.index {
-                        return true;
+        // the loop's instructions (nested loops included) and its own, by
+        // the loop forest's membership
+        let mut body: Vec<&Instruction> = Vec::new();
+        let mut own: Vec<&Instruction> = Vec::new();
+        for (k, i) in insns[range].iter().enumerate() {
+            let inner = innermost_at(base + k, i.addr);
+            let mut cur = inner;
+            while let Some(x) = cur {
+                if x.index == l.index {
+                    body.push(i);
+                    if inner.map(|y| y.index) == Some(l.index) {
+                        own.push(i);
                     }
-                    cur = x.parent.and_then(|p| timing.loops.get(p));
+                    break;
                 }
-                false
-            })
-            .map(|(_, i)| i)
-            .collect();
-        let own: Vec<&Instruction> = body
-            .iter()
-            .filter(|i| innermost_loop(timing, i.addr).map(|x| x.index) == Some(l.index))
-            .copied()
-            .collect();
+                cur = x.parent.and_then(|p| timing.loops.get(p));
+            }
+        }
 
         // --- tile global loads ---
         let dev_loads: Vec<&&Instruction> = own
