@@ -36,6 +36,7 @@ from typing import Iterable, List, Optional, Sequence, Tuple, Union
 
 from . import _native
 from ._model import (
+    Branch,
     Call,
     Function,
     FunctionInfo,
@@ -49,6 +50,7 @@ from ._parse import parse_disassembly
 __version__ = _native.__version__
 
 __all__ = [
+    "Branch",
     "Call",
     "Function",
     "FunctionInfo",

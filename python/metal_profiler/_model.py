@@ -156,13 +156,36 @@ class Call(_Record):
     __slots__ = ()
 
 
+class Branch(_Record):
+    """One branch classified by the static divergence analysis: the JSON
+    ``functions[].branches[]`` entry (``at``, ``kind``: if/else/while/break/
+    loop/skip/jump, ``uniform``, ``reason``, ``arms_cycles``)."""
+
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        u = "uniform" if self.data.get("uniform") else "divergent"
+        return f"0x{self.data.get('at', 0):x} {self.data.get('kind')} {u}: {self.data.get('reason')}"
+
+
 class Function(_Record):
     """One function of the kernel's program: the JSON ``functions[]`` entry
     (``entry``, ``symbol``, ``main``, ``instructions``,
     ``highest_half_index``, ``spills``, ``fills``, ``own_cycles``,
-    ``total_cycles``, ``suggestions`` ...)."""
+    ``total_cycles``, ``suggestions``, ``branches``, ``divergence`` ...)."""
 
     __slots__ = ()
+
+    @property
+    def branches(self) -> List["Branch"]:
+        """The function's branches, uniform or divergent with a reason."""
+        return [Branch(d) for d in (self.data.get("branches") or [])]
+
+    @property
+    def divergence(self) -> Dict[str, Any]:
+        """``if_uniform``, ``if_divergent``, ``loop_uniform``,
+        ``loop_divergent``."""
+        return dict(self.data.get("divergence") or {})
 
 
 class Loop(_Record):
@@ -476,6 +499,20 @@ class ProfileResult:
         """Main and every function it reaches through ``call``, each with its
         own figures (JSON ``functions[]``)."""
         return [Function(d) for d in (self._get("functions") or [])]
+
+    @property
+    def branches(self) -> List["Branch"]:
+        """Main's branches, each uniform or divergent with its reason (JSON
+        ``functions[0].branches``; callees' are on :attr:`functions`)."""
+        f = self._get("functions") or []
+        return [Branch(d) for d in ((f[0].get("branches") if f else None) or [])]
+
+    @property
+    def divergence(self) -> Dict[str, Any]:
+        """Branch divergence counts over the program (JSON ``divergence``:
+        ``if_uniform``, ``if_divergent``, ``loop_uniform``,
+        ``loop_divergent``)."""
+        return dict(self._get("divergence") or {})
 
     # ── code ──
 

@@ -515,3 +515,17 @@ def test_native_syntax_round_trip():
     assert mp.disassemble(mp.assemble(native), native=True) == native
     with pytest.raises(ValueError, match="pick one"):
         mp.disassemble(code, cryptic=True, native=True)
+
+
+def test_divergence_branches():
+    # cf_mandelbrot: the escape loop exits on the pixel's own value (NIR: div loop)
+    r = mp.profile_binary(mesa_bin("cf_mandelbrot").read_bytes())
+    d = r.divergence
+    assert d == {"if_uniform": 0, "if_divergent": 0, "loop_uniform": 0, "loop_divergent": 1}
+    assert r.functions[0].divergence == d
+    loops = [b for b in r.branches if b.kind == "loop"]
+    assert len(loops) == 1 and loops[0].uniform is False
+    assert "slowest thread" in loops[0].reason
+    assert isinstance(loops[0].arms_cycles, float)
+    assert "divergent" in str(loops[0])
+    assert r.to_dict()["kernels"][0]["functions"][0]["branches"][0]["at"] == r.branches[0].at

@@ -14,6 +14,7 @@
 //! plus extra fields (never renamed, only added to).
 
 pub mod cfg;
+pub mod divergence;
 pub mod facts;
 pub mod gpu;
 pub mod liveness;
@@ -22,6 +23,7 @@ pub mod occupancy;
 pub mod par;
 pub mod program;
 pub mod raw_image;
+pub mod special_regs;
 pub mod timing;
 
 use agx_isa::Instruction;
@@ -203,6 +205,8 @@ pub struct Detailed {
     pub nest: loops::LoopNest,
     pub liveness: liveness::Liveness,
     pub analysis: Analysis,
+    /// Which branches the SIMD-group can disagree on ([`divergence`]).
+    pub divergence: divergence::Divergence,
 }
 
 /// Analyses `insns` (main at the first instruction).
@@ -226,6 +230,17 @@ pub fn analyze_detailed_calls(
     insns: &[Instruction],
     opts: &CfgOptions,
     call_effects: &std::collections::HashMap<u32, liveness::DefUse>,
+) -> Detailed {
+    analyze_detailed_program(insns, opts, call_effects, &std::collections::HashMap::new())
+}
+
+/// [`analyze_detailed_calls`] with the callees' divergence summaries (by
+/// call address) applied at `call` instructions.
+pub fn analyze_detailed_program(
+    insns: &[Instruction],
+    opts: &CfgOptions,
+    call_effects: &std::collections::HashMap<u32, liveness::DefUse>,
+    call_divergence: &std::collections::HashMap<u32, divergence::CalleeSummary>,
 ) -> Detailed {
     let facts = facts::scan(insns);
     let cfg = Cfg::from_facts(&facts, opts);
@@ -255,6 +270,7 @@ pub fn analyze_detailed_calls(
         let l = loops_of(&cfg);
         (l, liveness::liveness_with_calls(&cfg, &facts, &effects))
     };
+    let div = divergence::analyze(insns, &facts, &cfg, &forest, call_divergence);
     let stack = facts.stack.clone();
     let highest = facts.highest_gpr.unwrap_or(0);
     let regs = occupancy::RegisterUse {
@@ -368,5 +384,6 @@ pub fn analyze_detailed_calls(
         loops: forest,
         liveness: live,
         analysis,
+        divergence: div,
     }
 }

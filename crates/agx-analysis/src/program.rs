@@ -39,11 +39,12 @@
 //! with the program's occupancy); their own figures are kept
 //! ([`ProgramFunction`]) beside the inclusive ones ([`Inclusive`]).
 
+use crate::divergence::{CalleeSummary, Divergence};
 use crate::liveness::{half_names, DefUse, GprSet};
 use crate::timing::{
     self, BreakdownPart, KernelTiming, ModelParams, Paths, Suggestion, UnitCycles,
 };
-use crate::{analyze_detailed_calls, Analysis, CfgOptions};
+use crate::{analyze_detailed_program, Analysis, CfgOptions};
 use agx_isa::{Flow, Instruction};
 use std::collections::HashMap;
 
@@ -131,6 +132,8 @@ pub struct ProgramFunction {
     /// GPR halves live into its entry (its callees' reads included, their
     /// writes killing): the function's arguments.
     pub entry_live: GprSet,
+    /// Which of its branches diverge (callees' summaries applied).
+    pub divergence: Divergence,
 }
 
 impl ProgramFunction {
@@ -243,6 +246,8 @@ struct Summary {
     /// Callee-saved halves: the caller's values there sit on the stack
     /// while the callee runs, so they do not add to the pressure inside it.
     saved: GprSet,
+    /// Its effect on the divergence of its callers' registers.
+    div: CalleeSummary,
 }
 
 /// Registers a function's code writes, its callees' writes included.
@@ -293,12 +298,14 @@ struct Solved {
     /// Live halves after each call (what the caller keeps across it), by
     /// call address.
     across: HashMap<u32, GprSet>,
+    divergence: Divergence,
 }
 
 fn solve(insns: &[Instruction], callees: &HashMap<u32, Summary>) -> Solved {
     let effects: HashMap<u32, DefUse> = callees.iter().map(|(a, s)| (*a, s.effect)).collect();
     let effects = &effects;
-    let d = analyze_detailed_calls(insns, &CfgOptions::default(), effects);
+    let divs: HashMap<u32, CalleeSummary> = callees.iter().map(|(a, s)| (*a, s.div)).collect();
+    let d = analyze_detailed_program(insns, &CfgOptions::default(), effects, &divs);
     let mut summary = Summary::default();
     if let Some(f) = d.cfg.functions.first() {
         summary.effect.used = d.liveness.live_in[f.entry_block];
@@ -314,6 +321,9 @@ fn solve(insns: &[Instruction], callees: &HashMap<u32, Summary>) -> Solved {
     summary.effect.used.difference_with(&saved);
     summary.effect.def.difference_with(&saved);
     summary.saved = saved;
+    summary.div = d.divergence.summary;
+    summary.div.written.difference_with(&saved);
+    summary.div.divergent.difference_with(&saved);
     let mut across = HashMap::new();
     for c in &d.cfg.calls {
         let mut live = d.liveness.live_out[c.block];
@@ -339,6 +349,7 @@ fn solve(insns: &[Instruction], callees: &HashMap<u32, Summary>) -> Solved {
         nest: d.nest,
         summary,
         across,
+        divergence: d.divergence,
     }
 }
 
@@ -471,12 +482,25 @@ pub fn analyze_program_keeping(
             for &(at, _, callee) in &sites[f] {
                 let Some(c) = callee else { continue };
                 let s = if c == f {
-                    own
+                    // a recursive call: the function's own divergence summary
+                    // is not final, its results count as divergent
+                    own.map(|o| {
+                        let mut all = GprSet::new();
+                        all.set_range(1..256);
+                        Summary {
+                            div: CalleeSummary {
+                                written: all,
+                                divergent: all,
+                                mask_changed: true,
+                            },
+                            ..*o
+                        }
+                    })
                 } else {
-                    solved[c].as_ref().map(|s| &s.summary)
+                    solved[c].as_ref().map(|s| s.summary)
                 };
                 if let Some(s) = s {
-                    m.insert(at, *s);
+                    m.insert(at, s);
                 }
             }
             m
@@ -531,7 +555,9 @@ pub fn analyze_program_keeping(
         let nest = std::mem::take(&mut s.nest);
         let t = timing::analyze_with_nest(&code.insns, &s.analysis, &nest, &p);
         drop(nest);
-        let suggestions = timing::suggest(&code.insns, &t, Some(&s.analysis));
+        let mut suggestions = timing::suggest(&code.insns, &t, Some(&s.analysis));
+        crate::divergence::fill_arms_cycles(&mut s.divergence, &t);
+        suggestions.extend(crate::divergence::suggestions(&s.divergence, &t));
         s.analysis.occupancy = own_occupancy;
         functions.push(ProgramFunction {
             entry: code.entry,
@@ -545,6 +571,7 @@ pub fn analyze_program_keeping(
             inclusive: Inclusive::default(),
             recursive: recursive[f],
             entry_live: s.summary.effect.used,
+            divergence: std::mem::take(&mut s.divergence),
         });
     }
 
@@ -861,6 +888,44 @@ impl Program {
         t.cycles = m.inclusive.cycles;
         t.bottleneck = m.inclusive.bottleneck.clone();
         t
+    }
+
+    /// The kernel's divergence-aware cost range: main's range
+    /// ([`crate::divergence::DivergenceRange`]) with its calls' whole cost
+    /// added as the inclusive uniform-path bounds add it.
+    pub fn divergence_range(&self) -> crate::divergence::DivergenceRange {
+        let m = self.main();
+        let own = m.timing.paths;
+        let inc = m.inclusive.paths;
+        let r = m.divergence.range;
+        let round = |x: f64| (x * 1000.0).round() / 1000.0;
+        let total = m.inclusive.total_cycles;
+        let longest = round(
+            (inc.longest + r.longest - own.longest)
+                .min(total)
+                .max(inc.longest),
+        );
+        crate::divergence::DivergenceRange {
+            shortest: round(
+                (inc.shortest + r.shortest - own.shortest)
+                    .min(longest)
+                    .max(inc.shortest),
+            ),
+            longest,
+        }
+    }
+
+    /// Branch divergence counts summed over the program's functions.
+    pub fn divergence_counts(&self) -> crate::divergence::Counts {
+        let mut c = crate::divergence::Counts::default();
+        for f in &self.functions {
+            let k = f.divergence.counts;
+            c.if_uniform += k.if_uniform;
+            c.if_divergent += k.if_divergent;
+            c.loop_uniform += k.loop_uniform;
+            c.loop_divergent += k.loop_divergent;
+        }
+        c
     }
 
     /// Call sites of main.

@@ -67,7 +67,8 @@ pub fn digraph(o: &mut String, p: &Profile) {
     for b in 0..p.graph.cfg.blocks.len() {
         own[forest.loop_of.get(b).copied().flatten().unwrap_or(nl)].push(b);
     }
-    write_region(o, p, nl, &sub, &own, max_share, 1);
+    let div = p.divergent_blocks();
+    write_region(o, p, nl, &sub, &own, (max_share, &div), 1);
     let back: std::collections::HashSet<(usize, usize)> =
         forest.back_edges.iter().copied().collect();
     for (u, blk) in p.graph.cfg.blocks.iter().enumerate() {
@@ -94,7 +95,7 @@ fn write_region(
     r: usize,
     sub: &[Vec<usize>],
     own: &[Vec<usize>],
-    max_share: f64,
+    (max_share, div): (f64, &[String]),
     indent: usize,
 ) {
     let pad = "  ".repeat(indent);
@@ -106,7 +107,7 @@ fn write_region(
         } else {
             0.0
         };
-        let label = format!(
+        let mut label = format!(
             "B{b} 0x{:x}–0x{:x}\n{} insn · {} cy · {:.1}%",
             blk.start,
             blk.last,
@@ -114,16 +115,27 @@ fn write_region(
             crate::html::short_cy(c.cycles),
             c.share * 100.0
         );
+        let mut tip = format!(
+            "{} cy per execution × {}",
+            fmt_cy(c.cycles_per_execution),
+            fmt_cy(c.executions)
+        );
+        // a divergent branch: both sides run for the SIMD-group (issue 22)
+        let d = div.get(b).map(String::as_str).unwrap_or("");
+        let extra = if d.is_empty() {
+            ""
+        } else {
+            label.push_str("\n◆ divergent branch");
+            tip.push('\n');
+            tip.push_str(d);
+            ", color=\"#d97706\", penwidth=2.5"
+        };
         let _ = writeln!(
             o,
-            "{pad}b{b} [label={}, fillcolor=\"{}\", tooltip={}];",
+            "{pad}b{b} [label={}, fillcolor=\"{}\", tooltip={}{extra}];",
             q(&label),
             heat_color(t),
-            q(&format!(
-                "{} cy per execution × {}",
-                fmt_cy(c.cycles_per_execution),
-                fmt_cy(c.executions)
-            ))
+            q(&tip)
         );
     }
     for &l in &sub[r] {
@@ -142,7 +154,7 @@ fn write_region(
                 lp.start, lp.end, lp.depth
             ))
         );
-        write_region(o, p, l, sub, own, max_share, indent + 1);
+        write_region(o, p, l, sub, own, (max_share, div), indent + 1);
         let _ = writeln!(o, "{pad}}}");
     }
 }

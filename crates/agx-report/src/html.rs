@@ -49,6 +49,7 @@ table.grid td.l,table.grid th.l{text-align:left}
 .graph{overflow:auto;max-height:85vh;border:1px solid var(--line);background:#fff;border-radius:8px}
 svg.cfg text{font:11px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;fill:#111}
 svg.cfg .blk rect{stroke:#4b5563;stroke-width:1}
+svg.cfg .blk[data-divergent] rect{stroke:#d97706;stroke-width:2.5;stroke-dasharray:5 2}
 svg.cfg a:hover rect,svg.cfg .blk.hl rect{stroke:var(--acc);stroke-width:3}
 svg.cfg .loop{fill:#6366f1;fill-opacity:.07;stroke:#6366f1;stroke-opacity:.55;stroke-dasharray:4 3}
 svg.cfg .loop-label{fill:#4338ca;font-size:10px}
@@ -489,9 +490,17 @@ fn graph(o: &mut String, k: usize, p: &Profile) {
             e.to
         );
     }
+    let div = p.divergent_blocks();
     for (b, blk) in p.graph.cfg.blocks.iter().enumerate() {
         let r = lay.blocks[b];
         let c = p.graph.block_costs.get(b).copied().unwrap_or_default();
+        // a divergent branch: both sides run for the SIMD-group (issue 22)
+        let d = div.get(b).map(String::as_str).unwrap_or("");
+        let (cls, note) = if d.is_empty() {
+            ("", String::new())
+        } else {
+            (" data-divergent=\"1\"", format!("; {}", esc(d)))
+        };
         let t = if max_share > 0.0 {
             c.share / max_share
         } else {
@@ -500,7 +509,7 @@ fn graph(o: &mut String, k: usize, p: &Profile) {
         let fill = layout::heat_color(t);
         let _ = writeln!(
             o,
-            "<a href=\"#k{k}-b{b}\"><g class=\"blk\" id=\"k{k}-n{b}\" data-block=\"{b}\"><title>block {b}: 0x{:x}–0x{:x}, {} instructions, {} cy per execution × {} = {} cy ({:.1}% of cycles)</title><rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" rx=\"4\" fill=\"{fill}\"/><text x=\"{:.1}\" y=\"{:.1}\">B{b} 0x{:x}–0x{:x}</text><text x=\"{:.1}\" y=\"{:.1}\">{} insn · {} cy · {:.1}%</text></g></a>",
+            "<a href=\"#k{k}-b{b}\"><g class=\"blk\" id=\"k{k}-n{b}\" data-block=\"{b}\"{cls}><title>block {b}: 0x{:x}–0x{:x}, {} instructions, {} cy per execution × {} = {} cy ({:.1}% of cycles){note}</title><rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" rx=\"4\" fill=\"{fill}\"/><text x=\"{:.1}\" y=\"{:.1}\">B{b} 0x{:x}–0x{:x}</text><text x=\"{:.1}\" y=\"{:.1}\">{} insn · {} cy · {:.1}%</text></g></a>",
             blk.start,
             blk.last,
             c.instructions,

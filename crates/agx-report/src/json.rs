@@ -482,6 +482,11 @@ struct Kernel<'a> {
     /// Assumptions of the whole-program view (recursion, unresolved calls,
     /// call overhead).
     call_assumptions: &'a [String],
+    /// Branch divergence counts over the program's functions (issue 22).
+    divergence: agx_analysis::divergence::Counts,
+    /// Cost when branches go as the divergence analysis says: divergent
+    /// ones charge both arms, uniform ones the cheaper / dearer arm.
+    divergence_paths: agx_analysis::divergence::DivergenceRange,
     /// (always set; `None` only while [`write_kernel_compact`] writes the
     /// rows itself)
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -535,6 +540,11 @@ struct FunctionOut<'a> {
     recursive: bool,
     live_in: Vec<String>,
     suggestions: Vec<SuggestionOut<'a>>,
+    /// Every branch, classified uniform or divergent with its reason
+    /// (issue 22).
+    branches: &'a [agx_analysis::divergence::Branch],
+    /// if/loop counts of `branches` (an `if` once, its `else` not again).
+    divergence: agx_analysis::divergence::Counts,
     /// A called function's own timing (absent for main, whose timing is
     /// the kernel's): its bottleneck sentence (a call-bound kernel's
     /// headline quotes it), the parts of its cost and its loops.
@@ -859,6 +869,8 @@ fn kernel(p: &Profile) -> Kernel<'_> {
         calls: calls_out(p),
         functions: functions_out(p),
         call_assumptions: &p.program.assumptions,
+        divergence: p.program.divergence_counts(),
+        divergence_paths: p.program.divergence_range(),
         instructions_detail: Some(DetailSeq(p)),
     }
 }
@@ -952,6 +964,8 @@ fn functions_out(p: &Profile) -> Vec<FunctionOut<'_>> {
                 } else {
                     suggestions_out(&f.suggestions)
                 },
+                branches: &f.divergence.branches,
+                divergence: f.divergence.counts,
                 timing: (k > 0).then(|| {
                     let t = &f.timing;
                     FunctionTiming {

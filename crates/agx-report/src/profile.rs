@@ -144,6 +144,32 @@ pub struct Profile {
 }
 
 impl Profile {
+    /// Per block of [`Profile::graph`]: the divergent branches it holds
+    /// (`"divergent if at 0x1c: r2 ← …"`, one per line), for the graph views;
+    /// empty when none.
+    pub fn divergent_blocks(&self) -> Vec<String> {
+        let cfg = &self.graph.cfg;
+        let mut v = vec![String::new(); cfg.blocks.len()];
+        let Some(main) = self.program.functions.first() else {
+            return v;
+        };
+        for b in main.divergence.branches.iter().filter(|b| !b.uniform) {
+            if let Some(&k) = cfg.block_of.get(b.index) {
+                let s = &mut v[k as usize];
+                if !s.is_empty() {
+                    s.push('\n');
+                }
+                s.push_str(&format!(
+                    "divergent {} at 0x{:x}: {}",
+                    b.kind.name(),
+                    b.at,
+                    b.reason
+                ));
+            }
+        }
+        v
+    }
+
     /// Runs the analyses and the timing model over `insns` (one function,
     /// entry at the first instruction; calls are left unresolved).
     pub fn build(

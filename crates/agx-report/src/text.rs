@@ -3,6 +3,7 @@
 //! section per loop, Instruction mix, Annotated disassembly, Suggestions.
 
 use crate::Profile;
+use agx_analysis::divergence::Branch;
 use agx_analysis::timing::model::{fmt_cy, push_cy};
 use agx_analysis::timing::{self, InsnDetail, LoopTiming, Unit};
 use agx_analysis::LoopSummary;
@@ -420,6 +421,21 @@ fn critical_path(
             fmt_cy(t.paths.longest)
         ),
     );
+    let r = p.program.divergence_range();
+    let c = p.program.divergence_counts();
+    kv(
+        out,
+        "Divergence-aware",
+        &format!(
+            "{} cy shortest, {} cy longest ({} of {} ifs and {} of {} loops divergent: those charge every arm / run to the slowest thread, uniform ones one arm)",
+            fmt_cy(r.shortest),
+            fmt_cy(r.longest),
+            c.if_divergent,
+            c.if_uniform + c.if_divergent,
+            c.loop_divergent,
+            c.loop_uniform + c.loop_divergent
+        ),
+    );
     for b in &t.breakdown {
         let what = match b.part {
             timing::PartKind::StraightLine => {
@@ -564,7 +580,19 @@ fn annotated(
     if marks {
         let _ = writeln!(out, "  {}", st.head(&format!("; ── main ({}) ──", p.name)));
     }
-    annotated_function(out, st, p, &p.insns, &p.timing.instructions_detail, flush)?;
+    let main_branches = prog
+        .functions
+        .first()
+        .map_or(&[][..], |f| &f.divergence.branches[..]);
+    annotated_function(
+        out,
+        st,
+        p,
+        &p.insns,
+        &p.timing.instructions_detail,
+        main_branches,
+        flush,
+    )?;
     if marks {
         for f in prog.functions.iter().skip(1) {
             let _ = writeln!(
@@ -576,7 +604,15 @@ fn annotated(
                     f.entry
                 ))
             );
-            annotated_function(out, st, p, &f.insns, &f.timing.instructions_detail, flush)?;
+            annotated_function(
+                out,
+                st,
+                p,
+                &f.insns,
+                &f.timing.instructions_detail,
+                &f.divergence.branches,
+                flush,
+            )?;
         }
     }
     Ok(())
@@ -595,6 +631,7 @@ fn annotated_function(
     p: &Profile,
     insns: &[agx_isa::Instruction],
     details: &[InsnDetail],
+    branches: &[Branch],
     flush: &mut Flush<'_>,
 ) -> std::io::Result<()> {
     // unknown encodings print in place, before the first instruction after them
@@ -617,7 +654,7 @@ fn annotated_function(
         // every line depends on its instruction only: formatted on all cores
         // (~120 bytes a line: ~1 MB of text per batch)
         return par_write(out, insns.len(), 1 << 13, flush, &|k, o| {
-            annotated_line(o, st, p, &insns[k], details)
+            annotated_line(o, st, p, &insns[k], details, branches)
         });
     }
     let mut pending = unknown.iter().peekable();
@@ -625,7 +662,7 @@ fn annotated_function(
         while let Some(u) = pending.next_if(|(a, _)| *a < insn.addr) {
             unknown_line(out, u);
         }
-        annotated_line(out, st, p, insn, details);
+        annotated_line(out, st, p, insn, details, branches);
         piece(out, flush)?;
     }
     for u in pending {
@@ -726,6 +763,7 @@ fn annotated_line(
     p: &Profile,
     insn: &agx_isa::Instruction,
     details: &[InsnDetail],
+    branches: &[Branch],
 ) {
     thread_local! {
         static BUFS: std::cell::RefCell<(String, String)> =
@@ -764,6 +802,13 @@ fn annotated_line(
         let mut marks = Vec::new();
         if let Some(sym) = p.call_symbol(insn.addr) {
             marks.push(format!("; -> {sym}"));
+        }
+        // a divergent branch: both sides run for the SIMD-group (issue 22)
+        let k = branches.partition_point(|b| b.at < insn.addr);
+        for b in branches[k..].iter().take_while(|b| b.at == insn.addr) {
+            if !b.uniform {
+                marks.push(st.warn(&format!("◆ divergent {}: {}", b.kind.name(), b.reason)));
+            }
         }
         if let Some(d) = d {
             if let Some(dep) = &d.raw_dep {

@@ -75,7 +75,7 @@ impl Suggestion {
     /// A suggestion whose `message` is worded by `word` from its
     /// `figures` (each rounded to 2 decimals first), trimmed to size (a
     /// kernel of many loops keeps one message per loop).
-    fn new(
+    pub(crate) fn new(
         severity: Severity,
         offset: u32,
         rule: &'static str,
@@ -107,6 +107,9 @@ pub const RULES: &[&str] = &[
     "reduction-in-loop",
     "division-rcp-fmul",
     "consider-fp16",
+    // issue 22 (`crate::divergence::suggestions`)
+    "divergent-branch",
+    "divergent-loop-exit",
 ];
 
 /// Index range of the instructions between the loop's lowest and highest

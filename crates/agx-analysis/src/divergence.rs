@@ -1,0 +1,1906 @@
+//! Static divergence (uniformity) analysis of AGX machine code (issue 22).
+//!
+//! A forward dataflow over the CFG that tells, for every register at every
+//! point, whether all the threads of a SIMD-group that run there hold the
+//! same value, and from that which branches the SIMD-group can disagree on.
+//!
+//! # Values
+//!
+//! Uniform sources: uniform registers `u*`, immediates, the special
+//! registers [`crate::special_regs`] classes uniform, SIMD-group ballots and
+//! reductions (`*_ballot`, `simd_{and,or,xor,iadd,fadd,fmul,min,max}`), a
+//! `simd_shuffle` whose lane index is uniform (a broadcast), and loads
+//! (`device_load`, `threadgroup_load`) whose address registers are uniform.
+//! A `stack_load` returns what the same thread stored at that immediate
+//! offset (spill slots are tracked like registers). Everything else that
+//! produces a value from nothing known (atomics, texture, varyings, prefix
+//! and quad ops, lane shuffles, unknown forms, registers undefined at entry)
+//! is divergent. An ALU result is uniform when every register it reads is.
+//!
+//! # Exec masks (sync dependence)
+//!
+//! The structured exec-mask ops keep a per-thread nesting counter in `r0l`
+//! (ISA reference, "Execution Mask Stack Instructions": `if` pushes, lanes
+//! failing the condition get `r0l = 1`; `else` flips the innermost level;
+//! `while n` sends failing lanes `n` levels out; `pop_exec n` brings lanes
+//! with `r0l <= n` back; Mesa writes `r0l = k` directly for `break` and
+//! `continue`, `agx_compile.c` `agx_emit_jump`). The analysis follows the
+//! lane sets level by level: for each level, whether it was entered by a
+//! divergent test (some lanes of the level below are outside it), and the
+//! register state of the lanes that left it (failed an `if`, failed a
+//! `while`, broke out). A register value is uniform from a level up: a
+//! write under a mask whose innermost divergent level is `k` is uniform
+//! among the lanes of level `k`, and becomes divergent when lanes that did
+//! not write it come back (the pop of level `k`, an `else`, a `while` that
+//! reactivates continued lanes). So a value set under a divergent branch,
+//! or in a loop with a divergent exit, is divergent after the join or exit,
+//! while a loop counter of a loop whose exits are all uniform stays uniform.
+//!
+//! Anything the model does not recognise (`r0l` written with a register,
+//! levels that do not line up at a join, more than 60 levels) makes the
+//! whole function divergent: the analysis never calls a divergent branch
+//! uniform on code it does not understand.
+//!
+//! # Calls
+//!
+//! A callee is summarised once (entry registers divergent): the halves it
+//! writes, and which of them are divergent at its `ret`. At a call site the
+//! halves it writes get that value (uniform ones uniform among the caller's
+//! active lanes). A call without a summary (through a register, to code not
+//! given, recursive) makes every register divergent.
+
+use crate::cfg::Cfg;
+use crate::facts::{Facts, RegRange};
+use crate::liveness::GprSet;
+use crate::loops::LoopForest;
+use crate::special_regs::{sr_class, sr_name, SrClass};
+use agx_isa::forms::idx;
+use agx_isa::{Category, ExecOp, Flow, Instruction, OperandKind, Reg, RegFile, Width};
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// Divergent (any threshold above the deepest level).
+const DIV: u8 = 255;
+/// Deepest nesting level followed; deeper code is declared divergent.
+const MAX_LEVELS: usize = 60;
+
+/// What a branch is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BranchKind {
+    /// A structured `if_icmp`/`if_fcmp` (not a loop's exit test).
+    If,
+    /// `else_icmp`/`else_fcmp`.
+    Else,
+    /// A `while_*` exit test.
+    While,
+    /// An `if` whose arm only breaks out of (or continues) its loop.
+    Break,
+    /// A loop (at its back edge, the backward `jmp_exec_any`): uniform when
+    /// every exit test is.
+    Loop,
+    /// A forward `jmp_exec_none`/`jmp_exec_any` (skips an arm when no lane
+    /// runs it).
+    Skip,
+    /// A jump whose condition is unknown (`jmp_incomplete`,
+    /// `jmp_if_skipping_doorbell`).
+    Jump,
+}
+
+impl BranchKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            BranchKind::If => "if",
+            BranchKind::Else => "else",
+            BranchKind::While => "while",
+            BranchKind::Break => "break",
+            BranchKind::Loop => "loop",
+            BranchKind::Skip => "skip",
+            BranchKind::Jump => "jump",
+        }
+    }
+}
+
+/// One classified branch.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Branch {
+    /// Address of the branch instruction.
+    pub at: u32,
+    #[serde(skip)]
+    pub index: usize,
+    pub kind: BranchKind,
+    /// Whether every thread of the SIMD-group goes the same way.
+    pub uniform: bool,
+    /// Why: the chain from the condition back to its source.
+    pub reason: String,
+    /// Cycles per SIMD-group of the instructions it guards (both arms of an
+    /// `if` up to its closing `pop_exec`, from an `else` to it, a loop's
+    /// body), each weighted by its executions; `None` for branches that
+    /// guard no arm (`while`, `skip`, `jump`) or before timing.
+    pub arms_cycles: Option<f64>,
+    /// Instructions it guards (indices, end exclusive).
+    #[serde(skip)]
+    pub arms: Option<(usize, usize)>,
+    /// For a loop: its index in the function's loop forest.
+    #[serde(skip)]
+    pub loop_index: Option<usize>,
+}
+
+/// Per-function counts (a structured `if` once, its `else` not again; a
+/// loop once).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    pub if_uniform: u32,
+    pub if_divergent: u32,
+    pub loop_uniform: u32,
+    pub loop_divergent: u32,
+}
+
+/// The divergence analysis of one function.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Divergence {
+    /// Branches by address.
+    pub branches: Vec<Branch>,
+    pub counts: Counts,
+    /// Indices of loads whose address is uniform (one value for the whole
+    /// SIMD-group).
+    pub uniform_loads: Vec<usize>,
+    /// Set when the code was not understood (everything divergent).
+    pub unknown: Option<String>,
+    /// The function's effect for its callers.
+    pub summary: CalleeSummary,
+    /// Divergence-aware cost range of the function alone (see
+    /// [`DivergenceRange`]); set with the timing.
+    pub range: DivergenceRange,
+}
+
+/// The cost of a SIMD-group when branches go as the analysis says: a
+/// divergent `if` charges both arms (the SIMD-group runs them), a uniform
+/// one only its cheaper (`shortest`) or dearer (`longest`) arm. Beside
+/// `total_cycles` (every arm charged) and the uniform-path bounds (every
+/// branch uniform): `paths.shortest <= shortest`, `paths.longest <= longest
+/// <= total_cycles`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct DivergenceRange {
+    pub shortest: f64,
+    pub longest: f64,
+}
+
+/// What a function does to its caller's registers, for the divergence of
+/// the caller.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CalleeSummary {
+    /// GPR halves it writes (its callees' included).
+    pub written: GprSet,
+    /// Of those, the ones divergent at its `ret` (entry registers taken as
+    /// divergent).
+    pub divergent: GprSet,
+    /// It may leave the caller's exec mask changed.
+    pub mask_changed: bool,
+}
+
+// ---------------------------------------------------------------------------
+// Lattice
+// ---------------------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Slot {
+    off: i64,
+    size: u32,
+    key: u32,
+    val: u8,
+}
+
+/// Register (and spill-slot) values of a set of lanes: per GPR half, the
+/// lowest level among whose lanes the value is uniform (`DIV`: not even
+/// among the lanes holding it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Lanes {
+    /// GPR halves `0..len` (the function's highest touched, callees'
+    /// writes included); halves past the end are never written: divergent.
+    regs: Box<[u8]>,
+    slots: Vec<Slot>,
+}
+
+impl Lanes {
+    fn divergent(n: usize) -> Lanes {
+        Lanes {
+            regs: vec![DIV; n].into_boxed_slice(),
+            slots: Vec::new(),
+        }
+    }
+    #[inline]
+    fn get(&self, h: u32) -> u8 {
+        self.regs.get(h as usize).copied().unwrap_or(DIV)
+    }
+    #[inline]
+    fn set(&mut self, h: u32, v: u8) {
+        if let Some(x) = self.regs.get_mut(h as usize) {
+            *x = v;
+        }
+    }
+    fn join(&mut self, o: &Lanes) {
+        for (a, b) in self.regs.iter_mut().zip(o.regs.iter()) {
+            *a = (*a).max(*b);
+        }
+        // a slot missing on one side holds garbage there: divergent (dropped)
+        self.slots.retain_mut(|s| {
+            match o
+                .slots
+                .iter()
+                .find(|t| t.off == s.off && t.size == s.size && t.key == s.key)
+            {
+                Some(t) => {
+                    s.val = s.val.max(t.val);
+                    true
+                }
+                None => false,
+            }
+        });
+    }
+    /// Values uniform only above level `x` become divergent (lanes from
+    /// lower levels join them).
+    fn widen(&mut self, x: u8) {
+        for a in self.regs.iter_mut() {
+            if *a > x {
+                *a = DIV;
+            }
+        }
+        for s in &mut self.slots {
+            if s.val > x {
+                s.val = DIV;
+            }
+        }
+    }
+}
+
+fn join_opt(a: &mut Option<Lanes>, b: &Option<Lanes>) {
+    match (a.as_mut(), b) {
+        (_, None) => {}
+        (None, Some(l)) => *a = Some(l.clone()),
+        (Some(x), Some(l)) => x.join(l),
+    }
+}
+
+fn join_into(a: &mut Option<Lanes>, b: Lanes) {
+    match a {
+        None => *a = Some(b),
+        Some(x) => x.join(&b),
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct State {
+    /// The active lanes (`None`: no lane runs here).
+    cur: Option<Lanes>,
+    depth: u8,
+    /// Bit k: level k was entered (or left) by a divergent test.
+    flags: u64,
+    /// `exits[k]`: lanes of level k-1 outside level k (index 0: lanes that
+    /// left the function's own level).
+    exits: Vec<Option<Lanes>>,
+}
+
+impl State {
+    fn entry(n: usize) -> State {
+        State {
+            cur: Some(Lanes::divergent(n)),
+            depth: 0,
+            flags: 0,
+            exits: vec![None],
+        }
+    }
+    fn flag(&self, k: usize) -> bool {
+        k < 64 && self.flags & (1 << k) != 0
+    }
+    fn set_flag(&mut self, k: usize, v: bool) {
+        if k < 64 {
+            if v {
+                self.flags |= 1 << k;
+            } else {
+                self.flags &= !(1 << k);
+            }
+        }
+    }
+    fn any_flag(&self, from: usize, to: usize) -> bool {
+        (from..=to).any(|k| self.flag(k))
+    }
+    /// Innermost divergent level at or below the current depth.
+    fn eff(&self) -> u8 {
+        (0..=self.depth as usize)
+            .rev()
+            .find(|&k| self.flag(k))
+            .unwrap_or(0) as u8
+    }
+    fn grow(&mut self, d: usize) {
+        while self.exits.len() <= d {
+            self.exits.push(None);
+        }
+        for k in self.depth as usize + 1..=d {
+            self.exits[k] = None;
+            self.set_flag(k, false);
+        }
+        self.depth = d as u8;
+    }
+    fn shrink(&mut self, d: usize) {
+        for k in d + 1..self.exits.len() {
+            self.exits[k] = None;
+            self.set_flag(k, false);
+        }
+        self.exits.truncate(d + 1);
+        self.depth = d as u8;
+    }
+    fn join(&mut self, o: &State) {
+        let d = self.depth.max(o.depth) as usize;
+        self.grow(d);
+        join_opt(&mut self.cur, &o.cur);
+        self.flags |= o.flags;
+        for (k, e) in o.exits.iter().enumerate() {
+            join_opt(&mut self.exits[k], e);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Per-instruction facts the transfer needs
+// ---------------------------------------------------------------------------
+
+/// Why an instruction's result is divergent (for reasons; worded only
+/// when a reason is printed).
+#[derive(Clone, Copy, Debug)]
+enum Why {
+    /// `get_sr` of a divergent special register.
+    Sr(u16),
+    /// The instruction itself is a per-thread source (its mnemonic says).
+    Source,
+    /// A shuffle whose lane index is divergent.
+    LaneIndex,
+    /// A per-lane cross-lane op.
+    CrossLane,
+    /// A spill slot not known uniform.
+    Spill,
+    /// A register it reads (a half index).
+    Operand(u16),
+    /// A call: the callee's result, or code not analysed.
+    Call(bool),
+}
+
+fn form_of(i: &Instruction) -> u8 {
+    i.form
+}
+
+fn is_mov_imm(i: &Instruction) -> bool {
+    matches!(form_of(i), idx::MOV_IMM | idx::MOV_IMM_1)
+}
+
+/// The value a `mov_imm` writes.
+fn mov_imm_value(i: &Instruction) -> Option<i64> {
+    i.operands.iter().find_map(|o| o.kind.imm_value())
+}
+
+/// Whether an exec op's condition is always true (applegpu's aliases
+/// `push_exec`/`else_exec`/`update_exec` compare `0.0 == 0.0`; Mesa's
+/// continue reactivation `while_icmp 0 == 0`).
+fn cond_always(i: &Instruction) -> bool {
+    if matches!(i.mnemonic, "push_exec" | "else_exec" | "update_exec") {
+        return true;
+    }
+    let mut vals = Vec::new();
+    let mut cc = None;
+    for o in i.operands.iter().skip(1) {
+        match o.kind {
+            OperandKind::Reg(_) => return false,
+            OperandKind::Keyword(_) => cc = o.kind.keyword_text(),
+            OperandKind::Imm(v) => vals.push(v.get() as u64),
+            OperandKind::FloatImm(b) => vals.push(b as u64 | 1 << 40),
+            _ => {}
+        }
+    }
+    // (cond a, b, n): the last immediate is n
+    vals.len() >= 3
+        && vals[0] == vals[1]
+        && matches!(
+            cc,
+            Some("eq" | "ueq" | "seq" | "gte" | "ugte" | "sgte" | "lte" | "ulte" | "slte")
+        )
+}
+
+/// Cross-lane forms whose result is one value for the SIMD-group.
+fn simd_uniform_result(form: u8) -> bool {
+    matches!(
+        form,
+        idx::ICMP_BALLOT
+            | idx::FCMP_BALLOT
+            | idx::SIMD_AND
+            | idx::SIMD_OR
+            | idx::SIMD_XOR
+            | idx::SIMD_IADD
+            | idx::SIMD_FADD
+            | idx::SIMD_FMUL
+            | idx::SIMD_MIN_U
+            | idx::SIMD_MAX_U
+            | idx::SIMD_MIN_S
+            | idx::SIMD_MAX_S
+            | idx::SIMD_MIN_F
+            | idx::SIMD_MAX_F
+    )
+}
+
+/// Name of a register operand as applegpu prints it (`r3`, `r3l`, `u2_u3`).
+pub fn reg_name(r: &Reg) -> String {
+    let p = if r.file == RegFile::Uniform { 'u' } else { 'r' };
+    let one = |h: u16, w: Width| match w {
+        Width::W16 => format!(
+            "{p}{}{}",
+            h / 2,
+            if h.is_multiple_of(2) { 'l' } else { 'h' }
+        ),
+        Width::W32 => format!("{p}{}", h / 2),
+        Width::W64 => format!("{p}{}_{p}{}", h / 2, h / 2 + 1),
+    };
+    let step = r.width.halves();
+    (0..r.count.max(1) as u16)
+        .map(|k| one(r.half + k * step, r.width))
+        .collect::<Vec<_>>()
+        .join("_")
+}
+
+/// Name of half `h` as instruction `i` spells the register holding it.
+fn half_name_in(i: &Instruction, h: u16) -> String {
+    i.all_operands()
+        .filter_map(|o| o.as_reg())
+        .find(|r| r.file == RegFile::Gpr && r.half_range().contains(&(h as u32)))
+        .map(|r| {
+            let mut one = *r;
+            one.count = 1;
+            one.half = r.half + ((h - r.half) / r.width.halves()) * r.width.halves();
+            reg_name(&one)
+        })
+        .unwrap_or_else(|| format!("r{}", h / 2))
+}
+
+/// Stack slot of a `stack_load`/`stack_store`: (immediate offset, bytes,
+/// shape key); `None` when the offset is a register.
+fn stack_slot(i: &Instruction) -> Option<(i64, u32, u32)> {
+    let regs = i.operands.iter().filter(|o| o.as_reg().is_some()).count();
+    if regs > 1 {
+        return None;
+    }
+    let imms: Vec<i64> = i
+        .operands
+        .iter()
+        .filter_map(|o| o.kind.imm_value())
+        .collect();
+    if imms.len() < 2 {
+        return None;
+    }
+    let off = imms[imms.len() - 2];
+    let mut key = 0u32;
+    let mut bytes = 4u32;
+    let mut lanes = 1u32;
+    for o in i.operands.iter() {
+        if let Some(t) = o.kind.keyword_text() {
+            for b in t.bytes() {
+                key = key.wrapping_mul(31).wrapping_add(b as u32);
+            }
+            match t {
+                "i8" => bytes = 1,
+                "i16" | "f16" => bytes = 2,
+                "i32" => bytes = 4,
+                m if m.chars().all(|c| "xyzw".contains(c)) && !m.is_empty() => {
+                    lanes = m.len() as u32
+                }
+                _ => {}
+            }
+        }
+    }
+    Some((off, bytes * lanes, key))
+}
+
+// ---------------------------------------------------------------------------
+// Analysis
+// ---------------------------------------------------------------------------
+
+struct Ctx<'a> {
+    insns: &'a [Instruction],
+    facts: &'a Facts,
+    cfg: &'a Cfg,
+    callees: &'a HashMap<u32, CalleeSummary>,
+    unknown: Option<String>,
+    /// Instructions the reason chains may still walk (linear cost on huge
+    /// code with many divergent branches).
+    trace_budget: std::cell::Cell<usize>,
+}
+
+/// One recorded exec/branch event of the final pass.
+#[derive(Clone, Debug)]
+struct Event {
+    index: usize,
+    block: usize,
+    /// Divergent test / leaving lanes a divergent subset.
+    div: bool,
+    /// Level the lanes leave (exit events), if any.
+    leaves: Option<usize>,
+    /// Registers of the condition, in print order.
+    cond: Vec<Reg>,
+    /// The condition's own value (threshold) and the depth it was read at.
+    cond_val: u8,
+    /// Innermost level flag when the event ran (for skips and elses).
+    level_div: bool,
+    kind: EvKind,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum EvKind {
+    If,
+    Else,
+    While,
+    Break,
+    JmpNone,
+    JmpAny,
+    Jump,
+}
+
+#[derive(Default)]
+struct Record {
+    events: Vec<Event>,
+    /// Per instruction: why its result is divergent.
+    why: Vec<Option<Why>>,
+    uniform_loads: Vec<usize>,
+    ret: Option<State>,
+}
+
+impl<'a> Ctx<'a> {
+    /// The exec-mask op of instruction `i` (facts.exec is in index order).
+    fn exec_op(&self, i: usize) -> Option<(ExecOp, u8)> {
+        let e = &self.facts.exec;
+        let k = e.partition_point(|x| x.0 < i);
+        e.get(k).filter(|x| x.0 == i).map(|x| (x.1, x.2))
+    }
+
+    fn read(&self, l: &Lanes, r: &RegRange) -> u8 {
+        if r.bits & RegRange::UNIFORM != 0 {
+            return 0;
+        }
+        let mut v = 0u8;
+        for h in r.range() {
+            if h == 0 || h >= 256 {
+                return DIV;
+            }
+            v = v.max(l.get(h));
+        }
+        v
+    }
+
+    /// Applies instruction `i` to `s`.
+    fn step(&mut self, i: usize, s: &mut State, rec: Option<&mut Record>) {
+        let insn = &self.insns[i];
+        let facts = self.facts;
+        let d = s.depth as usize;
+        if let Some((op, n)) = self.exec_op(i) {
+            self.exec(i, op, n as usize, s, rec);
+            return;
+        }
+        let ranges = facts.regs(i);
+        let writes_r0l = ranges.iter().any(|r| {
+            r.bits & RegRange::DEF != 0 && r.bits & RegRange::UNIFORM == 0 && r.start == 0
+        });
+        let Some(cur) = s.cur.as_ref() else {
+            // no lane runs: nothing is written (an `r0l` write too)
+            return;
+        };
+        // value of the inputs, and which half made it divergent
+        let mut input = 0u8;
+        let mut worst: Option<u16> = None;
+        for r in ranges.iter().filter(|r| r.bits & RegRange::USE != 0) {
+            let v = self.read(cur, r);
+            if v > input {
+                input = v;
+                if r.bits & RegRange::UNIFORM == 0 {
+                    worst = r
+                        .range()
+                        .find(|&h| h == 0 || cur.get(h) == v)
+                        .map(|h| h as u16);
+                }
+            }
+        }
+        let cat = insn.category();
+        let form = form_of(insn);
+        let mut why: Option<Why> = None;
+        let mut out = input;
+        let mut call_defs: Option<(GprSet, GprSet)> = None;
+        match cat {
+            Category::Alu => {
+                if form == idx::GET_SR {
+                    let n = insn.operands.iter().find_map(|o| match o.kind {
+                        OperandKind::SpecialReg(n) => Some(n),
+                        _ => None,
+                    });
+                    match n.map(sr_class) {
+                        Some(SrClass::Uniform) => out = 0,
+                        _ => {
+                            out = DIV;
+                            why = Some(Why::Sr(n.unwrap_or(u16::MAX)));
+                        }
+                    }
+                } else if is_mov_imm(insn) {
+                    out = 0;
+                } else if matches!(form, idx::STACK_GET_PTR | idx::DFDX | idx::DFDY) {
+                    out = DIV;
+                    why = Some(Why::Source);
+                }
+            }
+            Category::CrossLane => {
+                if simd_uniform_result(form) {
+                    out = 0;
+                } else if form == idx::SIMD_SHUFFLE {
+                    // lane index (last operand): a uniform index is a broadcast
+                    let ix = insn.operands.iter().last().and_then(|o| match o.kind {
+                        OperandKind::Reg(r) => Some(r),
+                        _ => None,
+                    });
+                    let iv = match ix {
+                        None => 0,
+                        Some(r) if r.file == RegFile::Uniform => 0,
+                        Some(r) => r
+                            .half_range()
+                            .map(|h| if h == 0 { DIV } else { cur.get(h) })
+                            .max()
+                            .unwrap_or(0),
+                    };
+                    if iv as usize <= d {
+                        out = 0;
+                    } else {
+                        out = DIV;
+                        why = Some(Why::LaneIndex);
+                    }
+                } else if input == 0
+                    && !s.flag(0)
+                    && !matches!(form, idx::SIMD_PREFIX_IADD..=idx::SIMD_PREFIX_MAX_U | idx::QUAD_PREFIX_IADD..=idx::QUAD_PREFIX_FMUL | idx::SIMD_MATRIX_FMADD32 | idx::SIMD_MATRIX_FMADD16)
+                {
+                    // lane moves of a value every lane holds
+                    out = 0;
+                } else {
+                    out = DIV;
+                    why = Some(Why::CrossLane);
+                }
+            }
+            Category::Load => match insn.mem_space() {
+                Some(agx_isa::MemSpace::Device) | Some(agx_isa::MemSpace::Threadgroup)
+                    if form != idx::ASYNC_LOAD =>
+                {
+                    if input as usize <= d {
+                        if let Some(r) = rec.as_deref() {
+                            let _ = r;
+                        }
+                        out = 0;
+                    }
+                }
+                Some(agx_isa::MemSpace::Stack) => {
+                    out = DIV;
+                    if input as usize <= d {
+                        if let Some((off, size, key)) = stack_slot(insn) {
+                            if let Some(sl) = cur
+                                .slots
+                                .iter()
+                                .find(|t| t.off == off && t.size == size && t.key == key)
+                            {
+                                out = sl.val;
+                            }
+                        }
+                    }
+                    if out == DIV {
+                        why = Some(Why::Spill);
+                    }
+                }
+                _ => {
+                    out = DIV;
+                    why = Some(Why::Source);
+                }
+            },
+            Category::Store => {
+                if insn.mem_space() == Some(agx_isa::MemSpace::Stack) {
+                    let val = if input as usize <= d { s.eff() } else { DIV };
+                    let slot = stack_slot(insn);
+                    let cur = s.cur.as_mut().expect("live");
+                    match slot {
+                        Some((off, size, key)) => {
+                            cur.slots.retain(|t| {
+                                t.off + t.size as i64 <= off || off + size as i64 <= t.off
+                            });
+                            cur.slots.push(Slot {
+                                off,
+                                size,
+                                key,
+                                val,
+                            });
+                        }
+                        None => cur.slots.clear(),
+                    }
+                }
+            }
+            Category::Control => match facts.flow[i] {
+                Flow::Call { .. } | Flow::CallIndirect => {
+                    match self.callees.get(&facts.addr[i]) {
+                        Some(c) => {
+                            call_defs = Some((c.written, c.divergent));
+                            if c.mask_changed {
+                                s.set_flag(d, true);
+                            }
+                        }
+                        None => {
+                            let mut all = GprSet::new();
+                            all.set_range(1..256);
+                            call_defs = Some((all, all));
+                        }
+                    }
+                    out = 0; // the link register: pc + 6 for every lane
+                }
+                _ => {}
+            },
+            _ => {
+                out = DIV;
+                why = Some(Why::Source);
+            }
+        }
+        if out == DIV && why.is_none() {
+            why = worst.map(Why::Operand);
+        }
+        let val = if out as usize <= d { s.eff() } else { DIV };
+        let eff = s.eff();
+        let cur = s.cur.as_mut().expect("live");
+        for r in ranges.iter().filter(|r| r.bits & RegRange::DEF != 0) {
+            if r.bits & RegRange::UNIFORM != 0 {
+                continue;
+            }
+            for h in r.range() {
+                if h > 0 && h < 256 {
+                    cur.set(h, val);
+                }
+            }
+        }
+        if let Some((w, dv)) = call_defs {
+            for h in 1..256u32 {
+                if w.contains(h) {
+                    cur.set(h, if dv.contains(h) { DIV } else { eff });
+                }
+            }
+            if let Some(rec) = rec {
+                rec.why[i] = Some(Why::Call(self.callees.contains_key(&facts.addr[i])));
+            }
+        } else if let Some(rec) = rec {
+            if out == DIV {
+                if let Some(w) = why {
+                    rec.why[i] = Some(w);
+                }
+            }
+            if cat == Category::Load
+                && out as usize <= d
+                && matches!(
+                    insn.mem_space(),
+                    Some(agx_isa::MemSpace::Device) | Some(agx_isa::MemSpace::Threadgroup)
+                )
+            {
+                rec.uniform_loads.push(i);
+            }
+        }
+        if writes_r0l {
+            self.write_r0l(i, s);
+        }
+    }
+
+    /// `r0l` written by an ordinary instruction: Mesa's `break`/`continue`
+    /// (`mov_imm r0l, k`: the active lanes leave `k` levels).
+    fn write_r0l(&mut self, i: usize, s: &mut State) {
+        let insn = &self.insns[i];
+        let k = if is_mov_imm(insn) {
+            mov_imm_value(insn)
+        } else {
+            None
+        };
+        match k {
+            Some(0) => {}
+            Some(k) if k > 0 => {
+                let d = s.depth as usize;
+                let b = (d + 1).saturating_sub(k as usize);
+                let sub = s.any_flag(b + 1, d.max(b));
+                let leaving = s.cur.take();
+                if let Some(l) = leaving {
+                    join_into(&mut s.exits[b], l);
+                }
+                if sub || k as usize > d {
+                    s.set_flag(b, true);
+                }
+            }
+            _ => {
+                self.unknown.get_or_insert_with(|| {
+                    format!(
+                        "r0l (the exec-mask counter) written by a non-constant at 0x{:x}",
+                        insn.addr
+                    )
+                });
+            }
+        }
+    }
+
+    fn cond(&self, i: usize, l: Option<&Lanes>) -> (u8, Vec<Reg>) {
+        let (v, mut regs, worst) = self.cond_worst(i, l);
+        if let Some(w) = worst {
+            // the divergent register first: the reason follows it
+            if let Some(k) = regs
+                .iter()
+                .position(|r| r.file == RegFile::Gpr && r.half_range().contains(&(w as u32)))
+            {
+                let r = regs.remove(k);
+                regs.insert(0, r);
+            }
+        }
+        (v, regs)
+    }
+
+    fn cond_worst(&self, i: usize, l: Option<&Lanes>) -> (u8, Vec<Reg>, Option<u16>) {
+        let insn = &self.insns[i];
+        let mut regs = Vec::new();
+        for o in insn.operands.iter() {
+            if let OperandKind::Reg(r) = o.kind {
+                if o.role.is_use()
+                    && !(r.file == RegFile::Gpr && r.half == 0 && r.width == Width::W16)
+                {
+                    regs.push(r);
+                }
+            }
+        }
+        let Some(l) = l else { return (0, regs, None) };
+        let mut v = 0u8;
+        let mut worst = None;
+        for r in &regs {
+            if r.file == RegFile::Uniform {
+                continue;
+            }
+            for h in r.half_range() {
+                let x = if h == 0 || h >= 256 { DIV } else { l.get(h) };
+                if x > v {
+                    v = x;
+                    worst = Some(h as u16);
+                }
+            }
+        }
+        (v, regs, worst)
+    }
+
+    fn exec(&mut self, i: usize, op: ExecOp, n: usize, s: &mut State, rec: Option<&mut Record>) {
+        let insn = &self.insns[i];
+        let always = cond_always(insn);
+        let d = s.depth as usize;
+        let block = self.cfg.block_of[i] as usize;
+        let mut ev: Option<Event> = None;
+        let mk = |kind, div, leaves, cond_val, cond: Vec<Reg>, _depth: usize, level_div| Event {
+            index: i,
+            block,
+            div,
+            leaves,
+            cond,
+            cond_val,
+            level_div,
+            kind,
+        };
+        match op {
+            ExecOp::If | ExecOp::Update => {
+                let (cv, cregs) = self.cond(i, s.cur.as_ref());
+                let top = d + n;
+                if top > MAX_LEVELS {
+                    self.unknown
+                        .get_or_insert_with(|| "exec-mask nesting deeper than 60".to_string());
+                    return;
+                }
+                let div = cv as usize > d;
+                s.grow(top);
+                if !always {
+                    if let Some(c) = s.cur.clone() {
+                        join_into(&mut s.exits[top], c);
+                        if div {
+                            s.set_flag(top, true);
+                        }
+                    }
+                    if op == ExecOp::If && insn.form != idx::IF_FCMP
+                        || insn.mnemonic != "update_exec"
+                    {
+                        ev = Some(mk(EvKind::If, div, None, cv, cregs, d, false));
+                    }
+                }
+            }
+            ExecOp::Else => {
+                if d == 0 || n == 0 {
+                    self.unknown
+                        .get_or_insert_with(|| format!("else at nesting 0 at 0x{:x}", insn.addr));
+                    return;
+                }
+                let then = s.cur.take();
+                let mut lanes = s.exits[d].take();
+                if let Some(l) = lanes.as_mut() {
+                    l.widen((d - 1) as u8);
+                }
+                let (cv, cregs) = self.cond(i, lanes.as_ref());
+                let div = cv as usize > d;
+                if !always {
+                    s.exits[d] = lanes.clone();
+                }
+                let b = d + 1 - n.min(d);
+                if let Some(t) = then {
+                    join_into(&mut s.exits[b], t);
+                }
+                if b < d && s.any_flag(b + 1, d) {
+                    s.set_flag(b, true);
+                }
+                if div {
+                    s.set_flag(d, true);
+                }
+                s.cur = lanes;
+                ev = Some(mk(EvKind::Else, div, None, cv, cregs, d, s.flag(d)));
+            }
+            ExecOp::While => {
+                if n == 0 {
+                    self.unknown
+                        .get_or_insert_with(|| format!("while with n = 0 at 0x{:x}", insn.addr));
+                    return;
+                }
+                let d2 = d.max(n);
+                if d2 > MAX_LEVELS {
+                    self.unknown
+                        .get_or_insert_with(|| "exec-mask nesting deeper than 60".to_string());
+                    return;
+                }
+                s.grow(d2);
+                let b = d2 + 1 - n;
+                let mut pool = s.cur.take();
+                for k in b + 1..=d2 {
+                    let e = s.exits[k].take();
+                    join_opt(&mut pool, &e);
+                    s.set_flag(k, false);
+                }
+                if let Some(p) = pool.as_mut() {
+                    p.widen(b as u8);
+                }
+                let (cv, cregs) = self.cond(i, pool.as_ref());
+                let div = cv as usize > b;
+                if !always {
+                    if let Some(p) = pool.as_ref() {
+                        join_into(&mut s.exits[b], p.clone());
+                    }
+                    if div {
+                        s.set_flag(b, true);
+                    }
+                    ev = Some(mk(EvKind::While, div, Some(b), cv, cregs, d2, false));
+                }
+                s.cur = pool;
+            }
+            ExecOp::Pop(_) => {
+                if n == 0 {
+                    return;
+                }
+                let nd = d.saturating_sub(n);
+                let mut cur = s.cur.take();
+                for k in nd + 1..=d {
+                    let e = s.exits[k].take();
+                    join_opt(&mut cur, &e);
+                }
+                // lanes that left the function's own level come back:
+                // nothing written since is known uniform
+                if n > d && s.exits[0].is_some() {
+                    let e = s.exits[0].take();
+                    join_opt(&mut cur, &e);
+                    if let Some(c) = cur.as_mut() {
+                        for v in c.regs.iter_mut() {
+                            *v = DIV;
+                        }
+                    }
+                }
+                if let Some(c) = cur.as_mut() {
+                    c.widen(nd as u8);
+                }
+                s.shrink(nd);
+                s.cur = cur;
+            }
+        }
+        if let (Some(rec), Some(e)) = (rec, ev) {
+            rec.events.push(e);
+        }
+    }
+
+    /// Applies the block's instructions to `s` (its entry state).
+    fn block(&mut self, b: usize, s: &mut State, mut rec: Option<&mut Record>) {
+        let blk = &self.cfg.blocks[b];
+        let mut skip = 0;
+        for i in blk.insns.clone() {
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
+            if i + 2 < blk.insns.end {
+                if let Some((a, c)) = xor_swap(&self.insns[i..i + 3]) {
+                    // a register swap by three xors (Mesa's parallel-copy
+                    // lowering): the two values trade places
+                    if let Some(cur) = s.cur.as_mut() {
+                        let (ra, rc) = (a.half_range(), c.half_range());
+                        for (x, y) in ra.clone().zip(rc.clone()) {
+                            let n = cur.regs.len() as u32;
+                            if x > 0 && y > 0 && x < n && y < n {
+                                cur.regs.swap(x as usize, y as usize);
+                            }
+                        }
+                        if let Some(r) = rec.as_deref_mut() {
+                            for (k, (x, y)) in
+                                [(i + 2, (ra.start, rc.start)), (i + 1, (rc.start, ra.start))]
+                            {
+                                if y < 256 && cur.get(x) == DIV {
+                                    r.why[k] = Some(Why::Operand(y as u16));
+                                }
+                            }
+                        }
+                    }
+                    skip = 2;
+                    continue;
+                }
+            }
+            // the branch events that are not exec ops
+            if let Some(r) = rec.as_deref_mut() {
+                if let Flow::BranchExec { target, any } = self.facts.flow[i] {
+                    let d = s.depth as usize;
+                    let kind = if self.insns[i].form == idx::JMP_EXEC_ANY {
+                        EvKind::JmpAny
+                    } else if self.insns[i].form == idx::JMP_EXEC_NONE {
+                        EvKind::JmpNone
+                    } else {
+                        EvKind::Jump
+                    };
+                    let _ = (target, any);
+                    r.events.push(Event {
+                        index: i,
+                        block: b,
+                        div: s.flag(d),
+                        leaves: None,
+                        cond: Vec::new(),
+                        cond_val: 0,
+                        level_div: s.flag(d),
+                        kind,
+                    });
+                }
+                if self.facts.flow[i] == Flow::Ret && r.ret.is_none() {
+                    r.ret = Some(s.clone());
+                } else if self.facts.flow[i] == Flow::Ret {
+                    let st = s.clone();
+                    r.ret.as_mut().expect("set").join(&st);
+                }
+                // breaks (r0l writes) are events too
+                let writes_r0l = self.exec_op(i).is_none()
+                    && self.facts.regs(i).iter().any(|x| {
+                        x.bits & RegRange::DEF != 0
+                            && x.bits & RegRange::UNIFORM == 0
+                            && x.start == 0
+                    });
+                if writes_r0l && s.cur.is_some() {
+                    if let Some(k) = mov_imm_value(&self.insns[i]).filter(|&k| k > 0) {
+                        let d = s.depth as usize;
+                        let bl = (d + 1).saturating_sub(k as usize);
+                        r.events.push(Event {
+                            index: i,
+                            block: b,
+                            div: s.any_flag(bl + 1, d.max(bl + 1)) && d > bl || k as usize > d,
+                            leaves: Some(bl),
+                            cond: Vec::new(),
+                            cond_val: 0,
+                            level_div: false,
+                            kind: EvKind::Break,
+                        });
+                    }
+                }
+            }
+            self.step(i, s, rec.as_deref_mut());
+        }
+    }
+}
+
+/// Analyses every function of `cfg`. `callees`: summaries of called
+/// functions by call address.
+pub fn analyze(
+    insns: &[Instruction],
+    facts: &Facts,
+    cfg: &Cfg,
+    forest: &LoopForest,
+    callees: &HashMap<u32, CalleeSummary>,
+) -> Divergence {
+    let mut cx = Ctx {
+        insns,
+        facts,
+        cfg,
+        callees,
+        unknown: None,
+        trace_budget: std::cell::Cell::new(2_000_000),
+    };
+    let nb = cfg.blocks.len();
+    // halves tracked: every one this function or its callees write
+    let mut nregs = facts.highest_gpr.map_or(1, |h| h as usize + 1);
+    for c in callees.values() {
+        if let Some(h) = (0..256u32).rev().find(|&h| c.written.contains(h)) {
+            nregs = nregs.max(h as usize + 1);
+        }
+    }
+    let nregs = nregs.clamp(1, 256);
+    let mut inb: Vec<Option<State>> = vec![None; nb];
+    let mut queued = vec![false; nb];
+    let mut work = std::collections::BinaryHeap::new();
+    for f in &cfg.functions {
+        if inb[f.entry_block].is_none() {
+            inb[f.entry_block] = Some(State::entry(nregs));
+            work.push(std::cmp::Reverse(f.entry_block));
+            queued[f.entry_block] = true;
+        }
+    }
+    // Only blocks with several predecessors (joins, loop headers) or none
+    // (entries) keep an entry state; a block with one forward predecessor
+    // is run straight from that predecessor's exit state.
+    let mut is_entry = vec![false; nb];
+    for f in &cfg.functions {
+        is_entry[f.entry_block] = true;
+    }
+    let chained: Vec<bool> = (0..nb)
+        .map(|b| {
+            let mut preds = cfg.blocks[b].preds.iter().filter(|e| e.kind.is_intra());
+            match (preds.next(), preds.next()) {
+                (Some(p), None) => !is_entry[b] && !is_back(cfg, p.to, b),
+                _ => false,
+            }
+        })
+        .collect();
+    let edge_out = |b: usize, st: &State, e: &crate::cfg::Edge| -> State {
+        let last = cfg.blocks[b].insns.end - 1;
+        let mut out = st.clone();
+        if let Flow::BranchExec { .. } = facts.flow[last] {
+            let form = insns[last].form;
+            let taken = e.kind == crate::cfg::EdgeKind::Taken;
+            // jmp_exec_any falls through only when no lane is active;
+            // jmp_exec_none is taken only then
+            if (form == idx::JMP_EXEC_ANY && !taken) || (form == idx::JMP_EXEC_NONE && taken) {
+                out.cur = None;
+            }
+        }
+        out
+    };
+    let mut guard = 0usize;
+    let mut chain: Vec<(usize, State)> = Vec::new();
+    while let Some(b0) = pop_min(&mut work) {
+        queued[b0] = false;
+        guard += 1;
+        if guard > 64 * nb + 1024 {
+            cx.unknown
+                .get_or_insert_with(|| "divergence fixpoint did not settle".to_string());
+            break;
+        }
+        chain.push((b0, inb[b0].clone().expect("queued with a state")));
+        while let Some((b, mut s)) = chain.pop() {
+            cx.block(b, &mut s, None);
+            for e in &cfg.blocks[b].succs {
+                if !e.kind.is_intra() {
+                    continue;
+                }
+                let out = edge_out(b, &s, e);
+                if chained[e.to] {
+                    chain.push((e.to, out));
+                    continue;
+                }
+                let changed = match inb[e.to].as_mut() {
+                    None => {
+                        inb[e.to] = Some(out);
+                        true
+                    }
+                    Some(t) => {
+                        if t.depth != out.depth
+                            && !is_back(cfg, b, e.to)
+                            && !has_back_pred(cfg, e.to)
+                        {
+                            cx.unknown.get_or_insert_with(|| {
+                                format!(
+                                    "exec-mask levels differ where paths join at 0x{:x}",
+                                    cfg.blocks[e.to].start
+                                )
+                            });
+                        }
+                        let before = t.clone();
+                        t.join(&out);
+                        *t != before
+                    }
+                };
+                if changed && !queued[e.to] {
+                    queued[e.to] = true;
+                    work.push(std::cmp::Reverse(e.to));
+                }
+            }
+        }
+    }
+    // final pass: events, reasons
+    let mut rec = Record {
+        why: vec![None; insns.len()],
+        ..Record::default()
+    };
+    let mut header_depth: Vec<Option<u8>> = vec![None; nb];
+    for b0 in 0..nb {
+        let Some(s0) = inb[b0].take() else { continue };
+        header_depth[b0] = Some(s0.depth);
+        chain.push((b0, s0));
+        while let Some((b, mut s)) = chain.pop() {
+            cx.block(b, &mut s, Some(&mut rec));
+            for e in &cfg.blocks[b].succs {
+                if e.kind.is_intra() && chained[e.to] {
+                    chain.push((e.to, edge_out(b, &s, e)));
+                }
+            }
+        }
+    }
+    rec.events.sort_by_key(|e| e.index);
+    drop(inb);
+    build(&cx, forest, &header_depth, rec)
+}
+
+fn pop_min(w: &mut std::collections::BinaryHeap<std::cmp::Reverse<usize>>) -> Option<usize> {
+    w.pop().map(|r| r.0)
+}
+
+fn is_back(cfg: &Cfg, from: usize, to: usize) -> bool {
+    cfg.blocks[to].start <= cfg.blocks[from].last
+}
+
+fn has_back_pred(cfg: &Cfg, b: usize) -> bool {
+    cfg.blocks[b].preds.iter().any(|p| is_back(cfg, p.to, b))
+}
+
+/// Whether instruction `k` is one of a three-xor swap.
+fn xor_swap_member(insns: &[Instruction], k: usize) -> bool {
+    (k.saturating_sub(2)..=k).any(|s| s + 3 <= insns.len() && xor_swap(&insns[s..s + 3]).is_some())
+}
+
+/// `xor a, a, b; xor b, a, b; xor a, a, b` (any source order): swaps `a`
+/// and `b`.
+fn xor_swap(w: &[Instruction]) -> Option<(Reg, Reg)> {
+    let parts = |x: &Instruction| -> Option<(Reg, Reg, Reg)> {
+        if x.mnemonic != "xor" || x.operands.len() != 3 {
+            return None;
+        }
+        let r = |k: usize| {
+            x.operands[k]
+                .as_reg()
+                .copied()
+                .filter(|r| r.file == RegFile::Gpr)
+        };
+        let (d, s1, s2) = (r(0)?, r(1)?, r(2)?);
+        let same = |p: &Reg, q: &Reg| p.half == q.half && p.width == q.width && p.count == q.count;
+        let _ = same;
+        Some((d, s1, s2))
+    };
+    let key = |r: &Reg| (r.half, r.width.halves(), r.count);
+    let (d0, a0, b0) = parts(&w[0])?;
+    let (d1, a1, b1) = parts(&w[1])?;
+    let (d2, a2, b2) = parts(&w[2])?;
+    let a = d0;
+    let b = if key(&a0) == key(&a) { b0 } else { a0 };
+    let pair = |x: &Reg, y: &Reg| {
+        let mut p = [key(x), key(y)];
+        p.sort();
+        p
+    };
+    let want = pair(&a, &b);
+    if key(&a) == key(&b)
+        || pair(&a0, &b0) != want
+        || pair(&a1, &b1) != want
+        || pair(&a2, &b2) != want
+        || key(&d1) != key(&b)
+        || key(&d2) != key(&a)
+    {
+        return None;
+    }
+    Some((a, b))
+}
+
+/// An `if` whose arm only copies registers and then breaks/continues
+/// (`mov_imm r0l, k`): the loop's exit test, not an if.
+fn is_break_if(insns: &[Instruction], facts: &Facts, i: usize) -> bool {
+    let mut k = i + 1;
+    while k < insns.len() {
+        let x = &insns[k];
+        if x.form == idx::JMP_EXEC_NONE {
+            k += 1;
+            continue;
+        }
+        let r0l = facts.regs(k).iter().any(|r| {
+            r.bits & RegRange::DEF != 0 && r.bits & RegRange::UNIFORM == 0 && r.start == 0
+        });
+        if r0l {
+            return is_mov_imm(x) && mov_imm_value(x).is_some_and(|v| v > 0);
+        }
+        if x.mnemonic == "mov" || is_mov_imm(x) {
+            k += 1;
+            continue;
+        }
+        return false;
+    }
+    false
+}
+
+fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record) -> Divergence {
+    let insns = cx.insns;
+    let facts = cx.facts;
+    let cfg = cx.cfg;
+    let unknown = cx.unknown.clone();
+    let mut branches = Vec::new();
+    let mut counts = Counts::default();
+    let chain = |i: usize, regs: &[Reg], v: u8| -> String {
+        if regs.is_empty() {
+            return "condition on immediates only".to_string();
+        }
+        let names: Vec<String> = regs.iter().map(reg_name).collect();
+        if (v as usize) < DIV as usize && unknown.is_none() {
+            return format!("{}: uniform", names.join(", "));
+        }
+        // the first divergent GPR of the condition
+        let h = regs
+            .iter()
+            .filter(|r| r.file == RegFile::Gpr)
+            .flat_map(|r| r.half_range())
+            .next()
+            .unwrap_or(0) as u16;
+        trace(cx, &rec, i, h)
+    };
+    let mut exit_events: Vec<&Event> = Vec::new();
+    for e in &rec.events {
+        let at = facts.addr[e.index];
+        match e.kind {
+            EvKind::If => {
+                let uniform = !e.div && unknown.is_none();
+                let kind = if is_break_if(insns, facts, e.index) {
+                    BranchKind::Break
+                } else {
+                    if uniform {
+                        counts.if_uniform += 1;
+                    } else {
+                        counts.if_divergent += 1;
+                    }
+                    BranchKind::If
+                };
+                branches.push(Branch {
+                    at,
+                    index: e.index,
+                    kind,
+                    uniform,
+                    reason: if uniform {
+                        chain(e.index, &e.cond, e.cond_val)
+                    } else {
+                        chain(e.index, &e.cond, DIV)
+                    },
+                    arms_cycles: None,
+                    arms: None,
+                    loop_index: None,
+                });
+            }
+            EvKind::Else => {
+                let uniform = !e.level_div && unknown.is_none();
+                branches.push(Branch {
+                    at,
+                    index: e.index,
+                    kind: BranchKind::Else,
+                    uniform,
+                    reason: if uniform {
+                        "the matching if is uniform".to_string()
+                    } else if e.div {
+                        chain(e.index, &e.cond, DIV)
+                    } else {
+                        "the matching if is divergent: both arms run".to_string()
+                    },
+                    arms_cycles: None,
+                    arms: None,
+                    loop_index: None,
+                });
+            }
+            EvKind::While => {
+                exit_events.push(e);
+                let uniform = !e.div && unknown.is_none();
+                branches.push(Branch {
+                    at,
+                    index: e.index,
+                    kind: BranchKind::While,
+                    uniform,
+                    reason: chain(e.index, &e.cond, if uniform { 0 } else { DIV }),
+                    arms_cycles: None,
+                    arms: None,
+                    loop_index: None,
+                });
+            }
+            EvKind::Break => exit_events.push(e),
+            EvKind::JmpNone | EvKind::JmpAny | EvKind::Jump => {
+                let back = match facts.flow[e.index] {
+                    Flow::BranchExec { target, .. } => target <= at as i64,
+                    _ => false,
+                };
+                if back && e.kind == EvKind::JmpAny {
+                    continue; // the loop record below
+                }
+                let (uniform, reason) = if e.kind == EvKind::Jump {
+                    (false, "condition unknown (not modelled)".to_string())
+                } else if e.level_div || unknown.is_some() {
+                    (
+                        false,
+                        "the innermost exec level is divergent: lanes disagree".to_string(),
+                    )
+                } else {
+                    (true, "the innermost exec level is uniform".to_string())
+                };
+                branches.push(Branch {
+                    at,
+                    index: e.index,
+                    kind: if e.kind == EvKind::Jump {
+                        BranchKind::Jump
+                    } else {
+                        BranchKind::Skip
+                    },
+                    uniform,
+                    reason,
+                    arms_cycles: None,
+                    arms: None,
+                    loop_index: None,
+                });
+            }
+        }
+    }
+    // loops: uniform when every exit test is
+    // each exit event counts for the loops containing it whose level it
+    // leaves (header depth >= the level left)
+    let header_depth = |l: usize| header_depth[forest.loops[l].header].map(|d| d as usize);
+    let mut per_loop: Vec<Vec<&Event>> = vec![Vec::new(); forest.loops.len()];
+    for e in &exit_events {
+        let mut cur = forest.loop_of.get(e.block).copied().flatten();
+        while let Some(l) = cur {
+            if let (Some(b), Some(hd)) = (e.leaves, header_depth(l)) {
+                if b <= hd {
+                    per_loop[l].push(e);
+                }
+            }
+            cur = forest.loops[l].parent;
+        }
+    }
+    for (li, l) in forest.loops.iter().enumerate() {
+        if header_depth(li).is_none() {
+            continue;
+        }
+        let mut div: Option<&Event> = None;
+        let mut tests = Vec::new();
+        for e in &per_loop[li] {
+            tests.push(facts.addr[e.index]);
+            if e.div && div.is_none() {
+                div = Some(e);
+            }
+        }
+        let latch = l
+            .latches
+            .iter()
+            .map(|&b| cfg.blocks[b].insns.end - 1)
+            .max()
+            .unwrap_or(cfg.blocks[l.header].insns.start);
+        let uniform = div.is_none() && unknown.is_none();
+        let reason = match (div, &unknown) {
+            (_, Some(u)) => format!("not analysed: {u}"),
+            (Some(e), _) => {
+                let what = match e.kind {
+                    EvKind::While => format!(
+                        "exit test at 0x{:x} is divergent: {}",
+                        facts.addr[e.index],
+                        chain(e.index, &e.cond, DIV)
+                    ),
+                    _ => {
+                        // the break's enclosing divergent if
+                        let at = rec.events.partition_point(|x| x.index < e.index);
+                        let cond_if = rec.events[..at]
+                            .iter()
+                            .rev()
+                            .take(64)
+                            .find(|x| x.kind == EvKind::If && x.div);
+                        match cond_if {
+                            Some(x) => format!(
+                                "break at 0x{:x} under the divergent if at 0x{:x}: {}",
+                                facts.addr[e.index],
+                                facts.addr[x.index],
+                                chain(x.index, &x.cond, DIV)
+                            ),
+                            None => format!(
+                                "break at 0x{:x} under a divergent exec mask",
+                                facts.addr[e.index]
+                            ),
+                        }
+                    }
+                };
+                format!("{what}; the SIMD-group runs until its slowest thread exits")
+            }
+            (None, None) if tests.is_empty() => "no exit test found: uniform".to_string(),
+            (None, None) => format!(
+                "every exit test is uniform ({})",
+                tests
+                    .iter()
+                    .map(|a| format!("0x{a:x}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        if uniform {
+            counts.loop_uniform += 1;
+        } else {
+            counts.loop_divergent += 1;
+        }
+        branches.push(Branch {
+            at: facts.addr[latch],
+            index: latch,
+            kind: BranchKind::Loop,
+            uniform,
+            reason,
+            arms_cycles: None,
+            arms: None,
+            loop_index: Some(li),
+        });
+    }
+    branches.sort_by_key(|b| (b.at, b.kind as u8));
+    for b in &mut branches {
+        b.arms = arms_of(cfg, forest, b);
+    }
+    // the summary for callers
+    let mut summary = CalleeSummary::default();
+    for i in 0..insns.len() {
+        for r in facts.regs(i) {
+            if r.bits & RegRange::DEF != 0 && r.bits & RegRange::UNIFORM == 0 {
+                summary
+                    .written
+                    .set_range(r.range().start.max(1)..r.range().end);
+            }
+        }
+    }
+    for (&_, c) in cx.callees.iter() {
+        summary.written.union_with(&c.written);
+    }
+    match (&rec.ret, &unknown) {
+        (Some(r), None) => {
+            let regs = r.cur.as_ref().map(|c| c.regs.clone());
+            for h in 1..256u32 {
+                let v = regs
+                    .as_ref()
+                    .map_or(DIV, |x| x.get(h as usize).copied().unwrap_or(DIV));
+                if v > 0 {
+                    summary.divergent.insert(h);
+                }
+            }
+            summary.mask_changed = r.depth > 0 || r.flag(0);
+        }
+        _ => {
+            summary.divergent = summary.written;
+            summary.mask_changed = true;
+        }
+    }
+    let mut uniform_loads = if unknown.is_some() {
+        Vec::new()
+    } else {
+        rec.uniform_loads.clone()
+    };
+    uniform_loads.sort_unstable();
+    uniform_loads.dedup();
+    Divergence {
+        branches,
+        counts,
+        uniform_loads,
+        unknown,
+        summary,
+        range: DivergenceRange::default(),
+    }
+}
+
+/// Instructions a branch guards (see [`Branch::arms_cycles`]).
+fn arms_of(cfg: &Cfg, forest: &LoopForest, b: &Branch) -> Option<(usize, usize)> {
+    let dep = &cfg.exec_depth;
+    let i = b.index;
+    let d = *dep.get(i)?;
+    // (not past the end of the function: entries reset the depth to 0)
+    let end_where = |below: u16| {
+        (i + 1..dep.len())
+            .find(|&k| dep[k] < below)
+            .unwrap_or(dep.len())
+    };
+    match b.kind {
+        BranchKind::If | BranchKind::Break => Some((i + 1, end_where(d + 1))),
+        BranchKind::Else => Some((i + 1, end_where(d))),
+        BranchKind::Loop => {
+            let li = b.loop_index?;
+            let start = forest.loops[li].start;
+            let bk = cfg.blocks.partition_point(|b| b.start < start);
+            let first = cfg.blocks.get(bk).filter(|b| b.start == start)?.insns.start;
+            Some((first, i + 1))
+        }
+        _ => None,
+    }
+}
+
+/// Fills [`Branch::arms_cycles`] and [`Divergence::range`] from a
+/// function's timing: the issue cycles and exposed stall of each guarded
+/// instruction times its executions.
+pub fn fill_arms_cycles(d: &mut Divergence, t: &crate::timing::KernelTiming) {
+    fill_arms(d, t);
+    d.range = range_of(d, t);
+}
+
+/// The divergence-aware range from the uniform-path bounds: for each
+/// outermost divergent `if` (one not inside the arms of another), the arm
+/// the uniform path dropped is charged back: both arms `A` (then) and `B`
+/// (else) run, so the shortest path gains `max(A, B)` (`A` for an if
+/// without else) and the longest `min(A, B)` (0 without else). Clamped to
+/// `[paths, total_cycles]`. First-order: nested uniform ifs inside a
+/// divergent arm are charged in full.
+fn range_of(d: &Divergence, t: &crate::timing::KernelTiming) -> DivergenceRange {
+    let total = t.total_cycles;
+    let (mut short, mut long) = (t.paths.shortest, t.paths.longest);
+    let mut covered_to = 0usize;
+    for (k, b) in d.branches.iter().enumerate() {
+        if b.kind != BranchKind::If || b.uniform {
+            continue;
+        }
+        let Some((s, e)) = b.arms else { continue };
+        if s < covered_to {
+            continue;
+        }
+        covered_to = e;
+        let whole = b.arms_cycles.unwrap_or(0.0);
+        // its else: the next else branch inside its arms
+        let els = d.branches[k + 1..]
+            .iter()
+            .take_while(|x| x.arms.is_none_or(|(xs, _)| xs < e))
+            .find(|x| x.kind == BranchKind::Else && x.arms.is_some_and(|(_, xe)| xe == e));
+        match els {
+            Some(x) => {
+                let bb = x.arms_cycles.unwrap_or(0.0);
+                let a = (whole - bb).max(0.0);
+                short += a.max(bb);
+                long += a.min(bb);
+            }
+            None => short += whole,
+        }
+    }
+    let round = |x: f64| (x * 1000.0).round() / 1000.0;
+    let long = round(long.min(total).max(t.paths.longest));
+    DivergenceRange {
+        shortest: round(short.min(long).max(t.paths.shortest)),
+        longest: long,
+    }
+}
+
+/// Suggestions (issue 22, item 5): a divergent branch whose arms cost at
+/// least 10% of the function's estimate, and a loop whose exit is divergent.
+pub fn suggestions(
+    d: &Divergence,
+    t: &crate::timing::KernelTiming,
+) -> Vec<crate::timing::Suggestion> {
+    use crate::timing::suggest::{Severity, Suggestion};
+    let total = t.total_cycles;
+    let mut out = Vec::new();
+    if total <= 0.0 || d.unknown.is_some() {
+        return out;
+    }
+    for b in d.branches.iter().filter(|b| !b.uniform) {
+        let arms = b.arms_cycles.unwrap_or(0.0);
+        let share = 100.0 * arms / total;
+        match b.kind {
+            BranchKind::If | BranchKind::Else if share >= 10.0 => {
+                let what = b.kind.name();
+                let reason = b.reason.clone();
+                out.push(Suggestion::new(
+                    if share >= 30.0 { Severity::High } else { Severity::Medium },
+                    b.at,
+                    "divergent-branch",
+                    &[("arms_cycles", arms), ("total_cycles", total), ("share_pct", share)],
+                    |f| {
+                        format!(
+                            "Divergent {what} at 0x{:x} ({reason}): the SIMD-group runs both arms, {} cy of {} cy ({}%). Make the condition uniform (branch on threadgroup or SIMD-group values), move the work out of the arm, or sort/bin the work so a SIMD-group's threads agree.",
+                            b.at,
+                            f("arms_cycles"),
+                            f("total_cycles"),
+                            f("share_pct")
+                        )
+                    },
+                ));
+            }
+            BranchKind::Loop => {
+                let reason = b.reason.clone();
+                out.push(Suggestion::new(
+                    if share >= 30.0 { Severity::Medium } else { Severity::Low },
+                    b.at,
+                    "divergent-loop-exit",
+                    &[("arms_cycles", arms), ("total_cycles", total), ("share_pct", share)],
+                    |f| {
+                        format!(
+                            "Loop ending at 0x{:x} has a divergent exit: {reason}. Its body costs {} cy of {} cy ({}%) per pass of the slowest thread; give the threads of a SIMD-group similar trip counts (sort/bin the work) or make the bound uniform.",
+                            b.at,
+                            f("arms_cycles"),
+                            f("total_cycles"),
+                            f("share_pct")
+                        )
+                    },
+                ));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn fill_arms(d: &mut Divergence, t: &crate::timing::KernelTiming) {
+    for b in &mut d.branches {
+        b.arms_cycles = b.arms.map(|(s, e)| {
+            let c: f64 = (s..e.min(t.instructions_detail.len()))
+                .map(|k| {
+                    let x = &t.instructions_detail[k];
+                    (x.cycles() + x.stall) * t.executions.get(k).copied().unwrap_or(1.0)
+                })
+                .sum();
+            (c * 100.0).round() / 100.0
+        });
+    }
+}
+
+/// The chain from half `h` read at instruction `i` back to its source:
+/// `r3 ← iadd r1 ← get_sr thread_position_in_grid.x`.
+fn trace(cx: &Ctx, rec: &Record, i: usize, h: u16) -> String {
+    if let Some(u) = &cx.unknown {
+        return format!("not analysed: {u}");
+    }
+    let mut out = half_name_in(&cx.insns[i], h);
+    let mut at = i;
+    let mut half = h;
+    let mut budget = cx.trace_budget.get().min(4096);
+    let mut visited: Vec<usize> = Vec::new();
+    for _ in 0..8 {
+        let before = budget;
+        let found = reaching_def(cx, &rec.why, at, half, &mut budget, &visited);
+        cx.trace_budget
+            .set(cx.trace_budget.get() - (before - budget));
+        let Some(j) = found else {
+            out.push_str(if budget == 0 {
+                " ← … (not traced further)"
+            } else {
+                " ← (undefined at entry)"
+            });
+            return out;
+        };
+        visited.push(j);
+        // a three-xor swap: the value is what the other register held before it
+        for k in j.saturating_sub(2)..j + 3 {
+            if k != j && k < cx.insns.len() && xor_swap_member(cx.insns, k) {
+                visited.push(k);
+            }
+        }
+        let m = cx.insns[j].mnemonic;
+        match rec.why[j].as_ref() {
+            Some(Why::Sr(n)) => {
+                out.push_str(&format!(" ← {m} {}", sr_name(*n)));
+                return out;
+            }
+            Some(Why::Source) => {
+                out.push_str(&format!(" ← {m} (one value per thread)"));
+                return out;
+            }
+            Some(Why::LaneIndex) => {
+                out.push_str(&format!(" ← {m} with a divergent lane index"));
+                return out;
+            }
+            Some(Why::CrossLane) => {
+                out.push_str(&format!(" ← {m} (per-lane cross-lane op)"));
+                return out;
+            }
+            Some(Why::Spill) => {
+                out.push_str(&format!(" ← {m} (spill slot not known uniform)"));
+                return out;
+            }
+            Some(Why::Call(known)) => {
+                out.push_str(&format!(
+                    " ← call at 0x{:x} ({})",
+                    cx.facts.addr[j],
+                    if *known {
+                        "result divergent in the callee"
+                    } else {
+                        "to code not analysed"
+                    }
+                ));
+                return out;
+            }
+            Some(Why::Operand(h2)) => {
+                out.push_str(&format!(" ← {m} {}", half_name_in(&cx.insns[j], *h2)));
+                at = j;
+                half = *h2;
+            }
+            None => {
+                out.push_str(&format!(
+                    " ← {m} at 0x{:x}, written under a divergent exec mask (set in a divergent branch or loop, read after it)",
+                    cx.facts.addr[j]
+                ));
+                return out;
+            }
+        }
+    }
+    out
+}
+
+/// An instruction before `i` (in its block, else in a predecessor) that
+/// writes half `h`.
+/// An instruction before `i` (in its block, else in a predecessor, a
+/// path at a time) that writes half `h`: the first whose result is
+/// divergent by its data (`why`), else the first found.
+fn reaching_def(
+    cx: &Ctx,
+    why: &[Option<Why>],
+    i: usize,
+    h: u16,
+    budget: &mut usize,
+    visited: &[usize],
+) -> Option<usize> {
+    let cfg = cx.cfg;
+    // (a def already on the chain is looked past: a loop-carried value is
+    // explained by what enters the loop)
+    let defines = |k: usize| {
+        !visited.contains(&k)
+            && cx.facts.regs(k).iter().any(|r| {
+                r.bits & RegRange::DEF != 0
+                    && r.bits & RegRange::UNIFORM == 0
+                    && r.range().contains(&(h as u32))
+            })
+            || (cx.facts.flow[k] != Flow::Next && rec_call(cx, k, h))
+    };
+    let b0 = cfg.block_of[i] as usize;
+    for k in (cfg.blocks[b0].insns.start..i).rev() {
+        if *budget == 0 {
+            return None;
+        }
+        *budget -= 1;
+        if defines(k) {
+            return Some(k);
+        }
+    }
+    let mut first = None;
+    let mut seen = std::collections::HashSet::new();
+    let mut stack: Vec<usize> = cfg.blocks[b0].preds.iter().map(|e| e.to).collect();
+    while let Some(b) = stack.pop() {
+        if !seen.insert(b) {
+            continue;
+        }
+        let mut hit = None;
+        for k in cfg.blocks[b].insns.clone().rev() {
+            if b == b0 && k < i {
+                break;
+            }
+            if *budget == 0 {
+                return first;
+            }
+            *budget -= 1;
+            if defines(k) {
+                hit = Some(k);
+                break;
+            }
+        }
+        match hit {
+            Some(k) if why.get(k).copied().flatten().is_some() => return Some(k),
+            Some(k) => {
+                first.get_or_insert(k);
+            }
+            None => stack.extend(cfg.blocks[b].preds.iter().map(|e| e.to)),
+        }
+    }
+    first
+}
+
+fn rec_call(cx: &Ctx, k: usize, h: u16) -> bool {
+    match cx.facts.flow[k] {
+        Flow::Call { .. } | Flow::CallIndirect => match cx.callees.get(&cx.facts.addr[k]) {
+            Some(c) => c.written.contains(h as u32),
+            None => true,
+        },
+        _ => false,
+    }
+}
