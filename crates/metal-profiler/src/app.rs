@@ -639,14 +639,7 @@ fn show_functions(
                 .map_err(|e| Error::input(format!("cannot write output: {e}")))?;
             let origin = pipeline::Origin::Function { symbol: &f.symbol };
             pipeline::check_decoded(origin, n, failed, cut)?;
-            if failed > 0 {
-                let _ = writeln!(
-                    err,
-                    "{}",
-                    pipeline::with_exit_note(unknown_warning(&f.symbol, failed), a.allow_unknown)
-                );
-                unknown += failed;
-            }
+            unknown += warn_unknown(err, &f.symbol, failed, a.allow_unknown);
         }
         return unknown_exit(unknown, a.allow_unknown);
     }
@@ -655,14 +648,7 @@ fn show_functions(
         let code = pipeline::function_code(archive, f);
         let origin = pipeline::Origin::Function { symbol: &f.symbol };
         let (insns, failed) = pipeline::decode_code_checked(&code, origin)?;
-        if failed > 0 {
-            let _ = writeln!(
-                err,
-                "{}",
-                pipeline::with_exit_note(unknown_warning(&f.symbol, failed), a.allow_unknown)
-            );
-            unknown += failed;
-        }
+        unknown += warn_unknown(err, &f.symbol, failed, a.allow_unknown);
         let prolog = if a.part == PartArg::Main && f.part == Part::Main {
             archive.prolog_of(f).map(|p| {
                 let pc = pipeline::function_code(archive, p);
@@ -703,6 +689,19 @@ pub fn unknown_warning(symbol: &str, failed: usize) -> String {
     format!(
         "warning: `{symbol}`: {failed} position(s) hold encodings the G13 tables do not know; shown as <disassembly failed> (native syntax: `unknown.<group> (N bytes)`) and left out of the analysis"
     )
+}
+
+/// Writes [`unknown_warning`] (with the exit-code note) to `err` when
+/// `failed > 0`; returns `failed`.
+fn warn_unknown(err: &mut dyn Write, symbol: &str, failed: usize, allow: bool) -> usize {
+    if failed > 0 {
+        let _ = writeln!(
+            err,
+            "{}",
+            pipeline::with_exit_note(unknown_warning(symbol, failed), allow)
+        );
+    }
+    failed
 }
 
 /// The outcome of a run that wrote its output after warning about
