@@ -184,7 +184,7 @@ class Function(_Record):
     @property
     def divergence(self) -> Dict[str, Any]:
         """``if_uniform``, ``if_divergent``, ``loop_uniform``,
-        ``loop_divergent``."""
+        ``loop_divergent``, ``uniform_loads``."""
         return dict(self.data.get("divergence") or {})
 
 
@@ -511,8 +511,17 @@ class ProfileResult:
     def divergence(self) -> Dict[str, Any]:
         """Branch divergence counts over the program (JSON ``divergence``:
         ``if_uniform``, ``if_divergent``, ``loop_uniform``,
-        ``loop_divergent``)."""
+        ``loop_divergent``, and ``uniform_loads``: loads whose address is
+        uniform)."""
         return dict(self._get("divergence") or {})
+
+    @property
+    def uniform_address_loads(self) -> List[int]:
+        """Offsets of main's loads whose address the divergence analysis
+        proved uniform (JSON ``instructions_detail[].uniform_address``): one
+        value for the whole SIMD-group, charged once per SIMD-group."""
+        rows = self._get("instructions_detail") or []
+        return [d["offset"] for d in rows if d.get("uniform_address")]
 
     # ── code ──
 

@@ -521,7 +521,13 @@ def test_divergence_branches():
     # cf_mandelbrot: the escape loop exits on the pixel's own value (NIR: div loop)
     r = mp.profile_binary(mesa_bin("cf_mandelbrot").read_bytes())
     d = r.divergence
-    assert d == {"if_uniform": 0, "if_divergent": 0, "loop_uniform": 0, "loop_divergent": 1}
+    assert d == {
+        "if_uniform": 0,
+        "if_divergent": 0,
+        "loop_uniform": 0,
+        "loop_divergent": 1,
+        "uniform_loads": 0,
+    }
     assert r.functions[0].divergence == d
     loops = [b for b in r.branches if b.kind == "loop"]
     assert len(loops) == 1 and loops[0].uniform is False
@@ -529,3 +535,19 @@ def test_divergence_branches():
     assert isinstance(loops[0].arms_cycles, float)
     assert "divergent" in str(loops[0])
     assert r.to_dict()["kernels"][0]["functions"][0]["branches"][0]["at"] == r.branches[0].at
+
+
+def test_uniform_address_loads():
+    # scan_add_block_offsets reads its block's offset at the threadgroup
+    # position (one address for the whole SIMD-group); its other loads and
+    # its store are thread-indexed
+    r = mp.profile_binary(mesa_bin("scan_add_block_offsets").read_bytes())
+    rows = r.kernel["instructions_detail"]
+    marked = [d["offset"] for d in rows if d.get("uniform_address")]
+    assert r.uniform_address_loads == marked and len(marked) == 1
+    assert r.divergence["uniform_loads"] == 1
+    assert r.functions[0].divergence["uniform_loads"] == 1
+    assert any(s.rule == "uniform-address-loads" for s in r.suggestions)
+    # a kernel without them: nothing marked
+    r = mp.profile_binary(mesa_bin("cf_mandelbrot").read_bytes())
+    assert r.uniform_address_loads == []

@@ -43,11 +43,14 @@
 //!
 //! # Calls
 //!
-//! A callee is summarised once (entry registers divergent): the halves it
-//! writes, and which of them are divergent at its `ret`. At a call site the
-//! halves it writes get that value (uniform ones uniform among the caller's
-//! active lanes). A call without a summary (through a register, to code not
-//! given, recursive) makes every register divergent.
+//! A callee is summarised (entry registers divergent, or uniform where
+//! [`analyze_entry`] is told every caller passes them uniform): the halves
+//! it writes, and which of them are divergent at its `ret`. At a call site
+//! the halves it writes get that value (uniform ones uniform among the
+//! caller's active lanes), and the halves uniform among the calling lanes
+//! are recorded ([`Divergence::call_uniform`]) for the callee's next
+//! summary (`program.rs`). A call without a summary (through a register, to
+//! code not given, recursive) makes every register divergent.
 
 use crate::cfg::Cfg;
 use crate::facts::{Facts, RegRange};
@@ -134,6 +137,9 @@ pub struct Counts {
     pub if_divergent: u32,
     pub loop_uniform: u32,
     pub loop_divergent: u32,
+    /// Device/threadgroup loads whose address is uniform
+    /// ([`Divergence::uniform_loads`]): one value for the whole SIMD-group.
+    pub uniform_loads: u32,
 }
 
 /// The divergence analysis of one function.
@@ -149,6 +155,10 @@ pub struct Divergence {
     pub unknown: Option<String>,
     /// The function's effect for its callers.
     pub summary: CalleeSummary,
+    /// Per `call` (by address, in address order): the GPR halves uniform
+    /// among the lanes that make the call, i.e. uniform at the callee's
+    /// entry (empty when the analysis gave up).
+    pub call_uniform: Vec<(u32, GprSet)>,
     /// Divergence-aware cost range of the function alone (see
     /// [`DivergenceRange`]); set with the timing.
     pub range: DivergenceRange,
@@ -547,6 +557,7 @@ struct Record {
     /// Per instruction: why its result is divergent.
     why: Vec<Option<Why>>,
     uniform_loads: Vec<usize>,
+    call_uniform: Vec<(u32, GprSet)>,
     ret: Option<State>,
 }
 
@@ -573,7 +584,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// Applies instruction `i` to `s`.
-    fn step(&mut self, i: usize, s: &mut State, rec: Option<&mut Record>) {
+    fn step(&mut self, i: usize, s: &mut State, mut rec: Option<&mut Record>) {
         let insn = &self.insns[i];
         let facts = self.facts;
         let d = s.depth as usize;
@@ -670,9 +681,6 @@ impl<'a> Ctx<'a> {
                     if form != idx::ASYNC_LOAD =>
                 {
                     if input as usize <= d {
-                        if let Some(r) = rec.as_deref() {
-                            let _ = r;
-                        }
                         out = 0;
                     }
                 }
@@ -721,6 +729,17 @@ impl<'a> Ctx<'a> {
             }
             Category::Control => match facts.flow[i] {
                 Flow::Call { .. } | Flow::CallIndirect => {
+                    if let Some(r) = rec.as_deref_mut() {
+                        // what the callee's entry sees uniform: the halves
+                        // uniform among the calling lanes
+                        let mut u = GprSet::new();
+                        for h in 1..(cur.regs.len() as u32).min(256) {
+                            if cur.get(h) as usize <= d {
+                                u.insert(h);
+                            }
+                        }
+                        r.call_uniform.push((facts.addr[i], u));
+                    }
                     match self.callees.get(&facts.addr[i]) {
                         Some(c) => {
                             call_defs = Some((c.written, c.divergent));
@@ -1109,6 +1128,21 @@ pub fn analyze(
     forest: &LoopForest,
     callees: &HashMap<u32, CalleeSummary>,
 ) -> Divergence {
+    analyze_entry(insns, facts, cfg, forest, callees, &GprSet::new())
+}
+
+/// [`analyze`] with the GPR halves `entry_uniform` uniform at the entry of
+/// the first function (the halves every caller passes uniform: see
+/// `program.rs`); the summary it gives holds at every call site where at
+/// least those halves are uniform.
+pub fn analyze_entry(
+    insns: &[Instruction],
+    facts: &Facts,
+    cfg: &Cfg,
+    forest: &LoopForest,
+    callees: &HashMap<u32, CalleeSummary>,
+    entry_uniform: &GprSet,
+) -> Divergence {
     let mut cx = Ctx {
         insns,
         facts,
@@ -1129,9 +1163,17 @@ pub fn analyze(
     let mut inb: Vec<Option<State>> = vec![None; nb];
     let mut queued = vec![false; nb];
     let mut work = std::collections::BinaryHeap::new();
-    for f in &cfg.functions {
+    for (k, f) in cfg.functions.iter().enumerate() {
         if inb[f.entry_block].is_none() {
-            inb[f.entry_block] = Some(State::entry(nregs));
+            let mut st = State::entry(nregs);
+            if k == 0 {
+                if let Some(c) = st.cur.as_mut() {
+                    for h in entry_uniform.iter().filter(|&h| h > 0) {
+                        c.set(h, 0);
+                    }
+                }
+            }
+            inb[f.entry_block] = Some(st);
             work.push(std::cmp::Reverse(f.entry_block));
             queued[f.entry_block] = true;
         }
@@ -1584,14 +1626,23 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
     } else {
         rec.uniform_loads.clone()
     };
+    let mut call_uniform = rec.call_uniform.clone();
+    if unknown.is_some() {
+        for c in &mut call_uniform {
+            c.1 = GprSet::new();
+        }
+    }
+    call_uniform.sort_by_key(|c| c.0);
     uniform_loads.sort_unstable();
     uniform_loads.dedup();
+    counts.uniform_loads = uniform_loads.len() as u32;
     Divergence {
         branches,
         counts,
         uniform_loads,
         unknown,
         summary,
+        call_uniform,
         range: DivergenceRange::default(),
     }
 }

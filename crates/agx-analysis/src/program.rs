@@ -353,6 +353,104 @@ fn solve(insns: &[Instruction], callees: &HashMap<u32, Summary>) -> Solved {
     }
 }
 
+/// Argument uniformity (issue 22): the callee summaries of [`solve`] take
+/// every entry register as divergent. Here each non-recursive callee is
+/// analysed again with the GPR halves that *every* one of its call sites
+/// passes uniform (the intersection of its callers' [`Divergence::call_uniform`]),
+/// callers before callees so a callee sees its callers' refined states;
+/// then every function whose entry set or callees' summaries changed is
+/// analysed again callees first, so callers apply the refined summaries.
+///
+/// Sound: a site's set comes from an analysis that was itself sound (the
+/// caller analysed with its own such set and sound callee summaries), the
+/// intersection holds at every site, and a summary computed with set `U` at
+/// the entry holds wherever at least `U` is uniform. Cost: at most two more
+/// divergence passes per function of a program with calls (none without).
+/// Recursive functions keep their first analysis.
+fn refine_divergence(
+    codes: &[FunctionCode],
+    sites: &[Vec<Site>],
+    order: &[usize],
+    recursive: &[bool],
+    solved: &mut [Solved],
+) {
+    let n = codes.len();
+    let mut callers: Vec<Vec<(usize, u32)>> = vec![Vec::new(); n];
+    for (c, list) in sites.iter().enumerate() {
+        for &(at, _, callee) in list {
+            if let Some(f) = callee.filter(|&f| f != c) {
+                callers[f].push((c, at));
+            }
+        }
+    }
+    let rerun = |f: usize, solved: &[Solved], entry: &GprSet| -> Divergence {
+        let insns = &codes[f].insns;
+        let facts = crate::facts::scan(insns);
+        let divs: HashMap<u32, CalleeSummary> = sites[f]
+            .iter()
+            .filter_map(|&(at, _, c)| {
+                let c = c.filter(|&c| c != f)?;
+                Some((at, solved[c].summary.div))
+            })
+            .collect();
+        crate::divergence::analyze_entry(
+            insns,
+            &facts,
+            &solved[f].cfg,
+            &solved[f].loops,
+            &divs,
+            entry,
+        )
+    };
+    // callers first: the halves every call site passes uniform
+    let mut entry: Vec<GprSet> = vec![GprSet::new(); n];
+    for &f in order.iter().rev() {
+        if f == 0 || recursive[f] || callers[f].is_empty() {
+            continue;
+        }
+        let mut u: Option<GprSet> = None;
+        for &(c, at) in &callers[f] {
+            let site = solved[c]
+                .divergence
+                .call_uniform
+                .iter()
+                .find(|x| x.0 == at)
+                .map(|x| x.1)
+                .unwrap_or_default();
+            let x = u.get_or_insert(site);
+            for k in 0..x.0.len() {
+                x.0[k] &= site.0[k];
+            }
+        }
+        let u = u.unwrap_or_default();
+        if u.is_empty() {
+            continue;
+        }
+        entry[f] = u;
+        solved[f].divergence = rerun(f, solved, &u);
+    }
+    // callees first: summaries under those entries, applied by the callers
+    let mut changed = vec![false; n];
+    for &f in order {
+        if recursive[f] {
+            continue;
+        }
+        let callee_changed = sites[f]
+            .iter()
+            .any(|&(_, _, c)| c.is_some_and(|c| c != f && changed[c]));
+        if entry[f].is_empty() && !callee_changed {
+            continue;
+        }
+        let d = rerun(f, solved, &entry[f]);
+        let mut div = d.summary;
+        div.written.difference_with(&solved[f].summary.saved);
+        div.divergent.difference_with(&solved[f].summary.saved);
+        changed[f] = div != solved[f].summary.div;
+        solved[f].summary.div = div;
+        solved[f].divergence = d;
+    }
+}
+
 /// Builds the program of the kernel whose main body is `main`, finding
 /// called functions through `source`, and models every function with
 /// `params` at the program's occupancy.
@@ -518,7 +616,9 @@ pub fn analyze_program_keeping(
                 }
             }
         }
-        if !keep_graphs {
+        // (a lone main needs its graphs no more: dropped now; with calls
+        // the argument-uniformity pass below reads them first)
+        if !keep_graphs && n == 1 {
             s.cfg = crate::cfg::Cfg::default();
             s.loops = crate::loops::LoopForest::default();
         }
@@ -528,6 +628,15 @@ pub fn analyze_program_keeping(
         .into_iter()
         .map(|s| s.unwrap_or_else(|| solve(&[], &HashMap::new())))
         .collect();
+    if n > 1 {
+        refine_divergence(&codes, &sites, &order, &recursive, &mut solved);
+        if !keep_graphs {
+            for s in &mut solved {
+                s.cfg = crate::cfg::Cfg::default();
+                s.loops = crate::loops::LoopForest::default();
+            }
+        }
+    }
 
     // --- program registers and occupancy ---
     let highest = solved
@@ -553,7 +662,15 @@ pub fn analyze_program_keeping(
             crate::Occupancy { threads, percent },
         );
         let nest = std::mem::take(&mut s.nest);
-        let t = timing::analyze_with_nest(&code.insns, &s.analysis, &nest, &p);
+        // the loads the divergence analysis proved uniform-address: the
+        // model charges them once per SIMD-group (it never re-derives them)
+        let t = timing::analyze_with_nest(
+            &code.insns,
+            &s.analysis,
+            &nest,
+            &s.divergence.uniform_loads,
+            &p,
+        );
         drop(nest);
         let mut suggestions = timing::suggest(&code.insns, &t, Some(&s.analysis));
         crate::divergence::fill_arms_cycles(&mut s.divergence, &t);
@@ -924,6 +1041,7 @@ impl Program {
             c.if_divergent += k.if_divergent;
             c.loop_uniform += k.loop_uniform;
             c.loop_divergent += k.loop_divergent;
+            c.uniform_loads += k.uniform_loads;
         }
         c
     }

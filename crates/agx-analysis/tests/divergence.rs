@@ -377,3 +377,129 @@ fn divergence_aware_range() {
         .iter()
         .all(|s| s.rule != "divergent-branch"));
 }
+
+/// Argument uniformity: a callee is analysed again with the halves every
+/// one of its call sites passes uniform, so a result it computes from a
+/// uniform argument is uniform in the caller, and a load at an address it
+/// gets as an argument is a uniform-address load. A callee called with a
+/// uniform argument at one site and a divergent one at another keeps the
+/// divergent summary (it must hold at both).
+#[test]
+fn callee_summaries_follow_uniform_arguments() {
+    let helper = || FunctionCode {
+        entry: 0x100,
+        symbol: Some("helper".into()),
+        insns: assemble_insns_at(
+            "iadd r5, r2, 1\n\
+             device_load 0, i32, x, r6, u0_u1, r2, unsigned\n\
+             wait 0\n\
+             ret r1\n",
+            0x100,
+        )
+        .unwrap(),
+    };
+    let check = "mov_imm r0l, 0\n\
+         if_icmp r0l, nueq, r5, 0, 1\n\
+         pop_exec r0l, 1\n\
+         if_icmp r0l, nueq, r6, 0, 1\n\
+         pop_exec r0l, 1\n";
+    let run = |main: String| {
+        let main = FunctionCode {
+            entry: 0,
+            symbol: None,
+            insns: asm(&main),
+        };
+        analyze_program(main, &Funcs(vec![helper()]), &ModelParams::default())
+    };
+    let if_uniform = |p: &agx_analysis::program::Program| -> Vec<bool> {
+        p.main()
+            .divergence
+            .branches
+            .iter()
+            .filter(|b| b.kind == BranchKind::If)
+            .map(|b| b.uniform)
+            .collect()
+    };
+    // a uniform argument (a uniform register plus an immediate)
+    let p = run(format!("iadd r2, u4, 3\ncall 0x100\n{check}stop\n"));
+    assert_eq!(p.functions.len(), 2);
+    assert_eq!(
+        if_uniform(&p),
+        vec![true, true],
+        "{:?}",
+        p.main().divergence
+    );
+    let h = &p.functions[1];
+    assert_eq!(h.divergence.uniform_loads, vec![1], "{:?}", h.divergence);
+    assert!(h.timing.instructions_detail[1].uniform_address);
+    assert_eq!(p.divergence_counts().uniform_loads, 1);
+    // a divergent argument: both results divergent, the load per thread
+    let p = run(format!(
+        "get_sr r2, sr80 (thread_position_in_grid.x)\ncall 0x100\n{check}stop\n"
+    ));
+    assert_eq!(if_uniform(&p), vec![false, false]);
+    assert!(p.functions[1].divergence.uniform_loads.is_empty());
+    // one site uniform, one divergent: the summary must hold at both
+    let p = run(format!(
+        "iadd r2, u4, 3\ncall 0x100\n{check}\
+         get_sr r2, sr80 (thread_position_in_grid.x)\ncall 0x100\n{check}stop\n"
+    ));
+    assert_eq!(if_uniform(&p), vec![false, false, false, false]);
+    assert!(p.functions[1].divergence.uniform_loads.is_empty());
+    // two sites that both pass uniform values: uniform at both
+    let p = run(format!(
+        "iadd r2, u4, 3\ncall 0x100\n{check}\
+         mov_imm r2, 9, 0b0\ncall 0x100\n{check}stop\n"
+    ));
+    assert_eq!(if_uniform(&p), vec![true, true, true, true]);
+}
+
+/// Argument uniformity through two levels: main passes a uniform value to
+/// `outer`, which passes it on to `inner`; inner's result comes back
+/// uniform to main.
+#[test]
+fn argument_uniformity_through_two_levels() {
+    let outer = FunctionCode {
+        entry: 0x100,
+        symbol: Some("outer".into()),
+        insns: assemble_insns_at("iadd r3, r2, 2\ncall 0x200\nret r1\n", 0x100).unwrap(),
+    };
+    let inner = FunctionCode {
+        entry: 0x200,
+        symbol: Some("inner".into()),
+        insns: assemble_insns_at("imadd r5, r3, r3, 0\nret r1\n", 0x200).unwrap(),
+    };
+    let main = |arg: &str| {
+        FunctionCode {
+        entry: 0,
+        symbol: None,
+        insns: asm(&format!(
+            "{arg}\ncall 0x100\nmov_imm r0l, 0\nif_icmp r0l, nueq, r5, 0, 1\npop_exec r0l, 1\nstop\n"
+        )),
+    }
+    };
+    let src = Funcs(vec![outer, inner]);
+    let p = analyze_program(main("iadd r2, u4, 3"), &src, &ModelParams::default());
+    assert_eq!(p.functions.len(), 3);
+    let b: Vec<bool> = p
+        .main()
+        .divergence
+        .branches
+        .iter()
+        .map(|b| b.uniform)
+        .collect();
+    assert_eq!(b, vec![true], "{:?}", p.main().divergence.branches);
+    let p = analyze_program(
+        main("get_sr r2, sr80 (thread_position_in_grid.x)"),
+        &src,
+        &ModelParams::default(),
+    );
+    let b: Vec<bool> = p
+        .main()
+        .divergence
+        .branches
+        .iter()
+        .map(|b| b.uniform)
+        .collect();
+    assert_eq!(b, vec![false]);
+}

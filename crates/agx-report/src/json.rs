@@ -427,6 +427,11 @@ struct Detail<'a> {
     /// sum to `total_cycles`).
     self_cycles: Option<f64>,
     executions: Option<f64>,
+    /// Present (true) on a load whose address the divergence analysis
+    /// proved uniform: one value for the whole SIMD-group, charged once per
+    /// SIMD-group (issue 22).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    uniform_address: bool,
 }
 
 #[derive(Serialize)]
@@ -627,6 +632,7 @@ fn detail<'a>(
         issue_cycles: d.map(|d| r2(d.issue_cycles(p.options.gpu.timing))),
         self_cycles: d.map(|_| r2(p.timing.insn_cycles.get(k).copied().unwrap_or(0.0))),
         executions: d.map(|_| p.timing.executions.get(k).copied().unwrap_or(1.0)),
+        uniform_address: d.is_some_and(|d| d.uniform_address),
     }
 }
 
@@ -1184,6 +1190,9 @@ fn detail_row(buf: &mut Vec<u8>, d: &Detail<'_>) {
     float(buf, d.self_cycles);
     buf.extend_from_slice(b",\"executions\":");
     float(buf, d.executions);
+    if d.uniform_address {
+        buf.extend_from_slice(b",\"uniform_address\":true");
+    }
     buf.push(b'}');
 }
 

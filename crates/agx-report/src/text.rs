@@ -811,6 +811,10 @@ fn annotated_line(
             }
         }
         if let Some(d) = d {
+            // one address for the whole SIMD-group: charged once (issue 22)
+            if d.uniform_address {
+                marks.push(st.dim("◇ uniform address"));
+            }
             if let Some(dep) = &d.raw_dep {
                 if dep.penalty > 0.0 {
                     marks.push(st.warn(&format!(

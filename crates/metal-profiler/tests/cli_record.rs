@@ -245,8 +245,10 @@ fn record_figures_add_up_on_every_testdata_kernel() {
 }
 
 /// The headline points at the hot spot: on conv2d_kxk_nested the inner
-/// loop (0x72, depth 2) is ~99% of the estimate and DRAM-bound at 76.70
-/// cy/iter; the record names it and text and HTML say it.
+/// loop (0x72, depth 2) is ~98% of the estimate and DRAM-bound at 39.55
+/// cy/iter (its input load per thread, 38.35 cy, plus the weight load,
+/// whose address is uniform: 4 bytes per SIMD-group, 1.20 cy); the record
+/// names it and text and HTML say it.
 #[test]
 fn conv2d_kxk_nested_headline_is_the_inner_loops_dram_bound() {
     let bin = "testdata/mesa/conv2d_kxk_nested/conv2d_kxk_nested.bin";
@@ -256,7 +258,7 @@ fn conv2d_kxk_nested_headline_is_the_inner_loops_dram_bound() {
     assert_eq!(d["at"], 0x72, "{d}");
     assert_eq!(d["by"], "device_bandwidth", "{d}");
     assert_eq!(d["depth"], 2, "{d}");
-    assert!(num(&d["share"]) > 0.98, "{d}");
+    assert!(num(&d["share"]) > 0.97, "{d}");
     let text = stdout(&["--binary", bin]);
     let line = text
         .lines()
@@ -264,7 +266,7 @@ fn conv2d_kxk_nested_headline_is_the_inner_loops_dram_bound() {
         .unwrap();
     assert!(line.contains("loop at 0x72 (depth 2)"), "{line}");
     assert!(
-        line.contains("device-memory (DRAM) bandwidth: 76.70 cy/iter"),
+        line.contains("device-memory (DRAM) bandwidth: 39.55 cy/iter"),
         "{line}"
     );
     assert!(!line.contains("dispatch"), "{line}");

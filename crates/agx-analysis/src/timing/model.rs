@@ -125,6 +125,10 @@ pub struct InsnDetail {
     /// Stall left exposed at the kernel's occupancy (after the other
     /// SIMD-groups on the scheduler fill it).
     pub stall: f64,
+    /// A device/threadgroup load whose address the divergence analysis
+    /// proved uniform ([`crate::divergence::Divergence::uniform_loads`]):
+    /// one value for the whole SIMD-group, charged once per SIMD-group.
+    pub uniform_address: bool,
 }
 
 impl InsnDetail {
@@ -157,7 +161,7 @@ impl InsnDetail {
 impl Serialize for InsnDetail {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut st = s.serialize_struct("InsnDetail", 10)?;
+        let mut st = s.serialize_struct("InsnDetail", 11)?;
         st.serialize_field("addr", &self.addr)?;
         st.serialize_field("key", self.key())?;
         st.serialize_field("unit", &self.unit())?;
@@ -168,6 +172,7 @@ impl Serialize for InsnDetail {
         st.serialize_field("raw_dep", &self.raw_dep)?;
         st.serialize_field("stall_single", &self.stall_single)?;
         st.serialize_field("stall", &self.stall)?;
+        st.serialize_field("uniform_address", &self.uniform_address)?;
         st.end()
     }
 }
@@ -916,8 +921,16 @@ pub fn scoreboard_slot(insn: &Instruction) -> Option<u32> {
 }
 
 /// Latency of a load, by the memory space the ISA semantics give it.
-fn load_latency(access: Option<MemAccess>, mem: &MemParams) -> f64 {
+///
+/// A device load whose address is uniform (`uniform`, from the divergence
+/// analysis) reads the same bytes in every SIMD-group of the dispatch (a
+/// kernel argument, a bound, a constant): the first SIMD-group on a core to
+/// ask brings the line into that core's L1 and every later one hits, so its
+/// latency is the model's own L1-hit latency (`l1_hit_latency`), not the
+/// `l1_hit_rate` mix that stands for per-thread streaming data.
+fn load_latency(access: Option<MemAccess>, mem: &MemParams, uniform: bool) -> f64 {
     match access.map(|m| m.space) {
+        Some(MemSpace::Device) if uniform => mem.l1_hit_latency,
         Some(MemSpace::Device | MemSpace::Texture) => mem.device_latency(),
         Some(MemSpace::Threadgroup) => mem.threadgroup_latency,
         Some(MemSpace::Stack) => mem.stack_latency,
@@ -949,6 +962,8 @@ struct Static<'a> {
     defs: &'a [(u32, Width)],
     uses: &'a [(u32, Width)],
     distinct_sources: usize,
+    /// A load whose address is uniform (given by the divergence analysis).
+    uniform: bool,
 }
 
 /// Appends the GPR 16-bit halves `it` spans, with their widths, to `out`.
@@ -967,6 +982,7 @@ fn push_gpr_halves<'a>(out: &mut Vec<(u32, Width)>, it: impl Iterator<Item = &'a
 fn statics<'a>(
     gpu: &GpuTiming,
     insns: &[&'a Instruction],
+    uniform: &[bool],
     arena: &'a mut Vec<(u32, Width)>,
 ) -> Vec<Static<'a>> {
     let mut spans = Vec::with_capacity(insns.len());
@@ -984,7 +1000,8 @@ fn statics<'a>(
     insns
         .iter()
         .zip(spans)
-        .map(|(&insn, (d0, u0, u1))| {
+        .enumerate()
+        .map(|(j, (&insn, (d0, u0, u1)))| {
             let key = insn.cost_key();
             let e = gpu.entry(key);
             // distinct (half, width) GPR sources, sorted by half then deduped
@@ -1015,6 +1032,7 @@ fn statics<'a>(
                 defs: &arena[d0..u0],
                 uses: &arena[u0..u1],
                 distinct_sources: distinct,
+                uniform: uniform.get(j).copied().unwrap_or(false),
             }
         })
         .collect()
@@ -1061,16 +1079,19 @@ type SlotMap = BTreeMap<Option<u32>, (f64, Vec<(usize, f64)>)>;
 /// Models one region. `follows[i]` says whether instruction `i` issues
 /// right after instruction `i - 1` of the region (for `i = 0`: after the
 /// last one, the loop's wrap-around); a RAW penalty needs that adjacency.
+/// `uniform[i]` (empty: none) says that load `i` has a uniform address (the
+/// divergence analysis' [`crate::divergence::Divergence::uniform_loads`]).
 #[allow(clippy::needless_range_loop)]
 fn model_region(
     gpu: &GpuTiming,
     params: &ModelParams,
     insns: &[&Instruction],
     follows: &[bool],
+    uniform: &[bool],
     is_loop: bool,
 ) -> RegionOut {
     let mut arena = Vec::new();
-    let st = statics(gpu, insns, &mut arena);
+    let st = statics(gpu, insns, uniform, &mut arena);
     let n = st.len();
     let k = params.simds_per_scheduler(gpu);
 
@@ -1116,7 +1137,18 @@ fn model_region(
                         m.space,
                         MemSpace::Device | MemSpace::Texture | MemSpace::TextureState
                     ) {
-                        let bytes = m.bytes_per_lane() as f64 * gpu.simd_width as f64;
+                        // A load whose address is uniform reads one value
+                        // for the whole SIMD-group (a broadcast through the
+                        // cache): its bytes count once per SIMD-group, not
+                        // once per thread. The L1-miss share of them is
+                        // charged to DRAM like every device byte's (the
+                        // model's one hit-rate assumption).
+                        let lanes = if s.uniform && m.dir == MemDir::Load {
+                            1.0
+                        } else {
+                            gpu.simd_width as f64
+                        };
+                        let bytes = m.bytes_per_lane() as f64 * lanes;
                         if l1_bw > 0.0 {
                             pipes.mem += bytes / l1_bw;
                         }
@@ -1220,7 +1252,7 @@ fn model_region(
             }
             let issue = gpu.issue_of(s.unit) + per_insn[i].0.as_ref().map_or(0.0, |d| d.penalty);
             let done = if is_load(s.mem) {
-                let lat = load_latency(s.mem, &params.mem);
+                let lat = load_latency(s.mem, &params.mem, s.uniform);
                 let d = start + lat;
                 let e = slot_done
                     .entry(scoreboard_slot(s.insn))
@@ -1425,14 +1457,20 @@ pub fn push_cy(out: &mut String, x: f64) {
 pub fn body_timing(insns: &[Instruction], params: &ModelParams) -> RegionTiming {
     let refs: Vec<&Instruction> = insns.iter().collect();
     let follows = vec![true; refs.len()];
-    model_region(params.gpu.timing, params, &refs, &follows, true).timing
+    model_region(params.gpu.timing, params, &refs, &follows, &[], true).timing
 }
 
 /// Models a whole kernel (main's instructions in address order), with the
 /// loops the analysis crate finds.
 pub fn analyze_kernel(insns: &[Instruction], params: &ModelParams) -> KernelTiming {
-    let nest = crate::analyze_detailed(insns, &crate::CfgOptions::default()).nest;
-    analyze_kernel_with_nest(params.gpu.timing, insns, &nest, params)
+    let d = crate::analyze_detailed(insns, &crate::CfgOptions::default());
+    analyze_kernel_with_nest(
+        params.gpu.timing,
+        insns,
+        &d.nest,
+        &d.divergence.uniform_loads,
+        params,
+    )
 }
 
 /// The exec-mask if/else structure: for each instruction, the innermost
@@ -1604,11 +1642,16 @@ fn path_subset(
 
 /// Models a whole kernel whose loops are `nest`'s (the loop forest's
 /// membership: a loop is its blocks, [`crate::loops::LoopNest`]).
+/// `uniform_loads`: indices (sorted) of the loads whose address the
+/// divergence analysis proved uniform
+/// ([`crate::divergence::Divergence::uniform_loads`]; empty: none); the
+/// model takes them as given and never derives uniformity itself.
 #[allow(clippy::needless_range_loop)]
 pub fn analyze_kernel_with_nest(
     gpu: &'static GpuTiming,
     insns: &[Instruction],
     nest: &crate::loops::LoopNest,
+    uniform_loads: &[usize],
     params: &ModelParams,
 ) -> KernelTiming {
     let n = insns.len();
@@ -1684,9 +1727,15 @@ pub fn analyze_kernel_with_nest(
             })
             .collect()
     };
+    let is_uniform = |i: usize| uniform_loads.binary_search(&i).is_ok();
     let model_idx = |idx: &[u32], is_loop: bool| -> RegionOut {
         let refs: Vec<&Instruction> = idx.iter().map(|&i| &insns[i as usize]).collect();
-        model_region(gpu, params, &refs, &follows_of(idx), is_loop)
+        let uniform: Vec<bool> = if uniform_loads.is_empty() {
+            Vec::new()
+        } else {
+            idx.iter().map(|&i| is_uniform(i as usize)).collect()
+        };
+        model_region(gpu, params, &refs, &follows_of(idx), &uniform, is_loop)
     };
     // Per-instruction detail, its stalls filled in region by region (no
     // second per-instruction vector).
@@ -1704,6 +1753,7 @@ pub fn analyze_kernel_with_nest(
             raw_dep: None,
             stall_single: 0.0,
             stall: 0.0,
+            uniform_address: is_uniform(i),
         });
     }
     // (each detail's `loop_index` is the owner from here on)
@@ -2065,22 +2115,25 @@ pub fn analyze_with_analysis_on(
     if analysis.occupancy.threads > 0 {
         p.threads_per_core = p.threads_per_core.min(analysis.occupancy.threads);
     }
-    // (the summary keeps no membership: the loop forest is found again)
-    let nest = crate::analyze_detailed(insns, &crate::CfgOptions::default()).nest;
-    analyze_kernel_with_nest(gpu, insns, &nest, &p)
+    // (the summary keeps no membership: the loop forest and the divergence
+    // are found again)
+    let d = crate::analyze_detailed(insns, &crate::CfgOptions::default());
+    analyze_kernel_with_nest(gpu, insns, &d.nest, &d.divergence.uniform_loads, &p)
 }
 
-/// [`analyze_with_analysis`] with the loop nest of the same analysis (no
-/// second analysis): what the whole-program layer calls.
+/// [`analyze_with_analysis`] with the loop nest and the uniform-address
+/// loads of the same analysis (no second analysis): what the whole-program
+/// layer calls.
 pub fn analyze_with_nest(
     insns: &[Instruction],
     analysis: &crate::Analysis,
     nest: &crate::loops::LoopNest,
+    uniform_loads: &[usize],
     params: &ModelParams,
 ) -> KernelTiming {
     let mut p = params.clone();
     if analysis.occupancy.threads > 0 {
         p.threads_per_core = p.threads_per_core.min(analysis.occupancy.threads);
     }
-    analyze_kernel_with_nest(params.gpu.timing, insns, nest, &p)
+    analyze_kernel_with_nest(params.gpu.timing, insns, nest, uniform_loads, &p)
 }

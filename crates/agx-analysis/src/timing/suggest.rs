@@ -107,6 +107,7 @@ pub const RULES: &[&str] = &[
     "reduction-in-loop",
     "division-rcp-fmul",
     "consider-fp16",
+    "uniform-address-loads",
     // issue 22 (`crate::divergence::suggestions`)
     "divergent-branch",
     "divergent-loop-exit",
@@ -200,6 +201,15 @@ pub fn suggest(
             Some(m) => m.get(&addr).copied(),
         };
         i.map(|i| details[i].cycles()).unwrap_or(dflt)
+    };
+    // whether the load at `addr` has a uniform address (the record's
+    // `uniform_address`, from the divergence analysis)
+    let uniform_at = |addr: u32| -> bool {
+        let i = match &detail_at {
+            None => details.binary_search_by_key(&addr, |d| d.addr).ok(),
+            Some(m) => m.get(&addr).copied(),
+        };
+        i.is_some_and(|i| details[i].uniform_address)
     };
     let mut push = |s: Suggestion| out.push(s);
 
@@ -341,12 +351,14 @@ pub fn suggest(
         }
 
         // --- tile global loads ---
+        // (a load whose address is uniform reads one value for the whole
+        // SIMD-group: tiling would not share it further, it is not blamed)
         let dev_loads: Vec<&&Instruction> = own
             .iter()
             .filter(|i| {
                 i.mem_access().is_some_and(|m| {
                     m.dir == MemDir::Load && matches!(m.space, MemSpace::Device | MemSpace::Texture)
-                })
+                }) && !uniform_at(i.addr)
             })
             .collect();
         let dev_addrs: HashSet<u32> = dev_loads.iter().map(|i| i.addr).collect();
@@ -569,6 +581,72 @@ pub fn suggest(
         &|i| per_loop(&timing.loops[i]),
         |_, v| v.into_iter().for_each(&mut push),
     );
+
+    // --- uniform-address loads in a memory-bound region ---
+    // Loads the divergence analysis proved uniform (kernel arguments, array
+    // lengths, constants) read one value for the whole SIMD-group: named
+    // where the region is bound by memory so that the bound is not read as
+    // theirs.
+    {
+        let region_by = |d: &super::model::InsnDetail| match d.loop_index {
+            Some(l) => timing.loops.get(l as usize).map(|l| l.body.bound.by),
+            None => Some(timing.outside_loops.bound.by),
+        };
+        let mut first: Option<u32> = None;
+        let (mut n, mut bytes) = (0usize, 0u32);
+        for (j, i) in insns.iter().enumerate() {
+            let Some(m) = i
+                .mem_access()
+                .filter(|m| m.dir == MemDir::Load && m.space == MemSpace::Device)
+            else {
+                continue;
+            };
+            let d = match details.get(j).filter(|d| d.addr == i.addr) {
+                Some(d) => d,
+                None => match details.binary_search_by_key(&i.addr, |d| d.addr) {
+                    Ok(k) => &details[k],
+                    Err(_) => continue,
+                },
+            };
+            let mem_bound = matches!(
+                region_by(d),
+                Some("memory_bandwidth" | "device_bandwidth" | "memory_latency")
+            );
+            if d.uniform_address && mem_bound {
+                first.get_or_insert(i.addr);
+                n += 1;
+                bytes += m.bytes_per_lane();
+            }
+        }
+        if let Some(at) = first {
+            let simd = timing.params.gpu.timing.simd_width as f64;
+            push(Suggestion::new(
+                Severity::Low,
+                at,
+                "uniform-address-loads",
+                &[
+                    ("uniform_loads", n as f64),
+                    ("bytes_per_simd_group", bytes as f64),
+                    ("bytes_if_per_thread", bytes as f64 * simd),
+                    ("l1_hit_latency", timing.params.mem.l1_hit_latency),
+                ],
+                |f| {
+                    let (what, verb, it) = if n == 1 {
+                        ("device load", "reads", "it is")
+                    } else {
+                        ("device loads", "read", "they are")
+                    };
+                    format!(
+                    "{} {what} (first at 0x{at:x}) {verb} the same address for the whole SIMD-group (kernel arguments, lengths, constants): {it} charged once per SIMD-group ({} bytes, not {}) at the L1-hit latency ({} cy), so the memory bound is the per-thread accesses'. Nothing to do there; look at the thread-indexed loads and stores.",
+                    f("uniform_loads"),
+                    f("bytes_per_simd_group"),
+                    f("bytes_if_per_thread"),
+                    f("l1_hit_latency")
+                )
+                },
+            ));
+        }
+    }
 
     // --- more independent work between loads and wait (any region) ---
     let mut waits: Vec<&super::model::WaitStall> = timing.outside_loops.waits.iter().collect();
