@@ -400,3 +400,11 @@ fn tile_suggestion_counts_only_the_per_thread_loads_of_a_loop() {
         "loop device_bandwidth",
     );
 }
+
+/// The per-instruction detail stays small with its `uniform_address` flag
+/// (one per instruction of a kernel: a million-instruction kernel holds a
+/// million of them).
+#[test]
+fn insn_detail_stays_small() {
+    assert!(std::mem::size_of::<agx_analysis::timing::InsnDetail>() <= 72);
+}

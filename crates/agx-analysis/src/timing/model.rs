@@ -101,7 +101,7 @@ pub struct RawDep {
 
 /// Per-instruction detail for the annotated disassembly.
 ///
-/// Kept small (64 bytes; one per instruction of the kernel): the cost-table
+/// Kept small (72 bytes, 64 before `uniform_address`; one per instruction of the kernel): the cost-table
 /// figures are read through `entry` ([`InsnDetail::key`], [`unit`],
 /// [`cycles`], [`latency`]) and the mnemonic is the instruction's.
 ///
