@@ -3,66 +3,13 @@
 //! their exit code (`--allow-unknown`), and one-line usage errors. Each bad
 //! input is checked for its exit code and its exact one line on stderr.
 
+mod common;
 use agx_container::testutil::*;
 use agx_container::Stage;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn run_in(dir: &Path, args: &[&str], stdin: &[u8]) -> Output {
-    use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_metal-profile"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn metal-profile");
-    let _ = child.stdin.take().unwrap().write_all(stdin);
-    child.wait_with_output().unwrap()
-}
-
-fn run(args: &[&str]) -> Output {
-    run_in(&repo(), args, &[])
-}
-
-fn out(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// A scratch directory removed on drop.
-struct Tmp(PathBuf);
-
-impl Drop for Tmp {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn tmp(tag: &str) -> Tmp {
-    let d = std::env::temp_dir().join(format!("mp-raw-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    Tmp(d)
-}
+use common::*;
 
 fn matmul() -> Vec<u8> {
     std::fs::read(repo().join("examples/matmul_naive.bin")).unwrap()
-}
-
-/// The exit code and the only line on stderr.
-fn one_line(o: &Output) -> (Option<i32>, String) {
-    let e = err(o);
-    assert_eq!(e.lines().count(), 1, "one stderr line expected:\n{e}");
-    (o.status.code(), e.trim_end().to_string())
 }
 
 /// A deterministic stream of bytes (xorshift).
@@ -90,11 +37,11 @@ fn code_cut_inside_an_instruction_is_an_error() {
         (147, 0x92, "metal-profile: error: c.bin: the code ends inside an instruction at 0x92: 1 of 2 bytes; the input is cut short or --offset is wrong: give the whole code"),
     ] {
         std::fs::write(t.0.join("c.bin"), &m[..len]).unwrap();
-        let o = run_in(&t.0, &["--binary", "c.bin"], &[]);
+        let o = run_in(&t.0, &["--binary", "c.bin"], None);
         assert_eq!(one_line(&o), (Some(1), line.to_string()), "{len} bytes");
         assert_eq!(out(&o), "", "no report for cut code");
         // --disasm-only: the listing up to the cut, then the same error
-        let o = run_in(&t.0, &["--binary", "c.bin", "--disasm-only"], &[]);
+        let o = run_in(&t.0, &["--binary", "c.bin", "--disasm-only"], None);
         assert_eq!(one_line(&o), (Some(1), line.to_string()), "{len} bytes");
         let whole = run(&["--binary", "examples/matmul_naive.bin", "--disasm-only"]);
         let want: String = out(&whole)
@@ -107,7 +54,7 @@ fn code_cut_inside_an_instruction_is_an_error() {
             .collect();
         assert_eq!(out(&o), want, "{len} bytes: the listing before the cut");
         // stdin: the same, named <stdin>
-        let o = run_in(&t.0, &["--binary", "-", "--disasm-only"], &m[..len]);
+        let o = run_in(&t.0, &["--binary", "-", "--disasm-only"], Some(&m[..len]));
         assert_eq!(
             one_line(&o),
             (Some(1), line.replace("c.bin", "<stdin>")),
@@ -126,14 +73,14 @@ fn empty_code_is_an_error() {
     for extra in [&[][..], &["--disasm-only"][..]] {
         let mut args = vec!["--binary", "e.bin"];
         args.extend_from_slice(extra);
-        let o = run_in(&t.0, &args, &[]);
+        let o = run_in(&t.0, &args, None);
         assert_eq!(
             one_line(&o),
             (Some(1), "metal-profile: error: e.bin is empty: no machine code to disassemble or profile; give a file of G13 machine code".into())
         );
         let mut args = vec!["--binary", "-"];
         args.extend_from_slice(extra);
-        let o = run_in(&t.0, &args, &[]);
+        let o = run_in(&t.0, &args, None);
         assert_eq!(
             one_line(&o),
             (Some(1), "metal-profile: error: <stdin> is empty: no machine code to disassemble or profile; give a file of G13 machine code".into())
@@ -149,7 +96,7 @@ fn empty_code_is_an_error() {
     }
     // only zero bytes: no instruction
     std::fs::write(t.0.join("z.bin"), [0u8; 64]).unwrap();
-    let o = run_in(&t.0, &["--binary", "z.bin"], &[]);
+    let o = run_in(&t.0, &["--binary", "z.bin"], None);
     assert_eq!(
         one_line(&o),
         (Some(1), "metal-profile: error: z.bin holds no G13 instructions (only zero bytes); check the file and --offset".into())
@@ -160,7 +107,7 @@ fn empty_code_is_an_error() {
 fn input_that_is_not_code_is_refused() {
     let t = tmp("notcode");
     std::fs::write(t.0.join("noise.bin"), noise(65536)).unwrap();
-    let o = run_in(&t.0, &["--binary", "noise.bin"], &[]);
+    let o = run_in(&t.0, &["--binary", "noise.bin"], None);
     let (code, line) = one_line(&o);
     assert_eq!(code, Some(1));
     assert!(
@@ -193,7 +140,7 @@ fn input_that_is_not_code_is_refused() {
         "hello, this is not machine code at all\n".repeat(40),
     )
     .unwrap();
-    let o = run_in(&t.0, &["--binary", "t.txt", "--disasm-only"], &[]);
+    let o = run_in(&t.0, &["--binary", "t.txt", "--disasm-only"], None);
     let (code, line) = one_line(&o);
     assert_eq!(code, Some(1));
     assert!(
@@ -238,7 +185,7 @@ fn unknown_encodings_exit_4_unless_allowed() {
     for extra in [&[][..], &["--disasm-only"][..], &["--format", "json"][..]] {
         let mut args = vec!["--binary", "u.bin"];
         args.extend_from_slice(extra);
-        let o = run_in(&t.0, &args, &[]);
+        let o = run_in(&t.0, &args, None);
         assert_eq!(
             one_line(&o),
             (
@@ -249,7 +196,7 @@ fn unknown_encodings_exit_4_unless_allowed() {
         );
         assert!(!out(&o).is_empty(), "the output is written");
         args.push("--allow-unknown");
-        let o = run_in(&t.0, &args, &[]);
+        let o = run_in(&t.0, &args, None);
         assert_eq!(one_line(&o), (Some(0), warning.to_string()), "{extra:?}");
     }
 }
@@ -263,12 +210,12 @@ fn archive_functions_follow_the_same_rules() {
     // main without its `stop` and cut inside the 6-byte pop_exec at 0x8c
     let cut = build_test_archive(G13G, Stage::Compute, &m[..0x8f], &[("_k_agc.main", 0)]);
     std::fs::write(t.0.join("cut.archive"), &cut).unwrap();
-    let o = run_in(&t.0, &["cut.archive", "-f", "k"], &[]);
+    let o = run_in(&t.0, &["cut.archive", "-f", "k"], None);
     assert_eq!(
         one_line(&o),
         (Some(1), "metal-profile: error: `_k_agc.main`: the code ends inside an instruction at 0x8c: 3 of 6 bytes; the archive is cut short or damaged: rebuild it".into())
     );
-    let o = run_in(&t.0, &["batch", "cut.archive"], &[]);
+    let o = run_in(&t.0, &["batch", "cut.archive"], None);
     assert_eq!(o.status.code(), Some(1));
     assert!(
         err(&o).contains("error: cut.archive: `_k_agc.main`: the code ends inside an instruction at 0x8c: 3 of 6 bytes"),
@@ -281,7 +228,7 @@ fn archive_functions_follow_the_same_rules() {
     let a = build_test_archive(G13G, Stage::Compute, &main, &[("_k_agc.main", 0)]);
     std::fs::write(t.0.join("u.archive"), &a).unwrap();
     let warning = "warning: `_k_agc.main`: 1 position(s) hold encodings the G13 tables do not know; shown as <disassembly failed> (native syntax: `unknown.<group> (N bytes)`) and left out of the analysis";
-    let o = run_in(&t.0, &["u.archive", "-f", "k"], &[]);
+    let o = run_in(&t.0, &["u.archive", "-f", "k"], None);
     assert_eq!(
         one_line(&o),
         (
@@ -293,18 +240,18 @@ fn archive_functions_follow_the_same_rules() {
         out(&o).contains("metal-profiler: k"),
         "the report is written"
     );
-    let o = run_in(&t.0, &["u.archive", "-f", "k", "--allow-unknown"], &[]);
+    let o = run_in(&t.0, &["u.archive", "-f", "k", "--allow-unknown"], None);
     assert_eq!(one_line(&o), (Some(0), warning.to_string()));
     let bw = "warning: u.archive: `k`: 1 position(s) hold encodings the G13 tables do not know; left out of the analysis";
-    let o = run_in(&t.0, &["batch", "u.archive"], &[]);
+    let o = run_in(&t.0, &["batch", "u.archive"], None);
     assert_eq!(
         one_line(&o),
         (Some(4), format!("{bw}; exit code 4 (--allow-unknown: 0)"))
     );
-    let o = run_in(&t.0, &["batch", "u.archive", "--allow-unknown"], &[]);
+    let o = run_in(&t.0, &["batch", "u.archive", "--allow-unknown"], None);
     assert_eq!(one_line(&o), (Some(0), bw.to_string()));
     // diff: the same warning (both sides), exit 4 unless allowed
-    let o = run_in(&t.0, &["diff", "u.archive", "u.archive"], &[]);
+    let o = run_in(&t.0, &["diff", "u.archive", "u.archive"], None);
     assert_eq!(o.status.code(), Some(4), "{}", err(&o));
     assert!(
         err(&o).contains("exit code 4 (--allow-unknown: 0)"),
@@ -314,7 +261,7 @@ fn archive_functions_follow_the_same_rules() {
     let o = run_in(
         &t.0,
         &["diff", "u.archive", "u.archive", "--allow-unknown"],
-        &[],
+        None,
     );
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
 }
@@ -323,13 +270,13 @@ fn archive_functions_follow_the_same_rules() {
 fn asm_of_empty_input_is_an_error() {
     let t = tmp("asm");
     std::fs::write(t.0.join("e.s"), "; nothing here\n\n").unwrap();
-    let o = run_in(&t.0, &["asm", "e.s", "-o", "e.bin"], &[]);
+    let o = run_in(&t.0, &["asm", "e.s", "-o", "e.bin"], None);
     assert_eq!(
         one_line(&o),
         (Some(1), "metal-profile: error: e.s holds no instructions: nothing to assemble; give applegpu- or native-syntax lines (e.g. a --disasm-only listing)".into())
     );
     assert!(!t.0.join("e.bin").exists(), "nothing written");
-    let o = run_in(&t.0, &["asm", "-"], b"");
+    let o = run_in(&t.0, &["asm", "-"], Some(b""));
     assert_eq!(
         one_line(&o),
         (Some(1), "metal-profile: error: <stdin> holds no instructions: nothing to assemble; give applegpu- or native-syntax lines (e.g. a --disasm-only listing)".into())
