@@ -3,7 +3,7 @@
 //! under a divergent branch), a loop with a divergent exit, calls.
 
 use agx_analysis::divergence::{Branch, BranchKind, Counts};
-use agx_analysis::program::{analyze_program, CodeSource, FunctionCode};
+use agx_analysis::program::{analyze_program, CodeSource, FunctionCode, NoFunction};
 use agx_analysis::timing::ModelParams;
 use agx_analysis::{analyze_detailed, CfgOptions};
 use agx_isa::asm::assemble_insns_at;
@@ -240,8 +240,12 @@ fn loop_with_a_divergent_break() {
 struct Funcs(Vec<FunctionCode>);
 
 impl CodeSource for Funcs {
-    fn function_at(&self, target: i64) -> Option<FunctionCode> {
-        self.0.iter().find(|f| f.entry as i64 == target).cloned()
+    fn function_at(&self, target: i64) -> Result<FunctionCode, NoFunction> {
+        self.0
+            .iter()
+            .find(|f| f.entry as i64 == target)
+            .cloned()
+            .ok_or_else(|| NoFunction::Missing("not given".into()))
     }
 }
 
@@ -265,18 +269,14 @@ fn calls_through_callee_summaries() {
          if_icmp r0l, nueq, r5, 0, 1\n\
          pop_exec r0l, 1\n\
          stop\n");
-    let code = |insns| FunctionCode {
-        entry: 0,
-        symbol: None,
-        insns,
-    };
+    let code = |insns| FunctionCode::new(0, None, insns);
     let p = analyze_program(
         code(main.clone()),
-        &Funcs(vec![FunctionCode {
-            entry: 0x100,
-            symbol: Some("helper".into()),
-            insns: helper,
-        }]),
+        &Funcs(vec![FunctionCode::new(
+            0x100,
+            Some("helper".into()),
+            helper,
+        )]),
         &ModelParams::default(),
     );
     let v: Vec<bool> = p
@@ -333,11 +333,7 @@ fn divergence_aware_range() {
     };
     let run = |cond: &str| {
         let p = analyze_program(
-            FunctionCode {
-                entry: 0,
-                symbol: None,
-                insns: asm(&prog(cond)),
-            },
+            FunctionCode::new(0, None, asm(&prog(cond))),
             &Funcs(vec![]),
             &ModelParams::default(),
         );

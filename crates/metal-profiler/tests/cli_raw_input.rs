@@ -329,3 +329,104 @@ fn usage_errors_are_one_line() {
     let o = run(&["--version"]);
     assert_eq!(o.status.code(), Some(0));
 }
+
+fn asm(text: &str) -> Vec<u8> {
+    agx_isa::asm::assemble(text).unwrap()
+}
+
+/// Main (`call 0x40`, `stop`) at 0, zero padding to 0x40, then `helper`.
+fn with_helper(helper: &[u8]) -> Vec<u8> {
+    let mut buf = asm("mov_imm r0l, 0\ncall 0x40\nstop\n");
+    buf.resize(0x40, 0);
+    buf.extend_from_slice(helper);
+    buf
+}
+
+/// A `call` in raw code whose target holds no code to follow (issue 21):
+/// past the input, inside an instruction, on bytes that do not decode, or
+/// code that is mostly not code is a warning naming the call, with the
+/// report written and exit code 4 (`--allow-unknown`: 0, the warning
+/// kept); a called function whose code runs into the end of the input
+/// inside an instruction is an error, exit 1, no report.
+#[test]
+fn call_targets_with_no_code_to_follow() {
+    let t = tmp("calls");
+    let helper = asm("mov_imm r4, 1, 0b0\niadd r4, r4.sx, 1\nret r1\n");
+    let write = |name: &str, bytes: &[u8]| std::fs::write(t.0.join(name), bytes).unwrap();
+    // the helper is there: no warning
+    write("ok.bin", &with_helper(&helper));
+    let o = run_in(&t.0, &["--binary", "ok.bin"], None);
+    assert!(o.status.success() && err(&o).is_empty(), "{}", err(&o));
+    let note = "; exit code 4 (--allow-unknown: 0)";
+    let main = asm("mov_imm r0l, 0\ncall 0x40\nstop\n");
+    let inside = asm("mov_imm r0l, 0\ncall 0x2\nstop\n");
+    let mut junk = vec![0x01, 0x01];
+    junk.extend_from_slice(&helper);
+    let mut mostly = asm("mov_imm r4, 1, 0b0\n");
+    mostly.extend([0x01, 0x01].repeat(6));
+    mostly.extend(asm("ret r1\n"));
+    let mut few = asm("mov_imm r4, 1, 0b0\niadd r4, r4.sx, 1\n");
+    few.extend([0x01, 0x01]);
+    few.extend(asm("iadd r4, r4.sx, 1\niadd r4, r4.sx, 1\nret r1\n"));
+    let cases: Vec<(&str, Vec<u8>, String)> = vec![
+        (
+            "past.bin",
+            main.clone(),
+            format!("warning: past.bin: the call at 0x4 to 0x40 is not followed: it is past the end of the input (file offset 0x40, the input is {:#x} bytes); only the call instruction is costed (check --offset and --base)", main.len()),
+        ),
+        (
+            "inside.bin",
+            inside,
+            "warning: inside.bin: the call at 0x4 to 0x2 is not followed: it is inside the 4-byte instruction at 0x0; only the call instruction is costed (check --offset and --base)".to_string(),
+        ),
+        (
+            "junk.bin",
+            with_helper(&junk),
+            "warning: junk.bin: the call at 0x4 to 0x40 is not followed: it holds bytes that do not decode; only the call instruction is costed (check --offset and --base)".to_string(),
+        ),
+        (
+            "mostly.bin",
+            with_helper(&mostly),
+            "warning: mostly.bin: the call at 0x4 to 0x40 is not followed: 75% of the code it runs into does not decode: it is not code; only the call instruction is costed (check --offset and --base)".to_string(),
+        ),
+        (
+            "few.bin",
+            with_helper(&few),
+            "warning: few.bin: the function at 0x40: 1 position(s) hold encodings the G13 tables do not know; left out of the analysis".to_string(),
+        ),
+    ];
+    for (name, bytes, line) in &cases {
+        write(name, bytes);
+        for extra in [&[][..], &["--format", "json"][..]] {
+            let mut args = vec!["--binary", name];
+            args.extend_from_slice(extra);
+            let o = run_in(&t.0, &args, None);
+            assert_eq!(one_line(&o), (Some(4), format!("{line}{note}")), "{name}");
+            assert!(!out(&o).is_empty(), "{name}: the report is written");
+            args.push("--allow-unknown");
+            let o = run_in(&t.0, &args, None);
+            assert_eq!(one_line(&o), (Some(0), line.clone()), "{name}");
+        }
+    }
+    // the report states the call it did not follow
+    let o = run_in(&t.0, &["--binary", "past.bin", "--allow-unknown"], None);
+    assert!(
+        out(&o).contains("the call at 0x4 to 0x40: not followed (it is past the end of the input"),
+        "{}",
+        out(&o)
+    );
+    // cut: the helper runs into the end of the input inside an instruction
+    let mut cut = asm("mov_imm r4, 1, 0b0\n");
+    cut.extend_from_slice(&asm("get_sr r1, sr80\n")[..2]);
+    write("cut.bin", &with_helper(&cut));
+    for extra in [&[][..], &["--allow-unknown"][..]] {
+        let mut args = vec!["--binary", "cut.bin"];
+        args.extend_from_slice(extra);
+        let o = run_in(&t.0, &args, None);
+        assert_eq!(
+            one_line(&o),
+            (Some(1), "metal-profile: error: cut.bin: the function at 0x40 (called at 0x4): the code ends inside an instruction at 0x46: 2 of 4 bytes; the input is cut short: give the whole code".to_string())
+        );
+        assert_eq!(out(&o), "", "no report for cut code");
+    }
+}

@@ -323,7 +323,23 @@ fn unknown_encodings_are_counted_and_the_profile_goes_on() {
         &[("_k_agc.main", 0)],
     );
     let (_t2, q) = write_tmp("clean.archive", &clean);
-    let w = json(&[q.to_str().unwrap(), "-f", "k", "--format", "json"]);
+    // main alone: its call to the helper (not in this archive) is not
+    // followed, a warning and exit 4 (issue 21)
+    let o = run(&[q.to_str().unwrap(), "-f", "k"]);
+    assert_eq!(o.status.code(), Some(4), "{}", err(&o));
+    assert!(
+        err(&o).contains("is not followed: no function of the archive starts at 0x-"),
+        "{}",
+        err(&o)
+    );
+    let w = json(&[
+        q.to_str().unwrap(),
+        "-f",
+        "k",
+        "--format",
+        "json",
+        "--allow-unknown",
+    ]);
     assert_eq!(
         v["kernels"][0]["instructions"], w["kernels"][0]["instructions"],
         "same instruction count"
@@ -356,7 +372,15 @@ fn unknown_encoding_of_known_length_is_one_line_and_counted_once() {
         &[("_k_agc.main", 0)],
     );
     let (_t2, q) = write_tmp("clean8.archive", &clean);
-    let w = json(&[q.to_str().unwrap(), "-f", "k", "--format", "json"]);
+    // (main alone: its call to the helper is not followed, exit 4)
+    let w = json(&[
+        q.to_str().unwrap(),
+        "-f",
+        "k",
+        "--format",
+        "json",
+        "--allow-unknown",
+    ]);
     assert_eq!(
         v["kernels"][0]["instructions"],
         w["kernels"][0]["instructions"]
