@@ -2,11 +2,13 @@
 //! syntax, assembled): each source class, sync dependence (a value set
 //! under a divergent branch), a loop with a divergent exit, calls.
 
+mod common;
 use agx_analysis::divergence::{Branch, BranchKind, Counts};
-use agx_analysis::program::{analyze_program, CodeSource, FunctionCode, NoFunction};
+use agx_analysis::program::{analyze_program, FunctionCode};
 use agx_analysis::timing::ModelParams;
 use agx_analysis::{analyze_detailed, CfgOptions};
 use agx_isa::asm::assemble_insns_at;
+use common::Funcs;
 
 fn asm(text: &str) -> Vec<agx_isa::Instruction> {
     assemble_insns_at(text, 0).unwrap_or_else(|e| panic!("{e}\n{text}"))
@@ -235,18 +237,6 @@ fn loop_with_a_divergent_break() {
         },
         "{b:?}"
     );
-}
-
-struct Funcs(Vec<FunctionCode>);
-
-impl CodeSource for Funcs {
-    fn function_at(&self, target: i64) -> Result<FunctionCode, NoFunction> {
-        self.0
-            .iter()
-            .find(|f| f.entry as i64 == target)
-            .cloned()
-            .ok_or_else(|| NoFunction::Missing("not given".into()))
-    }
 }
 
 /// Calls: a helper's uniform result stays uniform in the caller, its

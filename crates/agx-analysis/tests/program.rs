@@ -4,12 +4,14 @@
 //! `l__Z6helperPU9MTLdeviceKjj` at 0x0, which loops, spills r2 r23-r26 and
 //! calls itself.
 
+mod common;
 use agx_analysis::program::{
     analyze_program, function_body, CodeSource, FunctionCode, NoCode, NoFunction,
 };
 use agx_analysis::timing::{ModelParams, PartKind};
 use agx_isa::asm::assemble_insns;
 use agx_isa::Instruction;
+use common::Funcs;
 use std::path::PathBuf;
 
 #[path = "../../../testdata/shared_data.rs"]
@@ -27,19 +29,6 @@ impl CodeSource for Image {
         let (insns, _) = agx_isa::stream::decode_all(&self.0[t..], t as u32);
         let body = function_body(&insns, t as u32);
         Ok(FunctionCode::new(t as u32, Some(format!("f{t:x}")), body))
-    }
-}
-
-/// Code source over hand-assembled functions.
-struct Funcs(Vec<FunctionCode>);
-
-impl CodeSource for Funcs {
-    fn function_at(&self, target: i64) -> Result<FunctionCode, NoFunction> {
-        self.0
-            .iter()
-            .find(|f| f.entry as i64 == target)
-            .cloned()
-            .ok_or_else(|| NoFunction::Missing("not given".into()))
     }
 }
 
