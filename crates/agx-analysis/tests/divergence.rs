@@ -2,11 +2,13 @@
 //! syntax, assembled): each source class, sync dependence (a value set
 //! under a divergent branch), a loop with a divergent exit, calls.
 
+mod common;
 use agx_analysis::divergence::{Branch, BranchKind, Counts};
-use agx_analysis::program::{analyze_program, CodeSource, FunctionCode};
+use agx_analysis::program::{analyze_program, FunctionCode};
 use agx_analysis::timing::ModelParams;
 use agx_analysis::{analyze_detailed, CfgOptions};
 use agx_isa::asm::assemble_insns_at;
+use common::Funcs;
 
 fn asm(text: &str) -> Vec<agx_isa::Instruction> {
     assemble_insns_at(text, 0).unwrap_or_else(|e| panic!("{e}\n{text}"))
@@ -237,14 +239,6 @@ fn loop_with_a_divergent_break() {
     );
 }
 
-struct Funcs(Vec<FunctionCode>);
-
-impl CodeSource for Funcs {
-    fn function_at(&self, target: i64) -> Option<FunctionCode> {
-        self.0.iter().find(|f| f.entry as i64 == target).cloned()
-    }
-}
-
 /// Calls: a helper's uniform result stays uniform in the caller, its
 /// divergent one is divergent; a call to code not given makes everything
 /// divergent.
@@ -265,18 +259,14 @@ fn calls_through_callee_summaries() {
          if_icmp r0l, nueq, r5, 0, 1\n\
          pop_exec r0l, 1\n\
          stop\n");
-    let code = |insns| FunctionCode {
-        entry: 0,
-        symbol: None,
-        insns,
-    };
+    let code = |insns| FunctionCode::new(0, None, insns);
     let p = analyze_program(
         code(main.clone()),
-        &Funcs(vec![FunctionCode {
-            entry: 0x100,
-            symbol: Some("helper".into()),
-            insns: helper,
-        }]),
+        &Funcs(vec![FunctionCode::new(
+            0x100,
+            Some("helper".into()),
+            helper,
+        )]),
         &ModelParams::default(),
     );
     let v: Vec<bool> = p
@@ -333,11 +323,7 @@ fn divergence_aware_range() {
     };
     let run = |cond: &str| {
         let p = analyze_program(
-            FunctionCode {
-                entry: 0,
-                symbol: None,
-                insns: asm(&prog(cond)),
-            },
+            FunctionCode::new(0, None, asm(&prog(cond))),
             &Funcs(vec![]),
             &ModelParams::default(),
         );
@@ -386,17 +372,19 @@ fn divergence_aware_range() {
 /// divergent summary (it must hold at both).
 #[test]
 fn callee_summaries_follow_uniform_arguments() {
-    let helper = || FunctionCode {
-        entry: 0x100,
-        symbol: Some("helper".into()),
-        insns: assemble_insns_at(
-            "iadd r5, r2, 1\n\
+    let helper = || {
+        FunctionCode::new(
+            0x100,
+            Some("helper".into()),
+            assemble_insns_at(
+                "iadd r5, r2, 1\n\
              device_load 0, i32, x, r6, u0_u1, r2, unsigned\n\
              wait 0\n\
              ret r1\n",
-            0x100,
+                0x100,
+            )
+            .unwrap(),
         )
-        .unwrap(),
     };
     let check = "mov_imm r0l, 0\n\
          if_icmp r0l, nueq, r5, 0, 1\n\
@@ -404,11 +392,7 @@ fn callee_summaries_follow_uniform_arguments() {
          if_icmp r0l, nueq, r6, 0, 1\n\
          pop_exec r0l, 1\n";
     let run = |main: String| {
-        let main = FunctionCode {
-            entry: 0,
-            symbol: None,
-            insns: asm(&main),
-        };
+        let main = FunctionCode::new(0, None, asm(&main));
         analyze_program(main, &Funcs(vec![helper()]), &ModelParams::default())
     };
     let if_uniform = |p: &agx_analysis::program::Program| -> Vec<bool> {
@@ -459,24 +443,20 @@ fn callee_summaries_follow_uniform_arguments() {
 /// uniform to main.
 #[test]
 fn argument_uniformity_through_two_levels() {
-    let outer = FunctionCode {
-        entry: 0x100,
-        symbol: Some("outer".into()),
-        insns: assemble_insns_at("iadd r3, r2, 2\ncall 0x200\nret r1\n", 0x100).unwrap(),
-    };
-    let inner = FunctionCode {
-        entry: 0x200,
-        symbol: Some("inner".into()),
-        insns: assemble_insns_at("imadd r5, r3, r3, 0\nret r1\n", 0x200).unwrap(),
-    };
+    let outer = FunctionCode::new(
+        0x100,
+        Some("outer".into()),
+        assemble_insns_at("iadd r3, r2, 2\ncall 0x200\nret r1\n", 0x100).unwrap(),
+    );
+    let inner = FunctionCode::new(
+        0x200,
+        Some("inner".into()),
+        assemble_insns_at("imadd r5, r3, r3, 0\nret r1\n", 0x200).unwrap(),
+    );
     let main = |arg: &str| {
-        FunctionCode {
-        entry: 0,
-        symbol: None,
-        insns: asm(&format!(
+        FunctionCode::new(0, None, asm(&format!(
             "{arg}\ncall 0x100\nmov_imm r0l, 0\nif_icmp r0l, nueq, r5, 0, 1\npop_exec r0l, 1\nstop\n"
-        )),
-    }
+        )))
     };
     let src = Funcs(vec![outer, inner]);
     let p = analyze_program(main("iadd r2, u4, 3"), &src, &ModelParams::default());

@@ -15,11 +15,7 @@ fn asm(text: &str) -> Vec<Instruction> {
 }
 
 fn program(text: &str) -> Program {
-    let main = FunctionCode {
-        entry: 0,
-        symbol: None,
-        insns: asm(text),
-    };
+    let main = FunctionCode::new(0, None, asm(text));
     analyze_program(main, &NoCode, &ModelParams::default())
 }
 
