@@ -145,7 +145,7 @@ fn divergent_if_else_inside_loop() {
     assert_eq!(a.cfg.exec_ops, 5);
     // Depth: while 1 → 1, if → 2, else stays 2, pop 1 → 1, pop 1 → 0.
     let depth = |k: usize| d.cfg.exec_depth[k];
-    let at = |x: &str| insns.iter().position(|i| i.mnemonic == x).unwrap();
+    let at = |x: &str| insns.iter().position(|i| i.mnemonic() == x).unwrap();
     assert_eq!(depth(at("if_icmp")), 1);
     assert_eq!(depth(at("else_icmp")), 2);
     assert_eq!(depth(at("else_icmp") + 1), 2);
