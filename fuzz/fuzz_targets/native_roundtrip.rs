@@ -18,7 +18,7 @@ fn view(i: &Instruction) -> String {
     format!(
         "{} {} {:?} {:?} | {} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} raised={}",
         s.form,
-        s.mnemonic,
+        s.mnemonic(),
         s.operands,
         s.implicit,
         i.form,

@@ -65,7 +65,7 @@ impl Gen {
         i.addr = self.pc;
         i.len = len;
         i.form = form(f);
-        i.mnemonic = mnem;
+        i.set_mnemonic_str(mnem);
         i.operands.clear();
         for o in ops {
             i.operands.push(*o);
@@ -109,12 +109,12 @@ impl Gen {
             mnem,
             mnem,
             6,
-            &[Operand::new(OperandKind::Target(rel as i32))],
+            &[Operand::new(OperandKind::target(rel as i32))],
         )
     }
     fn patch(&mut self, at: usize, target: u32) {
         let rel = target as i64 - self.out[at].addr as i64;
-        self.out[at].operands.as_mut_slice()[0].kind = OperandKind::Target(rel as i32);
+        self.out[at].operands.as_mut_slice()[0].kind = OperandKind::target(rel as i32);
     }
     fn stop(&mut self) {
         self.push("stop", "stop", 2, &[]);

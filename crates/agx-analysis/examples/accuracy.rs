@@ -195,7 +195,7 @@ model count 0), shown for comparison.\n");
         let mesa = (m2 - m1) / N as f64;
         let err = (pred - rw.measured).abs() / rw.measured * 100.0;
         let merr = (mesa - rw.measured).abs() / rw.measured * 100.0;
-        let form = kn[0].mnemonic;
+        let form = kn[0].mnemonic();
         let key = k1.instructions_detail[0].key();
         let form = match rw.pair {
             Some(p2) => format!("`{form}` + `{p2}`"),

@@ -55,6 +55,102 @@ pub struct Edge {
     pub kind: EdgeKind,
 }
 
+/// A block's successor or predecessor edges, read as a slice of [`Edge`].
+///
+/// A block has at most two successors and most have one or two
+/// predecessors, so up to two edges live inline and only longer lists (a
+/// join of many branches, a helper called from many sites) take a heap
+/// block: a 1M-instruction kernel of small blocks has ~450k blocks, and
+/// two `Vec`s each were ~900k allocations and ~70 bytes a block of heap.
+#[derive(Clone, Default)]
+pub struct Edges(EdgeStore);
+
+#[derive(Clone)]
+enum EdgeStore {
+    Inline(u8, [Edge; 2]),
+    Heap(Vec<Edge>),
+}
+
+impl Default for EdgeStore {
+    fn default() -> Self {
+        const NONE: Edge = Edge {
+            to: 0,
+            kind: EdgeKind::Fallthrough,
+        };
+        EdgeStore::Inline(0, [NONE; 2])
+    }
+}
+
+impl Edges {
+    /// Appends an edge.
+    pub fn push(&mut self, e: Edge) {
+        match &mut self.0 {
+            EdgeStore::Inline(n, items) if (*n as usize) < items.len() => {
+                items[*n as usize] = e;
+                *n += 1;
+            }
+            EdgeStore::Inline(_, items) => {
+                let mut v = Vec::with_capacity(4);
+                v.extend_from_slice(items);
+                v.push(e);
+                self.0 = EdgeStore::Heap(v);
+            }
+            EdgeStore::Heap(v) => v.push(e),
+        }
+    }
+    #[inline]
+    pub fn as_slice(&self) -> &[Edge] {
+        match &self.0 {
+            EdgeStore::Inline(n, items) => &items[..*n as usize],
+            EdgeStore::Heap(v) => v,
+        }
+    }
+    /// Frees a heap list's growth slack.
+    fn shrink_to_fit(&mut self) {
+        if let EdgeStore::Heap(v) = &mut self.0 {
+            v.shrink_to_fit();
+        }
+    }
+}
+
+impl std::ops::Deref for Edges {
+    type Target = [Edge];
+    #[inline]
+    fn deref(&self) -> &[Edge] {
+        self.as_slice()
+    }
+}
+
+impl<'a> IntoIterator for &'a Edges {
+    type Item = &'a Edge;
+    type IntoIter = std::slice::Iter<'a, Edge>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.as_slice().iter()
+    }
+}
+
+impl From<Vec<Edge>> for Edges {
+    fn from(v: Vec<Edge>) -> Edges {
+        let mut e = Edges::default();
+        for x in v {
+            e.push(x);
+        }
+        e
+    }
+}
+
+impl std::fmt::Debug for Edges {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
+    }
+}
+
+impl Serialize for Edges {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.as_slice().serialize(s)
+    }
+}
+
 /// How a block ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -82,8 +178,8 @@ pub struct Block {
     pub start: u32,
     /// Address of the last instruction.
     pub last: u32,
-    pub succs: Vec<Edge>,
-    pub preds: Vec<Edge>,
+    pub succs: Edges,
+    pub preds: Edges,
     pub term: Terminator,
     /// Function this block belongs to (index into [`Cfg::functions`]), or
     /// `None` when no function entry reaches it.
@@ -249,7 +345,11 @@ impl Cfg {
         for &e in &entries {
             leader[e] = true;
         }
-        let mut target_of: Vec<Option<usize>> = vec![None; n];
+        // the target instruction of each branch or call (NO_TARGET: none);
+        // u32 (instruction indices fit: block_of is u32 too), not
+        // Option<usize> (16 bytes an instruction)
+        const NO_TARGET: u32 = u32::MAX;
+        let mut target_of: Vec<u32> = vec![NO_TARGET; n];
         let mut unresolved = Vec::new();
         for (i, f) in flows.iter().enumerate() {
             let t = match *f {
@@ -266,7 +366,7 @@ impl Cfg {
                 match map.find(t) {
                     Some(k) => {
                         leader[k] = true;
-                        target_of[i] = Some(k);
+                        target_of[i] = k as u32;
                         if matches!(f, Flow::Call { .. }) {
                             entries.push(k);
                         }
@@ -316,8 +416,8 @@ impl Cfg {
                     insns: s..i + 1,
                     start: addrs[s],
                     last: addrs[i],
-                    succs: Vec::new(),
-                    preds: Vec::new(),
+                    succs: Edges::default(),
+                    preds: Edges::default(),
                     term,
                     function: None,
                 });
@@ -330,8 +430,9 @@ impl Cfg {
         for (b, blk) in blocks.iter_mut().enumerate() {
             let last = blk.insns.end - 1;
             let next = (last + 1 < n).then(|| block_of[last + 1] as usize);
-            let tgt = target_of[last].map(|k| block_of[k] as usize);
-            let mut succs = Vec::with_capacity(2);
+            let tgt =
+                (target_of[last] != NO_TARGET).then(|| block_of[target_of[last] as usize] as usize);
+            let mut succs = Edges::default();
             match flows[last] {
                 Flow::Next => {
                     if let Some(x) = next {

@@ -392,7 +392,7 @@ fn mov_imm_value(i: &Instruction) -> Option<i64> {
 /// `push_exec`/`else_exec`/`update_exec` compare `0.0 == 0.0`; Mesa's
 /// continue reactivation `while_icmp 0 == 0`).
 fn cond_always(i: &Instruction) -> bool {
-    if matches!(i.mnemonic, "push_exec" | "else_exec" | "update_exec") {
+    if matches!(i.mnemonic(), "push_exec" | "else_exec" | "update_exec") {
         return true;
     }
     let mut vals = Vec::new();
@@ -922,7 +922,7 @@ impl<'a> Ctx<'a> {
                         }
                     }
                     if op == ExecOp::If && insn.form != idx::IF_FCMP
-                        || insn.mnemonic != "update_exec"
+                        || insn.mnemonic() != "update_exec"
                     {
                         ev = Some(mk(EvKind::If, div, None, cv, cregs, d, false));
                     }
@@ -1304,7 +1304,7 @@ fn xor_swap_member(insns: &[Instruction], k: usize) -> bool {
 /// and `b`.
 fn xor_swap(w: &[Instruction]) -> Option<(Reg, Reg)> {
     let parts = |x: &Instruction| -> Option<(Reg, Reg, Reg)> {
-        if x.mnemonic != "xor" || x.operands.len() != 3 {
+        if x.mnemonic() != "xor" || x.operands.len() != 3 {
             return None;
         }
         let r = |k: usize| {
@@ -1358,7 +1358,7 @@ fn is_break_if(insns: &[Instruction], facts: &Facts, i: usize) -> bool {
         if r0l {
             return is_mov_imm(x) && mov_imm_value(x).is_some_and(|v| v > 0);
         }
-        if x.mnemonic == "mov" || is_mov_imm(x) {
+        if x.mnemonic() == "mov" || is_mov_imm(x) {
             k += 1;
             continue;
         }
@@ -1828,7 +1828,7 @@ fn trace(cx: &Ctx, rec: &Record, i: usize, h: u16) -> String {
                 visited.push(k);
             }
         }
-        let m = cx.insns[j].mnemonic;
+        let m = cx.insns[j].mnemonic();
         match rec.why[j].as_ref() {
             Some(Why::Sr(n)) => {
                 out.push_str(&format!(" ← {m} {}", sr_name(*n)));

@@ -133,6 +133,9 @@ pub fn scan(insns: &[Instruction]) -> Facts {
         }
     }
     f.range_start.push(f.ranges.len() as u32);
+    // the guess of 3 ranges an instruction may have doubled (most code has
+    // 3–4): up to ~3 ranges × 6 bytes an instruction of slack otherwise
+    f.ranges.shrink_to_fit();
     f.highest_gpr = hi;
     f.highest_uniform = uhi;
     f

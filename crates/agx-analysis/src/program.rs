@@ -366,7 +366,7 @@ fn solve(insns: &[Instruction], callees: &HashMap<u32, Summary>) -> Solved {
     let mut summary = Summary::default();
     if let Some(f) = d.cfg.functions.first() {
         summary.effect.used = d.liveness.live_in[f.entry_block];
-        summary.effect.uused = d.liveness.uniform_live_in[f.entry_block];
+        summary.effect.uused = d.liveness.uniform_entry_live_in[0];
     }
     let w = written(insns, effects);
     summary.effect.def = w.def;
@@ -383,7 +383,7 @@ fn solve(insns: &[Instruction], callees: &HashMap<u32, Summary>) -> Solved {
     summary.div.divergent.difference_with(&saved);
     let mut across = HashMap::new();
     for c in &d.cfg.calls {
-        let mut live = d.liveness.live_out[c.block];
+        let mut live = d.liveness.live_out(&d.cfg, c.block);
         // what the call itself and the callee write is not kept across it
         let k = insns
             .binary_search_by_key(&c.addr, |i| i.addr)

@@ -315,7 +315,7 @@ stop
     assert_eq!(parts.len(), 1);
     let want = outer.trip_count as f64 * outer.cycles_per_iteration;
     assert!((parts[0].cycles - want).abs() < 1e-6);
-    let rsqrt = insns.iter().find(|i| i.mnemonic == "rsqrt").unwrap();
+    let rsqrt = insns.iter().find(|i| i.mnemonic() == "rsqrt").unwrap();
     assert_eq!(t.executions_at(rsqrt.addr), 256.0);
     // the whole-program layer's hook: a call at that site costing 10 cy
     let mut t2 = t.clone();
@@ -517,7 +517,7 @@ fn cold_block_inside_a_loops_range_is_not_the_loops() {
     // the cold block runs once (straight-line), not trip-count times
     let cold: Vec<u32> = insns
         .iter()
-        .filter(|i| i.mnemonic == "fmul32")
+        .filter(|i| i.mnemonic() == "fmul32")
         .map(|i| i.addr)
         .collect();
     assert_eq!(cold.len(), 5);

@@ -108,7 +108,7 @@ fn loop_body_calls_helper() {
     assert!(ml.end < p.addr("helper"));
     // The argument r2 is live at the call (read by the helper), and r3
     // across it (the call does not define it).
-    let live_out_call = d.liveness.live_out[cb];
+    let live_out_call = d.liveness.live_out(&d.cfg, cb);
     assert!(live_out_call.contains(4) && live_out_call.contains(5)); // r2
     assert!(live_out_call.contains(6) && live_out_call.contains(7)); // r3
                                                                      // The call writes the link register r1 (implicit def), so r1 is not
@@ -145,7 +145,7 @@ fn divergent_if_else_inside_loop() {
     assert_eq!(a.cfg.exec_ops, 5);
     // Depth: while 1 → 1, if → 2, else stays 2, pop 1 → 1, pop 1 → 0.
     let depth = |k: usize| d.cfg.exec_depth[k];
-    let at = |x: &str| insns.iter().position(|i| i.mnemonic == x).unwrap();
+    let at = |x: &str| insns.iter().position(|i| i.mnemonic() == x).unwrap();
     assert_eq!(depth(at("if_icmp")), 1);
     assert_eq!(depth(at("else_icmp")), 2);
     assert_eq!(depth(at("else_icmp") + 1), 2);
@@ -215,8 +215,8 @@ fn jmp_exec_none_skips_region() {
     assert_eq!(a.cfg.unreachable_blocks, 0);
     // r2 reaches the store either way: live out of the branch block;
     // r3 only matters in the region.
-    assert!(d.liveness.live_out[b0].contains(4));
-    assert!(d.liveness.live_out[b0].contains(6));
+    assert!(d.liveness.live_out(&d.cfg, b0).contains(4));
+    assert!(d.liveness.live_out(&d.cfg, b0).contains(6));
     assert!(!d.liveness.live_in[skip].contains(6));
     // The region is inside the if: depth 1.
     let k = insns

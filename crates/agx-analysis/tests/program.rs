@@ -63,7 +63,7 @@ fn check_simple_call(img: Vec<u8>) {
     assert_eq!(helper.entry, 0);
     // helper: `0: iadd r10, 8, r10` … `122: ret r1`
     assert_eq!(helper.insns.first().map(|i| i.addr), Some(0));
-    assert_eq!(helper.insns.last().map(|i| i.mnemonic), Some("ret"));
+    assert_eq!(helper.insns.last().map(|i| i.mnemonic()), Some("ret"));
     // `32: stack_store … r26l_r26h` → r26h = half 53; five spill stores
     // (`12`-`32`) and five fills (`e4`-`104`)
     assert_eq!(helper.analysis.registers.highest_half_index, 53);

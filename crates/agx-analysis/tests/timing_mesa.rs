@@ -28,7 +28,7 @@ fn main_instructions(code: &[u8]) -> Vec<Instruction> {
             continue;
         };
         off += insn.len as usize;
-        let stop = insn.mnemonic == "stop";
+        let stop = insn.mnemonic() == "stop";
         out.push(insn);
         if stop {
             break;

@@ -366,10 +366,10 @@ pub(crate) fn decode_as(
     out.addr = addr;
     out.len = size;
     out.form = form.idx;
-    out.mnemonic = form.name;
+    out.set_mnemonic(&form.name);
     out.operands.clear();
     out.implicit.clear();
-    out.raw = raw;
+    out.set_raw(raw);
     out.raised = false;
     crate::operands::decode_into(form, raw, out);
 }

@@ -159,8 +159,8 @@ pub fn write_asm<S: Sink + ?Sized>(out: &mut S, insn: &Instruction, syntax: Synt
             return;
         }
     }
-    out.put_str(insn.mnemonic);
-    out.put_ascii(&SPACES[..16 - insn.mnemonic.len().min(16)]);
+    out.put_str(insn.mnemonic());
+    out.put_ascii(&SPACES[..16 - insn.mnemonic().len().min(16)]);
     out.put(b' ');
     write_operands(out, insn, syntax);
 }
@@ -299,7 +299,7 @@ pub fn write_line_parts<S: Sink + ?Sized>(
         head[p + 2 * i + 1] = HEX[(b & 15) as usize];
     }
     p += (bytes.len() * 2).max(20) + 1;
-    let m = insn.mnemonic.as_bytes();
+    let m = insn.mnemonic().as_bytes();
     if syntax == Syntax::Native || m.len() > 16 {
         out.put_head(&head, p);
         write_asm(out, insn, syntax);
@@ -425,7 +425,7 @@ fn write_operand<S: Sink + ?Sized>(out: &mut S, insn: &Instruction, o: &Operand,
             push_flags(out, o.flags, syntax);
         }
         OperandKind::Target(rel) => {
-            let abs = insn.addr as i64 + rel as i64;
+            let abs = insn.addr as i64 + rel.get() as i64;
             // Python's '0x%X' % v puts the sign after the prefix.
             out.put_ascii(if abs < 0 { b"0x-" } else { b"0x" });
             push_hex(out, abs.unsigned_abs() as u128, HEX_UPPER);
@@ -452,6 +452,7 @@ fn write_operand<S: Sink + ?Sized>(out: &mut S, insn: &Instruction, o: &Operand,
             push_u(out, n as u64);
         }
         OperandKind::Binary { value, bits } => {
+            let value = value.get();
             out.put_ascii(b"0b");
             for i in (0..bits as u32).rev() {
                 out.put(if (value >> i) & 1 == 1 { b'1' } else { b'0' });

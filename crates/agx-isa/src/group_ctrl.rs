@@ -62,8 +62,8 @@ const IF_FCMP: u8 = crate::forms::idx::IF_FCMP;
 /// (`if_fcmp` → `update_exec`/`push_exec`) also rewrites the operands and is
 /// applied in [`finish`].
 #[inline(always)]
-pub(crate) fn mnemonic(ctx: &Ctx) -> &'static str {
-    ctx.form.name
+pub(crate) fn mnemonic(ctx: &Ctx) -> &'static &'static str {
+    &ctx.form.name
 }
 
 /// Integer condition (IConditionDesc): bit 2 signed, bits 0..2 eq/lt/gt,
@@ -137,7 +137,7 @@ pub(crate) fn operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
         OpKind::BranchOffsetDesc => {
             let rel = sign_extend(ctx.op(op, 0), ctx.op_width(op, 0));
             let rel = rel.clamp(i32::MIN as i64, i32::MAX as i64) as i32;
-            Out::Op(crate::model::Operand::new(OperandKind::Target(rel)))
+            Out::Op(crate::model::Operand::new(OperandKind::target(rel)))
         }
         // The exec-mask stack register r0l; bit 0 of `Dt` is a cache hint.
         OpKind::ImplicitR0LDesc => {
@@ -191,9 +191,9 @@ fn if_fcmp_alias(insn: &mut Instruction) {
     insn.operands.clear();
     insn.operands.push(d);
     if n_is_zero {
-        insn.mnemonic = "update_exec";
+        insn.set_mnemonic(&"update_exec");
     } else {
-        insn.mnemonic = "push_exec";
+        insn.set_mnemonic(&"push_exec");
         insn.operands.push(n);
     }
 }
@@ -217,7 +217,7 @@ mod tests {
     use crate::decode::decode_word;
     use crate::format::{format_asm, Syntax};
     use crate::forms::FORMS;
-    use crate::model::{OperandKind, Role, Width};
+    use crate::model::{Role, Width};
 
     /// Random words with each form's fixed bits: decoding and printing never
     /// panic, and every word decodes to some form of the table.
@@ -265,7 +265,7 @@ mod tests {
     fn exec_stack_ops_read_and_write_r0l() {
         // pop_exec r0l, 1 (applegpu: 52 0e 00 00 00 00)
         let i = decode_hex("520e00000000", 0);
-        assert_eq!(i.mnemonic, "pop_exec");
+        assert_eq!(i.mnemonic(), "pop_exec");
         let r = i.operands[0].as_reg().unwrap();
         assert_eq!((r.half, r.width), (0, Width::W16));
         assert_eq!(i.operands[0].role, Role::UseDef);
@@ -279,7 +279,7 @@ mod tests {
     fn update_exec_alias_keeps_r0l_use_def() {
         // if_fcmp r0l, eq, 0.0, 0.0, 0 → update_exec r0l
         let i = decode_hex("420000000000", 0);
-        assert_eq!(i.mnemonic, "update_exec");
+        assert_eq!(i.mnemonic(), "update_exec");
         assert_eq!(i.operands.len(), 1);
         assert_eq!(i.operands[0].role, Role::UseDef);
         // n = 1 → push_exec r0l, 1
@@ -291,13 +291,13 @@ mod tests {
     fn calls_define_link_register_and_targets_are_relative() {
         // call 0x100 from 0x40: c010 + off32 0xC0
         let i = decode_hex("10c0c0000000", 0x40);
-        assert!(matches!(i.operands[0].kind, OperandKind::Target(0xC0)));
+        assert!(i.operands[0].kind.target_offset() == Some(0xC0));
         assert_eq!(format_asm(&i, Syntax::Default), "call             0x100");
         let d: Vec<_> = i.defs().collect();
         assert_eq!(d.len(), 1);
         assert_eq!((d[0].half, d[0].width), (2, Width::W32));
         // jmp_incomplete: 8-bit signed offset
         let i = decode_hex("0000fe00", 0x10);
-        assert!(matches!(i.operands[0].kind, OperandKind::Target(-2)));
+        assert!(i.operands[0].kind.target_offset() == Some(-2));
     }
 }

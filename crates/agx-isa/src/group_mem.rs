@@ -164,16 +164,16 @@ const STACK_LOAD_FORM: u8 = idx::STACK_LOAD;
 /// as a `stack_store` without data registers: bits 16..19 are 0b0001.
 #[allow(dead_code)]
 pub(crate) fn is_stack_adjust(insn: &Instruction) -> bool {
-    insn.form == STACK_STORE_FORM && (insn.raw >> 16) & 0xF == 1
+    insn.form == STACK_STORE_FORM && (insn.raw() >> 16) & 0xF == 1
 }
 
 /// Signed byte amount of an immediate `stack_adjust` (bits 24..25 == 0b01):
 /// the 16-bit value in bits 20..23, 32..35, 56..63.
 pub(crate) fn stack_adjust_amount(insn: &Instruction) -> Option<i32> {
-    if !is_stack_adjust(insn) || (insn.raw >> 24) & 3 != 1 {
+    if !is_stack_adjust(insn) || (insn.raw() >> 24) & 3 != 1 {
         return None;
     }
-    let w = insn.raw;
+    let w = insn.raw();
     let v = ((w >> 20) & 0xF) | ((w >> 32) & 0xF) << 4 | ((w >> 56) & 0xFF) << 8;
     Some(v as u16 as i16 as i32)
 }
@@ -193,7 +193,7 @@ pub(crate) fn touched_data(insn: &Instruction) -> Option<Reg> {
     match insn.form {
         idx::DEVICE_LOAD | idx::DEVICE_LOAD_TODO => {
             // F: bits 7..9 and 48
-            let f = ((insn.raw >> 7) & 7) | ((insn.raw >> 48) & 1) << 3;
+            let f = ((insn.raw() >> 7) & 7) | ((insn.raw() >> 48) & 1) << 3;
             let channels = match f {
                 8 => 4,
                 12..=15 => 3,
@@ -218,7 +218,7 @@ pub(crate) fn touched_data(insn: &Instruction) -> Option<Reg> {
             (r.count < 4).then_some(Reg { count: 4, ..r })
         }
         STACK_LOAD_FORM if is_stack_get_ptr(insn) => {
-            let n = ((insn.raw >> 10) & 0x3F) | ((insn.raw >> 40) & 3) << 6;
+            let n = ((insn.raw() >> 10) & 0x3F) | ((insn.raw() >> 40) & 3) << 6;
             Some(gpr32((n >> 1) as u32))
         }
         _ => None,
@@ -228,7 +228,7 @@ pub(crate) fn touched_data(insn: &Instruction) -> Option<Reg> {
 /// True for `stack_get_ptr` (shadowed by `stack_load` in applegpu): not a
 /// fill ([`crate::semantics`] gives it no memory access).
 pub(crate) fn is_stack_get_ptr(insn: &Instruction) -> bool {
-    insn.form == STACK_LOAD_FORM && (insn.raw >> 16) & 0xF == 1 && (insn.raw >> 48) & 3 == 2
+    insn.form == STACK_LOAD_FORM && (insn.raw() >> 16) & 0xF == 1 && (insn.raw() >> 48) & 3 == 2
 }
 
 // ---------------------------------------------------------------------------
@@ -237,21 +237,21 @@ pub(crate) fn is_stack_get_ptr(insn: &Instruction) -> bool {
 
 /// Mnemonic of the instruction (applegpu `fields_to_mnem` + aliases).
 #[inline(always)]
-pub(crate) fn mnemonic(ctx: &Ctx) -> &'static str {
+pub(crate) fn mnemonic(ctx: &Ctx) -> &'static &'static str {
     match ctx.form.idx {
         idx::TODO_LD_ST_TILE => {
             if ctx.named("load") != 0 {
-                "ld_tile"
+                &"ld_tile"
             } else {
-                "st_tile"
+                &"st_tile"
             }
         }
         idx::MAP => match ctx.named("op") {
-            0 => "unmap",
-            1 => "map",
-            _ => "TODO.map",
+            0 => &"unmap",
+            1 => &"map",
+            _ => &"TODO.map",
         },
-        _ => ctx.form.name,
+        _ => &ctx.form.name,
     }
 }
 
@@ -735,7 +735,7 @@ pub(crate) fn operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
             } else {
                 v as i64
             };
-            Out::Op(Operand::new(OperandKind::Target(rel as i32)))
+            Out::Op(Operand::new(OperandKind::target(rel as i32)))
         }
         _ => kw(&"<TODO>"),
     }

@@ -164,11 +164,13 @@ impl Reg {
     }
 }
 
-/// An 8-byte value stored with 4-byte alignment, so that [`OperandKind`] is
-/// 12 bytes and [`Operand`] 16 (instructions are stored by the million).
-/// Read with [`Packed::get`]; compares and prints as the value.
+/// A 4- or 8-byte value stored with 2-byte alignment, so that every
+/// [`OperandKind`] payload sits right after the 1-byte tag: the kind is 10
+/// bytes and [`Operand`] 12 (instructions are stored by the million; with
+/// 4-byte alignment they were 12 and 16). Read with [`Packed::get`];
+/// compares and prints as the value.
 #[derive(Clone, Copy)]
-#[repr(C, packed(4))]
+#[repr(C, packed(2))]
 pub struct Packed<T: Copy>(T);
 
 impl<T: Copy> Packed<T> {
@@ -207,8 +209,9 @@ pub enum OperandKind {
     /// An 8-bit encoded float immediate, printed as Python prints the float.
     FloatImm(u8),
     /// A branch/call target: byte offset relative to the instruction's own
-    /// address. Printed as `0x%X` of the absolute address.
-    Target(i32),
+    /// address. Printed as `0x%X` of the absolute address. Build with
+    /// [`OperandKind::target`], read with [`OperandKind::target_offset`].
+    Target(Packed<i32>),
     /// Special register `srN` (name printed in parentheses when known).
     SpecialReg(u16),
     /// Texture state slot `tsN`.
@@ -218,7 +221,7 @@ pub enum OperandKind {
     /// Coefficient register `cfN`.
     Cf(u16),
     /// A binary field printed as `0b` and `bits` binary digits.
-    Binary { value: u32, bits: u8 },
+    Binary { value: Packed<u32>, bits: u8 },
     /// A keyword: condition code, memory format, mask, mode... (`unsigned`,
     /// `xyzw`, `i32`, `ult`, `lsl 2` ...). A thin pointer to the spelling;
     /// build with [`OperandKind::keyword`], read with
@@ -234,6 +237,17 @@ impl OperandKind {
     /// A keyword (`&"eq"`: a reference to a static spelling).
     pub const fn keyword(s: &'static &'static str) -> OperandKind {
         OperandKind::Keyword(Packed::new(s))
+    }
+    /// A branch/call target `rel` bytes from the instruction's address.
+    pub const fn target(rel: i32) -> OperandKind {
+        OperandKind::Target(Packed::new(rel))
+    }
+    /// The offset of an [`OperandKind::Target`].
+    pub fn target_offset(&self) -> Option<i32> {
+        match *self {
+            OperandKind::Target(r) => Some(r.get()),
+            _ => None,
+        }
     }
     /// The value of an [`OperandKind::Imm`].
     pub fn imm_value(&self) -> Option<i64> {
@@ -357,14 +371,19 @@ pub enum Flow {
 ///
 /// `repr(C)` keeps the fields every pass reads (mnemonic, address, form,
 /// operand count, first operands) in the first cache line; by default the
-/// compiler puts the small fields after the operand array. 176 bytes: 7
-/// operands inline (wider forms spill to the heap), implicit operands behind
-/// one pointer.
-#[derive(Clone, PartialEq, Default)]
+/// compiler puts the small fields after the operand array. 136 bytes (176
+/// before the operands shrank to 12 bytes, the word to 12 and the
+/// mnemonic to a thin pointer): 7 operands
+/// inline (wider forms spill to the heap), implicit operands behind one
+/// pointer, the instruction word last as 12 bytes (an encoding is at most
+/// 12 bytes; a `u128` field would add 4 bytes and 16-byte alignment).
+#[derive(Clone, PartialEq)]
 #[repr(C)]
 pub struct Instruction {
-    /// Mnemonic as printed (with suffixes such as `.sat`).
-    pub mnemonic: &'static str,
+    /// Mnemonic as printed (with suffixes such as `.sat`): a thin pointer
+    /// to the static spelling (8 bytes, not a 16-byte `&str`). Read with
+    /// [`Instruction::mnemonic`], set with [`Instruction::set_mnemonic`].
+    mnem: &'static &'static str,
     /// Address as printed (byte offset + any base).
     pub addr: u32,
     /// Length in bytes: 2, 4, 6, 8, 10 or 12.
@@ -379,8 +398,24 @@ pub struct Instruction {
     /// Implicit operands (not printed): exec-mask stack in `r0l`, link
     /// register, etc.
     pub implicit: arrayvec_lite::ImplicitVec,
-    /// Raw little-endian instruction word (zero-extended).
-    pub raw: u128,
+    /// Raw little-endian instruction word, its `len` bytes then zeros:
+    /// read with [`Instruction::raw`], set with [`Instruction::set_raw`].
+    word: [u8; 12],
+}
+
+impl Default for Instruction {
+    fn default() -> Self {
+        Instruction {
+            mnem: &"",
+            addr: 0,
+            len: 0,
+            form: 0,
+            raised: false,
+            operands: Default::default(),
+            implicit: Default::default(),
+            word: [0; 12],
+        }
+    }
 }
 
 // Written out to keep the field order of the Debug text independent of
@@ -391,10 +426,10 @@ impl std::fmt::Debug for Instruction {
             .field("addr", &self.addr)
             .field("len", &self.len)
             .field("form", &self.form)
-            .field("mnemonic", &self.mnemonic)
+            .field("mnemonic", &self.mnemonic())
             .field("operands", &self.operands)
             .field("implicit", &self.implicit)
-            .field("raw", &self.raw)
+            .field("raw", &self.raw())
             .field("raised", &self.raised)
             .finish()
     }
@@ -417,12 +452,51 @@ impl Instruction {
             .filter(|o| o.role.is_use())
             .filter_map(|o| o.as_reg())
     }
-    /// The instruction's bytes (`len` of them).
+    /// Mnemonic as printed (with suffixes such as `.sat`).
+    #[inline]
+    pub fn mnemonic(&self) -> &'static str {
+        self.mnem
+    }
+    /// Sets the mnemonic (`&"name"`, or a reference into a static table).
+    #[inline]
+    pub fn set_mnemonic(&mut self, m: &'static &'static str) {
+        self.mnem = m;
+    }
+    /// Sets the mnemonic from any static spelling, for instructions built by
+    /// hand (tests, benchmarks): each distinct spelling gets one static
+    /// slot, kept for the life of the process. The decoder uses
+    /// [`Instruction::set_mnemonic`].
+    pub fn set_mnemonic_str(&mut self, m: &'static str) {
+        static SLOTS: std::sync::Mutex<Vec<&'static &'static str>> =
+            std::sync::Mutex::new(Vec::new());
+        let mut slots = SLOTS.lock().unwrap_or_else(|e| e.into_inner());
+        let slot = match slots.iter().find(|s| ***s == m) {
+            Some(s) => *s,
+            None => {
+                let s: &'static &'static str = Box::leak(Box::new(m));
+                slots.push(s);
+                s
+            }
+        };
+        self.mnem = slot;
+    }
+    /// Raw little-endian instruction word (zero-extended past `len`).
+    #[inline]
+    pub fn raw(&self) -> u128 {
+        let mut b = [0u8; 16];
+        b[..12].copy_from_slice(&self.word);
+        u128::from_le_bytes(b)
+    }
+    /// Sets the raw word (bits past 96 are dropped: no encoding has them).
+    #[inline]
+    pub fn set_raw(&mut self, raw: u128) {
+        let b = raw.to_le_bytes();
+        self.word.copy_from_slice(&b[..12]);
+    }
+    /// The instruction's bytes (`len` of them, then zeros).
+    #[inline]
     pub fn bytes(&self) -> [u8; 12] {
-        let b = self.raw.to_le_bytes();
-        let mut out = [0u8; 12];
-        out.copy_from_slice(&b[..12]);
-        out
+        self.word
     }
     /// End address (address of the next instruction).
     pub fn end(&self) -> u32 {
@@ -626,9 +700,9 @@ mod size_tests {
     /// Instructions are stored by the million: keep the operand compact.
     #[test]
     fn operand_layout_stays_compact() {
-        assert_eq!(std::mem::size_of::<OperandKind>(), 12);
-        assert_eq!(std::mem::size_of::<Operand>(), 16);
-        assert!(std::mem::size_of::<Instruction>() <= 176);
+        assert_eq!(std::mem::size_of::<OperandKind>(), 10);
+        assert_eq!(std::mem::size_of::<Operand>(), 12);
+        assert!(std::mem::size_of::<Instruction>() <= 136);
     }
 
     /// Wide forms spill past the inline capacity and read back the same.

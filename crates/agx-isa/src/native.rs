@@ -60,7 +60,7 @@ pub fn shadowed_form(insn: &Instruction) -> Option<&'static Form> {
     f.shadows
         .iter()
         .map(|&l| &FORMS[l as usize])
-        .find(|s| insn.raw & s.mask & size_mask(insn.len) == s.bits)
+        .find(|s| insn.raw() & s.mask & size_mask(insn.len) == s.bits)
 }
 
 fn field_bits(f: &Form) -> u128 {
@@ -82,7 +82,7 @@ pub fn uncovered_bits(insn: &Instruction) -> u128 {
         return 0;
     };
     let f = &FORMS[insn.form as usize];
-    insn.raw & field_bits(f) & !(field_bits(s) | s.mask) & size_mask(insn.len)
+    insn.raw() & field_bits(f) & !(field_bits(s) | s.mask) & size_mask(insn.len)
 }
 
 /// The bits native syntax appends as `raw(0x..)` (0: none): the
@@ -99,7 +99,7 @@ pub fn raw_operand_bits(insn: &Instruction) -> u128 {
     // `TODO.stack_adjust2` whose `stack_store` reading has an odd register)
     for i in [insn, shown] {
         if i.raised {
-            bits |= i.raw & field_bits(&FORMS[i.form as usize]) & size_mask(i.len);
+            bits |= i.raw() & field_bits(&FORMS[i.form as usize]) & size_mask(i.len);
         }
     }
     bits
@@ -110,7 +110,7 @@ pub fn raw_operand_bits(insn: &Instruction) -> u128 {
 pub fn native_instruction(insn: &Instruction) -> Option<Instruction> {
     let f = shadowed_form(insn)?;
     let mut out = Instruction::default();
-    decode_as(f, insn.raw, insn.addr, &mut out);
+    decode_as(f, insn.raw(), insn.addr, &mut out);
     Some(out)
 }
 
@@ -149,9 +149,9 @@ mod tests {
     fn stack_adjust_prints_as_itself() {
         // examples/simple_call.archive at 0x18e (issue #13)
         let i = crate::decode(&[0xb5, 0x00, 0x81, 0x05, 0x20, 0x00], 0x18e).unwrap();
-        assert_eq!(i.mnemonic, "stack_store");
+        assert_eq!(i.mnemonic(), "stack_store");
         let n = native_instruction(&i).expect("a stack adjust");
-        assert_eq!(n.mnemonic, "TODO.stack_adjust");
+        assert_eq!(n.mnemonic(), "TODO.stack_adjust");
         // a real spill is not
         let s = crate::decode(&[0xb5, 0x00, 0x80, 0x05, 0x20, 0x00], 0).unwrap();
         assert!(native_instruction(&s).is_none());

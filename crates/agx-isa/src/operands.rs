@@ -405,7 +405,7 @@ fn decode_operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
         CmpselSrcDesc => cmpsel_src(ctx, op),
         ImmediateDesc => imm(ctx.op(op, 0) as i64),
         BinaryDesc => Out::Op(Operand::new(OperandKind::Binary {
-            value: ctx.op(op, 0) as u32,
+            value: Packed::new(ctx.op(op, 0) as u32),
             bits: ctx.op_width(op, 0),
         })),
         Reg32Desc => out_reg(gpr32(ctx.op(op, 0) as u32), Role::Use),
@@ -475,11 +475,11 @@ pub(crate) fn begin(form: &'static Form, raw: u128, insn: &mut Instruction) -> C
         raised: false,
         todo: false,
     };
-    insn.mnemonic = match group_of(form) {
+    insn.set_mnemonic(match group_of(form) {
         Group::Alu => crate::group_alu::mnemonic(&ctx),
         Group::Ctrl => crate::group_ctrl::mnemonic(&ctx),
         Group::Mem => crate::group_mem::mnemonic(&ctx),
-    };
+    });
     ctx
 }
 

@@ -136,11 +136,11 @@ impl Instruction {
     /// (`TODO.stack_adjust`, `stack_get_ptr`), else the decoded mnemonic.
     pub fn display_mnemonic(&self) -> &'static str {
         if crate::native::shadowed_form(self).is_none() {
-            return self.mnemonic;
+            return self.mnemonic();
         }
         match crate::native::native_instruction(self) {
-            Some(n) => n.mnemonic,
-            None => self.mnemonic,
+            Some(n) => n.mnemonic(),
+            None => self.mnemonic(),
         }
     }
 
@@ -231,9 +231,9 @@ impl Instruction {
     pub fn field(&self, name: &str) -> Option<u64> {
         let f = FORMS.get(self.form as usize)?;
         let fi = f.fields.iter().find(|x| x.name == name)?;
-        let mut v = 0u64;
+        let (raw, mut v) = (self.raw(), 0u64);
         for &(start, width, shift) in fi.parts {
-            v |= (((self.raw >> start) & ((1u128 << width) - 1)) as u64) << shift;
+            v |= (((raw >> start) & ((1u128 << width) - 1)) as u64) << shift;
         }
         Some(v)
     }
@@ -298,10 +298,10 @@ fn sign_extend(v: u128, bits: u32) -> i64 {
 fn rel_offset(insn: &Instruction, raw_bits: u32) -> i64 {
     for o in insn.operands.iter() {
         if let OperandKind::Target(r) = o.kind {
-            return r as i64;
+            return r.get() as i64;
         }
     }
-    sign_extend(insn.raw >> 16, raw_bits)
+    sign_extend(insn.raw() >> 16, raw_bits)
 }
 
 fn flow_kind(insn: &Instruction) -> FlowKind {
@@ -380,7 +380,7 @@ fn exec_count_of(insn: &Instruction) -> Option<u8> {
     });
     match printed {
         Some(v) => Some(v.clamp(0, 255) as u8),
-        None => Some(((insn.raw >> 11) & 0b11) as u8),
+        None => Some(((insn.raw() >> 11) & 0b11) as u8),
     }
 }
 
@@ -439,10 +439,10 @@ mod tests {
         i.addr = addr;
         i.len = len;
         i.form = form_idx(form);
-        i.mnemonic = mnemonic;
+        i.set_mnemonic_str(mnemonic);
         i.operands.clear();
         i.implicit.clear();
-        i.raw = raw;
+        i.set_raw(raw);
         i
     }
 
@@ -466,7 +466,7 @@ mod tests {
         // `9e: jmp_exec_any 0x40` (cf_mandelbrot): offset -0x5e.
         let j = with(
             insn(0x9e, 6, "jmp_exec_any", "jmp_exec_any", 0xffffffa2c000),
-            &[Operand::new(OperandKind::Target(-0x5e))],
+            &[Operand::new(OperandKind::target(-0x5e))],
         );
         assert_eq!(
             j.flow(),
@@ -477,7 +477,7 @@ mod tests {
         );
         let n = with(
             insn(0x24e, 6, "jmp_exec_none", "jmp_exec_none", 0),
-            &[Operand::new(OperandKind::Target(0x978 - 0x24e))],
+            &[Operand::new(OperandKind::target(0x978 - 0x24e))],
         );
         assert_eq!(
             n.flow(),
@@ -517,7 +517,7 @@ mod tests {
         };
         let c = with(
             call_rel(0x36, 0),
-            &[Operand::new(OperandKind::Target(-0x1b6))],
+            &[Operand::new(OperandKind::target(-0x1b6))],
         );
         assert_eq!(c.flow(), Flow::Call { target: -0x180 });
         let raw = u128::from_le_bytes({
@@ -538,7 +538,7 @@ mod tests {
         assert_eq!(insn(0, 4, "iadd", "iadd", 0).flow(), Flow::Next);
         let ji = with(
             insn(0x10, 4, "jmp_incomplete", "jmp_incomplete", 0),
-            &[Operand::new(OperandKind::Target(-8))],
+            &[Operand::new(OperandKind::target(-8))],
         );
         assert_eq!(
             ji.flow(),

@@ -252,7 +252,7 @@ impl Walk<'_> {
                 let (len, stop) = match target {
                     Target::Decode(insn) => {
                         decode_as(form, word, addr, insn);
-                        (insn.len as usize, insn.mnemonic == "stop")
+                        (insn.len as usize, insn.mnemonic() == "stop")
                     }
                     Target::Form(found) => {
                         *found = Some((word, addr, form));
@@ -577,7 +577,7 @@ mod tests {
                 let Some(g) = match_form(w) else { continue };
                 let mut insn = Instruction::default();
                 decode_as(g, w, 0, &mut insn);
-                assert_eq!(insn.mnemonic == "stop", g.name == "stop", "word {w:x}");
+                assert_eq!(insn.mnemonic() == "stop", g.name == "stop", "word {w:x}");
                 assert_eq!(insn.len, g.size_of(w), "word {w:x}");
             }
         }

@@ -122,7 +122,7 @@ loop:   fmadd32 r1, r2, r3, r1     # accumulate
     // the branch goes back to `loop` (the fmadd32)
     assert_eq!(
         insns[4].operands[0].kind,
-        agx_isa::OperandKind::Target(insns[1].addr as i32 - insns[4].addr as i32)
+        agx_isa::OperandKind::target(insns[1].addr as i32 - insns[4].addr as i32)
     );
     assert_eq!(t.last().unwrap(), "stop");
 }

@@ -26,14 +26,14 @@ fn signature(i: &Instruction, with_raised: bool) -> String {
         let f = &FORMS[i.form as usize];
         f.fields.iter().find(|x| x.name == name).map(|x| {
             x.parts.iter().fold(0u64, |v, &(start, width, shift)| {
-                v | ((((i.raw >> start) & ((1u128 << width) - 1)) as u64) << shift)
+                v | ((((i.raw() >> start) & ((1u128 << width) - 1)) as u64) << shift)
             })
         })
     };
     format!(
         "{} {} {:?} {:?} | {} {:?} {:?} adj={:?} flow={:?} exec={:?}/{:?} mem={:?} cat={:?} g={:?} i={:?}{}",
         shown.form,
-        shown.mnemonic,
+        shown.mnemonic(),
         shown.operands,
         shown.implicit,
         i.form,

@@ -25,7 +25,7 @@ proptest! {
                 let mut padded = bytes.clone();
                 padded.resize(bytes.len().max(12) + 4, 0);
                 let j = decode(&padded, pc & !1).expect("padded decodes too");
-                prop_assert_eq!((j.form, j.len, j.raw), (i.form, i.len, i.raw));
+                prop_assert_eq!((j.form, j.len, j.raw()), (i.form, i.len, i.raw()));
                 for r in i.defs().chain(i.uses()) {
                     prop_assert!(r.count >= 1);
                 }
@@ -85,7 +85,7 @@ proptest! {
             (Ok(x), Ok(y)) => {
                 prop_assert_eq!(x.len, y.len);
                 prop_assert_eq!(x.form, y.form);
-                prop_assert_eq!(x.mnemonic, y.mnemonic);
+                prop_assert_eq!(x.mnemonic(), y.mnemonic());
                 prop_assert_eq!(x.operands.len(), y.operands.len());
             }
             (Err(e1), Err(e2)) => prop_assert_eq!(e1, e2),

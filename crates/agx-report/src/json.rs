@@ -613,7 +613,7 @@ fn detail<'a>(
     Detail {
         offset: i.addr,
         size: i.len,
-        mnemonic: i.mnemonic,
+        mnemonic: i.mnemonic(),
         text: AsmText(i, Syntax::Default),
         native: agx_isa::native::shadowed_form(i).map(|_| AsmText(i, Syntax::Native)),
         unit: d.map(|d| d.unit().name()),

@@ -242,7 +242,7 @@ fn insn_dict<'py>(
     d.set_item("addr", i.addr)?;
     d.set_item("size", i.len)?;
     d.set_item("bytes", PyBytes::new(py, &all[..n]))?;
-    d.set_item("mnemonic", i.mnemonic)?;
+    d.set_item("mnemonic", i.mnemonic())?;
     d.set_item("operands", operands)?;
     d.set_item("asm", asm.trim_end())?;
     d.set_item("line", format_line(i, Syntax::Default))?;

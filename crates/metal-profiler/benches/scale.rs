@@ -235,7 +235,7 @@ fn call_dense(n: usize) -> Vec<u8> {
                 let Ok(i) = agx_isa::decode(&w, 0) else {
                     continue;
                 };
-                if matches!(i.flow(), agx_isa::Flow::Next) && i.mnemonic != "stop" {
+                if matches!(i.flow(), agx_isa::Flow::Next) && i.mnemonic() != "stop" {
                     code.extend_from_slice(&w[..i.len as usize]);
                     break;
                 }

@@ -60,7 +60,7 @@ pub fn mesa_timing(insn: &Instruction) -> (MesaUnit, u32, u32) {
         SIMD_SHUFFLE | QUAD_SHUFFLE => (Fscib, 5, 2),
         ICMP_BALLOT | FCMP_BALLOT => (Fscib, 5, 2),
         ICMP_QUAD_BALLOT | FCMP_QUAD_BALLOT => (Fscib, 4, 2),
-        SIMD_OP | SIMD_SHUF_OP => subgroup_by_bits(insn.raw),
+        SIMD_OP | SIMD_SHUF_OP => subgroup_by_bits(insn.raw()),
         // scans (prefix ops)
         QUAD_PREFIX_IADD..=QUAD_PREFIX_FMUL | SIMD_PREFIX_IADD..=SIMD_PREFIX_MAX_U => {
             (Fscib, 18, 18)

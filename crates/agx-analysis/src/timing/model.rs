@@ -1357,7 +1357,7 @@ fn model_region(
             {
                 bottleneck += &format!(
                     "; {} at 0x{:x} takes {} of them",
-                    s.insn.mnemonic,
+                    s.insn.mnemonic(),
                     s.insn.addr,
                     fmt_cy(s.tp)
                 );

@@ -475,7 +475,7 @@ pub fn suggest(
                     |f| {
                         format!(
                         "{} at 0x{:x} in loop 0x{:x} reads only values the loop never writes: hoist it out of the loop (saves {} IC cy/iter).",
-                        i.mnemonic,
+                        i.mnemonic(),
                         i.addr,
                         l.header,
                         f("ic_cycles")
@@ -509,7 +509,7 @@ pub fn suggest(
                     "Loop at 0x{:x}: {} 64-bit integer op(s) (first {} at 0x{:x}); 64-bit adds are emulated (~{} instructions) and 32x32=64 multiplies take {} IC cycles. Use 32-bit indices/offsets in the loop.",
                     l.header,
                     f("int64_ops"),
-                    first.mnemonic,
+                    first.mnemonic(),
                     first.addr,
                     f("add64_instructions"),
                     f("mul64_ic_cycles")
@@ -529,7 +529,7 @@ pub fn suggest(
                     |f| {
                         format!(
                         "{} at 0x{:x} is a cross-lane reduction inside loop 0x{:x} (~{} cy each). Accumulate per lane in the loop and reduce once after it.",
-                        i.mnemonic,
+                        i.mnemonic(),
                         i.addr,
                         l.header,
                         f("cycles")
@@ -713,7 +713,7 @@ pub fn suggest(
                     "Division: rcp at 0x{:x} ({} IC cy) feeds {} at 0x{:x}{}. If the divisor is reused or loop-invariant, compute its reciprocal once and multiply.",
                     i.addr,
                     f("rcp_ic_cycles"),
-                    c.mnemonic,
+                    c.mnemonic(),
                     c.addr,
                     lp.map(|l| format!(" inside loop 0x{:x}", l.header)).unwrap_or_default()
                 )

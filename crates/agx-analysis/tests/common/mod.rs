@@ -93,10 +93,10 @@ impl Prog {
         i.addr = self.pc;
         i.len = len;
         i.form = form;
-        i.mnemonic = mnemonic;
+        i.set_mnemonic_str(mnemonic);
         i.operands.clear();
         i.implicit.clear();
-        i.raw = raw;
+        i.set_raw(raw);
         for o in ops {
             i.operands.push(*o);
         }
@@ -119,7 +119,7 @@ impl Prog {
     pub fn addr_of(&self, mnemonic: &str) -> u32 {
         self.items
             .iter()
-            .find(|p| p.insn.mnemonic == mnemonic)
+            .find(|p| p.insn.mnemonic() == mnemonic)
             .unwrap()
             .insn
             .addr
@@ -128,7 +128,7 @@ impl Prog {
     pub fn addr_of_nth_jmp(&self, k: usize) -> u32 {
         self.items
             .iter()
-            .filter(|p| p.insn.mnemonic == "jmp_exec_any")
+            .filter(|p| p.insn.mnemonic() == "jmp_exec_any")
             .nth(k)
             .unwrap()
             .insn
@@ -179,7 +179,7 @@ impl Prog {
             form_by_name(name),
             name,
             6,
-            &[Operand::new(OperandKind::Target(0))],
+            &[Operand::new(OperandKind::target(0))],
             t,
         );
     }
@@ -200,7 +200,7 @@ impl Prog {
             call_form(),
             "call",
             6,
-            &[Operand::new(OperandKind::Target(0))],
+            &[Operand::new(OperandKind::target(0))],
             &[Operand::reg(r(1), Role::Def)],
             t,
             0,
@@ -309,7 +309,7 @@ impl Prog {
                     let rel = (t - i.addr as i64) as i32;
                     for o in i.operands.as_mut_slice() {
                         if let OperandKind::Target(_) = o.kind {
-                            o.kind = OperandKind::Target(rel);
+                            o.kind = OperandKind::target(rel);
                         }
                     }
                 }

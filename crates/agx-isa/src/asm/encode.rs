@@ -256,16 +256,8 @@ fn group_op_text(form: &'static Form, op: &'static OperandDesc, word: u128, pc: 
 
 /// Formats one operand as the formatter prints it inside an instruction.
 fn operand_text(o: Operand, pc: u32) -> String {
-    let mut insn = Instruction {
-        addr: pc,
-        len: 2,
-        form: 0,
-        mnemonic: "",
-        operands: Default::default(),
-        implicit: Default::default(),
-        raw: 0,
-        raised: false,
-    };
+    let mut insn = Instruction::default();
+    (insn.addr, insn.len) = (pc, 2);
     insn.operands.push(o);
     let s = format_asm(&insn, Syntax::Default);
     s.get(17..).unwrap_or("").to_string()

@@ -129,7 +129,7 @@ fn ambiguity_warnings(prog: &Program) -> Vec<AsmWarning> {
                          (in native syntax each has its own name; see docs/decoder.md)",
                         squash(&text),
                         squash(&crate::format_asm(&o, crate::Syntax::Native)),
-                        insn.mnemonic,
+                        insn.mnemonic(),
                     ),
                 });
             }
