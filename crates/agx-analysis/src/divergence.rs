@@ -595,21 +595,32 @@ fn simd_uniform_result(form: u8) -> bool {
 
 /// Name of a register operand as applegpu prints it (`r3`, `r3l`, `u2_u3`).
 pub fn reg_name(r: &Reg) -> String {
+    let mut out = String::new();
+    push_reg_name(&mut out, r);
+    out
+}
+
+/// [`reg_name`] appended to `out` (reasons are worded in one buffer).
+fn push_reg_name(out: &mut String, r: &Reg) {
+    use std::fmt::Write;
     let p = if r.file == RegFile::Uniform { 'u' } else { 'r' };
-    let one = |h: u16, w: Width| match w {
-        Width::W16 => format!(
-            "{p}{}{}",
-            h / 2,
-            if h.is_multiple_of(2) { 'l' } else { 'h' }
-        ),
-        Width::W32 => format!("{p}{}", h / 2),
-        Width::W64 => format!("{p}{}_{p}{}", h / 2, h / 2 + 1),
-    };
     let step = r.width.halves();
-    (0..r.count.max(1) as u16)
-        .map(|k| one(r.half + k * step, r.width))
-        .collect::<Vec<_>>()
-        .join("_")
+    for k in 0..r.count.max(1) as u16 {
+        if k > 0 {
+            out.push('_');
+        }
+        let h = r.half + k * step;
+        let _ = match r.width {
+            Width::W16 => write!(
+                out,
+                "{p}{}{}",
+                h / 2,
+                if h.is_multiple_of(2) { 'l' } else { 'h' }
+            ),
+            Width::W32 => write!(out, "{p}{}", h / 2),
+            Width::W64 => write!(out, "{p}{}_{p}{}", h / 2, h / 2 + 1),
+        };
+    }
 }
 
 /// Name of half `h` as instruction `i` spells the register holding it.
@@ -716,6 +727,8 @@ fn ranges_write_r0l(ranges: &[RegRange]) -> bool {
 struct Event {
     index: usize,
     block: u32,
+    /// Stamp of the block visit that recorded it ([`Record`]).
+    stamp: u32,
     kind: EvKind,
     /// Divergent test / leaving lanes a divergent subset.
     div: bool,
@@ -741,13 +754,70 @@ enum EvKind {
     Jump,
 }
 
+/// What the transfer records for reasons and callers. The fixpoint
+/// records as it goes (each block visit gets a stamp) and only the last
+/// visit of each block counts: that visit ran the block's final entry
+/// state, as a separate pass over the final states would.
 #[derive(Default)]
 struct Record {
+    /// Stamp of the visit running now.
+    stamp: u32,
+    /// Per block: the stamp of its last visit.
+    last: Vec<u32>,
     events: Vec<Event>,
-    /// Per instruction: why its result is divergent.
+    /// Per instruction: why its result is divergent (cleared when its
+    /// block is visited again).
     why: Vec<Option<Why>>,
+    /// Loads with a uniform address, with their visit's stamp.
+    loads: Vec<(u32, u32)>,
+    /// States at `ret`s: (block, stamp, state).
+    rets: Vec<(u32, u32, State)>,
+    /// After [`Record::finish`]: the loads with a uniform address.
     uniform_loads: Vec<usize>,
+    /// After [`Record::finish`]: the join of the states at `ret`s.
     ret: Option<State>,
+}
+
+impl Record {
+    fn new(insns: usize, blocks: usize) -> Record {
+        Record {
+            last: vec![0; blocks],
+            why: vec![None; insns],
+            ..Record::default()
+        }
+    }
+    /// A visit of block `b` (instructions `insns`) starts.
+    fn visit(&mut self, b: usize, insns: std::ops::Range<usize>) {
+        self.stamp += 1;
+        if self.last[b] != 0 {
+            // what the earlier visit recorded no longer holds
+            self.why[insns].fill(None);
+        }
+        self.last[b] = self.stamp;
+    }
+    /// Keeps what the last visit of each block recorded.
+    fn finish(&mut self, cfg: &Cfg) {
+        let last = &self.last;
+        self.events.retain(|e| last[e.block as usize] == e.stamp);
+        self.events.sort_by_key(|e| e.index);
+        self.uniform_loads = self
+            .loads
+            .iter()
+            .filter(|&&(i, t)| last[cfg.block_of[i as usize] as usize] == t)
+            .map(|&(i, _)| i as usize)
+            .collect();
+        for (b, t, st) in std::mem::take(&mut self.rets) {
+            if last[b as usize] != t {
+                continue;
+            }
+            match self.ret.as_mut() {
+                None => self.ret = Some(st),
+                Some(r) => {
+                    r.join(&st);
+                }
+            }
+        }
+    }
 }
 
 /// The registers an exec op's condition reads, in print order: the
@@ -997,7 +1067,7 @@ impl<'a> Ctx<'a> {
                     Some(agx_isa::MemSpace::Device) | Some(agx_isa::MemSpace::Threadgroup)
                 )
             {
-                rec.uniform_loads.push(i);
+                rec.loads.push((i as u32, rec.stamp));
             }
         }
         if writes_r0l {
@@ -1086,6 +1156,7 @@ impl<'a> Ctx<'a> {
         let mk = |kind, div, leaves: Option<usize>, (cond_val, worst), level_div| Event {
             index: i,
             block,
+            stamp: 0,
             kind,
             div,
             level_div,
@@ -1204,7 +1275,8 @@ impl<'a> Ctx<'a> {
                 s.shrink(nd);
             }
         }
-        if let (Some(rec), Some(e)) = (rec, ev) {
+        if let (Some(rec), Some(mut e)) = (rec, ev) {
+            e.stamp = rec.stamp;
             rec.events.push(e);
         }
     }
@@ -1212,6 +1284,9 @@ impl<'a> Ctx<'a> {
     /// Applies the block's instructions to `s` (its entry state).
     fn block(&mut self, b: usize, s: &mut State, mut rec: Option<&mut Record>) {
         let blk = &self.cfg.blocks[b];
+        if let Some(r) = rec.as_deref_mut() {
+            r.visit(b, blk.insns.clone());
+        }
         let exec = &self.facts.exec;
         // the block's exec ops, in index order
         let mut xk = exec.partition_point(|x| x.0 < blk.insns.start);
@@ -1269,6 +1344,7 @@ impl<'a> Ctx<'a> {
                     r.events.push(Event {
                         index: i,
                         block: b as u32,
+                        stamp: r.stamp,
                         kind,
                         div: s.flag(d),
                         level_div: s.flag(d),
@@ -1278,12 +1354,7 @@ impl<'a> Ctx<'a> {
                     });
                 }
                 if self.facts.flow[i] == Flow::Ret {
-                    match r.ret.as_mut() {
-                        None => r.ret = Some(s.clone()),
-                        Some(t) => {
-                            t.join(s);
-                        }
-                    }
+                    r.rets.push((b as u32, r.stamp, s.clone()));
                 }
                 // breaks (r0l writes) are events too
                 if xop.is_none() && f & I_R0L != 0 && s.running() {
@@ -1293,6 +1364,7 @@ impl<'a> Ctx<'a> {
                         r.events.push(Event {
                             index: i,
                             block: b as u32,
+                            stamp: r.stamp,
                             kind: EvKind::Break,
                             div: s.any_flag(bl + 1, d.max(bl + 1)) && d > bl || k as usize > d,
                             level_div: false,
@@ -1419,19 +1491,23 @@ pub fn analyze(
     };
     let mut guard = 0usize;
     let mut chain: Vec<(usize, State)> = Vec::new();
+    // the fixpoint records as it goes (see [`Record`])
+    let mut rec = Record::new(insns.len(), nb);
+    let mut settled = true;
     while let Some(b0) = pop_min(&mut work) {
         queued[b0] = false;
         guard += 1;
         if guard > 64 * nb + 1024 {
             cx.unknown
                 .get_or_insert_with(|| "divergence fixpoint did not settle".to_string());
+            settled = false;
             break;
         }
         let s0 = copy(&mut pool, inb[b0].as_ref().expect("queued with a state"));
         chain.push((b0, s0));
         while let Some((b, s)) = chain.pop() {
             let mut s = Some(s);
-            cx.block(b, s.as_mut().expect("state"), None);
+            cx.block(b, s.as_mut().expect("state"), Some(&mut rec));
             let succs = &cfg.blocks[b].succs;
             let last = succs.iter().rposition(|e| e.kind.is_intra());
             for (k, e) in succs.iter().enumerate() {
@@ -1481,15 +1557,16 @@ pub fn analyze(
             }
         }
     }
-    // final pass: events, reasons
-    let mut rec = Record {
-        why: vec![None; insns.len()],
-        ..Record::default()
-    };
-    let mut header_depth: Vec<Option<u8>> = vec![None; nb];
+    let header_depth: Vec<Option<u8>> = inb.iter().map(|s| s.as_ref().map(|s| s.depth)).collect();
+    // unsettled: the states as they stand, recorded again in one pass
+    if !settled {
+        rec = Record::new(insns.len(), nb);
+    }
     for b0 in 0..nb {
+        if settled {
+            break;
+        }
         let Some(s0) = inb[b0].take() else { continue };
-        header_depth[b0] = Some(s0.depth);
         chain.push((b0, s0));
         while let Some((b, mut s)) = chain.pop() {
             cx.block(b, &mut s, Some(&mut rec));
@@ -1504,8 +1581,8 @@ pub fn analyze(
         }
     }
     drop(pool);
-    rec.events.sort_by_key(|e| e.index);
     drop(inb);
+    rec.finish(cfg);
     build(&cx, forest, &header_depth, rec)
 }
 
@@ -1607,8 +1684,15 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
             return "condition on immediates only".to_string();
         }
         if (v as usize) < DIV as usize && unknown.is_none() {
-            let names: Vec<String> = regs.iter().map(reg_name).collect();
-            return format!("{}: uniform", names.join(", "));
+            let mut out = String::new();
+            for (k, r) in regs.iter().enumerate() {
+                if k > 0 {
+                    out.push_str(", ");
+                }
+                push_reg_name(&mut out, r);
+            }
+            out.push_str(": uniform");
+            return out;
         }
         // the first divergent GPR of the condition
         let h = regs
@@ -1723,25 +1807,33 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
     // each exit event counts for the loops containing it whose level it
     // leaves (header depth >= the level left)
     let header_depth = |l: usize| header_depth[forest.loops[l].header].map(|d| d as usize);
-    let mut per_loop: Vec<Vec<&Event>> = vec![Vec::new(); forest.loops.len()];
-    for e in &exit_events {
+    // (loop, exit event) pairs, by loop, each loop's in event order (one
+    // flat list, not a list per loop)
+    let mut per_loop: Vec<(u32, u32)> = Vec::new();
+    for (k, e) in exit_events.iter().enumerate() {
         let mut cur = forest.loop_of.get(e.block as usize).copied().flatten();
         while let Some(l) = cur {
             if let (Some(b), Some(hd)) = (e.leaves.map(usize::from), header_depth(l)) {
                 if b <= hd {
-                    per_loop[l].push(e);
+                    per_loop.push((l as u32, k as u32));
                 }
             }
             cur = forest.loops[l].parent;
         }
     }
+    per_loop.sort_by_key(|x| x.0);
+    let mut pl = 0usize;
     for (li, l) in forest.loops.iter().enumerate() {
+        let from = pl;
+        while pl < per_loop.len() && per_loop[pl].0 as usize == li {
+            pl += 1;
+        }
         if header_depth(li).is_none() {
             continue;
         }
         let mut div: Option<&Event> = None;
         let mut tests = Vec::new();
-        for e in &per_loop[li] {
+        for e in per_loop[from..pl].iter().map(|x| exit_events[x.1 as usize]) {
             tests.push(facts.addr[e.index]);
             if e.div && div.is_none() {
                 div = Some(e);
