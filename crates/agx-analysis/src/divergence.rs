@@ -690,28 +690,35 @@ struct Ctx<'a> {
     trace_budget: std::cell::Cell<usize>,
     /// GPR halves tracked (see [`State::n`]).
     nregs: usize,
-    /// Per instruction, facts the transfer would otherwise recompute on
-    /// every visit: [`I_R0L`] | [`I_SWAP`] (one byte each).
-    ifacts: Vec<u8>,
-    /// Per exec op (parallel to `facts.exec`): [`X_ALWAYS`] | [`X_IF_EVENT`].
-    xfacts: Vec<u8>,
     /// Blocks seen by the current [`reaching_def`] walk (stamped with
     /// `seen_stamp`; allocated on the first walk).
     seen: std::cell::RefCell<Vec<u32>>,
     seen_stamp: std::cell::Cell<u32>,
+    /// Per block, for [`reaching_def`]: the halves below 63 its
+    /// instructions may write (bit 63: computed; filled on first use).
+    block_defs: std::cell::RefCell<Vec<u64>>,
 }
 
-/// [`Ctx::ifacts`]: the instruction writes `r0l` (the exec-mask counter).
-const I_R0L: u8 = 1;
-/// [`Ctx::ifacts`]: the instruction starts a three-xor register swap.
-const I_SWAP: u8 = 2;
-/// [`Ctx::xfacts`]: the exec op's condition always holds ([`cond_always`]).
+/// [`exec_bits`]: the exec op's condition always holds ([`cond_always`]).
 const X_ALWAYS: u8 = 1;
-/// [`Ctx::xfacts`]: an `if`/`update` whose test is a branch event.
+/// [`exec_bits`]: an `if`/`update` whose test is a branch event.
 const X_IF_EVENT: u8 = 2;
 
-/// An exec op as the transfer runs it: (op, n, [`Ctx::xfacts`] bits).
+/// An exec op as the transfer runs it: (op, n, [`exec_bits`]).
 type ExecAt = (ExecOp, u8, u8);
+
+/// What the transfer needs to know of exec op `op` at `insn` beside its
+/// kind: [`X_ALWAYS`] | [`X_IF_EVENT`].
+fn exec_bits(insn: &Instruction, op: ExecOp) -> u8 {
+    let mut f = 0;
+    if cond_always(insn) {
+        f |= X_ALWAYS;
+    }
+    if op == ExecOp::If && insn.form != idx::IF_FCMP || insn.mnemonic != "update_exec" {
+        f |= X_IF_EVENT;
+    }
+    f
+}
 
 /// Whether the register ranges write `r0l`.
 fn ranges_write_r0l(ranges: &[RegRange]) -> bool {
@@ -874,7 +881,7 @@ impl<'a> Ctx<'a> {
             return;
         }
         let ranges = facts.regs(i);
-        let writes_r0l = self.ifacts[i] & I_R0L != 0;
+        let writes_r0l = ranges_write_r0l(ranges);
         // value of the inputs, and which half made it divergent
         let mut input = 0u8;
         let mut worst: Option<u16> = None;
@@ -1296,8 +1303,7 @@ impl<'a> Ctx<'a> {
                 skip -= 1;
                 continue;
             }
-            let f = self.ifacts[i];
-            if f & I_SWAP != 0 && i + 2 < blk.insns.end {
+            if i + 2 < blk.insns.end && self.insns[i].mnemonic == "xor" {
                 if let Some((a, c)) = xor_swap(&self.insns[i..i + 3]) {
                     // a register swap by three xors (Mesa's parallel-copy
                     // lowering): the two values trade places
@@ -1329,7 +1335,7 @@ impl<'a> Ctx<'a> {
             let xop = exec
                 .get(xk)
                 .filter(|x| x.0 == i)
-                .map(|&(_, op, n)| (op, n, self.xfacts[xk]));
+                .map(|&(_, op, n)| (op, n, exec_bits(&self.insns[i], op)));
             // the branch events that are not exec ops
             if let Some(r) = rec.as_deref_mut() {
                 if let Flow::BranchExec { .. } = self.facts.flow[i] {
@@ -1357,7 +1363,7 @@ impl<'a> Ctx<'a> {
                     r.rets.push((b as u32, r.stamp, s.clone()));
                 }
                 // breaks (r0l writes) are events too
-                if xop.is_none() && f & I_R0L != 0 && s.running() {
+                if xop.is_none() && s.running() && ranges_write_r0l(self.facts.regs(i)) {
                     if let Some(k) = mov_imm_value(&self.insns[i]).filter(|&k| k > 0) {
                         let d = s.depth as usize;
                         let bl = (d + 1).saturating_sub(k as usize);
@@ -1398,33 +1404,6 @@ pub fn analyze(
         }
     }
     let nregs = nregs.clamp(1, 256);
-    let ifacts: Vec<u8> = (0..insns.len())
-        .map(|i| {
-            let mut f = 0;
-            if ranges_write_r0l(facts.regs(i)) {
-                f |= I_R0L;
-            }
-            if i + 3 <= insns.len() && xor_swap(&insns[i..i + 3]).is_some() {
-                f |= I_SWAP;
-            }
-            f
-        })
-        .collect();
-    let xfacts: Vec<u8> = facts
-        .exec
-        .iter()
-        .map(|&(i, op, _)| {
-            let insn = &insns[i];
-            let mut f = 0;
-            if cond_always(insn) {
-                f |= X_ALWAYS;
-            }
-            if op == ExecOp::If && insn.form != idx::IF_FCMP || insn.mnemonic != "update_exec" {
-                f |= X_IF_EVENT;
-            }
-            f
-        })
-        .collect();
     let mut cx = Ctx {
         insns,
         facts,
@@ -1433,9 +1412,8 @@ pub fn analyze(
         unknown: None,
         trace_budget: std::cell::Cell::new(2_000_000),
         nregs,
-        ifacts,
-        xfacts,
         seen: std::cell::RefCell::new(Vec::new()),
+        block_defs: std::cell::RefCell::new(Vec::new()),
         seen_stamp: std::cell::Cell::new(0),
     };
     let mut inb: Vec<Option<State>> = vec![None; nb];
@@ -1675,7 +1653,7 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
     let facts = cx.facts;
     let cfg = cx.cfg;
     let unknown = cx.unknown.clone();
-    let mut branches = Vec::new();
+    let mut branches = Vec::with_capacity(rec.events.len() + forest.loops.len());
     let mut counts = Counts::default();
     // the reason of exec op `i`'s test (`worst`: its divergent half)
     let chain = |i: usize, worst: Option<u16>, v: u8| -> String {
@@ -1906,9 +1884,7 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
         });
     }
     branches.sort_by_key(|b| (b.at, b.kind as u8));
-    for b in &mut branches {
-        b.arms = arms_of(cfg, forest, b);
-    }
+    fill_arms_of(cfg, forest, &mut branches);
     // the summary for callers
     let mut summary = CalleeSummary::default();
     for i in 0..insns.len() {
@@ -1953,6 +1929,46 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
         unknown,
         summary,
         range: DivergenceRange::default(),
+    }
+}
+
+/// [`arms_of`] for every branch. The arms of an `if` or `else` end at the
+/// first instruction past it whose exec depth is below a threshold: all
+/// found in one backward sweep over the depths that keeps the positions
+/// no later one hides (a stack with depths rising towards the top), so
+/// the cost is linear, not the sum of the arms' lengths.
+fn fill_arms_of(cfg: &Cfg, forest: &LoopForest, branches: &mut [Branch]) {
+    let dep = &cfg.exec_depth;
+    // (instruction, threshold, branch)
+    let mut queries: Vec<(usize, u32, usize)> = Vec::new();
+    for (k, b) in branches.iter_mut().enumerate() {
+        match (b.kind, dep.get(b.index)) {
+            (BranchKind::If | BranchKind::Break, Some(&d)) => {
+                queries.push((b.index, d.wrapping_add(1) as u32, k))
+            }
+            (BranchKind::Else, Some(&d)) => queries.push((b.index, d as u32, k)),
+            _ => b.arms = arms_of(cfg, forest, b),
+        }
+    }
+    queries.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+    let mut stack: Vec<u32> = Vec::new();
+    let mut p = dep.len();
+    for (i, t, k) in queries {
+        while p > i + 1 {
+            p -= 1;
+            while stack.last().is_some_and(|&x| dep[x as usize] >= dep[p]) {
+                stack.pop();
+            }
+            stack.push(p as u32);
+        }
+        // the nearest position past i below t: the topmost below it
+        let j = stack.partition_point(|&x| (dep[x as usize] as u32) < t);
+        let end = if j == 0 {
+            dep.len()
+        } else {
+            stack[j - 1] as usize
+        };
+        branches[k].arms = Some((i + 1, end));
     }
 }
 
@@ -2093,14 +2109,22 @@ pub fn suggestions(
 }
 
 fn fill_arms(d: &mut Divergence, t: &crate::timing::KernelTiming) {
+    // each instruction's weighted cycles once, in one dense array: the
+    // arms (nested, often long) are summed from it in the same order
+    let n = t.instructions_detail.len();
+    let w: Vec<f64> = if d.branches.iter().any(|b| b.arms.is_some()) {
+        (0..n)
+            .map(|k| {
+                let x = &t.instructions_detail[k];
+                (x.cycles() + x.stall) * t.executions.get(k).copied().unwrap_or(1.0)
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     for b in &mut d.branches {
         b.arms_cycles = b.arms.map(|(s, e)| {
-            let c: f64 = (s..e.min(t.instructions_detail.len()))
-                .map(|k| {
-                    let x = &t.instructions_detail[k];
-                    (x.cycles() + x.stall) * t.executions.get(k).copied().unwrap_or(1.0)
-                })
-                .sum();
+            let c: f64 = (s..e.min(n)).map(|k| w[k]).sum();
             (c * 100.0).round() / 100.0
         });
     }
@@ -2241,6 +2265,18 @@ fn reaching_def(
             continue;
         }
         seen[b] = stamp;
+        let len = cfg.blocks[b].insns.len();
+        if b != b0 && h < 63 && block_defs(cx, b) & (1u64 << h) == 0 {
+            // no instruction of the block writes h: the walk passes it,
+            // a step per instruction, as the scan below would
+            if *budget < len {
+                *budget = 0;
+                return first;
+            }
+            *budget -= len;
+            stack.extend(cfg.blocks[b].preds.iter().map(|e| e.to));
+            continue;
+        }
         let mut hit = None;
         for k in cfg.blocks[b].insns.clone().rev() {
             if b == b0 && k < i {
@@ -2264,6 +2300,42 @@ fn reaching_def(
         }
     }
     first
+}
+
+/// The halves below 63 that block `b`'s instructions may write (what
+/// [`reaching_def`] looks for; calls included), computed once per block.
+fn block_defs(cx: &Ctx, b: usize) -> u64 {
+    const DONE: u64 = 1 << 63;
+    let mut v = cx.block_defs.borrow_mut();
+    if v.len() != cx.cfg.blocks.len() {
+        *v = vec![0; cx.cfg.blocks.len()];
+    }
+    if v[b] & DONE == 0 {
+        let below = |h: u32| if h >= 63 { DONE - 1 } else { (1u64 << h) - 1 };
+        let mut m = DONE;
+        for k in cx.cfg.blocks[b].insns.clone() {
+            for r in cx.facts.regs(k) {
+                if r.bits & RegRange::DEF != 0 && r.bits & RegRange::UNIFORM == 0 {
+                    let x = r.range();
+                    m |= below(x.end) & !below(x.start);
+                }
+            }
+            if let Flow::Call { .. } | Flow::CallIndirect = cx.facts.flow[k] {
+                match cx.callees.get(&cx.facts.addr[k]) {
+                    Some(c) => {
+                        for h in 0..63u32 {
+                            if c.written.contains(h) {
+                                m |= 1 << h;
+                            }
+                        }
+                    }
+                    None => m |= DONE - 1,
+                }
+            }
+        }
+        v[b] = m;
+    }
+    v[b]
 }
 
 fn rec_call(cx: &Ctx, k: usize, h: u16) -> bool {
