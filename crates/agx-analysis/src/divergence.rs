@@ -201,103 +201,191 @@ struct Slot {
     val: u8,
 }
 
-/// Register (and spill-slot) values of a set of lanes: per GPR half, the
-/// lowest level among whose lanes the value is uniform (`DIV`: not even
-/// among the lanes holding it).
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Lanes {
-    /// GPR halves `0..len` (the function's highest touched, callees'
-    /// writes included); halves past the end are never written: divergent.
-    regs: Box<[u8]>,
-    slots: Vec<Slot>,
+/// Row of [`State::regs`] holding the active lanes.
+const CUR: usize = 0;
+
+/// Row of [`State::regs`] holding `exits[k]`: the lanes of level `k - 1`
+/// outside level `k` (`k = 0`: the lanes that left the function's own level).
+#[inline]
+fn ex(k: usize) -> usize {
+    k + 1
 }
 
-impl Lanes {
-    fn divergent(n: usize) -> Lanes {
-        Lanes {
-            regs: vec![DIV; n].into_boxed_slice(),
-            slots: Vec::new(),
-        }
-    }
-    #[inline]
-    fn get(&self, h: u32) -> u8 {
-        self.regs.get(h as usize).copied().unwrap_or(DIV)
-    }
-    #[inline]
-    fn set(&mut self, h: u32, v: u8) {
-        if let Some(x) = self.regs.get_mut(h as usize) {
-            *x = v;
-        }
-    }
-    fn join(&mut self, o: &Lanes) {
-        for (a, b) in self.regs.iter_mut().zip(o.regs.iter()) {
-            *a = (*a).max(*b);
-        }
-        // a slot missing on one side holds garbage there: divergent (dropped)
-        self.slots.retain_mut(|s| {
-            match o
-                .slots
-                .iter()
-                .find(|t| t.off == s.off && t.size == s.size && t.key == s.key)
-            {
-                Some(t) => {
-                    s.val = s.val.max(t.val);
-                    true
-                }
-                None => false,
-            }
-        });
-    }
-    /// Values uniform only above level `x` become divergent (lanes from
-    /// lower levels join them).
-    fn widen(&mut self, x: u8) {
-        for a in self.regs.iter_mut() {
-            if *a > x {
-                *a = DIV;
-            }
-        }
-        for s in &mut self.slots {
-            if s.val > x {
-                s.val = DIV;
-            }
-        }
-    }
-}
-
-fn join_opt(a: &mut Option<Lanes>, b: &Option<Lanes>) {
-    match (a.as_mut(), b) {
-        (_, None) => {}
-        (None, Some(l)) => *a = Some(l.clone()),
-        (Some(x), Some(l)) => x.join(l),
-    }
-}
-
-fn join_into(a: &mut Option<Lanes>, b: Lanes) {
-    match a {
-        None => *a = Some(b),
-        Some(x) => x.join(&b),
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// The analysis state at a point: the exec-mask levels and, for each set
+/// of lanes the levels keep apart, the value of every register.
+///
+/// Compact on purpose (a state is copied along every CFG edge and one is
+/// stored per join block, hundreds of thousands on large code): the lane
+/// sets are rows of one flat, exactly sized byte buffer, so a stored state
+/// is one allocation of `(depth + 2) × halves` bytes and a copy one
+/// `memcpy`. Row [`CUR`] holds the active lanes, row [`ex`]`(k)` the lanes
+/// that left level `k`. A row's byte per GPR half is the lowest level among
+/// whose lanes the value is uniform (`DIV`: not even among the lanes holding
+/// it); halves past the tracked ones are never written: divergent. A row
+/// whose `live` bit is clear holds no lane (its bytes mean nothing).
+#[derive(Debug)]
 struct State {
-    /// The active lanes (`None`: no lane runs here).
-    cur: Option<Lanes>,
+    /// GPR halves tracked per row (the function's highest touched, its
+    /// callees' writes included).
+    n: usize,
     depth: u8,
     /// Bit k: level k was entered (or left) by a divergent test.
     flags: u64,
-    /// `exits[k]`: lanes of level k-1 outside level k (index 0: lanes that
-    /// left the function's own level).
-    exits: Vec<Option<Lanes>>,
+    /// Bit r: row r holds lanes.
+    live: u64,
+    /// `depth + 2` rows of `n` bytes.
+    regs: Vec<u8>,
+    /// Spill slots known uniform enough, as (row, slot); empty (no
+    /// allocation) in code without immediate-offset stack stores.
+    slots: Vec<(u8, Slot)>,
+}
+
+impl Clone for State {
+    fn clone(&self) -> State {
+        State {
+            n: self.n,
+            depth: self.depth,
+            flags: self.flags,
+            live: self.live,
+            regs: self.regs.clone(),
+            slots: self.slots.clone(),
+        }
+    }
+    /// Reuses `self`'s buffers (the fixpoint recycles states).
+    fn clone_from(&mut self, o: &State) {
+        self.n = o.n;
+        self.depth = o.depth;
+        self.flags = o.flags;
+        self.live = o.live;
+        self.regs.clone_from(&o.regs);
+        self.slots.clone_from(&o.slots);
+    }
 }
 
 impl State {
     fn entry(n: usize) -> State {
         State {
-            cur: Some(Lanes::divergent(n)),
+            n,
             depth: 0,
             flags: 0,
-            exits: vec![None],
+            live: 1 << CUR,
+            regs: vec![DIV; 2 * n],
+            slots: Vec::new(),
+        }
+    }
+    #[inline]
+    fn live(&self, r: usize) -> bool {
+        self.live >> r & 1 != 0
+    }
+    /// Whether any lane is active.
+    #[inline]
+    fn running(&self) -> bool {
+        self.live(CUR)
+    }
+    #[inline]
+    fn row(&self, r: usize) -> &[u8] {
+        &self.regs[r * self.n..(r + 1) * self.n]
+    }
+    #[inline]
+    fn row_mut(&mut self, r: usize) -> &mut [u8] {
+        let n = self.n;
+        &mut self.regs[r * n..(r + 1) * n]
+    }
+    /// The value of half `h` among the active lanes.
+    #[inline]
+    fn get(&self, h: u32) -> u8 {
+        if (h as usize) < self.n {
+            self.regs[h as usize]
+        } else {
+            DIV
+        }
+    }
+    #[inline]
+    fn set(&mut self, h: u32, v: u8) {
+        if (h as usize) < self.n {
+            self.regs[h as usize] = v;
+        }
+    }
+    /// Row `r` holds no lane any more.
+    fn kill(&mut self, r: usize) {
+        self.live &= !(1u64 << r);
+        if !self.slots.is_empty() {
+            self.slots.retain(|x| x.0 as usize != r);
+        }
+    }
+    /// `row dst ⊔= row src` (lanes of both); whether `dst` changed.
+    fn join_rows(&mut self, dst: usize, src: usize) -> bool {
+        if !self.live(src) || dst == src {
+            return false;
+        }
+        let n = self.n;
+        if !self.live(dst) {
+            self.regs.copy_within(src * n..(src + 1) * n, dst * n);
+            self.live |= 1u64 << dst;
+            let copied: Vec<(u8, Slot)> = self
+                .slots
+                .iter()
+                .filter(|x| x.0 as usize == src)
+                .map(|x| (dst as u8, x.1))
+                .collect();
+            self.slots.extend(copied);
+            return true;
+        }
+        let mut changed = false;
+        for h in 0..n {
+            let b = self.regs[src * n + h];
+            let a = &mut self.regs[dst * n + h];
+            if b > *a {
+                *a = b;
+                changed = true;
+            }
+        }
+        if !self.slots.is_empty() {
+            let other: Vec<Slot> = self
+                .slots
+                .iter()
+                .filter(|x| x.0 as usize == src)
+                .map(|x| x.1)
+                .collect();
+            changed |= join_slots(&mut self.slots, dst, &other);
+        }
+        changed
+    }
+    /// Rows `a` and `b` trade places.
+    fn swap_rows(&mut self, a: usize, b: usize) {
+        if a == b {
+            return;
+        }
+        let n = self.n;
+        let (lo, hi) = (a.min(b), a.max(b));
+        let (x, y) = self.regs.split_at_mut(hi * n);
+        x[lo * n..(lo + 1) * n].swap_with_slice(&mut y[..n]);
+        let (la, lb) = (self.live(a), self.live(b));
+        self.live &= !(1u64 << a | 1u64 << b);
+        self.live |= (lb as u64) << a | (la as u64) << b;
+        for s in &mut self.slots {
+            if s.0 as usize == a {
+                s.0 = b as u8;
+            } else if s.0 as usize == b {
+                s.0 = a as u8;
+            }
+        }
+    }
+    /// Values of row `r` uniform only above level `x` become divergent
+    /// (lanes from lower levels join them).
+    fn widen(&mut self, r: usize, x: u8) {
+        if !self.live(r) {
+            return;
+        }
+        for a in self.row_mut(r) {
+            if *a > x {
+                *a = DIV;
+            }
+        }
+        for s in &mut self.slots {
+            if s.0 as usize == r && s.1.val > x {
+                s.1.val = DIV;
+            }
         }
     }
     fn flag(&self, k: usize) -> bool {
@@ -312,43 +400,122 @@ impl State {
             }
         }
     }
+    /// Whether a level in `from..=to` is flagged.
     fn any_flag(&self, from: usize, to: usize) -> bool {
-        (from..=to).any(|k| self.flag(k))
+        if from > to || from >= 64 {
+            return false;
+        }
+        let to = to.min(63);
+        let mask = (u64::MAX >> (63 - to)) & (u64::MAX << from);
+        self.flags & mask != 0
     }
     /// Innermost divergent level at or below the current depth.
     fn eff(&self) -> u8 {
-        (0..=self.depth as usize)
-            .rev()
-            .find(|&k| self.flag(k))
-            .unwrap_or(0) as u8
+        let d = (self.depth as usize).min(63);
+        let m = self.flags & (u64::MAX >> (63 - d));
+        if m == 0 {
+            0
+        } else {
+            (63 - m.leading_zeros()) as u8
+        }
     }
     fn grow(&mut self, d: usize) {
-        while self.exits.len() <= d {
-            self.exits.push(None);
+        debug_assert!(d >= self.depth as usize);
+        let rows = ex(d) + 1;
+        if self.regs.len() < rows * self.n {
+            self.regs.resize(rows * self.n, DIV);
         }
         for k in self.depth as usize + 1..=d {
-            self.exits[k] = None;
+            self.kill(ex(k));
             self.set_flag(k, false);
         }
         self.depth = d as u8;
     }
     fn shrink(&mut self, d: usize) {
-        for k in d + 1..self.exits.len() {
-            self.exits[k] = None;
+        for k in d + 1..=self.depth as usize {
+            self.kill(ex(k));
             self.set_flag(k, false);
         }
-        self.exits.truncate(d + 1);
+        self.regs.truncate((ex(d) + 1) * self.n);
         self.depth = d as u8;
     }
-    fn join(&mut self, o: &State) {
+    /// `self ⊔= o`; whether `self` changed.
+    fn join(&mut self, o: &State) -> bool {
+        let mut changed = false;
         let d = self.depth.max(o.depth) as usize;
-        self.grow(d);
-        join_opt(&mut self.cur, &o.cur);
-        self.flags |= o.flags;
-        for (k, e) in o.exits.iter().enumerate() {
-            join_opt(&mut self.exits[k], e);
+        if d != self.depth as usize {
+            self.grow(d);
+            changed = true;
         }
+        changed |= self.join_row_from(CUR, o);
+        let f = self.flags | o.flags;
+        changed |= f != self.flags;
+        self.flags = f;
+        for k in 0..=o.depth as usize {
+            changed |= self.join_row_from(ex(k), o);
+        }
+        changed
     }
+    /// `row r ⊔= o's row r`; whether it changed.
+    fn join_row_from(&mut self, r: usize, o: &State) -> bool {
+        if !o.live(r) {
+            return false;
+        }
+        let n = self.n;
+        if !self.live(r) {
+            self.row_mut(r).copy_from_slice(o.row(r));
+            self.live |= 1u64 << r;
+            self.slots
+                .extend(o.slots.iter().filter(|x| x.0 as usize == r).copied());
+            return true;
+        }
+        let mut changed = false;
+        for (a, &b) in self.regs[r * n..(r + 1) * n].iter_mut().zip(o.row(r)) {
+            if b > *a {
+                *a = b;
+                changed = true;
+            }
+        }
+        if self.slots.iter().any(|x| x.0 as usize == r) {
+            let other: Vec<Slot> = o
+                .slots
+                .iter()
+                .filter(|x| x.0 as usize == r)
+                .map(|x| x.1)
+                .collect();
+            changed |= join_slots(&mut self.slots, r, &other);
+        }
+        changed
+    }
+}
+
+/// Joins the slots of row `r` with `other` (the other side's slots of the
+/// same lanes): a slot missing on one side holds garbage there (dropped).
+/// Whether any changed.
+fn join_slots(slots: &mut Vec<(u8, Slot)>, r: usize, other: &[Slot]) -> bool {
+    let mut changed = false;
+    slots.retain_mut(|(row, s)| {
+        if *row as usize != r {
+            return true;
+        }
+        match other
+            .iter()
+            .find(|t| t.off == s.off && t.size == s.size && t.key == s.key)
+        {
+            Some(t) => {
+                if t.val > s.val {
+                    s.val = t.val;
+                    changed = true;
+                }
+                true
+            }
+            None => {
+                changed = true;
+                false
+            }
+        }
+    });
+    changed
 }
 
 // ---------------------------------------------------------------------------
@@ -438,21 +605,32 @@ fn simd_uniform_result(form: u8) -> bool {
 
 /// Name of a register operand as applegpu prints it (`r3`, `r3l`, `u2_u3`).
 pub fn reg_name(r: &Reg) -> String {
+    let mut out = String::new();
+    push_reg_name(&mut out, r);
+    out
+}
+
+/// [`reg_name`] appended to `out` (reasons are worded in one buffer).
+fn push_reg_name(out: &mut String, r: &Reg) {
+    use std::fmt::Write;
     let p = if r.file == RegFile::Uniform { 'u' } else { 'r' };
-    let one = |h: u16, w: Width| match w {
-        Width::W16 => format!(
-            "{p}{}{}",
-            h / 2,
-            if h.is_multiple_of(2) { 'l' } else { 'h' }
-        ),
-        Width::W32 => format!("{p}{}", h / 2),
-        Width::W64 => format!("{p}{}_{p}{}", h / 2, h / 2 + 1),
-    };
     let step = r.width.halves();
-    (0..r.count.max(1) as u16)
-        .map(|k| one(r.half + k * step, r.width))
-        .collect::<Vec<_>>()
-        .join("_")
+    for k in 0..r.count.max(1) as u16 {
+        if k > 0 {
+            out.push('_');
+        }
+        let h = r.half + k * step;
+        let _ = match r.width {
+            Width::W16 => write!(
+                out,
+                "{p}{}{}",
+                h / 2,
+                if h.is_multiple_of(2) { 'l' } else { 'h' }
+            ),
+            Width::W32 => write!(out, "{p}{}", h / 2),
+            Width::W64 => write!(out, "{p}{}_{p}{}", h / 2, h / 2 + 1),
+        };
+    }
 }
 
 /// Name of half `h` as instruction `i` spells the register holding it.
@@ -520,24 +698,66 @@ struct Ctx<'a> {
     /// Instructions the reason chains may still walk (linear cost on huge
     /// code with many divergent branches).
     trace_budget: std::cell::Cell<usize>,
+    /// GPR halves tracked (see [`State::n`]).
+    nregs: usize,
+    /// Blocks seen by the current [`reaching_def`] walk (stamped with
+    /// `seen_stamp`; allocated on the first walk).
+    seen: std::cell::RefCell<Vec<u32>>,
+    seen_stamp: std::cell::Cell<u32>,
+    /// Per block, for [`reaching_def`]: the halves below 63 its
+    /// instructions may write (bit 63: computed; filled on first use).
+    block_defs: std::cell::RefCell<Vec<u64>>,
 }
 
-/// One recorded exec/branch event of the final pass.
+/// [`exec_bits`]: the exec op's condition always holds ([`cond_always`]).
+const X_ALWAYS: u8 = 1;
+/// [`exec_bits`]: an `if`/`update` whose test is a branch event.
+const X_IF_EVENT: u8 = 2;
+
+/// An exec op as the transfer runs it: (op, n, [`exec_bits`]).
+type ExecAt = (ExecOp, u8, u8);
+
+/// What the transfer needs to know of exec op `op` at `insn` beside its
+/// kind: [`X_ALWAYS`] | [`X_IF_EVENT`].
+fn exec_bits(insn: &Instruction, op: ExecOp) -> u8 {
+    let mut f = 0;
+    if cond_always(insn) {
+        f |= X_ALWAYS;
+    }
+    if op == ExecOp::If && insn.form != idx::IF_FCMP || insn.mnemonic() != "update_exec" {
+        f |= X_IF_EVENT;
+    }
+    f
+}
+
+/// Whether the register ranges write `r0l`.
+fn ranges_write_r0l(ranges: &[RegRange]) -> bool {
+    ranges
+        .iter()
+        .any(|r| r.bits & RegRange::DEF != 0 && r.bits & RegRange::UNIFORM == 0 && r.start == 0)
+}
+
+/// One recorded exec/branch event of the final pass (compact: one per
+/// branch of the code; the condition's registers are read back from the
+/// instruction when its reason is worded, [`cond_regs`]).
 #[derive(Clone, Debug)]
 struct Event {
     index: usize,
-    block: usize,
+    block: u32,
+    /// Stamp of the block visit that recorded it ([`Record`]).
+    stamp: u32,
+    kind: EvKind,
     /// Divergent test / leaving lanes a divergent subset.
     div: bool,
-    /// Level the lanes leave (exit events), if any.
-    leaves: Option<usize>,
-    /// Registers of the condition, in print order.
-    cond: Vec<Reg>,
-    /// The condition's own value (threshold) and the depth it was read at.
-    cond_val: u8,
     /// Innermost level flag when the event ran (for skips and elses).
     level_div: bool,
-    kind: EvKind,
+    /// Level the lanes leave (exit events), if any.
+    leaves: Option<u8>,
+    /// The condition's own value (threshold).
+    cond_val: u8,
+    /// The half that made the condition divergent (its register is printed
+    /// first).
+    worst: Option<u16>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -551,25 +771,110 @@ enum EvKind {
     Jump,
 }
 
+/// What the transfer records for reasons and callers. The fixpoint
+/// records as it goes (each block visit gets a stamp) and only the last
+/// visit of each block counts: that visit ran the block's final entry
+/// state, as a separate pass over the final states would.
 #[derive(Default)]
 struct Record {
+    /// Stamp of the visit running now.
+    stamp: u32,
+    /// Per block: the stamp of its last visit.
+    last: Vec<u32>,
     events: Vec<Event>,
-    /// Per instruction: why its result is divergent.
+    /// Per instruction: why its result is divergent (cleared when its
+    /// block is visited again).
     why: Vec<Option<Why>>,
+    /// Loads with a uniform address, with their visit's stamp.
+    loads: Vec<(u32, u32)>,
+    /// States at `ret`s: (block, stamp, state).
+    rets: Vec<(u32, u32, State)>,
+    /// After [`Record::finish`]: the loads with a uniform address.
     uniform_loads: Vec<usize>,
+    /// Calls with the halves uniform among the calling lanes: (call
+    /// instruction, its address, visit stamp, halves).
+    calls: Vec<(u32, u32, u32, GprSet)>,
+    /// After [`Record::finish`]: per call, the halves uniform at its entry.
     call_uniform: Vec<(u32, GprSet)>,
+    /// After [`Record::finish`]: the join of the states at `ret`s.
     ret: Option<State>,
 }
 
-impl<'a> Ctx<'a> {
-    /// The exec-mask op of instruction `i` (facts.exec is in index order).
-    fn exec_op(&self, i: usize) -> Option<(ExecOp, u8)> {
-        let e = &self.facts.exec;
-        let k = e.partition_point(|x| x.0 < i);
-        e.get(k).filter(|x| x.0 == i).map(|x| (x.1, x.2))
+impl Record {
+    fn new(insns: usize, blocks: usize) -> Record {
+        Record {
+            last: vec![0; blocks],
+            why: vec![None; insns],
+            ..Record::default()
+        }
     }
+    /// A visit of block `b` (instructions `insns`) starts.
+    fn visit(&mut self, b: usize, insns: std::ops::Range<usize>) {
+        self.stamp += 1;
+        if self.last[b] != 0 {
+            // what the earlier visit recorded no longer holds
+            self.why[insns].fill(None);
+        }
+        self.last[b] = self.stamp;
+    }
+    /// Keeps what the last visit of each block recorded.
+    fn finish(&mut self, cfg: &Cfg) {
+        let last = &self.last;
+        self.events.retain(|e| last[e.block as usize] == e.stamp);
+        self.events.sort_by_key(|e| e.index);
+        self.uniform_loads = self
+            .loads
+            .iter()
+            .filter(|&&(i, t)| last[cfg.block_of[i as usize] as usize] == t)
+            .map(|&(i, _)| i as usize)
+            .collect();
+        self.call_uniform = self
+            .calls
+            .iter()
+            .filter(|&&(i, _, t, _)| last[cfg.block_of[i as usize] as usize] == t)
+            .map(|&(_, a, _, u)| (a, u))
+            .collect();
+        for (b, t, st) in std::mem::take(&mut self.rets) {
+            if last[b as usize] != t {
+                continue;
+            }
+            match self.ret.as_mut() {
+                None => self.ret = Some(st),
+                Some(r) => {
+                    r.join(&st);
+                }
+            }
+        }
+    }
+}
 
-    fn read(&self, l: &Lanes, r: &RegRange) -> u8 {
+/// The registers an exec op's condition reads, in print order: the
+/// divergent one (`worst`) first.
+fn cond_regs(insn: &Instruction, worst: Option<u16>) -> Vec<Reg> {
+    let mut regs = Vec::new();
+    for o in insn.operands.iter() {
+        if let OperandKind::Reg(r) = o.kind {
+            if o.role.is_use() && !(r.file == RegFile::Gpr && r.half == 0 && r.width == Width::W16)
+            {
+                regs.push(r);
+            }
+        }
+    }
+    if let Some(w) = worst {
+        // the divergent register first: the reason follows it
+        if let Some(k) = regs
+            .iter()
+            .position(|r| r.file == RegFile::Gpr && r.half_range().contains(&(w as u32)))
+        {
+            let r = regs.remove(k);
+            regs.insert(0, r);
+        }
+    }
+    regs
+}
+
+impl<'a> Ctx<'a> {
+    fn read(&self, s: &State, r: &RegRange) -> u8 {
         if r.bits & RegRange::UNIFORM != 0 {
             return 0;
         }
@@ -578,39 +883,37 @@ impl<'a> Ctx<'a> {
             if h == 0 || h >= 256 {
                 return DIV;
             }
-            v = v.max(l.get(h));
+            v = v.max(s.get(h));
         }
         v
     }
 
-    /// Applies instruction `i` to `s`.
-    fn step(&mut self, i: usize, s: &mut State, mut rec: Option<&mut Record>) {
+    /// Applies instruction `i` (its exec op `xop`, if any) to `s`.
+    fn step(&mut self, i: usize, xop: Option<ExecAt>, s: &mut State, mut rec: Option<&mut Record>) {
         let insn = &self.insns[i];
         let facts = self.facts;
         let d = s.depth as usize;
-        if let Some((op, n)) = self.exec_op(i) {
-            self.exec(i, op, n as usize, s, rec);
+        if let Some((op, n, x)) = xop {
+            self.exec(i, op, n as usize, x, s, rec);
+            return;
+        }
+        if !s.running() {
+            // no lane runs: nothing is written (an `r0l` write too)
             return;
         }
         let ranges = facts.regs(i);
-        let writes_r0l = ranges.iter().any(|r| {
-            r.bits & RegRange::DEF != 0 && r.bits & RegRange::UNIFORM == 0 && r.start == 0
-        });
-        let Some(cur) = s.cur.as_ref() else {
-            // no lane runs: nothing is written (an `r0l` write too)
-            return;
-        };
+        let writes_r0l = ranges_write_r0l(ranges);
         // value of the inputs, and which half made it divergent
         let mut input = 0u8;
         let mut worst: Option<u16> = None;
         for r in ranges.iter().filter(|r| r.bits & RegRange::USE != 0) {
-            let v = self.read(cur, r);
+            let v = self.read(s, r);
             if v > input {
                 input = v;
                 if r.bits & RegRange::UNIFORM == 0 {
                     worst = r
                         .range()
-                        .find(|&h| h == 0 || cur.get(h) == v)
+                        .find(|&h| h == 0 || s.get(h) == v)
                         .map(|h| h as u16);
                 }
             }
@@ -655,7 +958,7 @@ impl<'a> Ctx<'a> {
                         Some(r) if r.file == RegFile::Uniform => 0,
                         Some(r) => r
                             .half_range()
-                            .map(|h| if h == 0 { DIV } else { cur.get(h) })
+                            .map(|h| if h == 0 { DIV } else { s.get(h) })
                             .max()
                             .unwrap_or(0),
                     };
@@ -688,12 +991,13 @@ impl<'a> Ctx<'a> {
                     out = DIV;
                     if input as usize <= d {
                         if let Some((off, size, key)) = stack_slot(insn) {
-                            if let Some(sl) = cur
-                                .slots
-                                .iter()
-                                .find(|t| t.off == off && t.size == size && t.key == key)
-                            {
-                                out = sl.val;
+                            if let Some(sl) = s.slots.iter().find(|t| {
+                                t.0 as usize == CUR
+                                    && t.1.off == off
+                                    && t.1.size == size
+                                    && t.1.key == key
+                            }) {
+                                out = sl.1.val;
                             }
                         }
                     }
@@ -709,21 +1013,24 @@ impl<'a> Ctx<'a> {
             Category::Store => {
                 if insn.mem_space() == Some(agx_isa::MemSpace::Stack) {
                     let val = if input as usize <= d { s.eff() } else { DIV };
-                    let slot = stack_slot(insn);
-                    let cur = s.cur.as_mut().expect("live");
-                    match slot {
+                    match stack_slot(insn) {
                         Some((off, size, key)) => {
-                            cur.slots.retain(|t| {
-                                t.off + t.size as i64 <= off || off + size as i64 <= t.off
+                            s.slots.retain(|(row, t)| {
+                                *row as usize != CUR
+                                    || t.off + t.size as i64 <= off
+                                    || off + size as i64 <= t.off
                             });
-                            cur.slots.push(Slot {
-                                off,
-                                size,
-                                key,
-                                val,
-                            });
+                            s.slots.push((
+                                CUR as u8,
+                                Slot {
+                                    off,
+                                    size,
+                                    key,
+                                    val,
+                                },
+                            ));
                         }
-                        None => cur.slots.clear(),
+                        None => s.slots.retain(|(row, _)| *row as usize != CUR),
                     }
                 }
             }
@@ -733,12 +1040,12 @@ impl<'a> Ctx<'a> {
                         // what the callee's entry sees uniform: the halves
                         // uniform among the calling lanes
                         let mut u = GprSet::new();
-                        for h in 1..(cur.regs.len() as u32).min(256) {
-                            if cur.get(h) as usize <= d {
+                        for h in 1..(s.n as u32).min(256) {
+                            if s.get(h) as usize <= d {
                                 u.insert(h);
                             }
                         }
-                        r.call_uniform.push((facts.addr[i], u));
+                        r.calls.push((i as u32, facts.addr[i], r.stamp, u));
                     }
                     match self.callees.get(&facts.addr[i]) {
                         Some(c) => {
@@ -767,21 +1074,20 @@ impl<'a> Ctx<'a> {
         }
         let val = if out as usize <= d { s.eff() } else { DIV };
         let eff = s.eff();
-        let cur = s.cur.as_mut().expect("live");
         for r in ranges.iter().filter(|r| r.bits & RegRange::DEF != 0) {
             if r.bits & RegRange::UNIFORM != 0 {
                 continue;
             }
             for h in r.range() {
                 if h > 0 && h < 256 {
-                    cur.set(h, val);
+                    s.set(h, val);
                 }
             }
         }
         if let Some((w, dv)) = call_defs {
             for h in 1..256u32 {
                 if w.contains(h) {
-                    cur.set(h, if dv.contains(h) { DIV } else { eff });
+                    s.set(h, if dv.contains(h) { DIV } else { eff });
                 }
             }
             if let Some(rec) = rec {
@@ -800,7 +1106,7 @@ impl<'a> Ctx<'a> {
                     Some(agx_isa::MemSpace::Device) | Some(agx_isa::MemSpace::Threadgroup)
                 )
             {
-                rec.uniform_loads.push(i);
+                rec.loads.push((i as u32, rec.stamp));
             }
         }
         if writes_r0l {
@@ -823,10 +1129,9 @@ impl<'a> Ctx<'a> {
                 let d = s.depth as usize;
                 let b = (d + 1).saturating_sub(k as usize);
                 let sub = s.any_flag(b + 1, d.max(b));
-                let leaving = s.cur.take();
-                if let Some(l) = leaving {
-                    join_into(&mut s.exits[b], l);
-                }
+                // the active lanes leave for level b
+                s.join_rows(ex(b), CUR);
+                s.kill(CUR);
                 if sub || k as usize > d {
                     s.set_flag(b, true);
                 }
@@ -842,89 +1147,83 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    fn cond(&self, i: usize, l: Option<&Lanes>) -> (u8, Vec<Reg>) {
-        let (v, mut regs, worst) = self.cond_worst(i, l);
-        if let Some(w) = worst {
-            // the divergent register first: the reason follows it
-            if let Some(k) = regs
-                .iter()
-                .position(|r| r.file == RegFile::Gpr && r.half_range().contains(&(w as u32)))
-            {
-                let r = regs.remove(k);
-                regs.insert(0, r);
-            }
-        }
-        (v, regs)
-    }
-
-    fn cond_worst(&self, i: usize, l: Option<&Lanes>) -> (u8, Vec<Reg>, Option<u16>) {
-        let insn = &self.insns[i];
-        let mut regs = Vec::new();
-        for o in insn.operands.iter() {
-            if let OperandKind::Reg(r) = o.kind {
-                if o.role.is_use()
-                    && !(r.file == RegFile::Gpr && r.half == 0 && r.width == Width::W16)
-                {
-                    regs.push(r);
-                }
-            }
-        }
-        let Some(l) = l else { return (0, regs, None) };
+    /// The value of exec op `i`'s condition among the lanes of `row` (and
+    /// the half that made it so).
+    fn cond(&self, i: usize, row: Option<&[u8]>) -> (u8, Option<u16>) {
+        let Some(l) = row else { return (0, None) };
         let mut v = 0u8;
         let mut worst = None;
-        for r in &regs {
-            if r.file == RegFile::Uniform {
+        for o in self.insns[i].operands.iter() {
+            let OperandKind::Reg(r) = o.kind else {
+                continue;
+            };
+            if !o.role.is_use()
+                || r.file == RegFile::Gpr && r.half == 0 && r.width == Width::W16
+                || r.file == RegFile::Uniform
+            {
                 continue;
             }
             for h in r.half_range() {
-                let x = if h == 0 || h >= 256 { DIV } else { l.get(h) };
+                let x = if h == 0 || h >= 256 {
+                    DIV
+                } else {
+                    l.get(h as usize).copied().unwrap_or(DIV)
+                };
                 if x > v {
                     v = x;
                     worst = Some(h as u16);
                 }
             }
         }
-        (v, regs, worst)
+        (v, worst)
     }
 
-    fn exec(&mut self, i: usize, op: ExecOp, n: usize, s: &mut State, rec: Option<&mut Record>) {
+    fn exec(
+        &mut self,
+        i: usize,
+        op: ExecOp,
+        n: usize,
+        x: u8,
+        s: &mut State,
+        rec: Option<&mut Record>,
+    ) {
         let insn = &self.insns[i];
-        let always = cond_always(insn);
+        let always = x & X_ALWAYS != 0;
         let d = s.depth as usize;
-        let block = self.cfg.block_of[i] as usize;
+        let block = self.cfg.block_of[i];
         let mut ev: Option<Event> = None;
-        let mk = |kind, div, leaves, cond_val, cond: Vec<Reg>, _depth: usize, level_div| Event {
+        let mk = |kind, div, leaves: Option<usize>, (cond_val, worst), level_div| Event {
             index: i,
             block,
-            div,
-            leaves,
-            cond,
-            cond_val,
-            level_div,
+            stamp: 0,
             kind,
+            div,
+            level_div,
+            leaves: leaves.map(|b| b as u8),
+            cond_val,
+            worst,
         };
         match op {
             ExecOp::If | ExecOp::Update => {
-                let (cv, cregs) = self.cond(i, s.cur.as_ref());
+                let c = self.cond(i, s.running().then(|| s.row(CUR)));
                 let top = d + n;
                 if top > MAX_LEVELS {
                     self.unknown
                         .get_or_insert_with(|| "exec-mask nesting deeper than 60".to_string());
                     return;
                 }
-                let div = cv as usize > d;
+                let div = c.0 as usize > d;
                 s.grow(top);
                 if !always {
-                    if let Some(c) = s.cur.clone() {
-                        join_into(&mut s.exits[top], c);
+                    if s.running() {
+                        // the lanes failing the test wait at level top
+                        s.join_rows(ex(top), CUR);
                         if div {
                             s.set_flag(top, true);
                         }
                     }
-                    if op == ExecOp::If && insn.form != idx::IF_FCMP
-                        || insn.mnemonic() != "update_exec"
-                    {
-                        ev = Some(mk(EvKind::If, div, None, cv, cregs, d, false));
+                    if x & X_IF_EVENT != 0 {
+                        ev = Some(mk(EvKind::If, div, None, c, false));
                     }
                 }
             }
@@ -934,19 +1233,24 @@ impl<'a> Ctx<'a> {
                         .get_or_insert_with(|| format!("else at nesting 0 at 0x{:x}", insn.addr));
                     return;
                 }
-                let then = s.cur.take();
-                let mut lanes = s.exits[d].take();
-                if let Some(l) = lanes.as_mut() {
-                    l.widen((d - 1) as u8);
-                }
-                let (cv, cregs) = self.cond(i, lanes.as_ref());
-                let div = cv as usize > d;
-                if !always {
-                    s.exits[d] = lanes.clone();
-                }
+                // the lanes waiting at level d run; the running ones leave
+                let r = ex(d);
+                s.widen(r, (d - 1) as u8);
+                let c = self.cond(i, s.live(r).then(|| s.row(r)));
+                let div = c.0 as usize > d;
+                s.swap_rows(CUR, r);
+                // now CUR: the lanes that run the else; row r: the then lanes
                 let b = d + 1 - n.min(d);
-                if let Some(t) = then {
-                    join_into(&mut s.exits[b], t);
+                if b == d {
+                    if !always {
+                        s.join_rows(r, CUR);
+                    }
+                } else {
+                    s.join_rows(ex(b), r);
+                    s.kill(r);
+                    if !always {
+                        s.join_rows(r, CUR);
+                    }
                 }
                 if b < d && s.any_flag(b + 1, d) {
                     s.set_flag(b, true);
@@ -954,8 +1258,7 @@ impl<'a> Ctx<'a> {
                 if div {
                     s.set_flag(d, true);
                 }
-                s.cur = lanes;
-                ev = Some(mk(EvKind::Else, div, None, cv, cregs, d, s.flag(d)));
+                ev = Some(mk(EvKind::Else, div, None, c, s.flag(d)));
             }
             ExecOp::While => {
                 if n == 0 {
@@ -971,57 +1274,48 @@ impl<'a> Ctx<'a> {
                 }
                 s.grow(d2);
                 let b = d2 + 1 - n;
-                let mut pool = s.cur.take();
+                // the pool of lanes that test: the running ones and those
+                // waiting above level b
                 for k in b + 1..=d2 {
-                    let e = s.exits[k].take();
-                    join_opt(&mut pool, &e);
+                    s.join_rows(CUR, ex(k));
+                    s.kill(ex(k));
                     s.set_flag(k, false);
                 }
-                if let Some(p) = pool.as_mut() {
-                    p.widen(b as u8);
-                }
-                let (cv, cregs) = self.cond(i, pool.as_ref());
-                let div = cv as usize > b;
+                s.widen(CUR, b as u8);
+                let c = self.cond(i, s.running().then(|| s.row(CUR)));
+                let div = c.0 as usize > b;
                 if !always {
-                    if let Some(p) = pool.as_ref() {
-                        join_into(&mut s.exits[b], p.clone());
-                    }
+                    s.join_rows(ex(b), CUR);
                     if div {
                         s.set_flag(b, true);
                     }
-                    ev = Some(mk(EvKind::While, div, Some(b), cv, cregs, d2, false));
+                    ev = Some(mk(EvKind::While, div, Some(b), c, false));
                 }
-                s.cur = pool;
             }
             ExecOp::Pop(_) => {
                 if n == 0 {
                     return;
                 }
                 let nd = d.saturating_sub(n);
-                let mut cur = s.cur.take();
                 for k in nd + 1..=d {
-                    let e = s.exits[k].take();
-                    join_opt(&mut cur, &e);
+                    s.join_rows(CUR, ex(k));
+                    s.kill(ex(k));
                 }
                 // lanes that left the function's own level come back:
                 // nothing written since is known uniform
-                if n > d && s.exits[0].is_some() {
-                    let e = s.exits[0].take();
-                    join_opt(&mut cur, &e);
-                    if let Some(c) = cur.as_mut() {
-                        for v in c.regs.iter_mut() {
-                            *v = DIV;
-                        }
+                if n > d && s.live(ex(0)) {
+                    s.join_rows(CUR, ex(0));
+                    s.kill(ex(0));
+                    if s.running() {
+                        s.row_mut(CUR).fill(DIV);
                     }
                 }
-                if let Some(c) = cur.as_mut() {
-                    c.widen(nd as u8);
-                }
+                s.widen(CUR, nd as u8);
                 s.shrink(nd);
-                s.cur = cur;
             }
         }
-        if let (Some(rec), Some(e)) = (rec, ev) {
+        if let (Some(rec), Some(mut e)) = (rec, ev) {
+            e.stamp = rec.stamp;
             rec.events.push(e);
         }
     }
@@ -1029,29 +1323,35 @@ impl<'a> Ctx<'a> {
     /// Applies the block's instructions to `s` (its entry state).
     fn block(&mut self, b: usize, s: &mut State, mut rec: Option<&mut Record>) {
         let blk = &self.cfg.blocks[b];
+        if let Some(r) = rec.as_deref_mut() {
+            r.visit(b, blk.insns.clone());
+        }
+        let exec = &self.facts.exec;
+        // the block's exec ops, in index order
+        let mut xk = exec.partition_point(|x| x.0 < blk.insns.start);
         let mut skip = 0;
         for i in blk.insns.clone() {
             if skip > 0 {
                 skip -= 1;
                 continue;
             }
-            if i + 2 < blk.insns.end {
+            if i + 2 < blk.insns.end && self.insns[i].mnemonic() == "xor" {
                 if let Some((a, c)) = xor_swap(&self.insns[i..i + 3]) {
                     // a register swap by three xors (Mesa's parallel-copy
                     // lowering): the two values trade places
-                    if let Some(cur) = s.cur.as_mut() {
+                    if s.running() {
                         let (ra, rc) = (a.half_range(), c.half_range());
+                        let n = s.n as u32;
                         for (x, y) in ra.clone().zip(rc.clone()) {
-                            let n = cur.regs.len() as u32;
                             if x > 0 && y > 0 && x < n && y < n {
-                                cur.regs.swap(x as usize, y as usize);
+                                s.regs.swap(x as usize, y as usize);
                             }
                         }
                         if let Some(r) = rec.as_deref_mut() {
                             for (k, (x, y)) in
                                 [(i + 2, (ra.start, rc.start)), (i + 1, (rc.start, ra.start))]
                             {
-                                if y < 256 && cur.get(x) == DIV {
+                                if y < 256 && s.get(x) == DIV {
                                     r.why[k] = Some(Why::Operand(y as u16));
                                 }
                             }
@@ -1061,9 +1361,16 @@ impl<'a> Ctx<'a> {
                     continue;
                 }
             }
+            while xk < exec.len() && exec[xk].0 < i {
+                xk += 1;
+            }
+            let xop = exec
+                .get(xk)
+                .filter(|x| x.0 == i)
+                .map(|&(_, op, n)| (op, n, exec_bits(&self.insns[i], op)));
             // the branch events that are not exec ops
             if let Some(r) = rec.as_deref_mut() {
-                if let Flow::BranchExec { target, any } = self.facts.flow[i] {
+                if let Flow::BranchExec { .. } = self.facts.flow[i] {
                     let d = s.depth as usize;
                     let kind = if self.insns[i].form == idx::JMP_EXEC_ANY {
                         EvKind::JmpAny
@@ -1072,49 +1379,41 @@ impl<'a> Ctx<'a> {
                     } else {
                         EvKind::Jump
                     };
-                    let _ = (target, any);
                     r.events.push(Event {
                         index: i,
-                        block: b,
-                        div: s.flag(d),
-                        leaves: None,
-                        cond: Vec::new(),
-                        cond_val: 0,
-                        level_div: s.flag(d),
+                        block: b as u32,
+                        stamp: r.stamp,
                         kind,
+                        div: s.flag(d),
+                        level_div: s.flag(d),
+                        leaves: None,
+                        cond_val: 0,
+                        worst: None,
                     });
                 }
-                if self.facts.flow[i] == Flow::Ret && r.ret.is_none() {
-                    r.ret = Some(s.clone());
-                } else if self.facts.flow[i] == Flow::Ret {
-                    let st = s.clone();
-                    r.ret.as_mut().expect("set").join(&st);
+                if self.facts.flow[i] == Flow::Ret {
+                    r.rets.push((b as u32, r.stamp, s.clone()));
                 }
                 // breaks (r0l writes) are events too
-                let writes_r0l = self.exec_op(i).is_none()
-                    && self.facts.regs(i).iter().any(|x| {
-                        x.bits & RegRange::DEF != 0
-                            && x.bits & RegRange::UNIFORM == 0
-                            && x.start == 0
-                    });
-                if writes_r0l && s.cur.is_some() {
+                if xop.is_none() && s.running() && ranges_write_r0l(self.facts.regs(i)) {
                     if let Some(k) = mov_imm_value(&self.insns[i]).filter(|&k| k > 0) {
                         let d = s.depth as usize;
                         let bl = (d + 1).saturating_sub(k as usize);
                         r.events.push(Event {
                             index: i,
-                            block: b,
-                            div: s.any_flag(bl + 1, d.max(bl + 1)) && d > bl || k as usize > d,
-                            leaves: Some(bl),
-                            cond: Vec::new(),
-                            cond_val: 0,
-                            level_div: false,
+                            block: b as u32,
+                            stamp: r.stamp,
                             kind: EvKind::Break,
+                            div: s.any_flag(bl + 1, d.max(bl + 1)) && d > bl || k as usize > d,
+                            level_div: false,
+                            leaves: Some(bl as u8),
+                            cond_val: 0,
+                            worst: None,
                         });
                     }
                 }
             }
-            self.step(i, s, rec.as_deref_mut());
+            self.step(i, xop, s, rec.as_deref_mut());
         }
     }
 }
@@ -1143,14 +1442,6 @@ pub fn analyze_entry(
     callees: &HashMap<u32, CalleeSummary>,
     entry_uniform: &GprSet,
 ) -> Divergence {
-    let mut cx = Ctx {
-        insns,
-        facts,
-        cfg,
-        callees,
-        unknown: None,
-        trace_budget: std::cell::Cell::new(2_000_000),
-    };
     let nb = cfg.blocks.len();
     // halves tracked: every one this function or its callees write
     let mut nregs = facts.highest_gpr.map_or(1, |h| h as usize + 1);
@@ -1160,17 +1451,27 @@ pub fn analyze_entry(
         }
     }
     let nregs = nregs.clamp(1, 256);
+    let mut cx = Ctx {
+        insns,
+        facts,
+        cfg,
+        callees,
+        unknown: None,
+        trace_budget: std::cell::Cell::new(2_000_000),
+        nregs,
+        seen: std::cell::RefCell::new(Vec::new()),
+        block_defs: std::cell::RefCell::new(Vec::new()),
+        seen_stamp: std::cell::Cell::new(0),
+    };
     let mut inb: Vec<Option<State>> = vec![None; nb];
     let mut queued = vec![false; nb];
     let mut work = std::collections::BinaryHeap::new();
     for (k, f) in cfg.functions.iter().enumerate() {
         if inb[f.entry_block].is_none() {
-            let mut st = State::entry(nregs);
+            let mut st = State::entry(cx.nregs);
             if k == 0 {
-                if let Some(c) = st.cur.as_mut() {
-                    for h in entry_uniform.iter().filter(|&h| h > 0) {
-                        c.set(h, 0);
-                    }
+                for h in entry_uniform.iter().filter(|&h| h > 0) {
+                    st.set(h, 0);
                 }
             }
             inb[f.entry_block] = Some(st);
@@ -1194,45 +1495,71 @@ pub fn analyze_entry(
             }
         })
         .collect();
-    let edge_out = |b: usize, st: &State, e: &crate::cfg::Edge| -> State {
+    // the state along edge `e` out of block `b` (`st`: its exit state)
+    let edge_out = |b: usize, st: &mut State, e: &crate::cfg::Edge| {
         let last = cfg.blocks[b].insns.end - 1;
-        let mut out = st.clone();
         if let Flow::BranchExec { .. } = facts.flow[last] {
             let form = insns[last].form;
             let taken = e.kind == crate::cfg::EdgeKind::Taken;
             // jmp_exec_any falls through only when no lane is active;
             // jmp_exec_none is taken only then
             if (form == idx::JMP_EXEC_ANY && !taken) || (form == idx::JMP_EXEC_NONE && taken) {
-                out.cur = None;
+                st.kill(CUR);
             }
         }
-        out
+    };
+    // spent states, their buffers reused (a copy along an edge allocates
+    // nothing once the pool is warm)
+    let mut pool: Vec<State> = Vec::new();
+    let copy = |pool: &mut Vec<State>, s: &State| -> State {
+        match pool.pop() {
+            Some(mut t) => {
+                t.clone_from(s);
+                t
+            }
+            None => s.clone(),
+        }
     };
     let mut guard = 0usize;
     let mut chain: Vec<(usize, State)> = Vec::new();
+    // the fixpoint records as it goes (see [`Record`])
+    let mut rec = Record::new(insns.len(), nb);
+    let mut settled = true;
     while let Some(b0) = pop_min(&mut work) {
         queued[b0] = false;
         guard += 1;
         if guard > 64 * nb + 1024 {
             cx.unknown
                 .get_or_insert_with(|| "divergence fixpoint did not settle".to_string());
+            settled = false;
             break;
         }
-        chain.push((b0, inb[b0].clone().expect("queued with a state")));
-        while let Some((b, mut s)) = chain.pop() {
-            cx.block(b, &mut s, None);
-            for e in &cfg.blocks[b].succs {
+        let s0 = copy(&mut pool, inb[b0].as_ref().expect("queued with a state"));
+        chain.push((b0, s0));
+        while let Some((b, s)) = chain.pop() {
+            let mut s = Some(s);
+            cx.block(b, s.as_mut().expect("state"), Some(&mut rec));
+            let succs = &cfg.blocks[b].succs;
+            let last = succs.iter().rposition(|e| e.kind.is_intra());
+            for (k, e) in succs.iter().enumerate() {
                 if !e.kind.is_intra() {
                     continue;
                 }
-                let out = edge_out(b, &s, e);
+                // the last edge takes the state itself
+                let mut out = if Some(k) == last {
+                    s.take().expect("state")
+                } else {
+                    copy(&mut pool, s.as_ref().expect("state"))
+                };
+                edge_out(b, &mut out, e);
                 if chained[e.to] {
                     chain.push((e.to, out));
                     continue;
                 }
                 let changed = match inb[e.to].as_mut() {
                     None => {
-                        inb[e.to] = Some(out);
+                        // stored exactly sized
+                        inb[e.to] = Some(out.clone());
                         true
                     }
                     Some(t) => {
@@ -1247,39 +1574,46 @@ pub fn analyze_entry(
                                 )
                             });
                         }
-                        let before = t.clone();
-                        t.join(&out);
-                        *t != before
+                        t.join(&out)
                     }
                 };
+                pool.push(out);
                 if changed && !queued[e.to] {
                     queued[e.to] = true;
                     work.push(std::cmp::Reverse(e.to));
                 }
             }
+            if let Some(s) = s {
+                pool.push(s);
+            }
         }
     }
-    // final pass: events, reasons
-    let mut rec = Record {
-        why: vec![None; insns.len()],
-        ..Record::default()
-    };
-    let mut header_depth: Vec<Option<u8>> = vec![None; nb];
+    let header_depth: Vec<Option<u8>> = inb.iter().map(|s| s.as_ref().map(|s| s.depth)).collect();
+    // unsettled: the states as they stand, recorded again in one pass
+    if !settled {
+        rec = Record::new(insns.len(), nb);
+    }
     for b0 in 0..nb {
+        if settled {
+            break;
+        }
         let Some(s0) = inb[b0].take() else { continue };
-        header_depth[b0] = Some(s0.depth);
         chain.push((b0, s0));
         while let Some((b, mut s)) = chain.pop() {
             cx.block(b, &mut s, Some(&mut rec));
             for e in &cfg.blocks[b].succs {
                 if e.kind.is_intra() && chained[e.to] {
-                    chain.push((e.to, edge_out(b, &s, e)));
+                    let mut out = copy(&mut pool, &s);
+                    edge_out(b, &mut out, e);
+                    chain.push((e.to, out));
                 }
             }
+            pool.push(s);
         }
     }
-    rec.events.sort_by_key(|e| e.index);
+    drop(pool);
     drop(inb);
+    rec.finish(cfg);
     build(&cx, forest, &header_depth, rec)
 }
 
@@ -1372,15 +1706,24 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
     let facts = cx.facts;
     let cfg = cx.cfg;
     let unknown = cx.unknown.clone();
-    let mut branches = Vec::new();
+    let mut branches = Vec::with_capacity(rec.events.len() + forest.loops.len());
     let mut counts = Counts::default();
-    let chain = |i: usize, regs: &[Reg], v: u8| -> String {
+    // the reason of exec op `i`'s test (`worst`: its divergent half)
+    let chain = |i: usize, worst: Option<u16>, v: u8| -> String {
+        let regs = cond_regs(&insns[i], worst);
         if regs.is_empty() {
             return "condition on immediates only".to_string();
         }
-        let names: Vec<String> = regs.iter().map(reg_name).collect();
         if (v as usize) < DIV as usize && unknown.is_none() {
-            return format!("{}: uniform", names.join(", "));
+            let mut out = String::new();
+            for (k, r) in regs.iter().enumerate() {
+                if k > 0 {
+                    out.push_str(", ");
+                }
+                push_reg_name(&mut out, r);
+            }
+            out.push_str(": uniform");
+            return out;
         }
         // the first divergent GPR of the condition
         let h = regs
@@ -1413,9 +1756,9 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
                     kind,
                     uniform,
                     reason: if uniform {
-                        chain(e.index, &e.cond, e.cond_val)
+                        chain(e.index, e.worst, e.cond_val)
                     } else {
-                        chain(e.index, &e.cond, DIV)
+                        chain(e.index, e.worst, DIV)
                     },
                     arms_cycles: None,
                     arms: None,
@@ -1432,7 +1775,7 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
                     reason: if uniform {
                         "the matching if is uniform".to_string()
                     } else if e.div {
-                        chain(e.index, &e.cond, DIV)
+                        chain(e.index, e.worst, DIV)
                     } else {
                         "the matching if is divergent: both arms run".to_string()
                     },
@@ -1449,7 +1792,7 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
                     index: e.index,
                     kind: BranchKind::While,
                     uniform,
-                    reason: chain(e.index, &e.cond, if uniform { 0 } else { DIV }),
+                    reason: chain(e.index, e.worst, if uniform { 0 } else { DIV }),
                     arms_cycles: None,
                     arms: None,
                     loop_index: None,
@@ -1495,25 +1838,33 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
     // each exit event counts for the loops containing it whose level it
     // leaves (header depth >= the level left)
     let header_depth = |l: usize| header_depth[forest.loops[l].header].map(|d| d as usize);
-    let mut per_loop: Vec<Vec<&Event>> = vec![Vec::new(); forest.loops.len()];
-    for e in &exit_events {
-        let mut cur = forest.loop_of.get(e.block).copied().flatten();
+    // (loop, exit event) pairs, by loop, each loop's in event order (one
+    // flat list, not a list per loop)
+    let mut per_loop: Vec<(u32, u32)> = Vec::new();
+    for (k, e) in exit_events.iter().enumerate() {
+        let mut cur = forest.loop_of.get(e.block as usize).copied().flatten();
         while let Some(l) = cur {
-            if let (Some(b), Some(hd)) = (e.leaves, header_depth(l)) {
+            if let (Some(b), Some(hd)) = (e.leaves.map(usize::from), header_depth(l)) {
                 if b <= hd {
-                    per_loop[l].push(e);
+                    per_loop.push((l as u32, k as u32));
                 }
             }
             cur = forest.loops[l].parent;
         }
     }
+    per_loop.sort_by_key(|x| x.0);
+    let mut pl = 0usize;
     for (li, l) in forest.loops.iter().enumerate() {
+        let from = pl;
+        while pl < per_loop.len() && per_loop[pl].0 as usize == li {
+            pl += 1;
+        }
         if header_depth(li).is_none() {
             continue;
         }
         let mut div: Option<&Event> = None;
         let mut tests = Vec::new();
-        for e in &per_loop[li] {
+        for e in per_loop[from..pl].iter().map(|x| exit_events[x.1 as usize]) {
             tests.push(facts.addr[e.index]);
             if e.div && div.is_none() {
                 div = Some(e);
@@ -1533,7 +1884,7 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
                     EvKind::While => format!(
                         "exit test at 0x{:x} is divergent: {}",
                         facts.addr[e.index],
-                        chain(e.index, &e.cond, DIV)
+                        chain(e.index, e.worst, DIV)
                     ),
                     _ => {
                         // the break's enclosing divergent if
@@ -1548,7 +1899,7 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
                                 "break at 0x{:x} under the divergent if at 0x{:x}: {}",
                                 facts.addr[e.index],
                                 facts.addr[x.index],
-                                chain(x.index, &x.cond, DIV)
+                                chain(x.index, x.worst, DIV)
                             ),
                             None => format!(
                                 "break at 0x{:x} under a divergent exec mask",
@@ -1586,9 +1937,7 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
         });
     }
     branches.sort_by_key(|b| (b.at, b.kind as u8));
-    for b in &mut branches {
-        b.arms = arms_of(cfg, forest, b);
-    }
+    fill_arms_of(cfg, forest, &mut branches);
     // the summary for callers
     let mut summary = CalleeSummary::default();
     for i in 0..insns.len() {
@@ -1605,11 +1954,9 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
     }
     match (&rec.ret, &unknown) {
         (Some(r), None) => {
-            let regs = r.cur.as_ref().map(|c| c.regs.clone());
+            let regs = r.running().then(|| r.row(CUR));
             for h in 1..256u32 {
-                let v = regs
-                    .as_ref()
-                    .map_or(DIV, |x| x.get(h as usize).copied().unwrap_or(DIV));
+                let v = regs.map_or(DIV, |x| x.get(h as usize).copied().unwrap_or(DIV));
                 if v > 0 {
                     summary.divergent.insert(h);
                 }
@@ -1644,6 +1991,46 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
         summary,
         call_uniform,
         range: DivergenceRange::default(),
+    }
+}
+
+/// [`arms_of`] for every branch. The arms of an `if` or `else` end at the
+/// first instruction past it whose exec depth is below a threshold: all
+/// found in one backward sweep over the depths that keeps the positions
+/// no later one hides (a stack with depths rising towards the top), so
+/// the cost is linear, not the sum of the arms' lengths.
+fn fill_arms_of(cfg: &Cfg, forest: &LoopForest, branches: &mut [Branch]) {
+    let dep = &cfg.exec_depth;
+    // (instruction, threshold, branch)
+    let mut queries: Vec<(usize, u32, usize)> = Vec::new();
+    for (k, b) in branches.iter_mut().enumerate() {
+        match (b.kind, dep.get(b.index)) {
+            (BranchKind::If | BranchKind::Break, Some(&d)) => {
+                queries.push((b.index, d.wrapping_add(1) as u32, k))
+            }
+            (BranchKind::Else, Some(&d)) => queries.push((b.index, d as u32, k)),
+            _ => b.arms = arms_of(cfg, forest, b),
+        }
+    }
+    queries.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+    let mut stack: Vec<u32> = Vec::new();
+    let mut p = dep.len();
+    for (i, t, k) in queries {
+        while p > i + 1 {
+            p -= 1;
+            while stack.last().is_some_and(|&x| dep[x as usize] >= dep[p]) {
+                stack.pop();
+            }
+            stack.push(p as u32);
+        }
+        // the nearest position past i below t: the topmost below it
+        let j = stack.partition_point(|&x| (dep[x as usize] as u32) < t);
+        let end = if j == 0 {
+            dep.len()
+        } else {
+            stack[j - 1] as usize
+        };
+        branches[k].arms = Some((i + 1, end));
     }
 }
 
@@ -1784,14 +2171,22 @@ pub fn suggestions(
 }
 
 fn fill_arms(d: &mut Divergence, t: &crate::timing::KernelTiming) {
+    // each instruction's weighted cycles once, in one dense array: the
+    // arms (nested, often long) are summed from it in the same order
+    let n = t.instructions_detail.len();
+    let w: Vec<f64> = if d.branches.iter().any(|b| b.arms.is_some()) {
+        (0..n)
+            .map(|k| {
+                let x = &t.instructions_detail[k];
+                (x.cycles() + x.stall) * t.executions.get(k).copied().unwrap_or(1.0)
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     for b in &mut d.branches {
         b.arms_cycles = b.arms.map(|(s, e)| {
-            let c: f64 = (s..e.min(t.instructions_detail.len()))
-                .map(|k| {
-                    let x = &t.instructions_detail[k];
-                    (x.cycles() + x.stall) * t.executions.get(k).copied().unwrap_or(1.0)
-                })
-                .sum();
+            let c: f64 = (s..e.min(n)).map(|k| w[k]).sum();
             (c * 100.0).round() / 100.0
         });
     }
@@ -1915,10 +2310,33 @@ fn reaching_def(
         }
     }
     let mut first = None;
-    let mut seen = std::collections::HashSet::new();
+    // blocks seen by this walk: those stamped with a fresh stamp
+    let mut seen = cx.seen.borrow_mut();
+    if seen.len() != cfg.blocks.len() {
+        *seen = vec![0; cfg.blocks.len()];
+    }
+    let stamp = cx.seen_stamp.get().wrapping_add(1);
+    if stamp == 0 {
+        seen.fill(0);
+    }
+    let stamp = stamp.max(1);
+    cx.seen_stamp.set(stamp);
     let mut stack: Vec<usize> = cfg.blocks[b0].preds.iter().map(|e| e.to).collect();
     while let Some(b) = stack.pop() {
-        if !seen.insert(b) {
+        if seen[b] == stamp {
+            continue;
+        }
+        seen[b] = stamp;
+        let len = cfg.blocks[b].insns.len();
+        if b != b0 && h < 63 && block_defs(cx, b) & (1u64 << h) == 0 {
+            // no instruction of the block writes h: the walk passes it,
+            // a step per instruction, as the scan below would
+            if *budget < len {
+                *budget = 0;
+                return first;
+            }
+            *budget -= len;
+            stack.extend(cfg.blocks[b].preds.iter().map(|e| e.to));
             continue;
         }
         let mut hit = None;
@@ -1944,6 +2362,42 @@ fn reaching_def(
         }
     }
     first
+}
+
+/// The halves below 63 that block `b`'s instructions may write (what
+/// [`reaching_def`] looks for; calls included), computed once per block.
+fn block_defs(cx: &Ctx, b: usize) -> u64 {
+    const DONE: u64 = 1 << 63;
+    let mut v = cx.block_defs.borrow_mut();
+    if v.len() != cx.cfg.blocks.len() {
+        *v = vec![0; cx.cfg.blocks.len()];
+    }
+    if v[b] & DONE == 0 {
+        let below = |h: u32| if h >= 63 { DONE - 1 } else { (1u64 << h) - 1 };
+        let mut m = DONE;
+        for k in cx.cfg.blocks[b].insns.clone() {
+            for r in cx.facts.regs(k) {
+                if r.bits & RegRange::DEF != 0 && r.bits & RegRange::UNIFORM == 0 {
+                    let x = r.range();
+                    m |= below(x.end) & !below(x.start);
+                }
+            }
+            if let Flow::Call { .. } | Flow::CallIndirect = cx.facts.flow[k] {
+                match cx.callees.get(&cx.facts.addr[k]) {
+                    Some(c) => {
+                        for h in 0..63u32 {
+                            if c.written.contains(h) {
+                                m |= 1 << h;
+                            }
+                        }
+                    }
+                    None => m |= DONE - 1,
+                }
+            }
+        }
+        v[b] = m;
+    }
+    v[b]
 }
 
 fn rec_call(cx: &Ctx, k: usize, h: u16) -> bool {
