@@ -1563,11 +1563,45 @@ pub fn fmt_cy(x: f64) -> String {
 pub fn push_cy(out: &mut String, x: f64) {
     use std::fmt::Write;
     let x = r2(x);
-    let _ = if (x - x.round()).abs() < 0.005 {
-        write!(out, "{}", x.round() as i64)
+    if (x - x.round()).abs() < 0.005 {
+        push_int(out, x.round() as i64);
+    } else if x.is_finite() && x.abs() < 1e12 {
+        // `{x:.2}` of a figure already rounded to hundredths: the hundredths
+        // `k` are exact (x is within an ulp of k/100, far below 0.005 at
+        // this size), so the digits are k's with the point put in — the
+        // float formatter's exact algorithm was most of a listing line's cost
+        let k = (x * 100.0).round() as i64;
+        if k < 0 {
+            out.push('-');
+        }
+        let a = k.unsigned_abs();
+        push_int(out, (a / 100) as i64);
+        out.push('.');
+        out.push(char::from(b'0' + (a / 10 % 10) as u8));
+        out.push(char::from(b'0' + (a % 10) as u8));
     } else {
-        write!(out, "{x:.2}")
-    };
+        let _ = write!(out, "{x:.2}");
+    }
+}
+
+/// `{}` of an integer, appended (no formatter).
+fn push_int(out: &mut String, v: i64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    let mut a = v.unsigned_abs();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (a % 10) as u8;
+        a /= 10;
+        if a == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        out.push('-');
+    }
+    // (ASCII digits)
+    out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or_default());
 }
 
 /// Models one straight-line body as a loop body (every instruction once per
@@ -2233,4 +2267,53 @@ pub fn analyze_with_nest(
         p.threads_per_core = p.threads_per_core.min(analysis.occupancy.threads);
     }
     analyze_kernel_with_nest(params.gpu.timing, insns, nest, &p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The formatter's spelling `push_cy` replaces.
+    fn reference(x: f64) -> String {
+        let x = r2(x);
+        if (x - x.round()).abs() < 0.005 {
+            format!("{}", x.round() as i64)
+        } else {
+            format!("{x:.2}")
+        }
+    }
+
+    /// `push_cy` spells every figure as `{:.2}`/`{}` would: hundredths,
+    /// halves, eighths (exact ties), values from 1e-6 to 1e15 and their
+    /// negatives.
+    #[test]
+    fn push_cy_matches_the_formatter() {
+        let mut xs: Vec<f64> = (-300_000..300_000).map(|k| k as f64 / 100.0).collect();
+        xs.extend((-20_000..20_000).map(|k| k as f64 / 8.0));
+        xs.extend((-20_000..20_000).map(|k| k as f64 / 1000.0 + 0.005));
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..200_000 {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let m = (state >> 11) as f64 / (1u64 << 53) as f64;
+            let e = ((state >> 3) % 22) as i32 - 6;
+            let x = m * 10f64.powi(e);
+            xs.push(x);
+            xs.push(-x);
+        }
+        xs.extend([
+            f64::NAN,
+            f64::INFINITY,
+            -f64::INFINITY,
+            1e12 + 0.25,
+            -0.0,
+            0.004999,
+        ]);
+        for x in xs {
+            let mut s = String::new();
+            push_cy(&mut s, x);
+            assert_eq!(s, reference(x), "{x:e}");
+        }
+    }
 }
