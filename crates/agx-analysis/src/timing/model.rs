@@ -1051,6 +1051,8 @@ struct Scratch {
     /// Cycle at which each GPR half is ready; every entry is 0 between
     /// regions (a region resets the ones it wrote).
     reg_ready: Vec<f64>,
+    /// Loads not yet waited for, and those a wait completes.
+    loads: (Loads, Loads),
 }
 
 thread_local! {
@@ -1170,8 +1172,8 @@ struct RegionOut {
     per_insn: Vec<(Dep, f64, f64)>,
 }
 
-/// Outstanding loads per scoreboard slot: (completion time, [(index, latency)]).
-type SlotMap = BTreeMap<Option<u32>, (f64, Vec<(usize, f64)>)>;
+/// Loads in flight: (scoreboard slot, index, latency, completion time).
+type Loads = Vec<(Option<u32>, usize, f64, f64)>;
 
 /// Models one region ([`RegionCode`]); with `detail` false only the bound
 /// (`timing.bound`, `cycles_per_iteration`) is meant to be read: no
@@ -1202,6 +1204,7 @@ fn model_region_in(
         st,
         stall: stall_single,
         reg_ready,
+        loads: sc_loads,
     } = sc;
     let (arena, st): (&[u32], &[Static]) = (arena, st);
     let n = st.len();
@@ -1274,14 +1277,18 @@ fn model_region_in(
     reg_ready.resize(512, 0.0);
     stall_single.clear();
     stall_single.resize(n, 0.0);
-    let mut slot_done: SlotMap = BTreeMap::new();
+    // loads not yet waited for, in issue order: (scoreboard slot, index,
+    // latency, completion time); a wait takes those of its slot (all for a
+    // wait without one) and those without a slot
+    let pending = &mut sc_loads.0;
+    let completed = &mut sc_loads.1;
+    pending.clear();
     let mut t = 0.0f64;
     let mut pipe_free = [0.0f64; 2]; // F+SCIB, IC
     let mut iter_end = [0.0f64; 3];
     let mut wait_info: Vec<WaitStall> = Vec::new();
     // the waits of the last pass that completed loads, ascending
     let mut wait_at: Vec<usize> = Vec::new();
-    let mut wait_idx: Vec<(usize, Vec<usize>)> = Vec::new();
     for it in 0..iters {
         for i in 0..n {
             let s = &st[i];
@@ -1297,23 +1304,25 @@ fn model_region_in(
             if let Some(p) = pipe {
                 start = start.max(pipe_free[p]);
             }
-            let mut completed: Vec<(usize, f64)> = Vec::new();
+            completed.clear();
             let mut wait_lat = 0.0;
             if s.key() == CostKey::Wait {
                 let slot = scoreboard_slot(code.insn(i));
-                let keys: Vec<Option<u32>> = slot_done
-                    .keys()
-                    .filter(|k| slot.is_none() || **k == slot || k.is_none())
-                    .cloned()
-                    .collect();
-                for key in keys {
-                    if let Some((done, ls)) = slot_done.remove(&key) {
-                        start = start.max(done);
-                        for l in &ls {
-                            wait_lat = f64::max(wait_lat, l.1);
-                        }
-                        completed.extend(ls);
+                let takes = |k: Option<u32>| slot.is_none() || k == slot || k.is_none();
+                pending.retain(|&(k, li, lat, done)| {
+                    if takes(k) {
+                        completed.push((k, li, lat, done));
+                        false
+                    } else {
+                        true
                     }
+                });
+                // by slot (no slot first), each slot's loads in issue
+                // order: a stable sort
+                completed.sort_by_key(|c| c.0);
+                for &(_, _, lat, done) in completed.iter() {
+                    start = start.max(done);
+                    wait_lat = f64::max(wait_lat, lat);
                 }
             }
             let stall = (start - t).max(0.0);
@@ -1323,16 +1332,28 @@ fn model_region_in(
                     wait_at.push(i);
                     if detail {
                         let insn = code.insn(i);
-                        wait_idx.push((i, completed.iter().map(|c| c.0).collect()));
+                        // independent work between the loads and the wait:
+                        // issue cycles of the instructions between them
+                        let li = completed
+                            .iter()
+                            .map(|&(_, li, _, _)| if li < i { i - li } else { i + n - li })
+                            .min()
+                            .unwrap_or(0);
+                        let independent_work = (1..li)
+                            .map(|d| {
+                                let j = (i + n - d) % n;
+                                st[j].tp().max(gpu.issue_cycles)
+                            })
+                            .sum();
                         wait_info.push(WaitStall {
                             addr: insn.addr,
                             slot: scoreboard_slot(insn),
                             loads: completed
                                 .iter()
-                                .map(|(li, _)| code.insn(*li).addr)
+                                .map(|&(_, li, _, _)| code.insn(li).addr)
                                 .collect(),
                             latency: wait_lat,
-                            independent_work: 0.0,
+                            independent_work,
                             stall_single: stall,
                             exposed: 0.0,
                         });
@@ -1346,11 +1367,7 @@ fn model_region_in(
             let done = if is_load(s.mem) {
                 let lat = load_latency(s.mem, &params.mem);
                 let d = start + lat;
-                let e = slot_done
-                    .entry(scoreboard_slot(code.insn(i)))
-                    .or_insert((0.0, Vec::new()));
-                e.0 = e.0.max(d);
-                e.1.push((i, lat));
+                pending.push((scoreboard_slot(code.insn(i)), i, lat, d));
                 d
             } else {
                 start + s.e.latency
@@ -1373,22 +1390,6 @@ fn model_region_in(
     } else {
         iter_end[0]
     };
-    // Independent work between the loads and each wait: issue cycles of the
-    // instructions between them.
-    for (w, (wi, lis)) in wait_info.iter_mut().zip(&wait_idx) {
-        let wi = *wi;
-        let li = lis
-            .iter()
-            .map(|&li| if li < wi { wi - li } else { wi + n - li })
-            .min()
-            .unwrap_or(0);
-        w.independent_work = (1..li)
-            .map(|d| {
-                let j = (wi + n - d) % n;
-                st[j].tp().max(gpu.issue_cycles)
-            })
-            .sum();
-    }
 
     // ---- the bound ----
     // (`wait_at` ascends: the memory stalls summed in instruction order)
@@ -1975,22 +1976,37 @@ pub fn analyze_kernel_with_nest(
             // computes, without its vectors).
             (full, full)
         } else {
-            let mut header_of: BTreeMap<usize, usize> = BTreeMap::new();
-            for &ch in &children[r] {
-                header_of.insert(nest_loop(ch).first, ch);
-            }
+            // (first instruction, child loop), by instruction: a sorted
+            // vector searched (a map's node walk per instruction of a
+            // region holding thousands of loops was a tenth of the model)
+            let mut header_of: Vec<(usize, usize)> = children[r]
+                .iter()
+                .map(|&ch| (nest_loop(ch).first, ch))
+                .collect();
+            header_of.sort_by_key(|h| h.0);
+            // (one child per instruction; were two to share one, the last
+            // counts, as a map's insert keeps it)
+            header_of.reverse();
+            header_of.dedup_by_key(|h| h.0);
+            header_of.reverse();
+            let header_at = |i: usize| -> Option<usize> {
+                header_of
+                    .binary_search_by_key(&i, |h| h.0)
+                    .ok()
+                    .map(|k| header_of[k].1)
+            };
             let mut all: Vec<usize> = idx
                 .iter()
                 .map(|&i| i as usize)
-                .chain(header_of.keys().copied())
+                .chain(header_of.iter().map(|h| h.0))
                 .collect();
             all.sort_unstable();
             let has_arm = all.iter().any(|&i| arms.arm_of[i].is_some());
             let cost = |longest_path: bool| -> f64 {
                 let sub = if has_arm {
                     let w = |i: usize| -> f64 {
-                        match header_of.get(&i) {
-                            Some(&ch) => trip(ch) * incl_long[ch],
+                        match header_at(i) {
+                            Some(ch) => trip(ch) * incl_long[ch],
                             None => {
                                 // (the cost-table row found for the detail)
                                 let e = instructions_detail[i].entry;
@@ -2005,7 +2021,7 @@ pub fn analyze_kernel_with_nest(
                 let own: Vec<u32> = sub
                     .iter()
                     .copied()
-                    .filter(|i| !header_of.contains_key(i))
+                    .filter(|&i| header_at(i).is_none())
                     .map(|i| i as u32)
                     .collect();
                 let own_cost = if own.len() == idx.len() {
@@ -2015,8 +2031,8 @@ pub fn analyze_kernel_with_nest(
                 };
                 let kids: f64 = sub
                     .iter()
-                    .filter_map(|i| header_of.get(i))
-                    .map(|&ch| {
+                    .filter_map(|&i| header_at(i))
+                    .map(|ch| {
                         trip(ch)
                             * if longest_path {
                                 incl_long[ch]
