@@ -93,3 +93,24 @@ pub fn skipped_list() -> PathBuf {
     };
     target.join("skipped-tests.txt")
 }
+
+/// Every file below `dir` (recursively) whose name ends in `.EXT`, sorted
+/// by path (a directory that cannot be read holds none).
+pub fn files_with_ext(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    fn walk(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for p in rd.flatten().map(|e| e.path()) {
+            if p.is_dir() {
+                walk(&p, ext, out);
+            } else if p.extension().is_some_and(|x| x == ext) {
+                out.push(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, ext, &mut out);
+    out.sort();
+    out
+}

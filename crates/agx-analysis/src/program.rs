@@ -60,29 +60,82 @@ pub struct FunctionCode {
     /// Symbol name when known (archives).
     pub symbol: Option<String>,
     pub insns: Vec<Instruction>,
+    /// Positions of its code that do not decode (encodings the G13 tables
+    /// do not know: left out of the analysis, as main's are); a front end
+    /// warns about them as about main's.
+    pub unknown: usize,
+}
+
+impl FunctionCode {
+    /// A function whose code decodes fully.
+    pub fn new(entry: u32, symbol: Option<String>, insns: Vec<Instruction>) -> FunctionCode {
+        FunctionCode {
+            entry,
+            symbol,
+            insns,
+            unknown: 0,
+        }
+    }
+}
+
+/// Why a call target gives no function to follow
+/// ([`CodeSource::function_at`]); the call is then costed as the `call`
+/// instruction only and the reason is stated ([`Program::assumptions`],
+/// [`ProgramCall::unfollowed`]). The message says what is at the target, to
+/// follow "the call at 0x10 to 0x80: ".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NoFunction {
+    /// The input holds no code at the target: it lies outside the code
+    /// given (raw code: before its first byte or past its last), or no
+    /// function of the archive starts there.
+    Missing(String),
+    /// The target is inside the input but is not code to follow: not on a
+    /// 2-byte boundary, inside an instruction, on zero bytes or on bytes that
+    /// do not decode, or [`agx_isa::stream::NOT_CODE_PERCENT`] or more of
+    /// the code it reaches does not decode.
+    Malformed(String),
+    /// The code the function reaches ends inside an instruction: the input
+    /// is cut short (the cut at the function's addresses).
+    Cut(agx_isa::stream::Cut),
+    /// A guard on the work refused it (the input does hold code there).
+    Guard(String),
+}
+
+impl NoFunction {
+    /// Whether the input is at fault: the target holds no code to follow
+    /// (missing, malformed, cut), as opposed to a guard of the tool.
+    pub fn is_input_problem(&self) -> bool {
+        !matches!(self, NoFunction::Guard(_))
+    }
+}
+
+impl std::fmt::Display for NoFunction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoFunction::Missing(m) | NoFunction::Malformed(m) | NoFunction::Guard(m) => {
+                f.write_str(m)
+            }
+            NoFunction::Cut(c) => write!(f, "{c}"),
+        }
+    }
 }
 
 /// Where the code of called functions comes from: an archive's `__text`
 /// symbols, or the bytes of a raw file.
 pub trait CodeSource {
     /// The function whose entry is `target` (an absolute address in the
-    /// caller's address space), if the input holds it.
-    fn function_at(&self, target: i64) -> Option<FunctionCode>;
-
-    /// Why [`CodeSource::function_at`] gave nothing for `target` when the
-    /// input does hold code there but a guard on the work refused it
-    /// (e.g. [`crate::raw_image::RawImage`]'s); `None`: no code there.
-    fn not_followed(&self, _target: i64) -> Option<String> {
-        None
-    }
+    /// caller's address space), or why the input gives none there.
+    fn function_at(&self, target: i64) -> Result<FunctionCode, NoFunction>;
 }
 
 /// No code besides main: every call is unresolved.
 pub struct NoCode;
 
 impl CodeSource for NoCode {
-    fn function_at(&self, _target: i64) -> Option<FunctionCode> {
-        None
+    fn function_at(&self, _target: i64) -> Result<FunctionCode, NoFunction> {
+        Err(NoFunction::Missing(
+            "no code besides main was given".to_string(),
+        ))
     }
 }
 
@@ -129,6 +182,8 @@ pub struct ProgramFunction {
     pub inclusive: Inclusive,
     /// Whether it lies on a call cycle (calls itself, directly or not).
     pub recursive: bool,
+    /// Positions of its code that do not decode ([`FunctionCode::unknown`]).
+    pub unknown: usize,
     /// GPR halves live into its entry (its callees' reads included, their
     /// writes killing): the function's arguments.
     pub entry_live: GprSet,
@@ -163,6 +218,8 @@ pub struct ProgramCall {
     /// Index of the callee in [`Program::functions`].
     pub callee: Option<usize>,
     pub resolved: bool,
+    /// Why a direct call was not followed (its target gave no function).
+    pub unfollowed: Option<NoFunction>,
     /// The callee is already on the call chain (cut at one level).
     pub recursive: bool,
     /// Times the call runs per execution of its caller (product of the
@@ -384,6 +441,8 @@ pub fn analyze_program_keeping(
     by_entry.insert(codes[0].entry, 0);
     // per function: (call address, target, callee)
     let mut sites: Vec<Vec<Site>> = Vec::new();
+    // why a direct call's target gave no function, by (caller, call address)
+    let mut unfollowed: HashMap<(usize, u32), NoFunction> = HashMap::new();
     let mut k = 0;
     while k < codes.len() {
         let mut list = Vec::new();
@@ -395,7 +454,7 @@ pub fn analyze_program_keeping(
                     by_entry.get(&(t as u32)).copied()
                 }
                 Some(t) if codes.len() < MAX_FUNCTIONS => match source.function_at(t) {
-                    Some(code) if !code.insns.is_empty() => {
+                    Ok(code) if !code.insns.is_empty() => {
                         let idx = codes.len();
                         by_entry.insert(code.entry, idx);
                         if code.entry as i64 != t {
@@ -404,24 +463,42 @@ pub fn analyze_program_keeping(
                         codes.push(code);
                         Some(idx)
                     }
-                    _ => None,
+                    Ok(_) => {
+                        unfollowed.insert(
+                            (k, at),
+                            NoFunction::Missing(format!("{} holds no instructions", fmt_target(t))),
+                        );
+                        None
+                    }
+                    Err(why) => {
+                        unfollowed.insert((k, at), why);
+                        None
+                    }
                 },
-                _ => None,
+                Some(_) => {
+                    unfollowed.insert(
+                        (k, at),
+                        NoFunction::Guard(format!(
+                            "the program already has {MAX_FUNCTIONS} functions, the most followed"
+                        )),
+                    );
+                    None
+                }
+                None => None,
             };
             match (target, callee) {
                 (None, _) => assumptions.push(format!(
                     "the call at 0x{at:x} goes through a register: callee unknown, only the call instruction is costed and its registers/spills are not included"
                 )),
-                (Some(t), None) => assumptions.push(match source.not_followed(t) {
-                    Some(why) => format!(
+                (Some(t), None) => {
+                    let why = unfollowed
+                        .get(&(k, at))
+                        .map_or_else(|| "no code there".to_string(), |w| w.to_string());
+                    assumptions.push(format!(
                         "the call at 0x{at:x} to {}: not followed ({why}), only the call instruction is costed and its registers/spills are not included",
                         fmt_target(t)
-                    ),
-                    None => format!(
-                        "the call at 0x{at:x} to {}: no code at that address in the input, only the call instruction is costed and its registers/spills are not included",
-                        fmt_target(t)
-                    ),
-                }),
+                    ));
+                }
                 _ => {}
             }
             list.push((at, target, callee));
@@ -570,6 +647,7 @@ pub fn analyze_program_keeping(
             suggestions,
             inclusive: Inclusive::default(),
             recursive: recursive[f],
+            unknown: code.unknown,
             entry_live: s.summary.effect.used,
             divergence: std::mem::take(&mut s.divergence),
         });
@@ -682,6 +760,7 @@ pub fn analyze_program_keeping(
                 symbol: callee.and_then(|c| functions[c].symbol.clone()),
                 callee,
                 resolved: callee.is_some(),
+                unfollowed: unfollowed.remove(&(f, at)),
                 recursive: rec,
                 executions,
                 callee_cycles,
@@ -776,6 +855,18 @@ fn reachable(sites: &[Vec<Site>], f: usize) -> Vec<usize> {
 }
 
 impl Program {
+    /// The direct calls not followed because their target holds no code to
+    /// follow ([`NoFunction::is_input_problem`]: missing, malformed or cut;
+    /// not a guard's refusal), by caller then address, with the reason.
+    pub fn unfollowed_calls(&self) -> impl Iterator<Item = (&ProgramCall, &NoFunction)> {
+        self.calls.iter().filter_map(|c| {
+            c.unfollowed
+                .as_ref()
+                .filter(|w| w.is_input_problem())
+                .map(|w| (c, w))
+        })
+    }
+
     /// Main.
     pub fn main(&self) -> &ProgramFunction {
         &self.functions[0]

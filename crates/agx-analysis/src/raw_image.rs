@@ -6,14 +6,15 @@
 //! walk of the profile, [`agx_isa::stream::walk_native`], from byte 0,
 //! restarted after each `stop`), keeping for each instruction only
 //! its file position and control flow (20 B, not the 176 B of an
-//! [`Instruction`]). A function entered at a target is then the part of
-//! that decode its entry reaches without following calls — the same
-//! instructions the helper's own walk from its entry to its first `stop`
-//! would give ([`crate::program::function_body`]): the reach walk runs on
-//! the decode from the entry to the first `stop` at or after it, and only
-//! the reached instructions are decoded into [`Instruction`]s, at the
-//! function's addresses. A function's cost is bounded by the code it
-//! reaches, never by the rest of the file.
+//! [`Instruction`]), and the positions that do not decode. A function
+//! entered at a target is then the part of that decode its entry reaches
+//! without following calls — the same instructions the helper's own walk
+//! from its entry to its first `stop` would give
+//! ([`crate::program::function_body`]): the reach walk runs on the decode
+//! from the entry to the first `stop` at or after it, and only the reached
+//! instructions are decoded into [`Instruction`]s, at the function's
+//! addresses. A function's cost is bounded by the code it reaches, never by
+//! the rest of the file.
 //!
 //! A target that is not an instruction start of the one decode (the bytes
 //! before it decode out of step with the bytes from it) is walked on its
@@ -21,14 +22,32 @@
 //! two walks are the same: a step depends only on the bytes at its position
 //! when their first halfword is not zero) or its `stop`.
 //!
+//! **A target that holds no code to follow** gives no function, and says why
+//! ([`NoFunction`]; docs/decoder.md, "Call targets in raw code"):
+//!
+//! * outside the input, or not on a 2-byte boundary;
+//! * inside an instruction of *known* code: main's own walk (from its first
+//!   byte, the one entry the user gave, to its `stop`) and the decode after
+//!   main's `stop` when that decode restarts there (in step with main).
+//!   Before main the decode from byte 0 is a guess (the bytes there may be
+//!   data), so a target there is walked on its own and judged by what it
+//!   decodes to;
+//! * on zero bytes or on bytes that do not decode;
+//! * code of which [`agx_isa::stream::NOT_CODE_PERCENT`] or more of the
+//!   positions the function runs into (falls through to) do not decode: not
+//!   code ([`NoFunction::Malformed`]); fewer are counted
+//!   ([`FunctionCode::unknown`]) and warned about like main's;
+//! * code the function runs into that ends inside an instruction (the end
+//!   of the input): the input is cut ([`NoFunction::Cut`]).
+//!
 //! Guard: the functions handed out hold at most as many instructions, in
 //! all, as the file decodes to, plus [`SLACK`] (real helpers are disjoint
 //! code, so they fit; code whose calls land everywhere would otherwise cost
-//! `functions × file`); past it a target is not followed and
-//! [`CodeSource::not_followed`] says why.
+//! `functions × file`); past it a target is not followed
+//! ([`NoFunction::Guard`]).
 
-use crate::program::{CodeSource, FunctionCode};
-use agx_isa::stream::{walk_native, Step};
+use crate::program::{fmt_target, CodeSource, FunctionCode, NoFunction};
+use agx_isa::stream::{not_code_percent, walk_native, Cut, Step};
 use agx_isa::{Flow, Instruction};
 use std::cell::{Cell, RefCell};
 
@@ -44,10 +63,24 @@ pub struct RawImage<'a> {
     flow: Vec<Flow>,
     /// Indices of the `stop`s (increasing).
     stops: Vec<u32>,
+    /// File positions that did not decode (increasing).
+    failed: Vec<u32>,
+    /// Where the decode's last walk ended inside an instruction (the end
+    /// of the input): file position, bytes held, bytes needed.
+    cut: Option<(usize, u8, u8)>,
     /// The file position of main's first byte, and its address: a target
     /// address `t` is at file position `start + (t - addr)`.
     start: usize,
     addr: u32,
+    /// Main's own walk where it is out of step with the decode (file
+    /// position, length; usually empty), then the decode from index
+    /// `main_join` on; main ends before file position `main_end`.
+    main_own: Vec<(u32, u8)>,
+    main_join: Option<usize>,
+    main_end: usize,
+    /// From this file position on the decode continues main's walk (it
+    /// restarts after main's `stop`): known code.
+    known_from: usize,
     /// Instructions handed out so far, and the most allowed.
     spent: Cell<usize>,
     budget: usize,
@@ -56,8 +89,6 @@ pub struct RawImage<'a> {
     /// size).
     seen: RefCell<Vec<u32>>,
     walks: Cell<u32>,
-    /// Targets refused by the guard.
-    refused: RefCell<Vec<i64>>,
 }
 
 /// A step's flow with its targets moved by `delta` bytes.
@@ -77,35 +108,74 @@ fn shifted(f: Flow, delta: i64) -> Flow {
     }
 }
 
-/// Walks `bytes[from..]` (file positions), calling `each(pos, flow)` for
-/// every instruction, until `stop` (included) or the end, or until `each`
-/// returns false. Returns the position of the `stop` that ended it.
+/// One step of [`walk_from`], at a file position.
+#[derive(Clone, Copy)]
+enum Seen {
+    Insn { len: u8, flow: Flow },
+    Failed,
+    Gap,
+}
+
+/// How [`walk_from`] ended.
+enum Ended {
+    /// At the `stop` at this file position.
+    Stop(usize),
+    /// At the end of the input; inside an instruction there when the cut
+    /// (file position, bytes held, bytes needed) is given.
+    End(Option<(usize, u8, u8)>),
+    /// `each` asked to stop.
+    Asked,
+}
+
+/// Walks `bytes[from..]` (file positions), calling `each(pos, step)` for
+/// every step, until `stop` (included) or the end, or until `each` returns
+/// false.
 fn walk_from(
     bytes: &[u8],
     from: usize,
     insn: &mut Instruction,
-    each: &mut dyn FnMut(usize, Flow) -> bool,
-) -> Option<usize> {
+    each: &mut dyn FnMut(usize, Seen) -> bool,
+) -> Ended {
     let mut w = walk_native(&bytes[from..], 0);
     loop {
-        if let Step::Insn { .. } = w.next_into(insn)? {
-            let pos = from + insn.addr as usize;
-            let f = shifted(insn.flow(), from as i64);
-            let stop = matches!(f, Flow::Stop);
-            if !each(pos, f) {
-                return None;
+        let Some(step) = w.next_into(insn) else {
+            return Ended::End(w.cut().map(|c| (from + c.addr as usize, c.have, c.need)));
+        };
+        let (pos, seen) = match step {
+            Step::Insn { .. } => (
+                from + insn.addr as usize,
+                Seen::Insn {
+                    len: insn.len,
+                    flow: shifted(insn.flow(), from as i64),
+                },
+            ),
+            Step::Failed { addr, .. } => (from + addr as usize, Seen::Failed),
+            Step::Gap { addr } => (from + addr as usize, Seen::Gap),
+        };
+        let stop = matches!(
+            seen,
+            Seen::Insn {
+                flow: Flow::Stop,
+                ..
             }
-            if stop {
-                return Some(pos);
-            }
+        );
+        if !each(pos, seen) {
+            return Ended::Asked;
+        }
+        if stop {
+            return Ended::Stop(pos);
         }
     }
 }
 
-/// Why a target gave no function.
+/// Why the walk from a target gave no function (the front of
+/// [`NoFunction`], before the messages are made).
 enum Refused {
-    /// No instruction starts there.
-    NoCode,
+    /// Not code to follow: the message.
+    Malformed(String),
+    /// The function runs into the end of the input inside an instruction
+    /// (file position, bytes held, bytes needed).
+    Cut((usize, u8, u8)),
     /// The guard on the instructions handed out.
     Budget,
 }
@@ -117,6 +187,8 @@ impl<'a> RawImage<'a> {
         let mut pos: Vec<u32> = Vec::with_capacity(bytes.len() / 6 + 16);
         let mut flow: Vec<Flow> = Vec::with_capacity(bytes.len() / 6 + 16);
         let mut stops = Vec::new();
+        let mut failed = Vec::new();
+        let mut cut = None;
         let mut insn = Instruction::default();
         let start = start.min(bytes.len());
         // one walk from byte 0, restarted after every `stop` (a `stop` is 2
@@ -126,35 +198,114 @@ impl<'a> RawImage<'a> {
         // past its first `stop`
         let mut from = 0;
         while from < bytes.len() {
-            let stopped = walk_from(bytes, from, &mut insn, &mut |p, f| {
-                if matches!(f, Flow::Stop) {
-                    stops.push(pos.len() as u32);
+            let ended = walk_from(bytes, from, &mut insn, &mut |p, s| {
+                match s {
+                    Seen::Insn { flow: f, .. } => {
+                        if matches!(f, Flow::Stop) {
+                            stops.push(pos.len() as u32);
+                        }
+                        pos.push(p as u32);
+                        flow.push(f);
+                    }
+                    Seen::Failed => failed.push(p as u32),
+                    Seen::Gap => {}
                 }
-                pos.push(p as u32);
-                flow.push(f);
                 true
             });
-            match stopped {
-                Some(s) => from = s + 2,
-                None => break,
+            match ended {
+                Ended::Stop(s) => from = s + 2,
+                Ended::End(c) => {
+                    cut = c;
+                    break;
+                }
+                Ended::Asked => break,
             }
         }
         pos.shrink_to_fit();
         flow.shrink_to_fit();
         let n = pos.len();
-        RawImage {
+        let mut img = RawImage {
             bytes,
             pos,
             flow,
             stops,
+            failed,
+            cut,
             start,
             addr,
+            main_own: Vec::new(),
+            main_join: None,
+            main_end: start,
+            known_from: bytes.len(),
             spent: Cell::new(0),
             budget: n + SLACK,
             seen: RefCell::new(vec![0; n]),
             walks: Cell::new(0),
-            refused: RefCell::new(Vec::new()),
+        };
+        img.find_main();
+        img
+    }
+
+    /// Main's walk: its own steps until it meets an instruction start of
+    /// the decode, then the decode to the first `stop`; and whether the
+    /// decode restarts right after that `stop` (the code after main is
+    /// then known).
+    fn find_main(&mut self) {
+        let p = self.start;
+        if p >= self.bytes.len() {
+            return;
         }
+        let mut join = self.index_at(p);
+        let mut own: Vec<(u32, u8)> = Vec::new();
+        let mut end = self.bytes.len();
+        if join.is_none() {
+            let (joined, ended) = self.walk_alone(p, &mut |q, s| {
+                if let Seen::Insn { len, .. } = s {
+                    own.push((q as u32, len));
+                }
+                true
+            });
+            join = joined;
+            if let Ended::Stop(s) = ended {
+                end = s + 2;
+            }
+        }
+        if let Some(k) = join {
+            let s = self.stops.partition_point(|&s| (s as usize) < k);
+            if let Some(&s) = self.stops.get(s) {
+                end = self.pos[s as usize] as usize + 2;
+                // the decode restarts after this `stop`: in step with main
+                self.known_from = end;
+            }
+        }
+        self.main_own = own;
+        self.main_join = join;
+        self.main_end = end;
+    }
+
+    /// The walk from file position `p` on its own (`each` sees its steps),
+    /// until it meets an instruction start of the decode — from there on
+    /// the two walks are the same (a step depends only on the bytes at its
+    /// position when their first halfword is not zero) — whose index it
+    /// returns, or until it ends.
+    fn walk_alone(
+        &self,
+        p: usize,
+        each: &mut dyn FnMut(usize, Seen) -> bool,
+    ) -> (Option<usize>, Ended) {
+        let bytes = self.bytes;
+        let mut join = None;
+        let mut insn = Instruction::default();
+        let ended = walk_from(bytes, p, &mut insn, &mut |q, s| {
+            if matches!(s, Seen::Insn { .. }) && q != p && (bytes[q] | bytes[q + 1]) != 0 {
+                if let Some(k) = self.index_at(q) {
+                    join = Some(k);
+                    return false;
+                }
+            }
+            each(q, s)
+        });
+        (join, ended)
     }
 
     /// Instructions of the decode.
@@ -171,41 +322,125 @@ impl<'a> RawImage<'a> {
         self.pos.binary_search(&(p as u32)).ok()
     }
 
+    /// The length of the decode's instruction at index `k`.
+    fn len_at(&self, k: usize) -> u8 {
+        let mut i = Instruction::default();
+        let p = self.pos[k] as usize;
+        match walk_native(&self.bytes[p..], 0).next_into(&mut i) {
+            Some(Step::Insn { .. }) => i.len,
+            _ => 2,
+        }
+    }
+
+    /// The instruction of known code (main's walk, or the decode after
+    /// main's `stop`) that `p` lies strictly inside: its file position and
+    /// length.
+    fn known_insn_around(&self, p: usize) -> Option<(usize, u8)> {
+        let in_main = p >= self.start && p < self.main_end;
+        if in_main {
+            let joined = self
+                .main_join
+                .map_or(self.main_end, |k| self.pos[k] as usize);
+            if p < joined || self.main_join.is_none() {
+                let i = self.main_own.partition_point(|&(q, _)| (q as usize) <= p);
+                let &(q, len) = self.main_own.get(i.checked_sub(1)?)?;
+                let q = q as usize;
+                return (q < p && p < q + len as usize).then_some((q, len));
+            }
+        } else if p < self.known_from {
+            return None;
+        }
+        let k = self
+            .pos
+            .partition_point(|&q| (q as usize) <= p)
+            .checked_sub(1)?;
+        let q = self.pos[k] as usize;
+        if q == p {
+            return None;
+        }
+        let len = self.len_at(k);
+        (p < q + len as usize).then_some((q, len))
+    }
+
+    /// Positions of `failed` strictly between file positions `lo` and `hi`.
+    fn failed_between(failed: &[u32], lo: usize, hi: usize) -> usize {
+        let a = failed.partition_point(|&q| (q as usize) <= lo);
+        let b = failed.partition_point(|&q| (q as usize) < hi);
+        b.saturating_sub(a)
+    }
+
     /// The function entered at file position `p`, its instructions at
-    /// `entry` + their offset from `p`: `None` when no instruction starts
-    /// at `p` or the guard refuses it.
-    fn function(&self, p: usize, entry: u32) -> Result<Vec<Instruction>, Refused> {
+    /// `entry` + their offset from `p`, with the number of positions that
+    /// do not decode among the code it runs into; or why there is none.
+    fn function(&self, p: usize, entry: u32) -> Result<(Vec<Instruction>, usize), Refused> {
         let left = self.budget.saturating_sub(self.spent.get());
+        let addr_of = |q: usize| fmt_target(entry as i64 + (q as i64 - p as i64));
         // the walk's sequence: instructions decoded on their own from `p`
         // (`own`) until one starts at an instruction of the decode
         // (`join`), then the decode from there
         let mut own: Vec<(u32, Flow)> = Vec::new();
+        let mut own_failed: Vec<u32> = Vec::new();
+        // how the own walk ended when it did not join: a `stop` (in `own`),
+        // or the end of the input (maybe inside an instruction)
+        let mut own_cut = None;
+        if let Some((q, len)) = self.known_insn_around(p) {
+            return Err(Refused::Malformed(format!(
+                "it is inside the {len}-byte instruction at {}",
+                addr_of(q)
+            )));
+        }
         let mut join: Option<usize> = self.index_at(p);
-        let mut insn = Instruction::default();
         if join.is_none() {
-            let bytes = self.bytes;
             let mut over = false;
-            walk_from(bytes, p, &mut insn, &mut |q, f| {
-                if q != p && bytes[q..].len() >= 2 && (bytes[q] | bytes[q + 1]) != 0 {
-                    if let Some(k) = self.index_at(q) {
-                        join = Some(k);
+            let mut first: Option<Seen> = None;
+            let (joined, ended) = self.walk_alone(p, &mut |q, s| {
+                if first.is_none() {
+                    first = Some(s);
+                    if !matches!(s, Seen::Insn { .. }) {
                         return false;
                     }
                 }
-                if own.len() >= left {
-                    over = true;
-                    return false;
+                match s {
+                    Seen::Insn { flow: f, .. } => {
+                        if own.len() >= left {
+                            over = true;
+                            return false;
+                        }
+                        own.push((q as u32, f));
+                    }
+                    Seen::Failed => own_failed.push(q as u32),
+                    Seen::Gap => {}
                 }
-                own.push((q as u32, f));
                 true
             });
+            join = joined;
+            match first {
+                Some(Seen::Gap) => {
+                    return Err(Refused::Malformed(
+                        "it holds zero bytes, no instruction".to_string(),
+                    ))
+                }
+                Some(Seen::Failed) => {
+                    return Err(Refused::Malformed(
+                        "it holds bytes that do not decode".to_string(),
+                    ))
+                }
+                _ => {}
+            }
             if over {
                 return Err(Refused::Budget);
             }
-        }
-        let first = own.first().map(|o| o.0 as usize);
-        if first.or(join.map(|k| self.pos[k] as usize)) != Some(p) {
-            return Err(Refused::NoCode);
+            if let Ended::End(c) = ended {
+                own_cut = Some(c);
+            }
+            if own.is_empty() {
+                // the walk ended at once: the end of the input inside the
+                // first instruction
+                return match own_cut.flatten() {
+                    Some(c) => Err(Refused::Cut(c)),
+                    None => Err(Refused::Malformed("it holds no instruction".to_string())),
+                };
+            }
         }
         let own_stops = own.last().is_some_and(|o| matches!(o.1, Flow::Stop));
         // the sequence ends at the first `stop` from the entry on
@@ -219,6 +454,15 @@ impl<'a> RawImage<'a> {
                 k..end
             }
             _ => 0..0,
+        };
+        // how the sequence ends when its last instruction falls through:
+        // the end of the input, maybe inside an instruction
+        let seq_cut = if tail.start < tail.end {
+            (tail.end == self.pos.len() && !matches!(self.flow[tail.end - 1], Flow::Stop))
+                .then_some(self.cut)
+                .flatten()
+        } else {
+            own_cut.flatten()
         };
         let n_own = own.len();
         let len = n_own + tail.len();
@@ -246,6 +490,20 @@ impl<'a> RawImage<'a> {
                 _ => own.binary_search_by_key(&(t as u32), |o| o.0).ok(),
             }
         };
+        // positions that do not decode between the step `v` and the next
+        // one of the sequence (what `v` falls through into)
+        let failed_after = |v: usize| -> usize {
+            let (q, _) = at(v);
+            if v + 1 < n_own || (v + 1 == n_own && tail_from.is_none()) {
+                let hi = own.get(v + 1).map_or(usize::MAX, |o| o.0 as usize);
+                Self::failed_between(&own_failed, q, hi)
+            } else if v + 1 == n_own {
+                Self::failed_between(&own_failed, q, tail_from.unwrap_or(usize::MAX))
+            } else {
+                let hi = if v + 1 < len { at(v + 1).0 } else { usize::MAX };
+                Self::failed_between(&self.failed, q, hi)
+            }
+        };
         // reach from the entry, calls not followed
         let walk = self.walks.get() + 1;
         self.walks.set(walk);
@@ -263,6 +521,8 @@ impl<'a> RawImage<'a> {
             }
         };
         let mut reached: Vec<usize> = Vec::new();
+        let mut unknown = 0;
+        let mut runs_off = false;
         let mut stack = vec![0usize];
         mark(0, &mut seen);
         while let Some(v) = stack.pop() {
@@ -271,6 +531,14 @@ impl<'a> RawImage<'a> {
                 return Err(Refused::Budget);
             }
             let (_, f) = at(v);
+            let falls = matches!(
+                f,
+                Flow::Next | Flow::Call { .. } | Flow::CallIndirect | Flow::BranchExec { .. }
+            );
+            if falls {
+                unknown += failed_after(v);
+                runs_off |= v + 1 == len;
+            }
             let next = (v + 1 < len).then_some(v + 1);
             let (a, b) = match f {
                 Flow::Next | Flow::Call { .. } | Flow::CallIndirect => (next, None),
@@ -285,6 +553,16 @@ impl<'a> RawImage<'a> {
             }
         }
         drop(seen);
+        if let Some(pct) = not_code_percent(reached.len(), unknown) {
+            return Err(Refused::Malformed(format!(
+                "{pct}% of the code it runs into does not decode: it is not code"
+            )));
+        }
+        if runs_off {
+            if let Some(c) = seq_cut {
+                return Err(Refused::Cut(c));
+            }
+        }
         reached.sort_unstable();
         // decode the reached instructions at the function's addresses
         let mut out = Vec::with_capacity(reached.len());
@@ -297,42 +575,60 @@ impl<'a> RawImage<'a> {
                 out.push(i);
             }
         }
-        Ok(out)
+        Ok((out, unknown))
     }
 }
 
 impl CodeSource for RawImage<'_> {
-    fn function_at(&self, target: i64) -> Option<FunctionCode> {
+    fn function_at(&self, target: i64) -> Result<FunctionCode, NoFunction> {
         let pos = self.start as i64 + (target - self.addr as i64);
-        if pos < 0 || pos >= self.bytes.len() as i64 || pos % 2 != 0 {
-            return None;
+        let len = self.bytes.len();
+        if pos < 0 {
+            return Err(NoFunction::Missing(format!(
+                "it is before the start of the input (file offset -{:#x})",
+                pos.unsigned_abs()
+            )));
+        }
+        if pos >= len as i64 {
+            return Err(NoFunction::Missing(format!(
+                "it is past the end of the input (file offset {pos:#x}, the input is {len:#x} bytes)"
+            )));
+        }
+        if pos % 2 != 0 {
+            return Err(NoFunction::Malformed(
+                "it is not on a 2-byte boundary: no instruction starts there".to_string(),
+            ));
         }
         // printed at its address in main's space, or at its file offset
         // when that address would be negative
         let entry = u32::try_from(target).unwrap_or(pos as u32);
-        let insns = match self.function(pos as usize, entry) {
-            Ok(insns) if self.spent.get() + insns.len() <= self.budget => insns,
-            Err(Refused::NoCode) => return None,
-            _ => {
-                self.refused.borrow_mut().push(target);
-                return None;
-            }
-        };
-        self.spent.set(self.spent.get() + insns.len());
-        Some(FunctionCode {
-            entry,
-            symbol: None,
-            insns,
-        })
-    }
-
-    fn not_followed(&self, target: i64) -> Option<String> {
-        self.refused.borrow().contains(&target).then(|| {
-            format!(
+        let p = pos as usize;
+        let guard = || {
+            NoFunction::Guard(format!(
                 "the functions followed already hold {} instructions, about as many as the whole input decodes to ({}): a guard against code whose calls land everywhere",
                 self.spent.get(),
                 self.pos.len()
-            )
+            ))
+        };
+        let (insns, unknown) = match self.function(p, entry) {
+            Ok((insns, _)) if self.spent.get() + insns.len() > self.budget => return Err(guard()),
+            Ok(found) => found,
+            Err(Refused::Budget) => return Err(guard()),
+            Err(Refused::Malformed(m)) => return Err(NoFunction::Malformed(m)),
+            Err(Refused::Cut((q, have, need))) => {
+                return Err(NoFunction::Cut(Cut {
+                    addr: entry.wrapping_add((q - p) as u32),
+                    have,
+                    need,
+                }))
+            }
+        };
+        self.spent.set(self.spent.get() + insns.len());
+        Ok(FunctionCode {
+            entry,
+            symbol: None,
+            insns,
+            unknown,
         })
     }
 }

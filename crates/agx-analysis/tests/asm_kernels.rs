@@ -433,6 +433,50 @@ fn three_component_load_reserves_an_aligned_group_of_four() {
     assert_eq!(a.registers.highest_half_index, 15);
 }
 
+/// A texture load or sample whose mask enables 1–3 channels writes them
+/// contiguously from its data register but clobbers the group of 4 (Mesa
+/// `agx_write_registers`, "Even when masked out, these clobber 4
+/// registers"; the allocator reserves the 4): the rest of the group is an
+/// implicit def, counted in the footprint. 32-bit data: 8 halves from r8
+/// (highest half 23); 16-bit: 4 halves from r8l (highest 19).
+#[test]
+fn masked_texture_ops_clobber_a_group_of_four() {
+    let body = |op: &str, mask: &str, dst: &str| {
+        format!(
+            "get_sr r0, sr80\n\
+             {op} 0, 0b1100, 0b0, none, {mask}, 0b00, {dst}, None, ts0, ss0, tex_2d, r0l_r0h.discard, auto_lod, 0\n\
+             wait 0\n\
+             stop\n"
+        )
+    };
+    for op in ["texture_load", "texture_sample"] {
+        for (mask, dst, n, top) in [
+            ("x", "r8", 1, 23),
+            ("xy", "r8_r9", 2, 23),
+            ("xyz", "r8_r9_r10", 3, 23),
+            ("xyzw", "r8_r9_r10_r11", 4, 23),
+            ("x", "r8l", 1, 19),
+            ("xyz", "r8l_r8h_r9l", 3, 19),
+        ] {
+            let (insns, a, _) = model(&body(op, mask, dst));
+            let load = &insns[1];
+            let defs: Vec<_> = load
+                .all_operands()
+                .filter(|o| o.role == agx_isa::Role::Def)
+                .filter_map(|o| o.as_reg())
+                .map(|r| (r.half, r.count))
+                .collect();
+            // the printed tuple, then (1–3 channels) the group of 4
+            let mut want = vec![(16, n)];
+            if n < 4 {
+                want.push((16, 4));
+            }
+            assert_eq!(defs, want, "{op} {mask} {dst}");
+            assert_eq!(a.registers.highest_half_index, top, "{op} {mask} {dst}");
+        }
+    }
+}
+
 /// A loop whose address range holds a cold block that is not in the loop
 /// (it leaves the kernel): the loop forest says the loop is its two blocks,
 /// so the cold block is neither charged per iteration nor counted as the

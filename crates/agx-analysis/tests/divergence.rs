@@ -2,11 +2,13 @@
 //! syntax, assembled): each source class, sync dependence (a value set
 //! under a divergent branch), a loop with a divergent exit, calls.
 
+mod common;
 use agx_analysis::divergence::{Branch, BranchKind, Counts};
-use agx_analysis::program::{analyze_program, CodeSource, FunctionCode};
+use agx_analysis::program::{analyze_program, FunctionCode};
 use agx_analysis::timing::ModelParams;
 use agx_analysis::{analyze_detailed, CfgOptions};
 use agx_isa::asm::assemble_insns_at;
+use common::Funcs;
 
 fn asm(text: &str) -> Vec<agx_isa::Instruction> {
     assemble_insns_at(text, 0).unwrap_or_else(|e| panic!("{e}\n{text}"))
@@ -237,14 +239,6 @@ fn loop_with_a_divergent_break() {
     );
 }
 
-struct Funcs(Vec<FunctionCode>);
-
-impl CodeSource for Funcs {
-    fn function_at(&self, target: i64) -> Option<FunctionCode> {
-        self.0.iter().find(|f| f.entry as i64 == target).cloned()
-    }
-}
-
 /// Calls: a helper's uniform result stays uniform in the caller, its
 /// divergent one is divergent; a call to code not given makes everything
 /// divergent.
@@ -265,18 +259,14 @@ fn calls_through_callee_summaries() {
          if_icmp r0l, nueq, r5, 0, 1\n\
          pop_exec r0l, 1\n\
          stop\n");
-    let code = |insns| FunctionCode {
-        entry: 0,
-        symbol: None,
-        insns,
-    };
+    let code = |insns| FunctionCode::new(0, None, insns);
     let p = analyze_program(
         code(main.clone()),
-        &Funcs(vec![FunctionCode {
-            entry: 0x100,
-            symbol: Some("helper".into()),
-            insns: helper,
-        }]),
+        &Funcs(vec![FunctionCode::new(
+            0x100,
+            Some("helper".into()),
+            helper,
+        )]),
         &ModelParams::default(),
     );
     let v: Vec<bool> = p
@@ -333,11 +323,7 @@ fn divergence_aware_range() {
     };
     let run = |cond: &str| {
         let p = analyze_program(
-            FunctionCode {
-                entry: 0,
-                symbol: None,
-                insns: asm(&prog(cond)),
-            },
+            FunctionCode::new(0, None, asm(&prog(cond))),
             &Funcs(vec![]),
             &ModelParams::default(),
         );

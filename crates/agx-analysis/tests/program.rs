@@ -4,10 +4,14 @@
 //! `l__Z6helperPU9MTLdeviceKjj` at 0x0, which loops, spills r2 r23-r26 and
 //! calls itself.
 
-use agx_analysis::program::{analyze_program, function_body, CodeSource, FunctionCode, NoCode};
+mod common;
+use agx_analysis::program::{
+    analyze_program, function_body, CodeSource, FunctionCode, NoCode, NoFunction,
+};
 use agx_analysis::timing::{ModelParams, PartKind};
 use agx_isa::asm::assemble_insns;
 use agx_isa::Instruction;
+use common::Funcs;
 use std::path::PathBuf;
 
 #[path = "../../../testdata/shared_data.rs"]
@@ -17,27 +21,14 @@ mod shared_data;
 struct Image(Vec<u8>);
 
 impl CodeSource for Image {
-    fn function_at(&self, target: i64) -> Option<FunctionCode> {
-        let t = usize::try_from(target).ok()?;
-        if t >= self.0.len() {
-            return None;
-        }
+    fn function_at(&self, target: i64) -> Result<FunctionCode, NoFunction> {
+        let t = usize::try_from(target)
+            .ok()
+            .filter(|&t| t < self.0.len())
+            .ok_or_else(|| NoFunction::Missing("outside the image".into()))?;
         let (insns, _) = agx_isa::stream::decode_all(&self.0[t..], t as u32);
         let body = function_body(&insns, t as u32);
-        Some(FunctionCode {
-            entry: t as u32,
-            symbol: Some(format!("f{t:x}")),
-            insns: body,
-        })
-    }
-}
-
-/// Code source over hand-assembled functions.
-struct Funcs(Vec<FunctionCode>);
-
-impl CodeSource for Funcs {
-    fn function_at(&self, target: i64) -> Option<FunctionCode> {
-        self.0.iter().find(|f| f.entry as i64 == target).cloned()
+        Ok(FunctionCode::new(t as u32, Some(format!("f{t:x}")), body))
     }
 }
 
@@ -65,15 +56,7 @@ fn check_simple_call(img: Vec<u8>) {
     let main = main_at(&img, 0x180);
     let src = Image(img);
     let params = ModelParams::default();
-    let p = analyze_program(
-        FunctionCode {
-            entry: 0x180,
-            symbol: None,
-            insns: main,
-        },
-        &src,
-        &params,
-    );
+    let p = analyze_program(FunctionCode::new(0x180, None, main), &src, &params);
     // main + the helper (found once, although it also calls itself)
     assert_eq!(p.functions.len(), 2, "{:?}", p.assumptions);
     let helper = &p.functions[1];
@@ -98,11 +81,7 @@ fn check_simple_call(img: Vec<u8>) {
     assert_eq!(a.occupancy.threads, 1024, "54 half-regs fit the 104 row");
     // the helper alone, as its own program (it calls itself)
     let alone = analyze_program(
-        FunctionCode {
-            entry: 0,
-            symbol: None,
-            insns: helper.insns.clone(),
-        },
+        FunctionCode::new(0, None, helper.insns.clone()),
         &NoCode,
         &params,
     );
@@ -230,16 +209,12 @@ fn callee_written_register_is_not_live_into_the_entry() {
     );
 
     let p = analyze_program(
-        FunctionCode {
-            entry: 0,
-            symbol: None,
-            insns: main,
-        },
-        &Funcs(vec![FunctionCode {
-            entry: 0x100,
-            symbol: Some("helper".into()),
-            insns: helper,
-        }]),
+        FunctionCode::new(0, None, main),
+        &Funcs(vec![FunctionCode::new(
+            0x100,
+            Some("helper".into()),
+            helper,
+        )]),
         &ModelParams::default(),
     );
     assert_eq!(p.functions.len(), 2);
@@ -267,11 +242,7 @@ fn callee_written_register_is_not_live_into_the_entry() {
 fn unresolved_and_indirect_calls_are_stated() {
     let main = assemble_insns("call 0x400\nstop\n").unwrap_or_else(|e| panic!("{e}"));
     let p = analyze_program(
-        FunctionCode {
-            entry: 0,
-            symbol: None,
-            insns: main,
-        },
+        FunctionCode::new(0, None, main),
         &NoCode,
         &ModelParams::default(),
     );
@@ -301,16 +272,8 @@ fn call_in_a_loop_multiplies() {
     .unwrap_or_else(|e| panic!("{e}"));
     let params = ModelParams::default();
     let p = analyze_program(
-        FunctionCode {
-            entry: 0,
-            symbol: None,
-            insns: main,
-        },
-        &Funcs(vec![FunctionCode {
-            entry: 0x200,
-            symbol: None,
-            insns: helper,
-        }]),
+        FunctionCode::new(0, None, main),
+        &Funcs(vec![FunctionCode::new(0x200, None, helper)]),
         &params,
     );
     let c = &p.calls[0];

@@ -205,6 +205,18 @@ pub(crate) fn touched_data(insn: &Instruction) -> Option<Reg> {
                 ..r
             })
         }
+        // Texture loads and samples write the enabled channels contiguously
+        // from the data register but clobber a group of 4 whatever the mask
+        // (Mesa, src/asahi/compiler/agx_validate.c `agx_write_registers`:
+        // IMAGE_LOAD/TEXTURE_LOAD/TEXTURE_SAMPLE "Even when masked out,
+        // these clobber 4 registers", `4 * size`, and `agx_validate_width`
+        // requires the destination to be that wide, so the allocator,
+        // agx_register_allocate.c, reserves and aligns all 4:
+        // docs/analysis.md, "Register footprint of vectors").
+        idx::TEXTURE_SAMPLE | idx::TEXTURE_LOAD => {
+            let r = first_def()?;
+            (r.count < 4).then_some(Reg { count: 4, ..r })
+        }
         STACK_LOAD_FORM if is_stack_get_ptr(insn) => {
             let n = ((insn.raw >> 10) & 0x3F) | ((insn.raw >> 40) & 3) << 6;
             Some(gpr32((n >> 1) as u32))
@@ -745,17 +757,21 @@ pub(crate) fn finish(ctx: &mut Ctx, insn: &mut Instruction) {
             r.half = u16::try_from(v + 2).unwrap_or(u16::MAX);
             insn.implicit.push(Operand::reg(r, Role::Use));
         }
-        // Bit-packed formats write the format's channel count whatever the
-        // mask: the registers beyond the printed tuple are implicit defs.
-        idx::DEVICE_LOAD | idx::DEVICE_LOAD_TODO => {
-            let printed = insn.defs().next().map_or(0, |r| r.count);
-            if let Some(r) = touched_data(insn) {
-                if r.count > printed {
-                    insn.implicit.push(Operand::reg(r, Role::Def));
-                }
+        _ => {}
+    }
+    // Bit-packed formats write the format's channel count whatever the
+    // mask, texture loads and samples clobber 4 channels: the registers
+    // beyond the printed tuple are implicit defs.
+    if matches!(
+        ctx.form.idx,
+        idx::DEVICE_LOAD | idx::DEVICE_LOAD_TODO | idx::TEXTURE_SAMPLE | idx::TEXTURE_LOAD
+    ) {
+        let printed = insn.defs().next().map_or(0, |r| r.count);
+        if let Some(r) = touched_data(insn) {
+            if r.count > printed {
+                insn.implicit.push(Operand::reg(r, Role::Def));
             }
         }
-        _ => {}
     }
 }
 

@@ -141,7 +141,8 @@ impl Reg {
     /// (`reg_count`, `max_reg`), which is what Mesa's `regs` statistic and
     /// the occupancy read. The hardware itself does not write the padding:
     /// `agx_write_registers` gives a `device_load` `popcount(mask) × size`
-    /// registers (only texture loads/samples clobber all 4), so liveness
+    /// registers (texture loads/samples clobber all 4: implicit defs,
+    /// `group_mem::touched_data`), so liveness
     /// keeps [`Reg::half_range`] and only the register footprint
     /// (`highest_half_index`) counts this range. A vector at an unaligned
     /// base was not placed by such an allocator and reserves what it spans.

@@ -399,6 +399,24 @@ pub fn decode_all_native(code: &[u8], base: u32) -> (Vec<Instruction>, usize) {
     (d.insns, d.failed)
 }
 
+/// Code is refused as not machine code when at least this share (percent)
+/// of its positions do not decode. Real kernels decode fully (the Mesa and
+/// real corpora: 0 undecodable positions); random bytes leave ~60–65%
+/// undecodable, text and images more. A quarter leaves room for code with
+/// a few encodings our tables do not know (reported, exit code 4) and
+/// refuses data long before it could pass for code (docs/decoder.md, "Code
+/// that is not code").
+pub const NOT_CODE_PERCENT: usize = 25;
+
+/// The share of `failed` positions among `insns + failed`, rounded, when it
+/// is [`NOT_CODE_PERCENT`] or more (the code is refused as not code);
+/// `None` when the code passes (or holds nothing).
+pub fn not_code_percent(insns: usize, failed: usize) -> Option<usize> {
+    let total = insns + failed;
+    (total > 0 && failed * 100 >= total * NOT_CODE_PERCENT)
+        .then(|| (failed * 100 + total / 2) / total)
+}
+
 /// What decoding a piece of code gave: the instructions, the number of
 /// positions that did not decode, and where the code ended inside an
 /// instruction (if it did; the instructions stop before it).

@@ -21,24 +21,8 @@ fn without_todo(s: &str) -> String {
         .collect()
 }
 
-fn files_with_ext(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in rd.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            files_with_ext(&p, ext, out);
-        } else if p.extension().and_then(|x| x.to_str()) == Some(ext) {
-            out.push(p);
-        }
-    }
-}
-
 fn check_real(dir: &Path) -> (usize, Vec<String>) {
-    let mut bins = Vec::new();
-    files_with_ext(dir, "bin", &mut bins);
-    bins.sort();
+    let bins = shared_data::files_with_ext(dir, "bin");
     let mut bad = Vec::new();
     let mut n = 0;
     for b in bins {

@@ -203,11 +203,7 @@ impl Profile {
             chip: options.chip,
             ..Default::default()
         };
-        let main = FunctionCode {
-            entry: insns.first().map_or(0, |i| i.addr),
-            symbol: None,
-            insns,
-        };
+        let main = FunctionCode::new(insns.first().map_or(0, |i| i.addr), None, insns);
         let mut program = program::analyze_program_keeping(main, source, &params, options.graph);
         // (main's loop list and per-instruction vectors move, not copied:
         // one copy held)

@@ -2,7 +2,7 @@
 //! testdata/apple_stack) validates against docs/schema.json, with its
 //! `calls`, `functions` and a `call` part in the breakdown.
 
-use agx_analysis::program::{function_body, CodeSource, FunctionCode};
+use agx_analysis::program::{function_body, CodeSource, FunctionCode, NoFunction};
 use agx_report::{json, Options, Profile};
 use std::path::{Path, PathBuf};
 
@@ -14,14 +14,17 @@ fn repo() -> PathBuf {
 struct Image(Vec<u8>);
 
 impl CodeSource for Image {
-    fn function_at(&self, target: i64) -> Option<FunctionCode> {
-        let t = usize::try_from(target).ok().filter(|&t| t < self.0.len())?;
+    fn function_at(&self, target: i64) -> Result<FunctionCode, NoFunction> {
+        let t = usize::try_from(target)
+            .ok()
+            .filter(|&t| t < self.0.len())
+            .ok_or_else(|| NoFunction::Missing("outside the image".into()))?;
         let (insns, _) = agx_isa::stream::decode_all(&self.0[t..], t as u32);
-        Some(FunctionCode {
-            entry: t as u32,
-            symbol: Some("helper".into()),
-            insns: function_body(&insns, t as u32),
-        })
+        Ok(FunctionCode::new(
+            t as u32,
+            Some("helper".into()),
+            function_body(&insns, t as u32),
+        ))
     }
 }
 

@@ -20,26 +20,17 @@ fn repo() -> PathBuf {
 /// Every `.bin` under `dir` (recursively), cut to `main` when a
 /// `layout.json` beside it says so.
 fn bins(dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut ents: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
-    ents.sort();
-    for p in ents {
-        if p.is_dir() {
-            bins(&p, out);
-        } else if p.extension().is_some_and(|e| e == "bin") {
-            let Ok(mut bin) = std::fs::read(&p) else {
-                continue;
-            };
-            if let Ok(layout) = std::fs::read_to_string(p.with_file_name("layout.json")) {
-                let v: serde_json::Value = serde_json::from_str(&layout).unwrap();
-                if let Some(size) = v["main"]["size"].as_u64() {
-                    bin.truncate(size as usize);
-                }
+    for p in shared_data::files_with_ext(dir, "bin") {
+        let Ok(mut bin) = std::fs::read(&p) else {
+            continue;
+        };
+        if let Ok(layout) = std::fs::read_to_string(p.with_file_name("layout.json")) {
+            let v: serde_json::Value = serde_json::from_str(&layout).unwrap();
+            if let Some(size) = v["main"]["size"].as_u64() {
+                bin.truncate(size as usize);
             }
-            out.push((p.display().to_string(), bin));
         }
+        out.push((p.display().to_string(), bin));
     }
 }
 

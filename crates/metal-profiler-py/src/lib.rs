@@ -274,11 +274,17 @@ fn profile_raw(
     }
     // empty, cut or not code: ValueError naming the problem, as the CLI
     let (insns, failed) = pipeline::decode_code_checked(&code, pipeline::raw_origin(name, bytes))?;
-    let warnings = pipeline::raw_code_warning(insns.len(), failed)
+    let mut warnings: Vec<String> = pipeline::raw_code_warning(insns.len(), failed)
         .into_iter()
         .collect();
     let listing = pipeline::listing(&code, Syntax::Default);
     let mut profile = metal_profiler::app::profile_one(&code, insns, &args, None, None);
+    // called functions: cut code is a ValueError, the rest warnings
+    warnings.extend(metal_profiler::app::program_checks(
+        name,
+        &profile.program,
+        true,
+    )?);
     profile.unknown_encodings = failed;
     if failed > 0 {
         profile.unknown_lines = pipeline::unknown_lines(&code);
@@ -317,6 +323,8 @@ fn profile_in_archive(
     let listing = pipeline::listing(&code, Syntax::Default);
     let mut profile =
         metal_profiler::app::profile_one(&code, insns, &args, Some((archive, f)), prolog);
+    let calls =
+        metal_profiler::app::program_checks(&format!("`{}`", f.symbol), &profile.program, false)?;
     profile.unknown_encodings = failed;
     if failed > 0 {
         profile.unknown_lines = pipeline::unknown_lines(&code);
@@ -326,6 +334,7 @@ fn profile_in_archive(
     if failed > 0 {
         warnings.push(metal_profiler::app::unknown_warning(&f.symbol, failed));
     }
+    warnings.extend(calls);
     Ok(PyProfile {
         profile,
         listing,

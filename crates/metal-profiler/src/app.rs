@@ -404,22 +404,8 @@ fn finish_raw_listing(
     err: &mut dyn Write,
 ) -> Result<(), Error> {
     pipeline::check_decoded(origin, n, failed, cut)?;
-    unknown_outcome(pipeline::raw_code_warning(n, failed), a.allow_unknown, err)
-}
-
-/// Prints the warning about unknown encodings (if any) with its exit-code
-/// note, and gives the run's outcome: [`pipeline::EXIT_UNKNOWN`] unless
-/// `--allow-unknown`.
-fn unknown_outcome(
-    warning: Option<String>,
-    allow_unknown: bool,
-    err: &mut dyn Write,
-) -> Result<(), Error> {
-    let warned = warning.is_some();
-    if let Some(w) = warning {
-        let _ = writeln!(err, "{}", pipeline::with_exit_note(w, allow_unknown));
-    }
-    unknown_exit(usize::from(warned), allow_unknown)
+    let warning: Vec<String> = pipeline::raw_code_warning(n, failed).into_iter().collect();
+    warn_all(&warning, a.allow_unknown, err)
 }
 
 /// Raw machine code (`--binary`): one kernel, placed at `--offset`/`--base`.
@@ -451,15 +437,19 @@ fn run_raw(
         return finish_raw_listing(origin, n, failed, cut, a, err);
     }
     let (insns, failed) = pipeline::decode_code_checked(&code, origin)?;
-    let warning = pipeline::raw_code_warning(insns.len(), failed);
+    let mut warnings: Vec<String> = pipeline::raw_code_warning(insns.len(), failed)
+        .into_iter()
+        .collect();
     let mut prof = profile_for(&code, insns, a, None, None, format_reads_graph(a));
+    // called functions: cut code is an error (no report), the rest warnings
+    warnings.extend(program_checks(&name, &prof.program, true)?);
     prof.unknown_encodings = failed;
     if failed > 0 {
         prof.unknown_lines = pipeline::unknown_lines(&code);
     }
-    // the report is written first; the warning and exit code follow
+    // the report is written first; the warnings and exit code follow
     render_and_release(a, vec![prof], out, tty)?;
-    unknown_outcome(warning, a.allow_unknown, err)
+    warn_all(&warnings, a.allow_unknown, err)
 }
 
 /// Every combination of flags where one cannot apply, as a usage error
@@ -665,6 +655,15 @@ fn show_functions(
             prolog,
             format_reads_graph(a),
         );
+        let calls = program_checks(&format!("`{}`", f.symbol), &prof.program, false)?;
+        for w in &calls {
+            let _ = writeln!(
+                err,
+                "{}",
+                pipeline::with_exit_note(w.clone(), a.allow_unknown)
+            );
+        }
+        unknown += calls.len();
         prof.unknown_encodings = failed;
         if failed > 0 {
             prof.unknown_lines = pipeline::unknown_lines(&code);
@@ -713,6 +712,97 @@ fn unknown_exit(unknown: usize, allow_unknown: bool) -> Result<(), Error> {
     } else {
         Ok(())
     }
+}
+
+/// What the whole program adds to the checks of main's code (issue 21;
+/// docs/decoder.md, "Call targets"): a called function whose code ends
+/// inside an instruction is an error (exit 1: the input is cut short); a
+/// direct call whose target holds no code to follow (outside the input,
+/// not on an instruction, zero bytes or bytes that do not decode, not code)
+/// and encodings the G13 tables do not know in called functions are
+/// warnings, one line each (the output is written; each makes the run exit
+/// [`pipeline::EXIT_UNKNOWN`] unless `--allow-unknown`). `name` is how the
+/// code is named (the file, or an archive function's symbol in backticks);
+/// `raw`: raw code (`--binary`), for the hints.
+pub fn program_checks(
+    name: &str,
+    program: &agx_analysis::program::Program,
+    raw: bool,
+) -> Result<Vec<String>, Error> {
+    use agx_analysis::program::{fmt_target, NoFunction};
+    let mut first = None;
+    let mut more = 0;
+    for (c, why) in program.unfollowed_calls() {
+        let t = fmt_target(c.target.unwrap_or(0));
+        if let NoFunction::Cut(cut) = why {
+            let fix = if raw {
+                "the input is cut short: give the whole code"
+            } else {
+                "the archive is cut short or damaged: rebuild it"
+            };
+            return Err(Error::input(format!(
+                "{name}: the function at {t} (called at 0x{:x}): {cut}; {fix}",
+                c.at
+            )));
+        }
+        if first.is_none() {
+            first = Some(format!(
+                "the call at 0x{:x} to {t} is not followed: {why}",
+                c.at
+            ));
+        } else {
+            more += 1;
+        }
+    }
+    let mut warnings = Vec::new();
+    if let Some(first) = first {
+        let more = if more > 0 {
+            format!(" (and {more} more call(s) with no code to follow)")
+        } else {
+            String::new()
+        };
+        let hint = if raw {
+            " (check --offset and --base)"
+        } else {
+            ""
+        };
+        warnings.push(format!(
+            "warning: {name}: {first}{more}; only the call instruction is costed{hint}"
+        ));
+    }
+    let called: Vec<_> = program.functions[1..]
+        .iter()
+        .filter(|f| f.unknown > 0)
+        .collect();
+    if let Some(f) = called.first() {
+        let n: usize = called.iter().map(|f| f.unknown).sum();
+        let which = if called.len() == 1 {
+            format!("the function at 0x{:x}", f.entry)
+        } else {
+            format!(
+                "{} called functions (the first at 0x{:x})",
+                called.len(),
+                f.entry
+            )
+        };
+        warnings.push(format!(
+            "warning: {name}: {which}: {n} position(s) hold encodings the G13 tables do not know; left out of the analysis"
+        ));
+    }
+    Ok(warnings)
+}
+
+/// Writes each warning with the exit-code note; the run's outcome:
+/// [`pipeline::EXIT_UNKNOWN`] when there is any, unless `--allow-unknown`.
+fn warn_all(warnings: &[String], allow_unknown: bool, err: &mut dyn Write) -> Result<(), Error> {
+    for w in warnings {
+        let _ = writeln!(
+            err,
+            "{}",
+            pipeline::with_exit_note(w.clone(), allow_unknown)
+        );
+    }
+    unknown_exit(warnings.len(), allow_unknown)
 }
 
 /// Model options from the command line, for code of the default GPU.
@@ -797,14 +887,39 @@ struct ArchiveCode<'a> {
 }
 
 impl agx_analysis::program::CodeSource for ArchiveCode<'_> {
-    fn function_at(&self, target: i64) -> Option<agx_analysis::program::FunctionCode> {
-        let t = u64::try_from(target).ok()?;
-        let g = self.archive.function_at(self.function, t)?;
+    fn function_at(
+        &self,
+        target: i64,
+    ) -> Result<agx_analysis::program::FunctionCode, agx_analysis::program::NoFunction> {
+        use agx_analysis::program::NoFunction;
+        let missing = || {
+            NoFunction::Missing(format!(
+                "no function of the archive starts at {}",
+                agx_analysis::program::fmt_target(target)
+            ))
+        };
+        let t = u64::try_from(target).map_err(|_| missing())?;
+        let g = self
+            .archive
+            .function_at(self.function, t)
+            .ok_or_else(missing)?;
         let code = pipeline::function_code(self.archive, g);
-        Some(agx_analysis::program::FunctionCode {
+        // the checks of main's code (pipeline::check_decoded)
+        let d = agx_isa::stream::decode_checked(code.bytes(), code.addr);
+        if let Some(pct) = agx_isa::stream::not_code_percent(d.insns.len(), d.failed) {
+            return Err(NoFunction::Malformed(format!(
+                "`{}`: {pct}% of its code does not decode",
+                g.symbol
+            )));
+        }
+        if let Some(c) = d.cut {
+            return Err(NoFunction::Cut(c));
+        }
+        Ok(agx_analysis::program::FunctionCode {
             entry: g.text_offset as u32,
             symbol: Some(g.symbol.clone()),
-            insns: pipeline::decode_code(&code).0,
+            insns: d.insns,
+            unknown: d.failed,
         })
     }
 }
@@ -830,12 +945,11 @@ impl<'a> RawCode<'a> {
 }
 
 impl agx_analysis::program::CodeSource for RawCode<'_> {
-    fn function_at(&self, target: i64) -> Option<agx_analysis::program::FunctionCode> {
+    fn function_at(
+        &self,
+        target: i64,
+    ) -> Result<agx_analysis::program::FunctionCode, agx_analysis::program::NoFunction> {
         self.image().function_at(target)
-    }
-
-    fn not_followed(&self, target: i64) -> Option<String> {
-        self.image.get()?.not_followed(target)
     }
 }
 

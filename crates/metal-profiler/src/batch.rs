@@ -67,6 +67,10 @@ pub struct Row {
     /// Positions of main holding encodings the G13 tables do not know
     /// (`unknown_encodings`; not a table column).
     pub unknown_encodings: usize,
+    /// Warnings about its called functions ([`crate::app::program_checks`]:
+    /// calls with no code to follow, unknown encodings in callees); each
+    /// counts as unknown code for the exit code.
+    pub call_warnings: Vec<String>,
 }
 
 /// Rounds as the JSON document does, so a row equals what its document says.
@@ -91,7 +95,26 @@ impl Row {
             fills: a.fills,
             top_suggestion: p.suggestions.first().map(|s| s.message.clone()),
             unknown_encodings: p.unknown_encodings,
+            call_warnings: Vec::new(),
         }
+    }
+
+    /// What the row holds of code not analysed, one line each without the
+    /// `warning: ` prefix: main's unknown encodings, then the warnings about
+    /// its called functions.
+    pub fn unknown_lines(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        if self.unknown_encodings > 0 {
+            v.push(format!(
+                "{}: `{}`: {} position(s) hold encodings the G13 tables do not know; left out of the analysis",
+                self.source, self.name, self.unknown_encodings
+            ));
+        }
+        for w in &self.call_warnings {
+            let w = w.strip_prefix("warning: ").unwrap_or(w);
+            v.push(format!("{}: {w}", self.source));
+        }
+        v
     }
 
     /// Registers in 32-bit GPRs (`registers.allocated_gprs`).
@@ -375,8 +398,12 @@ fn run_task(
         pipeline::decode_code(&pc).0
     });
     let mut prof = profile_one(&code, insns, a, Some((archive, f)), prolog);
+    let call_warnings =
+        crate::app::program_checks(&format!("`{}`", f.symbol), &prof.program, false)
+            .map_err(|e| fail(e.message))?;
     prof.unknown_encodings = failed;
-    let row = Row::of(&file.display, &prof);
+    let mut row = Row::of(&file.display, &prof);
+    row.call_warnings = call_warnings;
     let json = if want == Want::Json {
         let mut buf = Vec::new();
         agx_report::json::write_kernel(&mut buf, &prof, Some(&file.display))
@@ -811,13 +838,16 @@ pub fn run_batch(b: &BatchArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
 /// prints it, with the source file); returns how many kernels.
 pub fn unknown_warnings(rows: &[Row], allow_unknown: bool, err: &mut dyn Write) -> usize {
     let mut n = 0;
-    for r in rows.iter().filter(|r| r.unknown_encodings > 0) {
-        n += 1;
-        let w = format!(
-            "warning: {}: `{}`: {} position(s) hold encodings the G13 tables do not know; left out of the analysis",
-            r.source, r.name, r.unknown_encodings
-        );
-        let _ = writeln!(err, "{}", pipeline::with_exit_note(w, allow_unknown));
+    for r in rows {
+        let lines = r.unknown_lines();
+        n += usize::from(!lines.is_empty());
+        for w in lines {
+            let _ = writeln!(
+                err,
+                "{}",
+                pipeline::with_exit_note(format!("warning: {w}"), allow_unknown)
+            );
+        }
     }
     n
 }

@@ -464,12 +464,10 @@ fn load_side_counted(
     for e in errors {
         warnings.push(format!("{label}: {}: {}", e.source, e.error));
     }
-    for r in rows.iter().filter(|r| r.unknown_encodings > 0) {
-        *unknown += 1;
-        warnings.push(format!(
-            "{label}: {}: `{}`: {} position(s) hold encodings the G13 tables do not know; left out of the analysis",
-            r.source, r.name, r.unknown_encodings
-        ));
+    for r in &rows {
+        let lines = r.unknown_lines();
+        *unknown += usize::from(!lines.is_empty());
+        warnings.extend(lines.into_iter().map(|w| format!("{label}: {w}")));
     }
     Ok(rows.iter().map(Entry::of_row).collect())
 }

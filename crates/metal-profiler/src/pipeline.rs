@@ -46,13 +46,10 @@ impl Error {
 /// all of it" from a failure.
 pub const EXIT_UNKNOWN: i32 = 4;
 
-/// Code is refused as not machine code when at least this share (percent)
-/// of its positions do not decode. Real kernels decode fully (the Mesa and
-/// real corpora: 0 undecodable positions); random bytes leave ~60–65%
-/// undecodable, text and images more. A quarter leaves room for code with
-/// a few encodings our tables do not know (reported, exit [`EXIT_UNKNOWN`])
-/// and refuses data long before it could pass for code.
-pub const NOT_CODE_PERCENT: usize = 25;
+/// The share of undecodable positions at which code is refused as not
+/// machine code (defined beside the decoder: the raw-code front end and the
+/// called functions of raw code, `agx_analysis::raw_image`, apply one rule).
+pub use agx_isa::stream::NOT_CODE_PERCENT;
 
 /// Where decoded code came from, for the checks' messages
 /// ([`check_decoded`]).
@@ -110,8 +107,7 @@ pub fn check_decoded(
             }
         }));
     }
-    if failed * 100 >= total * NOT_CODE_PERCENT {
-        let pct = (failed * 100 + total / 2) / total;
+    if let Some(pct) = agx_isa::stream::not_code_percent(insns, failed) {
         let hint = match origin {
             Origin::Raw { archive: true, .. } => "it is a Metal binary archive: drop --binary",
             Origin::Raw { .. } => "is it an archive? drop --binary",

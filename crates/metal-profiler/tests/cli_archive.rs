@@ -4,42 +4,13 @@
 //! function at its `__text` offset, `; -> helper` call annotations, and every
 //! container error path with its message and exit code.
 
+mod common;
 use agx_container::testutil::*;
-use agx_container::{Stage, CPU_TYPE_APPLEGPU};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn real(name: &str) -> Vec<u8> {
-    std::fs::read(repo().join("testdata/archives/real").join(name)).unwrap()
-}
+use agx_container::Stage;
+use common::*;
 
 fn real_text(name: &str) -> String {
     std::fs::read_to_string(repo().join("testdata/archives/real").join(name)).unwrap()
-}
-
-const HELPER_SYM: &str = "l__Z6helperPU9MTLdeviceKjj";
-
-/// marysaka's `simple_call`: helper at 0, main at 0x180 in `__text`, with an
-/// AIR slice that names the kernel.
-fn simple_call_archive() -> Vec<u8> {
-    let helper = real("simple_call_compute_l__Z6helperPU9MTLdeviceKjj.bin");
-    let main = real("simple_call_compute_shader.bin");
-    let (text, syms) = place_text(&[(HELPER_SYM, 0, &helper), ("_agc.main", 0x180, &main)]);
-    let image = gpu_image_stages(
-        G13G,
-        &[(Stage::Compute, code_image(&text, Some(&sym_refs(&syms))))],
-    );
-    fat(
-        &[
-            air_slice(&["simple_call"]),
-            (CPU_TYPE_APPLEGPU, G13G, image),
-        ],
-        false,
-    )
 }
 
 /// texread: prolog at 0, main at 64, kernel name as a symbol prefix.
@@ -54,36 +25,6 @@ fn texread_archive() -> Vec<u8> {
         64,
     );
     build_test_archive(G13G, Stage::Compute, &text, &sym_refs(&syms))
-}
-
-struct Tmp(PathBuf);
-impl Drop for Tmp {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn write_tmp(name: &str, bytes: &[u8]) -> (Tmp, PathBuf) {
-    let dir = std::env::temp_dir().join(format!("mp-cli-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, bytes).unwrap();
-    (Tmp(dir), p)
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_metal-profile"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap()
-}
-
-fn out(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// applegpu's listing of code printed at base 0, moved to `base`: the

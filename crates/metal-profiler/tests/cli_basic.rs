@@ -1,43 +1,8 @@
 //! End-to-end tests of the `metal-profile` binary: disassembly identical to
 //! applegpu, and every error path with its message and exit code.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_metal-profile"))
-        .args(args)
-        .current_dir(repo())
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run metal-profile")
-}
-
-fn run_stdin(args: &[&str], input: &[u8]) -> Output {
-    use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_metal-profile"))
-        .args(args)
-        .current_dir(repo())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    child.wait_with_output().unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod common;
+use common::*;
 
 /// The listing applegpu printed for the Mesa matmul kernel (testdata copy).
 fn matmul_reference() -> String {
@@ -48,16 +13,16 @@ fn matmul_reference() -> String {
 #[test]
 fn disasm_only_matches_applegpu() {
     let o = run(&["--binary", "examples/matmul_naive.bin", "--disasm-only"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(stdout(&o), matmul_reference());
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(out(&o), matmul_reference());
 }
 
 #[test]
 fn disasm_only_reads_stdin() {
     let bytes = std::fs::read(repo().join("examples/matmul_naive.bin")).unwrap();
     let o = run_stdin(&["--binary", "-", "--disasm-only"], &bytes);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(stdout(&o), matmul_reference());
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(out(&o), matmul_reference());
 }
 
 #[test]
@@ -71,7 +36,7 @@ fn offset_is_a_seek_and_addresses_are_relative() {
         "0x1c",
     ]);
     assert!(o.status.success());
-    let first = stdout(&o).lines().next().unwrap().to_string();
+    let first = out(&o).lines().next().unwrap().to_string();
     assert_eq!(
         first,
         "   0: 520841000000         if_icmp          r0l, ueq, r0h, 0, 1"
@@ -88,7 +53,7 @@ fn base_moves_addresses_and_targets() {
         "0x1000",
     ]);
     assert!(o.status.success());
-    let out = stdout(&o);
+    let out = out(&o);
     assert!(out.starts_with("1000: 72051004"), "{out}");
     assert!(out.contains("jmp_exec_any     0x1034"), "{out}");
 }
@@ -103,14 +68,14 @@ fn cryptic_syntax() {
         "cryptic",
     ]);
     assert!(o.status.success());
-    assert!(!stdout(&o).contains(".cache"));
+    assert!(!out(&o).contains(".cache"));
 }
 
 #[test]
 fn missing_file_is_a_clean_error() {
     let o = run(&["--binary", "no/such/file.bin", "--disasm-only"]);
     assert_eq!(o.status.code(), Some(1));
-    let e = stderr(&o);
+    let e = err(&o);
     assert_eq!(e.lines().count(), 1, "{e}");
     assert!(
         e.contains("cannot read no/such/file.bin: no such file"),
@@ -122,21 +87,21 @@ fn missing_file_is_a_clean_error() {
 fn no_input_is_a_usage_error() {
     let o = run(&[]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("no input"), "{}", stderr(&o));
+    assert!(err(&o).contains("no input"), "{}", err(&o));
 }
 
 #[test]
 fn bad_flag_is_a_usage_error() {
     let o = run(&["--binary", "examples/matmul_naive.bin", "--no-such-flag"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("--no-such-flag"), "{}", stderr(&o));
+    assert!(err(&o).contains("--no-such-flag"), "{}", err(&o));
 }
 
 #[test]
 fn odd_offset_rejected() {
     let o = run(&["--binary", "examples/matmul_naive.bin", "--offset", "3"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("odd"), "{}", stderr(&o));
+    assert!(err(&o).contains("odd"), "{}", err(&o));
 }
 
 #[test]
@@ -148,7 +113,7 @@ fn offset_past_end_rejected() {
         "0x100000",
     ]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("past the end"), "{}", stderr(&o));
+    assert!(err(&o).contains("past the end"), "{}", err(&o));
 }
 
 #[test]
@@ -156,9 +121,9 @@ fn list_on_raw_code_rejected() {
     let o = run(&["--binary", "examples/matmul_naive.bin", "--list"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
-        stderr(&o).contains("--list needs a Metal binary archive"),
+        err(&o).contains("--list needs a Metal binary archive"),
         "{}",
-        stderr(&o)
+        err(&o)
     );
 }
 
@@ -169,7 +134,7 @@ fn metal_source_on_linux_explains_what_to_do() {
     }
     let o = run(&["examples/matmul.metal", "-f", "matmul_naive"]);
     assert_eq!(o.status.code(), Some(1));
-    let e = stderr(&o);
+    let e = err(&o);
     assert!(e.contains("macOS") && e.contains("export"), "{e}");
 }
 
@@ -178,7 +143,7 @@ fn garbage_raw_input_is_refused() {
     let junk: Vec<u8> = (0..64u32).map(|i| (i * 37 + 11) as u8 | 0x80).collect();
     let o = run_stdin(&["--binary", "-", "--disasm-only"], &junk);
     assert_eq!(o.status.code(), Some(1));
-    let e = stderr(&o);
+    let e = err(&o);
     assert!(
         e.starts_with("metal-profile: error: <stdin> does not look like G13 machine code: "),
         "{e}"
@@ -199,13 +164,13 @@ fn asm_round_trips_a_listing() {
         "-o",
         bin.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.status.success(), "{}", err(&o));
     let original = std::fs::read(repo().join("examples/matmul_naive.bin")).unwrap();
     let got = std::fs::read(&bin).unwrap();
     assert_eq!(&got[..], &original[..got.len()]);
     let o = run(&["asm", "--check", listing.to_str().unwrap()]);
     assert!(o.status.success());
-    assert!(stderr(&o).contains("ok (25 instructions"), "{}", stderr(&o));
+    assert!(err(&o).contains("ok (25 instructions"), "{}", err(&o));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -216,7 +181,7 @@ fn asm_error_names_line_and_column() {
         b"fadd32 r0, r1, r2\nfad32 r0, r1, r2\n",
     );
     assert_eq!(o.status.code(), Some(1));
-    let e = stderr(&o);
+    let e = err(&o);
     assert!(
         e.contains("<stdin>: line 2, column 1: unknown mnemonic `fad32`"),
         "{e}"
@@ -229,7 +194,7 @@ fn model_flags_change_the_estimate_and_are_checked() {
         let mut a = vec!["--binary", "examples/matmul_naive.bin", "--format", "json"];
         a.extend_from_slice(args);
         let o = run(&a);
-        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(o.status.success(), "{}", err(&o));
         serde_json::from_slice(&o.stdout).unwrap()
     };
     let base = json(&[]);
@@ -272,7 +237,7 @@ fn model_flags_change_the_estimate_and_are_checked() {
 fn explain_model_lists_sources_and_assumptions() {
     let o = run(&["--explain-model"]);
     assert!(o.status.success());
-    let t = stdout(&o);
+    let t = out(&o);
     assert!(
         t.contains("agx_performance.c")
             && t.contains("metal-benchmarks")
@@ -284,22 +249,20 @@ fn explain_model_lists_sources_and_assumptions() {
 #[test]
 fn shipped_example_archives_work() {
     let o = run(&["examples/kernels.archive", "--list"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(
-        stdout(&o).contains("matmul_naive_agc.main") && stdout(&o).contains("mandelbrot_agc.main")
-    );
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(out(&o).contains("matmul_naive_agc.main") && out(&o).contains("mandelbrot_agc.main"));
     let o = run(&[
         "examples/kernels.archive",
         "-f",
         "matmul_naive",
         "--disasm-only",
     ]);
-    assert_eq!(stdout(&o), matmul_reference());
+    assert_eq!(out(&o), matmul_reference());
     let o = run(&["examples/simple_call.archive", "-f", "simple_call"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.status.success(), "{}", err(&o));
     assert!(
-        stdout(&o).contains("; -> l__Z6helperPU9MTLdeviceKjj"),
+        out(&o).contains("; -> l__Z6helperPU9MTLdeviceKjj"),
         "{}",
-        stdout(&o)
+        out(&o)
     );
 }

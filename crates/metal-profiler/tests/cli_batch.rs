@@ -4,15 +4,13 @@
 //! `--fail-on` gate trips on a real change and stays quiet without one, and
 //! the markdown report is ready for a pull request.
 
+mod common;
 use agx_container::testutil::*;
 use agx_container::Stage;
+use common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use std::process::Output;
 
 /// The main body of a Mesa kernel of testdata/mesa (layout.json's extent).
 fn mesa_main(kernel: &str) -> Vec<u8> {
@@ -39,43 +37,13 @@ fn archive(kernels: &[(&str, &str)]) -> Vec<u8> {
     build_test_archive(G13G, Stage::Compute, &text, &sym_refs(&syms))
 }
 
-struct Tmp(PathBuf);
-impl Drop for Tmp {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn tmp(tag: &str) -> Tmp {
-    let d = std::env::temp_dir().join(format!("mp-batch-{}-{tag}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    Tmp(d)
-}
-
 fn write(p: &Path, bytes: &[u8]) {
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
     std::fs::write(p, bytes).unwrap();
 }
 
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_metal-profile"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap()
-}
-
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8(o.stderr.clone()).unwrap()
 }
 
 /// A small collection: two archives at the top, one nested, a raw dump
@@ -112,10 +80,10 @@ fn batch_profiles_every_kernel_and_sorts_by_cycles() {
     let t = tmp("all");
     corpus(&t.0);
     let o = run(&["batch", s(&t.0), "--jobs", "2"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let out = stdout(&o);
-    let lines: Vec<&str> = out.lines().collect();
-    assert!(lines[0].starts_with("kernel"), "{out}");
+    assert!(o.status.success(), "{}", err(&o));
+    let text = out(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("kernel"), "{text}");
     for col in [
         "source",
         "insns",
@@ -140,12 +108,12 @@ fn batch_profiles_every_kernel_and_sorts_by_cycles() {
     ] {
         assert!(
             rows.iter().any(|r| r.split_whitespace().next() == Some(k)),
-            "{k} missing:\n{out}"
+            "{k} missing:\n{text}"
         );
     }
     assert!(
-        out.contains("7 kernel(s) from 3 archive(s); 2 non-archive file(s) skipped; 0 failed"),
-        "{out}"
+        text.contains("7 kernel(s) from 3 archive(s); 2 non-archive file(s) skipped; 0 failed"),
+        "{text}"
     );
     // sorted by cycles, descending: compare with the JSON numbers
     let j = run(&["batch", s(&t.0), "--format", "json"]);
@@ -176,8 +144,8 @@ fn batch_html_is_one_page_with_every_kernel_and_an_index() {
     let t = tmp("html");
     corpus(&t.0);
     let o = run(&["batch", s(&t.0), "--format", "html", "--jobs", "2"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let page = stdout(&o);
+    assert!(o.status.success(), "{}", err(&o));
+    let page = out(&o);
     assert!(page.starts_with("<!DOCTYPE html>") && page.trim_end().ends_with("</html>"));
     assert_eq!(page.matches("<!DOCTYPE html>").count(), 1, "one page");
     assert!(
@@ -236,7 +204,7 @@ fn batch_json_document_carries_source_name_errors() {
         "3",
     ]);
     // bad inputs never stop the batch, but the exit code says so
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
     let doc: Value = serde_json::from_slice(&o.stdout).expect("one valid JSON document");
     assert_eq!(doc["schema"], "metal-profiler/1");
     let kernels = doc["kernels"].as_array().unwrap();
@@ -274,7 +242,7 @@ fn batch_json_document_carries_source_name_errors() {
     assert_eq!(doc["summary"]["skipped"], 1);
     assert_eq!(doc["summary"]["kernels"], 7);
     assert_eq!(doc["summary"]["failed"], 3);
-    let e = stderr(&o);
+    let e = err(&o);
     assert!(e.contains("3 input(s) failed"), "{e}");
     assert!(!e.contains("panicked"), "{e}");
 }
@@ -297,7 +265,7 @@ fn batch_output_is_identical_for_any_jobs() {
     }
     for fmt in ["json", "text", "csv", "html"] {
         let one = run(&["batch", s(&t.0), "--format", fmt, "--jobs", "1"]);
-        assert!(one.status.success(), "{}", stderr(&one));
+        assert!(one.status.success(), "{}", err(&one));
         assert!(one.stdout.len() > 500);
         for jobs in ["2", "3", "8"] {
             let n = run(&["batch", s(&t.0), "--format", fmt, "--jobs", jobs]);
@@ -328,8 +296,8 @@ fn batch_output_is_identical_for_any_jobs() {
             ]
         };
         let one = run(&args("1"));
-        assert_eq!(one.status.code(), Some(1), "{}", stderr(&one));
-        let e = stderr(&one);
+        assert_eq!(one.status.code(), Some(1), "{}", err(&one));
+        let e = err(&one);
         let lines: Vec<&str> = e.lines().filter(|l| l.starts_with("error:")).collect();
         // the empty archive's main body holds no code: an error too (issue 21 item 1)
         assert_eq!(lines.len(), 3, "{e}");
@@ -354,15 +322,15 @@ fn batch_csv_quotes_fields() {
     corpus(&t.0);
     let o = run(&["batch", s(&t.0), "--format", "csv"]);
     assert!(o.status.success());
-    let out = stdout(&o);
-    let mut lines = out.lines();
+    let text = out(&o);
+    let mut lines = text.lines();
     assert_eq!(
         lines.next().unwrap(),
         "kernel,source,instructions,registers_half,occupancy_threads,occupancy_percent,cycles,bound,spills,fills,top_suggestion"
     );
     assert_eq!(lines.count(), 7);
     // suggestions contain commas: quoted, so every record parses to 11 fields
-    for line in out.lines().skip(1) {
+    for line in text.lines().skip(1) {
         let mut fields = 0;
         let mut quoted = false;
         for c in line.chars() {
@@ -384,7 +352,7 @@ fn batch_usage_errors() {
     corpus(&t.0);
     let o = run(&["batch", s(&t.0), "--jobs", "0"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("--jobs must be at least 1"));
+    assert!(err(&o).contains("--jobs must be at least 1"));
     let o = run(&["batch", s(&t.0), "--trip-count", "0"]);
     assert_eq!(o.status.code(), Some(2));
     // an archive with no kernel main body is an error of that file
@@ -395,7 +363,7 @@ fn batch_usage_errors() {
     );
     let o = run(&["batch", s(&empty)]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("no kernel main body"), "{}", stderr(&o));
+    assert!(err(&o).contains("no kernel main body"), "{}", err(&o));
 }
 
 /// Two batch documents of the same kernels, NEW with `extra` flags.
@@ -408,7 +376,7 @@ fn docs(dir: &Path, old_args: &[&str], new_args: &[&str]) -> (PathBuf, PathBuf) 
         args.extend_from_slice(extra);
         let o = run(&args);
         // 1 when an input failed: the document is still written
-        assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+        assert!(matches!(o.status.code(), Some(0 | 1)), "{}", err(&o));
         std::fs::write(p, &o.stdout).unwrap();
     }
     (old, new)
@@ -427,24 +395,24 @@ fn diff_cycles_gate_trips_on_growth_beyond_the_limit() {
     // doubling the assumed trip count roughly doubles looping kernels' cycles
     let (old, new) = docs(&t.0, &[], &["--trip-count", "32"]);
     let o = diff(&old, &new, &["--fail-on", "cycles:5%"]);
-    assert_eq!(o.status.code(), Some(3), "{}", stdout(&o));
-    let out = stdout(&o);
-    assert!(out.contains("gate cycles:5%: TRIPPED by"), "{out}");
-    assert!(out.contains("matmul"), "{out}");
-    assert!(stderr(&o).contains("regression gate tripped: cycles:5%"));
+    assert_eq!(o.status.code(), Some(3), "{}", out(&o));
+    let text = out(&o);
+    assert!(text.contains("gate cycles:5%: TRIPPED by"), "{text}");
+    assert!(text.contains("matmul"), "{text}");
+    assert!(err(&o).contains("regression gate tripped: cycles:5%"));
     // a generous limit holds; so does an absolute one above the growth
     let o = diff(&old, &new, &["--fail-on", "cycles:1000%"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
-    assert!(stdout(&o).contains("gate cycles:1000%: ok"));
+    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+    assert!(out(&o).contains("gate cycles:1000%: ok"));
     let o = diff(&old, &new, &["--fail-on", "cycles:1000000"]);
     assert_eq!(o.status.code(), Some(0));
     // an improvement never trips
     let o = diff(&new, &old, &["--fail-on", "cycles"]);
-    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
     // same inputs: nothing changed
     let o = diff(&old, &old, &["--fail-on", "cycles", "--fail-on", "removed"]);
     assert_eq!(o.status.code(), Some(0));
-    assert!(stdout(&o).contains("0 changed, 7 unchanged, 0 added, 0 removed"));
+    assert!(out(&o).contains("0 changed, 7 unchanged, 0 added, 0 removed"));
 }
 
 /// OLD: `gemm` = Mesa's gemm8x8_wg640 (5 spills); NEW: `gemm` =
@@ -518,13 +486,13 @@ fn diff_every_gate_on_archives() {
     // kernels matched across old/ and new/ by relative source and name
     let o = diff(&old, &new, &[]);
     assert_eq!(o.status.code(), Some(0));
-    let out = stdout(&o);
+    let text = out(&o);
     assert!(
-        out.contains("2 kernel(s) compared: 1 changed, 1 unchanged, 1 added, 1 removed"),
-        "{out}"
+        text.contains("2 kernel(s) compared: 1 changed, 1 unchanged, 1 added, 1 removed"),
+        "{text}"
     );
-    assert!(out.contains("+ fresh"), "{out}");
-    assert!(out.contains("- gone"), "{out}");
+    assert!(text.contains("+ fresh"), "{text}");
+    assert!(text.contains("- gone"), "{text}");
 }
 
 #[test]
@@ -586,16 +554,16 @@ fn diff_bad_specs_and_inputs() {
     ] {
         let o = diff(&old, &new, &["--fail-on", spec]);
         assert_eq!(o.status.code(), Some(2), "{spec}");
-        assert!(stderr(&o).contains(msg), "{spec}: {}", stderr(&o));
+        assert!(err(&o).contains(msg), "{spec}: {}", err(&o));
     }
     let junk = t.0.join("junk.json");
     std::fs::write(&junk, b"{\"hello\": 1}").unwrap();
     let o = diff(&old, &junk, &[]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("not a metal-profiler/1 document"));
+    assert!(err(&o).contains("not a metal-profiler/1 document"));
     let o = diff(&old, &t.0.join("missing.json"), &[]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(!stderr(&o).contains("panicked"));
+    assert!(!err(&o).contains("panicked"));
 }
 
 #[test]
@@ -615,7 +583,7 @@ fn diff_markdown_is_a_pull_request_comment() {
         ],
     );
     assert_eq!(o.status.code(), Some(3));
-    let md = stdout(&o);
+    let md = out(&o);
     let lines: Vec<&str> = md.lines().collect();
     assert_eq!(lines[0], "### metal-profiler: kernel changes");
     assert!(md.contains("- ❌ `spills` tripped by `gemm`"), "{md}");
@@ -686,15 +654,14 @@ fn batch_does_not_walk_a_symlink_loop_forever() {
     corpus(&t.0);
     std::os::unix::fs::symlink(&t.0, t.0.join("nested/back")).unwrap();
     let o = run(&["batch", s(&t.0), "--format", "csv"]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(stdout(&o).lines().count(), 1 + 7, "{}", stdout(&o));
+    assert!(o.status.success(), "{}", err(&o));
+    assert_eq!(out(&o).lines().count(), 1 + 7, "{}", out(&o));
 }
 
 /// Runs `metal-profile ARGS`, killed after `secs` (a hang is a failure).
 fn run_within(args: &[&str], secs: u64) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_metal-profile"))
+    let mut child = bin()
         .args(args)
-        .env("NO_COLOR", "1")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -741,12 +708,12 @@ fn batch_json_of_many_one_kernel_archives_finishes_in_order() {
         );
     }
     let one = run_within(&["batch", s(&t.0), "--format", "json", "--jobs", "1"], 120);
-    assert!(one.status.success(), "{}", stderr(&one));
+    assert!(one.status.success(), "{}", err(&one));
     let v: Value = serde_json::from_slice(&one.stdout).unwrap();
     assert_eq!(v["kernels"].as_array().unwrap().len(), 600);
     for jobs in ["2", "3", "8"] {
         let n = run_within(&["batch", s(&t.0), "--format", "json", "--jobs", jobs], 120);
-        assert!(n.status.success(), "{}", stderr(&n));
+        assert!(n.status.success(), "{}", err(&n));
         assert!(
             n.stdout == one.stdout,
             "--jobs {jobs} differs from --jobs 1"
@@ -760,7 +727,7 @@ fn batch_json_of_many_one_kernel_archives_finishes_in_order() {
 fn batch_profiles_a_file_named_twice_once() {
     let kernels = |args: &[&str]| -> Vec<(String, String)> {
         let o = run(args);
-        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        assert!(o.status.success(), "{args:?}: {}", err(&o));
         let v: Value = serde_json::from_slice(&o.stdout).unwrap();
         v["kernels"]
             .as_array()

@@ -4,41 +4,9 @@
 //! testdata/archives/real) and from raw code (`--binary` of a `__text`
 //! image with the helper before main, `--offset` at main).
 
-use agx_container::testutil::*;
-use agx_container::{Stage, CPU_TYPE_APPLEGPU};
+mod common;
+use common::*;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-const HELPER_SYM: &str = "l__Z6helperPU9MTLdeviceKjj";
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_metal-profile"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap()
-}
-
-fn json(args: &[&str]) -> Value {
-    let mut a = args.to_vec();
-    a.extend(["--format", "json"]);
-    let o = run(&a);
-    assert!(
-        o.status.success(),
-        "{a:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    serde_json::from_slice(&o.stdout).unwrap()
-}
-
-fn path(p: &str) -> String {
-    repo().join(p).to_string_lossy().into_owned()
-}
 
 /// The helper analysed alone (its own bytes, base 0 = its `__text` offset).
 fn helper_alone() -> Value {
@@ -132,21 +100,7 @@ fn raw_text_image_with_offset_at_main() {
 
 #[test]
 fn built_archive_around_real_apple_code() {
-    let real = |n: &str| std::fs::read(repo().join("testdata/archives/real").join(n)).unwrap();
-    let helper = real("simple_call_compute_l__Z6helperPU9MTLdeviceKjj.bin");
-    let main = real("simple_call_compute_shader.bin");
-    let (text, syms) = place_text(&[(HELPER_SYM, 0, &helper), ("_agc.main", 0x180, &main)]);
-    let image = gpu_image_stages(
-        G13G,
-        &[(Stage::Compute, code_image(&text, Some(&sym_refs(&syms))))],
-    );
-    let bytes = fat(
-        &[
-            air_slice(&["simple_call"]),
-            (CPU_TYPE_APPLEGPU, G13G, image),
-        ],
-        false,
-    );
+    let bytes = simple_call_archive();
     let dir = std::env::temp_dir().join(format!("mp-calls-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join("sc.archive");

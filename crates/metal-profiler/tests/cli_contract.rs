@@ -4,58 +4,10 @@
 //! conflict, `--list`/`--explain-model` have JSON forms, and every example
 //! line of `--help` and README.md runs.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn run_in(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Output {
-    use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_metal-profile"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn metal-profile");
-    if let Some(data) = stdin {
-        child.stdin.take().unwrap().write_all(data).unwrap();
-    }
-    child.wait_with_output().unwrap()
-}
-
-fn run(args: &[&str]) -> Output {
-    run_in(&repo(), args, None)
-}
-
-fn out(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-struct Tmp(PathBuf);
-impl Drop for Tmp {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn tmp_dir(tag: &str) -> Tmp {
-    let d = std::env::temp_dir().join(format!("mp-contract-{}-{tag}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    Tmp(d)
-}
+mod common;
+use common::*;
+use std::path::Path;
+use std::process::Output;
 
 /// Asserts exit 1 and exactly one stderr line containing every `want`.
 fn refused(o: &Output, wants: &[&str]) {
@@ -138,7 +90,7 @@ fn bad_inputs() -> Vec<(&'static str, Vec<u8>, &'static str)> {
 
 #[test]
 fn bad_positional_inputs_are_refused_naming_what_they_are() {
-    let t = tmp_dir("bad");
+    let t = tmp("bad");
     for (name, bytes, what) in bad_inputs() {
         let p = t.0.join(name);
         std::fs::write(&p, &bytes).unwrap();
@@ -412,7 +364,7 @@ fn example_args(line: &str) -> Option<Vec<String>> {
 }
 
 fn check_examples(source: &str, lines: Vec<String>) -> usize {
-    let t = tmp_dir(source);
+    let t = tmp(source);
     // run where `examples/` resolves but outputs (asm -o) land in a temp dir
     #[cfg(unix)]
     std::os::unix::fs::symlink(repo().join("examples"), t.0.join("examples")).unwrap();
@@ -472,7 +424,7 @@ fn every_readme_example_runs() {
 
 #[test]
 fn asm_round_trip_keeps_stack_adjusts_in_native_syntax_and_warns_in_applegpu_syntax() {
-    let t = tmp_dir("asm");
+    let t = tmp("asm");
     let listing = |syntax: &str| {
         let o = run(&[
             "examples/simple_call.archive",

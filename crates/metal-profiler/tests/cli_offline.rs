@@ -7,33 +7,16 @@
 //! metal-tt errors (with the AIR-version fix), timeouts, missing or garbage
 //! output, bad targets, and no `xcrun` at all.
 
+mod common;
 use agx_container::testutil::*;
-use agx_container::{Stage, CPU_TYPE_APPLEGPU};
-use std::path::{Path, PathBuf};
+use agx_container::CPU_TYPE_APPLEGPU;
+use common::*;
+use std::path::PathBuf;
 use std::process::{Command, Output};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn real(name: &str) -> Vec<u8> {
-    std::fs::read(repo().join("testdata/archives/real").join(name)).unwrap()
-}
 
 /// What metal-tt "writes": `simple_call` for G13G and G14G, with AIR.
 fn prepared_archive() -> Vec<u8> {
-    let helper = real("simple_call_compute_l__Z6helperPU9MTLdeviceKjj.bin");
-    let main = real("simple_call_compute_shader.bin");
-    let (text, syms) = place_text(&[
-        ("l__Z6helperPU9MTLdeviceKjj", 0, &helper),
-        ("_agc.main", 0x180, &main),
-    ]);
-    let img = |sub| {
-        gpu_image_stages(
-            sub,
-            &[(Stage::Compute, code_image(&text, Some(&sym_refs(&syms))))],
-        )
-    };
+    let img = simple_call_image;
     fat(
         &[
             air_slice(&["simple_call"]),
@@ -135,13 +118,6 @@ impl Env {
             .collect();
         assert!(left.is_empty(), "left behind: {left:?}");
     }
-}
-
-fn out(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 const TT: &str = "-sdk macosx metal-tt";

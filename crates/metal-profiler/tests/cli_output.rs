@@ -1,30 +1,10 @@
 //! `-o/--output FILE` for every format, and the `--format html` / `--format
 //! dot` views from the command line.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_metal-profile"))
-        .args(args)
-        .current_dir(repo())
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap()
-}
+mod common;
+use common::*;
 
 const MANDEL: &str = "testdata/mesa/cf_mandelbrot/cf_mandelbrot.bin";
-
-struct Tmp(PathBuf);
-impl Drop for Tmp {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 #[test]
 fn output_file_holds_exactly_what_stdout_would() {

@@ -3,66 +3,13 @@
 //! their exit code (`--allow-unknown`), and one-line usage errors. Each bad
 //! input is checked for its exit code and its exact one line on stderr.
 
+mod common;
 use agx_container::testutil::*;
 use agx_container::Stage;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn run_in(dir: &Path, args: &[&str], stdin: &[u8]) -> Output {
-    use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_metal-profile"))
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn metal-profile");
-    let _ = child.stdin.take().unwrap().write_all(stdin);
-    child.wait_with_output().unwrap()
-}
-
-fn run(args: &[&str]) -> Output {
-    run_in(&repo(), args, &[])
-}
-
-fn out(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// A scratch directory removed on drop.
-struct Tmp(PathBuf);
-
-impl Drop for Tmp {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn tmp(tag: &str) -> Tmp {
-    let d = std::env::temp_dir().join(format!("mp-raw-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    Tmp(d)
-}
+use common::*;
 
 fn matmul() -> Vec<u8> {
     std::fs::read(repo().join("examples/matmul_naive.bin")).unwrap()
-}
-
-/// The exit code and the only line on stderr.
-fn one_line(o: &Output) -> (Option<i32>, String) {
-    let e = err(o);
-    assert_eq!(e.lines().count(), 1, "one stderr line expected:\n{e}");
-    (o.status.code(), e.trim_end().to_string())
 }
 
 /// A deterministic stream of bytes (xorshift).
@@ -90,11 +37,11 @@ fn code_cut_inside_an_instruction_is_an_error() {
         (147, 0x92, "metal-profile: error: c.bin: the code ends inside an instruction at 0x92: 1 of 2 bytes; the input is cut short or --offset is wrong: give the whole code"),
     ] {
         std::fs::write(t.0.join("c.bin"), &m[..len]).unwrap();
-        let o = run_in(&t.0, &["--binary", "c.bin"], &[]);
+        let o = run_in(&t.0, &["--binary", "c.bin"], None);
         assert_eq!(one_line(&o), (Some(1), line.to_string()), "{len} bytes");
         assert_eq!(out(&o), "", "no report for cut code");
         // --disasm-only: the listing up to the cut, then the same error
-        let o = run_in(&t.0, &["--binary", "c.bin", "--disasm-only"], &[]);
+        let o = run_in(&t.0, &["--binary", "c.bin", "--disasm-only"], None);
         assert_eq!(one_line(&o), (Some(1), line.to_string()), "{len} bytes");
         let whole = run(&["--binary", "examples/matmul_naive.bin", "--disasm-only"]);
         let want: String = out(&whole)
@@ -107,7 +54,7 @@ fn code_cut_inside_an_instruction_is_an_error() {
             .collect();
         assert_eq!(out(&o), want, "{len} bytes: the listing before the cut");
         // stdin: the same, named <stdin>
-        let o = run_in(&t.0, &["--binary", "-", "--disasm-only"], &m[..len]);
+        let o = run_in(&t.0, &["--binary", "-", "--disasm-only"], Some(&m[..len]));
         assert_eq!(
             one_line(&o),
             (Some(1), line.replace("c.bin", "<stdin>")),
@@ -126,14 +73,14 @@ fn empty_code_is_an_error() {
     for extra in [&[][..], &["--disasm-only"][..]] {
         let mut args = vec!["--binary", "e.bin"];
         args.extend_from_slice(extra);
-        let o = run_in(&t.0, &args, &[]);
+        let o = run_in(&t.0, &args, None);
         assert_eq!(
             one_line(&o),
             (Some(1), "metal-profile: error: e.bin is empty: no machine code to disassemble or profile; give a file of G13 machine code".into())
         );
         let mut args = vec!["--binary", "-"];
         args.extend_from_slice(extra);
-        let o = run_in(&t.0, &args, &[]);
+        let o = run_in(&t.0, &args, None);
         assert_eq!(
             one_line(&o),
             (Some(1), "metal-profile: error: <stdin> is empty: no machine code to disassemble or profile; give a file of G13 machine code".into())
@@ -149,7 +96,7 @@ fn empty_code_is_an_error() {
     }
     // only zero bytes: no instruction
     std::fs::write(t.0.join("z.bin"), [0u8; 64]).unwrap();
-    let o = run_in(&t.0, &["--binary", "z.bin"], &[]);
+    let o = run_in(&t.0, &["--binary", "z.bin"], None);
     assert_eq!(
         one_line(&o),
         (Some(1), "metal-profile: error: z.bin holds no G13 instructions (only zero bytes); check the file and --offset".into())
@@ -160,7 +107,7 @@ fn empty_code_is_an_error() {
 fn input_that_is_not_code_is_refused() {
     let t = tmp("notcode");
     std::fs::write(t.0.join("noise.bin"), noise(65536)).unwrap();
-    let o = run_in(&t.0, &["--binary", "noise.bin"], &[]);
+    let o = run_in(&t.0, &["--binary", "noise.bin"], None);
     let (code, line) = one_line(&o);
     assert_eq!(code, Some(1));
     assert!(
@@ -193,7 +140,7 @@ fn input_that_is_not_code_is_refused() {
         "hello, this is not machine code at all\n".repeat(40),
     )
     .unwrap();
-    let o = run_in(&t.0, &["--binary", "t.txt", "--disasm-only"], &[]);
+    let o = run_in(&t.0, &["--binary", "t.txt", "--disasm-only"], None);
     let (code, line) = one_line(&o);
     assert_eq!(code, Some(1));
     assert!(
@@ -238,7 +185,7 @@ fn unknown_encodings_exit_4_unless_allowed() {
     for extra in [&[][..], &["--disasm-only"][..], &["--format", "json"][..]] {
         let mut args = vec!["--binary", "u.bin"];
         args.extend_from_slice(extra);
-        let o = run_in(&t.0, &args, &[]);
+        let o = run_in(&t.0, &args, None);
         assert_eq!(
             one_line(&o),
             (
@@ -249,7 +196,7 @@ fn unknown_encodings_exit_4_unless_allowed() {
         );
         assert!(!out(&o).is_empty(), "the output is written");
         args.push("--allow-unknown");
-        let o = run_in(&t.0, &args, &[]);
+        let o = run_in(&t.0, &args, None);
         assert_eq!(one_line(&o), (Some(0), warning.to_string()), "{extra:?}");
     }
 }
@@ -263,12 +210,12 @@ fn archive_functions_follow_the_same_rules() {
     // main without its `stop` and cut inside the 6-byte pop_exec at 0x8c
     let cut = build_test_archive(G13G, Stage::Compute, &m[..0x8f], &[("_k_agc.main", 0)]);
     std::fs::write(t.0.join("cut.archive"), &cut).unwrap();
-    let o = run_in(&t.0, &["cut.archive", "-f", "k"], &[]);
+    let o = run_in(&t.0, &["cut.archive", "-f", "k"], None);
     assert_eq!(
         one_line(&o),
         (Some(1), "metal-profile: error: `_k_agc.main`: the code ends inside an instruction at 0x8c: 3 of 6 bytes; the archive is cut short or damaged: rebuild it".into())
     );
-    let o = run_in(&t.0, &["batch", "cut.archive"], &[]);
+    let o = run_in(&t.0, &["batch", "cut.archive"], None);
     assert_eq!(o.status.code(), Some(1));
     assert!(
         err(&o).contains("error: cut.archive: `_k_agc.main`: the code ends inside an instruction at 0x8c: 3 of 6 bytes"),
@@ -281,7 +228,7 @@ fn archive_functions_follow_the_same_rules() {
     let a = build_test_archive(G13G, Stage::Compute, &main, &[("_k_agc.main", 0)]);
     std::fs::write(t.0.join("u.archive"), &a).unwrap();
     let warning = "warning: `_k_agc.main`: 1 position(s) hold encodings the G13 tables do not know; shown as <disassembly failed> (native syntax: `unknown.<group> (N bytes)`) and left out of the analysis";
-    let o = run_in(&t.0, &["u.archive", "-f", "k"], &[]);
+    let o = run_in(&t.0, &["u.archive", "-f", "k"], None);
     assert_eq!(
         one_line(&o),
         (
@@ -293,18 +240,18 @@ fn archive_functions_follow_the_same_rules() {
         out(&o).contains("metal-profiler: k"),
         "the report is written"
     );
-    let o = run_in(&t.0, &["u.archive", "-f", "k", "--allow-unknown"], &[]);
+    let o = run_in(&t.0, &["u.archive", "-f", "k", "--allow-unknown"], None);
     assert_eq!(one_line(&o), (Some(0), warning.to_string()));
     let bw = "warning: u.archive: `k`: 1 position(s) hold encodings the G13 tables do not know; left out of the analysis";
-    let o = run_in(&t.0, &["batch", "u.archive"], &[]);
+    let o = run_in(&t.0, &["batch", "u.archive"], None);
     assert_eq!(
         one_line(&o),
         (Some(4), format!("{bw}; exit code 4 (--allow-unknown: 0)"))
     );
-    let o = run_in(&t.0, &["batch", "u.archive", "--allow-unknown"], &[]);
+    let o = run_in(&t.0, &["batch", "u.archive", "--allow-unknown"], None);
     assert_eq!(one_line(&o), (Some(0), bw.to_string()));
     // diff: the same warning (both sides), exit 4 unless allowed
-    let o = run_in(&t.0, &["diff", "u.archive", "u.archive"], &[]);
+    let o = run_in(&t.0, &["diff", "u.archive", "u.archive"], None);
     assert_eq!(o.status.code(), Some(4), "{}", err(&o));
     assert!(
         err(&o).contains("exit code 4 (--allow-unknown: 0)"),
@@ -314,7 +261,7 @@ fn archive_functions_follow_the_same_rules() {
     let o = run_in(
         &t.0,
         &["diff", "u.archive", "u.archive", "--allow-unknown"],
-        &[],
+        None,
     );
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
 }
@@ -323,13 +270,13 @@ fn archive_functions_follow_the_same_rules() {
 fn asm_of_empty_input_is_an_error() {
     let t = tmp("asm");
     std::fs::write(t.0.join("e.s"), "; nothing here\n\n").unwrap();
-    let o = run_in(&t.0, &["asm", "e.s", "-o", "e.bin"], &[]);
+    let o = run_in(&t.0, &["asm", "e.s", "-o", "e.bin"], None);
     assert_eq!(
         one_line(&o),
         (Some(1), "metal-profile: error: e.s holds no instructions: nothing to assemble; give applegpu- or native-syntax lines (e.g. a --disasm-only listing)".into())
     );
     assert!(!t.0.join("e.bin").exists(), "nothing written");
-    let o = run_in(&t.0, &["asm", "-"], b"");
+    let o = run_in(&t.0, &["asm", "-"], Some(b""));
     assert_eq!(
         one_line(&o),
         (Some(1), "metal-profile: error: <stdin> holds no instructions: nothing to assemble; give applegpu- or native-syntax lines (e.g. a --disasm-only listing)".into())
@@ -381,4 +328,105 @@ fn usage_errors_are_one_line() {
     assert!(out(&o).contains("Usage:"));
     let o = run(&["--version"]);
     assert_eq!(o.status.code(), Some(0));
+}
+
+fn asm(text: &str) -> Vec<u8> {
+    agx_isa::asm::assemble(text).unwrap()
+}
+
+/// Main (`call 0x40`, `stop`) at 0, zero padding to 0x40, then `helper`.
+fn with_helper(helper: &[u8]) -> Vec<u8> {
+    let mut buf = asm("mov_imm r0l, 0\ncall 0x40\nstop\n");
+    buf.resize(0x40, 0);
+    buf.extend_from_slice(helper);
+    buf
+}
+
+/// A `call` in raw code whose target holds no code to follow (issue 21):
+/// past the input, inside an instruction, on bytes that do not decode, or
+/// code that is mostly not code is a warning naming the call, with the
+/// report written and exit code 4 (`--allow-unknown`: 0, the warning
+/// kept); a called function whose code runs into the end of the input
+/// inside an instruction is an error, exit 1, no report.
+#[test]
+fn call_targets_with_no_code_to_follow() {
+    let t = tmp("calls");
+    let helper = asm("mov_imm r4, 1, 0b0\niadd r4, r4.sx, 1\nret r1\n");
+    let write = |name: &str, bytes: &[u8]| std::fs::write(t.0.join(name), bytes).unwrap();
+    // the helper is there: no warning
+    write("ok.bin", &with_helper(&helper));
+    let o = run_in(&t.0, &["--binary", "ok.bin"], None);
+    assert!(o.status.success() && err(&o).is_empty(), "{}", err(&o));
+    let note = "; exit code 4 (--allow-unknown: 0)";
+    let main = asm("mov_imm r0l, 0\ncall 0x40\nstop\n");
+    let inside = asm("mov_imm r0l, 0\ncall 0x2\nstop\n");
+    let mut junk = vec![0x01, 0x01];
+    junk.extend_from_slice(&helper);
+    let mut mostly = asm("mov_imm r4, 1, 0b0\n");
+    mostly.extend([0x01, 0x01].repeat(6));
+    mostly.extend(asm("ret r1\n"));
+    let mut few = asm("mov_imm r4, 1, 0b0\niadd r4, r4.sx, 1\n");
+    few.extend([0x01, 0x01]);
+    few.extend(asm("iadd r4, r4.sx, 1\niadd r4, r4.sx, 1\nret r1\n"));
+    let cases: Vec<(&str, Vec<u8>, String)> = vec![
+        (
+            "past.bin",
+            main.clone(),
+            format!("warning: past.bin: the call at 0x4 to 0x40 is not followed: it is past the end of the input (file offset 0x40, the input is {:#x} bytes); only the call instruction is costed (check --offset and --base)", main.len()),
+        ),
+        (
+            "inside.bin",
+            inside,
+            "warning: inside.bin: the call at 0x4 to 0x2 is not followed: it is inside the 4-byte instruction at 0x0; only the call instruction is costed (check --offset and --base)".to_string(),
+        ),
+        (
+            "junk.bin",
+            with_helper(&junk),
+            "warning: junk.bin: the call at 0x4 to 0x40 is not followed: it holds bytes that do not decode; only the call instruction is costed (check --offset and --base)".to_string(),
+        ),
+        (
+            "mostly.bin",
+            with_helper(&mostly),
+            "warning: mostly.bin: the call at 0x4 to 0x40 is not followed: 75% of the code it runs into does not decode: it is not code; only the call instruction is costed (check --offset and --base)".to_string(),
+        ),
+        (
+            "few.bin",
+            with_helper(&few),
+            "warning: few.bin: the function at 0x40: 1 position(s) hold encodings the G13 tables do not know; left out of the analysis".to_string(),
+        ),
+    ];
+    for (name, bytes, line) in &cases {
+        write(name, bytes);
+        for extra in [&[][..], &["--format", "json"][..]] {
+            let mut args = vec!["--binary", name];
+            args.extend_from_slice(extra);
+            let o = run_in(&t.0, &args, None);
+            assert_eq!(one_line(&o), (Some(4), format!("{line}{note}")), "{name}");
+            assert!(!out(&o).is_empty(), "{name}: the report is written");
+            args.push("--allow-unknown");
+            let o = run_in(&t.0, &args, None);
+            assert_eq!(one_line(&o), (Some(0), line.clone()), "{name}");
+        }
+    }
+    // the report states the call it did not follow
+    let o = run_in(&t.0, &["--binary", "past.bin", "--allow-unknown"], None);
+    assert!(
+        out(&o).contains("the call at 0x4 to 0x40: not followed (it is past the end of the input"),
+        "{}",
+        out(&o)
+    );
+    // cut: the helper runs into the end of the input inside an instruction
+    let mut cut = asm("mov_imm r4, 1, 0b0\n");
+    cut.extend_from_slice(&asm("get_sr r1, sr80\n")[..2]);
+    write("cut.bin", &with_helper(&cut));
+    for extra in [&[][..], &["--allow-unknown"][..]] {
+        let mut args = vec!["--binary", "cut.bin"];
+        args.extend_from_slice(extra);
+        let o = run_in(&t.0, &args, None);
+        assert_eq!(
+            one_line(&o),
+            (Some(1), "metal-profile: error: cut.bin: the function at 0x40 (called at 0x4): the code ends inside an instruction at 0x46: 2 of 4 bytes; the input is cut short: give the whole code".to_string())
+        );
+        assert_eq!(out(&o), "", "no report for cut code");
+    }
 }

@@ -1,40 +1,12 @@
 //! The report record (issue #20): facts the record states rather than
 //! guesses, the hot-spot headline, and figures that add up.
 
+mod common;
+use common::*;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 #[path = "../../../testdata/shared_data.rs"]
 mod shared_data;
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_metal-profile"))
-        .args(args)
-        .current_dir(repo())
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("spawn metal-profile")
-}
-
-fn stdout(args: &[&str]) -> String {
-    let o = run(args);
-    assert!(
-        o.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn json(args: &[&str]) -> serde_json::Value {
-    let mut a = args.to_vec();
-    a.extend(["--format", "json"]);
-    serde_json::from_str(&stdout(&a)).expect("JSON document")
-}
 
 const MATMUL: &str = "examples/matmul_naive.bin";
 
@@ -43,7 +15,7 @@ const MATMUL: &str = "examples/matmul_naive.bin";
 /// not guessed from the value); without the flag it says "default".
 #[test]
 fn trip_count_sixteen_given_is_reported_as_given() {
-    let given = stdout(&["--binary", MATMUL, "--trip-count", "16"]);
+    let given = ok_out(&["--binary", MATMUL, "--trip-count", "16"]);
     assert!(
         given.contains("unknown loop trip counts = 16 (given with --trip-count)"),
         "{given}"
@@ -53,7 +25,7 @@ fn trip_count_sixteen_given_is_reported_as_given() {
         "{given}"
     );
     assert!(!given.contains("(default"), "{given}");
-    let dflt = stdout(&["--binary", MATMUL]);
+    let dflt = ok_out(&["--binary", MATMUL]);
     assert!(
         dflt.contains("unknown loop trip counts = 16 (default; set with --trip-count)"),
         "{dflt}"
@@ -257,7 +229,7 @@ fn conv2d_kxk_nested_headline_is_the_inner_loops_dram_bound() {
     assert_eq!(d["by"], "device_bandwidth", "{d}");
     assert_eq!(d["depth"], 2, "{d}");
     assert!(num(&d["share"]) > 0.98, "{d}");
-    let text = stdout(&["--binary", bin]);
+    let text = ok_out(&["--binary", bin]);
     let line = text
         .lines()
         .find(|l| l.trim_start().starts_with("Bottleneck:"))
@@ -268,7 +240,7 @@ fn conv2d_kxk_nested_headline_is_the_inner_loops_dram_bound() {
         "{line}"
     );
     assert!(!line.contains("dispatch"), "{line}");
-    let html = stdout(&["--binary", bin, "--format", "html"]);
+    let html = ok_out(&["--binary", bin, "--format", "html"]);
     assert!(
         html.contains("loop at 0x72 (depth 2)"),
         "HTML header names the hot loop"

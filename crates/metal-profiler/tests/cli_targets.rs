@@ -5,75 +5,24 @@
 //! alternatives; a G14 slice profiles exactly like the same code in a G13
 //! slice apart from the GPU's name. `--binary --gpu` labels raw code.
 
+mod common;
 use agx_container::testutil::*;
 use agx_container::{Stage, CPU_TYPE_AMDGPU, CPU_TYPE_APPLEGPU};
+use common::*;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn real(name: &str) -> Vec<u8> {
-    std::fs::read(repo().join("testdata/archives/real").join(name)).unwrap()
-}
-
-const HELPER_SYM: &str = "l__Z6helperPU9MTLdeviceKjj";
-
-/// The real `simple_call` kernel (helper at 0, main at 0x180) in one image.
-fn image(sub: u32) -> Vec<u8> {
-    let helper = real("simple_call_compute_l__Z6helperPU9MTLdeviceKjj.bin");
-    let main = real("simple_call_compute_shader.bin");
-    let (text, syms) = place_text(&[(HELPER_SYM, 0, &helper), ("_agc.main", 0x180, &main)]);
-    gpu_image_stages(
-        sub,
-        &[(Stage::Compute, code_image(&text, Some(&sym_refs(&syms))))],
-    )
-}
 
 /// AIR, G13G, G14G, G15G (not decodable) and an AMD slice.
 pub fn multi_slice_archive() -> Vec<u8> {
     fat(
         &[
             air_slice(&["simple_call"]),
-            (CPU_TYPE_APPLEGPU, G13G, image(G13G)),
-            (CPU_TYPE_APPLEGPU, G14G, image(G14G)),
-            (CPU_TYPE_APPLEGPU, G15G, image(G15G)),
+            (CPU_TYPE_APPLEGPU, G13G, simple_call_image(G13G)),
+            (CPU_TYPE_APPLEGPU, G14G, simple_call_image(G14G)),
+            (CPU_TYPE_APPLEGPU, G15G, simple_call_image(G15G)),
             (CPU_TYPE_AMDGPU, 0, vec![0; 64]),
         ],
         false,
     )
-}
-
-struct Tmp(PathBuf);
-impl Drop for Tmp {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn write_tmp(name: &str, bytes: &[u8]) -> (Tmp, PathBuf) {
-    let dir = std::env::temp_dir().join(format!("mp-targets-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, bytes).unwrap();
-    (Tmp(dir), p)
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_metal-profile"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap()
-}
-
-fn out(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-fn err(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 #[test]
@@ -162,7 +111,7 @@ fn undecodable_or_absent_slices_are_refused_naming_the_alternatives() {
         err(&o)
     );
     // an archive with nothing decodable: listed, refused when profiled
-    let only15 = fat(&[(CPU_TYPE_APPLEGPU, G15G, image(G15G))], false);
+    let only15 = fat(&[(CPU_TYPE_APPLEGPU, G15G, simple_call_image(G15G))], false);
     let (_t2, q) = write_tmp("g15.archive", &only15);
     let q = q.to_str().unwrap();
     let o = run(&[q, "--list"]);
@@ -374,7 +323,23 @@ fn unknown_encodings_are_counted_and_the_profile_goes_on() {
         &[("_k_agc.main", 0)],
     );
     let (_t2, q) = write_tmp("clean.archive", &clean);
-    let w = json(&[q.to_str().unwrap(), "-f", "k", "--format", "json"]);
+    // main alone: its call to the helper (not in this archive) is not
+    // followed, a warning and exit 4 (issue 21)
+    let o = run(&[q.to_str().unwrap(), "-f", "k"]);
+    assert_eq!(o.status.code(), Some(4), "{}", err(&o));
+    assert!(
+        err(&o).contains("is not followed: no function of the archive starts at 0x-"),
+        "{}",
+        err(&o)
+    );
+    let w = json(&[
+        q.to_str().unwrap(),
+        "-f",
+        "k",
+        "--format",
+        "json",
+        "--allow-unknown",
+    ]);
     assert_eq!(
         v["kernels"][0]["instructions"], w["kernels"][0]["instructions"],
         "same instruction count"
@@ -407,7 +372,15 @@ fn unknown_encoding_of_known_length_is_one_line_and_counted_once() {
         &[("_k_agc.main", 0)],
     );
     let (_t2, q) = write_tmp("clean8.archive", &clean);
-    let w = json(&[q.to_str().unwrap(), "-f", "k", "--format", "json"]);
+    // (main alone: its call to the helper is not followed, exit 4)
+    let w = json(&[
+        q.to_str().unwrap(),
+        "-f",
+        "k",
+        "--format",
+        "json",
+        "--allow-unknown",
+    ]);
     assert_eq!(
         v["kernels"][0]["instructions"],
         w["kernels"][0]["instructions"]

@@ -1,23 +1,8 @@
 //! The GPU seam (issue #20 item 3): one GPU model and one chip, chosen by
 //! the front end from the slice's GPU and `--chip`, named by every view.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn run(args: &[&str]) -> String {
-    let o = Command::new(env!("CARGO_BIN_EXE_metal-profile"))
-        .args(args)
-        .current_dir(repo())
-        .stdin(Stdio::null())
-        .output()
-        .expect("run metal-profile");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8(o.stdout).unwrap()
-}
+mod common;
+use common::*;
 
 fn views(extra: &[&str]) -> (String, String, serde_json::Value) {
     let base = [
@@ -31,7 +16,7 @@ fn views(extra: &[&str]) -> (String, String, serde_json::Value) {
         let mut a: Vec<&str> = base.to_vec();
         a.extend_from_slice(extra);
         a.extend_from_slice(&["--format", fmt]);
-        run(&a)
+        ok_out(&a)
     };
     let json = serde_json::from_str(&with("json")).unwrap();
     (with("text"), with("html"), json)

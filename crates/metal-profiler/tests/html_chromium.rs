@@ -9,16 +9,14 @@
 //! `METAL_PROFILER_UPDATE_SCREENSHOT=1` copies the screenshot to
 //! docs/report.png (the picture in the README).
 
+mod common;
+use common::*;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 #[path = "../../../testdata/shared_data.rs"]
 mod shared_data;
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn chromium() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("CHROMIUM") {
@@ -36,31 +34,9 @@ fn chromium() -> Option<PathBuf> {
     None
 }
 
-struct Tmp(PathBuf);
-impl Drop for Tmp {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn tmpdir(tag: &str) -> Tmp {
-    let d = std::env::temp_dir().join(format!("mp-html-{}-{tag}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    Tmp(d)
-}
-
 fn profiler(args: &[&str]) -> Output {
-    let o = Command::new(env!("CARGO_BIN_EXE_metal-profile"))
-        .args(args)
-        .current_dir(repo())
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "metal-profile {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let o = run(args);
+    assert!(o.status.success(), "metal-profile {args:?}: {}", err(&o));
     o
 }
 
@@ -229,7 +205,7 @@ fn html_report_renders_in_headless_chromium() {
         shared_data::skip("chromium is not installed (apt-get install chromium)");
         return;
     }
-    let tmp = tmpdir("one");
+    let tmp = tmp("one");
     let shot = check_in_browser(
         "conv2d",
         &[
@@ -252,7 +228,7 @@ fn several_kernels_and_calls_render_in_headless_chromium() {
         shared_data::skip("chromium is not installed (apt-get install chromium)");
         return;
     }
-    let tmp = tmpdir("all");
+    let tmp = tmp("all");
     check_in_browser("all", &["examples/kernels.archive", "--all"], &tmp.0);
     // main + helper on one page: the call links to the helper's section
     check_in_browser(

@@ -4,30 +4,17 @@
 //! `agx_isa::semantics` for the encodings applegpu shadows), so they agree
 //! with each other and with the listing.
 
+mod common;
+use common::*;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 /// `metal-profile ARGS` with `code` on stdin (`--binary -`), stdout.
 fn profile(code: &[u8], args: &[&str]) -> String {
-    use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_metal-profile"))
-        .args(["--binary", "-", "--color", "never"])
-        .args(args)
-        .current_dir(repo())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    child.stdin.take().unwrap().write_all(code).unwrap();
-    let o = child.wait_with_output().unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    String::from_utf8(o.stdout).unwrap()
+    let mut a = vec!["--binary", "-", "--color", "never"];
+    a.extend_from_slice(args);
+    let o = run_stdin(&a, code);
+    assert!(o.status.success(), "{}", err(&o));
+    out(&o)
 }
 
 fn json(code: &[u8]) -> serde_json::Value {

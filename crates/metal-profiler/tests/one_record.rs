@@ -46,37 +46,19 @@
 //! decimals matches a number `x` when `x` printed with `d` decimals is the
 //! figure; a percentage matches `x` or `x × 100` (shares are fractions).
 
+mod common;
+use common::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 #[path = "../../../testdata/shared_data.rs"]
 mod shared_data;
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 /// One run of the profiler: a name for the report and its arguments.
 struct Case {
     name: String,
     args: Vec<String>,
-}
-
-fn bins(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut es: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    es.sort();
-    for e in es {
-        if e.is_dir() {
-            bins(&e, out);
-        } else if e.extension().is_some_and(|x| x == "bin") {
-            out.push(e);
-        }
-    }
 }
 
 fn bin_cases(files: &[PathBuf], cases: &mut Vec<Case>) {
@@ -96,9 +78,8 @@ fn bin_cases(files: &[PathBuf], cases: &mut Vec<Case>) {
 
 fn cases() -> Vec<Case> {
     let root = repo();
-    let mut files = Vec::new();
-    bins(&root.join("testdata"), &mut files);
-    bins(&root.join("examples"), &mut files);
+    let mut files = shared_data::files_with_ext(&root.join("testdata"), "bin");
+    files.extend(shared_data::files_with_ext(&root.join("examples"), "bin"));
     assert!(files.len() > 100, "{} kernels in testdata", files.len());
     let mut cases = Vec::new();
     bin_cases(&files, &mut cases);
@@ -137,13 +118,11 @@ fn cases() -> Vec<Case> {
         cases.push(c);
     }
     if let Some(mesa) = shared_data::shared("corpus/mesa") {
-        let mut more = Vec::new();
-        bins(&mesa, &mut more);
+        let more = shared_data::files_with_ext(&mesa, "bin");
         bin_cases(&more, &mut cases);
     }
     if let Some(dir) = std::env::var_os("METAL_PROFILER_HELDOUT") {
-        let mut more = Vec::new();
-        bins(Path::new(&dir), &mut more);
+        let more = shared_data::files_with_ext(Path::new(&dir), "bin");
         assert!(!more.is_empty(), "no .bin under METAL_PROFILER_HELDOUT");
         bin_cases(&more, &mut cases);
     }
@@ -151,14 +130,13 @@ fn cases() -> Vec<Case> {
 }
 
 fn run(c: &Case, format: &str) -> String {
-    let o = Command::new(env!("CARGO_BIN_EXE_metal-profile"))
+    let o = bin()
         .args(&c.args)
         .args(["--format", format])
         // streams with a few unknown encodings still get their report
         // (exit 4 without this flag, issue 21)
         .arg("--allow-unknown")
         .current_dir(repo())
-        .env("NO_COLOR", "1")
         .output()
         .unwrap();
     assert!(

@@ -318,3 +318,19 @@ impl Prog {
             .collect()
     }
 }
+
+/// A code source over hand-assembled functions, found by entry address.
+pub struct Funcs(pub Vec<agx_analysis::program::FunctionCode>);
+
+impl agx_analysis::program::CodeSource for Funcs {
+    fn function_at(
+        &self,
+        target: i64,
+    ) -> Result<agx_analysis::program::FunctionCode, agx_analysis::program::NoFunction> {
+        self.0
+            .iter()
+            .find(|f| f.entry as i64 == target)
+            .cloned()
+            .ok_or_else(|| agx_analysis::program::NoFunction::Missing("not given".into()))
+    }
+}
