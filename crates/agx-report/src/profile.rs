@@ -251,11 +251,18 @@ impl Profile {
         let mix = Mix::of(&insns, &timing.instructions_detail);
         let raised = insns.iter().filter(|i| i.raised).count();
         // call targets the program resolved (helpers) are not "outside"
+        // (a set: main may hold thousands of calls and targets)
+        let resolved: std::collections::HashSet<u32> = program
+            .calls
+            .iter()
+            .filter(|c| c.resolved)
+            .map(|c| c.at)
+            .collect();
         let outside_targets = analysis
             .cfg
             .unresolved_targets
             .iter()
-            .filter(|(at, _)| !program.calls.iter().any(|c| c.at == *at && c.resolved))
+            .filter(|(at, _)| !resolved.contains(at))
             .count();
         Profile {
             name,

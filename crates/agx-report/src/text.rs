@@ -650,19 +650,20 @@ fn annotated_function(
     let is_main = std::ptr::eq(insns.as_ptr(), p.insns.as_ptr());
     let none: &[(u32, String)] = &[];
     let unknown = if is_main { &p.unknown_lines[..] } else { none };
+    let listing = Listing::new(insns, details, branches);
     if unknown.is_empty() {
         // every line depends on its instruction only: formatted on all cores
         // (~120 bytes a line: ~1 MB of text per batch)
         return par_write(out, insns.len(), 1 << 13, flush, &|k, o| {
-            annotated_line(o, st, p, &insns[k], details, branches)
+            annotated_line(o, st, p, &insns[k], k, &listing)
         });
     }
     let mut pending = unknown.iter().peekable();
-    for insn in insns {
+    for (k, insn) in insns.iter().enumerate() {
         while let Some(u) = pending.next_if(|(a, _)| *a < insn.addr) {
             unknown_line(out, u);
         }
-        annotated_line(out, st, p, insn, details, branches);
+        annotated_line(out, st, p, insn, k, &listing);
         piece(out, flush)?;
     }
     for u in pending {
@@ -756,54 +757,140 @@ pub(crate) fn stall_mark(d: &InsnDetail) -> Option<(bool, String)> {
     }
 }
 
-/// One line of the annotated disassembly (with its newline).
+/// The `[UNIT N cy/op]` column of a detail: a function of its cost-table
+/// row alone.
+fn bracket_of(d: &InsnDetail) -> String {
+    if d.unit() != Unit::Ctrl || d.cycles() > 0.0 {
+        format!("[{:<4} {:>4}cy/op]", d.unit().name(), fmt_cy(d.cycles()))
+    } else {
+        format!("[{:<4} {:>4}     ]", "CTRL", "")
+    }
+}
+
+/// The `[UNIT N cy/op]` column of every cost-table row a function's details
+/// use, made once per row (a listing of 1M lines has ~100 distinct ones:
+/// formatting the figure per line was a fifth of the listing).
+struct Brackets {
+    by_key: Vec<Option<(&'static timing::CostEntry, String)>>,
+}
+
+impl Brackets {
+    fn of(details: &[InsnDetail]) -> Brackets {
+        let mut by_key: Vec<Option<(&'static timing::CostEntry, String)>> =
+            vec![None; agx_isa::CostKey::COUNT];
+        for d in details {
+            let slot = &mut by_key[d.entry.key as usize];
+            if slot.is_none() {
+                *slot = Some((d.entry, bracket_of(d)));
+            }
+        }
+        Brackets { by_key }
+    }
+
+    /// Appends `d`'s column to `out` (a row of another table than the one
+    /// first seen for its key is formatted in place).
+    fn push(&self, out: &mut String, d: &InsnDetail) {
+        match self.by_key.get(d.entry.key as usize) {
+            Some(Some((e, s))) if std::ptr::eq(*e, d.entry) => out.push_str(s),
+            _ => out.push_str(&bracket_of(d)),
+        }
+    }
+}
+
+/// What the lines of one function's listing share: its details, their
+/// columns, its branches.
+struct Listing<'a> {
+    details: &'a [InsnDetail],
+    /// `details[k]` is the detail of the `k`-th instruction (addresses
+    /// strictly increasing, one detail per instruction): no search.
+    by_index: bool,
+    brackets: Brackets,
+    branches: &'a [Branch],
+}
+
+impl<'a> Listing<'a> {
+    fn new(
+        insns: &[agx_isa::Instruction],
+        details: &'a [InsnDetail],
+        branches: &'a [Branch],
+    ) -> Self {
+        let by_index = details.len() == insns.len()
+            && details.windows(2).all(|w| w[0].addr < w[1].addr)
+            && insns.iter().zip(details).all(|(i, d)| i.addr == d.addr);
+        Listing {
+            details,
+            by_index,
+            brackets: Brackets::of(details),
+            branches,
+        }
+    }
+
+    /// The detail of instruction `k` (at `addr`), as [`detail_in`] finds it.
+    fn detail(&self, k: usize, addr: u32) -> Option<&'a InsnDetail> {
+        if self.by_index {
+            self.details.get(k)
+        } else {
+            detail_in(self.details, addr)
+        }
+    }
+}
+
+/// `s.trim()`, without the Unicode scan when both ends are visible ASCII.
+fn trim_fast(s: &str) -> &str {
+    match (s.as_bytes().first(), s.as_bytes().last()) {
+        (Some(&a), Some(&b)) if (0x21..0x7f).contains(&a) && (0x21..0x7f).contains(&b) => s,
+        _ => s.trim(),
+    }
+}
+
+/// Pads `out` with spaces from `w` characters to `to` (as `{:<to}` pads).
+fn pad_to(out: &mut String, w: usize, to: usize) {
+    for _ in w..to {
+        out.push(' ');
+    }
+}
+
+/// One line of the annotated disassembly (with its newline), the `k`-th
+/// instruction of the function `l` lists, written straight into `out`.
 fn annotated_line(
     out: &mut String,
     st: Style,
     p: &Profile,
     insn: &agx_isa::Instruction,
-    details: &[InsnDetail],
-    branches: &[Branch],
+    k: usize,
+    l: &Listing<'_>,
 ) {
     thread_local! {
-        static BUFS: std::cell::RefCell<(String, String)> =
-            const { std::cell::RefCell::new((String::new(), String::new())) };
+        static ASM: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
     }
-    BUFS.with(|b| {
-        let (line, asm) = &mut *b.borrow_mut();
-        let d = detail_in(details, insn.addr);
+    ASM.with(|b| {
+        let asm = &mut *b.borrow_mut();
+        let start = out.len();
+        let d = l.detail(k, insn.addr);
         let depth = d.map(|d| d.loop_depth).unwrap_or(0) as usize;
-        line.clear();
-        line.push_str("  ");
-        line.push_str(BARS[depth.min(8)]);
-        write_addr(line, insn.addr);
-        line.push(' ');
+        out.push_str("  ");
+        out.push_str(BARS[depth.min(8)]);
+        write_addr(out, insn.addr);
+        out.push(' ');
         asm.clear();
         // native syntax: a stack adjust reads as one, not as a spill
         write_asm(asm, insn, Syntax::Native);
         let (mnem, ops) = asm.split_once(' ').unwrap_or((asm.as_str(), ""));
-        let _ = write!(line, "{mnem:<18} ");
+        out.push_str(mnem);
+        pad_to(out, mnem.chars().count(), 18);
+        out.push(' ');
         match d {
-            Some(d) if d.unit() != Unit::Ctrl || d.cycles() > 0.0 => {
-                let _ = write!(
-                    line,
-                    "[{:<4} {:>4}cy/op]",
-                    d.unit().name(),
-                    fmt_cy(d.cycles())
-                );
-            }
-            Some(_) => {
-                let _ = write!(line, "[{:<4} {:>4}     ]", "CTRL", "");
-            }
-            None => line.push_str("[              ]"),
+            Some(d) => l.brackets.push(out, d),
+            None => out.push_str("[              ]"),
         }
-        line.push(' ');
-        line.push_str(ops.trim());
+        out.push(' ');
+        out.push_str(trim_fast(ops));
         let mut marks = Vec::new();
         if let Some(sym) = p.call_symbol(insn.addr) {
             marks.push(format!("; -> {sym}"));
         }
         // a divergent branch: both sides run for the SIMD-group (issue 22)
+        let branches = l.branches;
         let k = branches.partition_point(|b| b.at < insn.addr);
         for b in branches[k..].iter().take_while(|b| b.at == insn.addr) {
             if !b.uniform {
@@ -831,15 +918,21 @@ fn annotated_line(
             }
         }
         if !marks.is_empty() {
-            let w = line.chars().count();
+            let w = out[start..].chars().count();
             if w < 86 {
-                line.extend(std::iter::repeat_n(' ', 86 - w));
+                pad_to(out, w, 86);
             } else {
-                line.push_str("  ");
+                out.push_str("  ");
             }
-            line.push_str(&marks.join("  "));
+            for (j, m) in marks.iter().enumerate() {
+                if j > 0 {
+                    out.push_str("  ");
+                }
+                out.push_str(m);
+            }
         }
-        out.push_str(line.trim_end());
+        let kept = out[start..].trim_end().len();
+        out.truncate(start + kept);
         out.push('\n');
     })
 }

@@ -1024,15 +1024,36 @@ fn profile_for(
 /// run), and the CLI exits without waiting for them.
 fn render_and_release(
     a: &ProfileArgs,
-    profiles: Vec<agx_report::Profile>,
+    mut profiles: Vec<agx_report::Profile>,
     out: &mut dyn Write,
     tty: bool,
 ) -> Result<(), Error> {
+    if a.format == FormatArg::Text {
+        for p in &mut profiles {
+            release_for_text(p);
+        }
+    }
     let r = render(a, &profiles, out, tty);
     if profiles.iter().map(|p| p.insns.len()).sum::<usize>() >= 100_000 {
         std::thread::spawn(move || drop(profiles));
     }
     r
+}
+
+/// Frees what the text report does not print before it is written (a big
+/// kernel's peak memory is reached while its listing is written): the
+/// per-block, per-region and per-instruction cycle and execution vectors
+/// that only the JSON and graph views read (~40 B per instruction of a
+/// kernel with a loop per 12 instructions). Every figure the text prints
+/// was computed from them already.
+fn release_for_text(p: &mut agx_report::Profile) {
+    let callees = p.program.functions.iter_mut().map(|f| &mut f.timing);
+    for t in std::iter::once(&mut p.timing).chain(callees) {
+        t.blocks = Vec::new();
+        t.regions = Vec::new();
+        t.insn_cycles = Vec::new();
+        t.executions = Vec::new();
+    }
 }
 
 fn render(

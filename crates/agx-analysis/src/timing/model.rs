@@ -951,182 +951,306 @@ fn is_load(access: Option<MemAccess>) -> bool {
 }
 
 /// Per-instruction static cost facts used by the region model.
-struct Static<'a> {
-    insn: &'a Instruction,
-    key: CostKey,
+///
+/// Kept compact (32 bytes; a region can be a whole 1M-instruction kernel,
+/// and its rows are its model's peak memory): the cost-table row stands for
+/// the key, unit, throughput and latency; the GPR halves the instruction
+/// writes and reads are a span of the region's arena; the RAW dependency on
+/// the instruction issued before it is found once and packed ([`Dep`]).
+#[derive(Clone, Copy)]
+struct Static {
+    e: &'static CostEntry,
     /// The instruction's memory access (read once).
     mem: Option<MemAccess>,
-    unit: Unit,
-    tp: f64,
-    lat: f64,
-    defs: &'a [(u32, Width)],
-    uses: &'a [(u32, Width)],
-    distinct_sources: usize,
-    /// A load whose address is uniform (given by the divergence analysis).
-    uniform: bool,
+    /// Its defs are `arena[at..at + nd]`, its uses the `nu` after them.
+    at: u32,
+    nd: u16,
+    nu: u16,
+    /// Distinct (half, width) GPR sources, saturating at 255 (only `<= 1`
+    /// is asked).
+    distinct: u8,
+    dep: Dep,
 }
 
-/// Appends the GPR 16-bit halves `it` spans, with their widths, to `out`.
-fn push_gpr_halves<'a>(out: &mut Vec<(u32, Width)>, it: impl Iterator<Item = &'a agx_isa::Reg>) {
+/// A back-to-back RAW dependency on the instruction issued before, packed
+/// in one byte: `NONE`, or its register width (16 or 32) with [`Dep::FREE`]
+/// when the register cache absorbs the penalty. The producer is the
+/// region's previous instruction and the penalty the timing table's, so
+/// [`RawDep`] is rebuilt from it exactly ([`Dep::raw`]).
+#[derive(Clone, Copy, Default, PartialEq)]
+struct Dep(u8);
+
+impl Dep {
+    const NONE: Dep = Dep(0);
+    const FREE: u8 = 0x80;
+
+    fn bits(self) -> u32 {
+        (self.0 & !Dep::FREE) as u32
+    }
+
+    /// Cycles charged for it.
+    fn penalty(self, gpu: &GpuTiming) -> f64 {
+        match self.bits() {
+            0 => 0.0,
+            _ if self.0 & Dep::FREE != 0 => 0.0,
+            16 => gpu.raw_penalty_16,
+            _ => gpu.raw_penalty_32,
+        }
+    }
+
+    /// The record's dependency, on the instruction at `producer`.
+    fn raw(self, gpu: &GpuTiming, producer: u32) -> Option<RawDep> {
+        (self != Dep::NONE).then(|| RawDep {
+            producer,
+            penalty: self.penalty(gpu),
+            bits: self.bits(),
+        })
+    }
+}
+
+/// One GPR half in a region's arena: `half << 1 | 1` for a 16-bit operand
+/// (a dependency's width is all the model asks of it), 4 bytes instead of a
+/// `(u32, Width)` pair's 8.
+fn packed_half(h: u32, w: Width) -> u32 {
+    h << 1 | (w == Width::W16) as u32
+}
+
+/// Appends the GPR 16-bit halves `it` spans, packed, to `out`.
+fn push_gpr_halves<'a>(out: &mut Vec<u32>, it: impl Iterator<Item = &'a agx_isa::Reg>) -> u16 {
+    let n0 = out.len();
     for r in it {
         if r.file == RegFile::Gpr {
             for h in r.half_range() {
-                out.push((h, r.width));
+                out.push(packed_half(h, r.width));
             }
         }
     }
+    u16::try_from(out.len() - n0).expect("an instruction spans fewer than 65536 halves")
 }
 
-/// The statics of `insns`; their def/use half lists live in `arena` (one
-/// allocation per region instead of three per instruction).
-fn statics<'a>(
-    gpu: &GpuTiming,
-    insns: &[&'a Instruction],
-    uniform: &[bool],
-    arena: &'a mut Vec<(u32, Width)>,
-) -> Vec<Static<'a>> {
-    let mut spans = Vec::with_capacity(insns.len());
-    for &insn in insns {
-        let d0 = arena.len();
-        push_gpr_halves(arena, insn.defs());
-        let u0 = arena.len();
-        push_gpr_halves(arena, insn.uses());
-        spans.push((d0, u0, arena.len()));
+/// The instructions of one region: `idx` indexes `insns` (ascending); a RAW
+/// penalty needs the instruction before in the region to be the one before
+/// in the code (for the first, the loop's wrap-around: the back-edge branch
+/// precedes the header).
+#[derive(Clone, Copy)]
+struct RegionCode<'a> {
+    insns: &'a [Instruction],
+    idx: &'a [u32],
+    /// Per kernel instruction (empty: none): a load whose address the
+    /// divergence analysis proved uniform
+    /// ([`crate::divergence::Divergence::uniform_loads`]).
+    uniform: &'a [bool],
+}
+
+impl RegionCode<'_> {
+    fn len(&self) -> usize {
+        self.idx.len()
     }
-    // the doubling's slack freed: the arena lives as long as the region's
-    // model (a big region's is tens of MB)
-    arena.shrink_to_fit();
-    let arena: &'a [(u32, Width)] = arena;
-    insns
-        .iter()
-        .zip(spans)
-        .enumerate()
-        .map(|(j, (&insn, (d0, u0, u1)))| {
-            let key = insn.cost_key();
-            let e = gpu.entry(key);
-            // distinct (half, width) GPR sources, sorted by half then deduped
-            // (at most MAX_OPERANDS + MAX_IMPLICIT of them: no allocation)
-            let mut src = [(0u16, Width::W16); agx_isa::MAX_OPERANDS + agx_isa::MAX_IMPLICIT];
-            let mut ns = 0;
-            for r in insn.uses().filter(|r| r.file == RegFile::Gpr) {
-                if ns < src.len() {
-                    src[ns] = (r.half, r.width);
-                    ns += 1;
-                }
-            }
-            let src_regs = &mut src[..ns];
-            src_regs.sort_by_key(|x| x.0);
-            let mut distinct = 0;
-            for j in 0..ns {
-                if j == 0 || src_regs[j] != src_regs[j - 1] {
-                    distinct += 1;
-                }
-            }
-            Static {
-                insn,
-                key,
-                mem: insn.mem_access(),
-                unit: e.unit,
-                tp: e.throughput,
-                lat: e.latency,
-                defs: &arena[d0..u0],
-                uses: &arena[u0..u1],
-                distinct_sources: distinct,
-                uniform: uniform.get(j).copied().unwrap_or(false),
-            }
-        })
-        .collect()
-}
-
-/// RAW penalty of `cur` reading what `prev` wrote.
-fn raw_dep(gpu: &GpuTiming, prev: &Static, cur: &Static) -> Option<RawDep> {
-    if matches!(cur.unit, Unit::Ctrl) || matches!(prev.unit, Unit::Mem | Unit::Ctrl) {
-        return None;
+    fn insn(&self, j: usize) -> &Instruction {
+        &self.insns[self.idx[j] as usize]
     }
-    let hit = cur
-        .uses
-        .iter()
-        .find(|(h, _)| prev.defs.iter().any(|(d, _)| d == h))?;
-    let bits = if hit.1 == Width::W16 { 16 } else { 32 };
-    let mut penalty = if bits == 16 {
-        gpu.raw_penalty_16
-    } else {
-        gpu.raw_penalty_32
-    };
-    // Register cache: metal-benchmarks measured one case, an FFMA whose
-    // multiply reads one register twice (`x*x+1` at ~95% with ILP=1); only
-    // that shape (fma/fmul reading a single distinct register) is exempt.
-    if cur.distinct_sources <= 1 && cur.key.is_fmul() {
-        penalty = 0.0;
+    /// Whether the region's instruction `j` is a uniform-address load.
+    fn uniform(&self, j: usize) -> bool {
+        self.uniform
+            .get(self.idx[j] as usize)
+            .copied()
+            .unwrap_or(false)
     }
-    Some(RawDep {
-        producer: prev.insn.addr,
-        penalty,
-        bits,
-    })
+    /// Whether the region's instruction `j` issues right after `j - 1`.
+    fn follows(&self, j: usize) -> bool {
+        j == 0 || self.idx[j] == self.idx[j - 1] + 1
+    }
 }
 
-/// Result of modelling one region.
-struct RegionOut {
-    timing: RegionTiming,
-    /// Per instruction: (raw dep, single stall, exposed stall).
-    per_insn: Vec<(Option<RawDep>, f64, f64)>,
+/// Working vectors of the region model, kept by each thread from one region
+/// to the next (a kernel with a loop per 12 instructions has ~80k regions a
+/// million instructions: a dozen allocations each were ~10% of its model).
+/// [`release_scratch`] frees them when a kernel is done.
+#[derive(Default)]
+struct Scratch {
+    arena: Vec<u32>,
+    st: Vec<Static>,
+    /// One SIMD-group's stall before each instruction of the last pass.
+    stall: Vec<f64>,
+    /// Cycle at which each GPR half is ready; every entry is 0 between
+    /// regions (a region resets the ones it wrote).
+    reg_ready: Vec<f64>,
+    /// Loads not yet waited for, and those a wait completes.
+    loads: (Loads, Loads),
 }
 
-/// Outstanding loads per scoreboard slot: (completion time, [(index, latency)]).
-type SlotMap = BTreeMap<Option<u32>, (f64, Vec<(usize, f64)>)>;
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
 
-/// Models one region. `follows[i]` says whether instruction `i` issues
-/// right after instruction `i - 1` of the region (for `i = 0`: after the
-/// last one, the loop's wrap-around); a RAW penalty needs that adjacency.
-/// `uniform[i]` (empty: none) says that load `i` has a uniform address (the
-/// divergence analysis' [`crate::divergence::Divergence::uniform_loads`]).
-#[allow(clippy::needless_range_loop)]
-fn model_region(
-    gpu: &GpuTiming,
-    params: &ModelParams,
-    insns: &[&Instruction],
-    follows: &[bool],
-    uniform: &[bool],
-    is_loop: bool,
-) -> RegionOut {
-    let mut arena = Vec::new();
-    let st = statics(gpu, insns, uniform, &mut arena);
-    let n = st.len();
-    let k = params.simds_per_scheduler(gpu);
+/// Frees this thread's region scratch (its size is the biggest region's).
+fn release_scratch() {
+    SCRATCH.with(|s| *s.borrow_mut() = Scratch::default());
+}
 
-    // ---- throughput bounds ----
-    let mut pipes = PipeCycles::default();
-    // per instruction: (raw dep, single stall, exposed stall), the stalls
-    // filled in at the end (one vector of the region's size, not a second
-    // one for the deps alone)
-    let mut per_insn: Vec<(Option<RawDep>, f64, f64)> = vec![(None, 0.0, 0.0); n];
-    let sched = gpu.schedulers_per_core as f64;
-    let l1_bw = params.mem.l1_bytes_per_cycle_per_core / sched;
-    let dram_bw = params.mem.dram_bytes_per_cycle_per_core / sched;
-    let miss = 1.0 - params.mem.l1_hit_rate.clamp(0.0, 1.0);
-    let (mut loads, mut stores) = (0, 0);
-    for i in 0..n {
-        let s = &st[i];
-        pipes.issue += gpu.issue_of(s.unit);
-        let prev = if i > 0 {
-            Some(i - 1)
+/// The statics of `code` into `sc.st`, their def/use halves into
+/// `sc.arena`, each with its RAW dependency on the instruction before.
+fn statics(sc: &mut Scratch, gpu: &GpuTiming, code: &RegionCode, is_loop: bool) {
+    sc.arena.clear();
+    sc.st.clear();
+    let n = code.len();
+    for j in 0..n {
+        let insn = code.insn(j);
+        let at = u32::try_from(sc.arena.len()).expect("region arena below 2^32 halves");
+        let nd = push_gpr_halves(&mut sc.arena, insn.defs());
+        let nu = push_gpr_halves(&mut sc.arena, insn.uses());
+        let key = insn.cost_key();
+        let e = gpu.entry(key);
+        // distinct (half, width) GPR sources, sorted by half then deduped
+        // (at most MAX_OPERANDS + MAX_IMPLICIT of them: no allocation)
+        let mut src = [(0u16, Width::W16); agx_isa::MAX_OPERANDS + agx_isa::MAX_IMPLICIT];
+        let mut ns = 0;
+        for r in insn.uses().filter(|r| r.file == RegFile::Gpr) {
+            if ns < src.len() {
+                src[ns] = (r.half, r.width);
+                ns += 1;
+            }
+        }
+        let src_regs = &mut src[..ns];
+        src_regs.sort_by_key(|x| x.0);
+        let mut distinct = 0u8;
+        for k in 0..ns {
+            if k == 0 || src_regs[k] != src_regs[k - 1] {
+                distinct = distinct.saturating_add(1);
+            }
+        }
+        sc.st.push(Static {
+            e,
+            mem: insn.mem_access(),
+            at,
+            nd,
+            nu,
+            distinct,
+            dep: Dep::NONE,
+        });
+    }
+    for j in 0..n {
+        let prev = if j > 0 {
+            Some(j - 1)
         } else if is_loop && n > 1 {
             Some(n - 1)
         } else {
             None
         };
-        if let Some(p) = prev.filter(|_| follows.get(i).copied().unwrap_or(true)) {
-            per_insn[i].0 = raw_dep(gpu, &st[p], s);
+        if let Some(p) = prev.filter(|_| code.follows(j)) {
+            let dep = raw_dep(&sc.arena, &sc.st[p], &sc.st[j]);
+            sc.st[j].dep = dep;
         }
-        let pen = per_insn[i].0.as_ref().map_or(0.0, |d| d.penalty);
+    }
+}
+
+impl Static {
+    fn unit(&self) -> Unit {
+        self.e.unit
+    }
+    fn key(&self) -> CostKey {
+        self.e.key
+    }
+    fn tp(&self) -> f64 {
+        self.e.throughput
+    }
+    fn defs<'a>(&self, arena: &'a [u32]) -> &'a [u32] {
+        let a = self.at as usize;
+        &arena[a..a + self.nd as usize]
+    }
+    fn uses<'a>(&self, arena: &'a [u32]) -> &'a [u32] {
+        let a = self.at as usize + self.nd as usize;
+        &arena[a..a + self.nu as usize]
+    }
+}
+
+/// RAW dependency of `cur` reading what `prev` wrote.
+fn raw_dep(arena: &[u32], prev: &Static, cur: &Static) -> Dep {
+    if matches!(cur.unit(), Unit::Ctrl) || matches!(prev.unit(), Unit::Mem | Unit::Ctrl) {
+        return Dep::NONE;
+    }
+    let defs = prev.defs(arena);
+    let Some(hit) = cur
+        .uses(arena)
+        .iter()
+        .find(|&&h| defs.iter().any(|&d| d >> 1 == h >> 1))
+    else {
+        return Dep::NONE;
+    };
+    let bits: u8 = if hit & 1 != 0 { 16 } else { 32 };
+    // Register cache: metal-benchmarks measured one case, an FFMA whose
+    // multiply reads one register twice (`x*x+1` at ~95% with ILP=1); only
+    // that shape (fma/fmul reading a single distinct register) is exempt.
+    if cur.distinct <= 1 && cur.key().is_fmul() {
+        Dep(bits | Dep::FREE)
+    } else {
+        Dep(bits)
+    }
+}
+
+/// Result of modelling one region.
+struct RegionOut {
+    timing: RegionTiming,
+    /// Per instruction: (raw dep, single stall, exposed stall); empty for a
+    /// region modelled for its bound only.
+    per_insn: Vec<(Dep, f64, f64)>,
+}
+
+/// Loads in flight: (scoreboard slot, index, latency, completion time).
+type Loads = Vec<(Option<u32>, usize, f64, f64)>;
+
+/// Models one region ([`RegionCode`]); with `detail` false only the bound
+/// (`timing.bound`, `cycles_per_iteration`) is meant to be read: no
+/// per-instruction figures, waits or words are made (a uniform path's
+/// re-costing reads the cost alone).
+fn model_region(
+    gpu: &GpuTiming,
+    params: &ModelParams,
+    code: &RegionCode,
+    is_loop: bool,
+    detail: bool,
+) -> RegionOut {
+    SCRATCH.with(|sc| model_region_in(&mut sc.borrow_mut(), gpu, params, code, is_loop, detail))
+}
+
+#[allow(clippy::needless_range_loop)]
+fn model_region_in(
+    sc: &mut Scratch,
+    gpu: &GpuTiming,
+    params: &ModelParams,
+    code: &RegionCode,
+    is_loop: bool,
+    detail: bool,
+) -> RegionOut {
+    statics(sc, gpu, code, is_loop);
+    let Scratch {
+        arena,
+        st,
+        stall: stall_single,
+        reg_ready,
+        loads: sc_loads,
+    } = sc;
+    let (arena, st): (&[u32], &[Static]) = (arena, st);
+    let n = st.len();
+    let k = params.simds_per_scheduler(gpu);
+
+    // ---- throughput bounds ----
+    let mut pipes = PipeCycles::default();
+    let sched = gpu.schedulers_per_core as f64;
+    let l1_bw = params.mem.l1_bytes_per_cycle_per_core / sched;
+    let dram_bw = params.mem.dram_bytes_per_cycle_per_core / sched;
+    let miss = 1.0 - params.mem.l1_hit_rate.clamp(0.0, 1.0);
+    let (mut loads, mut stores) = (0, 0);
+    for (j, s) in st.iter().enumerate() {
+        pipes.issue += gpu.issue_of(s.unit());
+        let pen = s.dep.penalty(gpu);
         pipes.raw_penalty += pen;
         // the penalty is paid on the consumer's pipe
-        match s.unit {
-            Unit::F32 => pipes.f32 += s.tp + pen,
-            Unit::F16 => pipes.f16 += s.tp + pen,
-            Unit::Scib => pipes.scib += s.tp + pen,
-            Unit::Ic => pipes.ic += s.tp + pen,
+        match s.unit() {
+            Unit::F32 => pipes.f32 += s.tp() + pen,
+            Unit::F16 => pipes.f16 += s.tp() + pen,
+            Unit::Scib => pipes.scib += s.tp() + pen,
+            Unit::Ic => pipes.ic += s.tp() + pen,
             Unit::Mem => {
                 if let Some(m) = s.mem {
                     match m.dir {
@@ -1143,7 +1267,7 @@ fn model_region(
                         // once per thread. The L1-miss share of them is
                         // charged to DRAM like every device byte's (the
                         // model's one hit-rate assumption).
-                        let lanes = if s.uniform && m.dir == MemDir::Load {
+                        let lanes = if code.uniform(j) && m.dir == MemDir::Load {
                             1.0
                         } else {
                             gpu.simd_width as f64
@@ -1163,8 +1287,8 @@ fn model_region(
     }
     // IC integer/transcendental pairs (fitted term, see table.rs)
     let (mut n_int, mut n_trans) = (0usize, 0usize);
-    for s in st.iter().filter(|s| s.unit == Unit::Ic) {
-        if s.key.transcendental().is_some() {
+    for s in st.iter().filter(|s| s.unit() == Unit::Ic) {
+        if s.key().transcendental().is_some() {
             n_trans += 1;
         } else {
             n_int += 1;
@@ -1173,8 +1297,8 @@ fn model_region(
     pipes.ic += gpu.ic_switch_cycles * n_int.min(n_trans) as f64;
     if gpu.ic_overlap_cycles > 0.0 && n_trans > 1 {
         let mut by_key: BTreeMap<agx_isa::Transcendental, usize> = BTreeMap::new();
-        for s in st.iter().filter(|s| s.unit == Unit::Ic) {
-            if let Some(sub) = s.key.transcendental() {
+        for s in st.iter().filter(|s| s.unit() == Unit::Ic) {
+            if let Some(sub) = s.key().transcendental() {
                 *by_key.entry(sub).or_default() += 1;
             }
         }
@@ -1185,24 +1309,29 @@ fn model_region(
 
     // ---- one SIMD-group's in-order pass ----
     let iters = if is_loop { 3 } else { 1 };
-    let mut reg_ready = vec![0.0f64; 512];
-    let mut slot_done: SlotMap = BTreeMap::new();
+    reg_ready.resize(512, 0.0);
+    stall_single.clear();
+    stall_single.resize(n, 0.0);
+    // loads not yet waited for, in issue order: (scoreboard slot, index,
+    // latency, completion time); a wait takes those of its slot (all for a
+    // wait without one) and those without a slot
+    let pending = &mut sc_loads.0;
+    let completed = &mut sc_loads.1;
+    pending.clear();
     let mut t = 0.0f64;
     let mut pipe_free = [0.0f64; 2]; // F+SCIB, IC
-    let mut iter_end = vec![0.0f64; iters];
-    let mut stall_single = vec![0.0f64; n];
-    let mut is_mem_stall = vec![false; n];
+    let mut iter_end = [0.0f64; 3];
     let mut wait_info: Vec<WaitStall> = Vec::new();
+    // the waits of the last pass that completed loads, ascending
     let mut wait_at: Vec<usize> = Vec::new();
-    let mut wait_idx: Vec<(usize, Vec<usize>)> = Vec::new();
     for it in 0..iters {
         for i in 0..n {
             let s = &st[i];
             let mut start = t;
-            for (h, _) in s.uses {
-                start = start.max(reg_ready[*h as usize % 512]);
+            for h in s.uses(arena) {
+                start = start.max(reg_ready[(h >> 1) as usize % 512]);
             }
-            let pipe = match s.unit {
+            let pipe = match s.unit() {
                 Unit::Ic => Some(1),
                 u if u.is_fscib() => Some(0),
                 _ => None,
@@ -1210,93 +1339,96 @@ fn model_region(
             if let Some(p) = pipe {
                 start = start.max(pipe_free[p]);
             }
-            let mut completed: Vec<(usize, f64)> = Vec::new();
+            completed.clear();
             let mut wait_lat = 0.0;
-            if s.key == CostKey::Wait {
-                let slot = scoreboard_slot(s.insn);
-                let keys: Vec<Option<u32>> = slot_done
-                    .keys()
-                    .filter(|k| slot.is_none() || **k == slot || k.is_none())
-                    .cloned()
-                    .collect();
-                for key in keys {
-                    if let Some((done, ls)) = slot_done.remove(&key) {
-                        start = start.max(done);
-                        for l in &ls {
-                            wait_lat = f64::max(wait_lat, l.1);
-                        }
-                        completed.extend(ls);
+            if s.key() == CostKey::Wait {
+                let slot = scoreboard_slot(code.insn(i));
+                let takes = |k: Option<u32>| slot.is_none() || k == slot || k.is_none();
+                pending.retain(|&(k, li, lat, done)| {
+                    if takes(k) {
+                        completed.push((k, li, lat, done));
+                        false
+                    } else {
+                        true
                     }
+                });
+                // by slot (no slot first), each slot's loads in issue
+                // order: a stable sort
+                completed.sort_by_key(|c| c.0);
+                for &(_, _, lat, done) in completed.iter() {
+                    start = start.max(done);
+                    wait_lat = f64::max(wait_lat, lat);
                 }
             }
             let stall = (start - t).max(0.0);
             if it == iters - 1 {
                 stall_single[i] = stall;
-                if s.key == CostKey::Wait && !completed.is_empty() {
-                    is_mem_stall[i] = true;
+                if s.key() == CostKey::Wait && !completed.is_empty() {
                     wait_at.push(i);
-                    wait_idx.push((i, completed.iter().map(|c| c.0).collect()));
-                    wait_info.push(WaitStall {
-                        addr: s.insn.addr,
-                        slot: scoreboard_slot(s.insn),
-                        loads: completed.iter().map(|(li, _)| st[*li].insn.addr).collect(),
-                        latency: wait_lat,
-                        independent_work: 0.0,
-                        stall_single: stall,
-                        exposed: 0.0,
-                    });
+                    if detail {
+                        let insn = code.insn(i);
+                        // independent work between the loads and the wait:
+                        // issue cycles of the instructions between them
+                        let li = completed
+                            .iter()
+                            .map(|&(_, li, _, _)| if li < i { i - li } else { i + n - li })
+                            .min()
+                            .unwrap_or(0);
+                        let independent_work = (1..li)
+                            .map(|d| {
+                                let j = (i + n - d) % n;
+                                st[j].tp().max(gpu.issue_cycles)
+                            })
+                            .sum();
+                        wait_info.push(WaitStall {
+                            addr: insn.addr,
+                            slot: scoreboard_slot(insn),
+                            loads: completed
+                                .iter()
+                                .map(|&(_, li, _, _)| code.insn(li).addr)
+                                .collect(),
+                            latency: wait_lat,
+                            independent_work,
+                            stall_single: stall,
+                            exposed: 0.0,
+                        });
+                    }
                 }
             }
             if let Some(p) = pipe {
-                pipe_free[p] = start + s.tp;
+                pipe_free[p] = start + s.tp();
             }
-            let issue = gpu.issue_of(s.unit) + per_insn[i].0.as_ref().map_or(0.0, |d| d.penalty);
+            let issue = gpu.issue_of(s.unit()) + s.dep.penalty(gpu);
             let done = if is_load(s.mem) {
-                let lat = load_latency(s.mem, &params.mem, s.uniform);
+                let lat = load_latency(s.mem, &params.mem, code.uniform(i));
                 let d = start + lat;
-                let e = slot_done
-                    .entry(scoreboard_slot(s.insn))
-                    .or_insert((0.0, Vec::new()));
-                e.0 = e.0.max(d);
-                e.1.push((i, lat));
+                pending.push((scoreboard_slot(code.insn(i)), i, lat, d));
                 d
             } else {
-                start + s.lat
+                start + s.e.latency
             };
-            for (h, _) in s.defs {
-                reg_ready[*h as usize % 512] = done;
+            for h in s.defs(arena) {
+                reg_ready[(h >> 1) as usize % 512] = done;
             }
             t = start + issue;
         }
         iter_end[it] = t;
+    }
+    // (every entry 0 again for the next region)
+    for s in st {
+        for h in s.defs(arena) {
+            reg_ready[(h >> 1) as usize % 512] = 0.0;
+        }
     }
     let single = if iters >= 2 {
         iter_end[iters - 1] - iter_end[iters - 2]
     } else {
         iter_end[0]
     };
-    // Independent work between the loads and each wait: issue cycles of the
-    // instructions between them.
-    for (w, (wi, lis)) in wait_info.iter_mut().zip(&wait_idx) {
-        let wi = *wi;
-        let li = lis
-            .iter()
-            .map(|&li| if li < wi { wi - li } else { wi + n - li })
-            .min()
-            .unwrap_or(0);
-        w.independent_work = (1..li)
-            .map(|d| {
-                let j = (wi + n - d) % n;
-                st[j].tp.max(gpu.issue_cycles)
-            })
-            .sum();
-    }
 
     // ---- the bound ----
-    let mem_stall_single: f64 = (0..n)
-        .filter(|&i| is_mem_stall[i])
-        .map(|i| stall_single[i])
-        .sum();
+    // (`wait_at` ascends: the memory stalls summed in instruction order)
+    let mem_stall_single: f64 = wait_at.iter().map(|&i| stall_single[i]).sum();
     let (mem_latency, dep_chain) = if mem_stall_single > 0.0 {
         (single / k, (single - mem_stall_single).max(0.0) / k)
     } else {
@@ -1315,6 +1447,30 @@ fn model_region(
         dep_chain,
     ]);
     let cost = bound.cycles;
+    if !detail {
+        return RegionOut {
+            timing: RegionTiming {
+                instructions: n,
+                pipes,
+                cycles_per_iteration: cost,
+                latency_bound_cycles: cost,
+                bound,
+                single_simd_iteration_cycles: 0.0,
+                recurrence_cycles: 0.0,
+                loads,
+                stores,
+                waits: Vec::new(),
+                wait_stall: 0.0,
+                raw_stall: 0.0,
+                exposed_stall: 0.0,
+                memory_stall: 0.0,
+                alu_per_iter: 0.0,
+                bottleneck_unit: "",
+                bottleneck: String::new(),
+            },
+            per_insn: Vec::new(),
+        };
+    }
     let by = bound.by;
     let dep_chain_bound = bound.components["dependency_chain"];
     // One exposed-stall formula: the cost above the largest throughput
@@ -1328,10 +1484,9 @@ fn model_region(
             0.0
         }
     };
-    for (i, p) in per_insn.iter_mut().enumerate() {
-        p.1 = stall_single[i];
-        p.2 = round3(share(i));
-    }
+    let per_insn: Vec<(Dep, f64, f64)> = (0..n)
+        .map(|i| (st[i].dep, stall_single[i], round3(share(i))))
+        .collect();
     for (w, &i) in wait_info.iter_mut().zip(&wait_at) {
         w.exposed = round3(share(i));
     }
@@ -1350,16 +1505,16 @@ fn model_region(
     );
     match bound.by {
         "ic" => {
-            if let Some(s) = st
-                .iter()
-                .filter(|s| s.unit == Unit::Ic)
-                .max_by(|a, b| a.tp.total_cmp(&b.tp))
+            if let Some(j) = (0..n)
+                .filter(|&j| st[j].unit() == Unit::Ic)
+                .max_by(|&a, &b| st[a].tp().total_cmp(&st[b].tp()))
             {
+                let insn = code.insn(j);
                 bottleneck += &format!(
                     "; {} at 0x{:x} takes {} of them",
-                    s.insn.mnemonic(),
-                    s.insn.addr,
-                    fmt_cy(s.tp)
+                    insn.mnemonic(),
+                    insn.addr,
+                    fmt_cy(st[j].tp())
                 );
             }
         }
@@ -1444,20 +1599,61 @@ pub fn fmt_cy(x: f64) -> String {
 pub fn push_cy(out: &mut String, x: f64) {
     use std::fmt::Write;
     let x = r2(x);
-    let _ = if (x - x.round()).abs() < 0.005 {
-        write!(out, "{}", x.round() as i64)
+    if (x - x.round()).abs() < 0.005 {
+        push_int(out, x.round() as i64);
+    } else if x.is_finite() && x.abs() < 1e12 {
+        // `{x:.2}` of a figure already rounded to hundredths: the hundredths
+        // `k` are exact (x is within an ulp of k/100, far below 0.005 at
+        // this size), so the digits are k's with the point put in — the
+        // float formatter's exact algorithm was most of a listing line's cost
+        let k = (x * 100.0).round() as i64;
+        if k < 0 {
+            out.push('-');
+        }
+        let a = k.unsigned_abs();
+        push_int(out, (a / 100) as i64);
+        out.push('.');
+        out.push(char::from(b'0' + (a / 10 % 10) as u8));
+        out.push(char::from(b'0' + (a % 10) as u8));
     } else {
-        write!(out, "{x:.2}")
-    };
+        let _ = write!(out, "{x:.2}");
+    }
+}
+
+/// `{}` of an integer, appended (no formatter).
+fn push_int(out: &mut String, v: i64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    let mut a = v.unsigned_abs();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (a % 10) as u8;
+        a /= 10;
+        if a == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        out.push('-');
+    }
+    // (ASCII digits)
+    out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or_default());
 }
 
 /// Models one straight-line body as a loop body (every instruction once per
 /// iteration, back-edge implied): the building block for unrolled-loop
 /// kernels and tests.
 pub fn body_timing(insns: &[Instruction], params: &ModelParams) -> RegionTiming {
-    let refs: Vec<&Instruction> = insns.iter().collect();
-    let follows = vec![true; refs.len()];
-    model_region(params.gpu.timing, params, &refs, &follows, &[], true).timing
+    let idx: Vec<u32> =
+        (0..u32::try_from(insns.len()).expect("fewer than 2^32 instructions")).collect();
+    let code = RegionCode {
+        insns,
+        idx: &idx,
+        uniform: &[],
+    };
+    let t = model_region(params.gpu.timing, params, &code, true, true).timing;
+    release_scratch();
+    t
 }
 
 /// Models a whole kernel (main's instructions in address order), with the
@@ -1715,27 +1911,21 @@ pub fn analyze_kernel_with_nest(
     }
     let region_count = nl + 1;
     let members = |r: usize| &member_flat[member_start[r] as usize..member_start[r + 1] as usize];
-    let follows_of = |idx: &[u32]| -> Vec<bool> {
-        (0..idx.len())
-            .map(|j| {
-                if j == 0 {
-                    // wrap-around: the back-edge branch precedes the header
-                    true
-                } else {
-                    idx[j] == idx[j - 1] + 1
-                }
-            })
-            .collect()
-    };
-    let is_uniform = |i: usize| uniform_loads.binary_search(&i).is_ok();
-    let model_idx = |idx: &[u32], is_loop: bool| -> RegionOut {
-        let refs: Vec<&Instruction> = idx.iter().map(|&i| &insns[i as usize]).collect();
-        let uniform: Vec<bool> = if uniform_loads.is_empty() {
-            Vec::new()
-        } else {
-            idx.iter().map(|&i| is_uniform(i as usize)).collect()
+    // uniform-address loads by instruction (none: empty)
+    let mut uniform = vec![false; if uniform_loads.is_empty() { 0 } else { n }];
+    for &i in uniform_loads {
+        if let Some(u) = uniform.get_mut(i) {
+            *u = true;
+        }
+    }
+    let is_uniform = |i: usize| uniform.get(i).copied().unwrap_or(false);
+    let model_idx = |idx: &[u32], is_loop: bool, detail: bool| -> RegionOut {
+        let code = RegionCode {
+            insns,
+            idx,
+            uniform: &uniform,
         };
-        model_region(gpu, params, &refs, &follows_of(idx), &uniform, is_loop)
+        model_region(gpu, params, &code, is_loop, detail)
     };
     // Per-instruction detail, its stalls filled in region by region (no
     // second per-instruction vector).
@@ -1765,36 +1955,44 @@ pub fn analyze_kernel_with_nest(
     let mut outside: Option<RegionTiming> = None;
     let mut loops_out: Vec<LoopTiming> = Vec::with_capacity(nl);
     // regions are independent: modelled on all cores, taken in order
-    crate::par::map_ordered(region_count, &|r| model_idx(members(r), r > 0), |r, out| {
-        for ((dep, ss, se), &i) in out.per_insn.into_iter().zip(members(r)) {
-            let d = &mut instructions_detail[i as usize];
-            d.raw_dep = dep;
-            d.stall_single = round3(ss);
-            d.stall = round3(se);
-        }
-        if r == 0 {
-            outside = Some(out.timing);
-        } else {
-            let li = r - 1;
-            let (t, src) = trips[li];
-            loops_out.push(LoopTiming {
-                index: li,
-                forest: nest_loop(li).forest,
-                header: insns[nest_loop(li).header].addr,
-                latch: insns[nest_loop(li).latch].addr,
-                first: insns[nest_loop(li).first].addr,
-                last: insns[nest_loop(li).last].addr,
-                depth: depth[li],
-                parent: parent[li],
-                trip_count: t,
-                trip_count_source: src,
-                bound: Bound::default(),
-                cycles_per_iteration: 0.0,
-                latency_bound_cycles: 0.0,
-                body: out.timing,
-            });
-        }
-    });
+    crate::par::map_ordered(
+        region_count,
+        &|r| model_idx(members(r), r > 0, true),
+        |r, out| {
+            let idx = members(r);
+            for (j, ((dep, ss, se), &i)) in out.per_insn.into_iter().zip(idx).enumerate() {
+                // the producer: the region's instruction before (the first's is
+                // the last, a loop's wrap-around)
+                let before = if j > 0 { j - 1 } else { idx.len() - 1 };
+                let d = &mut instructions_detail[i as usize];
+                d.raw_dep = dep.raw(gpu, insns[idx[before] as usize].addr);
+                d.stall_single = round3(ss);
+                d.stall = round3(se);
+            }
+            if r == 0 {
+                outside = Some(out.timing);
+            } else {
+                let li = r - 1;
+                let (t, src) = trips[li];
+                loops_out.push(LoopTiming {
+                    index: li,
+                    forest: nest_loop(li).forest,
+                    header: insns[nest_loop(li).header].addr,
+                    latch: insns[nest_loop(li).latch].addr,
+                    first: insns[nest_loop(li).first].addr,
+                    last: insns[nest_loop(li).last].addr,
+                    depth: depth[li],
+                    parent: parent[li],
+                    trip_count: t,
+                    trip_count_source: src,
+                    bound: Bound::default(),
+                    cycles_per_iteration: 0.0,
+                    latency_bound_cycles: 0.0,
+                    body: out.timing,
+                });
+            }
+        },
+    );
     let outside = outside.expect("outside region");
     // region r: 0 = outside loops, li + 1 = loop li's own body
     let region = |loops_out: &[LoopTiming], r: usize| -> f64 {
@@ -1842,22 +2040,37 @@ pub fn analyze_kernel_with_nest(
             // computes, without its vectors).
             (full, full)
         } else {
-            let mut header_of: BTreeMap<usize, usize> = BTreeMap::new();
-            for &ch in &children[r] {
-                header_of.insert(nest_loop(ch).first, ch);
-            }
+            // (first instruction, child loop), by instruction: a sorted
+            // vector searched (a map's node walk per instruction of a
+            // region holding thousands of loops was a tenth of the model)
+            let mut header_of: Vec<(usize, usize)> = children[r]
+                .iter()
+                .map(|&ch| (nest_loop(ch).first, ch))
+                .collect();
+            header_of.sort_by_key(|h| h.0);
+            // (one child per instruction; were two to share one, the last
+            // counts, as a map's insert keeps it)
+            header_of.reverse();
+            header_of.dedup_by_key(|h| h.0);
+            header_of.reverse();
+            let header_at = |i: usize| -> Option<usize> {
+                header_of
+                    .binary_search_by_key(&i, |h| h.0)
+                    .ok()
+                    .map(|k| header_of[k].1)
+            };
             let mut all: Vec<usize> = idx
                 .iter()
                 .map(|&i| i as usize)
-                .chain(header_of.keys().copied())
+                .chain(header_of.iter().map(|h| h.0))
                 .collect();
             all.sort_unstable();
             let has_arm = all.iter().any(|&i| arms.arm_of[i].is_some());
             let cost = |longest_path: bool| -> f64 {
                 let sub = if has_arm {
                     let w = |i: usize| -> f64 {
-                        match header_of.get(&i) {
-                            Some(&ch) => trip(ch) * incl_long[ch],
+                        match header_at(i) {
+                            Some(ch) => trip(ch) * incl_long[ch],
                             None => {
                                 // (the cost-table row found for the detail)
                                 let e = instructions_detail[i].entry;
@@ -1872,18 +2085,18 @@ pub fn analyze_kernel_with_nest(
                 let own: Vec<u32> = sub
                     .iter()
                     .copied()
-                    .filter(|i| !header_of.contains_key(i))
+                    .filter(|&i| header_at(i).is_none())
                     .map(|i| i as u32)
                     .collect();
                 let own_cost = if own.len() == idx.len() {
                     full
                 } else {
-                    model_idx(&own, r > 0).timing.bound.cycles.min(full)
+                    model_idx(&own, r > 0, false).timing.bound.cycles.min(full)
                 };
                 let kids: f64 = sub
                     .iter()
-                    .filter_map(|i| header_of.get(i))
-                    .map(|&ch| {
+                    .filter_map(|&i| header_at(i))
+                    .map(|ch| {
                         trip(ch)
                             * if longest_path {
                                 incl_long[ch]
@@ -2085,6 +2298,7 @@ pub fn analyze_kernel_with_nest(
         insn_cycles,
     };
     t.finish_regions();
+    release_scratch();
     t
 }
 
@@ -2136,4 +2350,53 @@ pub fn analyze_with_nest(
         p.threads_per_core = p.threads_per_core.min(analysis.occupancy.threads);
     }
     analyze_kernel_with_nest(params.gpu.timing, insns, nest, uniform_loads, &p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The formatter's spelling `push_cy` replaces.
+    fn reference(x: f64) -> String {
+        let x = r2(x);
+        if (x - x.round()).abs() < 0.005 {
+            format!("{}", x.round() as i64)
+        } else {
+            format!("{x:.2}")
+        }
+    }
+
+    /// `push_cy` spells every figure as `{:.2}`/`{}` would: hundredths,
+    /// halves, eighths (exact ties), values from 1e-6 to 1e15 and their
+    /// negatives.
+    #[test]
+    fn push_cy_matches_the_formatter() {
+        let mut xs: Vec<f64> = (-300_000..300_000).map(|k| k as f64 / 100.0).collect();
+        xs.extend((-20_000..20_000).map(|k| k as f64 / 8.0));
+        xs.extend((-20_000..20_000).map(|k| k as f64 / 1000.0 + 0.005));
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..200_000 {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let m = (state >> 11) as f64 / (1u64 << 53) as f64;
+            let e = ((state >> 3) % 22) as i32 - 6;
+            let x = m * 10f64.powi(e);
+            xs.push(x);
+            xs.push(-x);
+        }
+        xs.extend([
+            f64::NAN,
+            f64::INFINITY,
+            -f64::INFINITY,
+            1e12 + 0.25,
+            -0.0,
+            0.004999,
+        ]);
+        for x in xs {
+            let mut s = String::new();
+            push_cy(&mut s, x);
+            assert_eq!(s, reference(x), "{x:e}");
+        }
+    }
 }
