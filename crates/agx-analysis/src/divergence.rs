@@ -1593,11 +1593,11 @@ pub fn analyze_entry(
     if !settled {
         rec = Record::new(insns.len(), nb);
     }
-    for b0 in 0..nb {
+    for (b0, slot) in inb.iter_mut().enumerate() {
         if settled {
             break;
         }
-        let Some(s0) = inb[b0].take() else { continue };
+        let Some(s0) = slot.take() else { continue };
         chain.push((b0, s0));
         while let Some((b, mut s)) = chain.pop() {
             cx.block(b, &mut s, Some(&mut rec));
@@ -2012,7 +2012,7 @@ fn fill_arms_of(cfg: &Cfg, forest: &LoopForest, branches: &mut [Branch]) {
             _ => b.arms = arms_of(cfg, forest, b),
         }
     }
-    queries.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+    queries.sort_unstable_by_key(|q| std::cmp::Reverse(q.0));
     let mut stack: Vec<u32> = Vec::new();
     let mut p = dep.len();
     for (i, t, k) in queries {
