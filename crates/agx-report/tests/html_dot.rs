@@ -68,7 +68,7 @@ fn corpus() -> Vec<(String, Vec<u8>)> {
         }
     };
     add_bins(&repo().join("testdata/archives/real"), &mut v);
-    let shared = repo().join("../shared/corpus");
+    let shared = shared_data::shared_root().join("corpus");
     let have_shared = add_mesa(&shared.join("mesa"), &mut v);
     if let Ok(rd) = std::fs::read_dir(shared.join("real")) {
         let mut dirs: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();

@@ -174,7 +174,7 @@ fn invariants_hold_on_every_testdata_kernel() {
 
 #[test]
 fn invariants_hold_on_the_held_out_shared_corpus() {
-    let shared = repo().join("../shared/corpus");
+    let shared = shared_data::shared_root().join("corpus");
     if !shared.is_dir() {
         // a panic under CI=true
         shared_data::skip("../shared/corpus is missing");
