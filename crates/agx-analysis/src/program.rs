@@ -467,12 +467,12 @@ fn refine_divergence(
         }
         let mut u: Option<GprSet> = None;
         for &(c, at) in &callers[f] {
-            let site = solved[c]
-                .divergence
-                .call_uniform
-                .iter()
-                .find(|x| x.0 == at)
-                .map(|x| x.1)
+            // call_uniform is in address order, one entry per call: a search,
+            // not a scan (a caller with thousands of calls has as many sites)
+            let cu = &solved[c].divergence.call_uniform;
+            let site = cu
+                .binary_search_by_key(&at, |x| x.0)
+                .map(|k| cu[k].1)
                 .unwrap_or_default();
             let x = u.get_or_insert(site);
             for k in 0..x.0.len() {
