@@ -237,21 +237,21 @@ pub(crate) fn is_stack_get_ptr(insn: &Instruction) -> bool {
 
 /// Mnemonic of the instruction (applegpu `fields_to_mnem` + aliases).
 #[inline(always)]
-pub(crate) fn mnemonic(ctx: &Ctx) -> &'static &'static str {
+pub(crate) fn mnemonic(ctx: &Ctx) -> crate::model::Mnem {
     match ctx.form.idx {
         idx::TODO_LD_ST_TILE => {
             if ctx.named("load") != 0 {
-                &"ld_tile"
+                const { crate::model::Mnem::named("ld_tile") }
             } else {
-                &"st_tile"
+                const { crate::model::Mnem::named("st_tile") }
             }
         }
         idx::MAP => match ctx.named("op") {
-            0 => &"unmap",
-            1 => &"map",
-            _ => &"TODO.map",
+            0 => const { crate::model::Mnem::named("unmap") },
+            1 => const { crate::model::Mnem::named("map") },
+            _ => const { crate::model::Mnem::named("TODO.map") },
         },
-        _ => &ctx.form.name,
+        _ => crate::model::Mnem::form(ctx.form.idx),
     }
 }
 

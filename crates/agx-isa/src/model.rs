@@ -516,24 +516,193 @@ pub enum Flow {
     Trap,
 }
 
+/// Mnemonic spellings that are not a form's name: applegpu's aliases and
+/// suffixed names (`.sat`, `isub`, the `bitop` aliases ...), and `""`.
+const EXTRA_MNEMONICS: [&str; 45] = [
+    "",
+    "fmadd32.sat",
+    "fmadd16.sat",
+    "fadd32.sat",
+    "fadd16.sat",
+    "fmul32.sat",
+    "fmul16.sat",
+    "floor.sat",
+    "ceil.sat",
+    "trunc.sat",
+    "rint.sat",
+    "rcp.sat",
+    "rsqrt.sat",
+    "rsqrt_special.sat",
+    "sin_pt_1.sat",
+    "sin_pt_2.sat",
+    "log2.sat",
+    "exp2.sat",
+    "dfdx.sat",
+    "dfdy.sat",
+    "funop.sat",
+    "iadd",
+    "iadd.sat",
+    "isub",
+    "isub.sat",
+    "imadd",
+    "imadd.sat",
+    "imsub",
+    "imsub.sat",
+    "and",
+    "or",
+    "xor",
+    "nand",
+    "nor",
+    "xnor",
+    "not",
+    "mov",
+    "bitop_mov_a",
+    "update_exec",
+    "push_exec",
+    "ld_tile",
+    "st_tile",
+    "unmap",
+    "map",
+    "TODO.map",
+];
+
+/// Number of forms (the first mnemonic numbers are the forms' names).
+const NFORMS: usize = crate::forms::FORMS.len();
+
+/// Mnemonics past the static ones: spellings given by hand
+/// ([`Instruction::set_mnemonic_str`]), one slot each for the life of the
+/// process.
+const DYN_MNEMONICS: usize = 4096;
+static DYN_MNEMONIC: [std::sync::OnceLock<&'static str>; DYN_MNEMONICS] =
+    [const { std::sync::OnceLock::new() }; DYN_MNEMONICS];
+
+/// A mnemonic spelling by number: `0..161` the forms' names
+/// (`FORMS[i].name`), then [`EXTRA_MNEMONICS`], then spellings given by
+/// hand. The decoder picks the number of a form or of an extra spelling at
+/// compile time ([`Mnem::form`], [`Mnem::named`]); [`Mnem::of`] finds or
+/// makes the number of any spelling. Two numbers may spell the same (forms
+/// share names): compare [`Mnem::text`].
+#[derive(Clone, Copy, Debug)]
+pub struct Mnem(u16);
+
+impl Mnem {
+    /// `""`.
+    pub const EMPTY: Mnem = Mnem::named("");
+
+    /// The name of form `idx`.
+    #[inline]
+    pub const fn form(idx: u8) -> Mnem {
+        Mnem(idx as u16)
+    }
+
+    /// An extra spelling ([`EXTRA_MNEMONICS`]); fails to compile (in a
+    /// `const`) for any other.
+    pub const fn named(s: &str) -> Mnem {
+        let mut i = 0;
+        while i < EXTRA_MNEMONICS.len() {
+            if str_eq(EXTRA_MNEMONICS[i], s) {
+                return Mnem((NFORMS + i) as u16);
+            }
+            i += 1;
+        }
+        panic!("not an extra mnemonic spelling")
+    }
+
+    /// The spelling.
+    #[inline]
+    pub fn text(self) -> &'static str {
+        let i = self.0 as usize;
+        match crate::forms::FORMS.get(i) {
+            Some(f) => f.name,
+            None => Self::text_past_forms(i),
+        }
+    }
+
+    #[inline]
+    fn text_past_forms(i: usize) -> &'static str {
+        match EXTRA_MNEMONICS.get(i - NFORMS) {
+            Some(s) => s,
+            None => DYN_MNEMONIC[i - NFORMS - EXTRA_MNEMONICS.len()]
+                .get()
+                .copied()
+                .unwrap_or(""),
+        }
+    }
+
+    /// The number of spelling `s`: the first form of that name, else the
+    /// extra spelling, else a slot for it (made once per spelling).
+    pub fn of(s: &str) -> Mnem {
+        type Map = std::collections::HashMap<&'static str, u16>;
+        static STATIC: std::sync::OnceLock<Map> = std::sync::OnceLock::new();
+        static DYN: std::sync::Mutex<Option<Map>> = std::sync::Mutex::new(None);
+        let st = STATIC.get_or_init(|| {
+            let mut m = Map::new();
+            let names = crate::forms::FORMS.iter().map(|f| f.name);
+            for (i, n) in names.chain(EXTRA_MNEMONICS.iter().copied()).enumerate() {
+                m.entry(n).or_insert(i as u16);
+            }
+            m
+        });
+        if let Some(&i) = st.get(s) {
+            return Mnem(i);
+        }
+        let mut d = DYN.lock().unwrap_or_else(|e| e.into_inner());
+        let d = d.get_or_insert_with(Map::new);
+        if let Some(&i) = d.get(s) {
+            return Mnem(i);
+        }
+        let k = d.len();
+        assert!(
+            k < DYN_MNEMONICS,
+            "more than {DYN_MNEMONICS} hand-made mnemonics"
+        );
+        let t: &'static str = DYN_MNEMONIC[k].get_or_init(|| String::from(s).leak());
+        let i = (NFORMS + EXTRA_MNEMONICS.len() + k) as u16;
+        d.insert(t, i);
+        Mnem(i)
+    }
+}
+
+impl PartialEq for Mnem {
+    fn eq(&self, other: &Self) -> bool {
+        self.text() == other.text()
+    }
+}
+
+const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
 /// A decoded instruction.
 ///
-/// `repr(C)` keeps the fields every pass reads (mnemonic, address, form,
+/// `repr(C)` keeps the fields every pass reads (address, mnemonic, form,
 /// operand count, first operands) at the front, and the layout free of
-/// padding but for 3 bytes: 96 bytes (136 with 12-byte operands and a
-/// separate spill pointer, 176 before that): 7 operands of 8 bytes inline
+/// padding but for 1 byte: 88 bytes (96 with an 8-byte mnemonic pointer,
+/// 136 with 12-byte operands and a separate spill pointer, 176 before
+/// that): 7 operands of 8 bytes inline
 /// (wider forms spill to the heap), implicit operands behind one pointer,
 /// the instruction word as 12 bytes (an encoding is at most 12 bytes; a
 /// `u128` field would add 4 bytes and 16-byte alignment).
-#[derive(Clone, PartialEq)]
+#[derive(Clone)]
 #[repr(C)]
 pub struct Instruction {
-    /// Mnemonic as printed (with suffixes such as `.sat`): a thin pointer
-    /// to the static spelling (8 bytes, not a 16-byte `&str`). Read with
-    /// [`Instruction::mnemonic`], set with [`Instruction::set_mnemonic`].
-    mnem: &'static &'static str,
     /// Address as printed (byte offset + any base).
     pub addr: u32,
+    /// Mnemonic as printed (with suffixes such as `.sat`), as its
+    /// [`Mnem`] number (2 bytes, not an 8-byte pointer). Read with
+    /// [`Instruction::mnemonic`], set with [`Instruction::set_mnem`].
+    mnem: Mnem,
     /// Length in bytes: 2, 4, 6, 8, 10 or 12.
     pub len: u8,
     /// Index of the matching form (applegpu descriptor index, 0..=160).
@@ -554,7 +723,7 @@ pub struct Instruction {
 impl Default for Instruction {
     fn default() -> Self {
         Instruction {
-            mnem: &"",
+            mnem: Mnem::EMPTY,
             addr: 0,
             len: 0,
             form: 0,
@@ -563,6 +732,19 @@ impl Default for Instruction {
             implicit: Default::default(),
             word: [0; 12],
         }
+    }
+}
+
+impl PartialEq for Instruction {
+    fn eq(&self, other: &Self) -> bool {
+        self.addr == other.addr
+            && self.mnemonic() == other.mnemonic()
+            && self.len == other.len
+            && self.form == other.form
+            && self.operands == other.operands
+            && self.raised == other.raised
+            && self.word == other.word
+            && self.implicit == other.implicit
     }
 }
 
@@ -603,30 +785,28 @@ impl Instruction {
     /// Mnemonic as printed (with suffixes such as `.sat`).
     #[inline]
     pub fn mnemonic(&self) -> &'static str {
+        self.mnem.text()
+    }
+    /// The mnemonic's number.
+    #[inline]
+    pub fn mnem(&self) -> Mnem {
         self.mnem
     }
-    /// Sets the mnemonic (`&"name"`, or a reference into a static table).
+    /// Sets the mnemonic by number (what the decoder does).
     #[inline]
-    pub fn set_mnemonic(&mut self, m: &'static &'static str) {
+    pub fn set_mnem(&mut self, m: Mnem) {
         self.mnem = m;
     }
+    /// Sets the mnemonic (`&"name"`, or a reference into a static table):
+    /// [`Mnem::of`] its spelling.
+    #[inline]
+    pub fn set_mnemonic(&mut self, m: &'static &'static str) {
+        self.mnem = Mnem::of(m);
+    }
     /// Sets the mnemonic from any static spelling, for instructions built by
-    /// hand (tests, benchmarks): each distinct spelling gets one static
-    /// slot, kept for the life of the process. The decoder uses
-    /// [`Instruction::set_mnemonic`].
+    /// hand (tests, benchmarks): [`Mnem::of`] it.
     pub fn set_mnemonic_str(&mut self, m: &'static str) {
-        static SLOTS: std::sync::Mutex<Vec<&'static &'static str>> =
-            std::sync::Mutex::new(Vec::new());
-        let mut slots = SLOTS.lock().unwrap_or_else(|e| e.into_inner());
-        let slot = match slots.iter().find(|s| ***s == m) {
-            Some(s) => *s,
-            None => {
-                let s: &'static &'static str = Box::leak(Box::new(m));
-                slots.push(s);
-                s
-            }
-        };
-        self.mnem = slot;
+        self.mnem = Mnem::of(m);
     }
     /// Raw little-endian instruction word (zero-extended past `len`).
     #[inline]
@@ -931,7 +1111,7 @@ mod size_tests {
         assert_eq!(std::mem::size_of::<OperandKind>(), 6);
         assert_eq!(std::mem::size_of::<Operand>(), 8);
         assert_eq!(std::mem::size_of::<arrayvec_lite::OperandVec>(), 58);
-        assert_eq!(std::mem::size_of::<Instruction>(), 96);
+        assert_eq!(std::mem::size_of::<Instruction>(), 88);
     }
 
     /// Every keyword the decoder produces is a static: none goes through
@@ -967,6 +1147,28 @@ mod size_tests {
         let k = OperandKind::keyword(leaked);
         assert_eq!(k.keyword_text(), Some("xyzw"));
         assert_eq!(k, OperandKind::keyword(&"xyzw"));
+    }
+
+    /// Mnemonic numbers spell their names; hand-made spellings get one
+    /// number each.
+    #[test]
+    fn mnemonic_numbers() {
+        for f in crate::forms::FORMS.iter() {
+            assert_eq!(Mnem::form(f.idx).text(), f.name);
+            assert_eq!(Mnem::of(f.name).text(), f.name);
+        }
+        for s in EXTRA_MNEMONICS {
+            assert_eq!(Mnem::of(s).text(), s);
+            assert_eq!(Mnem::named(s).text(), s);
+        }
+        assert_eq!(Mnem::EMPTY.text(), "");
+        assert_eq!(Instruction::default().mnemonic(), "");
+        let mut i = Instruction::default();
+        i.set_mnemonic_str("not.a.mnemonic");
+        assert_eq!(i.mnemonic(), "not.a.mnemonic");
+        assert_eq!(Mnem::of("not.a.mnemonic"), i.mnem());
+        i.set_mnemonic(&"xor");
+        assert_eq!(i.mnem(), Mnem::named("xor"));
     }
 
     /// Immediates keep 40 bits, signed.
