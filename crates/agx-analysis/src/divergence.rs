@@ -109,13 +109,15 @@ impl BranchKind {
 pub struct Branch {
     /// Address of the branch instruction.
     pub at: u32,
+    /// Index of the branch instruction.
     #[serde(skip)]
-    pub index: usize,
+    pub index: u32,
     pub kind: BranchKind,
     /// Whether every thread of the SIMD-group goes the same way.
     pub uniform: bool,
-    /// Why: the chain from the condition back to its source.
-    pub reason: String,
+    /// Why: the chain from the condition back to its source (worded by its
+    /// `Display`).
+    pub reason: Reason,
     /// Cycles per SIMD-group of the instructions it guards (both arms of an
     /// `if` up to its closing `pop_exec`, from an `else` to it, a loop's
     /// body), each weighted by its executions; `None` for branches that
@@ -123,10 +125,158 @@ pub struct Branch {
     pub arms_cycles: Option<f64>,
     /// Instructions it guards (indices, end exclusive).
     #[serde(skip)]
-    pub arms: Option<(usize, usize)>,
+    pub arms: Option<(u32, u32)>,
     /// For a loop: its index in the function's loop forest.
     #[serde(skip)]
-    pub loop_index: Option<usize>,
+    pub loop_index: Option<u32>,
+}
+
+/// Why a branch is classified as it is, kept in structure and worded on
+/// demand (`Display`, and as a string in serde): a 1M-instruction kernel
+/// has hundreds of thousands of branches, and a `String` each was ~40
+/// bytes of heap beyond the record (the reasons are mostly a few fixed
+/// sentences, a condition's registers, or one exit test's address).
+#[derive(Clone)]
+pub struct Reason(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    Fixed(Fixed),
+    /// `REGS: uniform`: up to two condition registers ([`pack_reg`]; 0:
+    /// none).
+    Uniform([u32; 2]),
+    /// `every exit test is uniform (0xA)`: one exit test.
+    OneTest(u32),
+    /// Any other wording (trace chains, shared by equal reasons).
+    Text(std::sync::Arc<String>),
+}
+
+/// The fixed sentences of [`Reason`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fixed {
+    ImmediatesOnly,
+    MatchingIfUniform,
+    MatchingIfDivergent,
+    ConditionUnknown,
+    LevelDivergent,
+    LevelUniform,
+    NoExitTest,
+}
+
+impl Fixed {
+    fn text(self) -> &'static str {
+        match self {
+            Fixed::ImmediatesOnly => "condition on immediates only",
+            Fixed::MatchingIfUniform => "the matching if is uniform",
+            Fixed::MatchingIfDivergent => "the matching if is divergent: both arms run",
+            Fixed::ConditionUnknown => "condition unknown (not modelled)",
+            Fixed::LevelDivergent => "the innermost exec level is divergent: lanes disagree",
+            Fixed::LevelUniform => "the innermost exec level is uniform",
+            Fixed::NoExitTest => "no exit test found: uniform",
+        }
+    }
+}
+
+/// A register as [`push_reg_name`] spells it, in 32 bits (never 0): half
+/// (bits 0-15), count (16-23), width (24-25), uniform file (26), bit 31 set.
+fn pack_reg(r: &Reg) -> u32 {
+    let w = match r.width {
+        Width::W16 => 0u32,
+        Width::W32 => 1,
+        Width::W64 => 2,
+    };
+    r.half as u32
+        | (r.count as u32) << 16
+        | w << 24
+        | ((r.file == RegFile::Uniform) as u32) << 26
+        | 1 << 31
+}
+
+fn unpack_reg(x: u32) -> Reg {
+    let mut r = Reg::gpr(
+        match x >> 24 & 3 {
+            0 => Width::W16,
+            1 => Width::W32,
+            _ => Width::W64,
+        },
+        x as u16,
+    );
+    r.count = (x >> 16) as u8;
+    if x >> 26 & 1 != 0 {
+        r.file = RegFile::Uniform;
+    }
+    r
+}
+
+impl Reason {
+    fn fixed(f: Fixed) -> Reason {
+        Reason(Repr::Fixed(f))
+    }
+    fn text(s: String) -> Reason {
+        Reason(Repr::Text(std::sync::Arc::new(s)))
+    }
+}
+
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Repr::Fixed(x) => f.write_str(x.text()),
+            Repr::Uniform(regs) => {
+                let mut out = String::new();
+                for (k, &r) in regs.iter().filter(|&&r| r != 0).enumerate() {
+                    if k > 0 {
+                        out.push_str(", ");
+                    }
+                    push_reg_name(&mut out, &unpack_reg(r));
+                }
+                out.push_str(": uniform");
+                f.write_str(&out)
+            }
+            Repr::OneTest(a) => write!(f, "every exit test is uniform (0x{a:x})"),
+            Repr::Text(s) => f.write_str(s),
+        }
+    }
+}
+
+impl std::fmt::Debug for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&self.to_string(), f)
+    }
+}
+
+/// Equal when worded the same.
+impl PartialEq for Reason {
+    fn eq(&self, o: &Reason) -> bool {
+        match (&self.0, &o.0) {
+            (Repr::Fixed(a), Repr::Fixed(b)) => a == b,
+            (Repr::Uniform(a), Repr::Uniform(b)) if a == b => true,
+            (Repr::OneTest(a), Repr::OneTest(b)) => a == b,
+            (Repr::Text(a), Repr::Text(b)) if std::sync::Arc::ptr_eq(a, b) => true,
+            _ => self.to_string() == o.to_string(),
+        }
+    }
+}
+
+impl PartialEq<str> for Reason {
+    fn eq(&self, o: &str) -> bool {
+        self.to_string().as_str() == o
+    }
+}
+
+impl PartialEq<&str> for Reason {
+    fn eq(&self, o: &&str) -> bool {
+        self.to_string().as_str() == *o
+    }
+}
+
+impl Serialize for Reason {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.0 {
+            Repr::Fixed(x) => s.serialize_str(x.text()),
+            Repr::Text(t) => s.serialize_str(t),
+            _ => s.serialize_str(&self.to_string()),
+        }
+    }
 }
 
 /// Per-function counts (a structured `if` once, its `else` not again; a
@@ -1708,13 +1858,32 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
     let unknown = cx.unknown.clone();
     let mut branches = Vec::with_capacity(rec.events.len() + forest.loops.len());
     let mut counts = Counts::default();
+    // equal worded reasons share one string (a huge function has many
+    // branches with the same chain, or all "not analysed")
+    let interned: std::cell::RefCell<HashMap<String, std::sync::Arc<String>>> = Default::default();
+    let intern = |s: String| -> Reason {
+        let mut m = interned.borrow_mut();
+        if let Some(a) = m.get(&s) {
+            return Reason(Repr::Text(a.clone()));
+        }
+        let a = std::sync::Arc::new(s.clone());
+        m.insert(s, a.clone());
+        Reason(Repr::Text(a))
+    };
     // the reason of exec op `i`'s test (`worst`: its divergent half)
-    let chain = |i: usize, worst: Option<u16>, v: u8| -> String {
+    let chain = |i: usize, worst: Option<u16>, v: u8| -> Reason {
         let regs = cond_regs(&insns[i], worst);
         if regs.is_empty() {
-            return "condition on immediates only".to_string();
+            return Reason::fixed(Fixed::ImmediatesOnly);
         }
         if (v as usize) < DIV as usize && unknown.is_none() {
+            if regs.len() <= 2 {
+                let mut p = [0u32; 2];
+                for (k, r) in regs.iter().enumerate() {
+                    p[k] = pack_reg(r);
+                }
+                return Reason(Repr::Uniform(p));
+            }
             let mut out = String::new();
             for (k, r) in regs.iter().enumerate() {
                 if k > 0 {
@@ -1723,7 +1892,7 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
                 push_reg_name(&mut out, r);
             }
             out.push_str(": uniform");
-            return out;
+            return intern(out);
         }
         // the first divergent GPR of the condition
         let h = regs
@@ -1732,7 +1901,7 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
             .flat_map(|r| r.half_range())
             .next()
             .unwrap_or(0) as u16;
-        trace(cx, &rec, i, h)
+        intern(trace(cx, &rec, i, h))
     };
     let mut exit_events: Vec<&Event> = Vec::new();
     for e in &rec.events {
@@ -1752,7 +1921,7 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
                 };
                 branches.push(Branch {
                     at,
-                    index: e.index,
+                    index: e.index as u32,
                     kind,
                     uniform,
                     reason: if uniform {
@@ -1769,15 +1938,15 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
                 let uniform = !e.level_div && unknown.is_none();
                 branches.push(Branch {
                     at,
-                    index: e.index,
+                    index: e.index as u32,
                     kind: BranchKind::Else,
                     uniform,
                     reason: if uniform {
-                        "the matching if is uniform".to_string()
+                        Reason::fixed(Fixed::MatchingIfUniform)
                     } else if e.div {
                         chain(e.index, e.worst, DIV)
                     } else {
-                        "the matching if is divergent: both arms run".to_string()
+                        Reason::fixed(Fixed::MatchingIfDivergent)
                     },
                     arms_cycles: None,
                     arms: None,
@@ -1789,7 +1958,7 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
                 let uniform = !e.div && unknown.is_none();
                 branches.push(Branch {
                     at,
-                    index: e.index,
+                    index: e.index as u32,
                     kind: BranchKind::While,
                     uniform,
                     reason: chain(e.index, e.worst, if uniform { 0 } else { DIV }),
@@ -1808,18 +1977,15 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
                     continue; // the loop record below
                 }
                 let (uniform, reason) = if e.kind == EvKind::Jump {
-                    (false, "condition unknown (not modelled)".to_string())
+                    (false, Reason::fixed(Fixed::ConditionUnknown))
                 } else if e.level_div || unknown.is_some() {
-                    (
-                        false,
-                        "the innermost exec level is divergent: lanes disagree".to_string(),
-                    )
+                    (false, Reason::fixed(Fixed::LevelDivergent))
                 } else {
-                    (true, "the innermost exec level is uniform".to_string())
+                    (true, Reason::fixed(Fixed::LevelUniform))
                 };
                 branches.push(Branch {
                     at,
-                    index: e.index,
+                    index: e.index as u32,
                     kind: if e.kind == EvKind::Jump {
                         BranchKind::Jump
                     } else {
@@ -1878,7 +2044,7 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
             .unwrap_or(cfg.blocks[l.header].insns.start);
         let uniform = div.is_none() && unknown.is_none();
         let reason = match (div, &unknown) {
-            (_, Some(u)) => format!("not analysed: {u}"),
+            (_, Some(u)) => intern(format!("not analysed: {u}")),
             (Some(e), _) => {
                 let what = match e.kind {
                     EvKind::While => format!(
@@ -1908,17 +2074,20 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
                         }
                     }
                 };
-                format!("{what}; the SIMD-group runs until its slowest thread exits")
+                Reason::text(format!(
+                    "{what}; the SIMD-group runs until its slowest thread exits"
+                ))
             }
-            (None, None) if tests.is_empty() => "no exit test found: uniform".to_string(),
-            (None, None) => format!(
+            (None, None) if tests.is_empty() => Reason::fixed(Fixed::NoExitTest),
+            (None, None) if tests.len() == 1 => Reason(Repr::OneTest(tests[0])),
+            (None, None) => Reason::text(format!(
                 "every exit test is uniform ({})",
                 tests
                     .iter()
                     .map(|a| format!("0x{a:x}"))
                     .collect::<Vec<_>>()
                     .join(", ")
-            ),
+            )),
         };
         if uniform {
             counts.loop_uniform += 1;
@@ -1927,13 +2096,13 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
         }
         branches.push(Branch {
             at: facts.addr[latch],
-            index: latch,
+            index: latch as u32,
             kind: BranchKind::Loop,
             uniform,
             reason,
             arms_cycles: None,
             arms: None,
-            loop_index: Some(li),
+            loop_index: Some(li as u32),
         });
     }
     branches.sort_by_key(|b| (b.at, b.kind as u8));
@@ -2004,11 +2173,12 @@ fn fill_arms_of(cfg: &Cfg, forest: &LoopForest, branches: &mut [Branch]) {
     // (instruction, threshold, branch)
     let mut queries: Vec<(usize, u32, usize)> = Vec::new();
     for (k, b) in branches.iter_mut().enumerate() {
-        match (b.kind, dep.get(b.index)) {
+        let bi = b.index as usize;
+        match (b.kind, dep.get(bi)) {
             (BranchKind::If | BranchKind::Break, Some(&d)) => {
-                queries.push((b.index, d.wrapping_add(1) as u32, k))
+                queries.push((bi, d.wrapping_add(1) as u32, k))
             }
-            (BranchKind::Else, Some(&d)) => queries.push((b.index, d as u32, k)),
+            (BranchKind::Else, Some(&d)) => queries.push((bi, d as u32, k)),
             _ => b.arms = arms_of(cfg, forest, b),
         }
     }
@@ -2030,14 +2200,14 @@ fn fill_arms_of(cfg: &Cfg, forest: &LoopForest, branches: &mut [Branch]) {
         } else {
             stack[j - 1] as usize
         };
-        branches[k].arms = Some((i + 1, end));
+        branches[k].arms = Some((i as u32 + 1, end as u32));
     }
 }
 
 /// Instructions a branch guards (see [`Branch::arms_cycles`]).
-fn arms_of(cfg: &Cfg, forest: &LoopForest, b: &Branch) -> Option<(usize, usize)> {
+fn arms_of(cfg: &Cfg, forest: &LoopForest, b: &Branch) -> Option<(u32, u32)> {
     let dep = &cfg.exec_depth;
-    let i = b.index;
+    let i = b.index as usize;
     let d = *dep.get(i)?;
     // (not past the end of the function: entries reset the depth to 0)
     let end_where = |below: u16| {
@@ -2045,18 +2215,19 @@ fn arms_of(cfg: &Cfg, forest: &LoopForest, b: &Branch) -> Option<(usize, usize)>
             .find(|&k| dep[k] < below)
             .unwrap_or(dep.len())
     };
-    match b.kind {
-        BranchKind::If | BranchKind::Break => Some((i + 1, end_where(d + 1))),
-        BranchKind::Else => Some((i + 1, end_where(d))),
+    let (s, e) = match b.kind {
+        BranchKind::If | BranchKind::Break => (i + 1, end_where(d + 1)),
+        BranchKind::Else => (i + 1, end_where(d)),
         BranchKind::Loop => {
-            let li = b.loop_index?;
+            let li = b.loop_index? as usize;
             let start = forest.loops[li].start;
             let bk = cfg.blocks.partition_point(|b| b.start < start);
             let first = cfg.blocks.get(bk).filter(|b| b.start == start)?.insns.start;
-            Some((first, i + 1))
+            (first, i + 1)
         }
-        _ => None,
-    }
+        _ => return None,
+    };
+    Some((s as u32, e as u32))
 }
 
 /// Fills [`Branch::arms_cycles`] and [`Divergence::range`] from a
@@ -2077,7 +2248,7 @@ pub fn fill_arms_cycles(d: &mut Divergence, t: &crate::timing::KernelTiming) {
 fn range_of(d: &Divergence, t: &crate::timing::KernelTiming) -> DivergenceRange {
     let total = t.total_cycles;
     let (mut short, mut long) = (t.paths.shortest, t.paths.longest);
-    let mut covered_to = 0usize;
+    let mut covered_to = 0u32;
     for (k, b) in d.branches.iter().enumerate() {
         if b.kind != BranchKind::If || b.uniform {
             continue;
@@ -2186,7 +2357,7 @@ fn fill_arms(d: &mut Divergence, t: &crate::timing::KernelTiming) {
     };
     for b in &mut d.branches {
         b.arms_cycles = b.arms.map(|(s, e)| {
-            let c: f64 = (s..e.min(n)).map(|k| w[k]).sum();
+            let c: f64 = (s as usize..(e as usize).min(n)).map(|k| w[k]).sum();
             (c * 100.0).round() / 100.0
         });
     }
@@ -2407,5 +2578,38 @@ fn rec_call(cx: &Ctx, k: usize, h: u16) -> bool {
             None => true,
         },
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A packed condition register is worded as the register itself.
+    #[test]
+    fn packed_regs_worded_as_the_register() {
+        let mut v = Reg::gpr(Width::W32, 6);
+        v.count = 3;
+        let regs = [
+            Reg::gpr(Width::W16, 1),
+            Reg::gpr(Width::W32, 254),
+            Reg::gpr(Width::W64, 8),
+            Reg::uniform(Width::W32, 36),
+            Reg::uniform(Width::W16, 511),
+            v,
+        ];
+        for r in regs {
+            assert_eq!(reg_name(&unpack_reg(pack_reg(&r))), reg_name(&r), "{r:?}");
+        }
+        let two = Reason(Repr::Uniform([pack_reg(&regs[1]), pack_reg(&regs[3])]));
+        assert_eq!(two.to_string(), "r127, u18: uniform");
+        assert_eq!(
+            Reason(Repr::OneTest(0x134)),
+            "every exit test is uniform (0x134)"
+        );
+        assert_eq!(
+            serde_json::to_string(&Reason::fixed(Fixed::LevelUniform)).unwrap(),
+            "\"the innermost exec level is uniform\""
+        );
     }
 }
