@@ -413,6 +413,17 @@ impl Clone for State {
 }
 
 impl State {
+    /// A placeholder holding nothing (no allocation).
+    fn empty() -> State {
+        State {
+            n: 0,
+            depth: 0,
+            flags: 0,
+            live: 0,
+            regs: Vec::new(),
+            slots: Vec::new(),
+        }
+    }
     fn entry(n: usize) -> State {
         State {
             n,
@@ -892,7 +903,8 @@ fn ranges_write_r0l(ranges: &[RegRange]) -> bool {
 /// instruction when its reason is worded, [`cond_regs`]).
 #[derive(Clone, Debug)]
 struct Event {
-    index: usize,
+    /// The instruction ([`Event::index`]).
+    ix: u32,
     block: u32,
     /// Stamp of the block visit that recorded it ([`Record`]).
     stamp: u32,
@@ -908,6 +920,13 @@ struct Event {
     /// The half that made the condition divergent (its register is printed
     /// first).
     worst: Option<u16>,
+}
+
+impl Event {
+    #[inline]
+    fn index(&self) -> usize {
+        self.ix as usize
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -971,7 +990,7 @@ impl Record {
     fn finish(&mut self, cfg: &Cfg) {
         let last = &self.last;
         self.events.retain(|e| last[e.block as usize] == e.stamp);
-        self.events.sort_by_key(|e| e.index);
+        self.events.sort_by_key(|e| e.ix);
         self.uniform_loads = self
             .loads
             .iter()
@@ -1184,7 +1203,7 @@ impl<'a> Ctx<'a> {
                     }
                 }
             }
-            Category::Control => match facts.flow[i] {
+            Category::Control => match self.cfg.flows[i] {
                 Flow::Call { .. } | Flow::CallIndirect => {
                     if let Some(r) = rec.as_deref_mut() {
                         // what the callee's entry sees uniform: the halves
@@ -1343,7 +1362,7 @@ impl<'a> Ctx<'a> {
         let block = self.cfg.block_of[i];
         let mut ev: Option<Event> = None;
         let mk = |kind, div, leaves: Option<usize>, (cond_val, worst), level_div| Event {
-            index: i,
+            ix: i as u32,
             block,
             stamp: 0,
             kind,
@@ -1520,7 +1539,7 @@ impl<'a> Ctx<'a> {
                 .map(|&(_, op, n)| (op, n, exec_bits(&self.insns[i], op)));
             // the branch events that are not exec ops
             if let Some(r) = rec.as_deref_mut() {
-                if let Flow::BranchExec { .. } = self.facts.flow[i] {
+                if let Flow::BranchExec { .. } = self.cfg.flows[i] {
                     let d = s.depth as usize;
                     let kind = if self.insns[i].form == idx::JMP_EXEC_ANY {
                         EvKind::JmpAny
@@ -1530,7 +1549,7 @@ impl<'a> Ctx<'a> {
                         EvKind::Jump
                     };
                     r.events.push(Event {
-                        index: i,
+                        ix: i as u32,
                         block: b as u32,
                         stamp: r.stamp,
                         kind,
@@ -1541,7 +1560,7 @@ impl<'a> Ctx<'a> {
                         worst: None,
                     });
                 }
-                if self.facts.flow[i] == Flow::Ret {
+                if self.cfg.flows[i] == Flow::Ret {
                     r.rets.push((b as u32, r.stamp, s.clone()));
                 }
                 // breaks (r0l writes) are events too
@@ -1550,7 +1569,7 @@ impl<'a> Ctx<'a> {
                         let d = s.depth as usize;
                         let bl = (d + 1).saturating_sub(k as usize);
                         r.events.push(Event {
-                            index: i,
+                            ix: i as u32,
                             block: b as u32,
                             stamp: r.stamp,
                             kind: EvKind::Break,
@@ -1613,18 +1632,18 @@ pub fn analyze_entry(
         block_defs: std::cell::RefCell::new(Vec::new()),
         seen_stamp: std::cell::Cell::new(0),
     };
-    let mut inb: Vec<Option<State>> = vec![None; nb];
+    let mut inb = Stored::new(nb);
     let mut queued = vec![false; nb];
     let mut work = std::collections::BinaryHeap::new();
     for (k, f) in cfg.functions.iter().enumerate() {
-        if inb[f.entry_block].is_none() {
+        if inb.get(f.entry_block).is_none() {
             let mut st = State::entry(cx.nregs);
             if k == 0 {
                 for h in entry_uniform.iter().filter(|&h| h > 0) {
                     st.set(h, 0);
                 }
             }
-            inb[f.entry_block] = Some(st);
+            inb.insert(f.entry_block, st);
             work.push(std::cmp::Reverse(f.entry_block));
             queued[f.entry_block] = true;
         }
@@ -1648,7 +1667,7 @@ pub fn analyze_entry(
     // the state along edge `e` out of block `b` (`st`: its exit state)
     let edge_out = |b: usize, st: &mut State, e: &crate::cfg::Edge| {
         let last = cfg.blocks[b].insns.end - 1;
-        if let Flow::BranchExec { .. } = facts.flow[last] {
+        if let Flow::BranchExec { .. } = cfg.flows[last] {
             let form = insns[last].form;
             let taken = e.kind == crate::cfg::EdgeKind::Taken;
             // jmp_exec_any falls through only when no lane is active;
@@ -1684,7 +1703,7 @@ pub fn analyze_entry(
             settled = false;
             break;
         }
-        let s0 = copy(&mut pool, inb[b0].as_ref().expect("queued with a state"));
+        let s0 = copy(&mut pool, inb.get(b0).expect("queued with a state"));
         chain.push((b0, s0));
         while let Some((b, s)) = chain.pop() {
             let mut s = Some(s);
@@ -1706,10 +1725,10 @@ pub fn analyze_entry(
                     chain.push((e.to, out));
                     continue;
                 }
-                let changed = match inb[e.to].as_mut() {
+                let changed = match inb.get_mut(e.to) {
                     None => {
                         // stored exactly sized
-                        inb[e.to] = Some(out.clone());
+                        inb.insert(e.to, out.clone());
                         true
                     }
                     Some(t) => {
@@ -1738,16 +1757,16 @@ pub fn analyze_entry(
             }
         }
     }
-    let header_depth: Vec<Option<u8>> = inb.iter().map(|s| s.as_ref().map(|s| s.depth)).collect();
+    let header_depth: Vec<Option<u8>> = (0..nb).map(|b| inb.get(b).map(|s| s.depth)).collect();
     // unsettled: the states as they stand, recorded again in one pass
     if !settled {
         rec = Record::new(insns.len(), nb);
     }
-    for (b0, slot) in inb.iter_mut().enumerate() {
+    for b0 in 0..nb {
         if settled {
             break;
         }
-        let Some(s0) = slot.take() else { continue };
+        let Some(s0) = inb.take(b0) else { continue };
         chain.push((b0, s0));
         while let Some((b, mut s)) = chain.pop() {
             cx.block(b, &mut s, Some(&mut rec));
@@ -1765,6 +1784,43 @@ pub fn analyze_entry(
     drop(inb);
     rec.finish(cfg);
     build(&cx, forest, &header_depth, rec)
+}
+
+/// The entry states of the blocks that keep one (joins, loop headers,
+/// entries): a slot per block into a list of the states stored, not an
+/// `Option<State>` per block (80 bytes each, most of them empty).
+struct Stored {
+    slot: Vec<u32>,
+    states: Vec<State>,
+}
+
+impl Stored {
+    const NONE: u32 = u32::MAX;
+    fn new(blocks: usize) -> Stored {
+        Stored {
+            slot: vec![Stored::NONE; blocks],
+            states: Vec::new(),
+        }
+    }
+    fn get(&self, b: usize) -> Option<&State> {
+        let k = self.slot[b];
+        (k != Stored::NONE).then(|| &self.states[k as usize])
+    }
+    fn get_mut(&mut self, b: usize) -> Option<&mut State> {
+        let k = self.slot[b];
+        (k != Stored::NONE).then(|| &mut self.states[k as usize])
+    }
+    /// Stores `s` for block `b` (which has none).
+    fn insert(&mut self, b: usize, s: State) {
+        debug_assert_eq!(self.slot[b], Stored::NONE);
+        self.slot[b] = self.states.len() as u32;
+        self.states.push(s);
+    }
+    /// Block `b`'s state, taken out (its buffers move to the caller).
+    fn take(&mut self, b: usize) -> Option<State> {
+        let k = std::mem::replace(&mut self.slot[b], Stored::NONE);
+        (k != Stored::NONE).then(|| std::mem::replace(&mut self.states[k as usize], State::empty()))
+    }
 }
 
 fn pop_min(w: &mut std::collections::BinaryHeap<std::cmp::Reverse<usize>>) -> Option<usize> {
@@ -1905,11 +1961,11 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
     };
     let mut exit_events: Vec<&Event> = Vec::new();
     for e in &rec.events {
-        let at = facts.addr[e.index];
+        let at = facts.addr[e.index()];
         match e.kind {
             EvKind::If => {
                 let uniform = !e.div && unknown.is_none();
-                let kind = if is_break_if(insns, facts, e.index) {
+                let kind = if is_break_if(insns, facts, e.index()) {
                     BranchKind::Break
                 } else {
                     if uniform {
@@ -1921,13 +1977,13 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
                 };
                 branches.push(Branch {
                     at,
-                    index: e.index as u32,
+                    index: e.ix,
                     kind,
                     uniform,
                     reason: if uniform {
-                        chain(e.index, e.worst, e.cond_val)
+                        chain(e.index(), e.worst, e.cond_val)
                     } else {
-                        chain(e.index, e.worst, DIV)
+                        chain(e.index(), e.worst, DIV)
                     },
                     arms_cycles: None,
                     arms: None,
@@ -1938,13 +1994,13 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
                 let uniform = !e.level_div && unknown.is_none();
                 branches.push(Branch {
                     at,
-                    index: e.index as u32,
+                    index: e.ix,
                     kind: BranchKind::Else,
                     uniform,
                     reason: if uniform {
                         Reason::fixed(Fixed::MatchingIfUniform)
                     } else if e.div {
-                        chain(e.index, e.worst, DIV)
+                        chain(e.index(), e.worst, DIV)
                     } else {
                         Reason::fixed(Fixed::MatchingIfDivergent)
                     },
@@ -1958,10 +2014,10 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
                 let uniform = !e.div && unknown.is_none();
                 branches.push(Branch {
                     at,
-                    index: e.index as u32,
+                    index: e.ix,
                     kind: BranchKind::While,
                     uniform,
-                    reason: chain(e.index, e.worst, if uniform { 0 } else { DIV }),
+                    reason: chain(e.index(), e.worst, if uniform { 0 } else { DIV }),
                     arms_cycles: None,
                     arms: None,
                     loop_index: None,
@@ -1969,7 +2025,7 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
             }
             EvKind::Break => exit_events.push(e),
             EvKind::JmpNone | EvKind::JmpAny | EvKind::Jump => {
-                let back = match facts.flow[e.index] {
+                let back = match cfg.flows[e.index()] {
                     Flow::BranchExec { target, .. } => target <= at as i64,
                     _ => false,
                 };
@@ -1985,7 +2041,7 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
                 };
                 branches.push(Branch {
                     at,
-                    index: e.index as u32,
+                    index: e.ix,
                     kind: if e.kind == EvKind::Jump {
                         BranchKind::Jump
                     } else {
@@ -2031,7 +2087,7 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
         let mut div: Option<&Event> = None;
         let mut tests = Vec::new();
         for e in per_loop[from..pl].iter().map(|x| exit_events[x.1 as usize]) {
-            tests.push(facts.addr[e.index]);
+            tests.push(facts.addr[e.index()]);
             if e.div && div.is_none() {
                 div = Some(e);
             }
@@ -2049,12 +2105,12 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
                 let what = match e.kind {
                     EvKind::While => format!(
                         "exit test at 0x{:x} is divergent: {}",
-                        facts.addr[e.index],
-                        chain(e.index, e.worst, DIV)
+                        facts.addr[e.index()],
+                        chain(e.index(), e.worst, DIV)
                     ),
                     _ => {
                         // the break's enclosing divergent if
-                        let at = rec.events.partition_point(|x| x.index < e.index);
+                        let at = rec.events.partition_point(|x| x.index() < e.index());
                         let cond_if = rec.events[..at]
                             .iter()
                             .rev()
@@ -2063,13 +2119,13 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
                         match cond_if {
                             Some(x) => format!(
                                 "break at 0x{:x} under the divergent if at 0x{:x}: {}",
-                                facts.addr[e.index],
-                                facts.addr[x.index],
-                                chain(x.index, x.worst, DIV)
+                                facts.addr[e.index()],
+                                facts.addr[x.index()],
+                                chain(x.index(), x.worst, DIV)
                             ),
                             None => format!(
                                 "break at 0x{:x} under a divergent exec mask",
-                                facts.addr[e.index]
+                                facts.addr[e.index()]
                             ),
                         }
                     }
@@ -2106,6 +2162,9 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
         });
     }
     branches.sort_by_key(|b| (b.at, b.kind as u8));
+    // (kept to the report: the capacity counted every event, the backward
+    // jumps of loops included, ~a third more than the branches)
+    branches.shrink_to_fit();
     fill_arms_of(cfg, forest, &mut branches);
     // the summary for callers
     let mut summary = CalleeSummary::default();
@@ -2468,7 +2527,7 @@ fn reaching_def(
                     && r.bits & RegRange::UNIFORM == 0
                     && r.range().contains(&(h as u32))
             })
-            || (cx.facts.flow[k] != Flow::Next && rec_call(cx, k, h))
+            || (cx.cfg.flows[k] != Flow::Next && rec_call(cx, k, h))
     };
     let b0 = cfg.block_of[i] as usize;
     for k in (cfg.blocks[b0].insns.start..i).rev() {
@@ -2553,7 +2612,7 @@ fn block_defs(cx: &Ctx, b: usize) -> u64 {
                     m |= below(x.end) & !below(x.start);
                 }
             }
-            if let Flow::Call { .. } | Flow::CallIndirect = cx.facts.flow[k] {
+            if let Flow::Call { .. } | Flow::CallIndirect = cx.cfg.flows[k] {
                 match cx.callees.get(&cx.facts.addr[k]) {
                     Some(c) => {
                         for h in 0..63u32 {
@@ -2572,7 +2631,7 @@ fn block_defs(cx: &Ctx, b: usize) -> u64 {
 }
 
 fn rec_call(cx: &Ctx, k: usize, h: u16) -> bool {
-    match cx.facts.flow[k] {
+    match cx.cfg.flows[k] {
         Flow::Call { .. } | Flow::CallIndirect => match cx.callees.get(&cx.facts.addr[k]) {
             Some(c) => c.written.contains(h as u32),
             None => true,

@@ -242,8 +242,9 @@ pub fn analyze_detailed_program(
     call_effects: &std::collections::HashMap<u32, liveness::DefUse>,
     call_divergence: &std::collections::HashMap<u32, divergence::CalleeSummary>,
 ) -> Detailed {
-    let facts = facts::scan(insns);
-    let cfg = Cfg::from_facts(&facts, opts);
+    let mut facts = facts::scan(insns);
+    // (the control-flow column moves into the CFG: one copy, not two)
+    let cfg = Cfg::from_facts_taking_flows(&mut facts, opts);
     let effects: liveness::CallEffects = if call_effects.is_empty() {
         liveness::CallEffects::new()
     } else {
