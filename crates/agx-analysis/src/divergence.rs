@@ -492,15 +492,14 @@ impl State {
             self.slots.extend(copied);
             return true;
         }
-        let mut changed = false;
-        for h in 0..n {
-            let b = self.regs[src * n + h];
-            let a = &mut self.regs[dst * n + h];
-            if b > *a {
-                *a = b;
-                changed = true;
-            }
-        }
+        let (s, d) = if src < dst {
+            let (x, y) = self.regs.split_at_mut(dst * n);
+            (&x[src * n..(src + 1) * n], &mut y[..n])
+        } else {
+            let (x, y) = self.regs.split_at_mut(src * n);
+            (&y[..n], &mut x[dst * n..(dst + 1) * n])
+        };
+        let mut changed = join_bytes(d, s);
         if !self.slots.is_empty() {
             let other: Vec<Slot> = self
                 .slots
@@ -539,9 +538,8 @@ impl State {
             return;
         }
         for a in self.row_mut(r) {
-            if *a > x {
-                *a = DIV;
-            }
+            // (a select, not a branch: vectorised)
+            *a = if *a > x { DIV } else { *a };
         }
         for s in &mut self.slots {
             if s.0 as usize == r && s.1.val > x {
@@ -630,13 +628,7 @@ impl State {
                 .extend(o.slots.iter().filter(|x| x.0 as usize == r).copied());
             return true;
         }
-        let mut changed = false;
-        for (a, &b) in self.regs[r * n..(r + 1) * n].iter_mut().zip(o.row(r)) {
-            if b > *a {
-                *a = b;
-                changed = true;
-            }
-        }
+        let mut changed = join_bytes(&mut self.regs[r * n..(r + 1) * n], o.row(r));
         if self.slots.iter().any(|x| x.0 as usize == r) {
             let other: Vec<Slot> = o
                 .slots
@@ -648,6 +640,29 @@ impl State {
         }
         changed
     }
+}
+
+/// `dst[k] = max(dst[k], src[k])`; whether any grew (branch-free, so it
+/// runs as vector max: the join of two rows is the fixpoint's inner loop).
+#[inline]
+fn join_bytes(dst: &mut [u8], src: &[u8]) -> bool {
+    let mut grew = [0u8; 16];
+    let mut d = dst.chunks_exact_mut(16);
+    let mut s = src.chunks_exact(16);
+    for (dc, sc) in (&mut d).zip(&mut s) {
+        for k in 0..16 {
+            let m = dc[k].max(sc[k]);
+            grew[k] |= m ^ dc[k];
+            dc[k] = m;
+        }
+    }
+    let mut g = grew.iter().fold(0, |a, &b| a | b);
+    for (a, &b) in d.into_remainder().iter_mut().zip(s.remainder()) {
+        let m = (*a).max(b);
+        g |= m ^ *a;
+        *a = m;
+    }
+    g != 0
 }
 
 /// Joins the slots of row `r` with `other` (the other side's slots of the
