@@ -151,6 +151,27 @@ enum Repr {
     Text(std::sync::Arc<String>),
 }
 
+/// FNV-1a, for interning reasons (short strings, no adversary).
+#[derive(Default)]
+struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
 /// The fixed sentences of [`Reason`].
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Fixed {
@@ -1931,7 +1952,9 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
     let mut counts = Counts::default();
     // equal worded reasons share one string (a huge function has many
     // branches with the same chain, or all "not analysed")
-    let interned: std::cell::RefCell<HashMap<String, std::sync::Arc<String>>> = Default::default();
+    let interned: std::cell::RefCell<
+        HashMap<String, std::sync::Arc<String>, std::hash::BuildHasherDefault<Fnv>>,
+    > = Default::default();
     let intern = |s: String| -> Reason {
         let mut m = interned.borrow_mut();
         if let Some(a) = m.get(&s) {
