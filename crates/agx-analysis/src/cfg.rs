@@ -317,18 +317,31 @@ impl Cfg {
     }
 
     pub fn build_with(insns: &[Instruction], opts: &CfgOptions) -> Cfg {
-        Cfg::from_facts(&crate::facts::scan(insns), opts)
+        let mut facts = crate::facts::scan(insns);
+        Cfg::from_facts_taking_flows(&mut facts, opts)
     }
 
     /// CFG from the facts of one [`crate::facts::scan`].
     pub fn from_facts(facts: &Facts, opts: &CfgOptions) -> Cfg {
+        Cfg::from_parts(facts, facts.flow.clone(), opts)
+    }
+
+    /// [`Cfg::from_facts`] that moves the facts' control-flow column into
+    /// [`Cfg::flows`] rather than copying it (`facts.flow` is left empty:
+    /// read `flows` from here on). 16 bytes an instruction fewer.
+    pub fn from_facts_taking_flows(facts: &mut Facts, opts: &CfgOptions) -> Cfg {
+        let flows = std::mem::take(&mut facts.flow);
+        Cfg::from_parts(facts, flows, opts)
+    }
+
+    /// The CFG of `facts` with their control-flow column `flows`.
+    fn from_parts(facts: &Facts, flows: Vec<Flow>, opts: &CfgOptions) -> Cfg {
         let n = facts.len();
         if n == 0 {
             return Cfg::default();
         }
         let addrs = &facts.addr;
         let map = AddrMap::new(addrs);
-        let flows: Vec<Flow> = facts.flow.clone();
 
         // Function entries (instruction indices): main first.
         let main_entry = opts.entry.and_then(|a| map.find(a as i64)).unwrap_or(0);

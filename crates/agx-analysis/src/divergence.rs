@@ -109,13 +109,15 @@ impl BranchKind {
 pub struct Branch {
     /// Address of the branch instruction.
     pub at: u32,
+    /// Index of the branch instruction.
     #[serde(skip)]
-    pub index: usize,
+    pub index: u32,
     pub kind: BranchKind,
     /// Whether every thread of the SIMD-group goes the same way.
     pub uniform: bool,
-    /// Why: the chain from the condition back to its source.
-    pub reason: String,
+    /// Why: the chain from the condition back to its source (worded by its
+    /// `Display`).
+    pub reason: Reason,
     /// Cycles per SIMD-group of the instructions it guards (both arms of an
     /// `if` up to its closing `pop_exec`, from an `else` to it, a loop's
     /// body), each weighted by its executions; `None` for branches that
@@ -123,10 +125,179 @@ pub struct Branch {
     pub arms_cycles: Option<f64>,
     /// Instructions it guards (indices, end exclusive).
     #[serde(skip)]
-    pub arms: Option<(usize, usize)>,
+    pub arms: Option<(u32, u32)>,
     /// For a loop: its index in the function's loop forest.
     #[serde(skip)]
-    pub loop_index: Option<usize>,
+    pub loop_index: Option<u32>,
+}
+
+/// Why a branch is classified as it is, kept in structure and worded on
+/// demand (`Display`, and as a string in serde): a 1M-instruction kernel
+/// has hundreds of thousands of branches, and a `String` each was ~40
+/// bytes of heap beyond the record (the reasons are mostly a few fixed
+/// sentences, a condition's registers, or one exit test's address).
+#[derive(Clone)]
+pub struct Reason(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    Fixed(Fixed),
+    /// `REGS: uniform`: up to two condition registers ([`pack_reg`]; 0:
+    /// none).
+    Uniform([u32; 2]),
+    /// `every exit test is uniform (0xA)`: one exit test.
+    OneTest(u32),
+    /// Any other wording (trace chains, shared by equal reasons).
+    Text(std::sync::Arc<String>),
+}
+
+/// FNV-1a, for interning reasons (short strings, no adversary).
+#[derive(Default)]
+struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+/// The fixed sentences of [`Reason`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fixed {
+    ImmediatesOnly,
+    MatchingIfUniform,
+    MatchingIfDivergent,
+    ConditionUnknown,
+    LevelDivergent,
+    LevelUniform,
+    NoExitTest,
+}
+
+impl Fixed {
+    fn text(self) -> &'static str {
+        match self {
+            Fixed::ImmediatesOnly => "condition on immediates only",
+            Fixed::MatchingIfUniform => "the matching if is uniform",
+            Fixed::MatchingIfDivergent => "the matching if is divergent: both arms run",
+            Fixed::ConditionUnknown => "condition unknown (not modelled)",
+            Fixed::LevelDivergent => "the innermost exec level is divergent: lanes disagree",
+            Fixed::LevelUniform => "the innermost exec level is uniform",
+            Fixed::NoExitTest => "no exit test found: uniform",
+        }
+    }
+}
+
+/// A register as [`push_reg_name`] spells it, in 32 bits (never 0): half
+/// (bits 0-15), count (16-23), width (24-25), uniform file (26), bit 31 set.
+fn pack_reg(r: &Reg) -> u32 {
+    let w = match r.width {
+        Width::W16 => 0u32,
+        Width::W32 => 1,
+        Width::W64 => 2,
+    };
+    r.half as u32
+        | (r.count as u32) << 16
+        | w << 24
+        | ((r.file == RegFile::Uniform) as u32) << 26
+        | 1 << 31
+}
+
+fn unpack_reg(x: u32) -> Reg {
+    let mut r = Reg::gpr(
+        match x >> 24 & 3 {
+            0 => Width::W16,
+            1 => Width::W32,
+            _ => Width::W64,
+        },
+        x as u16,
+    );
+    r.count = (x >> 16) as u8;
+    if x >> 26 & 1 != 0 {
+        r.file = RegFile::Uniform;
+    }
+    r
+}
+
+impl Reason {
+    fn fixed(f: Fixed) -> Reason {
+        Reason(Repr::Fixed(f))
+    }
+    fn text(s: String) -> Reason {
+        Reason(Repr::Text(std::sync::Arc::new(s)))
+    }
+}
+
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Repr::Fixed(x) => f.write_str(x.text()),
+            Repr::Uniform(regs) => {
+                let mut out = String::new();
+                for (k, &r) in regs.iter().filter(|&&r| r != 0).enumerate() {
+                    if k > 0 {
+                        out.push_str(", ");
+                    }
+                    push_reg_name(&mut out, &unpack_reg(r));
+                }
+                out.push_str(": uniform");
+                f.write_str(&out)
+            }
+            Repr::OneTest(a) => write!(f, "every exit test is uniform (0x{a:x})"),
+            Repr::Text(s) => f.write_str(s),
+        }
+    }
+}
+
+impl std::fmt::Debug for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&self.to_string(), f)
+    }
+}
+
+/// Equal when worded the same.
+impl PartialEq for Reason {
+    fn eq(&self, o: &Reason) -> bool {
+        match (&self.0, &o.0) {
+            (Repr::Fixed(a), Repr::Fixed(b)) => a == b,
+            (Repr::Uniform(a), Repr::Uniform(b)) if a == b => true,
+            (Repr::OneTest(a), Repr::OneTest(b)) => a == b,
+            (Repr::Text(a), Repr::Text(b)) if std::sync::Arc::ptr_eq(a, b) => true,
+            _ => self.to_string() == o.to_string(),
+        }
+    }
+}
+
+impl PartialEq<str> for Reason {
+    fn eq(&self, o: &str) -> bool {
+        self.to_string().as_str() == o
+    }
+}
+
+impl PartialEq<&str> for Reason {
+    fn eq(&self, o: &&str) -> bool {
+        self.to_string().as_str() == *o
+    }
+}
+
+impl Serialize for Reason {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.0 {
+            Repr::Fixed(x) => s.serialize_str(x.text()),
+            Repr::Text(t) => s.serialize_str(t),
+            _ => s.serialize_str(&self.to_string()),
+        }
+    }
 }
 
 /// Per-function counts (a structured `if` once, its `else` not again; a
@@ -263,6 +434,17 @@ impl Clone for State {
 }
 
 impl State {
+    /// A placeholder holding nothing (no allocation).
+    fn empty() -> State {
+        State {
+            n: 0,
+            depth: 0,
+            flags: 0,
+            live: 0,
+            regs: Vec::new(),
+            slots: Vec::new(),
+        }
+    }
     fn entry(n: usize) -> State {
         State {
             n,
@@ -331,15 +513,14 @@ impl State {
             self.slots.extend(copied);
             return true;
         }
-        let mut changed = false;
-        for h in 0..n {
-            let b = self.regs[src * n + h];
-            let a = &mut self.regs[dst * n + h];
-            if b > *a {
-                *a = b;
-                changed = true;
-            }
-        }
+        let (s, d) = if src < dst {
+            let (x, y) = self.regs.split_at_mut(dst * n);
+            (&x[src * n..(src + 1) * n], &mut y[..n])
+        } else {
+            let (x, y) = self.regs.split_at_mut(src * n);
+            (&y[..n], &mut x[dst * n..(dst + 1) * n])
+        };
+        let mut changed = join_bytes(d, s);
         if !self.slots.is_empty() {
             let other: Vec<Slot> = self
                 .slots
@@ -378,9 +559,8 @@ impl State {
             return;
         }
         for a in self.row_mut(r) {
-            if *a > x {
-                *a = DIV;
-            }
+            // (a select, not a branch: vectorised)
+            *a = if *a > x { DIV } else { *a };
         }
         for s in &mut self.slots {
             if s.0 as usize == r && s.1.val > x {
@@ -469,13 +649,7 @@ impl State {
                 .extend(o.slots.iter().filter(|x| x.0 as usize == r).copied());
             return true;
         }
-        let mut changed = false;
-        for (a, &b) in self.regs[r * n..(r + 1) * n].iter_mut().zip(o.row(r)) {
-            if b > *a {
-                *a = b;
-                changed = true;
-            }
-        }
+        let mut changed = join_bytes(&mut self.regs[r * n..(r + 1) * n], o.row(r));
         if self.slots.iter().any(|x| x.0 as usize == r) {
             let other: Vec<Slot> = o
                 .slots
@@ -487,6 +661,29 @@ impl State {
         }
         changed
     }
+}
+
+/// `dst[k] = max(dst[k], src[k])`; whether any grew (branch-free, so it
+/// runs as vector max: the join of two rows is the fixpoint's inner loop).
+#[inline]
+fn join_bytes(dst: &mut [u8], src: &[u8]) -> bool {
+    let mut grew = [0u8; 16];
+    let mut d = dst.chunks_exact_mut(16);
+    let mut s = src.chunks_exact(16);
+    for (dc, sc) in (&mut d).zip(&mut s) {
+        for k in 0..16 {
+            let m = dc[k].max(sc[k]);
+            grew[k] |= m ^ dc[k];
+            dc[k] = m;
+        }
+    }
+    let mut g = grew.iter().fold(0, |a, &b| a | b);
+    for (a, &b) in d.into_remainder().iter_mut().zip(s.remainder()) {
+        let m = (*a).max(b);
+        g |= m ^ *a;
+        *a = m;
+    }
+    g != 0
 }
 
 /// Joins the slots of row `r` with `other` (the other side's slots of the
@@ -742,7 +939,8 @@ fn ranges_write_r0l(ranges: &[RegRange]) -> bool {
 /// instruction when its reason is worded, [`cond_regs`]).
 #[derive(Clone, Debug)]
 struct Event {
-    index: usize,
+    /// The instruction ([`Event::index`]).
+    ix: u32,
     block: u32,
     /// Stamp of the block visit that recorded it ([`Record`]).
     stamp: u32,
@@ -758,6 +956,13 @@ struct Event {
     /// The half that made the condition divergent (its register is printed
     /// first).
     worst: Option<u16>,
+}
+
+impl Event {
+    #[inline]
+    fn index(&self) -> usize {
+        self.ix as usize
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -821,7 +1026,7 @@ impl Record {
     fn finish(&mut self, cfg: &Cfg) {
         let last = &self.last;
         self.events.retain(|e| last[e.block as usize] == e.stamp);
-        self.events.sort_by_key(|e| e.index);
+        self.events.sort_by_key(|e| e.ix);
         self.uniform_loads = self
             .loads
             .iter()
@@ -1034,7 +1239,7 @@ impl<'a> Ctx<'a> {
                     }
                 }
             }
-            Category::Control => match facts.flow[i] {
+            Category::Control => match self.cfg.flows[i] {
                 Flow::Call { .. } | Flow::CallIndirect => {
                     if let Some(r) = rec.as_deref_mut() {
                         // what the callee's entry sees uniform: the halves
@@ -1193,7 +1398,7 @@ impl<'a> Ctx<'a> {
         let block = self.cfg.block_of[i];
         let mut ev: Option<Event> = None;
         let mk = |kind, div, leaves: Option<usize>, (cond_val, worst), level_div| Event {
-            index: i,
+            ix: i as u32,
             block,
             stamp: 0,
             kind,
@@ -1370,7 +1575,7 @@ impl<'a> Ctx<'a> {
                 .map(|&(_, op, n)| (op, n, exec_bits(&self.insns[i], op)));
             // the branch events that are not exec ops
             if let Some(r) = rec.as_deref_mut() {
-                if let Flow::BranchExec { .. } = self.facts.flow[i] {
+                if let Flow::BranchExec { .. } = self.cfg.flows[i] {
                     let d = s.depth as usize;
                     let kind = if self.insns[i].form == idx::JMP_EXEC_ANY {
                         EvKind::JmpAny
@@ -1380,7 +1585,7 @@ impl<'a> Ctx<'a> {
                         EvKind::Jump
                     };
                     r.events.push(Event {
-                        index: i,
+                        ix: i as u32,
                         block: b as u32,
                         stamp: r.stamp,
                         kind,
@@ -1391,7 +1596,7 @@ impl<'a> Ctx<'a> {
                         worst: None,
                     });
                 }
-                if self.facts.flow[i] == Flow::Ret {
+                if self.cfg.flows[i] == Flow::Ret {
                     r.rets.push((b as u32, r.stamp, s.clone()));
                 }
                 // breaks (r0l writes) are events too
@@ -1400,7 +1605,7 @@ impl<'a> Ctx<'a> {
                         let d = s.depth as usize;
                         let bl = (d + 1).saturating_sub(k as usize);
                         r.events.push(Event {
-                            index: i,
+                            ix: i as u32,
                             block: b as u32,
                             stamp: r.stamp,
                             kind: EvKind::Break,
@@ -1463,18 +1668,18 @@ pub fn analyze_entry(
         block_defs: std::cell::RefCell::new(Vec::new()),
         seen_stamp: std::cell::Cell::new(0),
     };
-    let mut inb: Vec<Option<State>> = vec![None; nb];
+    let mut inb = Stored::new(nb);
     let mut queued = vec![false; nb];
     let mut work = std::collections::BinaryHeap::new();
     for (k, f) in cfg.functions.iter().enumerate() {
-        if inb[f.entry_block].is_none() {
+        if inb.get(f.entry_block).is_none() {
             let mut st = State::entry(cx.nregs);
             if k == 0 {
                 for h in entry_uniform.iter().filter(|&h| h > 0) {
                     st.set(h, 0);
                 }
             }
-            inb[f.entry_block] = Some(st);
+            inb.insert(f.entry_block, st);
             work.push(std::cmp::Reverse(f.entry_block));
             queued[f.entry_block] = true;
         }
@@ -1498,7 +1703,7 @@ pub fn analyze_entry(
     // the state along edge `e` out of block `b` (`st`: its exit state)
     let edge_out = |b: usize, st: &mut State, e: &crate::cfg::Edge| {
         let last = cfg.blocks[b].insns.end - 1;
-        if let Flow::BranchExec { .. } = facts.flow[last] {
+        if let Flow::BranchExec { .. } = cfg.flows[last] {
             let form = insns[last].form;
             let taken = e.kind == crate::cfg::EdgeKind::Taken;
             // jmp_exec_any falls through only when no lane is active;
@@ -1534,7 +1739,7 @@ pub fn analyze_entry(
             settled = false;
             break;
         }
-        let s0 = copy(&mut pool, inb[b0].as_ref().expect("queued with a state"));
+        let s0 = copy(&mut pool, inb.get(b0).expect("queued with a state"));
         chain.push((b0, s0));
         while let Some((b, s)) = chain.pop() {
             let mut s = Some(s);
@@ -1556,10 +1761,10 @@ pub fn analyze_entry(
                     chain.push((e.to, out));
                     continue;
                 }
-                let changed = match inb[e.to].as_mut() {
+                let changed = match inb.get_mut(e.to) {
                     None => {
                         // stored exactly sized
-                        inb[e.to] = Some(out.clone());
+                        inb.insert(e.to, out.clone());
                         true
                     }
                     Some(t) => {
@@ -1588,16 +1793,16 @@ pub fn analyze_entry(
             }
         }
     }
-    let header_depth: Vec<Option<u8>> = inb.iter().map(|s| s.as_ref().map(|s| s.depth)).collect();
+    let header_depth: Vec<Option<u8>> = (0..nb).map(|b| inb.get(b).map(|s| s.depth)).collect();
     // unsettled: the states as they stand, recorded again in one pass
     if !settled {
         rec = Record::new(insns.len(), nb);
     }
-    for (b0, slot) in inb.iter_mut().enumerate() {
+    for b0 in 0..nb {
         if settled {
             break;
         }
-        let Some(s0) = slot.take() else { continue };
+        let Some(s0) = inb.take(b0) else { continue };
         chain.push((b0, s0));
         while let Some((b, mut s)) = chain.pop() {
             cx.block(b, &mut s, Some(&mut rec));
@@ -1615,6 +1820,43 @@ pub fn analyze_entry(
     drop(inb);
     rec.finish(cfg);
     build(&cx, forest, &header_depth, rec)
+}
+
+/// The entry states of the blocks that keep one (joins, loop headers,
+/// entries): a slot per block into a list of the states stored, not an
+/// `Option<State>` per block (80 bytes each, most of them empty).
+struct Stored {
+    slot: Vec<u32>,
+    states: Vec<State>,
+}
+
+impl Stored {
+    const NONE: u32 = u32::MAX;
+    fn new(blocks: usize) -> Stored {
+        Stored {
+            slot: vec![Stored::NONE; blocks],
+            states: Vec::new(),
+        }
+    }
+    fn get(&self, b: usize) -> Option<&State> {
+        let k = self.slot[b];
+        (k != Stored::NONE).then(|| &self.states[k as usize])
+    }
+    fn get_mut(&mut self, b: usize) -> Option<&mut State> {
+        let k = self.slot[b];
+        (k != Stored::NONE).then(|| &mut self.states[k as usize])
+    }
+    /// Stores `s` for block `b` (which has none).
+    fn insert(&mut self, b: usize, s: State) {
+        debug_assert_eq!(self.slot[b], Stored::NONE);
+        self.slot[b] = self.states.len() as u32;
+        self.states.push(s);
+    }
+    /// Block `b`'s state, taken out (its buffers move to the caller).
+    fn take(&mut self, b: usize) -> Option<State> {
+        let k = std::mem::replace(&mut self.slot[b], Stored::NONE);
+        (k != Stored::NONE).then(|| std::mem::replace(&mut self.states[k as usize], State::empty()))
+    }
 }
 
 fn pop_min(w: &mut std::collections::BinaryHeap<std::cmp::Reverse<usize>>) -> Option<usize> {
@@ -1708,13 +1950,34 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
     let unknown = cx.unknown.clone();
     let mut branches = Vec::with_capacity(rec.events.len() + forest.loops.len());
     let mut counts = Counts::default();
+    // equal worded reasons share one string (a huge function has many
+    // branches with the same chain, or all "not analysed")
+    let interned: std::cell::RefCell<
+        HashMap<String, std::sync::Arc<String>, std::hash::BuildHasherDefault<Fnv>>,
+    > = Default::default();
+    let intern = |s: String| -> Reason {
+        let mut m = interned.borrow_mut();
+        if let Some(a) = m.get(&s) {
+            return Reason(Repr::Text(a.clone()));
+        }
+        let a = std::sync::Arc::new(s.clone());
+        m.insert(s, a.clone());
+        Reason(Repr::Text(a))
+    };
     // the reason of exec op `i`'s test (`worst`: its divergent half)
-    let chain = |i: usize, worst: Option<u16>, v: u8| -> String {
+    let chain = |i: usize, worst: Option<u16>, v: u8| -> Reason {
         let regs = cond_regs(&insns[i], worst);
         if regs.is_empty() {
-            return "condition on immediates only".to_string();
+            return Reason::fixed(Fixed::ImmediatesOnly);
         }
         if (v as usize) < DIV as usize && unknown.is_none() {
+            if regs.len() <= 2 {
+                let mut p = [0u32; 2];
+                for (k, r) in regs.iter().enumerate() {
+                    p[k] = pack_reg(r);
+                }
+                return Reason(Repr::Uniform(p));
+            }
             let mut out = String::new();
             for (k, r) in regs.iter().enumerate() {
                 if k > 0 {
@@ -1723,7 +1986,7 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
                 push_reg_name(&mut out, r);
             }
             out.push_str(": uniform");
-            return out;
+            return intern(out);
         }
         // the first divergent GPR of the condition
         let h = regs
@@ -1732,15 +1995,15 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
             .flat_map(|r| r.half_range())
             .next()
             .unwrap_or(0) as u16;
-        trace(cx, &rec, i, h)
+        intern(trace(cx, &rec, i, h))
     };
     let mut exit_events: Vec<&Event> = Vec::new();
     for e in &rec.events {
-        let at = facts.addr[e.index];
+        let at = facts.addr[e.index()];
         match e.kind {
             EvKind::If => {
                 let uniform = !e.div && unknown.is_none();
-                let kind = if is_break_if(insns, facts, e.index) {
+                let kind = if is_break_if(insns, facts, e.index()) {
                     BranchKind::Break
                 } else {
                     if uniform {
@@ -1752,13 +2015,13 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
                 };
                 branches.push(Branch {
                     at,
-                    index: e.index,
+                    index: e.ix,
                     kind,
                     uniform,
                     reason: if uniform {
-                        chain(e.index, e.worst, e.cond_val)
+                        chain(e.index(), e.worst, e.cond_val)
                     } else {
-                        chain(e.index, e.worst, DIV)
+                        chain(e.index(), e.worst, DIV)
                     },
                     arms_cycles: None,
                     arms: None,
@@ -1769,15 +2032,15 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
                 let uniform = !e.level_div && unknown.is_none();
                 branches.push(Branch {
                     at,
-                    index: e.index,
+                    index: e.ix,
                     kind: BranchKind::Else,
                     uniform,
                     reason: if uniform {
-                        "the matching if is uniform".to_string()
+                        Reason::fixed(Fixed::MatchingIfUniform)
                     } else if e.div {
-                        chain(e.index, e.worst, DIV)
+                        chain(e.index(), e.worst, DIV)
                     } else {
-                        "the matching if is divergent: both arms run".to_string()
+                        Reason::fixed(Fixed::MatchingIfDivergent)
                     },
                     arms_cycles: None,
                     arms: None,
@@ -1789,10 +2052,10 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
                 let uniform = !e.div && unknown.is_none();
                 branches.push(Branch {
                     at,
-                    index: e.index,
+                    index: e.ix,
                     kind: BranchKind::While,
                     uniform,
-                    reason: chain(e.index, e.worst, if uniform { 0 } else { DIV }),
+                    reason: chain(e.index(), e.worst, if uniform { 0 } else { DIV }),
                     arms_cycles: None,
                     arms: None,
                     loop_index: None,
@@ -1800,7 +2063,7 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
             }
             EvKind::Break => exit_events.push(e),
             EvKind::JmpNone | EvKind::JmpAny | EvKind::Jump => {
-                let back = match facts.flow[e.index] {
+                let back = match cfg.flows[e.index()] {
                     Flow::BranchExec { target, .. } => target <= at as i64,
                     _ => false,
                 };
@@ -1808,18 +2071,15 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
                     continue; // the loop record below
                 }
                 let (uniform, reason) = if e.kind == EvKind::Jump {
-                    (false, "condition unknown (not modelled)".to_string())
+                    (false, Reason::fixed(Fixed::ConditionUnknown))
                 } else if e.level_div || unknown.is_some() {
-                    (
-                        false,
-                        "the innermost exec level is divergent: lanes disagree".to_string(),
-                    )
+                    (false, Reason::fixed(Fixed::LevelDivergent))
                 } else {
-                    (true, "the innermost exec level is uniform".to_string())
+                    (true, Reason::fixed(Fixed::LevelUniform))
                 };
                 branches.push(Branch {
                     at,
-                    index: e.index,
+                    index: e.ix,
                     kind: if e.kind == EvKind::Jump {
                         BranchKind::Jump
                     } else {
@@ -1865,7 +2125,7 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
         let mut div: Option<&Event> = None;
         let mut tests = Vec::new();
         for e in per_loop[from..pl].iter().map(|x| exit_events[x.1 as usize]) {
-            tests.push(facts.addr[e.index]);
+            tests.push(facts.addr[e.index()]);
             if e.div && div.is_none() {
                 div = Some(e);
             }
@@ -1878,17 +2138,17 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
             .unwrap_or(cfg.blocks[l.header].insns.start);
         let uniform = div.is_none() && unknown.is_none();
         let reason = match (div, &unknown) {
-            (_, Some(u)) => format!("not analysed: {u}"),
+            (_, Some(u)) => intern(format!("not analysed: {u}")),
             (Some(e), _) => {
                 let what = match e.kind {
                     EvKind::While => format!(
                         "exit test at 0x{:x} is divergent: {}",
-                        facts.addr[e.index],
-                        chain(e.index, e.worst, DIV)
+                        facts.addr[e.index()],
+                        chain(e.index(), e.worst, DIV)
                     ),
                     _ => {
                         // the break's enclosing divergent if
-                        let at = rec.events.partition_point(|x| x.index < e.index);
+                        let at = rec.events.partition_point(|x| x.index() < e.index());
                         let cond_if = rec.events[..at]
                             .iter()
                             .rev()
@@ -1897,28 +2157,31 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
                         match cond_if {
                             Some(x) => format!(
                                 "break at 0x{:x} under the divergent if at 0x{:x}: {}",
-                                facts.addr[e.index],
-                                facts.addr[x.index],
-                                chain(x.index, x.worst, DIV)
+                                facts.addr[e.index()],
+                                facts.addr[x.index()],
+                                chain(x.index(), x.worst, DIV)
                             ),
                             None => format!(
                                 "break at 0x{:x} under a divergent exec mask",
-                                facts.addr[e.index]
+                                facts.addr[e.index()]
                             ),
                         }
                     }
                 };
-                format!("{what}; the SIMD-group runs until its slowest thread exits")
+                Reason::text(format!(
+                    "{what}; the SIMD-group runs until its slowest thread exits"
+                ))
             }
-            (None, None) if tests.is_empty() => "no exit test found: uniform".to_string(),
-            (None, None) => format!(
+            (None, None) if tests.is_empty() => Reason::fixed(Fixed::NoExitTest),
+            (None, None) if tests.len() == 1 => Reason(Repr::OneTest(tests[0])),
+            (None, None) => Reason::text(format!(
                 "every exit test is uniform ({})",
                 tests
                     .iter()
                     .map(|a| format!("0x{a:x}"))
                     .collect::<Vec<_>>()
                     .join(", ")
-            ),
+            )),
         };
         if uniform {
             counts.loop_uniform += 1;
@@ -1927,16 +2190,19 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
         }
         branches.push(Branch {
             at: facts.addr[latch],
-            index: latch,
+            index: latch as u32,
             kind: BranchKind::Loop,
             uniform,
             reason,
             arms_cycles: None,
             arms: None,
-            loop_index: Some(li),
+            loop_index: Some(li as u32),
         });
     }
     branches.sort_by_key(|b| (b.at, b.kind as u8));
+    // (kept to the report: the capacity counted every event, the backward
+    // jumps of loops included, ~a third more than the branches)
+    branches.shrink_to_fit();
     fill_arms_of(cfg, forest, &mut branches);
     // the summary for callers
     let mut summary = CalleeSummary::default();
@@ -2004,11 +2270,12 @@ fn fill_arms_of(cfg: &Cfg, forest: &LoopForest, branches: &mut [Branch]) {
     // (instruction, threshold, branch)
     let mut queries: Vec<(usize, u32, usize)> = Vec::new();
     for (k, b) in branches.iter_mut().enumerate() {
-        match (b.kind, dep.get(b.index)) {
+        let bi = b.index as usize;
+        match (b.kind, dep.get(bi)) {
             (BranchKind::If | BranchKind::Break, Some(&d)) => {
-                queries.push((b.index, d.wrapping_add(1) as u32, k))
+                queries.push((bi, d.wrapping_add(1) as u32, k))
             }
-            (BranchKind::Else, Some(&d)) => queries.push((b.index, d as u32, k)),
+            (BranchKind::Else, Some(&d)) => queries.push((bi, d as u32, k)),
             _ => b.arms = arms_of(cfg, forest, b),
         }
     }
@@ -2030,14 +2297,14 @@ fn fill_arms_of(cfg: &Cfg, forest: &LoopForest, branches: &mut [Branch]) {
         } else {
             stack[j - 1] as usize
         };
-        branches[k].arms = Some((i + 1, end));
+        branches[k].arms = Some((i as u32 + 1, end as u32));
     }
 }
 
 /// Instructions a branch guards (see [`Branch::arms_cycles`]).
-fn arms_of(cfg: &Cfg, forest: &LoopForest, b: &Branch) -> Option<(usize, usize)> {
+fn arms_of(cfg: &Cfg, forest: &LoopForest, b: &Branch) -> Option<(u32, u32)> {
     let dep = &cfg.exec_depth;
-    let i = b.index;
+    let i = b.index as usize;
     let d = *dep.get(i)?;
     // (not past the end of the function: entries reset the depth to 0)
     let end_where = |below: u16| {
@@ -2045,18 +2312,19 @@ fn arms_of(cfg: &Cfg, forest: &LoopForest, b: &Branch) -> Option<(usize, usize)>
             .find(|&k| dep[k] < below)
             .unwrap_or(dep.len())
     };
-    match b.kind {
-        BranchKind::If | BranchKind::Break => Some((i + 1, end_where(d + 1))),
-        BranchKind::Else => Some((i + 1, end_where(d))),
+    let (s, e) = match b.kind {
+        BranchKind::If | BranchKind::Break => (i + 1, end_where(d + 1)),
+        BranchKind::Else => (i + 1, end_where(d)),
         BranchKind::Loop => {
-            let li = b.loop_index?;
+            let li = b.loop_index? as usize;
             let start = forest.loops[li].start;
             let bk = cfg.blocks.partition_point(|b| b.start < start);
             let first = cfg.blocks.get(bk).filter(|b| b.start == start)?.insns.start;
-            Some((first, i + 1))
+            (first, i + 1)
         }
-        _ => None,
-    }
+        _ => return None,
+    };
+    Some((s as u32, e as u32))
 }
 
 /// Fills [`Branch::arms_cycles`] and [`Divergence::range`] from a
@@ -2077,7 +2345,7 @@ pub fn fill_arms_cycles(d: &mut Divergence, t: &crate::timing::KernelTiming) {
 fn range_of(d: &Divergence, t: &crate::timing::KernelTiming) -> DivergenceRange {
     let total = t.total_cycles;
     let (mut short, mut long) = (t.paths.shortest, t.paths.longest);
-    let mut covered_to = 0usize;
+    let mut covered_to = 0u32;
     for (k, b) in d.branches.iter().enumerate() {
         if b.kind != BranchKind::If || b.uniform {
             continue;
@@ -2186,7 +2454,7 @@ fn fill_arms(d: &mut Divergence, t: &crate::timing::KernelTiming) {
     };
     for b in &mut d.branches {
         b.arms_cycles = b.arms.map(|(s, e)| {
-            let c: f64 = (s..e.min(n)).map(|k| w[k]).sum();
+            let c: f64 = (s as usize..(e as usize).min(n)).map(|k| w[k]).sum();
             (c * 100.0).round() / 100.0
         });
     }
@@ -2297,7 +2565,7 @@ fn reaching_def(
                     && r.bits & RegRange::UNIFORM == 0
                     && r.range().contains(&(h as u32))
             })
-            || (cx.facts.flow[k] != Flow::Next && rec_call(cx, k, h))
+            || (cx.cfg.flows[k] != Flow::Next && rec_call(cx, k, h))
     };
     let b0 = cfg.block_of[i] as usize;
     for k in (cfg.blocks[b0].insns.start..i).rev() {
@@ -2382,7 +2650,7 @@ fn block_defs(cx: &Ctx, b: usize) -> u64 {
                     m |= below(x.end) & !below(x.start);
                 }
             }
-            if let Flow::Call { .. } | Flow::CallIndirect = cx.facts.flow[k] {
+            if let Flow::Call { .. } | Flow::CallIndirect = cx.cfg.flows[k] {
                 match cx.callees.get(&cx.facts.addr[k]) {
                     Some(c) => {
                         for h in 0..63u32 {
@@ -2401,11 +2669,44 @@ fn block_defs(cx: &Ctx, b: usize) -> u64 {
 }
 
 fn rec_call(cx: &Ctx, k: usize, h: u16) -> bool {
-    match cx.facts.flow[k] {
+    match cx.cfg.flows[k] {
         Flow::Call { .. } | Flow::CallIndirect => match cx.callees.get(&cx.facts.addr[k]) {
             Some(c) => c.written.contains(h as u32),
             None => true,
         },
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A packed condition register is worded as the register itself.
+    #[test]
+    fn packed_regs_worded_as_the_register() {
+        let mut v = Reg::gpr(Width::W32, 6);
+        v.count = 3;
+        let regs = [
+            Reg::gpr(Width::W16, 1),
+            Reg::gpr(Width::W32, 254),
+            Reg::gpr(Width::W64, 8),
+            Reg::uniform(Width::W32, 36),
+            Reg::uniform(Width::W16, 511),
+            v,
+        ];
+        for r in regs {
+            assert_eq!(reg_name(&unpack_reg(pack_reg(&r))), reg_name(&r), "{r:?}");
+        }
+        let two = Reason(Repr::Uniform([pack_reg(&regs[1]), pack_reg(&regs[3])]));
+        assert_eq!(two.to_string(), "r127, u18: uniform");
+        assert_eq!(
+            Reason(Repr::OneTest(0x134)),
+            "every exit test is uniform (0x134)"
+        );
+        assert_eq!(
+            serde_json::to_string(&Reason::fixed(Fixed::LevelUniform)).unwrap(),
+            "\"the innermost exec level is uniform\""
+        );
     }
 }

@@ -33,6 +33,8 @@ impl RegRange {
 pub struct Facts {
     pub addr: Vec<u32>,
     pub len: Vec<u8>,
+    /// Control-flow effect of each instruction (empty once moved into a
+    /// CFG by [`crate::Cfg::from_facts_taking_flows`]: `Cfg::flows` then).
     pub flow: Vec<Flow>,
     /// Exec-mask ops: (instruction index, op, n).
     pub exec: Vec<(usize, ExecOp, u8)>,

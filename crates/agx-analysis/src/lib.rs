@@ -109,13 +109,82 @@ pub struct LoopSummary {
     /// Address of the header (the backward branch's target).
     pub header: u32,
     /// Addresses of the latches' last instructions (the backward branches).
-    pub latches: Vec<u32>,
+    pub latches: Addrs,
     /// Addresses execution continues at when it leaves the loop.
-    pub exits: Vec<u32>,
+    pub exits: Addrs,
     /// Basic blocks in the loop, nested loops included.
     pub blocks: usize,
     /// Entry address of the function containing the loop.
     pub function: Option<u32>,
+}
+
+/// A short list of addresses, read as a `[u32]` slice: up to two inline
+/// (a loop usually has one latch and one or two exits), more on the heap.
+/// A 1M-instruction kernel can have ~120k loops: two `Vec`s each were 48
+/// bytes and two heap blocks a loop.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Addrs(AddrsRepr);
+
+#[derive(Clone, PartialEq, Eq)]
+enum AddrsRepr {
+    Inline(u8, [u32; 2]),
+    // (a thin pointer on purpose: it keeps the list 16 bytes)
+    #[allow(clippy::box_collection)]
+    Heap(Box<Vec<u32>>),
+}
+
+impl Addrs {
+    #[inline]
+    pub fn as_slice(&self) -> &[u32] {
+        match &self.0 {
+            AddrsRepr::Inline(n, a) => &a[..*n as usize],
+            AddrsRepr::Heap(v) => v,
+        }
+    }
+}
+
+impl Default for Addrs {
+    fn default() -> Addrs {
+        Addrs(AddrsRepr::Inline(0, [0; 2]))
+    }
+}
+
+impl From<Vec<u32>> for Addrs {
+    fn from(v: Vec<u32>) -> Addrs {
+        if v.len() <= 2 {
+            let mut a = [0; 2];
+            a[..v.len()].copy_from_slice(&v);
+            Addrs(AddrsRepr::Inline(v.len() as u8, a))
+        } else {
+            Addrs(AddrsRepr::Heap(Box::new(v)))
+        }
+    }
+}
+
+impl std::ops::Deref for Addrs {
+    type Target = [u32];
+    #[inline]
+    fn deref(&self) -> &[u32] {
+        self.as_slice()
+    }
+}
+
+impl PartialEq<Vec<u32>> for Addrs {
+    fn eq(&self, o: &Vec<u32>) -> bool {
+        self.as_slice() == o.as_slice()
+    }
+}
+
+impl std::fmt::Debug for Addrs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.as_slice().fmt(f)
+    }
+}
+
+impl Serialize for Addrs {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.as_slice().serialize(s)
+    }
 }
 
 /// A function found in the code.
@@ -242,8 +311,9 @@ pub fn analyze_detailed_program(
     call_effects: &std::collections::HashMap<u32, liveness::DefUse>,
     call_divergence: &std::collections::HashMap<u32, divergence::CalleeSummary>,
 ) -> Detailed {
-    let facts = facts::scan(insns);
-    let cfg = Cfg::from_facts(&facts, opts);
+    let mut facts = facts::scan(insns);
+    // (the control-flow column moves into the CFG: one copy, not two)
+    let cfg = Cfg::from_facts_taking_flows(&mut facts, opts);
     let effects: liveness::CallEffects = if call_effects.is_empty() {
         liveness::CallEffects::new()
     } else {
@@ -303,8 +373,8 @@ pub fn analyze_detailed_program(
                 depth: l.depth,
                 instructions: l.instructions,
                 header: bstart(l.header),
-                latches,
-                exits,
+                latches: latches.into(),
+                exits: exits.into(),
                 blocks: l.blocks,
                 function: l.function.map(|f| cfg.functions[f].entry),
             }

@@ -313,15 +313,23 @@ impl LoopNest {
         for (i, &l) in order.iter().enumerate() {
             pos[l] = i as u32;
         }
-        // first instruction index of each loop's lowest block
+        // first instruction index of each loop's lowest block, and last of
+        // its highest: each block counts for its innermost loop, then each
+        // loop for its parent (a parent comes after its children in the
+        // forest), linear whatever the nesting depth
         let mut first = vec![usize::MAX; forest.loops.len()];
         let mut last = vec![0usize; forest.loops.len()];
         for (b, blk) in cfg.blocks.iter().enumerate() {
-            let mut cur = forest.loop_of.get(b).copied().flatten();
-            while let Some(l) = cur {
+            if let Some(l) = forest.loop_of.get(b).copied().flatten() {
                 first[l] = first[l].min(blk.insns.start);
                 last[l] = last[l].max(blk.insns.end.saturating_sub(1));
-                cur = forest.loops[l].parent;
+            }
+        }
+        for l in 0..forest.loops.len() {
+            if let Some(p) = forest.loops[l].parent {
+                debug_assert!(p > l, "a parent loop after its children");
+                first[p] = first[p].min(first[l]);
+                last[p] = last[p].max(last[l]);
             }
         }
         let loops = order
@@ -399,11 +407,10 @@ pub fn find_loops(cfg: &Cfg, dom: &Dominators) -> LoopForest {
     let mut headers: Vec<usize> = back_edges.iter().map(|&(_, h)| h).collect();
     headers.sort_unstable_by_key(|&h| std::cmp::Reverse(dom.rpo_index[h]));
     headers.dedup();
-    let mut latches_of: std::collections::HashMap<usize, Vec<usize>> =
-        std::collections::HashMap::new();
-    for &(u, h) in &back_edges {
-        latches_of.entry(h).or_default().push(u);
-    }
+    // the latches of each header: the back edges by header (a slice each)
+    let mut by_header: Vec<(usize, usize)> = back_edges.iter().map(|&(u, h)| (h, u)).collect();
+    by_header.sort_unstable();
+    by_header.dedup();
 
     let mut loop_of: Vec<Option<usize>> = vec![None; nb];
     let mut loops: Vec<Loop> = Vec::new();
@@ -425,12 +432,12 @@ pub fn find_loops(cfg: &Cfg, dom: &Dominators) -> LoopForest {
 
     for &h in &headers {
         let li = loops.len();
-        let mut lat = latches_of.remove(&h).unwrap_or_default();
-        lat.sort_unstable();
-        lat.dedup();
+        let from = by_header.partition_point(|&(x, _)| x < h);
+        let to = by_header.partition_point(|&(x, _)| x <= h);
+        let lat: Vec<usize> = by_header[from..to].iter().map(|&(_, u)| u).collect();
         loops.push(Loop {
             header: h,
-            latches: lat.clone(),
+            latches: lat,
             parent: None,
             depth: 0,
             function: cfg.blocks[h].function,
@@ -455,7 +462,7 @@ pub fn find_loops(cfg: &Cfg, dom: &Dominators) -> LoopForest {
             }
         }
         work.clear();
-        work.extend(lat.iter().copied());
+        work.extend(loops[li].latches.iter().copied());
         while let Some(x) = work.pop() {
             if !dom.reachable(x) {
                 continue;

@@ -181,7 +181,7 @@ impl Profile {
             return v;
         };
         for b in main.divergence.branches.iter().filter(|b| !b.uniform) {
-            if let Some(&k) = cfg.block_of.get(b.index) {
+            if let Some(&k) = cfg.block_of.get(b.index as usize) {
                 let s = &mut v[k as usize];
                 if !s.is_empty() {
                     s.push('\n');
