@@ -1218,6 +1218,11 @@ fn put_u(out: &mut Vec<u8>, v: u64) {
     out.truncate(len + n);
 }
 
+/// `{}` of an unsigned integer (for the JSON rows).
+pub(crate) fn put_uint(out: &mut Vec<u8>, v: u64) {
+    put_u(out, v);
+}
+
 /// `{:x}` of a `u32`.
 fn put_hex(out: &mut Vec<u8>, v: u32) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
