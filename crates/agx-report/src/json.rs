@@ -470,9 +470,9 @@ struct Kernel<'a> {
     bottleneck_detail: BottleneckDetailOut,
     straight_line: StraightLine<'a>,
     /// Every region of the cost; their `self_cycles` sum to `total_cycles`.
-    regions: Vec<RegionOut>,
+    regions: RegionSeq<'a>,
     /// Main's basic blocks with their cycles (sum: `total_cycles`).
-    blocks: Vec<BlockOut>,
+    blocks: BlockSeq<'a>,
     model: Model,
     prolog: Option<Prolog>,
     /// Main's instruction mix.
@@ -547,7 +547,7 @@ struct FunctionOut<'a> {
     suggestions: Vec<SuggestionOut<'a>>,
     /// Every branch, classified uniform or divergent with its reason
     /// (issue 22).
-    branches: &'a [agx_analysis::divergence::Branch],
+    branches: BranchSeq<'a>,
     /// if/loop counts of `branches` (an `if` once, its `else` not again).
     divergence: agx_analysis::divergence::Counts,
     /// A called function's own timing (absent for main, whose timing is
@@ -646,6 +646,10 @@ struct LoopSeq<'a>(&'a Profile, Option<&'a Splice>);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Rows {
     Loops,
+    Regions,
+    Blocks,
+    /// The branches of function `k`.
+    Branches(usize),
 }
 
 /// Which rows the `null` written next stands for.
@@ -667,6 +671,79 @@ impl Serialize for LoopSeq<'_> {
             seq.serialize_element(&loop_out(t.loops.get(i), l))?;
         }
         seq.end()
+    }
+}
+
+/// `regions`, one at a time (see [`LoopSeq`]).
+struct RegionSeq<'a>(&'a agx_analysis::timing::KernelTiming, Option<&'a Splice>);
+
+/// `blocks`, one at a time (see [`LoopSeq`]).
+struct BlockSeq<'a>(&'a agx_analysis::timing::KernelTiming, Option<&'a Splice>);
+
+/// A function's `branches` (function `.1`), one at a time (see [`LoopSeq`]).
+struct BranchSeq<'a>(
+    &'a [agx_analysis::divergence::Branch],
+    usize,
+    Option<&'a Splice>,
+);
+
+impl Serialize for RegionSeq<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if let Some(slot) = self.1 {
+            slot.set(Some(Rows::Regions));
+            return s.serialize_unit();
+        }
+        s.collect_seq(self.0.regions.iter().map(region_out))
+    }
+}
+
+impl Serialize for BlockSeq<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if let Some(slot) = self.1 {
+            slot.set(Some(Rows::Blocks));
+            return s.serialize_unit();
+        }
+        s.collect_seq(self.0.blocks.iter().map(block_out))
+    }
+}
+
+impl Serialize for BranchSeq<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if let Some(slot) = self.2 {
+            slot.set(Some(Rows::Branches(self.1)));
+            return s.serialize_unit();
+        }
+        s.collect_seq(self.0)
+    }
+}
+
+fn region_out(r: &agx_analysis::timing::model::Region) -> RegionOut {
+    RegionOut {
+        at: r.at,
+        kind: r.kind,
+        depth: r.depth,
+        executions: r.executions,
+        cycles_per_execution: r2(r.cycles_per_execution),
+        self_cycles: r2(r.self_cycles),
+        self_share: r4(r.self_share),
+        by: r.by,
+        stall_raw: r2(r.stall_raw),
+        stall_exposed: r2(r.stall_exposed),
+        loop_index: r.loop_index,
+        callee: r.callee,
+    }
+}
+
+fn block_out(b: &agx_analysis::timing::model::BlockCycles) -> BlockOut {
+    BlockOut {
+        index: b.index,
+        start: b.start,
+        end: b.end,
+        cycles: r2(b.cycles),
+        share: r4(b.share),
+        executions: b.executions,
+        instructions: b.instructions(),
+        cycles_per_execution: b.cycles_per_execution(),
     }
 }
 
@@ -805,38 +882,8 @@ fn kernel(p: &Profile) -> Kernel<'_> {
                 pipes: Pipes::of(&o.pipes),
             }
         },
-        regions: t
-            .regions
-            .iter()
-            .map(|r| RegionOut {
-                at: r.at,
-                kind: r.kind,
-                depth: r.depth,
-                executions: r.executions,
-                cycles_per_execution: r2(r.cycles_per_execution),
-                self_cycles: r2(r.self_cycles),
-                self_share: r4(r.self_share),
-                by: r.by,
-                stall_raw: r2(r.stall_raw),
-                stall_exposed: r2(r.stall_exposed),
-                loop_index: r.loop_index,
-                callee: r.callee,
-            })
-            .collect(),
-        blocks: t
-            .blocks
-            .iter()
-            .map(|b| BlockOut {
-                index: b.index,
-                start: b.start,
-                end: b.end,
-                cycles: r2(b.cycles),
-                share: r4(b.share),
-                executions: b.executions,
-                instructions: b.instructions(),
-                cycles_per_execution: b.cycles_per_execution(),
-            })
-            .collect(),
+        regions: RegionSeq(t, None),
+        blocks: BlockSeq(t, None),
         bound_by: t.dominant_bound(),
         bottleneck_unit: match t.dominant_bound() {
             b @ ("call" | "none") => b,
@@ -985,7 +1032,7 @@ fn functions_out(p: &Profile) -> Vec<FunctionOut<'_>> {
                 } else {
                     suggestions_out(&f.suggestions)
                 },
-                branches: &f.divergence.branches,
+                branches: BranchSeq(&f.divergence.branches, k, None),
                 divergence: f.divergence.counts,
                 timing: (k > 0).then(|| {
                     let t = &f.timing;
@@ -1088,6 +1135,11 @@ fn write_kernel_compact<W: std::io::Write>(mut w: W, mut k: Kernel<'_>) -> std::
     // (a kernel of the slot's lifetime: its references shortened)
     fn spliced<'s>(mut k: Kernel<'s>, slot: &'s Splice) -> Kernel<'s> {
         k.loops.1 = Some(slot);
+        k.regions.1 = Some(slot);
+        k.blocks.1 = Some(slot);
+        for f in &mut k.functions {
+            f.branches.2 = Some(slot);
+        }
         k
     }
     let k = spliced(k, &slot);
@@ -1151,6 +1203,45 @@ impl<W: std::io::Write> HoldLast<'_, W> {
                         self.buf.push(b',');
                     }
                     loop_row(&mut self.buf, &loop_out(t.loops.get(i), l));
+                    self.pass_on()?;
+                }
+                self.buf.push(b']');
+            }
+            Rows::Regions => {
+                self.buf.push(b'[');
+                for (i, r) in p.timing.regions.iter().enumerate() {
+                    if i > 0 {
+                        self.buf.push(b',');
+                    }
+                    region_row(&mut self.buf, &region_out(r));
+                    self.pass_on()?;
+                }
+                self.buf.push(b']');
+            }
+            Rows::Blocks => {
+                self.buf.push(b'[');
+                for (i, b) in p.timing.blocks.iter().enumerate() {
+                    if i > 0 {
+                        self.buf.push(b',');
+                    }
+                    block_row(&mut self.buf, &block_out(b));
+                    self.pass_on()?;
+                }
+                self.buf.push(b']');
+            }
+            Rows::Branches(k) => {
+                self.buf.push(b'[');
+                let none = &[][..];
+                let bs = p
+                    .program
+                    .functions
+                    .get(k)
+                    .map_or(none, |f| &f.divergence.branches[..]);
+                for (i, b) in bs.iter().enumerate() {
+                    if i > 0 {
+                        self.buf.push(b',');
+                    }
+                    branch_row(&mut self.buf, b);
                     self.pass_on()?;
                 }
                 self.buf.push(b']');
@@ -1285,6 +1376,94 @@ fn bound_row(buf: &mut Vec<u8>, b: &Bound) {
         row::float(buf, *v);
     }
     buf.extend_from_slice(b"}}");
+}
+
+/// A [`PartKind`](agx_analysis::timing::PartKind) as serde writes it.
+fn part_kind(k: agx_analysis::timing::PartKind) -> &'static str {
+    use agx_analysis::timing::PartKind;
+    match k {
+        PartKind::StraightLine => "\"straight_line\"",
+        PartKind::Loop => "\"loop\"",
+        PartKind::Call => "\"call\"",
+    }
+}
+
+/// A [`RegionOut`] as serde writes it.
+fn region_row(buf: &mut Vec<u8>, r: &RegionOut) {
+    use row::*;
+    buf.push(b'{');
+    key(buf, true, "at");
+    uint(buf, r.at as u64);
+    key(buf, false, "kind");
+    buf.extend_from_slice(part_kind(r.kind).as_bytes());
+    key(buf, false, "depth");
+    uint(buf, r.depth as u64);
+    key(buf, false, "executions");
+    float(buf, r.executions);
+    key(buf, false, "cycles_per_execution");
+    float(buf, r.cycles_per_execution);
+    key(buf, false, "self_cycles");
+    float(buf, r.self_cycles);
+    key(buf, false, "self_share");
+    float(buf, r.self_share);
+    key(buf, false, "by");
+    json_str(buf, r.by);
+    key(buf, false, "stall_raw");
+    float(buf, r.stall_raw);
+    key(buf, false, "stall_exposed");
+    float(buf, r.stall_exposed);
+    if let Some(l) = r.loop_index {
+        key(buf, false, "loop_index");
+        uint(buf, l as u64);
+    }
+    if let Some(c) = r.callee {
+        key(buf, false, "callee");
+        uint(buf, c as u64);
+    }
+    buf.push(b'}');
+}
+
+/// A [`BlockOut`] as serde writes it.
+fn block_row(buf: &mut Vec<u8>, b: &BlockOut) {
+    use row::*;
+    buf.push(b'{');
+    key(buf, true, "index");
+    uint(buf, b.index as u64);
+    key(buf, false, "start");
+    uint(buf, b.start as u64);
+    key(buf, false, "end");
+    uint(buf, b.end as u64);
+    key(buf, false, "cycles");
+    float(buf, b.cycles);
+    key(buf, false, "share");
+    float(buf, b.share);
+    key(buf, false, "executions");
+    float(buf, b.executions);
+    key(buf, false, "instructions");
+    uint(buf, b.instructions as u64);
+    key(buf, false, "cycles_per_execution");
+    float(buf, b.cycles_per_execution);
+    buf.push(b'}');
+}
+
+/// A [`Branch`](agx_analysis::divergence::Branch) as serde writes it.
+fn branch_row(buf: &mut Vec<u8>, b: &agx_analysis::divergence::Branch) {
+    use row::*;
+    buf.push(b'{');
+    key(buf, true, "at");
+    uint(buf, b.at as u64);
+    key(buf, false, "kind");
+    json_str(buf, b.kind.name());
+    buf.extend_from_slice(if b.uniform {
+        b",\"uniform\":true"
+    } else {
+        b",\"uniform\":false"
+    });
+    key(buf, false, "reason");
+    json_str(buf, &b.reason);
+    key(buf, false, "arms_cycles");
+    opt_float(buf, b.arms_cycles);
+    buf.push(b'}');
 }
 
 /// A [`Loop`] as serde writes it (fields in declaration order; test
