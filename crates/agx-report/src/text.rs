@@ -846,18 +846,6 @@ struct Brackets {
 }
 
 impl Brackets {
-    fn of(details: &[InsnDetail]) -> Brackets {
-        let mut by_key: Vec<Option<(&'static timing::CostEntry, String)>> =
-            vec![None; agx_isa::CostKey::COUNT];
-        for d in details {
-            let slot = &mut by_key[d.entry.key as usize];
-            if slot.is_none() {
-                *slot = Some((d.entry, bracket_of(d)));
-            }
-        }
-        Brackets { by_key }
-    }
-
     /// Appends `d`'s column to `out` (a row of another table than the one
     /// first seen for its key is formatted in place).
     fn push(&self, out: &mut Vec<u8>, d: &InsnDetail) {
@@ -888,15 +876,28 @@ impl<'a> Listing<'a> {
         details: &'a [InsnDetail],
         branches: &'a [Branch],
     ) -> Self {
-        let by_index = details.len() == insns.len()
-            && details.windows(2).all(|w| w[0].addr < w[1].addr)
-            && insns.iter().zip(details).all(|(i, d)| i.addr == d.addr);
+        // one pass over the instructions and their details (a 1M-line
+        // listing reads ~200 MB of them: each pass is worth saving)
+        let mut by_index = details.len() == insns.len();
+        let mut by_key: Vec<Option<(&'static timing::CostEntry, String)>> =
+            vec![None; agx_isa::CostKey::COUNT];
+        let mut prev: Option<u32> = None;
+        for (k, d) in details.iter().enumerate() {
+            let slot = &mut by_key[d.entry.key as usize];
+            if slot.is_none() {
+                *slot = Some((d.entry, bracket_of(d)));
+            }
+            by_index &=
+                prev.is_none_or(|a| a < d.addr) && insns.get(k).is_some_and(|i| i.addr == d.addr);
+            prev = Some(d.addr);
+        }
+        // (by index, the instructions' addresses are the details': increasing)
         let walk = branches.windows(2).all(|w| w[0].at <= w[1].at)
-            && insns.windows(2).all(|w| w[0].addr < w[1].addr);
+            && (by_index || insns.windows(2).all(|w| w[0].addr < w[1].addr));
         Listing {
             details,
             by_index,
-            brackets: Brackets::of(details),
+            brackets: Brackets { by_key },
             branches,
             walk,
         }
