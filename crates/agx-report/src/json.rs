@@ -470,9 +470,9 @@ struct Kernel<'a> {
     bottleneck_detail: BottleneckDetailOut,
     straight_line: StraightLine<'a>,
     /// Every region of the cost; their `self_cycles` sum to `total_cycles`.
-    regions: Vec<RegionOut>,
+    regions: RegionSeq<'a>,
     /// Main's basic blocks with their cycles (sum: `total_cycles`).
-    blocks: Vec<BlockOut>,
+    blocks: BlockSeq<'a>,
     model: Model,
     prolog: Option<Prolog>,
     /// Main's instruction mix.
@@ -547,7 +547,7 @@ struct FunctionOut<'a> {
     suggestions: Vec<SuggestionOut<'a>>,
     /// Every branch, classified uniform or divergent with its reason
     /// (issue 22).
-    branches: &'a [agx_analysis::divergence::Branch],
+    branches: BranchSeq<'a>,
     /// if/loop counts of `branches` (an `if` once, its `else` not again).
     divergence: agx_analysis::divergence::Counts,
     /// A called function's own timing (absent for main, whose timing is
@@ -637,12 +637,31 @@ fn detail<'a>(
 }
 
 /// `loops`, serialized one loop at a time (a 1M-instruction kernel has
-/// ~83k loops: no vector of them in memory).
-struct LoopSeq<'a>(&'a Profile);
+/// ~83k loops: no vector of them in memory). With a slot (the compact
+/// writer's), serialized as `null` and the slot set: [`HoldLast`] writes
+/// the rows in its place with [`loop_row`].
+struct LoopSeq<'a>(&'a Profile, Option<&'a Splice>);
+
+/// The rows [`write_kernel_compact`] writes itself in place of a `null`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Rows {
+    Loops,
+    Regions,
+    Blocks,
+    /// The branches of function `k`.
+    Branches(usize),
+}
+
+/// Which rows the `null` written next stands for.
+type Splice = std::cell::Cell<Option<Rows>>;
 
 impl Serialize for LoopSeq<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeSeq;
+        if let Some(slot) = self.1 {
+            slot.set(Some(Rows::Loops));
+            return s.serialize_unit();
+        }
         let p = self.0;
         let a = &p.analysis;
         let t = &p.timing;
@@ -652,6 +671,79 @@ impl Serialize for LoopSeq<'_> {
             seq.serialize_element(&loop_out(t.loops.get(i), l))?;
         }
         seq.end()
+    }
+}
+
+/// `regions`, one at a time (see [`LoopSeq`]).
+struct RegionSeq<'a>(&'a agx_analysis::timing::KernelTiming, Option<&'a Splice>);
+
+/// `blocks`, one at a time (see [`LoopSeq`]).
+struct BlockSeq<'a>(&'a agx_analysis::timing::KernelTiming, Option<&'a Splice>);
+
+/// A function's `branches` (function `.1`), one at a time (see [`LoopSeq`]).
+struct BranchSeq<'a>(
+    &'a [agx_analysis::divergence::Branch],
+    usize,
+    Option<&'a Splice>,
+);
+
+impl Serialize for RegionSeq<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if let Some(slot) = self.1 {
+            slot.set(Some(Rows::Regions));
+            return s.serialize_unit();
+        }
+        s.collect_seq(self.0.regions.iter().map(region_out))
+    }
+}
+
+impl Serialize for BlockSeq<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if let Some(slot) = self.1 {
+            slot.set(Some(Rows::Blocks));
+            return s.serialize_unit();
+        }
+        s.collect_seq(self.0.blocks.iter().map(block_out))
+    }
+}
+
+impl Serialize for BranchSeq<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if let Some(slot) = self.2 {
+            slot.set(Some(Rows::Branches(self.1)));
+            return s.serialize_unit();
+        }
+        s.collect_seq(self.0)
+    }
+}
+
+fn region_out(r: &agx_analysis::timing::model::Region) -> RegionOut {
+    RegionOut {
+        at: r.at,
+        kind: r.kind,
+        depth: r.depth,
+        executions: r.executions,
+        cycles_per_execution: r2(r.cycles_per_execution),
+        self_cycles: r2(r.self_cycles),
+        self_share: r4(r.self_share),
+        by: r.by,
+        stall_raw: r2(r.stall_raw),
+        stall_exposed: r2(r.stall_exposed),
+        loop_index: r.loop_index,
+        callee: r.callee,
+    }
+}
+
+fn block_out(b: &agx_analysis::timing::model::BlockCycles) -> BlockOut {
+    BlockOut {
+        index: b.index,
+        start: b.start,
+        end: b.end,
+        cycles: r2(b.cycles),
+        share: r4(b.share),
+        executions: b.executions,
+        instructions: b.instructions(),
+        cycles_per_execution: b.cycles_per_execution(),
     }
 }
 
@@ -730,7 +822,7 @@ fn kernel(p: &Profile) -> Kernel<'_> {
         fills: a.fills,
         scratch_reserved: a.stack.scratch_reserved,
         backward_branches: a.backward_branches,
-        loops: LoopSeq(p),
+        loops: LoopSeq(p, None),
         irreducible: &a.irreducible,
         cfg: Cfg {
             blocks: a.cfg.blocks,
@@ -790,38 +882,8 @@ fn kernel(p: &Profile) -> Kernel<'_> {
                 pipes: Pipes::of(&o.pipes),
             }
         },
-        regions: t
-            .regions
-            .iter()
-            .map(|r| RegionOut {
-                at: r.at,
-                kind: r.kind,
-                depth: r.depth,
-                executions: r.executions,
-                cycles_per_execution: r2(r.cycles_per_execution),
-                self_cycles: r2(r.self_cycles),
-                self_share: r4(r.self_share),
-                by: r.by,
-                stall_raw: r2(r.stall_raw),
-                stall_exposed: r2(r.stall_exposed),
-                loop_index: r.loop_index,
-                callee: r.callee,
-            })
-            .collect(),
-        blocks: t
-            .blocks
-            .iter()
-            .map(|b| BlockOut {
-                index: b.index,
-                start: b.start,
-                end: b.end,
-                cycles: r2(b.cycles),
-                share: r4(b.share),
-                executions: b.executions,
-                instructions: b.instructions(),
-                cycles_per_execution: b.cycles_per_execution(),
-            })
-            .collect(),
+        regions: RegionSeq(t, None),
+        blocks: BlockSeq(t, None),
         bound_by: t.dominant_bound(),
         bottleneck_unit: match t.dominant_bound() {
             b @ ("call" | "none") => b,
@@ -970,7 +1032,7 @@ fn functions_out(p: &Profile) -> Vec<FunctionOut<'_>> {
                 } else {
                     suggestions_out(&f.suggestions)
                 },
-                branches: &f.divergence.branches,
+                branches: BranchSeq(&f.divergence.branches, k, None),
                 divergence: f.divergence.counts,
                 timing: (k > 0).then(|| {
                     let t = &f.timing;
@@ -1067,10 +1129,24 @@ fn write_kernel_compact<W: std::io::Write>(mut w: W, mut k: Kernel<'_>) -> std::
     let Some(DetailSeq(p)) = k.instructions_detail.take() else {
         return serde_json::to_writer(w, &k).map_err(std::io::Error::other);
     };
-    // the kernel without its rows, less the closing brace
+    // the kernel without its rows, less the closing brace; the loops
+    // written by `loop_row` in place of the `null` serde writes for them
+    let slot = Splice::new(None);
+    // (a kernel of the slot's lifetime: its references shortened)
+    fn spliced<'s>(mut k: Kernel<'s>, slot: &'s Splice) -> Kernel<'s> {
+        k.loops.1 = Some(slot);
+        k.regions.1 = Some(slot);
+        k.blocks.1 = Some(slot);
+        for f in &mut k.functions {
+            f.branches.2 = Some(slot);
+        }
+        k
+    }
+    let k = spliced(k, &slot);
     let mut head = HoldLast {
         inner: &mut w,
         buf: Vec::with_capacity(1 << 16),
+        rows: Some((&slot, p)),
     };
     serde_json::to_writer(&mut head, &k).map_err(std::io::Error::other)?;
     let closing = head.buf.pop();
@@ -1095,15 +1171,17 @@ fn write_kernel_compact<W: std::io::Write>(mut w: W, mut k: Kernel<'_>) -> std::
 }
 
 /// A writer that passes everything on in pieces of ~64 KiB but the bytes
-/// written last, left in `buf`.
-struct HoldLast<W: std::io::Write> {
+/// written last, left in `buf`; with `rows`, a `null` written while the
+/// slot is set is replaced by those rows of the profile.
+struct HoldLast<'a, W: std::io::Write> {
     inner: W,
     buf: Vec<u8>,
+    rows: Option<(&'a Splice, &'a Profile)>,
 }
 
-impl<W: std::io::Write> std::io::Write for HoldLast<W> {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.buf.extend_from_slice(b);
+impl<W: std::io::Write> HoldLast<'_, W> {
+    /// Passes on all but the last byte once a piece is held.
+    fn pass_on(&mut self) -> std::io::Result<()> {
         if self.buf.len() >= 1 << 16 {
             // keep the last byte back
             let keep = self.buf.pop();
@@ -1111,11 +1189,396 @@ impl<W: std::io::Write> std::io::Write for HoldLast<W> {
             self.buf.clear();
             self.buf.extend(keep);
         }
+        Ok(())
+    }
+
+    /// The rows `r` of `p`, as serde writes their sequence.
+    fn rows(&mut self, r: Rows, p: &Profile) -> std::io::Result<()> {
+        match r {
+            Rows::Loops => {
+                let t = &p.timing;
+                self.buf.push(b'[');
+                for (i, l) in p.analysis.loops.iter().enumerate() {
+                    if i > 0 {
+                        self.buf.push(b',');
+                    }
+                    loop_row(&mut self.buf, &loop_out(t.loops.get(i), l));
+                    self.pass_on()?;
+                }
+                self.buf.push(b']');
+            }
+            Rows::Regions => {
+                self.buf.push(b'[');
+                for (i, r) in p.timing.regions.iter().enumerate() {
+                    if i > 0 {
+                        self.buf.push(b',');
+                    }
+                    region_row(&mut self.buf, &region_out(r));
+                    self.pass_on()?;
+                }
+                self.buf.push(b']');
+            }
+            Rows::Blocks => {
+                self.buf.push(b'[');
+                for (i, b) in p.timing.blocks.iter().enumerate() {
+                    if i > 0 {
+                        self.buf.push(b',');
+                    }
+                    block_row(&mut self.buf, &block_out(b));
+                    self.pass_on()?;
+                }
+                self.buf.push(b']');
+            }
+            Rows::Branches(k) => {
+                self.buf.push(b'[');
+                let none = &[][..];
+                let bs = p
+                    .program
+                    .functions
+                    .get(k)
+                    .map_or(none, |f| &f.divergence.branches[..]);
+                for (i, b) in bs.iter().enumerate() {
+                    if i > 0 {
+                        self.buf.push(b',');
+                    }
+                    branch_row(&mut self.buf, b);
+                    self.pass_on()?;
+                }
+                self.buf.push(b']');
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for HoldLast<'_, W> {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        if let Some((slot, p)) = self.rows {
+            if b == b"null" {
+                if let Some(r) = slot.take() {
+                    self.rows(r, p)?;
+                    return Ok(b.len());
+                }
+            }
+        }
+        self.buf.extend_from_slice(b);
+        self.pass_on()?;
         Ok(b.len())
     }
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
+}
+
+/// `{:?}`-free writers of serde_json's compact spelling, for the rows.
+mod row {
+    use serde_json::ser::{CompactFormatter, Formatter};
+
+    /// `"key":`
+    pub fn key(buf: &mut Vec<u8>, first: bool, k: &str) {
+        if !first {
+            buf.push(b',');
+        }
+        buf.push(b'"');
+        buf.extend_from_slice(k.as_bytes());
+        buf.extend_from_slice(b"\":");
+    }
+
+    pub fn uint(buf: &mut Vec<u8>, v: u64) {
+        let _ = CompactFormatter.write_u64(buf, v);
+    }
+
+    pub fn opt_uint(buf: &mut Vec<u8>, v: Option<u64>) {
+        match v {
+            Some(v) => uint(buf, v),
+            None => buf.extend_from_slice(b"null"),
+        }
+    }
+
+    /// An `f64` as serde_json writes it (`null` when not finite). A figure
+    /// of hundredths or ten-thousandths (the records' `r2` / `r4`) is
+    /// spelled from its digits: the shortest text that reads back as it is
+    /// those digits (test `floats_are_what_serde_writes`).
+    pub fn float(buf: &mut Vec<u8>, v: f64) {
+        if !v.is_finite() {
+            buf.extend_from_slice(b"null");
+            return;
+        }
+        for (scale, places) in [(100.0, 2u32), (10_000.0, 4)] {
+            let k = (v * scale).round();
+            if k.abs() < 1e15 && k / scale == v {
+                if v.is_sign_negative() {
+                    buf.push(b'-');
+                }
+                let a = k.abs() as u64;
+                let unit = 10u64.pow(places);
+                crate::text::put_uint(buf, a / unit);
+                buf.push(b'.');
+                let mut f = a % unit;
+                if f == 0 {
+                    buf.push(b'0');
+                } else {
+                    let mut n = places;
+                    while f.is_multiple_of(10) {
+                        f /= 10;
+                        n -= 1;
+                    }
+                    // `f` zero-padded to `n` digits
+                    let mut d = [b'0'; 4];
+                    for i in (0..n as usize).rev() {
+                        d[i] = b'0' + (f % 10) as u8;
+                        f /= 10;
+                    }
+                    buf.extend_from_slice(&d[..n as usize]);
+                }
+                return;
+            }
+        }
+        let _ = CompactFormatter.write_f64(buf, v);
+    }
+
+    pub fn opt_float(buf: &mut Vec<u8>, v: Option<f64>) {
+        match v {
+            Some(v) => float(buf, v),
+            None => buf.extend_from_slice(b"null"),
+        }
+    }
+
+    pub fn opt_str(buf: &mut Vec<u8>, v: Option<&str>) {
+        match v {
+            Some(v) => super::json_str(buf, v),
+            None => buf.extend_from_slice(b"null"),
+        }
+    }
+
+    pub fn uints(buf: &mut Vec<u8>, v: &[u32]) {
+        buf.push(b'[');
+        for (i, &x) in v.iter().enumerate() {
+            if i > 0 {
+                buf.push(b',');
+            }
+            uint(buf, x as u64);
+        }
+        buf.push(b']');
+    }
+}
+
+/// A [`Bound`] as serde writes it.
+fn bound_row(buf: &mut Vec<u8>, b: &Bound) {
+    row::key(buf, true, "by");
+    json_str(buf, b.by);
+    row::key(buf, false, "cycles");
+    row::float(buf, b.cycles);
+    row::key(buf, false, "components");
+    buf.push(b'{');
+    for (i, (n, v)) in b.components.iter().enumerate() {
+        row::key(buf, i == 0, n);
+        row::float(buf, *v);
+    }
+    buf.extend_from_slice(b"}}");
+}
+
+/// A [`PartKind`](agx_analysis::timing::PartKind) as serde writes it.
+fn part_kind(k: agx_analysis::timing::PartKind) -> &'static str {
+    use agx_analysis::timing::PartKind;
+    match k {
+        PartKind::StraightLine => "\"straight_line\"",
+        PartKind::Loop => "\"loop\"",
+        PartKind::Call => "\"call\"",
+    }
+}
+
+/// A [`RegionOut`] as serde writes it.
+fn region_row(buf: &mut Vec<u8>, r: &RegionOut) {
+    use row::*;
+    buf.push(b'{');
+    key(buf, true, "at");
+    uint(buf, r.at as u64);
+    key(buf, false, "kind");
+    buf.extend_from_slice(part_kind(r.kind).as_bytes());
+    key(buf, false, "depth");
+    uint(buf, r.depth as u64);
+    key(buf, false, "executions");
+    float(buf, r.executions);
+    key(buf, false, "cycles_per_execution");
+    float(buf, r.cycles_per_execution);
+    key(buf, false, "self_cycles");
+    float(buf, r.self_cycles);
+    key(buf, false, "self_share");
+    float(buf, r.self_share);
+    key(buf, false, "by");
+    json_str(buf, r.by);
+    key(buf, false, "stall_raw");
+    float(buf, r.stall_raw);
+    key(buf, false, "stall_exposed");
+    float(buf, r.stall_exposed);
+    if let Some(l) = r.loop_index {
+        key(buf, false, "loop_index");
+        uint(buf, l as u64);
+    }
+    if let Some(c) = r.callee {
+        key(buf, false, "callee");
+        uint(buf, c as u64);
+    }
+    buf.push(b'}');
+}
+
+/// A [`BlockOut`] as serde writes it.
+fn block_row(buf: &mut Vec<u8>, b: &BlockOut) {
+    use row::*;
+    buf.push(b'{');
+    key(buf, true, "index");
+    uint(buf, b.index as u64);
+    key(buf, false, "start");
+    uint(buf, b.start as u64);
+    key(buf, false, "end");
+    uint(buf, b.end as u64);
+    key(buf, false, "cycles");
+    float(buf, b.cycles);
+    key(buf, false, "share");
+    float(buf, b.share);
+    key(buf, false, "executions");
+    float(buf, b.executions);
+    key(buf, false, "instructions");
+    uint(buf, b.instructions as u64);
+    key(buf, false, "cycles_per_execution");
+    float(buf, b.cycles_per_execution);
+    buf.push(b'}');
+}
+
+/// A [`Branch`](agx_analysis::divergence::Branch) as serde writes it.
+fn branch_row(buf: &mut Vec<u8>, b: &agx_analysis::divergence::Branch) {
+    use row::*;
+    buf.push(b'{');
+    key(buf, true, "at");
+    uint(buf, b.at as u64);
+    key(buf, false, "kind");
+    json_str(buf, b.kind.name());
+    buf.extend_from_slice(if b.uniform {
+        b",\"uniform\":true"
+    } else {
+        b",\"uniform\":false"
+    });
+    key(buf, false, "reason");
+    json_str(buf, &b.reason);
+    key(buf, false, "arms_cycles");
+    opt_float(buf, b.arms_cycles);
+    buf.push(b'}');
+}
+
+/// A [`Loop`] as serde writes it (fields in declaration order; test
+/// `compact_kernels_are_what_serde_writes`).
+fn loop_row(buf: &mut Vec<u8>, l: &Loop<'_>) {
+    use row::*;
+    buf.push(b'{');
+    key(buf, true, "index");
+    opt_uint(buf, l.index.map(|x| x as u64));
+    key(buf, false, "start");
+    uint(buf, l.start as u64);
+    key(buf, false, "end");
+    uint(buf, l.end as u64);
+    key(buf, false, "depth");
+    uint(buf, l.depth as u64);
+    key(buf, false, "instructions");
+    uint(buf, l.instructions as u64);
+    key(buf, false, "header");
+    uint(buf, l.header as u64);
+    key(buf, false, "latches");
+    uints(buf, l.latches);
+    key(buf, false, "exits");
+    uints(buf, l.exits);
+    key(buf, false, "blocks");
+    uint(buf, l.blocks as u64);
+    key(buf, false, "trip_count");
+    opt_uint(buf, l.trip_count.map(u64::from));
+    key(buf, false, "trip_count_source");
+    opt_str(buf, l.trip_count_source);
+    key(buf, false, "cycles_per_iteration");
+    opt_float(buf, l.cycles_per_iteration);
+    key(buf, false, "latency_bound_cycles");
+    opt_float(buf, l.latency_bound_cycles);
+    key(buf, false, "bottleneck");
+    opt_str(buf, l.bottleneck);
+    key(buf, false, "bound");
+    match &l.bound {
+        Some(b) => {
+            buf.push(b'{');
+            bound_row(buf, b);
+        }
+        None => buf.extend_from_slice(b"null"),
+    }
+    key(buf, false, "body");
+    match &l.body {
+        Some(b) => {
+            buf.push(b'{');
+            key(buf, true, "instructions");
+            uint(buf, b.instructions as u64);
+            key(buf, false, "alu_per_iter");
+            float(buf, b.alu_per_iter);
+            key(buf, false, "loads");
+            uint(buf, b.loads as u64);
+            key(buf, false, "stores");
+            uint(buf, b.stores as u64);
+            key(buf, false, "wait_stall");
+            float(buf, b.wait_stall);
+            key(buf, false, "exposed_stall");
+            float(buf, b.exposed_stall);
+            key(buf, false, "recurrence_cycles");
+            float(buf, b.recurrence_cycles);
+            key(buf, false, "memory_stall");
+            float(buf, b.memory_stall);
+            key(buf, false, "bottleneck_unit");
+            json_str(buf, b.bottleneck_unit);
+            key(buf, false, "bound");
+            buf.push(b'{');
+            bound_row(buf, &b.bound);
+            key(buf, false, "raw_stall");
+            float(buf, b.raw_stall);
+            key(buf, false, "stall");
+            let s = &b.stall;
+            buf.push(b'{');
+            key(buf, true, "raw");
+            float(buf, s.raw);
+            key(buf, false, "exposed");
+            float(buf, s.exposed);
+            key(buf, false, "wait_raw");
+            float(buf, s.wait_raw);
+            key(buf, false, "wait_exposed");
+            float(buf, s.wait_exposed);
+            buf.push(b'}');
+            key(buf, false, "next");
+            buf.push(b'{');
+            key(buf, true, "by");
+            json_str(buf, b.next.by);
+            key(buf, false, "cycles");
+            float(buf, b.next.cycles);
+            buf.push(b'}');
+            key(buf, false, "single_simd_cycles");
+            float(buf, b.single_simd_cycles);
+            key(buf, false, "pipes");
+            let q = &b.pipes;
+            buf.push(b'{');
+            for (i, (n, v)) in [
+                ("f32", q.f32),
+                ("f16", q.f16),
+                ("scib", q.scib),
+                ("ic", q.ic),
+                ("mem", q.mem),
+                ("issue", q.issue),
+                ("dram", q.dram),
+                ("raw_penalty", q.raw_penalty),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                key(buf, i == 0, n);
+                float(buf, v);
+            }
+            buf.extend_from_slice(b"}}");
+        }
+        None => buf.extend_from_slice(b"null"),
+    }
+    buf.push(b'}');
 }
 
 /// One `instructions_detail` row as `serde_json::to_writer` writes a
@@ -1127,12 +1590,7 @@ fn detail_row(buf: &mut Vec<u8>, d: &Detail<'_>) {
     let int = |buf: &mut Vec<u8>, v: u32| {
         let _ = CompactFormatter.write_u32(buf, v);
     };
-    let float = |buf: &mut Vec<u8>, v: Option<f64>| match v {
-        Some(v) if v.is_finite() => {
-            let _ = CompactFormatter.write_f64(buf, v);
-        }
-        _ => buf.extend_from_slice(b"null"),
-    };
+    let float = row::opt_float;
     let string = |buf: &mut Vec<u8>, v: Option<&str>| match v {
         None => buf.extend_from_slice(b"null"),
         Some(v) => json_str(buf, v),
@@ -1313,6 +1771,55 @@ mod tests {
     }
 
     #[test]
+    fn floats_are_what_serde_writes() {
+        let mut v = vec![
+            0.0,
+            -0.0,
+            0.01,
+            -0.01,
+            0.0001,
+            0.00015,
+            1e-7,
+            0.1 + 0.2,
+            1e12,
+            1e13 - 0.01,
+            1e13,
+            1e15,
+            1e16,
+            1e17 + 3.0,
+            9.999_999_999_999e12,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ];
+        for k in -20_000i64..200_000 {
+            v.push(k as f64 / 100.0);
+            v.push(k as f64 / 10_000.0);
+            v.push(k as f64 / 1000.0);
+        }
+        let mut s: u64 = 0x2545_f491_4f6c_dd1d;
+        for _ in 0..100_000 {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let m = (s >> 11) as f64 / (1u64 << 53) as f64;
+            let x = m * 10f64.powi((s % 22) as i32 - 6);
+            v.extend([x, r2(x), r4(x), -r2(x), (x * 1e6).round()]);
+        }
+        for x in v {
+            let mut ours = Vec::new();
+            row::float(&mut ours, x);
+            assert_eq!(
+                String::from_utf8(ours).unwrap(),
+                serde_json::to_string(&x).unwrap(),
+                "{x:e}"
+            );
+        }
+    }
+
+    #[test]
     fn strings_are_escaped_as_serde_escapes_them() {
         for s in [
             "",
@@ -1337,6 +1844,7 @@ mod tests {
         let mut h = HoldLast {
             inner: &mut inner,
             buf: Vec::new(),
+            rows: None,
         };
         for k in 0..40_000u32 {
             let piece = format!("{k},");

@@ -40,6 +40,26 @@ impl Style {
     fn dim(&self, s: &str) -> String {
         self.wrap("2", s)
     }
+    /// The start of [`Style::wrap`]'s text, written in place.
+    fn open(&self, out: &mut Vec<u8>, code: &str) {
+        if self.on {
+            out.extend_from_slice(b"\x1b[");
+            out.extend_from_slice(code.as_bytes());
+            out.push(b'm');
+        }
+    }
+    /// The end of [`Style::wrap`]'s text.
+    fn close(&self, out: &mut Vec<u8>) {
+        if self.on {
+            out.extend_from_slice(b"\x1b[0m");
+        }
+    }
+    /// [`Style::wrap`] of `s`, written in place.
+    fn put(&self, out: &mut Vec<u8>, code: &str, s: &str) {
+        self.open(out, code);
+        out.extend_from_slice(s.as_bytes());
+        self.close(out);
+    }
 }
 
 const BOX_WIDTH: usize = 62;
@@ -80,13 +100,22 @@ pub fn report(p: &Profile, color: bool) -> String {
 /// Text is handed to the writer in pieces of about this size.
 const PIECE: usize = 1 << 16;
 
-/// Hands a piece of text to the writer (and empties it).
-type Flush<'a> = dyn FnMut(&mut String) -> std::io::Result<()> + 'a;
+/// Hands a piece of text to the writer.
+type Flush<'a> = dyn FnMut(&[u8]) -> std::io::Result<()> + 'a;
 
-/// Passes `out` on to `flush` once it holds a piece.
+/// Passes `out` on to `flush` (and empties it) once it holds a piece.
 fn piece(out: &mut String, flush: &mut Flush<'_>) -> std::io::Result<()> {
     if out.len() >= PIECE {
-        flush(out)?;
+        flush_all(out, flush)?;
+    }
+    Ok(())
+}
+
+/// Passes all of `out` on to `flush` and empties it.
+fn flush_all(out: &mut String, flush: &mut Flush<'_>) -> std::io::Result<()> {
+    if !out.is_empty() {
+        flush(out.as_bytes())?;
+        out.clear();
     }
     Ok(())
 }
@@ -96,11 +125,7 @@ fn piece(out: &mut String, flush: &mut Flush<'_>) -> std::io::Result<()> {
 pub fn write_report(w: &mut dyn std::io::Write, p: &Profile, color: bool) -> std::io::Result<()> {
     let st = Style { on: color };
     let mut out = String::with_capacity(PIECE + 4096);
-    let mut flush = |out: &mut String| -> std::io::Result<()> {
-        w.write_all(out.as_bytes())?;
-        out.clear();
-        Ok(())
-    };
+    let mut flush = |b: &[u8]| w.write_all(b);
     header(&mut out, st, p);
     registers(&mut out, st, p);
     pipeline(&mut out, st, p);
@@ -108,14 +133,16 @@ pub fn write_report(w: &mut dyn std::io::Write, p: &Profile, color: bool) -> std
     let idx = loop_index(p);
     let loops = &p.timing.loops;
     // (a loop's section is ~700 bytes: ~1 MB of text per batch)
-    par_write(&mut out, loops.len(), 1 << 10, &mut flush, &|i, o| {
-        loop_section(o, st, &idx, i, &loops[i])
+    par_write(&mut out, loops.len(), 1 << 10, &mut flush, &|r, o| {
+        for i in r {
+            loop_section(o, st, &idx, i, &loops[i]);
+        }
     })?;
     calls(&mut out, st, p);
     mix(&mut out, st, p);
     annotated(&mut out, st, p, &mut flush)?;
     suggestions(&mut out, st, p, &mut flush)?;
-    flush(&mut out)
+    flush_all(&mut out, &mut flush)
 }
 
 /// One row per callee of the program: its call sites, the cycles its calls
@@ -492,56 +519,84 @@ fn summary_for<'a>(idx: &LoopIndex<'a>, l: &LoopTiming) -> Option<&'a LoopSummar
     idx.loops.get(l.index)
 }
 
-fn loop_section(out: &mut String, st: Style, idx: &LoopIndex<'_>, i: usize, l: &LoopTiming) {
+/// One loop's section, written straight into `out` (~120k loops in a
+/// 1M-instruction kernel: no `format!` per row).
+fn loop_section(out: &mut Vec<u8>, st: Style, idx: &LoopIndex<'_>, i: usize, l: &LoopTiming) {
     let s = summary_for(idx, l);
-    let range = s
-        .map(|s| format!("0x{:x}–0x{:x}", s.start, s.end))
-        .unwrap_or_else(|| format!("0x{:x}–0x{:x}", l.header, l.latch));
-    section(out, st, &format!("Loop {i} ({range}, depth {})", l.depth));
-    // (each line written in place: ~80k loops in a 1M-instruction kernel)
+    let (from, to) = s.map_or((l.header, l.latch), |s| (s.start, s.end));
+    // section(): "\n  " + head("── Loop {i} (0x{from:x}–0x{to:x}, depth {d}) ──")
+    out.extend_from_slice(b"\n  ");
+    st.open(out, "1;36");
+    out.extend_from_slice("── Loop ".as_bytes());
+    put_u(out, i as u64);
+    out.extend_from_slice(b" (0x");
+    put_hex(out, from);
+    out.extend_from_slice("–0x".as_bytes());
+    put_hex(out, to);
+    out.extend_from_slice(b", depth ");
+    put_u(out, l.depth as u64);
+    out.extend_from_slice(") ──".as_bytes());
+    st.close(out);
+    out.push(b'\n');
     let b = &l.body;
     let n = s.map(|s| s.instructions).unwrap_or(b.instructions);
-    kv_key(out, "Instructions");
-    let _ = writeln!(out, "{n} ({} in its own body)", b.instructions);
+    put_key(out, "Instructions");
+    put_u(out, n as u64);
+    out.extend_from_slice(b" (");
+    put_u(out, b.instructions as u64);
+    out.extend_from_slice(b" in its own body)\n");
     let src = match l.trip_count_source {
         "default" => "default; set with --trip-count",
         "given" => "given with --trip-count",
         other => other,
     };
-    kv_key(out, "Trip count");
-    let _ = writeln!(out, "{} ({src})", l.trip_count);
-    kv_key(out, "Loads/iter");
-    let _ = writeln!(out, "{}", b.loads);
-    kv_key(out, "Stores/iter");
-    let _ = writeln!(out, "{}", b.stores);
-    kv_key(out, "Cost/iter");
-    push_cy(out, l.cycles_per_iteration);
-    let _ = writeln!(out, " cy, bound by {}", timing::bound_label(l.bound.by));
+    put_key(out, "Trip count");
+    put_u(out, l.trip_count as u64);
+    out.extend_from_slice(b" (");
+    out.extend_from_slice(src.as_bytes());
+    out.extend_from_slice(b")\n");
+    put_key(out, "Loads/iter");
+    put_u(out, b.loads as u64);
+    out.push(b'\n');
+    put_key(out, "Stores/iter");
+    put_u(out, b.stores as u64);
+    out.push(b'\n');
+    put_key(out, "Cost/iter");
+    put_cy(out, l.cycles_per_iteration);
+    out.extend_from_slice(b" cy, bound by ");
+    out.extend_from_slice(timing::bound_label(l.bound.by).as_bytes());
+    out.push(b'\n');
     let nested = l.cycles_per_iteration - b.cycles_per_iteration;
-    kv_key(out, "Bounds/iter");
+    put_key(out, "Bounds/iter");
     for (k, n) in timing::BOUND_NAMES.iter().enumerate() {
         if k > 0 {
-            out.push_str(" · ");
+            out.extend_from_slice(" · ".as_bytes());
         }
-        out.push_str(n);
-        out.push(' ');
-        push_cy(out, l.bound.components.get(n).copied().unwrap_or(0.0));
+        out.extend_from_slice(n.as_bytes());
+        out.push(b' ');
+        put_cy(out, l.bound.components.get(n).copied().unwrap_or(0.0));
     }
     if nested > 0.005 {
-        out.push_str(" (each includes ");
-        push_cy(out, nested);
-        out.push_str(" cy of nested loops)");
+        out.extend_from_slice(b" (each includes ");
+        put_cy(out, nested);
+        out.extend_from_slice(b" cy of nested loops)");
     }
-    out.push('\n');
+    out.push(b'\n');
     if b.exposed_stall > 0.0 {
-        let msg = format!(
-            "~{} cy/iter exposed at this occupancy ({} of it at memory waits)",
-            fmt_cy(b.exposed_stall),
-            fmt_cy(b.memory_stall)
-        );
-        kv(out, "Stall", &st.bad(&msg));
+        // kv("Stall", bad("~{} cy/iter exposed at this occupancy ({} of it at memory waits)"))
+        put_key(out, "Stall");
+        st.open(out, "31");
+        out.push(b'~');
+        put_cy(out, b.exposed_stall);
+        out.extend_from_slice(b" cy/iter exposed at this occupancy (");
+        put_cy(out, b.memory_stall);
+        out.extend_from_slice(b" of it at memory waits)");
+        st.close(out);
+        out.push(b'\n');
     }
-    kv(out, "Bottleneck", l.bottleneck());
+    put_key(out, "Bottleneck");
+    out.extend_from_slice(l.bottleneck().as_bytes());
+    out.push(b'\n');
 }
 
 fn mix(out: &mut String, st: Style, p: &Profile) {
@@ -635,16 +690,14 @@ fn annotated_function(
     flush: &mut Flush<'_>,
 ) -> std::io::Result<()> {
     // unknown encodings print in place, before the first instruction after them
-    let unknown_line = |out: &mut String, (addr, text): &(u32, String)| {
+    let unknown_line = |out: &mut Vec<u8>, (addr, text): &(u32, String)| {
         let mut line = format!("  {:<8}", "");
         write_addr(&mut line, *addr);
         line.push(' ');
         let (mnem, rest) = text.split_once(' ').unwrap_or((text.as_str(), ""));
-        let _ = writeln!(
-            out,
-            "{}",
-            st.warn(&format!("{line}{mnem:<18} {:<22} {rest}", "[not decoded]"))
-        );
+        let s = st.warn(&format!("{line}{mnem:<18} {:<22} {rest}", "[not decoded]"));
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'\n');
     };
     // (all with main's instructions: in place, the rest after them)
     let is_main = std::ptr::eq(insns.as_ptr(), p.insns.as_ptr());
@@ -654,43 +707,62 @@ fn annotated_function(
     if unknown.is_empty() {
         // every line depends on its instruction only: formatted on all cores
         // (~120 bytes a line: ~1 MB of text per batch)
-        return par_write(out, insns.len(), 1 << 13, flush, &|k, o| {
-            annotated_line(o, st, p, &insns[k], k, &listing)
+        return par_write(out, insns.len(), 1 << 13, flush, &|r, o| {
+            annotated_lines(o, st, p, insns, r, &listing)
         });
     }
+    flush_all(out, flush)?;
+    let mut buf = Vec::with_capacity(PIECE + 4096);
     let mut pending = unknown.iter().peekable();
     for (k, insn) in insns.iter().enumerate() {
         while let Some(u) = pending.next_if(|(a, _)| *a < insn.addr) {
-            unknown_line(out, u);
+            unknown_line(&mut buf, u);
         }
-        annotated_line(out, st, p, insn, k, &listing);
-        piece(out, flush)?;
+        annotated_lines(&mut buf, st, p, insns, k..k + 1, &listing);
+        if buf.len() >= PIECE {
+            flush(&buf)?;
+            buf.clear();
+        }
     }
     for u in pending {
-        unknown_line(out, u);
+        unknown_line(&mut buf, u);
     }
-    Ok(())
+    flush(&buf)
 }
 
-/// Items `0..n` written by `one`, in order, as a sequential loop would write
-/// them; big runs are formatted in batches on all cores (each thread into its
-/// own buffer, appended in item order: the same bytes whatever the cores).
+/// Items `0..n` written by `one` (a run of items at a time, in order), as a
+/// sequential loop would write them; big runs are formatted in batches on
+/// all cores (each thread into its own buffer, handed to `flush` in item
+/// order: the same bytes whatever the cores). `out` is flushed first.
 fn par_write(
     out: &mut String,
     n: usize,
     batch: usize,
     flush: &mut Flush<'_>,
-    one: &(dyn Fn(usize, &mut String) + Sync),
+    one: &(dyn Fn(std::ops::Range<usize>, &mut Vec<u8>) + Sync),
 ) -> std::io::Result<()> {
+    flush_all(out, flush)?;
     let threads = agx_analysis::par::threads();
     if threads < 2 || n < 4096 {
-        for i in 0..n {
-            one(i, out);
-            piece(out, flush)?;
+        // runs of items small enough to hand on about a piece at a time
+        const RUN: usize = 64;
+        let mut buf = Vec::with_capacity(PIECE + (PIECE >> 2));
+        let mut start = 0;
+        while start < n {
+            let end = (start + RUN).min(n);
+            one(start..end, &mut buf);
+            if buf.len() >= PIECE {
+                flush(&buf)?;
+                buf.clear();
+            }
+            start = end;
+        }
+        if !buf.is_empty() {
+            flush(&buf)?;
         }
         return Ok(());
     }
-    let mut bufs: Vec<String> = vec![String::new(); threads];
+    let mut bufs: Vec<Vec<u8>> = vec![Vec::new(); threads];
     let mut start = 0;
     while start < n {
         let end = (start + batch.max(1)).min(n);
@@ -702,19 +774,18 @@ fn par_write(
                 let (a, b) = (start + t * per, (start + (t + 1) * per).min(end));
                 sc.spawn(move || {
                     buf.clear();
-                    for i in a..b {
-                        one(i, buf);
+                    if a < b {
+                        one(a..b, buf);
                     }
                 });
             }
             mine.clear();
-            for i in start..(start + per).min(end) {
-                one(i, mine);
-            }
+            one(start..(start + per).min(end), mine);
         });
         for buf in &bufs {
-            out.push_str(buf);
-            piece(out, flush)?;
+            if !buf.is_empty() {
+                flush(buf)?;
+            }
         }
         start = end;
     }
@@ -775,24 +846,12 @@ struct Brackets {
 }
 
 impl Brackets {
-    fn of(details: &[InsnDetail]) -> Brackets {
-        let mut by_key: Vec<Option<(&'static timing::CostEntry, String)>> =
-            vec![None; agx_isa::CostKey::COUNT];
-        for d in details {
-            let slot = &mut by_key[d.entry.key as usize];
-            if slot.is_none() {
-                *slot = Some((d.entry, bracket_of(d)));
-            }
-        }
-        Brackets { by_key }
-    }
-
     /// Appends `d`'s column to `out` (a row of another table than the one
     /// first seen for its key is formatted in place).
-    fn push(&self, out: &mut String, d: &InsnDetail) {
+    fn push(&self, out: &mut Vec<u8>, d: &InsnDetail) {
         match self.by_key.get(d.entry.key as usize) {
-            Some(Some((e, s))) if std::ptr::eq(*e, d.entry) => out.push_str(s),
-            _ => out.push_str(&bracket_of(d)),
+            Some(Some((e, s))) if std::ptr::eq(*e, d.entry) => out.extend_from_slice(s.as_bytes()),
+            _ => out.extend_from_slice(bracket_of(d).as_bytes()),
         }
     }
 }
@@ -806,6 +865,9 @@ struct Listing<'a> {
     by_index: bool,
     brackets: Brackets,
     branches: &'a [Branch],
+    /// `branches` in address order and the instructions in strictly
+    /// increasing address order: a run of lines walks the branches once.
+    walk: bool,
 }
 
 impl<'a> Listing<'a> {
@@ -814,14 +876,30 @@ impl<'a> Listing<'a> {
         details: &'a [InsnDetail],
         branches: &'a [Branch],
     ) -> Self {
-        let by_index = details.len() == insns.len()
-            && details.windows(2).all(|w| w[0].addr < w[1].addr)
-            && insns.iter().zip(details).all(|(i, d)| i.addr == d.addr);
+        // one pass over the instructions and their details (a 1M-line
+        // listing reads ~200 MB of them: each pass is worth saving)
+        let mut by_index = details.len() == insns.len();
+        let mut by_key: Vec<Option<(&'static timing::CostEntry, String)>> =
+            vec![None; agx_isa::CostKey::COUNT];
+        let mut prev: Option<u32> = None;
+        for (k, d) in details.iter().enumerate() {
+            let slot = &mut by_key[d.entry.key as usize];
+            if slot.is_none() {
+                *slot = Some((d.entry, bracket_of(d)));
+            }
+            by_index &=
+                prev.is_none_or(|a| a < d.addr) && insns.get(k).is_some_and(|i| i.addr == d.addr);
+            prev = Some(d.addr);
+        }
+        // (by index, the instructions' addresses are the details': increasing)
+        let walk = branches.windows(2).all(|w| w[0].at <= w[1].at)
+            && (by_index || insns.windows(2).all(|w| w[0].addr < w[1].addr));
         Listing {
             details,
             by_index,
-            brackets: Brackets::of(details),
+            brackets: Brackets { by_key },
             branches,
+            walk,
         }
     }
 
@@ -835,106 +913,178 @@ impl<'a> Listing<'a> {
     }
 }
 
-/// `s.trim()`, without the Unicode scan when both ends are visible ASCII.
-fn trim_fast(s: &str) -> &str {
-    match (s.as_bytes().first(), s.as_bytes().last()) {
-        (Some(&a), Some(&b)) if (0x21..0x7f).contains(&a) && (0x21..0x7f).contains(&b) => s,
-        _ => s.trim(),
+/// Whether `str::trim` trims this ASCII byte.
+fn is_blank(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
+}
+
+/// `s.trim()` (`s` UTF-8), the ASCII blanks cut without a Unicode scan.
+fn trim_bytes(s: &[u8]) -> &[u8] {
+    let a = s.iter().take_while(|&&c| is_blank(c)).count();
+    let s = &s[a..];
+    let s = &s[..s.len() - s.iter().rev().take_while(|&&c| is_blank(c)).count()];
+    match (s.first(), s.last()) {
+        (Some(&a), Some(&b)) if a >= 0x80 || b >= 0x80 => {
+            // (a character past ASCII at an end: Unicode's blanks)
+            std::str::from_utf8(s).map_or(s, |t| t.trim().as_bytes())
+        }
+        _ => s,
     }
 }
 
-/// Pads `out` with spaces from `w` characters to `to` (as `{:<to}` pads).
-fn pad_to(out: &mut String, w: usize, to: usize) {
-    for _ in w..to {
-        out.push(' ');
+/// `s.trim_end()` (`s` UTF-8), the ASCII blanks cut without a Unicode scan.
+fn trim_end_bytes(s: &[u8]) -> &[u8] {
+    let s = &s[..s.len() - s.iter().rev().take_while(|&&c| is_blank(c)).count()];
+    match s.last() {
+        Some(&b) if b >= 0x80 => std::str::from_utf8(s).map_or(s, |t| t.trim_end().as_bytes()),
+        _ => s,
     }
+}
+
+/// Lines `r` of the annotated disassembly of the function `l` lists (each
+/// with its newline), written straight into `out`.
+fn annotated_lines(
+    out: &mut Vec<u8>,
+    st: Style,
+    p: &Profile,
+    insns: &[agx_isa::Instruction],
+    r: std::ops::Range<usize>,
+    l: &Listing<'_>,
+) {
+    thread_local! {
+        static ASM: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    ASM.with(|b| {
+        let asm = &mut *b.borrow_mut();
+        let branches = l.branches;
+        // the first branch at or after the line's address
+        let mut j = match insns.get(r.start) {
+            Some(i) => branches.partition_point(|b| b.at < i.addr),
+            None => return,
+        };
+        for k in r {
+            let insn = &insns[k];
+            if l.walk {
+                while j < branches.len() && branches[j].at < insn.addr {
+                    j += 1;
+                }
+            } else {
+                j = branches.partition_point(|b| b.at < insn.addr);
+            }
+            annotated_line(out, asm, st, p, insn, k, l, &branches[j..]);
+        }
+    })
 }
 
 /// One line of the annotated disassembly (with its newline), the `k`-th
-/// instruction of the function `l` lists, written straight into `out`.
+/// instruction of the function `l` lists, written straight into `out`
+/// (`asm` is scratch space; `branches` start at the first at or after the
+/// instruction).
+#[allow(clippy::too_many_arguments)]
 fn annotated_line(
-    out: &mut String,
+    out: &mut Vec<u8>,
+    asm: &mut Vec<u8>,
     st: Style,
     p: &Profile,
     insn: &agx_isa::Instruction,
     k: usize,
     l: &Listing<'_>,
+    branches: &[Branch],
 ) {
-    thread_local! {
-        static ASM: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+    let start = out.len();
+    let d = l.detail(k, insn.addr);
+    let depth = d.map(|d| d.loop_depth).unwrap_or(0) as usize;
+    out.extend_from_slice(b"  ");
+    out.extend_from_slice(BARS[depth.min(8)].as_bytes());
+    write_addr(out, insn.addr);
+    out.push(b' ');
+    asm.clear();
+    // native syntax: a stack adjust reads as one, not as a spill
+    write_asm(asm, insn, Syntax::Native);
+    let (mnem, ops) = match asm.iter().position(|&c| c == b' ') {
+        Some(i) => (&asm[..i], &asm[i + 1..]),
+        None => (&asm[..], &[][..]),
+    };
+    out.extend_from_slice(mnem);
+    pad_bytes(out, char_count(mnem), 18);
+    out.push(b' ');
+    match d {
+        Some(d) => l.brackets.push(out, d),
+        None => out.extend_from_slice(b"[              ]"),
     }
-    ASM.with(|b| {
-        let asm = &mut *b.borrow_mut();
-        let start = out.len();
-        let d = l.detail(k, insn.addr);
-        let depth = d.map(|d| d.loop_depth).unwrap_or(0) as usize;
-        out.push_str("  ");
-        out.push_str(BARS[depth.min(8)]);
-        write_addr(out, insn.addr);
-        out.push(' ');
-        asm.clear();
-        // native syntax: a stack adjust reads as one, not as a spill
-        write_asm(asm, insn, Syntax::Native);
-        let (mnem, ops) = asm.split_once(' ').unwrap_or((asm.as_str(), ""));
-        out.push_str(mnem);
-        pad_to(out, mnem.chars().count(), 18);
-        out.push(' ');
-        match d {
-            Some(d) => l.brackets.push(out, d),
-            None => out.push_str("[              ]"),
-        }
-        out.push(' ');
-        out.push_str(trim_fast(ops));
-        let mut marks = Vec::new();
-        if let Some(sym) = p.call_symbol(insn.addr) {
-            marks.push(format!("; -> {sym}"));
-        }
-        // a divergent branch: both sides run for the SIMD-group (issue 22)
-        let branches = l.branches;
-        let k = branches.partition_point(|b| b.at < insn.addr);
-        for b in branches[k..].iter().take_while(|b| b.at == insn.addr) {
-            if !b.uniform {
-                marks.push(st.warn(&format!("◆ divergent {}: {}", b.kind.name(), b.reason)));
-            }
-        }
-        if let Some(d) = d {
-            // one address for the whole SIMD-group: charged once (issue 22)
-            if d.uniform_address {
-                marks.push(st.dim("◇ uniform address"));
-            }
-            if let Some(dep) = &d.raw_dep {
-                if dep.penalty > 0.0 {
-                    marks.push(st.warn(&format!(
-                        "◀ RAW dep +{:.2} cy (on 0x{:x})",
-                        agx_analysis::timing::model::r2(dep.penalty),
-                        dep.producer
-                    )));
-                }
-            }
-            match stall_mark(d) {
-                Some((true, m)) => marks.push(st.bad(&m)),
-                Some((false, m)) => marks.push(st.dim(&m)),
-                None => {}
-            }
-        }
-        if !marks.is_empty() {
-            let w = out[start..].chars().count();
+    out.push(b' ');
+    out.extend_from_slice(trim_bytes(ops));
+    // the marks: the first after padding to column 86, the others two
+    // spaces apart
+    let mut marked = false;
+    let mut mark = |out: &mut Vec<u8>| {
+        if marked {
+            out.extend_from_slice(b"  ");
+        } else {
+            marked = true;
+            let w = char_count(&out[start..]);
             if w < 86 {
-                pad_to(out, w, 86);
+                pad_bytes(out, w, 86);
             } else {
-                out.push_str("  ");
-            }
-            for (j, m) in marks.iter().enumerate() {
-                if j > 0 {
-                    out.push_str("  ");
-                }
-                out.push_str(m);
+                out.extend_from_slice(b"  ");
             }
         }
-        let kept = out[start..].trim_end().len();
-        out.truncate(start + kept);
-        out.push('\n');
-    })
+    };
+    if let Some(sym) = p.call_symbol(insn.addr) {
+        mark(out);
+        out.extend_from_slice(b"; -> ");
+        out.extend_from_slice(sym.as_bytes());
+    }
+    // a divergent branch: both sides run for the SIMD-group (issue 22)
+    for b in branches.iter().take_while(|b| b.at == insn.addr) {
+        if !b.uniform {
+            mark(out);
+            st.open(out, "33");
+            out.extend_from_slice("◆ divergent ".as_bytes());
+            out.extend_from_slice(b.kind.name().as_bytes());
+            out.extend_from_slice(b": ");
+            out.extend_from_slice(b.reason.as_bytes());
+            st.close(out);
+        }
+    }
+    if let Some(d) = d {
+        // one address for the whole SIMD-group: charged once (issue 22)
+        if d.uniform_address {
+            mark(out);
+            st.put(out, "2", "◇ uniform address");
+        }
+        if let Some(dep) = &d.raw_dep {
+            if dep.penalty > 0.0 {
+                mark(out);
+                st.open(out, "33");
+                out.extend_from_slice("◀ RAW dep +".as_bytes());
+                put_fixed2(out, dep.penalty);
+                out.extend_from_slice(b" cy (on 0x");
+                put_hex(out, dep.producer);
+                out.push(b')');
+                st.close(out);
+            }
+        }
+        // stall_mark(d), written in place
+        if d.stall >= 0.5 {
+            mark(out);
+            st.open(out, "31");
+            out.extend_from_slice("◀◀◀ STALL ~".as_bytes());
+            put_cy(out, d.stall);
+            out.extend_from_slice(b" cy exposed");
+            if d.loop_depth > 0 {
+                out.extend_from_slice(b"/iter");
+            }
+            st.close(out);
+        } else if d.stall_single >= STALL_MARK_CYCLES {
+            mark(out);
+            st.put(out, "2", "◀ stall hidden by the other SIMD-groups");
+        }
+    }
+    // trailing blanks trimmed, as `str::trim_end` trims them
+    let kept = trim_end_bytes(&out[start..]).len();
+    out.truncate(start + kept);
+    out.push(b'\n');
 }
 
 fn suggestions(
@@ -968,20 +1118,180 @@ fn suggestions(
             ))
         );
     }
-    par_write(out, p.suggestions.len(), 1 << 13, flush, &|k, o| {
-        suggestion_line(o, st, "  ", &p.suggestions[k])
+    par_write(out, p.suggestions.len(), 1 << 13, flush, &|r, o| {
+        for k in r {
+            suggestion_bytes(o, st, "  ", &p.suggestions[k]);
+        }
     })
 }
 
 /// One suggestion: severity, message, its address.
 fn suggestion_line(out: &mut String, st: Style, indent: &str, s: &timing::Suggestion) {
-    let _ = writeln!(
-        out,
-        "{indent}{} {} {}",
-        s.severity.icon(),
-        s.message,
-        st.dim(&format!("[0x{:x}]", s.offset))
-    );
+    let mut b = Vec::new();
+    suggestion_bytes(&mut b, st, indent, s);
+    out.push_str(std::str::from_utf8(&b).unwrap_or_default());
+}
+
+/// [`suggestion_line`], written to bytes.
+fn suggestion_bytes(out: &mut Vec<u8>, st: Style, indent: &str, s: &timing::Suggestion) {
+    out.extend_from_slice(indent.as_bytes());
+    out.extend_from_slice(s.severity.icon().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(s.message.as_bytes());
+    out.push(b' ');
+    st.open(out, "2");
+    out.extend_from_slice(b"[0x");
+    put_hex(out, s.offset);
+    out.push(b']');
+    st.close(out);
+    out.push(b'\n');
+}
+
+// ── byte writers for the rows written per loop / per instruction ──
+
+/// Spaces for padding.
+const SPACES: &[u8; 64] = b"                                                                ";
+
+/// Pads `out` with spaces from `w` characters to `to` (as `{:<to}` pads).
+fn pad_bytes(out: &mut Vec<u8>, w: usize, to: usize) {
+    let mut n = to.saturating_sub(w);
+    while n > 0 {
+        let k = n.min(SPACES.len());
+        out.extend_from_slice(&SPACES[..k]);
+        n -= k;
+    }
+}
+
+/// Characters of UTF-8 text (its bytes but continuation bytes).
+fn char_count(b: &[u8]) -> usize {
+    b.iter().filter(|&&c| (c & 0xc0) != 0x80).count()
+}
+
+/// [`kv_key`], written to bytes.
+fn put_key(out: &mut Vec<u8>, key: &str) {
+    out.extend_from_slice(b"  ");
+    out.extend_from_slice(key.as_bytes());
+    out.push(b':');
+    let w = if key.is_ascii() {
+        key.len()
+    } else {
+        key.chars().count()
+    };
+    pad_bytes(out, w + 1, 18);
+}
+
+/// `"00"` to `"99"`.
+const PAIRS: [u8; 200] = {
+    let mut t = [0u8; 200];
+    let mut i = 0;
+    while i < 100 {
+        t[2 * i] = b'0' + (i / 10) as u8;
+        t[2 * i + 1] = b'0' + (i % 10) as u8;
+        i += 1;
+    }
+    t
+};
+
+/// `{}` of an unsigned integer.
+fn put_u(out: &mut Vec<u8>, v: u64) {
+    if v < 10 {
+        out.push(b'0' + v as u8);
+        return;
+    }
+    let n = v.ilog10() as usize + 1;
+    let mut buf = [0u8; 20];
+    let mut i = n;
+    let mut v = v;
+    while v >= 100 {
+        let r = (v % 100) as usize;
+        v /= 100;
+        i -= 2;
+        buf[i..i + 2].copy_from_slice(&PAIRS[2 * r..2 * r + 2]);
+    }
+    if v >= 10 {
+        buf[..2].copy_from_slice(&PAIRS[2 * v as usize..2 * v as usize + 2]);
+    } else {
+        buf[0] = b'0' + v as u8;
+    }
+    // a copy of fixed size, then the length cut: no call to `memcpy`
+    let len = out.len();
+    out.extend_from_slice(&buf);
+    out.truncate(len + n);
+}
+
+/// `{}` of an unsigned integer (for the JSON rows).
+pub(crate) fn put_uint(out: &mut Vec<u8>, v: u64) {
+    put_u(out, v);
+}
+
+/// `{:x}` of a `u32`.
+fn put_hex(out: &mut Vec<u8>, v: u32) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut buf = [0u8; 8];
+    let mut i = buf.len();
+    let mut v = v;
+    loop {
+        i -= 1;
+        buf[i] = HEX[(v & 15) as usize];
+        v >>= 4;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&buf[i..]);
+}
+
+/// The hundredths `k` of `x` (`(x * 100).round()`, the rounding of
+/// [`agx_analysis::timing::model::r2`]) when `|k| < 1e15`, else `None`.
+/// Below that `r2(x)` is within 0.004 of `k / 100` (half its ulp), so it is
+/// whole exactly when `k` is a multiple of 100, and `{:.2}` of it prints `k`
+/// with the point put in.
+fn hundredths(x: f64) -> Option<i64> {
+    let k = (x * 100.0).round();
+    (k.abs() < 1e15).then_some(k as i64)
+}
+
+/// `push_cy` (agx-analysis' cycle figure: `12`, `5.84`), the same
+/// characters: `r2(x)` is `k / 100` for the hundredths `k`, whole exactly
+/// when `k` is a multiple of 100 (test `put_cy_spells_as_push_cy`).
+fn put_cy(out: &mut Vec<u8>, x: f64) {
+    match hundredths(x) {
+        Some(k) => {
+            if k < 0 {
+                out.push(b'-');
+            }
+            let a = k.unsigned_abs();
+            put_u(out, a / 100);
+            let f = a % 100;
+            if f != 0 {
+                out.extend_from_slice(&[b'.', b'0' + (f / 10) as u8, b'0' + (f % 10) as u8]);
+            }
+        }
+        None => {
+            let mut s = String::new();
+            push_cy(&mut s, x);
+            out.extend_from_slice(s.as_bytes());
+        }
+    }
+}
+
+/// `{:.2}` of `r2(x)`, the same characters (test
+/// `put_fixed2_spells_as_format`).
+fn put_fixed2(out: &mut Vec<u8>, x: f64) {
+    match hundredths(x) {
+        Some(k) if k >= 0 && !(k == 0 && x.is_sign_negative()) => {
+            let a = k as u64;
+            put_u(out, a / 100);
+            let f = a % 100;
+            out.extend_from_slice(&[b'.', b'0' + (f / 10) as u8, b'0' + (f % 10) as u8]);
+        }
+        _ => {
+            let _ = std::io::Write::write_fmt(
+                out,
+                format_args!("{:.2}", agx_analysis::timing::model::r2(x)),
+            );
+        }
+    }
 }
 
 /// The plain disassembly (`--show-disasm`).
@@ -992,4 +1302,143 @@ pub fn plain_disassembly(p: &Profile, syntax: Syntax) -> String {
         s.push('\n');
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Figures across every magnitude the model prints (deep loop nests
+    /// reach 1e13 cycles), on and off the hundredths, and the odd ones.
+    fn figures() -> Vec<f64> {
+        let mut v = vec![
+            0.0,
+            -0.0,
+            0.004,
+            -0.004,
+            0.005,
+            -0.005,
+            0.0049999,
+            0.015,
+            0.125,
+            1.005,
+            2.675,
+            99.995,
+            1e9,
+            1e12,
+            1e12 - 0.01,
+            1e12 + 0.01,
+            2f64.powi(40) + 0.25,
+            2f64.powi(45),
+            1e13 + 0.5,
+            9.999_999_999_999e12,
+            1e15,
+            1e16,
+            1e20,
+            -1e20,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ];
+        for k in -2000i64..20000 {
+            v.push(k as f64 / 100.0);
+            v.push(k as f64 / 1000.0);
+        }
+        let mut s: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..200_000 {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let m = (s >> 11) as f64 / (1u64 << 53) as f64;
+            let e = (s % 19) as i32 - 4;
+            let x = m * 10f64.powi(e);
+            v.push(if s & 1 == 0 { x } else { -x });
+            // near a hundredth's half
+            let h = ((x * 100.0).trunc() + 0.5) / 100.0;
+            v.push(h);
+            v.push(f64::from_bits(h.to_bits() + 1));
+            v.push(f64::from_bits(h.to_bits().saturating_sub(1)));
+        }
+        v
+    }
+
+    #[test]
+    fn put_cy_spells_as_push_cy() {
+        for x in figures() {
+            let mut a = String::new();
+            push_cy(&mut a, x);
+            let mut b = Vec::new();
+            put_cy(&mut b, x);
+            assert_eq!(a.as_bytes(), &b[..], "{x:e}");
+        }
+    }
+
+    #[test]
+    fn put_fixed2_spells_as_format() {
+        for x in figures() {
+            let a = format!("{:.2}", agx_analysis::timing::model::r2(x));
+            let mut b = Vec::new();
+            put_fixed2(&mut b, x);
+            assert_eq!(a.as_bytes(), &b[..], "{x:e}");
+        }
+    }
+
+    #[test]
+    fn integers_spell_as_format() {
+        let mut v: Vec<u64> = (0..1000).collect();
+        v.extend([u64::MAX, u64::MAX - 1, 1 << 32, 1 << 53, 10u64.pow(19)]);
+        for x in v {
+            let mut b = Vec::new();
+            put_u(&mut b, x);
+            assert_eq!(format!("{x}").as_bytes(), &b[..]);
+            let h = x as u32;
+            let mut b = Vec::new();
+            put_hex(&mut b, h);
+            assert_eq!(format!("{h:x}").as_bytes(), &b[..]);
+        }
+    }
+
+    #[test]
+    fn trims_as_str_trims() {
+        for t in [
+            "",
+            " ",
+            "  a b  ",
+            "\t\x0b\x0c\r\n x",
+            "a\u{a0}",
+            "\u{a0} a \u{2003}",
+            " é ",
+            "◀ x",
+            "x \u{85} ",
+            "\u{1680}",
+            "a\u{a0} \t",
+        ] {
+            assert_eq!(trim_bytes(t.as_bytes()), t.trim().as_bytes(), "{t:?}");
+            assert_eq!(
+                trim_end_bytes(t.as_bytes()),
+                t.trim_end().as_bytes(),
+                "{t:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn keys_pad_as_format() {
+        for k in [
+            "Stall",
+            "Instructions",
+            "Trip count",
+            "a-very-long-key-indeed",
+            "é",
+        ] {
+            let mut a = String::new();
+            kv_key(&mut a, k);
+            let mut b = Vec::new();
+            put_key(&mut b, k);
+            assert_eq!(a.as_bytes(), &b[..]);
+            assert_eq!(a, format!("  {:<18}", format!("{k}:")));
+        }
+    }
 }
