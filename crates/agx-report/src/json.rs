@@ -1460,7 +1460,7 @@ fn branch_row(buf: &mut Vec<u8>, b: &agx_analysis::divergence::Branch) {
         b",\"uniform\":false"
     });
     key(buf, false, "reason");
-    json_str(buf, &b.reason);
+    json_str(buf, &b.reason.to_string());
     key(buf, false, "arms_cycles");
     opt_float(buf, b.arms_cycles);
     buf.push(b'}');

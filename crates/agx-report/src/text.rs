@@ -1043,7 +1043,7 @@ fn annotated_line(
             out.extend_from_slice("◆ divergent ".as_bytes());
             out.extend_from_slice(b.kind.name().as_bytes());
             out.extend_from_slice(b": ");
-            out.extend_from_slice(b.reason.as_bytes());
+            let _ = std::io::Write::write_fmt(out, format_args!("{}", b.reason));
             st.close(out);
         }
     }
