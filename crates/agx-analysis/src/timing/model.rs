@@ -1987,9 +1987,14 @@ pub fn analyze_kernel_with_nest(
         })
         .collect();
     let trip = |li: usize| -> f64 { trips[li].0 as f64 };
-    // Executions per thread of each loop's body: product of trip counts.
-    let weights: Vec<f64> = (0..nl)
-        .map(|li| {
+    // Executions per thread of each loop's body: product of trip counts,
+    // from the loop up its parents. Found top-down (parents first, by depth:
+    // one product per loop, not a walk up the parents); the trip counts are
+    // whole numbers, so a product of factors >= 1 is exact in either order
+    // while it stays at most 2^53 — otherwise (a zero trip count, or above)
+    // the loop's is taken again in the walk's order.
+    let weights: Vec<f64> = {
+        let walk = |li: usize| {
             let mut w = 1.0;
             let mut p = Some(li);
             while let Some(q) = p {
@@ -1997,8 +2002,26 @@ pub fn analyze_kernel_with_nest(
                 p = parent[q];
             }
             w
-        })
-        .collect();
+        };
+        let mut top_down: Vec<usize> = (0..nl).collect();
+        top_down.sort_by_key(|&i| depth[i]);
+        let mut w = vec![f64::NAN; nl];
+        for li in top_down {
+            let above = match parent[li] {
+                None => 1.0,
+                Some(p) if !w[p].is_nan() => w[p],
+                // (a parent no shallower than its child: the walk)
+                Some(_) => f64::NAN,
+            };
+            let x = 1.0 * trip(li) * above;
+            w[li] = if !(1.0..=9_007_199_254_740_992.0).contains(&x) {
+                walk(li)
+            } else {
+                x
+            };
+        }
+        w
+    };
     let weight = |li: Option<usize>| -> f64 { li.map_or(1.0, |l| weights[l]) };
 
     // Regions: None = outside loops, Some(li) = loop li's own body.
@@ -2118,14 +2141,33 @@ pub fn analyze_kernel_with_nest(
     // Inclusive per-iteration costs, innermost first.
     let mut order: Vec<usize> = (0..nl).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(depth[i]));
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); nl + 1];
-    for (ch, p) in parent.iter().enumerate() {
-        children[p.map_or(0, |p| p + 1)].push(ch);
+    // the children of each region (0: outermost loops, li + 1: loop li's),
+    // ascending, in one flat list (not a vector per loop)
+    let mut child_start: Vec<u32> = vec![0; nl + 2];
+    for p in &parent {
+        child_start[p.map_or(0, |p| p + 1) + 1] += 1;
     }
+    for r in 1..child_start.len() {
+        child_start[r] += child_start[r - 1];
+    }
+    let mut child_flat: Vec<u32> = vec![0; nl];
+    {
+        let mut next = child_start.clone();
+        for (ch, p) in parent.iter().enumerate() {
+            let r = p.map_or(0, |p| p + 1);
+            child_flat[next[r] as usize] = ch as u32;
+            next[r] += 1;
+        }
+    }
+    let children =
+        |r: usize| -> &[u32] { &child_flat[child_start[r] as usize..child_start[r + 1] as usize] };
     let mut incl = vec![0.0; nl];
     let mut nested = vec![0.0; nl];
     for &li in &order {
-        let c: f64 = children[li + 1].iter().map(|&ch| trip(ch) * incl[ch]).sum();
+        let c: f64 = children(li + 1)
+            .iter()
+            .map(|&ch| trip(ch as usize) * incl[ch as usize])
+            .sum();
         nested[li] = c;
         incl[li] = round3(loops_out[li].body.bound.cycles + c);
     }
@@ -2146,7 +2188,7 @@ pub fn analyze_kernel_with_nest(
         let idx = members(r);
         let full = region(&loops_out, r);
         let opens_frame = idx.iter().any(|&i| arms.opened_at(i as usize).is_some());
-        let (short, long) = if children[r].is_empty() && !opens_frame {
+        let (short, long) = if children(r).is_empty() && !opens_frame {
             // A region with no nested loop and no if-frame opened in it:
             // every uniform path runs all of it (what the general case below
             // computes, without its vectors).
@@ -2157,9 +2199,9 @@ pub fn analyze_kernel_with_nest(
             // region holding thousands of loops was a tenth of the model)
             header_of.clear();
             header_of.extend(
-                children[r]
+                children(r)
                     .iter()
-                    .map(|&ch| (nest_loop(ch).first as u32, ch)),
+                    .map(|&ch| (nest_loop(ch as usize).first as u32, ch as usize)),
             );
             header_of.sort_by_key(|h| h.0);
             // (one child per instruction; were two to share one, the last
