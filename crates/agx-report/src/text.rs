@@ -902,7 +902,7 @@ fn annotated_line(
             if d.uniform_address {
                 marks.push(st.dim("◇ uniform address"));
             }
-            if let Some(dep) = &d.raw_dep {
+            if let Some(dep) = &d.raw_dep() {
                 if dep.penalty > 0.0 {
                     marks.push(st.warn(&format!(
                         "◀ RAW dep +{:.2} cy (on 0x{:x})",

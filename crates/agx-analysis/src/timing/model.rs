@@ -101,9 +101,11 @@ pub struct RawDep {
 
 /// Per-instruction detail for the annotated disassembly.
 ///
-/// Kept small (72 bytes, 64 before `uniform_address`; one per instruction of the kernel): the cost-table
+/// Kept small (56 bytes; one per instruction of the kernel): the cost-table
 /// figures are read through `entry` ([`InsnDetail::key`], [`unit`],
-/// [`cycles`], [`latency`]) and the mnemonic is the instruction's.
+/// [`cycles`], [`latency`]), the mnemonic is the instruction's, and the RAW
+/// dependency is held unboxed from its `Option` ([`InsnDetail::raw_dep`]:
+/// 24 bytes as an `Option<RawDep>`, 13 here).
 ///
 /// [`unit`]: InsnDetail::unit
 /// [`cycles`]: InsnDetail::cycles
@@ -117,8 +119,12 @@ pub struct InsnDetail {
     pub entry: &'static CostEntry,
     /// Index (into `KernelTiming::loops`) of the innermost enclosing loop.
     pub loop_index: Option<u32>,
-    /// Back-to-back RAW dependency on the previous instruction, if any.
-    pub raw_dep: Option<RawDep>,
+    /// Back-to-back RAW dependency on the previous instruction, if any
+    /// ([`InsnDetail::raw_dep`]): its producer's address, its penalty and
+    /// its register width (0: no dependency).
+    dep_producer: u32,
+    dep_penalty: f64,
+    dep_bits: u8,
     /// Stall of one SIMD-group before this instruction issues (alone on its
     /// scheduler), in cycles.
     pub stall_single: f64,
@@ -132,6 +138,33 @@ pub struct InsnDetail {
 }
 
 impl InsnDetail {
+    /// Back-to-back RAW dependency on the previous instruction, if any.
+    pub fn raw_dep(&self) -> Option<RawDep> {
+        (self.dep_bits != 0).then_some(RawDep {
+            producer: self.dep_producer,
+            penalty: self.dep_penalty,
+            bits: self.dep_bits as u32,
+        })
+    }
+    /// Sets [`InsnDetail::raw_dep`] (a dependency's width is 16 or 32).
+    pub fn set_raw_dep(&mut self, dep: Option<RawDep>) {
+        match dep {
+            Some(r) => {
+                let bits = u8::try_from(r.bits)
+                    .ok()
+                    .filter(|&b| b != 0)
+                    .expect("a RAW dependency is 16 or 32 bits wide");
+                self.dep_producer = r.producer;
+                self.dep_penalty = r.penalty;
+                self.dep_bits = bits;
+            }
+            None => {
+                self.dep_producer = 0;
+                self.dep_penalty = 0.0;
+                self.dep_bits = 0;
+            }
+        }
+    }
     /// Cost-table key ([`Instruction::cost_key`]), as spelled in the
     /// table.
     pub fn key(&self) -> &'static str {
@@ -153,7 +186,11 @@ impl InsnDetail {
     /// among the region's instructions (`KernelTiming::insn_cycles`).
     /// `gpu`: the timing table the detail was computed with.
     pub fn issue_cycles(&self, gpu: &GpuTiming) -> f64 {
-        let pen = self.raw_dep.as_ref().map_or(0.0, |r| r.penalty);
+        let pen = if self.dep_bits != 0 {
+            self.dep_penalty
+        } else {
+            0.0
+        };
         (self.cycles() + pen).max(gpu.issue_of(self.unit()))
     }
 }
@@ -169,7 +206,7 @@ impl Serialize for InsnDetail {
         st.serialize_field("latency", &self.latency())?;
         st.serialize_field("loop_depth", &self.loop_depth)?;
         st.serialize_field("loop_index", &self.loop_index)?;
-        st.serialize_field("raw_dep", &self.raw_dep)?;
+        st.serialize_field("raw_dep", &self.raw_dep())?;
         st.serialize_field("stall_single", &self.stall_single)?;
         st.serialize_field("stall", &self.stall)?;
         st.serialize_field("uniform_address", &self.uniform_address)?;
@@ -2075,7 +2112,9 @@ pub fn analyze_kernel_with_nest(
             loop_depth: owner[i].map(|l| depth[l as usize]).unwrap_or(0),
             entry: e,
             loop_index: owner[i],
-            raw_dep: None,
+            dep_producer: 0,
+            dep_penalty: 0.0,
+            dep_bits: 0,
             stall_single: 0.0,
             stall: 0.0,
             uniform_address: is_uniform(i),
@@ -2100,7 +2139,7 @@ pub fn analyze_kernel_with_nest(
                 // the last, a loop's wrap-around)
                 let before = if j > 0 { j - 1 } else { idx.len() - 1 };
                 let d = &mut instructions_detail[i as usize];
-                d.raw_dep = dep.raw(gpu, insns[idx[before] as usize].addr);
+                d.set_raw_dep(dep.raw(gpu, insns[idx[before] as usize].addr));
                 d.stall_single = round3(ss);
                 d.stall = round3(se);
             }
@@ -2526,6 +2565,12 @@ pub fn analyze_with_nest(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One detail per instruction of the kernel: it stays at 56 bytes.
+    #[test]
+    fn insn_detail_stays_small() {
+        assert!(std::mem::size_of::<InsnDetail>() <= 56);
+    }
 
     /// The formatter's spelling `push_cy` replaces.
     fn reference(x: f64) -> String {

@@ -528,9 +528,8 @@ pub fn suggest(
             let b = detail_addrs.partition_point(|&x| x <= l.last);
             within(own_of.get(l.index), &(a..b.max(a)))
         };
-        let paid = |d: &&super::model::InsnDetail| {
-            d.raw_dep.as_ref().map(|r| r.penalty > 0.0).unwrap_or(false)
-        };
+        let paid =
+            |d: &&super::model::InsnDetail| d.raw_dep().map(|r| r.penalty > 0.0).unwrap_or(false);
         let ds = ds.iter().map(|&k| &details[k as usize]);
         let raw_count = ds.clone().filter(paid).count();
         let first_raw = ds.clone().find(paid);
