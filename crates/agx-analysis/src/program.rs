@@ -52,6 +52,11 @@ use std::collections::HashMap;
 /// whose "calls" point everywhere); further targets count as unresolved.
 pub const MAX_FUNCTIONS: usize = 256;
 
+/// Instructions from which a function's suggestions and its branch arms'
+/// cycles are computed on two cores at once (below, a thread costs more
+/// than it saves).
+const PARALLEL_FILL: usize = 50_000;
+
 /// The code of one function, as the front end found it.
 #[derive(Clone, Debug)]
 pub struct FunctionCode {
@@ -126,6 +131,13 @@ pub trait CodeSource {
     /// The function whose entry is `target` (an absolute address in the
     /// caller's address space), or why the input gives none there.
     fn function_at(&self, target: i64) -> Result<FunctionCode, NoFunction>;
+
+    /// Called once every function is found (no more
+    /// [`CodeSource::function_at`] follows): a source may free what it built
+    /// to find them (raw code's one decode of the whole file,
+    /// [`crate::raw_image::RawImage`]) before the analyses run. Default:
+    /// nothing.
+    fn release(&self) {}
 }
 
 /// No code besides main: every call is unresolved.
@@ -604,6 +616,7 @@ pub fn analyze_program_keeping(
         sites.push(list);
         k += 1;
     }
+    source.release();
     let n = codes.len();
 
     // --- order: post-order DFS from main; calls to a function on the
@@ -749,8 +762,21 @@ pub fn analyze_program_keeping(
             &p,
         );
         drop(nest);
-        let mut suggestions = timing::suggest(&code.insns, &t, Some(&s.analysis));
-        crate::divergence::fill_arms_cycles(&mut s.divergence, &t);
+        // the suggestions and the arms' cycles read the timing only: for a
+        // big function the arms are filled on another core meanwhile
+        let mut suggestions = if code.insns.len() >= PARALLEL_FILL && crate::par::threads() > 1 {
+            std::thread::scope(|sc| {
+                let (t, divergence) = (&t, &mut s.divergence);
+                let fill = sc.spawn(move || crate::divergence::fill_arms_cycles(divergence, t));
+                let suggestions = timing::suggest(&code.insns, t, Some(&s.analysis));
+                fill.join().expect("filling the arms' cycles panicked");
+                suggestions
+            })
+        } else {
+            let suggestions = timing::suggest(&code.insns, &t, Some(&s.analysis));
+            crate::divergence::fill_arms_cycles(&mut s.divergence, &t);
+            suggestions
+        };
         suggestions.extend(crate::divergence::suggestions(&s.divergence, &t));
         s.analysis.occupancy = own_occupancy;
         functions.push(ProgramFunction {

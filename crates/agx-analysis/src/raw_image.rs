@@ -180,12 +180,69 @@ enum Refused {
     Budget,
 }
 
+/// The first walk of [`RawImage::new`]'s decode (from byte 0 to its first
+/// `stop`, or to the end of the input) when the caller made it already:
+/// main's own decode when main starts at byte 0 ([`FirstWalk::of_main`]).
+pub struct FirstWalk {
+    /// File position of each instruction, and its control flow (targets as
+    /// file positions).
+    pos: Vec<u32>,
+    flow: Vec<Flow>,
+    /// File positions that did not decode.
+    failed: Vec<u32>,
+    /// Where the walk ended inside an instruction (the end of the input).
+    cut: Option<Cut>,
+}
+
+impl FirstWalk {
+    /// The walk of main's code when main starts at byte 0 of the input with
+    /// address `addr`: its decoded instructions (the length-aware walk,
+    /// [`agx_isa::stream::decode_checked`], of the whole input), the
+    /// addresses of its undecodable positions (increasing) and where it was
+    /// cut. `None` when the addresses would not fit in 32 bits from `addr`
+    /// on (the walk from byte 0 is then made again).
+    pub fn of_main(
+        insns: &[Instruction],
+        failed: impl Iterator<Item = u32>,
+        cut: Option<Cut>,
+        addr: u32,
+        input_len: usize,
+    ) -> Option<FirstWalk> {
+        if addr as u64 + input_len as u64 > u32::MAX as u64 {
+            return None;
+        }
+        let back = -(addr as i64);
+        Some(FirstWalk {
+            pos: insns.iter().map(|i| i.addr - addr).collect(),
+            flow: insns.iter().map(|i| shifted(i.flow(), back)).collect(),
+            failed: failed.map(|a| a - addr).collect(),
+            cut: cut.map(|c| Cut {
+                addr: c.addr - addr,
+                ..c
+            }),
+        })
+    }
+}
+
 impl<'a> RawImage<'a> {
     /// The decode of `bytes`, main's first byte at file position `start`
     /// with address `addr`.
     pub fn new(bytes: &'a [u8], start: usize, addr: u32) -> RawImage<'a> {
-        let mut pos: Vec<u32> = Vec::with_capacity(bytes.len() / 6 + 16);
-        let mut flow: Vec<Flow> = Vec::with_capacity(bytes.len() / 6 + 16);
+        RawImage::with_first_walk(bytes, start, addr, None)
+    }
+
+    /// [`RawImage::new`], its first walk (from byte 0) taken from `first`
+    /// when given: the same image, without decoding that part of the input
+    /// again. `first` must be the length-aware walk of `bytes` from byte 0
+    /// ([`FirstWalk::of_main`] of main's decode when main starts there).
+    pub fn with_first_walk(
+        bytes: &'a [u8],
+        start: usize,
+        addr: u32,
+        first: Option<FirstWalk>,
+    ) -> RawImage<'a> {
+        let mut pos: Vec<u32> = Vec::new();
+        let mut flow: Vec<Flow> = Vec::new();
         let mut stops = Vec::new();
         let mut failed = Vec::new();
         let mut cut = None;
@@ -197,6 +254,24 @@ impl<'a> RawImage<'a> {
         // in the same state at the same byte), and a fresh walk never runs
         // past its first `stop`
         let mut from = 0;
+        if let Some(w) = first {
+            // the walk ends at its first `stop` (its last instruction) or at
+            // the end of the input
+            (pos, flow, failed) = (w.pos, w.flow, w.failed);
+            match flow.last() {
+                Some(Flow::Stop) => {
+                    stops.push(pos.len() as u32 - 1);
+                    from = pos[pos.len() - 1] as usize + 2;
+                }
+                _ => {
+                    cut = w.cut.map(|c| (c.addr as usize, c.have, c.need));
+                    from = bytes.len();
+                }
+            }
+        } else {
+            pos.reserve(bytes.len() / 6 + 16);
+            flow.reserve(bytes.len() / 6 + 16);
+        }
         while from < bytes.len() {
             let ended = walk_from(bytes, from, &mut insn, &mut |p, s| {
                 match s {
@@ -630,5 +705,79 @@ impl CodeSource for RawImage<'_> {
             insns,
             unknown,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every field of the decode, for comparing two images.
+    fn fields(i: &RawImage<'_>) -> String {
+        format!(
+            "{:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {} {}",
+            i.pos,
+            i.flow,
+            i.stops,
+            i.failed,
+            i.cut,
+            i.main_own,
+            i.main_join,
+            i.main_end,
+            i.known_from,
+            i.budget,
+            i.seen.borrow().len()
+        )
+    }
+
+    /// The image made with main's decode as its first walk is the image
+    /// made by walking the input again: on bytes with unknown encodings,
+    /// zero runs, `stop`s anywhere (or none) and cut-off tails, with main
+    /// at any address.
+    #[test]
+    fn first_walk_from_main_gives_the_same_image() {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for round in 0..300 {
+            let n = 2 + (next() % 3000) as usize;
+            let mut b: Vec<u8> = (0..n).map(|_| next() as u8).collect();
+            for i in 0..n {
+                if next() % 31 == 0 {
+                    for v in b.iter_mut().skip(i).take((next() % 10) as usize) {
+                        *v = 0;
+                    }
+                }
+                if round % 3 != 0 && i + 1 < n && next() % 400 == 0 {
+                    (b[i], b[i + 1]) = (0x88, 0x00);
+                }
+                if round % 5 == 0 && next() % 40 == 0 {
+                    // a `call`
+                    b[i] = 0x10;
+                }
+            }
+            let addr = [0u32, 0x100, 0x7fff_0000][round % 3];
+            let d = agx_isa::stream::decode_checked(&b, addr);
+            let mut failed = Vec::new();
+            let mut w = agx_isa::stream::walk_native(&b, addr);
+            let mut insn = Instruction::default();
+            while let Some(s) = w.next_into(&mut insn) {
+                if let Step::Failed { addr, .. } = s {
+                    failed.push(addr);
+                }
+            }
+            assert_eq!(failed.len(), d.failed);
+            let first = FirstWalk::of_main(&d.insns, failed.into_iter(), d.cut, addr, b.len())
+                .expect("fits");
+            let again = RawImage::new(&b, 0, addr);
+            let reused = RawImage::with_first_walk(&b, 0, addr, Some(first));
+            assert_eq!(fields(&again), fields(&reused), "round {round}");
+        }
+        // addresses past 32 bits: no first walk
+        assert!(FirstWalk::of_main(&[], std::iter::empty(), None, u32::MAX - 4, 16).is_none());
     }
 }

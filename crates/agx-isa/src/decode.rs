@@ -366,7 +366,7 @@ pub(crate) fn decode_as(
     out.addr = addr;
     out.len = size;
     out.form = form.idx;
-    out.set_mnemonic(&form.name);
+    out.set_mnem(Mnem::form(form.idx));
     out.operands.clear();
     out.implicit.clear();
     out.set_raw(raw);

@@ -41,58 +41,58 @@
 
 use crate::forms::idx;
 use crate::forms::OperandDesc;
-use crate::model::{Instruction, OperandKind};
+use crate::model::{Instruction, Mnem, OperandKind};
 use crate::operands::{kw, Ctx, Out};
 
 /// `.sat` spellings of the saturatable forms, by form index.
 #[inline(always)]
-fn sat_name(idx: u8, base: &'static &'static str) -> &'static &'static str {
+fn sat_name(idx: u8) -> Mnem {
     match idx {
-        idx::FMADD32 => &"fmadd32.sat",
-        idx::FMADD16 => &"fmadd16.sat",
-        idx::FADD32 => &"fadd32.sat",
-        idx::FADD16 => &"fadd16.sat",
-        idx::FMUL32 => &"fmul32.sat",
-        idx::FMUL16 => &"fmul16.sat",
-        idx::FLOOR => &"floor.sat",
-        idx::CEIL => &"ceil.sat",
-        idx::TRUNC => &"trunc.sat",
-        idx::RINT => &"rint.sat",
-        idx::RCP => &"rcp.sat",
-        idx::RSQRT => &"rsqrt.sat",
-        idx::RSQRT_SPECIAL => &"rsqrt_special.sat",
-        idx::SIN_PT_1 => &"sin_pt_1.sat",
-        idx::SIN_PT_2 => &"sin_pt_2.sat",
-        idx::LOG2 => &"log2.sat",
-        idx::EXP2 => &"exp2.sat",
-        idx::DFDX => &"dfdx.sat",
-        idx::DFDY => &"dfdy.sat",
-        idx::FUNOP => &"funop.sat",
-        _ => base,
+        idx::FMADD32 => const { Mnem::named("fmadd32.sat") },
+        idx::FMADD16 => const { Mnem::named("fmadd16.sat") },
+        idx::FADD32 => const { Mnem::named("fadd32.sat") },
+        idx::FADD16 => const { Mnem::named("fadd16.sat") },
+        idx::FMUL32 => const { Mnem::named("fmul32.sat") },
+        idx::FMUL16 => const { Mnem::named("fmul16.sat") },
+        idx::FLOOR => const { Mnem::named("floor.sat") },
+        idx::CEIL => const { Mnem::named("ceil.sat") },
+        idx::TRUNC => const { Mnem::named("trunc.sat") },
+        idx::RINT => const { Mnem::named("rint.sat") },
+        idx::RCP => const { Mnem::named("rcp.sat") },
+        idx::RSQRT => const { Mnem::named("rsqrt.sat") },
+        idx::RSQRT_SPECIAL => const { Mnem::named("rsqrt_special.sat") },
+        idx::SIN_PT_1 => const { Mnem::named("sin_pt_1.sat") },
+        idx::SIN_PT_2 => const { Mnem::named("sin_pt_2.sat") },
+        idx::LOG2 => const { Mnem::named("log2.sat") },
+        idx::EXP2 => const { Mnem::named("exp2.sat") },
+        idx::DFDX => const { Mnem::named("dfdx.sat") },
+        idx::DFDY => const { Mnem::named("dfdy.sat") },
+        idx::FUNOP => const { Mnem::named("funop.sat") },
+        _ => Mnem::form(idx),
     }
 }
 
 /// Mnemonic of the instruction (applegpu `fields_to_mnem`; the `bitop`
 /// aliases are applied in [`finish`]).
 #[inline(always)]
-pub(crate) fn mnemonic(ctx: &Ctx) -> &'static &'static str {
+pub(crate) fn mnemonic(ctx: &Ctx) -> Mnem {
     let sat = ctx.named("S") & 1 != 0;
     let neg = ctx.named("N") & 1 != 0;
     match ctx.form.idx {
         idx::IADD => match (neg, sat) {
-            (false, false) => &"iadd",
-            (false, true) => &"iadd.sat",
-            (true, false) => &"isub",
-            (true, true) => &"isub.sat",
+            (false, false) => const { Mnem::named("iadd") },
+            (false, true) => const { Mnem::named("iadd.sat") },
+            (true, false) => const { Mnem::named("isub") },
+            (true, true) => const { Mnem::named("isub.sat") },
         },
         idx::IMADD => match (neg, sat) {
-            (false, false) => &"imadd",
-            (false, true) => &"imadd.sat",
-            (true, false) => &"imsub",
-            (true, true) => &"imsub.sat",
+            (false, false) => const { Mnem::named("imadd") },
+            (false, true) => const { Mnem::named("imadd.sat") },
+            (true, false) => const { Mnem::named("imsub") },
+            (true, true) => const { Mnem::named("imsub.sat") },
         },
-        idx::FMADD32..=idx::FUNOP if sat => sat_name(ctx.form.idx, &ctx.form.name),
-        _ => &ctx.form.name,
+        idx::FMADD32..=idx::FUNOP if sat => sat_name(ctx.form.idx),
+        _ => Mnem::form(ctx.form.idx),
     }
 }
 
@@ -204,12 +204,12 @@ fn bitop_alias(insn: &mut Instruction) {
         None => return,
     };
     let binary = match tt {
-        "0001" => Some(&"and"),
-        "0111" => Some(&"or"),
-        "0110" => Some(&"xor"),
-        "1110" => Some(&"nand"),
-        "1000" => Some(&"nor"),
-        "1001" => Some(&"xnor"),
+        "0001" => Some(const { Mnem::named("and") }),
+        "0111" => Some(const { Mnem::named("or") }),
+        "0110" => Some(const { Mnem::named("xor") }),
+        "1110" => Some(const { Mnem::named("nand") }),
+        "1000" => Some(const { Mnem::named("nor") }),
+        "1001" => Some(const { Mnem::named("xnor") }),
         _ => None,
     };
     // `str(B) == '0'`: the plain immediate zero.
@@ -217,8 +217,8 @@ fn bitop_alias(insn: &mut Instruction) {
         .get(3)
         .is_some_and(|o| o.kind == OperandKind::imm(0) && o.flags == 0);
     let unary = match tt {
-        "1010" if b_is_zero => Some(&"not"),
-        "0101" if b_is_zero => Some(&"mov"),
+        "1010" if b_is_zero => Some(const { Mnem::named("not") }),
+        "0101" if b_is_zero => Some(const { Mnem::named("mov") }),
         _ => None,
     };
     let (mnem, keep) = if let Some(m) = binary {
@@ -226,12 +226,12 @@ fn bitop_alias(insn: &mut Instruction) {
     } else if let Some(m) = unary {
         (m, 1..ops.len().min(3))
     } else if matches!(tt, "0011" | "1100") {
-        insn.set_mnemonic(&"bitop_mov_a");
+        insn.set_mnem(const { Mnem::named("bitop_mov_a") });
         return;
     } else {
         return;
     };
-    insn.set_mnemonic(mnem);
+    insn.set_mnem(mnem);
     insn.operands.clear();
     for o in ops.get(keep).unwrap_or(&[]) {
         insn.operands.push(*o);

@@ -62,8 +62,8 @@ const IF_FCMP: u8 = crate::forms::idx::IF_FCMP;
 /// (`if_fcmp` → `update_exec`/`push_exec`) also rewrites the operands and is
 /// applied in [`finish`].
 #[inline(always)]
-pub(crate) fn mnemonic(ctx: &Ctx) -> &'static &'static str {
-    &ctx.form.name
+pub(crate) fn mnemonic(ctx: &Ctx) -> crate::model::Mnem {
+    crate::model::Mnem::form(ctx.form.idx)
 }
 
 /// Integer condition (IConditionDesc): bit 2 signed, bits 0..2 eq/lt/gt,
@@ -191,9 +191,9 @@ fn if_fcmp_alias(insn: &mut Instruction) {
     insn.operands.clear();
     insn.operands.push(d);
     if n_is_zero {
-        insn.set_mnemonic(&"update_exec");
+        insn.set_mnem(const { crate::model::Mnem::named("update_exec") });
     } else {
-        insn.set_mnemonic(&"push_exec");
+        insn.set_mnem(const { crate::model::Mnem::named("push_exec") });
         insn.operands.push(n);
     }
 }

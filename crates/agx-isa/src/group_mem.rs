@@ -237,21 +237,21 @@ pub(crate) fn is_stack_get_ptr(insn: &Instruction) -> bool {
 
 /// Mnemonic of the instruction (applegpu `fields_to_mnem` + aliases).
 #[inline(always)]
-pub(crate) fn mnemonic(ctx: &Ctx) -> &'static &'static str {
+pub(crate) fn mnemonic(ctx: &Ctx) -> crate::model::Mnem {
     match ctx.form.idx {
         idx::TODO_LD_ST_TILE => {
             if ctx.named("load") != 0 {
-                &"ld_tile"
+                const { crate::model::Mnem::named("ld_tile") }
             } else {
-                &"st_tile"
+                const { crate::model::Mnem::named("st_tile") }
             }
         }
         idx::MAP => match ctx.named("op") {
-            0 => &"unmap",
-            1 => &"map",
-            _ => &"TODO.map",
+            0 => const { crate::model::Mnem::named("unmap") },
+            1 => const { crate::model::Mnem::named("map") },
+            _ => const { crate::model::Mnem::named("TODO.map") },
         },
-        _ => &ctx.form.name,
+        _ => crate::model::Mnem::form(ctx.form.idx),
     }
 }
 
@@ -395,21 +395,24 @@ fn sext16(v: u64) -> i64 {
 
 /// `rN_rMl`: a 32-bit compare value followed by a 16-bit offset
 /// (SampleCompareOffDesc with both present), for every 8-bit field value.
+///
+/// The table is a static (not a `Vec`): a keyword operand refers to its
+/// spelling by its distance from the program's statics
+/// ([`crate::model::KeywordRef`]).
 fn compare_offset_text(value: u32) -> &'static &'static str {
-    static TABLE: OnceLock<Vec<&'static str>> = OnceLock::new();
+    static TABLE: OnceLock<[&'static str; 256]> = OnceLock::new();
     let t = TABLE.get_or_init(|| {
-        (0..256u32)
-            .map(|v| {
-                let h = v + 2;
-                format!(
-                    "r{}_r{}{}",
-                    v >> 1,
-                    h >> 1,
-                    if h & 1 == 0 { 'l' } else { 'h' }
-                )
-            })
-            .map(|s| &*Box::leak(s.into_boxed_str()))
-            .collect()
+        std::array::from_fn(|v| {
+            let v = v as u32;
+            let h = v + 2;
+            let s = format!(
+                "r{}_r{}{}",
+                v >> 1,
+                h >> 1,
+                if h & 1 == 0 { 'l' } else { 'h' }
+            );
+            &*Box::leak(s.into_boxed_str())
+        })
     });
     t.get(value as usize).unwrap_or(&"")
 }

@@ -475,7 +475,7 @@ pub(crate) fn begin(form: &'static Form, raw: u128, insn: &mut Instruction) -> C
         raised: false,
         todo: false,
     };
-    insn.set_mnemonic(match group_of(form) {
+    insn.set_mnem(match group_of(form) {
         Group::Alu => crate::group_alu::mnemonic(&ctx),
         Group::Ctrl => crate::group_ctrl::mnemonic(&ctx),
         Group::Mem => crate::group_mem::mnemonic(&ctx),

@@ -72,17 +72,10 @@ pub struct Mix {
 impl Mix {
     /// The mix of `insns` with their timing `details` (one per instruction).
     pub fn of(insns: &[Instruction], details: &[timing::InsnDetail]) -> Mix {
-        use std::collections::BTreeMap;
-        let mut by_unit: BTreeMap<&'static str, usize> = BTreeMap::new();
-        let mut by_mnem: BTreeMap<&'static str, usize> = BTreeMap::new();
-        for d in details {
-            *by_unit.entry(d.unit().name()).or_default() += 1;
-        }
+        let by_unit = count_names(details.iter().map(|d| d.unit().name()));
         // The names the annotated listing prints (native syntax, e.g.
         // `TODO.stack_adjust` where applegpu prints `stack_store`).
-        for i in insns {
-            *by_mnem.entry(i.display_mnemonic()).or_default() += 1;
-        }
+        let by_mnem = count_names(insns.iter().map(|i| i.display_mnemonic()));
         let mut by_mnemonic: Vec<(&'static str, usize)> = by_mnem.into_iter().collect();
         by_mnemonic.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
         Mix {
@@ -90,6 +83,40 @@ impl Mix {
             by_mnemonic,
         }
     }
+}
+
+/// How many times each name occurs, by name. The names are static strings
+/// from a few tables, each met many times (a 1M-instruction kernel has ~100
+/// distinct mnemonics): they are counted by address first (a hash of two
+/// words, the last one remembered, not a string comparison per item), then
+/// merged by text (names of equal text at two addresses count as one).
+fn count_names(
+    names: impl Iterator<Item = &'static str>,
+) -> std::collections::BTreeMap<&'static str, usize> {
+    let mut by_addr: std::collections::HashMap<(usize, usize), usize> = Default::default();
+    let mut seen: Vec<(&'static str, usize)> = Vec::new();
+    let mut last: Option<(&'static str, usize)> = None;
+    for n in names {
+        let k = match last {
+            Some((m, k)) if std::ptr::eq(m, n) => k,
+            _ => {
+                let k = *by_addr
+                    .entry((n.as_ptr() as usize, n.len()))
+                    .or_insert_with(|| {
+                        seen.push((n, 0));
+                        seen.len() - 1
+                    });
+                last = Some((n, k));
+                k
+            }
+        };
+        seen[k].1 += 1;
+    }
+    let mut out = std::collections::BTreeMap::new();
+    for (n, c) in seen {
+        *out.entry(n).or_default() += c;
+    }
+    out
 }
 
 /// One analysed function, ready to render.

@@ -5,7 +5,9 @@ use crate::cli::{
     AsmArgs, Cli, ColorArg, Command, ExportArgs, FormatArg, PartArg, ProfileArgs, SyntaxArg,
 };
 use crate::pipeline::{self, CodeRef, Error};
+use agx_analysis::raw_image::FirstWalk;
 use agx_container::{Archive, Function, Part};
+use agx_isa::Flow;
 use agx_isa::Syntax;
 use std::io::Write;
 use std::path::Path;
@@ -436,16 +438,32 @@ fn run_raw(
             .map_err(|e| Error::input(format!("cannot write output: {e}")))?;
         return finish_raw_listing(origin, n, failed, cut, a, err);
     }
-    let (insns, failed) = pipeline::decode_code_checked(&code, origin)?;
+    // (the unknown encodings' lines come from the same walk: no second one)
+    let mut d = pipeline::decode_main_checked(&code, origin)?;
+    let failed = d.failed;
+    let insns = std::mem::take(&mut d.insns);
     let mut warnings: Vec<String> = pipeline::raw_code_warning(insns.len(), failed)
         .into_iter()
         .collect();
-    let mut prof = profile_for(&code, insns, a, None, None, format_reads_graph(a));
+    // main starts at byte 0: its decode is the first walk of the file's
+    // decode that finds called functions (not walked again)
+    let first = (code.start == 0 && insns.iter().any(|i| matches!(i.flow(), Flow::Call { .. })))
+        .then(|| {
+            FirstWalk::of_main(
+                &insns,
+                d.failed_addrs(),
+                d.cut,
+                code.addr,
+                code.buffer.len(),
+            )
+        })
+        .flatten();
+    let mut prof = profile_for(&code, insns, a, None, None, format_reads_graph(a), first);
     // called functions: cut code is an error (no report), the rest warnings
     warnings.extend(program_checks(&name, &prof.program, true)?);
     prof.unknown_encodings = failed;
     if failed > 0 {
-        prof.unknown_lines = pipeline::unknown_lines(&code);
+        prof.unknown_lines = d.unknown_lines();
     }
     // the report is written first; the warnings and exit code follow
     render_and_release(a, vec![prof], out, tty)?;
@@ -637,7 +655,9 @@ fn show_functions(
     for f in shown {
         let code = pipeline::function_code(archive, f);
         let origin = pipeline::Origin::Function { symbol: &f.symbol };
-        let (insns, failed) = pipeline::decode_code_checked(&code, origin)?;
+        let mut d = pipeline::decode_main_checked(&code, origin)?;
+        let failed = d.failed;
+        let insns = std::mem::take(&mut d.insns);
         unknown += warn_unknown(err, &f.symbol, failed, a.allow_unknown);
         let prolog = if a.part == PartArg::Main && f.part == Part::Main {
             archive.prolog_of(f).map(|p| {
@@ -654,6 +674,7 @@ fn show_functions(
             Some((archive, f)),
             prolog,
             format_reads_graph(a),
+            None,
         );
         let calls = program_checks(&format!("`{}`", f.symbol), &prof.program, false)?;
         for w in &calls {
@@ -666,7 +687,7 @@ fn show_functions(
         unknown += calls.len();
         prof.unknown_encodings = failed;
         if failed > 0 {
-            prof.unknown_lines = pipeline::unknown_lines(&code);
+            prof.unknown_lines = d.unknown_lines();
         }
         if let Some(d) = device {
             // built on this Mac: name the device beside the APPLEGPU subtype
@@ -931,17 +952,14 @@ impl agx_analysis::program::CodeSource for ArchiveCode<'_> {
 /// entry reaches without following calls). A helper is printed at its
 /// address in main's address space, or at its file offset when that address
 /// would be negative (`--offset` without `--base`).
+/// The image is freed once every function is found
+/// ([`agx_analysis::program::CodeSource::release`]): ~24 B per instruction of
+/// the file, held otherwise through the analyses of the whole program.
 struct RawCode<'a> {
     code: &'a CodeRef<'a>,
-    image: std::cell::OnceCell<agx_analysis::raw_image::RawImage<'a>>,
-}
-
-impl<'a> RawCode<'a> {
-    fn image(&self) -> &agx_analysis::raw_image::RawImage<'a> {
-        let c = self.code;
-        self.image
-            .get_or_init(|| agx_analysis::raw_image::RawImage::new(c.buffer, c.start, c.addr))
-    }
+    image: std::cell::RefCell<Option<agx_analysis::raw_image::RawImage<'a>>>,
+    /// Main's decode as the image's first walk, when main starts at byte 0.
+    first: std::cell::Cell<Option<FirstWalk>>,
 }
 
 impl agx_analysis::program::CodeSource for RawCode<'_> {
@@ -949,7 +967,23 @@ impl agx_analysis::program::CodeSource for RawCode<'_> {
         &self,
         target: i64,
     ) -> Result<agx_analysis::program::FunctionCode, agx_analysis::program::NoFunction> {
-        self.image().function_at(target)
+        let c = self.code;
+        self.image
+            .borrow_mut()
+            .get_or_insert_with(|| {
+                agx_analysis::raw_image::RawImage::with_first_walk(
+                    c.buffer,
+                    c.start,
+                    c.addr,
+                    self.first.take(),
+                )
+            })
+            .function_at(target)
+    }
+
+    fn release(&self) {
+        self.image.borrow_mut().take();
+        self.first.take();
     }
 }
 
@@ -963,7 +997,7 @@ pub fn profile_one(
     archive: Option<(&Archive, &Function)>,
     prolog: Option<Vec<agx_isa::Instruction>>,
 ) -> agx_report::Profile {
-    profile_for(code, insns, a, archive, prolog, true)
+    profile_for(code, insns, a, archive, prolog, true, None)
 }
 
 /// Whether `--format` renders the graph model ([`agx_report::Profile::graph`]):
@@ -981,6 +1015,7 @@ fn profile_for(
     archive: Option<(&Archive, &Function)>,
     prolog: Option<Vec<agx_isa::Instruction>>,
     graph: bool,
+    first: Option<FirstWalk>,
 ) -> agx_report::Profile {
     // raw code: `-f` or "kernel" (see `pipeline::raw_code`); archives: the function's name
     let name = archive.map_or_else(|| code.name.clone(), |(_, f)| f.name.clone());
@@ -997,7 +1032,8 @@ fn profile_for(
         None => {
             raw_code = RawCode {
                 code,
-                image: std::cell::OnceCell::new(),
+                image: std::cell::RefCell::new(None),
+                first: std::cell::Cell::new(first),
             };
             &raw_code
         }

@@ -136,6 +136,226 @@ pub fn decode_code_checked(
     Ok((d.insns, d.failed))
 }
 
+/// One decode of a kernel's code: what [`decode_code_checked`] gives and,
+/// from the same walk, each unknown encoding (what [`unknown_lines`] walks
+/// the code again for).
+pub struct MainDecode {
+    pub insns: Vec<Instruction>,
+    /// `<disassembly failed>` positions.
+    pub failed: usize,
+    /// Where the code ended inside an instruction (refused by the checks:
+    /// `None` in a decode that passed them).
+    pub cut: Option<agx_isa::stream::Cut>,
+    /// The undecodable steps, in address order (formatted by
+    /// [`MainDecode::unknown_lines`] when the report needs them).
+    failed_steps: Vec<agx_isa::stream::Step>,
+}
+
+impl MainDecode {
+    /// Addresses of the undecodable positions, increasing.
+    pub fn failed_addrs(&self) -> impl Iterator<Item = u32> + '_ {
+        self.failed_steps.iter().filter_map(|s| match *s {
+            agx_isa::stream::Step::Failed { addr, .. } => Some(addr),
+            _ => None,
+        })
+    }
+
+    /// [`unknown_lines`] of the decoded code: each unknown encoding's
+    /// address and native text.
+    pub fn unknown_lines(&self) -> Vec<(u32, String)> {
+        self.failed_steps
+            .iter()
+            .filter_map(|s| match *s {
+                agx_isa::stream::Step::Failed {
+                    addr,
+                    bytes,
+                    shown,
+                    unknown,
+                } => Some((
+                    addr,
+                    agx_isa::stream::unknown_text(&bytes[..shown as usize], unknown),
+                )),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// Steps per batch of the parallel decode ([`decode_main_checked`]): ~100 KB
+/// of scanned steps, under glibc's mmap threshold (a batch's buffer is heap
+/// memory, reused).
+const DECODE_BATCH: usize = 2048;
+
+/// [`decode_code_checked`] in one walk that also keeps the unknown
+/// encodings ([`MainDecode::unknown_lines`]). On several cores (big code,
+/// [`listing_threads`], not in a serial batch worker) this thread scans the
+/// code ([`agx_isa::stream::Walk::skim`]: the same steps at a fraction of
+/// the decoding cost) and hands batches of instructions to workers that
+/// decode them straight into their places in the one vector (this thread
+/// decodes batches too when the workers are behind). The instructions are
+/// those of the serial decode, in the same order: each is decoded from its
+/// own scanned step (`Skim::decode`) into a fresh `Instruction::default()`,
+/// as the serial decode does.
+pub fn decode_main_checked(code: &CodeRef<'_>, origin: Origin<'_>) -> Result<MainDecode, Error> {
+    let threads = listing_threads(code.bytes().len() as u64).min(agx_analysis::par::threads());
+    let (d, failed_steps) = decode_parallel(code.bytes(), code.addr, threads);
+    check_decoded(origin, d.insns.len(), d.failed, d.cut)?;
+    Ok(MainDecode {
+        insns: d.insns,
+        failed: d.failed,
+        cut: d.cut,
+        failed_steps,
+    })
+}
+
+/// The decode of [`agx_isa::stream::decode_checked`] on `threads` threads,
+/// with the undecodable steps.
+fn decode_parallel(
+    bytes: &[u8],
+    base: u32,
+    threads: usize,
+) -> (agx_isa::stream::Decoded, Vec<agx_isa::stream::Step>) {
+    use agx_isa::stream::{Skim, Step};
+    use std::mem::MaybeUninit;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{mpsc, Mutex};
+    let mut w = agx_isa::stream::walk_native(bytes, base);
+    let mut failed_steps: Vec<Step> = Vec::new();
+    if threads < 2 {
+        let mut out: Vec<Instruction> = Vec::with_capacity(bytes.len() / 6 + 16);
+        let mut failed = 0;
+        let mut insn = Instruction::default();
+        while let Some(step) = w.next_into(&mut insn) {
+            match step {
+                Step::Insn { .. } => out.push(std::mem::take(&mut insn)),
+                Step::Failed { .. } => {
+                    failed += 1;
+                    failed_steps.push(step);
+                }
+                Step::Gap { .. } => {}
+            }
+        }
+        out.shrink_to_fit();
+        let d = agx_isa::stream::Decoded {
+            insns: out,
+            failed,
+            cut: w.cut(),
+        };
+        return (d, failed_steps);
+    }
+    /// Decodes a batch of scanned instructions into its places.
+    fn decode_into(steps: &[Skim], slots: &mut [MaybeUninit<Instruction>]) {
+        for (s, slot) in steps.iter().zip(slots) {
+            s.decode(slot.write(Instruction::default()));
+        }
+    }
+    // the capacity guess of the serial decode; instructions past it (code
+    // of mostly 2-byte instructions) are decoded here and appended
+    let mut out: Vec<Instruction> = Vec::with_capacity(bytes.len() / 6 + 16);
+    let mut overflow: Vec<Instruction> = Vec::new();
+    let mut failed = 0;
+    let mut placed = 0;
+    {
+        type Job<'s> = (Vec<Skim>, &'s mut [MaybeUninit<Instruction>]);
+        let mut spare: &mut [MaybeUninit<Instruction>] = out.spare_capacity_mut();
+        let (work_tx, work_rx) = mpsc::channel::<Job<'_>>();
+        let (free_tx, free_rx) = mpsc::channel::<Vec<Skim>>();
+        let work_rx = Mutex::new(work_rx);
+        // batches sent and not yet taken by a decoder
+        let queued = AtomicUsize::new(0);
+        let run = |job: Job<'_>| {
+            decode_into(&job.0, job.1);
+            let _ = free_tx.send(job.0);
+        };
+        std::thread::scope(|sc| {
+            for _ in 1..threads {
+                let (work_rx, queued, run) = (&work_rx, &queued, &run);
+                sc.spawn(move || loop {
+                    let job = match work_rx.lock() {
+                        Ok(rx) => rx.recv(),
+                        Err(_) => return,
+                    };
+                    let Ok(job) = job else { return };
+                    queued.fetch_sub(1, Ordering::Relaxed);
+                    run(job);
+                });
+            }
+            let mut insn = Instruction::default();
+            let mut ended = false;
+            while !ended {
+                let mut batch = free_rx
+                    .try_recv()
+                    .unwrap_or_else(|_| Vec::with_capacity(DECODE_BATCH));
+                batch.clear();
+                while batch.len() < DECODE_BATCH {
+                    match w.skim() {
+                        Some(s @ Skim::Insn { .. }) => batch.push(s),
+                        Some(Skim::Other(step @ Step::Failed { .. })) => {
+                            failed += 1;
+                            failed_steps.push(step);
+                        }
+                        Some(Skim::Other(_)) => {}
+                        None => {
+                            ended = true;
+                            break;
+                        }
+                    }
+                }
+                if !overflow.is_empty() || batch.len() > spare.len() {
+                    for s in &batch {
+                        s.decode(&mut insn);
+                        overflow.push(std::mem::take(&mut insn));
+                    }
+                    continue;
+                }
+                let (slots, rest) = std::mem::take(&mut spare).split_at_mut(batch.len());
+                spare = rest;
+                placed += batch.len();
+                queued.fetch_add(1, Ordering::Relaxed);
+                if work_tx.send((batch, slots)).is_err() {
+                    break;
+                }
+                // the workers are behind: decode one queued batch here
+                if queued.load(Ordering::Relaxed) > 1 {
+                    if let Ok(rx) = work_rx.try_lock() {
+                        if let Ok(job) = rx.try_recv() {
+                            drop(rx);
+                            queued.fetch_sub(1, Ordering::Relaxed);
+                            run(job);
+                        }
+                    }
+                }
+            }
+            drop(work_tx);
+            // help with what is left, then the scope waits for the workers
+            loop {
+                let job = match work_rx.try_lock() {
+                    Ok(rx) => rx.try_recv(),
+                    Err(_) => break,
+                };
+                let Ok(job) = job else { break };
+                queued.fetch_sub(1, Ordering::Relaxed);
+                run(job);
+            }
+        });
+    }
+    // SAFETY: the first `placed` places of the spare capacity were handed
+    // out, in order and each once, as the slices of the batches sent, and
+    // every batch sent was decoded (by a worker or this thread) before the
+    // scope ended: each of those places holds an initialised instruction
+    // (`MaybeUninit::write`). A panic in a decoder ends the scope with a
+    // panic, before this line.
+    unsafe { out.set_len(placed) };
+    out.append(&mut overflow);
+    out.shrink_to_fit();
+    let d = agx_isa::stream::Decoded {
+        insns: out,
+        failed,
+        cut: w.cut(),
+    };
+    (d, failed_steps)
+}
+
 /// The origin of raw code read from `name` whose file starts with `head`:
 /// whether it starts as a Metal binary archive does
 /// ([`agx_container::looks_like_archive`]), for the not-code hint.
