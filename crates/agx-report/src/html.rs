@@ -652,7 +652,7 @@ fn listing(o: &mut String, k: usize, p: &Profile, all: &[Profile]) {
                 }
             }
             if let Some(d) = d {
-                if let Some(dep) = &d.raw_dep {
+                if let Some(dep) = &d.raw_dep() {
                     if dep.penalty > 0.0 {
                         marks.push(format!(
                             "<span class=\"raw\">◀ RAW dep +{:.2} cy (on <a href=\"#k{k}-a{:x}\">0x{:x}</a>)</span>",

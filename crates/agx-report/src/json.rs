@@ -622,7 +622,7 @@ fn detail<'a>(
         loop_depth: d.map(|d| d.loop_depth),
         stall: d.map(|d| r2(d.stall)),
         stall_single: d.map(|d| r2(d.stall_single)),
-        raw_dep: d.and_then(|d| d.raw_dep.as_ref()).map(|r| RawDep {
+        raw_dep: d.and_then(|d| d.raw_dep()).map(|r| RawDep {
             producer: r.producer,
             penalty: r2(r.penalty),
             bits: r.bits,

@@ -1053,7 +1053,7 @@ fn annotated_line(
             mark(out);
             st.put(out, "2", "◇ uniform address");
         }
-        if let Some(dep) = &d.raw_dep {
+        if let Some(dep) = &d.raw_dep() {
             if dep.penalty > 0.0 {
                 mark(out);
                 st.open(out, "33");

@@ -101,9 +101,11 @@ pub struct RawDep {
 
 /// Per-instruction detail for the annotated disassembly.
 ///
-/// Kept small (72 bytes, 64 before `uniform_address`; one per instruction of the kernel): the cost-table
+/// Kept small (56 bytes; one per instruction of the kernel): the cost-table
 /// figures are read through `entry` ([`InsnDetail::key`], [`unit`],
-/// [`cycles`], [`latency`]) and the mnemonic is the instruction's.
+/// [`cycles`], [`latency`]), the mnemonic is the instruction's, and the RAW
+/// dependency is held unboxed from its `Option` ([`InsnDetail::raw_dep`]:
+/// 24 bytes as an `Option<RawDep>`, 13 here).
 ///
 /// [`unit`]: InsnDetail::unit
 /// [`cycles`]: InsnDetail::cycles
@@ -117,8 +119,12 @@ pub struct InsnDetail {
     pub entry: &'static CostEntry,
     /// Index (into `KernelTiming::loops`) of the innermost enclosing loop.
     pub loop_index: Option<u32>,
-    /// Back-to-back RAW dependency on the previous instruction, if any.
-    pub raw_dep: Option<RawDep>,
+    /// Back-to-back RAW dependency on the previous instruction, if any
+    /// ([`InsnDetail::raw_dep`]): its producer's address, its penalty and
+    /// its register width (0: no dependency).
+    dep_producer: u32,
+    dep_penalty: f64,
+    dep_bits: u8,
     /// Stall of one SIMD-group before this instruction issues (alone on its
     /// scheduler), in cycles.
     pub stall_single: f64,
@@ -132,6 +138,33 @@ pub struct InsnDetail {
 }
 
 impl InsnDetail {
+    /// Back-to-back RAW dependency on the previous instruction, if any.
+    pub fn raw_dep(&self) -> Option<RawDep> {
+        (self.dep_bits != 0).then_some(RawDep {
+            producer: self.dep_producer,
+            penalty: self.dep_penalty,
+            bits: self.dep_bits as u32,
+        })
+    }
+    /// Sets [`InsnDetail::raw_dep`] (a dependency's width is 16 or 32).
+    pub fn set_raw_dep(&mut self, dep: Option<RawDep>) {
+        match dep {
+            Some(r) => {
+                let bits = u8::try_from(r.bits)
+                    .ok()
+                    .filter(|&b| b != 0)
+                    .expect("a RAW dependency is 16 or 32 bits wide");
+                self.dep_producer = r.producer;
+                self.dep_penalty = r.penalty;
+                self.dep_bits = bits;
+            }
+            None => {
+                self.dep_producer = 0;
+                self.dep_penalty = 0.0;
+                self.dep_bits = 0;
+            }
+        }
+    }
     /// Cost-table key ([`Instruction::cost_key`]), as spelled in the
     /// table.
     pub fn key(&self) -> &'static str {
@@ -153,7 +186,11 @@ impl InsnDetail {
     /// among the region's instructions (`KernelTiming::insn_cycles`).
     /// `gpu`: the timing table the detail was computed with.
     pub fn issue_cycles(&self, gpu: &GpuTiming) -> f64 {
-        let pen = self.raw_dep.as_ref().map_or(0.0, |r| r.penalty);
+        let pen = if self.dep_bits != 0 {
+            self.dep_penalty
+        } else {
+            0.0
+        };
         (self.cycles() + pen).max(gpu.issue_of(self.unit()))
     }
 }
@@ -169,7 +206,7 @@ impl Serialize for InsnDetail {
         st.serialize_field("latency", &self.latency())?;
         st.serialize_field("loop_depth", &self.loop_depth)?;
         st.serialize_field("loop_index", &self.loop_index)?;
-        st.serialize_field("raw_dep", &self.raw_dep)?;
+        st.serialize_field("raw_dep", &self.raw_dep())?;
         st.serialize_field("stall_single", &self.stall_single)?;
         st.serialize_field("stall", &self.stall)?;
         st.serialize_field("uniform_address", &self.uniform_address)?;
@@ -1673,138 +1710,248 @@ pub fn analyze_kernel(insns: &[Instruction], params: &ModelParams) -> KernelTimi
 /// conditional arm it lies in, as (frame, arm), with each frame's opening
 /// instruction and whether it has an else arm.
 struct Arms {
-    /// (frame, arm) of each instruction; frame indices are below the
-    /// instruction count, so `u32` (12 bytes an instruction, not 24: this
-    /// vector is live at a big kernel's peak).
-    arm_of: Vec<Option<(u32, u8)>>,
-    /// Per frame: index of the opening `if`, parent frame, has an else.
-    frames: Vec<(usize, Option<usize>, bool)>,
+    /// The arm of each instruction packed in a `u32`: `frame << 1 | arm`
+    /// ([`Arms::NONE`]: in no arm); 4 bytes an instruction.
+    arm_of: Vec<u32>,
+    /// The frames, in opener order (one per opener).
+    frames: Vec<Frame>,
+    /// One bit per instruction: it opens a frame.
+    opens: Vec<u64>,
+}
+
+/// One if-frame of [`Arms`].
+#[derive(Clone, Copy)]
+struct Frame {
+    /// Index of the opening `if`.
+    opener: u32,
+    /// Parent frame ([`Arms::NONE`]: none).
+    parent: u32,
+    has_else: bool,
 }
 
 fn exec_arms(insns: &[Instruction]) -> Arms {
-    let mut arm_of = vec![None; insns.len()];
-    let mut frames: Vec<(usize, Option<usize>, bool)> = Vec::new();
-    let mut stack: Vec<(usize, u8)> = Vec::new();
+    let n = insns.len();
+    assert!(
+        u32::try_from(n).is_ok_and(|n| n < u32::MAX / 2),
+        "fewer than 2^31 instructions"
+    );
+    let mut arm_of = vec![Arms::NONE; n];
+    let mut frames: Vec<Frame> = Vec::new();
+    let mut opens = vec![0u64; n.div_ceil(64)];
+    // (frame, arm) of each open level
+    let mut stack: Vec<(u32, u32)> = Vec::new();
+    let pack = |top: Option<&(u32, u32)>| top.map_or(Arms::NONE, |&(f, a)| f << 1 | a);
     for (i, insn) in insns.iter().enumerate() {
         // exec-mask instructions themselves run on every path: they belong
         // to the arm enclosing their frame
         match insn.exec_op() {
             Some(ExecOp::If) => {
-                arm_of[i] = narrow_arm(stack.last().copied());
-                let parent = stack.last().map(|f| f.0);
-                frames.push((i, parent, false));
-                stack.push((frames.len() - 1, 0));
+                arm_of[i] = pack(stack.last());
+                let parent = stack.last().map_or(Arms::NONE, |f| f.0);
+                frames.push(Frame {
+                    opener: i as u32,
+                    parent,
+                    has_else: false,
+                });
+                opens[i / 64] |= 1 << (i % 64);
+                stack.push((frames.len() as u32 - 1, 0));
             }
             Some(ExecOp::Else) => {
                 if stack.len() >= 2 {
-                    arm_of[i] = narrow_arm(Some(stack[stack.len() - 2]));
+                    arm_of[i] = pack(stack.get(stack.len() - 2));
                 }
                 if let Some(top) = stack.last_mut() {
                     top.1 = 1;
-                    frames[top.0].2 = true;
+                    frames[top.0 as usize].has_else = true;
                 }
             }
             Some(ExecOp::Pop(n)) => {
                 for _ in 0..n.max(1) {
                     stack.pop();
                 }
-                arm_of[i] = narrow_arm(stack.last().copied());
+                arm_of[i] = pack(stack.last());
             }
-            _ => arm_of[i] = narrow_arm(stack.last().copied()),
+            _ => arm_of[i] = pack(stack.last()),
         }
     }
-    Arms { arm_of, frames }
+    Arms {
+        arm_of,
+        frames,
+        opens,
+    }
 }
 
 impl Arms {
+    /// No arm / no frame.
+    const NONE: u32 = u32::MAX;
+
     /// The innermost arm instruction `i` lies in: (frame, arm).
     fn arm(&self, i: usize) -> Option<(usize, u8)> {
-        self.arm_of[i].map(|(f, a)| (f as usize, a))
+        match self.arm_of[i] {
+            Arms::NONE => None,
+            p => Some(((p >> 1) as usize, (p & 1) as u8)),
+        }
+    }
+    /// Whether instruction `i` lies in an arm.
+    fn in_arm(&self, i: usize) -> bool {
+        self.arm_of[i] != Arms::NONE
+    }
+    /// The frame instruction `i` opens, if it opens one.
+    fn opened_at(&self, i: usize) -> Option<usize> {
+        if self.opens[i / 64] >> (i % 64) & 1 == 0 {
+            return None;
+        }
+        self.frames
+            .binary_search_by_key(&(i as u32), |f| f.opener)
+            .ok()
+    }
+    fn parent(&self, g: usize) -> Option<usize> {
+        match self.frames[g].parent {
+            Arms::NONE => None,
+            p => Some(p as usize),
+        }
     }
 }
 
-/// An arm of [`Arms::arm_of`], stored narrow.
-fn narrow_arm(a: Option<(usize, u8)>) -> Option<(u32, u8)> {
-    a.map(|(f, a)| (u32::try_from(f).expect("frames fewer than 2^32"), a))
+/// Working vectors of [`path_subset`], indexed by frame and kept from one
+/// region to the next (each call resets the entries it set): a map per
+/// region keyed by frame and a binary search per instruction were most of
+/// the paths' cost on a kernel of nested ifs.
+#[derive(Default)]
+struct PathScratch {
+    /// Per frame: its slot in `local` ([`Arms::NONE`]: not opened in the
+    /// region).
+    slot: Vec<u32>,
+    /// Per frame: summed weight of the instructions below it (valid while
+    /// `seen`).
+    below: Vec<f64>,
+    /// Per frame: visited by the region's chains.
+    seen: Vec<bool>,
+    /// Per frame: every local arm above it is kept (valid while `seen`).
+    up_ok: Vec<bool>,
+    /// Frames opened in the region, ascending.
+    local: Vec<u32>,
+    /// Per local frame: the weights of its two arms.
+    arm_w: Vec<[f64; 2]>,
+    /// Frames visited.
+    visited: Vec<u32>,
 }
 
-/// Which instructions of a region a uniform path runs: `longest` keeps the
-/// dearer arm of every if/else (and every if-only arm), otherwise the
-/// cheaper arm (and no if-only arm). Only frames opened inside the region
-/// count; `weight` ranks arms.
+impl PathScratch {
+    fn for_frames(frames: usize) -> PathScratch {
+        PathScratch {
+            slot: vec![Arms::NONE; frames],
+            below: vec![0.0; frames],
+            seen: vec![false; frames],
+            up_ok: vec![false; frames],
+            ..Default::default()
+        }
+    }
+}
+
+/// Which instructions of a region a uniform path runs, appended to `out`
+/// (ascending): `longest` keeps the dearer arm of every if/else (and every
+/// if-only arm), otherwise the cheaper arm (and no if-only arm). Only
+/// frames opened inside the region count; `weight` ranks arms.
 fn path_subset(
-    idx: &[usize],
+    idx: &[u32],
     arms: &Arms,
     weight: &dyn Fn(usize) -> f64,
     longest: bool,
-) -> Vec<usize> {
+    sc: &mut PathScratch,
+    out: &mut Vec<u32>,
+) {
     // frames opened in the region, ascending (`idx` is sorted and frames
-    // are in opener order, one per opener: a binary search per region
-    // instruction instead of a scan of every frame per region)
-    let local: Vec<usize> = idx
-        .iter()
-        .filter_map(|&i| arms.frames.binary_search_by_key(&i, |f| f.0).ok())
-        .collect();
-    if local.is_empty() {
+    // are in opener order)
+    sc.local.clear();
+    for &i in idx {
+        if let Some(f) = arms.opened_at(i as usize) {
+            sc.slot[f] = sc.local.len() as u32;
+            sc.local.push(f as u32);
+        }
+    }
+    if sc.local.is_empty() {
         // no frame opened here: every chain below is empty, all is kept
         // (a loop body between a push_exec and a pop_exec outside it)
-        return idx.to_vec();
+        out.extend_from_slice(idx);
+        return;
     }
+    let PathScratch {
+        slot,
+        below,
+        seen,
+        up_ok,
+        local,
+        arm_w,
+        visited,
+    } = sc;
     // Every instruction's chain is its arm (frame `f`, arm `a`), then for
     // each frame `g` from `f` up the parent links while `g` has a parent,
-    // the arm `g`'s opener lies in ([`Arms::up`]); only local frames
-    // count. Frames opened before the region's first instruction (and
-    // their ancestors, opened earlier still) are never local. So the
-    // frames a region's chains visit are the innermost frames of its
-    // instructions and their ancestors opened inside the region's span:
-    // each is visited once (a map keyed by frame), not once per
-    // instruction below it.
+    // the arm `g`'s opener lies in; only local frames count. Frames opened
+    // before the region's first instruction (and their ancestors, opened
+    // earlier still) are never local. So the frames a region's chains
+    // visit are the innermost frames of its instructions and their
+    // ancestors opened inside the region's span: each is visited once, not
+    // once per instruction below it.
     let first = idx.first().copied().unwrap_or(0);
-    let inside = |g: usize| arms.frames[g].0 >= first;
+    let inside = |g: usize| arms.frames[g].opener >= first;
+    let slot_of = |slot: &[u32], f: usize| match slot[f] {
+        Arms::NONE => None,
+        k => Some(k as usize),
+    };
+    arm_w.clear();
+    arm_w.resize(local.len(), [0.0; 2]);
+    visited.clear();
     // frames visited, with the summed weight of the instructions below
     // each (its own arms and its descendants')
-    let mut below: BTreeMap<usize, f64> = BTreeMap::new();
-    let mut arm_w: Vec<[f64; 2]> = vec![[0.0; 2]; local.len()];
-    let slot = |f: usize| local.binary_search(&f).ok();
     for &i in idx {
-        let Some((f, a)) = arms.arm(i) else { continue };
-        let w = weight(i);
-        if let Some(k) = slot(f) {
+        let Some((f, a)) = arms.arm(i as usize) else {
+            continue;
+        };
+        let w = weight(i as usize);
+        if let Some(k) = slot_of(slot, f) {
             arm_w[k][(a != 0) as usize] += w;
         }
         if inside(f) {
-            *below.entry(f).or_insert(0.0) += w;
+            if !seen[f] {
+                seen[f] = true;
+                below[f] = 0.0;
+                visited.push(f as u32);
+            }
+            below[f] += w;
         }
     }
     // close the visited set under parents opened inside the span
-    let mut todo: Vec<usize> = below.keys().copied().collect();
-    while let Some(g) = todo.pop() {
-        if let Some(p) = arms.frames[g].1.filter(|&p| inside(p)) {
-            if let std::collections::btree_map::Entry::Vacant(e) = below.entry(p) {
-                e.insert(0.0);
-                todo.push(p);
+    let mut k = 0;
+    while k < visited.len() {
+        let g = visited[k] as usize;
+        k += 1;
+        if let Some(p) = arms.parent(g).filter(|&p| inside(p)) {
+            if !seen[p] {
+                seen[p] = true;
+                below[p] = 0.0;
+                visited.push(p as u32);
             }
         }
     }
+    visited.sort_unstable();
     // children before parents (a parent is opened before its children):
     // each frame's weight goes to the arm its opener lies in, then up
-    let order: Vec<usize> = below.keys().rev().copied().collect();
-    for g in order {
-        let w = below[&g];
-        if arms.frames[g].1.is_none() {
-            continue;
-        }
-        if let Some((qf, qa)) = arms.arm(arms.frames[g].0) {
-            if let Some(k) = slot(qf) {
+    for &g in visited.iter().rev() {
+        let g = g as usize;
+        let w = below[g];
+        let Some(p) = arms.parent(g) else { continue };
+        if let Some((qf, qa)) = arms.arm(arms.frames[g].opener as usize) {
+            if let Some(k) = slot_of(slot, qf) {
                 arm_w[k][(qa != 0) as usize] += w;
             }
         }
-        if let Some(p) = arms.frames[g].1.filter(|&p| inside(p)) {
-            *below.get_mut(&p).expect("closed under parents") += w;
+        if inside(p) {
+            below[p] += w;
         }
     }
     let keep_arm = |k: usize, a: u8| -> bool {
-        let has_else = arms.frames[local[k]].2;
+        let has_else = arms.frames[local[k] as usize].has_else;
         let [w0, w1] = arm_w[k];
         if !has_else {
             return longest;
@@ -1812,28 +1959,30 @@ fn path_subset(
         let pick0 = if longest { w0 >= w1 } else { w0 <= w1 };
         (a == 0) == pick0
     };
-    let keeps = |(f, a): (usize, u8)| slot(f).is_none_or(|k| keep_arm(k, a));
+    let keeps = |(f, a): (usize, u8)| slot_of(slot, f).is_none_or(|k| keep_arm(k, a));
     // whether every local arm above frame `g` (the `up` arms of `g` and of
     // its ancestors) is kept: parents first, frames outside the span keep
     // all (nothing local above them)
-    let mut up_ok: BTreeMap<usize, bool> = BTreeMap::new();
-    for (&g, _) in below.iter() {
-        let ok = match arms.frames[g].1 {
+    for &g in visited.iter() {
+        let g = g as usize;
+        let ok = match arms.parent(g) {
             None => true,
             Some(p) => {
-                arms.arm(arms.frames[g].0).is_none_or(keeps)
-                    && up_ok.get(&p).copied().unwrap_or(true)
+                arms.arm(arms.frames[g].opener as usize).is_none_or(keeps) && (!seen[p] || up_ok[p])
             }
         };
-        up_ok.insert(g, ok);
+        up_ok[g] = ok;
     }
-    idx.iter()
-        .copied()
-        .filter(|&i| match arms.arm(i) {
-            None => true,
-            Some((f, a)) => keeps((f, a)) && up_ok.get(&f).copied().unwrap_or(true),
-        })
-        .collect()
+    out.extend(idx.iter().copied().filter(|&i| match arms.arm(i as usize) {
+        None => true,
+        Some((f, a)) => keeps((f, a)) && (!seen[f] || up_ok[f]),
+    }));
+    for &g in visited.iter() {
+        seen[g as usize] = false;
+    }
+    for &f in local.iter() {
+        slot[f as usize] = Arms::NONE;
+    }
 }
 
 /// Models a whole kernel whose loops are `nest`'s (the loop forest's
@@ -1875,9 +2024,14 @@ pub fn analyze_kernel_with_nest(
         })
         .collect();
     let trip = |li: usize| -> f64 { trips[li].0 as f64 };
-    // Executions per thread of each loop's body: product of trip counts.
-    let weights: Vec<f64> = (0..nl)
-        .map(|li| {
+    // Executions per thread of each loop's body: product of trip counts,
+    // from the loop up its parents. Found top-down (parents first, by depth:
+    // one product per loop, not a walk up the parents); the trip counts are
+    // whole numbers, so a product of factors >= 1 is exact in either order
+    // while it stays at most 2^53 — otherwise (a zero trip count, or above)
+    // the loop's is taken again in the walk's order.
+    let weights: Vec<f64> = {
+        let walk = |li: usize| {
             let mut w = 1.0;
             let mut p = Some(li);
             while let Some(q) = p {
@@ -1885,8 +2039,26 @@ pub fn analyze_kernel_with_nest(
                 p = parent[q];
             }
             w
-        })
-        .collect();
+        };
+        let mut top_down: Vec<usize> = (0..nl).collect();
+        top_down.sort_by_key(|&i| depth[i]);
+        let mut w = vec![f64::NAN; nl];
+        for li in top_down {
+            let above = match parent[li] {
+                None => 1.0,
+                Some(p) if !w[p].is_nan() => w[p],
+                // (a parent no shallower than its child: the walk)
+                Some(_) => f64::NAN,
+            };
+            let x = 1.0 * trip(li) * above;
+            w[li] = if !(1.0..=9_007_199_254_740_992.0).contains(&x) {
+                walk(li)
+            } else {
+                x
+            };
+        }
+        w
+    };
     let weight = |li: Option<usize>| -> f64 { li.map_or(1.0, |l| weights[l]) };
 
     // Regions: None = outside loops, Some(li) = loop li's own body.
@@ -1940,7 +2112,9 @@ pub fn analyze_kernel_with_nest(
             loop_depth: owner[i].map(|l| depth[l as usize]).unwrap_or(0),
             entry: e,
             loop_index: owner[i],
-            raw_dep: None,
+            dep_producer: 0,
+            dep_penalty: 0.0,
+            dep_bits: 0,
             stall_single: 0.0,
             stall: 0.0,
             uniform_address: is_uniform(i),
@@ -1965,7 +2139,7 @@ pub fn analyze_kernel_with_nest(
                 // the last, a loop's wrap-around)
                 let before = if j > 0 { j - 1 } else { idx.len() - 1 };
                 let d = &mut instructions_detail[i as usize];
-                d.raw_dep = dep.raw(gpu, insns[idx[before] as usize].addr);
+                d.set_raw_dep(dep.raw(gpu, insns[idx[before] as usize].addr));
                 d.stall_single = round3(ss);
                 d.stall = round3(se);
             }
@@ -2006,14 +2180,33 @@ pub fn analyze_kernel_with_nest(
     // Inclusive per-iteration costs, innermost first.
     let mut order: Vec<usize> = (0..nl).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(depth[i]));
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); nl + 1];
-    for (ch, p) in parent.iter().enumerate() {
-        children[p.map_or(0, |p| p + 1)].push(ch);
+    // the children of each region (0: outermost loops, li + 1: loop li's),
+    // ascending, in one flat list (not a vector per loop)
+    let mut child_start: Vec<u32> = vec![0; nl + 2];
+    for p in &parent {
+        child_start[p.map_or(0, |p| p + 1) + 1] += 1;
     }
+    for r in 1..child_start.len() {
+        child_start[r] += child_start[r - 1];
+    }
+    let mut child_flat: Vec<u32> = vec![0; nl];
+    {
+        let mut next = child_start.clone();
+        for (ch, p) in parent.iter().enumerate() {
+            let r = p.map_or(0, |p| p + 1);
+            child_flat[next[r] as usize] = ch as u32;
+            next[r] += 1;
+        }
+    }
+    let children =
+        |r: usize| -> &[u32] { &child_flat[child_start[r] as usize..child_start[r + 1] as usize] };
     let mut incl = vec![0.0; nl];
     let mut nested = vec![0.0; nl];
     for &li in &order {
-        let c: f64 = children[li + 1].iter().map(|&ch| trip(ch) * incl[ch]).sum();
+        let c: f64 = children(li + 1)
+            .iter()
+            .map(|&ch| trip(ch as usize) * incl[ch as usize])
+            .sum();
         nested[li] = c;
         incl[li] = round3(loops_out[li].body.bound.cycles + c);
     }
@@ -2025,16 +2218,16 @@ pub fn analyze_kernel_with_nest(
     let mut incl_short = vec![0.0; nl];
     let mut incl_long = vec![0.0; nl];
     let (mut shortest, mut longest) = (0.0, 0.0);
-    let region_order: Vec<usize> = order.iter().map(|&l| l + 1).chain([0]).collect();
+    // (working vectors kept from one region to the next)
+    let mut path_sc = PathScratch::for_frames(arms.frames.len());
+    let mut header_of: Vec<(u32, usize)> = Vec::new();
+    let (mut all, mut sub, mut own): (Vec<u32>, Vec<u32>, Vec<u32>) = Default::default();
+    let region_order = order.iter().map(|&l| l + 1).chain([0]);
     for r in region_order {
         let idx = members(r);
         let full = region(&loops_out, r);
-        let opens_frame = idx.iter().any(|&i| {
-            arms.frames
-                .binary_search_by_key(&(i as usize), |f| f.0)
-                .is_ok()
-        });
-        let (short, long) = if children[r].is_empty() && !opens_frame {
+        let opens_frame = idx.iter().any(|&i| arms.opened_at(i as usize).is_some());
+        let (short, long) = if children(r).is_empty() && !opens_frame {
             // A region with no nested loop and no if-frame opened in it:
             // every uniform path runs all of it (what the general case below
             // computes, without its vectors).
@@ -2043,31 +2236,43 @@ pub fn analyze_kernel_with_nest(
             // (first instruction, child loop), by instruction: a sorted
             // vector searched (a map's node walk per instruction of a
             // region holding thousands of loops was a tenth of the model)
-            let mut header_of: Vec<(usize, usize)> = children[r]
-                .iter()
-                .map(|&ch| (nest_loop(ch).first, ch))
-                .collect();
+            header_of.clear();
+            header_of.extend(
+                children(r)
+                    .iter()
+                    .map(|&ch| (nest_loop(ch as usize).first as u32, ch as usize)),
+            );
             header_of.sort_by_key(|h| h.0);
             // (one child per instruction; were two to share one, the last
             // counts, as a map's insert keeps it)
             header_of.reverse();
             header_of.dedup_by_key(|h| h.0);
             header_of.reverse();
+            let header_of = &header_of[..];
             let header_at = |i: usize| -> Option<usize> {
                 header_of
-                    .binary_search_by_key(&i, |h| h.0)
+                    .binary_search_by_key(&(i as u32), |h| h.0)
                     .ok()
                     .map(|k| header_of[k].1)
             };
-            let mut all: Vec<usize> = idx
-                .iter()
-                .map(|&i| i as usize)
-                .chain(header_of.iter().map(|h| h.0))
-                .collect();
-            all.sort_unstable();
-            let has_arm = all.iter().any(|&i| arms.arm_of[i].is_some());
-            let cost = |longest_path: bool| -> f64 {
-                let sub = if has_arm {
+            // the region's instructions and its children's first ones, in
+            // order (both lists ascend: merged)
+            all.clear();
+            all.reserve(idx.len() + header_of.len());
+            let (mut a, mut b) = (0, 0);
+            while a < idx.len() || b < header_of.len() {
+                if b == header_of.len() || (a < idx.len() && idx[a] <= header_of[b].0) {
+                    all.push(idx[a]);
+                    a += 1;
+                } else {
+                    all.push(header_of[b].0);
+                    b += 1;
+                }
+            }
+            let has_arm = all.iter().any(|&i| arms.in_arm(i as usize));
+            let mut cost = |longest_path: bool| -> f64 {
+                sub.clear();
+                if has_arm {
                     let w = |i: usize| -> f64 {
                         match header_at(i) {
                             Some(ch) => trip(ch) * incl_long[ch],
@@ -2078,33 +2283,37 @@ pub fn analyze_kernel_with_nest(
                             }
                         }
                     };
-                    path_subset(&all, &arms, &w, longest_path)
+                    path_subset(&all, &arms, &w, longest_path, &mut path_sc, &mut sub);
                 } else {
-                    all.clone()
-                };
-                let own: Vec<u32> = sub
-                    .iter()
-                    .copied()
-                    .filter(|&i| header_at(i).is_none())
-                    .map(|i| i as u32)
-                    .collect();
+                    sub.extend_from_slice(&all);
+                }
+                // the path's own instructions and its children's cost, in
+                // one walk of both ascending lists (the sum as `Iterator::sum`
+                // folds: from -0.0)
+                own.clear();
+                let mut kids = -0.0f64;
+                let mut h = 0;
+                for &i in sub.iter() {
+                    while h < header_of.len() && header_of[h].0 < i {
+                        h += 1;
+                    }
+                    match header_of.get(h).filter(|x| x.0 == i) {
+                        Some(&(_, ch)) => {
+                            kids += trip(ch)
+                                * if longest_path {
+                                    incl_long[ch]
+                                } else {
+                                    incl_short[ch]
+                                };
+                        }
+                        None => own.push(i),
+                    }
+                }
                 let own_cost = if own.len() == idx.len() {
                     full
                 } else {
                     model_idx(&own, r > 0, false).timing.bound.cycles.min(full)
                 };
-                let kids: f64 = sub
-                    .iter()
-                    .filter_map(|&i| header_at(i))
-                    .map(|ch| {
-                        trip(ch)
-                            * if longest_path {
-                                incl_long[ch]
-                            } else {
-                                incl_short[ch]
-                            }
-                    })
-                    .sum();
                 own_cost + kids
             };
             let long = cost(true);
@@ -2118,6 +2327,7 @@ pub fn analyze_kernel_with_nest(
             incl_long[r - 1] = long;
         }
     }
+    drop((path_sc, header_of, all, sub, own));
     // the working sets of the regions are done: freed before the loops'
     // records are built (the kernel's peak memory is reached there)
     let first_outside = members(0).first().map(|&i| i as usize);
@@ -2355,6 +2565,12 @@ pub fn analyze_with_nest(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One detail per instruction of the kernel: it stays at 56 bytes.
+    #[test]
+    fn insn_detail_stays_small() {
+        assert!(std::mem::size_of::<InsnDetail>() <= 56);
+    }
 
     /// The formatter's spelling `push_cy` replaces.
     fn reference(x: f64) -> String {

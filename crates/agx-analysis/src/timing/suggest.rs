@@ -175,6 +175,55 @@ fn innermost_loop(t: &KernelTiming, addr: u32) -> Option<&LoopTiming> {
     }
 }
 
+/// Indices bucketed by a key (each index under at most one), ascending
+/// within each bucket.
+struct Buckets {
+    start: Vec<u32>,
+    flat: Vec<u32>,
+}
+
+impl Buckets {
+    /// `0..n` bucketed by `key`.
+    fn of(n: usize, key: impl Fn(usize) -> Option<usize>) -> Buckets {
+        let mut start: Vec<u32> = Vec::new();
+        for j in 0..n {
+            if let Some(k) = key(j) {
+                if start.len() < k + 2 {
+                    start.resize(k + 2, 0);
+                }
+                start[k + 1] += 1;
+            }
+        }
+        for k in 1..start.len() {
+            start[k] += start[k - 1];
+        }
+        let mut flat = vec![0u32; start.last().copied().unwrap_or(0) as usize];
+        let mut next = start.clone();
+        for j in 0..n {
+            if let Some(k) = key(j) {
+                flat[next[k] as usize] = j as u32;
+                next[k] += 1;
+            }
+        }
+        Buckets { start, flat }
+    }
+
+    /// The indices under `k`.
+    fn get(&self, k: usize) -> &[u32] {
+        match (self.start.get(k), self.start.get(k + 1)) {
+            (Some(&a), Some(&b)) => &self.flat[a as usize..b as usize],
+            _ => &[],
+        }
+    }
+}
+
+/// The part of an ascending index list within `range`.
+fn within<'a>(ix: &'a [u32], range: &std::ops::Range<usize>) -> &'a [u32] {
+    let a = ix.partition_point(|&j| (j as usize) < range.start);
+    let b = ix.partition_point(|&j| (j as usize) < range.end);
+    &ix[a..b.max(a)]
+}
+
 /// Highest GPR half index touched and the first instruction touching it.
 fn highest_gpr(insns: &[Instruction]) -> Option<(u32, u32)> {
     let mut best: Option<(u32, u32)> = None;
@@ -237,6 +286,33 @@ pub fn suggest(
         }
         innermost_loop(timing, addr)
     };
+    // Each detail is its instruction's (the model's record of these
+    // instructions): the cost-table key is read from the detail's row, not
+    // worked out again from the encoding per rule and instruction.
+    let aligned =
+        details.len() == insns.len() && details.iter().zip(&addrs).all(|(d, &a)| d.addr == a);
+    let key_of = |j: usize| -> agx_isa::CostKey {
+        if aligned {
+            details[j].entry.key
+        } else {
+            insns[j].cost_key()
+        }
+    };
+    // Each loop's own instructions (the loop is their innermost, by the loop
+    // forest's membership) and its own details, bucketed by loop in one
+    // pass each (a walk up the parents per instruction of every loop's
+    // range was most of the suggestions' cost on deep nests); one list
+    // serves both when every instruction's innermost loop is its detail's.
+    let own_key = |j: usize| innermost_at(j, addrs[j]).map(|l| l.index);
+    let detail_key = |k: usize| details[k].loop_index.map(|l| l as usize);
+    let own_of = Buckets::of(details.len(), detail_key);
+    let same = aligned && (0..insns.len()).all(|j| own_key(j) == detail_key(j));
+    let own_insn_of = if same {
+        None
+    } else {
+        Some(Buckets::of(insns.len(), own_key))
+    };
+    let own_insn_of = own_insn_of.as_ref().unwrap_or(&own_of);
     let cycles_at = |addr: u32, dflt: f64| {
         let i = match &detail_at {
             None => details.binary_search_by_key(&addr, |d| d.addr).ok(),
@@ -372,25 +448,26 @@ pub fn suggest(
         let mut mine: Vec<Suggestion> = Vec::new();
         let mut push = |s: Suggestion| mine.push(s);
         let range = loop_range(&addrs, l);
-        let base = range.start;
-        // the loop's instructions (nested loops included) and its own, by
-        // the loop forest's membership
-        let mut body: Vec<&Instruction> = Vec::new();
-        let mut own: Vec<&Instruction> = Vec::new();
-        for (k, i) in insns[range].iter().enumerate() {
-            let inner = innermost_at(base + k, i.addr);
-            let mut cur = inner;
-            while let Some(x) = cur {
-                if x.index == l.index {
-                    body.push(i);
-                    if inner.map(|y| y.index) == Some(l.index) {
-                        own.push(i);
+        // the loop's own instructions, by the loop forest's membership
+        let own_idx = within(own_insn_of.get(l.index), &range);
+        let own: Vec<&Instruction> = own_idx.iter().map(|&j| &insns[j as usize]).collect();
+        // the loop's instructions, nested loops included (read by one rule,
+        // on a loop with a transcendental)
+        let body = || -> Vec<&Instruction> {
+            let base = range.start;
+            let mut body: Vec<&Instruction> = Vec::new();
+            for (k, i) in insns[range.clone()].iter().enumerate() {
+                let mut cur = innermost_at(base + k, i.addr);
+                while let Some(x) = cur {
+                    if x.index == l.index {
+                        body.push(i);
+                        break;
                     }
-                    break;
+                    cur = x.parent.and_then(|p| timing.loops.get(p));
                 }
-                cur = x.parent.and_then(|p| timing.loops.get(p));
             }
-        }
+            body
+        };
 
         // --- tile global loads ---
         // (a load whose address is uniform reads one value for the whole
@@ -447,17 +524,15 @@ pub fn suggest(
         // the RAW penalties the loop's own body pays (a nested loop's are
         // in its own bound)
         let ds = {
-            let d = &timing.instructions_detail;
             let a = detail_addrs.partition_point(|&x| x < l.first);
             let b = detail_addrs.partition_point(|&x| x <= l.last);
-            &d[a..b.max(a)]
+            within(own_of.get(l.index), &(a..b.max(a)))
         };
-        let paid = |d: &&super::model::InsnDetail| {
-            d.loop_index.map(|x| x as usize) == Some(l.index)
-                && d.raw_dep.as_ref().map(|r| r.penalty > 0.0).unwrap_or(false)
-        };
-        let raw_count = ds.iter().filter(paid).count();
-        let first_raw = ds.iter().find(paid);
+        let paid =
+            |d: &&super::model::InsnDetail| d.raw_dep().map(|r| r.penalty > 0.0).unwrap_or(false);
+        let ds = ds.iter().map(|&k| &details[k as usize]);
+        let raw_count = ds.clone().filter(paid).count();
+        let first_raw = ds.clone().find(paid);
         let latency_bound = no_mem_stall && l.body.bound.by == "dependency_chain";
         let many_raw = raw_count >= 4 && raw_count * 4 >= l.body.instructions;
         if latency_bound || (many_raw && chain_bound > 0.0) {
@@ -489,12 +564,13 @@ pub fn suggest(
         // --- hoist invariant transcendentals ---
         // built on the first transcendental only (most loops have none)
         let mut written_set: Option<HashSet<u32>> = None;
-        for i in &own {
-            if i.cost_key().transcendental().is_none() {
+        for (&j, i) in own_idx.iter().zip(&own) {
+            if key_of(j as usize).transcendental().is_none() {
                 continue;
             }
             let written = written_set.get_or_insert_with(|| {
-                body.iter()
+                body()
+                    .iter()
                     .flat_map(|i| {
                         i.defs()
                             .filter(|r| r.file == RegFile::Gpr)
@@ -528,13 +604,15 @@ pub fn suggest(
         }
 
         // --- 64-bit integer emulation ---
-        let int64: Vec<&&Instruction> = own
+        let int64: Vec<&&Instruction> = own_idx
             .iter()
-            .filter(|i| {
-                i.cost_key().is_integer_arith()
+            .zip(&own)
+            .filter(|&(&j, i)| {
+                key_of(j as usize).is_integer_arith()
                     && i.defs()
                         .any(|r| r.file == RegFile::Gpr && r.width == Width::W64)
             })
+            .map(|(_, i)| i)
             .collect();
         if let Some(first) = int64.first() {
             push(Suggestion::new(
@@ -561,8 +639,8 @@ pub fn suggest(
         }
 
         // --- simd/quad reductions in loops ---
-        for i in &own {
-            if i.cost_key().is_cross_lane_reduction() {
+        for (&j, i) in own_idx.iter().zip(&own) {
+            if key_of(j as usize).is_cross_lane_reduction() {
                 push(Suggestion::new(
                     Severity::Medium,
                     i.addr,
@@ -582,15 +660,21 @@ pub fn suggest(
         }
 
         // --- FP16 ---
-        let f32_ops = own.iter().filter(|i| i.cost_key().is_fp32_arith()).count();
-        let f16_ops = own.iter().filter(|i| i.cost_key().is_fp16_arith()).count();
+        let own_keys = || own_idx.iter().map(|&j| key_of(j as usize));
+        let f32_ops = own_keys().filter(|k| k.is_fp32_arith()).count();
+        let f16_ops = own_keys().filter(|k| k.is_fp16_arith()).count();
         let f_bound = no_mem_stall && l.body.pipes.ic < l.body.pipes.fscib();
         if f32_ops >= 4
             && f16_ops == 0
             && f_bound
             && l.body.pipes.f32 * 2.0 >= l.body.cycles_per_iteration
         {
-            let first = own.iter().find(|i| i.cost_key().is_fp32_arith()).unwrap();
+            let first = own_idx
+                .iter()
+                .zip(&own)
+                .find(|&(&j, _)| key_of(j as usize).is_fp32_arith())
+                .map(|(_, i)| i)
+                .unwrap();
             let g = timing.params.gpu.timing;
             push(Suggestion::new(
                 Severity::Low,
@@ -722,7 +806,7 @@ pub fn suggest(
 
     // --- division: rcp feeding fmul ---
     for (idx, i) in insns.iter().enumerate() {
-        if i.cost_key() != agx_isa::CostKey::Rcp {
+        if key_of(idx) != agx_isa::CostKey::Rcp {
             continue;
         }
         let defs: Vec<u32> = i
