@@ -312,8 +312,12 @@ fn decode_parallel(
                 spare = rest;
                 placed += batch.len();
                 queued.fetch_add(1, Ordering::Relaxed);
-                if work_tx.send((batch, slots)).is_err() {
-                    break;
+                if let Err(mpsc::SendError(job)) = work_tx.send((batch, slots)) {
+                    // (no receiver: cannot happen while `work_rx` lives
+                    // here; decoded in place so every placed slot is
+                    // initialised all the same)
+                    queued.fetch_sub(1, Ordering::Relaxed);
+                    run(job);
                 }
                 // the workers are behind: decode one queued batch here
                 if queued.load(Ordering::Relaxed) > 1 {
