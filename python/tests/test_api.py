@@ -551,3 +551,29 @@ def test_uniform_address_loads():
     # a kernel without them: nothing marked
     r = mp.profile_binary(mesa_bin("cf_mandelbrot").read_bytes())
     assert r.uniform_address_loads == []
+
+
+def test_call_targets_in_raw_code_warn_or_raise():
+    """Issue 21: in raw code, a call whose target holds no code to follow is a
+    warning naming the call (the profile is made); a called function cut
+    by the end of the input is a ValueError, as `metal-profile --binary`."""
+    main = mp.assemble("mov_imm r0l, 0\ncall 0x40\nstop\n")
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        r = mp.profile_binary(main)
+    want = "the call at 0x4 to 0x40 is not followed: it is past the end of the input"
+    assert any(want in str(x.message) for x in w), [str(x.message) for x in w]
+    assert any(want in m for m in r.warnings), r.warnings
+    assert r.kernel["instructions"] == len(mp.disassemble(main).splitlines())
+    # the helper is there: followed, no warning
+    helper = mp.assemble("mov_imm r4, 1, 0b0\niadd r4, r4.sx, 1\nret r1\n")
+    ok = main.ljust(0x40, b"\0") + helper
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        r = mp.profile_binary(ok)
+    assert not [x for x in w if "not followed" in str(x.message)]
+    assert len(r.functions) == 2, r.functions
+    # the helper runs into the end of the input inside an instruction
+    cut = main.ljust(0x40, b"\0") + mp.assemble("mov_imm r4, 1, 0b0\n") + mp.assemble("get_sr r1, sr80\n")[:2]
+    with pytest.raises(ValueError, match=r"the function at 0x40 \(called at 0x4\): the code ends inside an instruction at 0x46: 2 of 4 bytes"):
+        mp.profile_binary(cut)
