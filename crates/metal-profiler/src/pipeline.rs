@@ -163,21 +163,24 @@ impl MainDecode {
     /// [`unknown_lines`] of the decoded code: each unknown encoding's
     /// address and native text.
     pub fn unknown_lines(&self) -> Vec<(u32, String)> {
-        self.failed_steps
-            .iter()
-            .filter_map(|s| match *s {
-                agx_isa::stream::Step::Failed {
-                    addr,
-                    bytes,
-                    shown,
-                    unknown,
-                } => Some((
-                    addr,
-                    agx_isa::stream::unknown_text(&bytes[..shown as usize], unknown),
-                )),
-                _ => None,
-            })
-            .collect()
+        self.failed_steps.iter().filter_map(unknown_line).collect()
+    }
+}
+
+/// An undecodable step's address and native text (`None` for the others):
+/// one line of [`unknown_lines`].
+fn unknown_line(step: &agx_isa::stream::Step) -> Option<(u32, String)> {
+    match *step {
+        agx_isa::stream::Step::Failed {
+            addr,
+            bytes,
+            shown,
+            unknown,
+        } => Some((
+            addr,
+            agx_isa::stream::unknown_text(&bytes[..shown as usize], unknown),
+        )),
+        _ => None,
     }
 }
 
@@ -613,19 +616,10 @@ pub fn decode_code(code: &CodeRef<'_>) -> (Vec<Instruction>, usize) {
 /// Each unknown encoding of the length-aware walk (the one of
 /// [`decode_code`]): its address and native text, for the report.
 pub fn unknown_lines(code: &CodeRef<'_>) -> Vec<(u32, String)> {
-    agx_isa::stream::walk_native(code.bytes(), code.addr)
-        .filter_map(|it| match it {
-            Item::Failed {
-                addr,
-                bytes,
-                shown,
-                unknown,
-            } => Some((
-                addr,
-                agx_isa::stream::unknown_text(&bytes[..shown as usize], unknown),
-            )),
-            _ => None,
-        })
+    let mut w = agx_isa::stream::walk_native(code.bytes(), code.addr);
+    let mut insn = Instruction::default();
+    std::iter::from_fn(|| w.next_into(&mut insn))
+        .filter_map(|s| unknown_line(&s))
         .collect()
 }
 
