@@ -1312,7 +1312,7 @@ mod row {
                 }
                 let a = k.abs() as u64;
                 let unit = 10u64.pow(places);
-                crate::text::put_uint(buf, a / unit);
+                crate::text::put_u(buf, a / unit);
                 buf.push(b'.');
                 let mut f = a % unit;
                 if f == 0 {

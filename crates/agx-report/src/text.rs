@@ -1192,8 +1192,8 @@ const PAIRS: [u8; 200] = {
     t
 };
 
-/// `{}` of an unsigned integer.
-fn put_u(out: &mut Vec<u8>, v: u64) {
+/// `{}` of an unsigned integer (the text rows' and the JSON rows').
+pub(crate) fn put_u(out: &mut Vec<u8>, v: u64) {
     if v < 10 {
         out.push(b'0' + v as u8);
         return;
@@ -1217,11 +1217,6 @@ fn put_u(out: &mut Vec<u8>, v: u64) {
     let len = out.len();
     out.extend_from_slice(&buf);
     out.truncate(len + n);
-}
-
-/// `{}` of an unsigned integer (for the JSON rows).
-pub(crate) fn put_uint(out: &mut Vec<u8>, v: u64) {
-    put_u(out, v);
 }
 
 /// `{:x}` of a `u32`.
