@@ -238,6 +238,13 @@ fn push_hex<S: Sink + ?Sized>(out: &mut S, v: u128, digits: &[u8; 16]) {
     out.put_ascii(&buf[i..]);
 }
 
+/// Writes `v` as `{:x}` / Python's `'%x'` (lower-case digits, no prefix,
+/// no padding).
+#[inline]
+pub fn write_lower_hex<S: Sink + ?Sized>(out: &mut S, v: u32) {
+    push_hex(out, v as u128, HEX);
+}
+
 /// Writes `'%4x:'`.
 #[inline]
 pub fn write_addr<S: Sink + ?Sized>(out: &mut S, addr: u32) {

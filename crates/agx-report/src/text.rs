@@ -1219,21 +1219,9 @@ pub(crate) fn put_u(out: &mut Vec<u8>, v: u64) {
     out.truncate(len + n);
 }
 
-/// `{:x}` of a `u32`.
+/// `{:x}` of a `u32` (the formatter's hex writer).
 fn put_hex(out: &mut Vec<u8>, v: u32) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut buf = [0u8; 8];
-    let mut i = buf.len();
-    let mut v = v;
-    loop {
-        i -= 1;
-        buf[i] = HEX[(v & 15) as usize];
-        v >>= 4;
-        if v == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&buf[i..]);
+    agx_isa::format::write_lower_hex(out, v);
 }
 
 /// The hundredths `k` of `x` (`(x * 100).round()`, the rounding of
