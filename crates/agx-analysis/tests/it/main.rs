@@ -1,0 +1,19 @@
+//! All integration tests of this crate in one test binary (one link instead of
+//! one per file: issue 29). Each file is a module; `common` holds their helpers.
+
+mod common;
+#[path = "../../../../testdata/shared_data.rs"]
+mod shared_data;
+
+mod apple_stack;
+mod asm_kernels;
+mod divergence;
+mod divergence_mesa;
+mod handbuilt;
+mod mesa_corpus;
+mod program;
+mod raw_image;
+mod timing_mesa;
+mod timing_model;
+mod timing_suggest;
+mod uniform_loads;

@@ -1,0 +1,7 @@
+//! All integration tests of this crate in one test binary (one link instead of
+//! one per file: issue 29). Each file is a module; `common` holds their helpers.
+
+mod common;
+
+mod archive;
+mod robustness;

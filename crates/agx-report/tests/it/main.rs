@@ -1,0 +1,11 @@
+//! All integration tests of this crate in one test binary (one link instead of
+//! one per file: issue 29). Each file is a module; `common` holds their helpers.
+
+#[path = "../../../../testdata/shared_data.rs"]
+mod shared_data;
+
+mod html_dot;
+mod schema;
+mod schema_calls;
+mod snapshots;
+mod timing_invariants;

@@ -1,0 +1,21 @@
+//! All integration tests of this crate in one test binary (one link instead of
+//! one per file: issue 29). Each file is a module; `common` holds their helpers.
+
+mod common;
+#[path = "../../../../testdata/shared_data.rs"]
+mod shared_data;
+
+mod cli_archive;
+mod cli_basic;
+mod cli_batch;
+mod cli_calls;
+mod cli_contract;
+mod cli_offline;
+mod cli_output;
+mod cli_raw_input;
+mod cli_record;
+mod cli_targets;
+mod gpu_model;
+mod html_chromium;
+mod instruction_facts;
+mod one_record;
