@@ -5,6 +5,7 @@
 //! are data ([`forms`]), generated from applegpu's descriptor tables; the
 //! formatter is separate from the decoder, as in `iced-x86`/`yaxpeax`.
 
+pub mod apple9;
 pub mod asm;
 pub mod cost;
 pub mod decode;
