@@ -1,4 +1,5 @@
-//! `agx-isa`: the Apple G13 (M1-family) GPU instruction set.
+//! `agx-isa`: the Apple GPU instruction sets: G13 (M1/M2) and, in
+//! [`apple9`], Apple9 (M3/M4/A18 Pro); [`isa`] holds one value per family.
 //!
 //! bytes → [`Instruction`] (typed operands with def/use roles, register
 //! file, width and count) → text in applegpu's syntax. The instruction forms
@@ -10,6 +11,7 @@ pub mod asm;
 pub mod cost;
 pub mod decode;
 pub mod format;
+pub mod isa;
 pub mod forms;
 mod group_alu;
 mod group_ctrl;
