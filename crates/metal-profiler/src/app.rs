@@ -312,6 +312,9 @@ fn run_profile(
         device = d;
         pipeline::load_archive(&b, "the compiled archive", pipeline::RAW_HINT_CLI)?
     } else if let Some(b) = &a.binary {
+        if let Some(isa) = pipeline::raw_other_isa(a.gpu.as_deref())? {
+            return run_raw_other_isa(b, isa, a, out, err);
+        }
         if a.disasm_only && b.as_os_str() != "-" {
             return run_raw_listing(b, a, out, err);
         }
@@ -392,6 +395,63 @@ fn run_raw_listing(
     // the listing is streamed: it is printed up to the problem, then the error
     let origin = pipeline::raw_origin(&name, &head[..got]);
     finish_raw_listing(origin, n, failed, cut, a, err)
+}
+
+/// `--binary FILE --gpu NAME` where NAME's code is another family than
+/// G13 (Apple9: G15/G16/G17P): its listing with `--disasm-only`; no
+/// profile (that family has no cycle model). Framing that stops (unknown
+/// length, documented conflict, cut code) and `unknown` positions are
+/// warnings naming the offset, exit [`pipeline::EXIT_UNKNOWN`] unless
+/// `--allow-unknown`.
+fn run_raw_other_isa(
+    path: &Path,
+    isa: &'static agx_isa::isa::Isa,
+    a: &ProfileArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), Error> {
+    let gpu = a.gpu.as_deref().unwrap_or_default();
+    if !a.disasm_only {
+        return Err(Error::input(format!(
+            "--gpu {gpu}: {} code has no profile yet (no cycle measurements exist for it); use --disasm-only for its listing",
+            isa.describe
+        )));
+    }
+    if a.syntax != SyntaxArg::Default {
+        return Err(Error::usage(format!(
+            "--syntax: {} listings print the reference disassembler's default syntax only; drop --syntax",
+            isa.name
+        )));
+    }
+    let bytes = pipeline::read_path(path)?;
+    let name = pipeline::display_name(path);
+    let offset = a.offset.unwrap_or(0);
+    pipeline::check_raw_extent(&name, bytes.len() as u64, offset)?;
+    let addr = pipeline::raw_placement(bytes.len() as u64, offset, a.base.unwrap_or(0))?;
+    let code = &bytes[offset as usize..];
+    let (text, sum) = (isa.listing)(code, addr);
+    if sum.named + sum.unknown == 0 && sum.framing_stop.is_none() {
+        return Err(Error::input(format!(
+            "{name} holds no {} instructions (only zero bytes); check the file and --offset",
+            isa.name
+        )));
+    }
+    write_all(out, &text)?;
+    let mut warnings = Vec::new();
+    if let Some((_, why)) = &sum.framing_stop {
+        warnings.push(format!(
+            "warning: {name}: {why}; the rest is shown as `Unrecognized opcode` hex rows"
+        ));
+    }
+    if sum.unknown > 0 {
+        warnings.push(format!(
+            "warning: {name}: {} of {} positions hold {} encodings no source decodes (shown as `unknown`)",
+            sum.unknown,
+            sum.named + sum.unknown,
+            isa.name
+        ));
+    }
+    warn_all(&warnings, a.allow_unknown, err)
 }
 
 /// After a raw listing: the checks of [`pipeline::check_decoded`] (the

@@ -483,6 +483,23 @@ pub fn choose_slice(
     Ok((archive.only_slice(index), note))
 }
 
+/// The family of raw code named by `--gpu` when it is not G13 (Apple9:
+/// G15/G16 Macs, G17P); `None` for G13/G14, no `--gpu` (G13 is the
+/// default) or a GPU [`raw_gpu`] reports on. M5 code is refused with the
+/// reason.
+pub fn raw_other_isa(name: Option<&str>) -> Result<Option<&'static agx_isa::isa::Isa>, Error> {
+    let Some(row) = name.and_then(agx_container::gpu_row) else {
+        return Ok(None);
+    };
+    if let Some(why) = row.refusal() {
+        return Err(Error::input(format!(
+            "--gpu {}: {why}; it cannot be decoded",
+            name.unwrap_or_default()
+        )));
+    }
+    Ok(row.isa().filter(|i| !i.timed))
+}
+
 /// The GPU named by `--gpu` for raw code: decodable ones only.
 pub fn raw_gpu(name: &str) -> Result<Gpu, Error> {
     let Some(g) = Gpu::from_name(name) else {
