@@ -49,3 +49,31 @@ fn apple9_framing_stop_warns_with_the_offset() {
     let o = run(&["--binary", "examples/apple9_loop.bin", "--disasm-only", "--allow-unknown"]);
     assert!(!out(&o).contains("push_exec"), "{}", out(&o));
 }
+
+/// An archive with a G15G slice of Apple9 code: `--list` names the family
+/// and how much of each function decodes; `--gpu g15g --disasm-only` lists
+/// it; profiling it is refused pointing to --disasm-only.
+#[test]
+fn apple9_archive_slice_lists_and_is_listed() {
+    use agx_container::testutil::{build_test_archive, G15G};
+    use agx_container::Stage;
+    let code = std::fs::read(crate::common::repo().join("examples/apple9_loop.bin")).unwrap();
+    let archive = build_test_archive(G15G, Stage::Compute, &code, &[("_agc.main.constant_program", 0), ("_agc.main", 0x40)]);
+    let t = tmp("apple9-archive");
+    let f = t.0.join("a9.archive");
+    std::fs::write(&f, archive).unwrap();
+    let p = f.to_str().unwrap();
+    let o = run(&[p, "--list"]);
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(out(&o).contains("G15G (M3)                Apple9"), "{}", out(&o));
+    let o = run(&[p, "--list", "--gpu", "g15g"]);
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(out(&o).contains("_agc.main: 66 of 128 bytes framed, 9 instructions named, 0 unknown"), "{}", out(&o));
+    let o = run(&[p, "--gpu", "g15g", "--disasm-only"]);
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(out(&o).contains("  44: 0F 05 54 1A") && out(&o).contains("while_exec"), "{}", out(&o));
+    let o = run(&[p, "--gpu", "g15g"]);
+    let (code, line) = one_line(&o);
+    assert_eq!(code, Some(1));
+    assert!(line.contains("--disasm-only"), "{line}");
+}
