@@ -61,14 +61,30 @@ fn g13_listing(code: &[u8], base: u32) -> (String, Summary) {
     let text = crate::stream::disassemble_listing(code, base, crate::Syntax::Default);
     let (insns, failed) = crate::stream::decode_all(code, base);
     let framed_bytes = insns.iter().map(|i| i.len as usize).sum::<usize>() + 2 * failed;
-    (text, Summary { named: insns.len(), unknown: failed, framed_bytes, framing_stop: None })
+    (
+        text,
+        Summary {
+            named: insns.len(),
+            unknown: failed,
+            framed_bytes,
+            framing_stop: None,
+        },
+    )
 }
 
 fn apple9_listing(code: &[u8], base: u32) -> (String, Summary) {
     let (text, l) = crate::apple9::disassemble(code, base);
     let (named, unknown, framed_bytes) = l.counts();
     let framing_stop = l.framing.map(|s| (s.offset, s.to_string()));
-    (text, Summary { named, unknown, framed_bytes, framing_stop })
+    (
+        text,
+        Summary {
+            named,
+            unknown,
+            framed_bytes,
+            framing_stop,
+        },
+    )
 }
 
 /// G13 (M1) and G14 (M2) Mac parts: Mesa compiles both with one backend and
@@ -131,7 +147,9 @@ pub fn refusal(generation: u8, phone: bool) -> Option<&'static str> {
 
 /// The family by name (`g13`, `apple9`, any case).
 pub fn by_name(name: &str) -> Option<&'static Isa> {
-    ISAS.iter().copied().find(|i| i.name.eq_ignore_ascii_case(name))
+    ISAS.iter()
+        .copied()
+        .find(|i| i.name.eq_ignore_ascii_case(name))
 }
 
 #[cfg(test)]
@@ -149,7 +167,10 @@ mod tests {
         assert!(for_gpu(13, "G13P", true).is_none());
         for (i, a) in ISAS.iter().enumerate() {
             for b in &ISAS[i + 1..] {
-                assert!(a.mac_generations.iter().all(|g| !b.mac_generations.contains(g)));
+                assert!(a
+                    .mac_generations
+                    .iter()
+                    .all(|g| !b.mac_generations.contains(g)));
             }
         }
     }

@@ -505,11 +505,17 @@ fn run_archive_other_isa(
         }
         let mut text = pipeline::list_slices(&archive, Some(index));
         text.push('\n');
-        let mut table = pipeline::list_functions(&Archive { warnings: Vec::new(), ..one.clone() });
+        let mut table = pipeline::list_functions(&Archive {
+            warnings: Vec::new(),
+            ..one.clone()
+        });
         table.push_str(&format!("\n{} decoding of each function:\n", isa.name));
         for f in &one.functions {
             let (_, s) = listing_of(f);
-            let stop = s.framing_stop.as_ref().map_or(String::new(), |(_, w)| format!("; {w}"));
+            let stop = s
+                .framing_stop
+                .as_ref()
+                .map_or(String::new(), |(_, w)| format!("; {w}"));
             table.push_str(&format!(
                 "  {}: {} of {} bytes framed, {} instructions named, {} unknown{stop}\n",
                 f.symbol, s.framed_bytes, f.code_size, s.named, s.unknown
@@ -522,7 +528,10 @@ fn run_archive_other_isa(
     let shown = match a.part {
         PartArg::Main => one.main_of(selected).unwrap_or(selected),
         PartArg::Prolog => one.prolog_of(selected).ok_or_else(|| {
-            Error::input(format!("'{}' has no prolog in this archive; use --part main", selected.name))
+            Error::input(format!(
+                "'{}' has no prolog in this archive; use --part main",
+                selected.name
+            ))
         })?,
         PartArg::All => {
             return Err(Error::usage(format!(
@@ -535,7 +544,10 @@ fn run_archive_other_isa(
     write_all(out, &text)?;
     let mut warnings = Vec::new();
     if let Some((_, why)) = &s.framing_stop {
-        warnings.push(format!("warning: `{}`: {why}; the rest is shown as `Unrecognized opcode` hex rows", shown.symbol));
+        warnings.push(format!(
+            "warning: `{}`: {why}; the rest is shown as `Unrecognized opcode` hex rows",
+            shown.symbol
+        ));
     }
     if s.unknown > 0 {
         warnings.push(format!(

@@ -28,7 +28,11 @@ impl Ctx {
     }
     /// `size` bits from bit `start`.
     pub fn f(&mut self, start: u32, size: u32) -> u32 {
-        let mask = if size >= 32 { u32::MAX as u128 } else { (1u128 << size) - 1 };
+        let mask = if size >= 32 {
+            u32::MAX as u128
+        } else {
+            (1u128 << size) - 1
+        };
         self.used |= mask << start;
         ((self.n >> start) & mask) as u32
     }
@@ -63,7 +67,10 @@ impl Op {
         s
     }
     fn reg(base: String) -> Op {
-        Op { base, flags: Vec::new() }
+        Op {
+            base,
+            flags: Vec::new(),
+        }
     }
 }
 
@@ -83,10 +90,16 @@ pub enum Kind {
 /// table is an error (the reference raises `IndexError`).
 pub fn reg_name(kind: Kind, n: u32) -> R<String> {
     let (limit, s) = match kind {
-        Kind::R16 => (256, format!("r{}{}", n >> 1, if n & 1 == 0 { 'l' } else { 'h' })),
+        Kind::R16 => (
+            256,
+            format!("r{}{}", n >> 1, if n & 1 == 0 { 'l' } else { 'h' }),
+        ),
         Kind::R32 => (128, format!("r{n}")),
         Kind::R64 => (128, format!("r{}_r{}", n, n + 1)),
-        Kind::U16 => (512, format!("u{}{}", n >> 1, if n & 1 == 0 { 'l' } else { 'h' })),
+        Kind::U16 => (
+            512,
+            format!("u{}{}", n >> 1, if n & 1 == 0 { 'l' } else { 'h' }),
+        ),
         Kind::U32 => (256, format!("u{n}")),
         Kind::U64 => (256, format!("u{}_u{}", n, n + 1)),
     };
@@ -101,7 +114,14 @@ pub fn reg(kind: Kind, n: u32) -> R<Op> {
 }
 
 /// The reference's `register_from_fields`.
-pub fn from_fields(value: u32, size_bits: u32, uniform: bool, count: u32, cache: bool, discard: bool) -> R<Op> {
+pub fn from_fields(
+    value: u32,
+    size_bits: u32,
+    uniform: bool,
+    count: u32,
+    cache: bool,
+    discard: bool,
+) -> R<Op> {
     let (shift, kind) = match (size_bits, uniform) {
         (0, false) => (0, Kind::R16),
         (0, true) => (0, Kind::U16),
@@ -167,7 +187,11 @@ pub fn wait(c: &mut Ctx, lo: u32, hi: Option<u32>, label: bool) -> String {
     if value == 0 {
         return if label { String::new() } else { "none".into() };
     }
-    let mut s = if label { "wait ".to_string() } else { String::new() };
+    let mut s = if label {
+        "wait ".to_string()
+    } else {
+        String::new()
+    };
     for i in 0..6 {
         if value & (1 << i) != 0 {
             s.push(char::from(b'0' + i as u8));
@@ -204,11 +228,29 @@ pub fn layout_l(which: char, bit: u32, l: Option<u32>) -> VSrc {
     match which {
         'A' => {
             let l = l.unwrap_or(51);
-            VSrc { bit, c, s: Some(bit - 1), d: 19, l: Some(l), u: Some(l + 4), h: Some(l + 5), ..VSrc::default() }
+            VSrc {
+                bit,
+                c,
+                s: Some(bit - 1),
+                d: 19,
+                l: Some(l),
+                u: Some(l + 4),
+                h: Some(l + 5),
+                ..VSrc::default()
+            }
         }
         'B' => {
             let l = l.unwrap_or(52);
-            VSrc { bit, c, s: Some(bit - 1), d: 20, l: Some(l), u: Some(l + 5), h: Some(l + 6), ..VSrc::default() }
+            VSrc {
+                bit,
+                c,
+                s: Some(bit - 1),
+                d: 20,
+                l: Some(l),
+                u: Some(l + 5),
+                h: Some(l + 6),
+                ..VSrc::default()
+            }
         }
         _ => VSrc {
             bit,
@@ -257,12 +299,24 @@ pub fn vsrc(c: &mut Ctx, o: &VSrc, size: Size, int: bool, u_default: u32) -> R<O
     if uniform != 0 {
         value |= (discard << 7) | (high << 8);
         if cache != 0 {
-            return Ok(if int { imm(value & 0xff) } else { imm(float_imm(value)) });
+            return Ok(if int {
+                imm(value & 0xff)
+            } else {
+                imm(float_imm(value))
+            });
         }
-        r = if size_bit != 0 { reg(Kind::U32, value >> 1)? } else { reg(Kind::U16, value)? };
+        r = if size_bit != 0 {
+            reg(Kind::U32, value >> 1)?
+        } else {
+            reg(Kind::U16, value)?
+        };
     } else {
         value |= high << 7;
-        r = if size_bit != 0 { reg(Kind::R32, value >> 1)? } else { reg(Kind::R16, value)? };
+        r = if size_bit != 0 {
+            reg(Kind::R32, value >> 1)?
+        } else {
+            reg(Kind::R16, value)?
+        };
         if cache != 0 {
             r.flags.push("cache");
         }
@@ -302,7 +356,17 @@ pub struct VDst {
     pub b: Option<u32>,
 }
 
-pub const VDST: VDst = VDst { bit: 4, l: None, x: Some(22), h: None, z: None, s: Some(3), c: Some(21), u: None, b: None };
+pub const VDST: VDst = VDst {
+    bit: 4,
+    l: None,
+    x: Some(22),
+    h: None,
+    z: None,
+    s: Some(3),
+    c: Some(21),
+    u: None,
+    b: None,
+};
 
 pub fn vdst(c: &mut Ctx, o: &VDst) -> R<Op> {
     let mut parts: Vec<(u32, u32)> = Vec::new();
@@ -441,7 +505,17 @@ pub fn fsrc_fields(c: &mut Ctx, o: &FSrc) -> FSrcFields {
     let a = c.opt(o.a, 0);
     let i = c.opt(o.i, 0);
     let u = c.opt(o.u, 0);
-    FSrcFields { value, cache, s, r, d, sx, a, i, u }
+    FSrcFields {
+        value,
+        cache,
+        s,
+        r,
+        d,
+        sx,
+        a,
+        i,
+        u,
+    }
 }
 
 pub fn fsrc_op(f: &FSrcFields, shape: Shape) -> R<Op> {
@@ -450,7 +524,14 @@ pub fn fsrc_op(f: &FSrcFields, shape: Shape) -> R<Op> {
         value &= !1;
     }
     let mut op = if f.r != 0 {
-        from_fields(value, shape.size, false, shape.count, f.cache != 0, f.d != 0)?
+        from_fields(
+            value,
+            shape.size,
+            false,
+            shape.count,
+            f.cache != 0,
+            f.d != 0,
+        )?
     } else {
         value |= f.cache << 8;
         if f.d != 0 {

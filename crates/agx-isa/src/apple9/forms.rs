@@ -90,22 +90,47 @@ const ALU_UNSURE: (u32, u32, u32) = (18, 5, 0b10101);
 // ---- moves -----------------------------------------------------------
 
 fn mov_imm7(c: &mut Ctx) -> R<Asm> {
-    let d = vdst(c, &VDst { bit: 4, x: None, c: None, ..VDST })?;
+    let d = vdst(
+        c,
+        &VDst {
+            bit: 4,
+            x: None,
+            c: None,
+            ..VDST
+        },
+    )?;
     let i = c.f(8, 7);
     Ok(("mov_imm".into(), vec![d.text(), i.to_string()]))
 }
 
 fn mov_imm32(c: &mut Ctx) -> R<Asm> {
-    let d = vdst(c, &VDst { l: Some(18), h: Some(60), ..VDST })?;
+    let d = vdst(
+        c,
+        &VDst {
+            l: Some(18),
+            h: Some(60),
+            ..VDST
+        },
+    )?;
     let i = c.merged(&[(8, 7), (33, 4), (42, 2), (48, 12), (25, 7)]);
     Ok(("mov_imm".into(), vec![d.text(), i.to_string()]))
 }
 
 fn get_sr(c: &mut Ctx) -> R<Asm> {
     let g = c.f(29, 3);
-    let d = vdst(c, &VDst { l: Some(18), h: Some(60), ..VDST })?;
+    let d = vdst(
+        c,
+        &VDst {
+            l: Some(18),
+            h: Some(60),
+            ..VDST
+        },
+    )?;
     let sr = c.f(8, 7);
-    Ok(("get_sr".into(), vec![g.to_string(), d.text(), format!("sr{sr}")]))
+    Ok((
+        "get_sr".into(),
+        vec![g.to_string(), d.text(), format!("sr{sr}")],
+    ))
 }
 
 // ---- device memory ---------------------------------------------------
@@ -125,7 +150,11 @@ fn device_mem(c: &mut Ctx, load: bool) -> R<Asm> {
     let br = c.f(hb + 26, 1);
     // index
     let iv = c.merged(&[(39, 1), (40, 7)]);
-    let (id, iz) = if load { (c.f(47, 1), c.f(48, 1)) } else { (c.f(48, 1), c.f(47, 1)) };
+    let (id, iz) = if load {
+        (c.f(47, 1), c.f(48, 1))
+    } else {
+        (c.f(48, 1), c.f(47, 1))
+    };
     let ix = c.f(49, 4);
     let is = c.f(53, 1);
     let ih = c.f(54, 1);
@@ -141,12 +170,22 @@ fn device_mem(c: &mut Ctx, load: bool) -> R<Asm> {
     let ty_s = LS_TYPE[ty as usize];
     let count = LS_MASK[mask as usize].len() as u32;
     let r = match ty_s {
-        "i8" => (0..count.div_ceil(2)).map(|i| reg_name(Kind::R16, rv + i)).collect::<R<Vec<_>>>()?,
-        "i16" => (0..count).map(|i| reg_name(Kind::R16, rv + i)).collect::<R<Vec<_>>>()?,
-        _ => (0..count).map(|i| reg_name(Kind::R32, (rv >> 1) + i)).collect::<R<Vec<_>>>()?,
+        "i8" => (0..count.div_ceil(2))
+            .map(|i| reg_name(Kind::R16, rv + i))
+            .collect::<R<Vec<_>>>()?,
+        "i16" => (0..count)
+            .map(|i| reg_name(Kind::R16, rv + i))
+            .collect::<R<Vec<_>>>()?,
+        _ => (0..count)
+            .map(|i| reg_name(Kind::R32, (rv >> 1) + i))
+            .collect::<R<Vec<_>>>()?,
     }
     .join("_");
-    let base = if br != 0 { reg_name(Kind::R64, bv)? } else { reg_name(Kind::U64, bv << 1)? };
+    let base = if br != 0 {
+        reg_name(Kind::R64, bv)?
+    } else {
+        reg_name(Kind::U64, bv << 1)?
+    };
     if it == 3 {
         return Err(Bad("memory index type 3"));
     }
@@ -179,7 +218,11 @@ fn device_mem(c: &mut Ctx, load: bool) -> R<Asm> {
         }
     };
     let sh = if shift == 0 { 4 } else { shift - 1 };
-    let sh = if sh != 0 { format!("lsl {sh}") } else { String::new() };
+    let sh = if sh != 0 {
+        format!("lsl {sh}")
+    } else {
+        String::new()
+    };
     let off = (off as u16 as i16).to_string();
     let mut v = vec![
         g.to_string(),
@@ -204,11 +247,25 @@ fn device_mem(c: &mut Ctx, load: bool) -> R<Asm> {
 
 fn bitop_mov(c: &mut Ctx) -> R<Asm> {
     let op = c.f(16, 3);
-    let d = vdst(c, &VDst { l: Some(24), u: Some(26), ..VDST })?;
+    let d = vdst(
+        c,
+        &VDst {
+            l: Some(24),
+            u: Some(26),
+            ..VDST
+        },
+    )?;
     let ds = c.f(3, 1);
     let a = vsrc(
         c,
-        &VSrc { bit: 9, l: Some(8), c: 15, d: 19, u: Some(27), ..VSrc::default() },
+        &VSrc {
+            bit: 9,
+            l: Some(8),
+            c: 15,
+            d: 19,
+            u: Some(27),
+            ..VSrc::default()
+        },
         Size::Fixed(ds),
         true,
         0,
@@ -222,15 +279,42 @@ fn bitop_mov(c: &mut Ctx) -> R<Asm> {
     if op == 1 {
         Ok(("mov".into(), vec![d.text(), a.text(), w]))
     } else {
-        Ok(("bitop_unary".into(), vec![name.into(), d.text(), a.text(), w]))
+        Ok((
+            "bitop_unary".into(),
+            vec![name.into(), d.text(), a.text(), w],
+        ))
     }
 }
 
 fn bitop4(c: &mut Ctx) -> R<Asm> {
     let op = c.f(16, 3);
     let d = vdst(c, &VDST)?;
-    let a = vsrc(c, &VSrc { bit: 9, s: Some(8), c: 15, d: 19, ..VSrc::default() }, Size::Own, true, 0)?;
-    let b = vsrc(c, &VSrc { bit: 25, s: Some(24), c: 31, d: 20, ..VSrc::default() }, Size::Own, true, 0)?;
+    let a = vsrc(
+        c,
+        &VSrc {
+            bit: 9,
+            s: Some(8),
+            c: 15,
+            d: 19,
+            ..VSrc::default()
+        },
+        Size::Own,
+        true,
+        0,
+    )?;
+    let b = vsrc(
+        c,
+        &VSrc {
+            bit: 25,
+            s: Some(24),
+            c: 31,
+            d: 20,
+            ..VSrc::default()
+        },
+        Size::Own,
+        true,
+        0,
+    )?;
     let name = match op {
         2 => "and",
         3 => "xor",
@@ -241,7 +325,16 @@ fn bitop4(c: &mut Ctx) -> R<Asm> {
 
 fn bitop10(c: &mut Ctx) -> R<Asm> {
     let tt = format!("{}{}{}{}", c.f(32, 1), c.f(33, 1), c.f(43, 1), c.f(16, 1));
-    let d = vdst(c, &VDst { l: Some(34), h: Some(44), u: Some(38), z: Some(50), ..VDST })?;
+    let d = vdst(
+        c,
+        &VDst {
+            l: Some(34),
+            h: Some(44),
+            u: Some(38),
+            z: Some(50),
+            ..VDST
+        },
+    )?;
     let a = vsrc(c, &layout_l('A', 9, Some(35)), Size::Own, true, 0)?;
     let b = vsrc(c, &layout_l('B', 25, Some(36)), Size::Own, true, 0)?;
     let w = wait(c, 45, Some(61), true);
@@ -275,42 +368,133 @@ fn bitop10(c: &mut Ctx) -> R<Asm> {
 }
 
 fn shape(size: u32) -> Shape {
-    Shape { size, count: 1, float: false }
+    Shape {
+        size,
+        count: 1,
+        float: false,
+    }
 }
 
 fn unary_alu(c: &mut Ctx, name: &str) -> R<Asm> {
-    let (dv, dr, ds, dc, di) = fdst_fields(c, &FDst { s: Some(50), r: Some(33), s_size: 1, ..FDst::default() });
+    let (dv, dr, ds, dc, di) = fdst_fields(
+        c,
+        &FDst {
+            s: Some(50),
+            r: Some(33),
+            s_size: 1,
+            ..FDst::default()
+        },
+    );
     let d = fdst_op(dv, dr, dc, di, shape(ds))?;
-    let af = fsrc_fields(c, &FSrc { bit: 41, s: Some(51), d: Some(52), r: Some(58), ..FSrc::default() });
+    let af = fsrc_fields(
+        c,
+        &FSrc {
+            bit: 41,
+            s: Some(51),
+            d: Some(52),
+            r: Some(58),
+            ..FSrc::default()
+        },
+    );
     let a = fsrc_op(&af, shape(af.s))?;
     let w = wait(c, 12, Some(15), true);
     Ok((name.into(), vec![d.text(), a.text(), w]))
 }
 
 fn shift_op(c: &mut Ctx, name: &str) -> R<Asm> {
-    let (dv, dr, ds, dc, di) = fdst_fields(c, &FDst { s: Some(59), r: Some(33), s_size: 1, ..FDst::default() });
+    let (dv, dr, ds, dc, di) = fdst_fields(
+        c,
+        &FDst {
+            s: Some(59),
+            r: Some(33),
+            s_size: 1,
+            ..FDst::default()
+        },
+    );
     let d = fdst_op(dv, dr, dc, di, shape(ds))?;
-    let af = fsrc_fields(c, &FSrc { bit: 41, s: Some(60), d: Some(62), r: Some(69), sx: Some(70), ..FSrc::default() });
+    let af = fsrc_fields(
+        c,
+        &FSrc {
+            bit: 41,
+            s: Some(60),
+            d: Some(62),
+            r: Some(69),
+            sx: Some(70),
+            ..FSrc::default()
+        },
+    );
     let a = fsrc_op(&af, shape(af.s))?;
-    let bf = fsrc_fields(c, &FSrc { bit: 50, s: Some(61), d: Some(63), r: Some(71), ..FSrc::default() });
+    let bf = fsrc_fields(
+        c,
+        &FSrc {
+            bit: 50,
+            s: Some(61),
+            d: Some(63),
+            r: Some(71),
+            ..FSrc::default()
+        },
+    );
     let b = fsrc_op(&bf, shape(bf.s))?;
     let w = wait(c, 12, Some(15), true);
     Ok((name.into(), vec![d.text(), a.text(), b.text(), w]))
 }
 
 fn bitfield(c: &mut Ctx, name: &str) -> R<Asm> {
-    let (dv, dr, ds, dc, di) = fdst_fields(c, &FDst { s: Some(68), r: Some(33), s_size: 1, ..FDst::default() });
+    let (dv, dr, ds, dc, di) = fdst_fields(
+        c,
+        &FDst {
+            s: Some(68),
+            r: Some(33),
+            s_size: 1,
+            ..FDst::default()
+        },
+    );
     let d = fdst_op(dv, dr, dc, di, shape(ds))?;
-    let af = fsrc_fields(c, &FSrc { bit: 59, s: Some(71), d: Some(74), r: Some(83), ..FSrc::default() });
+    let af = fsrc_fields(
+        c,
+        &FSrc {
+            bit: 59,
+            s: Some(71),
+            d: Some(74),
+            r: Some(83),
+            ..FSrc::default()
+        },
+    );
     let a = fsrc_op(&af, shape(af.s))?;
-    let bf = fsrc_fields(c, &FSrc { bit: 41, s: Some(69), d: Some(72), r: Some(80), sx: Some(81), ..FSrc::default() });
+    let bf = fsrc_fields(
+        c,
+        &FSrc {
+            bit: 41,
+            s: Some(69),
+            d: Some(72),
+            r: Some(80),
+            sx: Some(81),
+            ..FSrc::default()
+        },
+    );
     let b = fsrc_op(&bf, shape(bf.s))?;
-    let cf = fsrc_fields(c, &FSrc { bit: 50, s: Some(70), d: Some(73), r: Some(82), ..FSrc::default() });
+    let cf = fsrc_fields(
+        c,
+        &FSrc {
+            bit: 50,
+            s: Some(70),
+            d: Some(73),
+            r: Some(82),
+            ..FSrc::default()
+        },
+    );
     let cc = fsrc_op(&cf, shape(cf.s))?;
     let mk = c.f(84, 5);
-    let mk = if mk != 0 { format!("mask 0x{:X}", (1u64 << mk) - 1) } else { String::new() };
+    let mk = if mk != 0 {
+        format!("mask 0x{:X}", (1u64 << mk) - 1)
+    } else {
+        String::new()
+    };
     let w = wait(c, 12, Some(15), true);
-    Ok((name.into(), vec![d.text(), a.text(), b.text(), cc.text(), mk, w]))
+    Ok((
+        name.into(),
+        vec![d.text(), a.text(), b.text(), cc.text(), mk, w],
+    ))
 }
 
 // ---- integer add -----------------------------------------------------
@@ -338,16 +522,50 @@ fn iadd_suffix(c: &mut Ctx, s: Option<u32>) -> String {
 /// `kind`: 0 plain, 1 64-bit, 2 shifted.
 fn iadd(c: &mut Ctx, kind: u32) -> R<Asm> {
     let p = c.f(7, 1);
-    let (dv, dr, ds, dc, di) = fdst_fields(c, &FDst { s: Some(59), r: Some(33), s_size: 2, ..FDst::default() });
+    let (dv, dr, ds, dc, di) = fdst_fields(
+        c,
+        &FDst {
+            s: Some(59),
+            r: Some(33),
+            s_size: 2,
+            ..FDst::default()
+        },
+    );
     let s_size = if kind == 1 { 2 } else { 1 };
-    let af = fsrc_fields(c, &FSrc { bit: 41, s: Some(61), s_size, d: Some(65), r: Some(72), sx: Some(73), ..FSrc::default() });
-    let bf = fsrc_fields(c, &FSrc { bit: 50, s: Some(63), s_size, d: Some(66), r: Some(74), sx: Some(75), ..FSrc::default() });
+    let af = fsrc_fields(
+        c,
+        &FSrc {
+            bit: 41,
+            s: Some(61),
+            s_size,
+            d: Some(65),
+            r: Some(72),
+            sx: Some(73),
+            ..FSrc::default()
+        },
+    );
+    let bf = fsrc_fields(
+        c,
+        &FSrc {
+            bit: 50,
+            s: Some(63),
+            s_size,
+            d: Some(66),
+            r: Some(74),
+            sx: Some(75),
+            ..FSrc::default()
+        },
+    );
     let mut extra = String::new();
     let mut sat = None;
     match kind {
         2 => {
             let sh = c.merged(&[(62, 1), (76, 1)]);
-            extra = if sh != 0 { format!("lsl {sh}") } else { "lsl 4".into() };
+            extra = if sh != 0 {
+                format!("lsl {sh}")
+            } else {
+                "lsl 4".into()
+            };
         }
         0 => sat = Some(c.f(62, 1)),
         _ => {}
@@ -368,10 +586,48 @@ fn iadd(c: &mut Ctx, kind: u32) -> R<Asm> {
 
 fn imadd(c: &mut Ctx) -> R<Asm> {
     let p = c.f(7, 1);
-    let (dv, dr, ds, dc, di) = fdst_fields(c, &FDst { s: Some(68), r: Some(33), s_size: 2, ..FDst::default() });
-    let af = fsrc_fields(c, &FSrc { bit: 41, s: Some(70), d: Some(73), r: Some(81), sx: Some(82), ..FSrc::default() });
-    let bf = fsrc_fields(c, &FSrc { bit: 50, s: Some(71), d: Some(74), r: Some(83), sx: Some(84), ..FSrc::default() });
-    let cf = fsrc_fields(c, &FSrc { bit: 59, s: Some(72), d: Some(75), r: Some(85), sx: Some(86), ..FSrc::default() });
+    let (dv, dr, ds, dc, di) = fdst_fields(
+        c,
+        &FDst {
+            s: Some(68),
+            r: Some(33),
+            s_size: 2,
+            ..FDst::default()
+        },
+    );
+    let af = fsrc_fields(
+        c,
+        &FSrc {
+            bit: 41,
+            s: Some(70),
+            d: Some(73),
+            r: Some(81),
+            sx: Some(82),
+            ..FSrc::default()
+        },
+    );
+    let bf = fsrc_fields(
+        c,
+        &FSrc {
+            bit: 50,
+            s: Some(71),
+            d: Some(74),
+            r: Some(83),
+            sx: Some(84),
+            ..FSrc::default()
+        },
+    );
+    let cf = fsrc_fields(
+        c,
+        &FSrc {
+            bit: 59,
+            s: Some(72),
+            d: Some(75),
+            r: Some(85),
+            sx: Some(86),
+            ..FSrc::default()
+        },
+    );
     let s = c.f(87, 1);
     let w = wait(c, 12, Some(15), true);
     let suffix = iadd_suffix(c, Some(s));
@@ -380,7 +636,10 @@ fn imadd(c: &mut Ctx) -> R<Asm> {
     let b = fsrc_op(&bf, shape(bf.s))?;
     let cc = fsrc_op(&cf, shape(cf.s))?;
     let base = if p != 0 { "imadd" } else { "imsub" };
-    Ok((format!("{base}{suffix}"), vec![d.text(), a.text(), b.text(), cc.text(), w]))
+    Ok((
+        format!("{base}{suffix}"),
+        vec![d.text(), a.text(), b.text(), cc.text(), w],
+    ))
 }
 
 // ---- float multiply/add ----------------------------------------------
@@ -402,12 +661,27 @@ fn fsrc(c: &mut Ctx, o: VSrc) -> R<Op> {
 
 fn ffma4(c: &mut Ctx) -> R<Asm> {
     let d = vdst(c, &VDst { bit: 4, ..VDST })?;
-    let a = fsrc(c, VSrc { bit: 9, s: Some(8), c: 15, d: 19, ..VSrc::default() })?;
+    let a = fsrc(
+        c,
+        VSrc {
+            bit: 9,
+            s: Some(8),
+            c: 15,
+            d: 19,
+            ..VSrc::default()
+        },
+    )?;
     let z = c.f(16, 1);
     let bs = c.f(24, 1);
     let b = vsrc(
         c,
-        &VSrc { bit: 25, s: Some(24), c: 31, d: 20, ..VSrc::default() },
+        &VSrc {
+            bit: 25,
+            s: Some(24),
+            c: 31,
+            d: 20,
+            ..VSrc::default()
+        },
         Size::Fixed(if z != 0 { 1 } else { bs }),
         false,
         0,
@@ -422,55 +696,213 @@ fn ffma4(c: &mut Ctx) -> R<Asm> {
 }
 
 fn ffma6(c: &mut Ctx) -> R<Asm> {
-    let d = vdst(c, &VDst { l: Some(34), ..VDST })?;
-    let a = fsrc(c, VSrc { bit: 9, l: Some(35), s: Some(8), c: 15, d: 19, ..VSrc::default() })?;
-    let b = fsrc(c, VSrc { bit: 25, l: Some(36), h: Some(38), s: Some(24), c: 31, d: 20, u: Some(37), ..VSrc::default() })?;
-    let cc = fsrc(c, VSrc { bit: 41, l: Some(40), c: 47, d: 39, ..VSrc::default() })?;
+    let d = vdst(
+        c,
+        &VDst {
+            l: Some(34),
+            ..VDST
+        },
+    )?;
+    let a = fsrc(
+        c,
+        VSrc {
+            bit: 9,
+            l: Some(35),
+            s: Some(8),
+            c: 15,
+            d: 19,
+            ..VSrc::default()
+        },
+    )?;
+    let b = fsrc(
+        c,
+        VSrc {
+            bit: 25,
+            l: Some(36),
+            h: Some(38),
+            s: Some(24),
+            c: 31,
+            d: 20,
+            u: Some(37),
+            ..VSrc::default()
+        },
+    )?;
+    let cc = fsrc(
+        c,
+        VSrc {
+            bit: 41,
+            l: Some(40),
+            c: 47,
+            d: 39,
+            ..VSrc::default()
+        },
+    )?;
     Ok(("ffma".into(), ops(vec![d, a, b, cc])))
 }
 
 fn ffma8(c: &mut Ctx) -> R<Asm> {
-    let d = vdst(c, &VDst { l: Some(50), h: Some(60), u: Some(54), ..VDST })?;
+    let d = vdst(
+        c,
+        &VDst {
+            l: Some(50),
+            h: Some(60),
+            u: Some(54),
+            ..VDST
+        },
+    )?;
     let a = fsrc(c, layout('A', 9))?;
-    let b = fsrc(c, VSrc { n: Some(59), ..layout('B', 25) })?;
-    let cc = fsrc(c, VSrc { s: Some(49), b: Some(34), ..layout('C', 41) })?;
+    let b = fsrc(
+        c,
+        VSrc {
+            n: Some(59),
+            ..layout('B', 25)
+        },
+    )?;
+    let cc = fsrc(
+        c,
+        VSrc {
+            s: Some(49),
+            b: Some(34),
+            ..layout('C', 41)
+        },
+    )?;
     let w = wait(c, 61, None, true);
-    Ok(("ffma".into(), vec![d.text(), a.text(), b.text(), cc.text(), w]))
+    Ok((
+        "ffma".into(),
+        vec![d.text(), a.text(), b.text(), cc.text(), w],
+    ))
 }
 
 fn ffma10(c: &mut Ctx) -> R<Asm> {
-    let d = vdst(c, &VDst { l: Some(50), h: Some(60), z: Some(66), u: Some(54), b: Some(70), ..VDST })?;
-    let a = fsrc(c, VSrc { a: Some(80), b: Some(71), n: Some(65), ..layout('A', 9) })?;
-    let b = fsrc(c, VSrc { a: Some(81), b: Some(72), n: Some(59), ..layout('B', 25) })?;
-    let cc = fsrc(c, VSrc { s: Some(49), b: Some(34), ..layout('C', 41) })?;
+    let d = vdst(
+        c,
+        &VDst {
+            l: Some(50),
+            h: Some(60),
+            z: Some(66),
+            u: Some(54),
+            b: Some(70),
+            ..VDST
+        },
+    )?;
+    let a = fsrc(
+        c,
+        VSrc {
+            a: Some(80),
+            b: Some(71),
+            n: Some(65),
+            ..layout('A', 9)
+        },
+    )?;
+    let b = fsrc(
+        c,
+        VSrc {
+            a: Some(81),
+            b: Some(72),
+            n: Some(59),
+            ..layout('B', 25)
+        },
+    )?;
+    let cc = fsrc(
+        c,
+        VSrc {
+            s: Some(49),
+            b: Some(34),
+            ..layout('C', 41)
+        },
+    )?;
     let w = wait(c, 61, Some(77), true);
     let s = c.f(73, 1);
     let q0 = c.f(88, 1);
-    Ok((format!("ffma{}", fsuffix(s, q0)), vec![d.text(), a.text(), b.text(), cc.text(), w]))
+    Ok((
+        format!("ffma{}", fsuffix(s, q0)),
+        vec![d.text(), a.text(), b.text(), cc.text(), w],
+    ))
 }
 
 fn fma4(c: &mut Ctx, name: &str) -> R<Asm> {
     let d = vdst(c, &VDst { bit: 4, ..VDST })?;
-    let a = fsrc(c, VSrc { bit: 9, s: Some(8), c: 15, d: 19, ..VSrc::default() })?;
-    let b = fsrc(c, VSrc { bit: 25, s: Some(24), c: 31, d: 20, ..VSrc::default() })?;
+    let a = fsrc(
+        c,
+        VSrc {
+            bit: 9,
+            s: Some(8),
+            c: 15,
+            d: 19,
+            ..VSrc::default()
+        },
+    )?;
+    let b = fsrc(
+        c,
+        VSrc {
+            bit: 25,
+            s: Some(24),
+            c: 31,
+            d: 20,
+            ..VSrc::default()
+        },
+    )?;
     Ok((name.into(), ops(vec![d, a, b])))
 }
 
 fn fma6(c: &mut Ctx, name: &str) -> R<Asm> {
-    let d = vdst(c, &VDst { l: Some(34), h: Some(44), u: Some(38), ..VDST })?;
+    let d = vdst(
+        c,
+        &VDst {
+            l: Some(34),
+            h: Some(44),
+            u: Some(38),
+            ..VDST
+        },
+    )?;
     let a = fsrc(c, layout_l('A', 9, Some(35)))?;
-    let b = fsrc(c, VSrc { n: Some(43), ..layout_l('B', 25, Some(36)) })?;
+    let b = fsrc(
+        c,
+        VSrc {
+            n: Some(43),
+            ..layout_l('B', 25, Some(36))
+        },
+    )?;
     let w = wait(c, 45, None, true);
     Ok((name.into(), vec![d.text(), a.text(), b.text(), w]))
 }
 
 fn fma8(c: &mut Ctx, name: &str, abs: bool) -> R<Asm> {
-    let d = vdst(c, &VDst { l: Some(34), h: Some(44), u: Some(38), z: Some(50), b: Some(54), ..VDST })?;
-    let a = fsrc(c, VSrc { n: Some(49), b: Some(55), a: abs.then_some(64), ..layout_l('A', 9, Some(35)) })?;
-    let b = fsrc(c, VSrc { n: Some(43), b: Some(56), a: abs.then_some(65), ..layout_l('B', 25, Some(36)) })?;
+    let d = vdst(
+        c,
+        &VDst {
+            l: Some(34),
+            h: Some(44),
+            u: Some(38),
+            z: Some(50),
+            b: Some(54),
+            ..VDST
+        },
+    )?;
+    let a = fsrc(
+        c,
+        VSrc {
+            n: Some(49),
+            b: Some(55),
+            a: abs.then_some(64),
+            ..layout_l('A', 9, Some(35))
+        },
+    )?;
+    let b = fsrc(
+        c,
+        VSrc {
+            n: Some(43),
+            b: Some(56),
+            a: abs.then_some(65),
+            ..layout_l('B', 25, Some(36))
+        },
+    )?;
     let w = wait(c, 45, Some(61), true);
     let s = c.f(57, 1);
-    Ok((format!("{name}{}", fsuffix(s, 0)), vec![d.text(), a.text(), b.text(), w]))
+    Ok((
+        format!("{name}{}", fsuffix(s, 0)),
+        vec![d.text(), a.text(), b.text(), w],
+    ))
 }
 
 // ---- float unary (SFU, rounding) -------------------------------------
@@ -481,8 +913,25 @@ fn funary_with(c: &mut Ctx, name: &str, d: FDst, a: FSrc) -> R<Asm> {
     let af = fsrc_fields(c, &a);
     let w = wait(c, 12, Some(15), true);
     let dsz = if ds != 0 { 0 } else { 1 };
-    let dd = fdst_op(dv, dr, dc, di, Shape { size: dsz, count: 1, float: true })?;
-    let aa = fsrc_op(&af, Shape { size: af.s, count: 1, float: true })?;
+    let dd = fdst_op(
+        dv,
+        dr,
+        dc,
+        di,
+        Shape {
+            size: dsz,
+            count: 1,
+            float: true,
+        },
+    )?;
+    let aa = fsrc_op(
+        &af,
+        Shape {
+            size: af.s,
+            count: 1,
+            float: true,
+        },
+    )?;
     Ok((name.into(), vec![dd.text(), aa.text(), w]))
 }
 
@@ -490,8 +939,23 @@ fn funary(c: &mut Ctx, name: &str) -> R<Asm> {
     funary_with(
         c,
         name,
-        FDst { s: Some(61), r: Some(33), i: Some(50), s_size: 1, ..FDst::default() },
-        FSrc { bit: 41, i: Some(51), s: Some(52), d: Some(53), r: Some(62), a: Some(63), sx: Some(64), ..FSrc::default() },
+        FDst {
+            s: Some(61),
+            r: Some(33),
+            i: Some(50),
+            s_size: 1,
+            ..FDst::default()
+        },
+        FSrc {
+            bit: 41,
+            i: Some(51),
+            s: Some(52),
+            d: Some(53),
+            r: Some(62),
+            a: Some(63),
+            sx: Some(64),
+            ..FSrc::default()
+        },
     )
 }
 
@@ -499,8 +963,23 @@ fn rcp(c: &mut Ctx) -> R<Asm> {
     funary_with(
         c,
         "rcp",
-        FDst { s: Some(68), r: Some(33), i: Some(57), s_size: 1, ..FDst::default() },
-        FSrc { bit: 41, i: Some(58), s: Some(59), d: Some(52), r: Some(69), a: Some(70), sx: Some(71), ..FSrc::default() },
+        FDst {
+            s: Some(68),
+            r: Some(33),
+            i: Some(57),
+            s_size: 1,
+            ..FDst::default()
+        },
+        FSrc {
+            bit: 41,
+            i: Some(58),
+            s: Some(59),
+            d: Some(52),
+            r: Some(69),
+            a: Some(70),
+            sx: Some(71),
+            ..FSrc::default()
+        },
     )
 }
 
@@ -526,7 +1005,11 @@ const CMPSEL_CC: [Option<&str>; 16] = [
 ];
 
 fn cc_name(v: u32) -> String {
-    CMPSEL_CC.get(v as usize).copied().flatten().map_or_else(|| v.to_string(), str::to_string)
+    CMPSEL_CC
+        .get(v as usize)
+        .copied()
+        .flatten()
+        .map_or_else(|| v.to_string(), str::to_string)
 }
 
 fn invert(cc: &str) -> String {
@@ -552,10 +1035,19 @@ fn peek(c: &Ctx, o: &VSrc) -> (u32, u32, u32, u32) {
 fn cmpsel6(c: &mut Ctx) -> R<Asm> {
     let di = c.f(18, 1);
     let cc = c.f(32, 3);
-    let dst = VDst { l: Some(3), s: Some(17), u: Some(38), h: Some(44), ..VDST };
+    let dst = VDst {
+        l: Some(3),
+        s: Some(17),
+        u: Some(38),
+        h: Some(44),
+        ..VDST
+    };
     let ds = ((c.n >> 17) & 1) as u32;
     let ao = layout_l('A', 9, Some(35));
-    let bo = VSrc { n: Some(43), ..layout_l('B', 25, Some(36)) };
+    let bo = VSrc {
+        n: Some(43),
+        ..layout_l('B', 25, Some(36))
+    };
     let cmp_int = cc & 4 != 0;
     let d = vdst(c, &dst)?;
     let a = vsrc(c, &ao, Size::Own, cmp_int, 0)?;
@@ -573,9 +1065,22 @@ fn cmpsel6(c: &mut Ctx) -> R<Asm> {
         let sa = vsrc(c, &ao, Size::Fixed(ds), di != 0, 0)?;
         let sb = vsrc(c, &bo, Size::Fixed(ds), di != 0, 0)?;
         let name = CMPSEL_CC[cc as usize].unwrap_or("");
-        Ok(("cmpsel".into(), vec![name.into(), d.text(), a.text(), b.text(), sa.text(), sb.text(), w]))
+        Ok((
+            "cmpsel".into(),
+            vec![
+                name.into(),
+                d.text(),
+                a.text(),
+                b.text(),
+                sa.text(),
+                sb.text(),
+                w,
+            ],
+        ))
     } else {
-        let mm = ["fmax", "fmin", "fmaxsse", "fminsse", "umax", "umin", "smax", "smin"][cc as usize];
+        let mm = [
+            "fmax", "fmin", "fmaxsse", "fminsse", "umax", "umin", "smax", "smin",
+        ][cc as usize];
         Ok((mm.into(), vec![d.text(), a.text(), b.text(), w]))
     }
 }
@@ -585,15 +1090,42 @@ fn cmpsel8(c: &mut Ctx) -> R<Asm> {
     let v = c.merged(&[(48, 3), (34, 1), (32, 1)]);
     let base = cc_name(v & 0xf);
     let known = CMPSEL_CC[(v & 0xf) as usize].is_some();
-    let ccs = if !known { v.to_string() } else if v & 0x10 != 0 { base } else { invert(&base) };
+    let ccs = if !known {
+        v.to_string()
+    } else if v & 0x10 != 0 {
+        base
+    } else {
+        invert(&base)
+    };
     let cmp_int = (v & 0xf) & 4 != 0;
     let ds = ((c.n >> 17) & 1) as u32;
-    let d = vdst(c, &VDst { l: Some(3), s: Some(17), u: Some(54), h: Some(60), ..VDST })?;
+    let d = vdst(
+        c,
+        &VDst {
+            l: Some(3),
+            s: Some(17),
+            u: Some(54),
+            h: Some(60),
+            ..VDST
+        },
+    )?;
     let a = vsrc(c, &layout('A', 9), Size::Own, cmp_int, 0)?;
-    let b = vsrc(c, &VSrc { n: Some(59), ..layout('B', 25) }, Size::Own, cmp_int, 0)?;
+    let b = vsrc(
+        c,
+        &VSrc {
+            n: Some(59),
+            ..layout('B', 25)
+        },
+        Size::Own,
+        cmp_int,
+        0,
+    )?;
     let x = vsrc(c, &layout('X', 41), Size::Fixed(ds), di != 0, 0)?;
     let w = wait(c, 61, None, true);
-    Ok(("cmov".into(), vec![ccs, d.text(), a.text(), b.text(), x.text(), w]))
+    Ok((
+        "cmov".into(),
+        vec![ccs, d.text(), a.text(), b.text(), x.text(), w],
+    ))
 }
 
 fn cmpsel_wide(c: &mut Ctx, fourteen: bool) -> R<Asm> {
@@ -601,40 +1133,140 @@ fn cmpsel_wide(c: &mut Ctx, fourteen: bool) -> R<Asm> {
     let v = c.merged(&[(48, 3), (34, 1)]);
     let cmp_int = (v & 0xf) & 4 != 0;
     let ds = ((c.n >> 17) & 1) as u32;
-    let d = vdst(c, &VDst { l: Some(3), s: Some(17), u: Some(54), h: Some(60), z: fourteen.then_some(82), ..VDST })?;
+    let d = vdst(
+        c,
+        &VDst {
+            l: Some(3),
+            s: Some(17),
+            u: Some(54),
+            h: Some(60),
+            z: fourteen.then_some(82),
+            ..VDST
+        },
+    )?;
     let (ao, bo) = if fourteen {
         (
-            VSrc { a: Some(96), b: Some(87), n: Some(65), ..layout('A', 9) },
-            VSrc { a: Some(97), b: Some(88), n: Some(59), ..layout('B', 25) },
+            VSrc {
+                a: Some(96),
+                b: Some(87),
+                n: Some(65),
+                ..layout('A', 9)
+            },
+            VSrc {
+                a: Some(97),
+                b: Some(88),
+                n: Some(59),
+                ..layout('B', 25)
+            },
         )
     } else {
-        (VSrc { n: Some(65), ..layout('A', 9) }, VSrc { n: Some(59), ..layout('B', 25) })
+        (
+            VSrc {
+                n: Some(65),
+                ..layout('A', 9)
+            },
+            VSrc {
+                n: Some(59),
+                ..layout('B', 25)
+            },
+        )
     };
     let a = vsrc(c, &ao, Size::Own, cmp_int, 0)?;
     let b = vsrc(c, &bo, Size::Own, cmp_int, 0)?;
     let x = vsrc(c, &layout('X', 41), Size::Fixed(ds), di != 0, 0)?;
     let y = vsrc(c, &layout('Y', 73), Size::Fixed(ds), di != 0, 0)?;
-    let w = if fourteen { wait(c, 61, Some(93), true) } else { wait(c, 61, None, true) };
-    Ok(("cmpsel".into(), vec![cc_name(v), d.text(), a.text(), b.text(), x.text(), y.text(), w]))
+    let w = if fourteen {
+        wait(c, 61, Some(93), true)
+    } else {
+        wait(c, 61, None, true)
+    };
+    Ok((
+        "cmpsel".into(),
+        vec![
+            cc_name(v),
+            d.text(),
+            a.text(),
+            b.text(),
+            x.text(),
+            y.text(),
+            w,
+        ],
+    ))
 }
 
 // ---- conversions, packing --------------------------------------------
 
 fn convert_f2i(c: &mut Ctx) -> R<Asm> {
     let mode = c.f(62, 3);
-    let (dv, dr, ds, dc, di) = fdst_fields(c, &FDst { s: Some(50), r: Some(33), s_size: 1, ..FDst::default() });
-    let af = fsrc_fields(c, &FSrc { bit: 41, i: Some(51), s: Some(52), d: Some(53), r: Some(59), a: Some(60), sx: Some(61), ..FSrc::default() });
+    let (dv, dr, ds, dc, di) = fdst_fields(
+        c,
+        &FDst {
+            s: Some(50),
+            r: Some(33),
+            s_size: 1,
+            ..FDst::default()
+        },
+    );
+    let af = fsrc_fields(
+        c,
+        &FSrc {
+            bit: 41,
+            i: Some(51),
+            s: Some(52),
+            d: Some(53),
+            r: Some(59),
+            a: Some(60),
+            sx: Some(61),
+            ..FSrc::default()
+        },
+    );
     let w = wait(c, 12, Some(15), true);
     let d = fdst_op(dv, dr, dc, di, shape(ds))?;
-    let a = fsrc_op(&af, Shape { size: af.s, count: 1, float: true })?;
-    let names = ["f_to_u32", "f_to_s8", "f_to_u8", "f_to_s16", "f_to_u16", "f_to_s32", "f_to_u8_6", "f_to_s16_7"];
-    Ok(("convert".into(), vec![names[mode as usize].into(), d.text(), a.text(), w]))
+    let a = fsrc_op(
+        &af,
+        Shape {
+            size: af.s,
+            count: 1,
+            float: true,
+        },
+    )?;
+    let names = [
+        "f_to_u32",
+        "f_to_s8",
+        "f_to_u8",
+        "f_to_s16",
+        "f_to_u16",
+        "f_to_s32",
+        "f_to_u8_6",
+        "f_to_s16_7",
+    ];
+    Ok((
+        "convert".into(),
+        vec![names[mode as usize].into(), d.text(), a.text(), w],
+    ))
 }
 
 fn convert_i2f(c: &mut Ctx) -> R<Asm> {
     let mode = c.merged(&[(52, 1), (62, 1)]);
-    let (dv, dr, ds, dc, di) = fdst_fields(c, &FDst { s: Some(50), r: Some(33), s_size: 1, ..FDst::default() });
-    let af = fsrc_fields(c, &FSrc { bit: 41, s: Some(51), d: Some(53), r: Some(61), ..FSrc::default() });
+    let (dv, dr, ds, dc, di) = fdst_fields(
+        c,
+        &FDst {
+            s: Some(50),
+            r: Some(33),
+            s_size: 1,
+            ..FDst::default()
+        },
+    );
+    let af = fsrc_fields(
+        c,
+        &FSrc {
+            bit: 41,
+            s: Some(51),
+            d: Some(53),
+            r: Some(61),
+            ..FSrc::default()
+        },
+    );
     let rnd = c.f(60, 1);
     let w = wait(c, 12, Some(15), true);
     let m = if af.s != 0 {
@@ -644,7 +1276,16 @@ fn convert_i2f(c: &mut Ctx) -> R<Asm> {
     };
     let d = fdst_op(dv, dr, dc, di, shape(ds))?;
     let a = fsrc_op(&af, shape(af.s))?;
-    Ok(("convert".into(), vec![m.into(), d.text(), a.text(), if rnd != 0 { "rtz" } else { "rte" }.into(), w]))
+    Ok((
+        "convert".into(),
+        vec![
+            m.into(),
+            d.text(),
+            a.text(),
+            if rnd != 0 { "rtz" } else { "rte" }.into(),
+            w,
+        ],
+    ))
 }
 
 const TYPES_RG: [&str; 8] = [
@@ -681,40 +1322,137 @@ const FLOAT_UNPACK: [&str; 8] = [
 fn unpack_unorm(c: &mut Ctx) -> R<Asm> {
     let mode = c.f(60, 3);
     let n = c.f(63, 1);
-    let (dv, dr, ds, dc, di) = fdst_fields(c, &FDst { s: Some(50), s_size: 1, ..FDst::default() });
+    let (dv, dr, ds, dc, di) = fdst_fields(
+        c,
+        &FDst {
+            s: Some(50),
+            s_size: 1,
+            ..FDst::default()
+        },
+    );
     let _ = ds;
-    let af = fsrc_fields(c, &FSrc { bit: 41, d: Some(52), s: Some(51), ..FSrc::default() });
+    let af = fsrc_fields(
+        c,
+        &FSrc {
+            bit: 41,
+            d: Some(52),
+            s: Some(51),
+            ..FSrc::default()
+        },
+    );
     let w = wait(c, 12, Some(15), true);
     let count = 1 + n;
-    let m = if count > 1 { TYPES_RG[mode as usize] } else { TYPES_R[mode as usize] };
+    let m = if count > 1 {
+        TYPES_RG[mode as usize]
+    } else {
+        TYPES_R[mode as usize]
+    };
     let dcount = if n != 0 { 2 } else { 1 };
-    let d = fdst_op(dv, dr, dc, di, Shape { size: ds, count: dcount, float: false })?;
+    let d = fdst_op(
+        dv,
+        dr,
+        dc,
+        di,
+        Shape {
+            size: ds,
+            count: dcount,
+            float: false,
+        },
+    )?;
     let acount = if af.s != 0 { 2 } else { 1 };
-    let a = fsrc_op(&af, Shape { size: 0, count: acount, float: false })?;
+    let a = fsrc_op(
+        &af,
+        Shape {
+            size: 0,
+            count: acount,
+            float: false,
+        },
+    )?;
     Ok(("unpack".into(), vec![m.into(), d.text(), a.text(), w]))
 }
 
 fn unpack_float(c: &mut Ctx) -> R<Asm> {
     let mode = c.merged(&[(49, 2), (58, 1)]);
-    let (dv, dr, _ds, dc, di) = fdst_fields(c, &FDst { no_l: true, r: Some(32), ..FDst::default() });
-    let af = fsrc_fields(c, &FSrc { bit: 41, no_l: true, d: Some(52), s: Some(51), ..FSrc::default() });
+    let (dv, dr, _ds, dc, di) = fdst_fields(
+        c,
+        &FDst {
+            no_l: true,
+            r: Some(32),
+            ..FDst::default()
+        },
+    );
+    let af = fsrc_fields(
+        c,
+        &FSrc {
+            bit: 41,
+            no_l: true,
+            d: Some(52),
+            s: Some(51),
+            ..FSrc::default()
+        },
+    );
     let w = wait(c, 12, Some(15), true);
     let name = FLOAT_UNPACK[mode as usize];
     let size = if name.contains("float") { 1 } else { 0 };
     let count = if name.starts_with("rgb10a2") { 4 } else { 3 };
-    let d = fdst_op(dv, dr, dc, di, Shape { size, count, float: false })?;
+    let d = fdst_op(
+        dv,
+        dr,
+        dc,
+        di,
+        Shape {
+            size,
+            count,
+            float: false,
+        },
+    )?;
     let a = fsrc_op(&af, shape(af.s))?;
     Ok(("unpack".into(), vec![name.into(), d.text(), a.text(), w]))
 }
 
 fn pack_unorm(c: &mut Ctx) -> R<Asm> {
     let mode = c.f(77, 3);
-    let (dv, dr, _ds, dc, di) = fdst_fields(c, &FDst { r: Some(33), ..FDst::default() });
-    let af = fsrc_fields(c, &FSrc { bit: 41, d: Some(63), i: Some(59), s: Some(60), r: Some(70), sx: Some(72), a: Some(71), ..FSrc::default() });
-    let bf = fsrc_fields(c, &FSrc { bit: 50, d: Some(64), i: Some(61), s: Some(62), r: Some(73), sx: Some(76), a: Some(74), u: Some(75), ..FSrc::default() });
+    let (dv, dr, _ds, dc, di) = fdst_fields(
+        c,
+        &FDst {
+            r: Some(33),
+            ..FDst::default()
+        },
+    );
+    let af = fsrc_fields(
+        c,
+        &FSrc {
+            bit: 41,
+            d: Some(63),
+            i: Some(59),
+            s: Some(60),
+            r: Some(70),
+            sx: Some(72),
+            a: Some(71),
+            ..FSrc::default()
+        },
+    );
+    let bf = fsrc_fields(
+        c,
+        &FSrc {
+            bit: 50,
+            d: Some(64),
+            i: Some(61),
+            s: Some(62),
+            r: Some(73),
+            sx: Some(76),
+            a: Some(74),
+            u: Some(75),
+            ..FSrc::default()
+        },
+    );
     let w = wait(c, 12, Some(15), true);
     let two = bf.r != 0 || bf.u != 0;
-    let m = if two { TYPES_RG[mode as usize] } else { TYPES_R[mode as usize] };
+    let m = if two {
+        TYPES_RG[mode as usize]
+    } else {
+        TYPES_R[mode as usize]
+    };
     let dcount = if bf.r == 0 && bf.u == 0 {
         1
     } else if TYPES_RG[mode as usize].starts_with("rg16") {
@@ -722,9 +1460,33 @@ fn pack_unorm(c: &mut Ctx) -> R<Asm> {
     } else {
         1
     };
-    let d = fdst_op(dv, dr, dc, di, Shape { size: 0, count: dcount, float: false })?;
-    let a = fsrc_op(&af, Shape { size: af.s, count: 1, float: true })?;
-    let b = fsrc_op(&bf, Shape { size: bf.s, count: 1, float: true })?;
+    let d = fdst_op(
+        dv,
+        dr,
+        dc,
+        di,
+        Shape {
+            size: 0,
+            count: dcount,
+            float: false,
+        },
+    )?;
+    let a = fsrc_op(
+        &af,
+        Shape {
+            size: af.s,
+            count: 1,
+            float: true,
+        },
+    )?;
+    let b = fsrc_op(
+        &bf,
+        Shape {
+            size: bf.s,
+            count: 1,
+            float: true,
+        },
+    )?;
     let mut v = vec![m.to_string(), d.text(), a.text(), b.text(), w];
     if !two && v[3] == "0.0" {
         v.remove(3);
@@ -734,7 +1496,15 @@ fn pack_unorm(c: &mut Ctx) -> R<Asm> {
 
 fn pack_float(c: &mut Ctx) -> R<Asm> {
     let mode = c.f(107, 2);
-    let (dv, dr, ds, dc, di) = fdst_fields(c, &FDst { r: Some(33), s: Some(77), s_size: 1, ..FDst::default() });
+    let (dv, dr, ds, dc, di) = fdst_fields(
+        c,
+        &FDst {
+            r: Some(33),
+            s: Some(77),
+            s_size: 1,
+            ..FDst::default()
+        },
+    );
     let mut srcs = Vec::new();
     for (bit, i, s, d, r, a, n) in [
         (41, 78, 79, 86, 95, 96, 97),
@@ -744,7 +1514,16 @@ fn pack_float(c: &mut Ctx) -> R<Asm> {
     ] {
         srcs.push(fsrc_fields(
             c,
-            &FSrc { bit, i: Some(i), s: Some(s), d: Some(d), r: Some(r), a: Some(a), sx: Some(n), ..FSrc::default() },
+            &FSrc {
+                bit,
+                i: Some(i),
+                s: Some(s),
+                d: Some(d),
+                r: Some(r),
+                a: Some(a),
+                sx: Some(n),
+                ..FSrc::default()
+            },
         ));
     }
     let w = wait(c, 12, Some(15), true);
@@ -752,7 +1531,17 @@ fn pack_float(c: &mut Ctx) -> R<Asm> {
     let d = fdst_op(dv, dr, dc, di, shape(ds))?;
     let mut v = vec![names[mode as usize].to_string(), d.text()];
     for f in &srcs {
-        v.push(fsrc_op(f, Shape { size: f.s, count: 1, float: true })?.text());
+        v.push(
+            fsrc_op(
+                f,
+                Shape {
+                    size: f.s,
+                    count: 1,
+                    float: true,
+                },
+            )?
+            .text(),
+        );
     }
     v.push(w);
     if mode != 2 && v[5] == "0.0" {
@@ -775,7 +1564,15 @@ fn wait_insn(c: &mut Ctx) -> R<Asm> {
 
 macro_rules! form {
     ($class:expr, $consts:expr, $unsure:expr, $size:expr, $dec:expr) => {
-        Form { class: $class, consts: $consts, unsure: $unsure, sizes: ($size, $size), len_bit: 127, also: None, decode: $dec }
+        Form {
+            class: $class,
+            consts: $consts,
+            unsure: $unsure,
+            sizes: ($size, $size),
+            len_bit: 127,
+            also: None,
+            decode: $dec,
+        }
     };
 }
 
@@ -786,7 +1583,8 @@ fn op_in_bitop4(n: u128) -> bool {
     matches!((n >> 16) & 7, 2..=4)
 }
 
-/// The 57 forms, in the reference's order.
+/// The 57 forms, in the reference's order (one row per line: a table).
+#[rustfmt::skip]
 pub static FORMS: [Form; 57] = [
     form!("MovImm7InstructionDesc", &[(0, 3, 4), (15, 1, 0)], &[], 2, mov_imm7),
     form!("MovImm32InstructionDesc", &[(0, 3, 4), (15, 1, 1), (16, 1, 0), (17, 1, 1), (20, 1, 0)], &[], 8, mov_imm32),

@@ -35,6 +35,7 @@ pub enum Src {
 
 /// Class 7 (`b0 & 7 == 7`): lengths keyed on `b0 | (b1 & 0xf) << 8`.
 /// The pinned reference's table (TK @ca77778), as facts (key, length).
+#[rustfmt::skip]
 pub static TK_TABLE: &[(u16, u8)] = &[
     (0x40f, 4), (0x50f, 4), (0x407, 6), (0x157, 6), (0x60f, 6), (0x417, 8), (0x527, 8), (0x627, 8),
     (0x7a7, 8), (0x4a7, 8), (0x5a7, 8), (0x657, 8), (0x037, 8), (0x137, 8), (0x237, 8), (0x337, 8),
@@ -51,6 +52,7 @@ pub static TK_TABLE: &[(u16, u8)] = &[
 
 /// Class-7 lengths from other facts: keys the pinned reference does not
 /// know, and (first row) the loop update it sizes 14.
+#[rustfmt::skip]
 pub static FACT_TABLE: &[(u16, u8, &str)] = &[
     (0x48f, 4, "loop update `8f x4`: 4 (Mesa loop_mask_update gtests, HW hw-loop_mask_update_bank2, newer TK)"),
     (0x00f, 10, "jmp_exec_any `0f x0`: 10 (Mesa gtest, HW hw-jump10, newer TK)"),
@@ -69,6 +71,7 @@ pub static FACT_TABLE: &[(u16, u8, &str)] = &[
 /// The documented framing conflicts (`apple9-isa.md` "Documented
 /// conflicts", corpus README "Known disagreements"): byte strings whose
 /// length the sources disagree on. Framing stops at them with a warning.
+#[rustfmt::skip]
 pub static CONFLICTS: &[(&[u8], &str)] = &[
     (&[0xf9, 0x15, 0x2f, 0x8d, 0x00, 0x02, 0x00, 0x00], "float2_project: Mesa 8 bytes, TK rule 6"),
     (&[0x10, 0x03, 0x1c, 0x05, 0x03, 0xc0], "half-precision ALU (m3 form): hardware 6 bytes, TK rule 12"),
@@ -91,7 +94,10 @@ pub static CONFLICTS: &[(&[u8], &str)] = &[
 
 /// The conflict whose bytes `code` starts with, if any.
 pub fn conflict(code: &[u8]) -> Option<&'static str> {
-    CONFLICTS.iter().find(|(b, _)| code.starts_with(b)).map(|&(_, w)| w)
+    CONFLICTS
+        .iter()
+        .find(|(b, _)| code.starts_with(b))
+        .map(|&(_, w)| w)
 }
 
 /// The class-7 table lookup: (length, where it comes from).
@@ -99,7 +105,10 @@ pub fn class7(key: u16) -> Option<(u8, Src)> {
     if let Some(&(_, l, why)) = FACT_TABLE.iter().find(|r| r.0 == key) {
         return Some((l, Src::Fact(why)));
     }
-    TK_TABLE.iter().find(|r| r.0 == key).map(|&(_, l)| (l, Src::Tk))
+    TK_TABLE
+        .iter()
+        .find(|r| r.0 == key)
+        .map(|&(_, l)| (l, Src::Tk))
 }
 
 /// The length of the instruction at the start of `code` (never reads past

@@ -64,7 +64,11 @@ pub struct Stop {
 
 impl std::fmt::Display for Stop {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Apple9 framing stops at 0x{:x}: {}", self.addr, self.reason)
+        write!(
+            f,
+            "Apple9 framing stops at 0x{:x}: {}",
+            self.addr, self.reason
+        )
     }
 }
 
@@ -154,7 +158,11 @@ pub fn walk(code: &[u8], base: u32) -> Listing {
     let mut skipping = false;
     while p < code.len() {
         let addr = base.wrapping_add(p as u32);
-        let stop_here = |reason: String| Stop { offset: p, addr, reason };
+        let stop_here = |reason: String| Stop {
+            offset: p,
+            addr,
+            reason,
+        };
         let len = match length(&code[p..]) {
             Len::Known(n) if p + n as usize <= code.len() => n,
             Len::Known(n) => {
@@ -220,11 +228,22 @@ pub fn walk(code: &[u8], base: u32) -> Listing {
             }
         } else if let Some((name, offset)) = flow(bytes) {
             let operands = match (offset, name) {
-                (Some(o), _) => vec![if o >= 0 { format!("pc+{o}") } else { format!("pc-{}", -o) }],
+                (Some(o), _) => vec![if o >= 0 {
+                    format!("pc+{o}")
+                } else {
+                    format!("pc-{}", -o)
+                }],
                 (None, "ret") => vec![],
                 _ => vec![format!("0x{:x}", n >> 16)],
             };
-            Item::Insn { addr, len, mismatch: None, mnem: name.into(), operands, kind: Kind::Flow { offset } }
+            Item::Insn {
+                addr,
+                len,
+                mismatch: None,
+                mnem: name.into(),
+                operands,
+                kind: Kind::Flow { offset },
+            }
         } else {
             Item::Unknown { addr, len }
         };
@@ -235,11 +254,17 @@ pub fn walk(code: &[u8], base: u32) -> Listing {
 }
 
 fn hex_lower(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect::<Vec<_>>().join(" ")
+    b.iter()
+        .map(|x| format!("{x:02x}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn hex_upper(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02X}")).collect::<Vec<_>>().join(" ")
+    b.iter()
+        .map(|x| format!("{x:02X}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The asm column of an item's line.
@@ -271,7 +296,12 @@ pub fn write_listing(code: &[u8], base: u32, l: &Listing, out: &mut String) {
         }
         let p = addr.wrapping_sub(base) as usize;
         let bytes = code.get(p..p + len as usize).unwrap_or(&[]);
-        let _ = writeln!(out, "{addr:4x}: {:<42} {}", hex_upper(bytes), asm_text(it).unwrap_or_default());
+        let _ = writeln!(
+            out,
+            "{addr:4x}: {:<42} {}",
+            hex_upper(bytes),
+            asm_text(it).unwrap_or_default()
+        );
     }
     if let Some(s) = &l.framing {
         out.push_str("Unrecognized opcode\n");

@@ -26,11 +26,17 @@ fn repo() -> PathBuf {
 }
 
 fn hex(s: &str) -> Vec<u8> {
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
 }
 
 fn show_limit() -> usize {
-    std::env::var("AGX_SHOW").ok().and_then(|v| v.parse().ok()).unwrap_or(5)
+    std::env::var("AGX_SHOW")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5)
 }
 
 #[derive(Default, Debug)]
@@ -43,7 +49,12 @@ struct Tally {
 }
 
 /// One `tk-single` case: (identical?, what).
-fn check_single(r: &Value, show: &mut usize, t: &mut Tally, per: &mut BTreeMap<u64, (usize, usize)>) {
+fn check_single(
+    r: &Value,
+    show: &mut usize,
+    t: &mut Tally,
+    per: &mut BTreeMap<u64, (usize, usize)>,
+) {
     let bytes = hex(r["hex"].as_str().unwrap());
     let pc = r["pc"].as_u64().unwrap() as u32;
     let status = r["status"].as_str().unwrap();
@@ -76,7 +87,10 @@ fn check_single(r: &Value, show: &mut usize, t: &mut Tally, per: &mut BTreeMap<u
             t.bad += 1;
             if *show > 0 {
                 *show -= 1;
-                eprintln!("idx {idx} {} {}\n expected:\n{expected} got:\n{text}", r["cls"], r["hex"]);
+                eprintln!(
+                    "idx {idx} {} {}\n expected:\n{expected} got:\n{text}",
+                    r["cls"], r["hex"]
+                );
             }
         }
         _ => {
@@ -84,7 +98,9 @@ fn check_single(r: &Value, show: &mut usize, t: &mut Tally, per: &mut BTreeMap<u
             // line, or framing stops; no text invented for it
             let first = l.items.first();
             let clean = match first {
-                Some(Item::Unknown { len, .. }) => *len as usize == r["len_fn"].as_u64().unwrap() as usize,
+                Some(Item::Unknown { len, .. }) => {
+                    *len as usize == r["len_fn"].as_u64().unwrap() as usize
+                }
                 None => l.framing.is_some(),
                 _ => false,
             };
@@ -95,7 +111,10 @@ fn check_single(r: &Value, show: &mut usize, t: &mut Tally, per: &mut BTreeMap<u
                 t.bad += 1;
                 if *show > 0 {
                     *show -= 1;
-                    eprintln!("idx {idx} {status} {} {}: not a clean unknown line:\n{text}", r["cls"], r["hex"]);
+                    eprintln!(
+                        "idx {idx} {status} {} {}: not a clean unknown line:\n{text}",
+                        r["cls"], r["hex"]
+                    );
                 }
             }
         }
@@ -131,7 +150,9 @@ fn tk_single_slice() {
 
 #[test]
 fn tk_single_shared() {
-    let Some(p) = shared_data::shared("corpus/apple9/tk-single/encodings.jsonl") else { return };
+    let Some(p) = shared_data::shared("corpus/apple9/tk-single/encodings.jsonl") else {
+        return;
+    };
     let t = run_single(&p);
     eprintln!("apple9 tk-single (shared): {t:?}");
     assert_eq!(t.identical + t.deviation, t.printed);
@@ -148,13 +169,24 @@ fn lines_by_addr(text: &str) -> BTreeMap<u32, (String, String, Option<String>)> 
             pending = Some(line.to_string());
             continue;
         }
-        let Some((a, rest)) = line.split_once(": ") else { continue };
-        let Ok(addr) = u32::from_str_radix(a.trim(), 16) else { continue };
+        let Some((a, rest)) = line.split_once(": ") else {
+            continue;
+        };
+        let Ok(addr) = u32::from_str_radix(a.trim(), 16) else {
+            continue;
+        };
         if rest.len() < 43 {
             continue;
         }
         let (bytes, asm) = rest.split_at(42);
-        m.insert(addr, (bytes.trim_end().to_string(), asm[1..].to_string(), pending.take()));
+        m.insert(
+            addr,
+            (
+                bytes.trim_end().to_string(),
+                asm[1..].to_string(),
+                pending.take(),
+            ),
+        );
     }
     m
 }
@@ -180,7 +212,12 @@ fn check_stream(bin: &Path, expected: &Path, t: &mut StreamTally, show: &mut usi
     let (ours, l) = apple9::disassemble(&code, 0);
     let (e, o) = (lines_by_addr(&exp), lines_by_addr(&ours));
     let error = expected.with_file_name(
-        expected.file_name().unwrap().to_str().unwrap().replace(".expected.txt", ".expected.error.txt"),
+        expected
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .replace(".expected.txt", ".expected.error.txt"),
     );
     let raised = error.exists();
     let last = e.keys().next_back().copied();
@@ -191,13 +228,18 @@ fn check_stream(bin: &Path, expected: &Path, t: &mut StreamTally, show: &mut usi
                 t.alike += 1;
                 if a2 == asm && m2 == mism {
                     t.identical += 1;
-                } else if asm == "<disassembly failed>" && (a2.starts_with("unknown ") || !a2.contains(".todo")) {
+                } else if asm == "<disassembly failed>"
+                    && (a2.starts_with("unknown ") || !a2.contains(".todo"))
+                {
                     t.reference_failed += 1;
                 } else {
                     t.bad += 1;
                     if *show > 0 {
                         *show -= 1;
-                        eprintln!("{}: {addr:x}: expected {mism:?} {asm:?}, got {m2:?} {a2:?}", bin.display());
+                        eprintln!(
+                            "{}: {addr:x}: expected {mism:?} {asm:?}, got {m2:?} {a2:?}",
+                            bin.display()
+                        );
                     }
                 }
             }
@@ -206,7 +248,10 @@ fn check_stream(bin: &Path, expected: &Path, t: &mut StreamTally, show: &mut usi
                 t.bad += 1;
                 if *show > 0 {
                     *show -= 1;
-                    eprintln!("{}: {addr:x}: framed differently: expected {bytes} {asm}", bin.display());
+                    eprintln!(
+                        "{}: {addr:x}: framed differently: expected {bytes} {asm}",
+                        bin.display()
+                    );
                 }
             }
         }
@@ -218,7 +263,11 @@ fn check_stream(bin: &Path, expected: &Path, t: &mut StreamTally, show: &mut usi
             Item::Insn { addr, .. } | Item::Unknown { addr, .. } => Some(*addr) > last,
             Item::Gap { .. } => false,
         });
-        assert!(matches!(next, Some(Item::Unknown { .. })), "{}: after the reference's exception: {next:?}", bin.display());
+        assert!(
+            matches!(next, Some(Item::Unknown { .. })),
+            "{}: after the reference's exception: {next:?}",
+            bin.display()
+        );
         t.reference_failed += 1;
     }
 }
@@ -237,7 +286,12 @@ fn run_streams(dir: &Path, only: Option<&[&str]>) -> StreamTally {
         if only.is_some_and(|o| !o.contains(&stem.as_str())) {
             continue;
         }
-        check_stream(&bin, &bin.with_file_name(format!("{stem}.expected.txt")), &mut t, &mut show);
+        check_stream(
+            &bin,
+            &bin.with_file_name(format!("{stem}.expected.txt")),
+            &mut t,
+            &mut show,
+        );
     }
     t
 }
@@ -252,7 +306,9 @@ fn tk_streams_slice() {
 
 #[test]
 fn tk_streams_shared() {
-    let Some(dir) = shared_data::shared("corpus/apple9/tk-streams") else { return };
+    let Some(dir) = shared_data::shared("corpus/apple9/tk-streams") else {
+        return;
+    };
     let t = run_streams(&dir, None);
     eprintln!("apple9 tk-streams (shared): {t:?}");
     assert_eq!(t.bad, 0, "{t:?}");
@@ -273,7 +329,11 @@ fn starts(bytes: &[u8]) -> Result<Vec<usize>, String> {
     let mut v = Vec::new();
     for it in &l.items {
         match it {
-            Item::Insn { addr, .. } | Item::Unknown { addr, .. } if (*addr as usize) < bytes.len() => v.push(*addr as usize),
+            Item::Insn { addr, .. } | Item::Unknown { addr, .. }
+                if (*addr as usize) < bytes.len() =>
+            {
+                v.push(*addr as usize)
+            }
             _ => {}
         }
     }
@@ -286,17 +346,30 @@ fn starts(bytes: &[u8]) -> Result<Vec<usize>, String> {
 /// documented conflict (`float2_project`), which stops framing.
 fn run_mesa(path: &Path) -> (usize, usize) {
     let (mut agree, mut conflicts) = (0, 0);
-    for line in std::fs::read_to_string(path).unwrap().lines().filter(|l| !l.trim().is_empty()) {
+    for line in std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+    {
         let r: Value = serde_json::from_str(line).unwrap();
         let bytes = hex(r["bytes_hex"].as_str().unwrap());
-        let want: Vec<usize> = r["boundaries"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as usize).collect();
+        let want: Vec<usize> = r["boundaries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap() as usize)
+            .collect();
         match starts(&bytes) {
             Ok(s) => {
                 assert_eq!(s, want, "{}", r["id"]);
                 agree += 1;
             }
             Err(why) => {
-                assert!(why.contains("documented framing conflict") && why.contains("float2_project"), "{}: {why}", r["id"]);
+                assert!(
+                    why.contains("documented framing conflict") && why.contains("float2_project"),
+                    "{}: {why}",
+                    r["id"]
+                );
                 conflicts += 1;
             }
         }
@@ -309,7 +382,11 @@ fn run_mesa(path: &Path) -> (usize, usize) {
 /// 14-byte "call", Mesa and TK's push + call split is what we frame).
 fn run_hw(path: &Path) -> (usize, usize) {
     let (mut agree, mut conflicts) = (0, 0);
-    for line in std::fs::read_to_string(path).unwrap().lines().filter(|l| !l.trim().is_empty()) {
+    for line in std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+    {
         let r: Value = serde_json::from_str(line).unwrap();
         let mut bytes = hex(r["bytes_hex"].as_str().unwrap());
         let len = r["len"].as_u64().unwrap() as usize;
@@ -353,35 +430,63 @@ fn mesa_and_hardware_lengths() {
 fn deviations_follow_the_facts() {
     // `06 00` is a 2-byte unit (APPLE-T: Xcode lists it as its own
     // instruction); native text pads with it after the preamble's stop
-    assert_eq!(apple9::length(&[0x06, 0x00, 0x0e, 0x00, 0x00, 0x00]), apple9::Len::Known(2));
+    assert_eq!(
+        apple9::length(&[0x06, 0x00, 0x0e, 0x00, 0x00, 0x00]),
+        apple9::Len::Known(2)
+    );
     let (text, l) = apple9::disassemble(&[0x06, 0x00, 0x06, 0x00, 0x0e, 0x00, 0x00, 0x00], 0);
     assert_eq!(l.stop, Some(4), "{text}");
     assert!(text.starts_with("   0: 06 00"), "{text}");
     assert!(!text.contains("Length mismatch"), "{text}");
     // the M3 erratum wait pseudo-instruction keeps its 8 bytes
-    assert_eq!(apple9::length(&[0x06, 0x04, 0x06, 0x00, 0x06, 0x00, 0x06, 0x00]), apple9::Len::Known(8));
+    assert_eq!(
+        apple9::length(&[0x06, 0x04, 0x06, 0x00, 0x06, 0x00, 0x06, 0x00]),
+        apple9::Len::Known(8)
+    );
     // the loop update `8f x4` is 4 bytes (Mesa loop_mask_update, hardware)
-    assert_eq!(apple9::length(&[0x8f, 0x04, 0x54, 0x2a, 0x0e, 0x00]), apple9::Len::Known(4));
+    assert_eq!(
+        apple9::length(&[0x8f, 0x04, 0x54, 0x2a, 0x0e, 0x00]),
+        apple9::Len::Known(4)
+    );
     // and the pinned reference says otherwise in both places
-    assert_eq!(apple9::length::reference_length(&[0x06, 0x00, 0x0e, 0x00, 0x00, 0x00]), Some(4));
-    assert_eq!(apple9::length::reference_length(&[0x8f, 0x04, 0x54, 0x2a, 0x0e, 0x00]), Some(14));
+    assert_eq!(
+        apple9::length::reference_length(&[0x06, 0x00, 0x0e, 0x00, 0x00, 0x00]),
+        Some(4)
+    );
+    assert_eq!(
+        apple9::length::reference_length(&[0x8f, 0x04, 0x54, 0x2a, 0x0e, 0x00]),
+        Some(14)
+    );
 }
 
 /// Control flow prints with its branch offset; an unknown length stops
 /// framing with the reference's dump and a reason naming the offset.
 #[test]
 fn control_flow_and_unknown_lengths() {
-    let code = hex("0f0054c6ffffffffff000f0554010f0604010000" );
+    let code = hex("0f0054c6ffffffffff000f0554010f0604010000");
     let mut c = code.clone();
     c.extend_from_slice(&[0x0e, 0, 0, 0]);
     let (text, l) = apple9::disassemble(&c, 0x100);
-    assert!(text.contains(" 100: 0F 00 54 C6 FF FF FF FF FF 00") && text.contains("jmp_exec_any     pc-58"), "{text}");
-    assert!(text.contains("push_exec") && text.contains("pop_exec"), "{text}");
+    assert!(
+        text.contains(" 100: 0F 00 54 C6 FF FF FF FF FF 00")
+            && text.contains("jmp_exec_any     pc-58"),
+        "{text}"
+    );
+    assert!(
+        text.contains("push_exec") && text.contains("pop_exec"),
+        "{text}"
+    );
     assert_eq!(l.stop, Some(0x100 + 20));
     // 0x31f (an iadd key no source sizes) stops framing
     let (text, l) = apple9::disassemble(&hex("04001f03000000000000"), 0);
     let s = l.framing.expect("framing stops");
     assert_eq!((s.offset, s.addr), (2, 2));
-    assert!(s.to_string().contains("0x2") && s.reason.contains("0x31f"), "{s}");
-    assert!(text.ends_with("Unrecognized opcode\n1F 03 00 00 00 00 00 00\n"), "{text}");
+    assert!(
+        s.to_string().contains("0x2") && s.reason.contains("0x31f"),
+        "{s}"
+    );
+    assert!(
+        text.ends_with("Unrecognized opcode\n1F 03 00 00 00 00 00 00\n"),
+        "{text}"
+    );
 }

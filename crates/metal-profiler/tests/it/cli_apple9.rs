@@ -6,15 +6,33 @@ use crate::common::{err, one_line, out, run, tmp};
 #[test]
 fn apple9_example_lists_as_committed() {
     for gpu in ["g16g", "g15s", "g17p"] {
-        let o = run(&["--binary", "examples/apple9_loop.bin", "--gpu", gpu, "--disasm-only", "--offset", "0x40"]);
+        let o = run(&[
+            "--binary",
+            "examples/apple9_loop.bin",
+            "--gpu",
+            gpu,
+            "--disasm-only",
+            "--offset",
+            "0x40",
+        ]);
         assert!(o.status.success(), "{}", err(&o));
-        let want = std::fs::read_to_string(crate::common::repo().join("examples/apple9_loop.txt")).unwrap();
+        let want = std::fs::read_to_string(crate::common::repo().join("examples/apple9_loop.txt"))
+            .unwrap();
         assert_eq!(out(&o), want);
         assert!(err(&o).is_empty(), "{}", err(&o));
     }
     // the preamble: its stop ends the listing of offset 0
-    let o = run(&["--binary", "examples/apple9_loop.bin", "--gpu", "g16g", "--disasm-only"]);
-    assert_eq!(out(&o), format!("   0: {:<42} stop             \n", "0E 00 00 00"));
+    let o = run(&[
+        "--binary",
+        "examples/apple9_loop.bin",
+        "--gpu",
+        "g16g",
+        "--disasm-only",
+    ]);
+    assert_eq!(
+        out(&o),
+        format!("   0: {:<42} stop             \n", "0E 00 00 00")
+    );
 }
 
 #[test]
@@ -22,12 +40,29 @@ fn apple9_profile_and_m5_are_refused_in_one_line() {
     let o = run(&["--binary", "examples/apple9_loop.bin", "--gpu", "g16g"]);
     let (code, line) = one_line(&o);
     assert_eq!(code, Some(1));
-    assert!(line.contains("Apple9") && line.contains("--disasm-only"), "{line}");
-    let o = run(&["--binary", "examples/apple9_loop.bin", "--gpu", "g17g", "--disasm-only"]);
+    assert!(
+        line.contains("Apple9") && line.contains("--disasm-only"),
+        "{line}"
+    );
+    let o = run(&[
+        "--binary",
+        "examples/apple9_loop.bin",
+        "--gpu",
+        "g17g",
+        "--disasm-only",
+    ]);
     let (code, line) = one_line(&o);
     assert_eq!(code, Some(1));
     assert!(line.contains("M5") && line.contains("not Apple9"), "{line}");
-    let o = run(&["--binary", "examples/apple9_loop.bin", "--gpu", "g16g", "--disasm-only", "--syntax", "native"]);
+    let o = run(&[
+        "--binary",
+        "examples/apple9_loop.bin",
+        "--gpu",
+        "g16g",
+        "--disasm-only",
+        "--syntax",
+        "native",
+    ]);
     assert_eq!(one_line(&o).0, Some(2));
 }
 
@@ -40,13 +75,34 @@ fn apple9_framing_stop_warns_with_the_offset() {
     let p = f.to_str().unwrap();
     let o = run(&["--binary", p, "--gpu", "g16g", "--disasm-only"]);
     assert_eq!(o.status.code(), Some(4));
-    assert!(out(&o).contains("Unrecognized opcode\n1F 03 00 00"), "{}", out(&o));
+    assert!(
+        out(&o).contains("Unrecognized opcode\n1F 03 00 00"),
+        "{}",
+        out(&o)
+    );
     let (_, line) = one_line(&o);
-    assert!(line.contains("framing stops at 0x2") && line.contains("0x31f") && line.contains("exit code 4"), "{line}");
-    let o = run(&["--binary", p, "--gpu", "g16g", "--disasm-only", "--allow-unknown"]);
+    assert!(
+        line.contains("framing stops at 0x2")
+            && line.contains("0x31f")
+            && line.contains("exit code 4"),
+        "{line}"
+    );
+    let o = run(&[
+        "--binary",
+        p,
+        "--gpu",
+        "g16g",
+        "--disasm-only",
+        "--allow-unknown",
+    ]);
     assert_eq!(o.status.code(), Some(0));
     // the default (no --gpu) is still G13
-    let o = run(&["--binary", "examples/apple9_loop.bin", "--disasm-only", "--allow-unknown"]);
+    let o = run(&[
+        "--binary",
+        "examples/apple9_loop.bin",
+        "--disasm-only",
+        "--allow-unknown",
+    ]);
     assert!(!out(&o).contains("push_exec"), "{}", out(&o));
 }
 
@@ -58,20 +114,37 @@ fn apple9_archive_slice_lists_and_is_listed() {
     use agx_container::testutil::{build_test_archive, G15G};
     use agx_container::Stage;
     let code = std::fs::read(crate::common::repo().join("examples/apple9_loop.bin")).unwrap();
-    let archive = build_test_archive(G15G, Stage::Compute, &code, &[("_agc.main.constant_program", 0), ("_agc.main", 0x40)]);
+    let archive = build_test_archive(
+        G15G,
+        Stage::Compute,
+        &code,
+        &[("_agc.main.constant_program", 0), ("_agc.main", 0x40)],
+    );
     let t = tmp("apple9-archive");
     let f = t.0.join("a9.archive");
     std::fs::write(&f, archive).unwrap();
     let p = f.to_str().unwrap();
     let o = run(&[p, "--list"]);
     assert!(o.status.success(), "{}", err(&o));
-    assert!(out(&o).contains("G15G (M3)                Apple9"), "{}", out(&o));
+    assert!(
+        out(&o).contains("G15G (M3)                Apple9"),
+        "{}",
+        out(&o)
+    );
     let o = run(&[p, "--list", "--gpu", "g15g"]);
     assert!(o.status.success(), "{}", err(&o));
-    assert!(out(&o).contains("_agc.main: 66 of 128 bytes framed, 9 instructions named, 0 unknown"), "{}", out(&o));
+    assert!(
+        out(&o).contains("_agc.main: 66 of 128 bytes framed, 9 instructions named, 0 unknown"),
+        "{}",
+        out(&o)
+    );
     let o = run(&[p, "--gpu", "g15g", "--disasm-only"]);
     assert!(o.status.success(), "{}", err(&o));
-    assert!(out(&o).contains("  44: 0F 05 54 1A") && out(&o).contains("while_exec"), "{}", out(&o));
+    assert!(
+        out(&o).contains("  44: 0F 05 54 1A") && out(&o).contains("while_exec"),
+        "{}",
+        out(&o)
+    );
     let o = run(&[p, "--gpu", "g15g"]);
     let (code, line) = one_line(&o);
     assert_eq!(code, Some(1));
