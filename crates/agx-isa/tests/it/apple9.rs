@@ -272,13 +272,15 @@ fn check_stream(bin: &Path, expected: &Path, t: &mut StreamTally, show: &mut usi
     }
 }
 
+/// Streams are `NAME.bin` in the shared corpus, `NAME.a9bin` in
+/// testdata/apple9 (where `.bin` means G13 code to other tests).
 fn run_streams(dir: &Path, only: Option<&[&str]>) -> StreamTally {
     let mut t = StreamTally::default();
     let mut show = show_limit();
     let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "bin"))
+        .filter(|p| p.extension().is_some_and(|x| x == "bin" || x == "a9bin"))
         .collect();
     names.sort();
     for bin in names {

@@ -8,7 +8,7 @@ fn apple9_example_lists_as_committed() {
     for gpu in ["g16g", "g15s", "g17p"] {
         let o = run(&[
             "--binary",
-            "examples/apple9_loop.bin",
+            "examples/apple9_loop.a9bin",
             "--gpu",
             gpu,
             "--disasm-only",
@@ -24,7 +24,7 @@ fn apple9_example_lists_as_committed() {
     // the preamble: its stop ends the listing of offset 0
     let o = run(&[
         "--binary",
-        "examples/apple9_loop.bin",
+        "examples/apple9_loop.a9bin",
         "--gpu",
         "g16g",
         "--disasm-only",
@@ -37,7 +37,7 @@ fn apple9_example_lists_as_committed() {
 
 #[test]
 fn apple9_profile_and_m5_are_refused_in_one_line() {
-    let o = run(&["--binary", "examples/apple9_loop.bin", "--gpu", "g16g"]);
+    let o = run(&["--binary", "examples/apple9_loop.a9bin", "--gpu", "g16g"]);
     let (code, line) = one_line(&o);
     assert_eq!(code, Some(1));
     assert!(
@@ -46,7 +46,7 @@ fn apple9_profile_and_m5_are_refused_in_one_line() {
     );
     let o = run(&[
         "--binary",
-        "examples/apple9_loop.bin",
+        "examples/apple9_loop.a9bin",
         "--gpu",
         "g17g",
         "--disasm-only",
@@ -56,7 +56,7 @@ fn apple9_profile_and_m5_are_refused_in_one_line() {
     assert!(line.contains("M5") && line.contains("not Apple9"), "{line}");
     let o = run(&[
         "--binary",
-        "examples/apple9_loop.bin",
+        "examples/apple9_loop.a9bin",
         "--gpu",
         "g16g",
         "--disasm-only",
@@ -99,7 +99,7 @@ fn apple9_framing_stop_warns_with_the_offset() {
     // the default (no --gpu) is still G13
     let o = run(&[
         "--binary",
-        "examples/apple9_loop.bin",
+        "examples/apple9_loop.a9bin",
         "--disasm-only",
         "--allow-unknown",
     ]);
@@ -113,7 +113,7 @@ fn apple9_framing_stop_warns_with_the_offset() {
 fn apple9_archive_slice_lists_and_is_listed() {
     use agx_container::testutil::{build_test_archive, G15G};
     use agx_container::Stage;
-    let code = std::fs::read(crate::common::repo().join("examples/apple9_loop.bin")).unwrap();
+    let code = std::fs::read(crate::common::repo().join("examples/apple9_loop.a9bin")).unwrap();
     let archive = build_test_archive(
         G15G,
         Stage::Compute,
