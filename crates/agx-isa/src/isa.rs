@@ -46,9 +46,12 @@ pub struct Isa {
     /// Whether the project's cycle model applies (G13 only: no cycle
     /// measurements exist for M3 or later, apple9-isa.md "Timing").
     pub timed: bool,
-    /// The listing of `code` at `base` in the family's reference syntax,
+    /// The listing of `code` at `base` in the family's reference syntax
+    /// (`Syntax::Default` or `Cryptic`; `Native` where [`Isa::native`]),
     /// and its counts.
-    pub listing: fn(&[u8], u32) -> (String, Summary),
+    pub listing: fn(&[u8], u32, crate::Syntax) -> (String, Summary),
+    /// Whether `--syntax native` (assemblable text) exists for it.
+    pub native: bool,
 }
 
 impl std::fmt::Debug for Isa {
@@ -57,8 +60,8 @@ impl std::fmt::Debug for Isa {
     }
 }
 
-fn g13_listing(code: &[u8], base: u32) -> (String, Summary) {
-    let text = crate::stream::disassemble_listing(code, base, crate::Syntax::Default);
+fn g13_listing(code: &[u8], base: u32, syntax: crate::Syntax) -> (String, Summary) {
+    let text = crate::stream::disassemble_listing(code, base, syntax);
     let (insns, failed) = crate::stream::decode_all(code, base);
     let framed_bytes = insns.iter().map(|i| i.len as usize).sum::<usize>() + 2 * failed;
     (
@@ -72,8 +75,8 @@ fn g13_listing(code: &[u8], base: u32) -> (String, Summary) {
     )
 }
 
-fn apple9_listing(code: &[u8], base: u32) -> (String, Summary) {
-    let (text, l) = crate::apple9::disassemble(code, base);
+fn apple9_listing(code: &[u8], base: u32, syntax: crate::Syntax) -> (String, Summary) {
+    let (text, l) = crate::apple9::disassemble_with(code, base, syntax == crate::Syntax::Cryptic);
     let (named, unknown, framed_bytes) = l.counts();
     let framing_stop = l.framing.map(|s| (s.offset, s.to_string()));
     (
@@ -98,6 +101,7 @@ pub static G13: Isa = Isa {
     gprs: 128,
     timed: true,
     listing: g13_listing,
+    native: true,
 };
 
 /// M3 (G15), M4 (G16) and A18 Pro (G17P) share the Apple9 framing as far
@@ -112,6 +116,7 @@ pub static APPLE9: Isa = Isa {
     gprs: 96,
     timed: false,
     listing: apple9_listing,
+    native: false,
 };
 
 /// Every family, oldest first.
@@ -179,10 +184,10 @@ mod tests {
     fn listings_count_alike() {
         // an Apple9 mov_imm + stop; the same bytes are no G13 stop
         let code = [0x04, 0x00, 0x0e, 0x00, 0x00, 0x00];
-        let (text, s) = (APPLE9.listing)(&code, 0);
+        let (text, s) = (APPLE9.listing)(&code, 0, crate::Syntax::Default);
         assert_eq!(s.named, 2, "{text}");
         assert_eq!(s.framed_bytes, 6);
-        let (_, s) = (G13.listing)(&[0x88, 0x00], 0);
+        let (_, s) = (G13.listing)(&[0x88, 0x00], 0, crate::Syntax::Default);
         assert_eq!((s.named, s.framed_bytes), (1, 2));
     }
 }

@@ -420,9 +420,9 @@ fn run_raw_other_isa(
             isa.describe
         )));
     }
-    if a.syntax != SyntaxArg::Default {
+    if a.syntax == SyntaxArg::Native && !isa.native {
         return Err(Error::usage(format!(
-            "--syntax: {} listings print the reference disassembler's default syntax only; drop --syntax",
+            "--syntax native: {} code has no native (assemblable) syntax; use --syntax default or cryptic",
             isa.name
         )));
     }
@@ -432,7 +432,7 @@ fn run_raw_other_isa(
     pipeline::check_raw_extent(&name, bytes.len() as u64, offset)?;
     let addr = pipeline::raw_placement(bytes.len() as u64, offset, a.base.unwrap_or(0))?;
     let code = &bytes[offset as usize..];
-    let (text, sum) = (isa.listing)(code, addr);
+    let (text, sum) = (isa.listing)(code, addr, syntax(a));
     if sum.named + sum.unknown == 0 && sum.framing_stop.is_none() {
         return Err(Error::input(format!(
             "{name} holds no {} instructions (only zero bytes); check the file and --offset",
@@ -475,9 +475,9 @@ fn run_archive_other_isa(
             isa.describe
         )));
     }
-    if a.syntax != SyntaxArg::Default {
+    if a.syntax == SyntaxArg::Native && !isa.native {
         return Err(Error::usage(format!(
-            "--syntax: {} listings print the reference disassembler's default syntax only; drop --syntax",
+            "--syntax native: {} code has no native (assemblable) syntax; use --syntax default or cryptic",
             isa.name
         )));
     }
@@ -497,7 +497,7 @@ fn run_archive_other_isa(
         let img = &one.images[f.image];
         let start = (f.text_offset as usize).min(img.text.len());
         let end = (start + f.code_size as usize).min(img.text.len());
-        (isa.listing)(&img.text[start..end], f.text_offset as u32)
+        (isa.listing)(&img.text[start..end], f.text_offset as u32, syntax(a))
     };
     if a.list {
         if a.format == FormatArg::Json {

@@ -267,9 +267,31 @@ fn hex_upper(b: &[u8]) -> String {
         .join(" ")
 }
 
-/// The asm column of an item's line.
-pub fn asm_text(item: &Item) -> Option<String> {
+/// An operand in the reference's cryptic syntax (`APPLEGPU_CRYPTIC`): the
+/// `cache` flag becomes a `$` prefix (`r3.cache.discard` → `$r3.discard`).
+/// Only register operands carry a `.cache` part.
+pub fn cryptic(operand: &str) -> String {
+    let mut parts = operand.split('.');
+    let base = parts.next().unwrap_or_default();
+    let rest: Vec<&str> = parts.collect();
+    if !rest.contains(&"cache") {
+        return operand.to_string();
+    }
+    let mut s = format!("${base}");
+    for p in rest.iter().filter(|p| **p != "cache") {
+        s.push('.');
+        s.push_str(p);
+    }
+    s
+}
+
+/// The asm column of an item's line (`cryptic`: [`cryptic`] operands).
+pub fn asm_text(item: &Item, cryptic_syntax: bool) -> Option<String> {
     match item {
+        Item::Insn { mnem, operands, .. } if cryptic_syntax => {
+            let ops: Vec<String> = operands.iter().map(|o| cryptic(o)).collect();
+            Some(format!("{mnem:<16} {}", ops.join(", ")))
+        }
         Item::Insn { mnem, operands, .. } => Some(format!("{mnem:<16} {}", operands.join(", "))),
         Item::Unknown { len, .. } => Some(format!("{:<16} {len} bytes", "unknown")),
         Item::Gap { .. } => None,
@@ -280,8 +302,9 @@ pub fn asm_text(item: &Item) -> Option<String> {
 /// upper-case hex left-justified to 42, the asm), `Length mismatch` lines,
 /// empty lines at zero runs; where framing stopped, the reference's
 /// `Unrecognized opcode` and the rest of the code as 16-byte hex rows.
-/// `base`: the address of `code[0]`.
-pub fn write_listing(code: &[u8], base: u32, l: &Listing, out: &mut String) {
+/// `base`: the address of `code[0]`; `cryptic`: the reference's
+/// `APPLEGPU_CRYPTIC` syntax.
+pub fn write_listing(code: &[u8], base: u32, l: &Listing, cryptic: bool, out: &mut String) {
     use std::fmt::Write as _;
     for it in &l.items {
         let (addr, len) = match it {
@@ -300,7 +323,7 @@ pub fn write_listing(code: &[u8], base: u32, l: &Listing, out: &mut String) {
             out,
             "{addr:4x}: {:<42} {}",
             hex_upper(bytes),
-            asm_text(it).unwrap_or_default()
+            asm_text(it, cryptic).unwrap_or_default()
         );
     }
     if let Some(s) = &l.framing {
@@ -321,8 +344,13 @@ fn mismatch_of(it: &Item) -> Option<u8> {
 
 /// [`walk`] and [`write_listing`] in one: the listing text of `code`.
 pub fn disassemble(code: &[u8], base: u32) -> (String, Listing) {
+    disassemble_with(code, base, false)
+}
+
+/// [`disassemble`], in the cryptic syntax when `cryptic`.
+pub fn disassemble_with(code: &[u8], base: u32, cryptic: bool) -> (String, Listing) {
     let l = walk(code, base);
     let mut s = String::new();
-    write_listing(code, base, &l, &mut s);
+    write_listing(code, base, &l, cryptic, &mut s);
     (s, l)
 }

@@ -21,6 +21,23 @@ fn apple9_example_lists_as_committed() {
         assert_eq!(out(&o), want);
         assert!(err(&o).is_empty(), "{}", err(&o));
     }
+    // the reference's cryptic syntax: `$` for the cache hint
+    let o = run(&[
+        "--binary",
+        "examples/apple9_loop.a9bin",
+        "--gpu",
+        "g16g",
+        "--disasm-only",
+        "--offset",
+        "0x40",
+        "--syntax",
+        "cryptic",
+    ]);
+    assert!(
+        out(&o).contains("fadd             $r4, r2.discard, r3.discard"),
+        "{}",
+        out(&o)
+    );
     // the preamble: its stop ends the listing of offset 0
     let o = run(&[
         "--binary",
