@@ -12,7 +12,6 @@
 
 use crate::occupancy::OCCUPANCY_TABLE;
 use crate::timing::table::{DramVariant, GpuTiming, MemParams, DRAM_VARIANTS, G13};
-use agx_isa::forms::{Form, FORMS};
 
 /// One GPU generation as the profiler models it.
 #[derive(Debug)]
@@ -28,8 +27,10 @@ pub struct GpuModel {
     /// GPU generations (the `NN` of a slice's `GNNx` name) whose code this
     /// model times with its own measurements.
     pub generations: &'static [u8],
-    /// The instruction set: the form table the decoder matches against.
-    pub isa: &'static [Form],
+    /// The instruction-set family whose code this model times (one value
+    /// per family, agx_isa::isa: which GPUs it covers, register file,
+    /// decoder entry points).
+    pub isa: &'static agx_isa::isa::Isa,
     /// The cost table and pipe structure.
     pub timing: &'static GpuTiming,
     /// Occupancy rule: (max half-registers, threads per core), ascending;
@@ -48,7 +49,7 @@ pub static GPU_MODELS: &[GpuModel] = &[GpuModel {
     // every cost-table figure is an M1 (G13) measurement (docs/timing-model.md)
     measured_on: "M1",
     generations: &[13],
-    isa: &FORMS,
+    isa: &agx_isa::isa::G13,
     timing: &G13,
     occupancy: &OCCUPANCY_TABLE,
     chips: DRAM_VARIANTS,

@@ -91,16 +91,29 @@ pub const GPUS: &[GpuRow] = &[
     row("G18P", None, 18, PHONE_FAMILY, "community"),
 ];
 
-/// Generations whose code this project decodes: G13 (the applegpu tables)
-/// and G14, which Mesa compiles with the same backend and ISA (its device key
-/// only adds `needs_g13x_coherency`; `agx_device.c` gives G14 the G13 shader
-/// library). Phone parts are not included: no source here checks them.
-pub const DECODABLE_GENERATIONS: &[u8] = &[13, 14];
+/// Generations whose code this project decodes and profiles: those of the
+/// G13 family value ([`agx_isa::isa::G13`]: G13 and G14, which Mesa compiles
+/// with the same backend and ISA). Derived from that value, not a second
+/// list. Phone parts are not included: no source here checks them.
+pub const DECODABLE_GENERATIONS: &[u8] = agx_isa::isa::G13.mac_generations;
 
 impl GpuRow {
-    /// Whether the decoder applies to code for this GPU.
+    /// Whether the profiler's decoder and timing model apply to code for
+    /// this GPU (the G13 family; see [`GpuRow::isa`] for every family).
     pub fn decodable(&self) -> bool {
-        DECODABLE_GENERATIONS.contains(&self.generation) && self.family != PHONE_FAMILY
+        self.isa().is_some_and(|i| i.timed)
+    }
+
+    /// The instruction-set family of this GPU's code, if one is decoded
+    /// here (derived from the [`agx_isa::isa::ISAS`] values).
+    pub fn isa(&self) -> Option<&'static agx_isa::isa::Isa> {
+        agx_isa::isa::for_gpu(self.generation, self.name, self.family == PHONE_FAMILY)
+    }
+
+    /// Why this GPU's code is refused when it is known to be an encoding
+    /// no decoder here reads (M5), one line.
+    pub fn refusal(&self) -> Option<&'static str> {
+        agx_isa::isa::refusal(self.generation, self.family == PHONE_FAMILY)
     }
 
     /// The tools' architecture name, e.g. `applegpu_g14g`.
@@ -144,6 +157,9 @@ pub struct Gpu {
     pub is_g13: bool,
     /// Whether this project's decoder applies (G13 and G14 Mac parts).
     pub decodable: bool,
+    /// The instruction-set family of its code when one is decoded here
+    /// (G13 for G13/G14 Mac parts, Apple9 for G15/G16 Macs and G17P).
+    pub isa: Option<agx_isa::isa::Family>,
 }
 
 impl Gpu {
@@ -155,6 +171,7 @@ impl Gpu {
             generation: r.generation,
             is_g13: r.generation == 13 && r.family != PHONE_FAMILY,
             decodable: r.decodable(),
+            isa: r.isa().map(|i| i.family),
         }
     }
 
@@ -172,6 +189,7 @@ impl Gpu {
                 generation: 0,
                 is_g13: false,
                 decodable: false,
+                isa: None,
             },
         }
     }
@@ -258,6 +276,14 @@ mod tests {
         assert!(g.decodable && !g.is_g13);
         assert!(Gpu::from_cpusubtype(322).is_g13);
         assert!(!Gpu::from_name("g16g").unwrap().decodable);
+        use agx_isa::isa::Family;
+        assert_eq!(Gpu::from_name("g16g").unwrap().isa, Some(Family::Apple9));
+        assert_eq!(Gpu::from_name("g15s").unwrap().isa, Some(Family::Apple9));
+        assert_eq!(Gpu::from_name("g17p").unwrap().isa, Some(Family::Apple9));
+        assert_eq!(Gpu::from_name("g14g").unwrap().isa, Some(Family::G13));
+        assert_eq!(Gpu::from_name("g17g").unwrap().isa, None);
+        assert!(gpu_row("g17s").unwrap().refusal().unwrap().contains("M5"));
+        assert_eq!(DECODABLE_GENERATIONS, &[13, 14]);
         assert_eq!(
             decodable_names(),
             ["G13G", "G13S", "G13C", "G13D", "G14G", "G14S", "G14D"]

@@ -312,6 +312,9 @@ fn run_profile(
         device = d;
         pipeline::load_archive(&b, "the compiled archive", pipeline::RAW_HINT_CLI)?
     } else if let Some(b) = &a.binary {
+        if let Some(isa) = pipeline::raw_other_isa(a.gpu.as_deref())? {
+            return run_raw_other_isa(b, isa, a, out, err);
+        }
         if a.disasm_only && b.as_os_str() != "-" {
             return run_raw_listing(b, a, out, err);
         }
@@ -328,6 +331,9 @@ fn run_profile(
             pipeline::load_archive(&b, "the compiled archive", pipeline::RAW_HINT_CLI)?
         } else {
             let bytes = pipeline::read_path(p)?;
+            if let Some(isa) = pipeline::raw_other_isa(a.gpu.as_deref())? {
+                return run_archive_other_isa(&bytes, &pipeline::display_name(p), isa, a, out);
+            }
             pipeline::load_archive(&bytes, &pipeline::display_name(p), pipeline::RAW_HINT_CLI)?
         }
     } else {
@@ -392,6 +398,167 @@ fn run_raw_listing(
     // the listing is streamed: it is printed up to the problem, then the error
     let origin = pipeline::raw_origin(&name, &head[..got]);
     finish_raw_listing(origin, n, failed, cut, a, err)
+}
+
+/// `--binary FILE --gpu NAME` where NAME's code is another family than
+/// G13 (Apple9: G15/G16/G17P): its listing with `--disasm-only`; no
+/// profile (that family has no cycle model). Framing that stops (unknown
+/// length, documented conflict, cut code) and `unknown` positions are
+/// warnings naming the offset, exit [`pipeline::EXIT_UNKNOWN`] unless
+/// `--allow-unknown`.
+fn run_raw_other_isa(
+    path: &Path,
+    isa: &'static agx_isa::isa::Isa,
+    a: &ProfileArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), Error> {
+    let gpu = a.gpu.as_deref().unwrap_or_default();
+    if !a.disasm_only {
+        return Err(Error::input(format!(
+            "--gpu {gpu}: {} code has no profile yet (no cycle measurements exist for it); use --disasm-only for its listing",
+            isa.describe
+        )));
+    }
+    if a.syntax == SyntaxArg::Native && !isa.native {
+        return Err(Error::usage(format!(
+            "--syntax native: {} code has no native (assemblable) syntax; use --syntax default or cryptic",
+            isa.name
+        )));
+    }
+    let bytes = pipeline::read_path(path)?;
+    let name = pipeline::display_name(path);
+    let offset = a.offset.unwrap_or(0);
+    pipeline::check_raw_extent(&name, bytes.len() as u64, offset)?;
+    let addr = pipeline::raw_placement(bytes.len() as u64, offset, a.base.unwrap_or(0))?;
+    let code = &bytes[offset as usize..];
+    let (text, sum) = (isa.listing)(code, addr, syntax(a));
+    if sum.named + sum.unknown == 0 && sum.framing_stop.is_none() {
+        return Err(Error::input(format!(
+            "{name} holds no {} instructions (only zero bytes); check the file and --offset",
+            isa.name
+        )));
+    }
+    write_all(out, &text)?;
+    let mut warnings = Vec::new();
+    if let Some((_, why)) = &sum.framing_stop {
+        warnings.push(format!(
+            "warning: {name}: {why}; the rest is shown as `Unrecognized opcode` hex rows"
+        ));
+    }
+    if sum.unknown > 0 {
+        warnings.push(format!(
+            "warning: {name}: {} of {} positions hold {} encodings no source decodes (shown as `unknown`)",
+            sum.unknown,
+            sum.named + sum.unknown,
+            isa.name
+        ));
+    }
+    warn_all(&warnings, a.allow_unknown, err)
+}
+
+/// An archive with `--gpu NAME` where NAME's code is another family than
+/// G13 (Apple9): `--list` (slices, the chosen slice's functions and how
+/// much of each the family's decoder frames and names) or `--disasm-only`
+/// (the selected function's listing); no profile.
+fn run_archive_other_isa(
+    bytes: &[u8],
+    name: &str,
+    isa: &'static agx_isa::isa::Isa,
+    a: &ProfileArgs,
+    out: &mut dyn Write,
+) -> Result<(), Error> {
+    let gpu = a.gpu.as_deref().unwrap_or_default();
+    if !a.disasm_only && !a.list {
+        return Err(Error::input(format!(
+            "--gpu {gpu}: {} code has no profile yet (no cycle measurements exist for it); use --disasm-only for its listing or --list",
+            isa.describe
+        )));
+    }
+    if a.syntax == SyntaxArg::Native && !isa.native {
+        return Err(Error::usage(format!(
+            "--syntax native: {} code has no native (assemblable) syntax; use --syntax default or cryptic",
+            isa.name
+        )));
+    }
+    let archive = pipeline::load_archive_all_gpus(bytes, name)?;
+    let wanted = agx_container::gpu_row(gpu).map(|r| r.name);
+    let Some(index) = archive
+        .slices
+        .iter()
+        .position(|s| s.gpu().is_some_and(|g| Some(g.name) == wanted))
+    else {
+        // the archive's own message (what it holds)
+        archive.choose_slice(Some(gpu))?;
+        return Err(Error::input(format!("{name}: no slice for GPU `{gpu}`")));
+    };
+    let one = archive.only_slice(index);
+    let listing_of = |f: &Function| {
+        let img = &one.images[f.image];
+        let start = (f.text_offset as usize).min(img.text.len());
+        let end = (start + f.code_size as usize).min(img.text.len());
+        (isa.listing)(&img.text[start..end], f.text_offset as u32, syntax(a))
+    };
+    if a.list {
+        if a.format == FormatArg::Json {
+            return write_all(out, &pipeline::list_document(&archive, Some(index)));
+        }
+        let mut text = pipeline::list_slices(&archive, Some(index));
+        text.push('\n');
+        let mut table = pipeline::list_functions(&Archive {
+            warnings: Vec::new(),
+            ..one.clone()
+        });
+        table.push_str(&format!("\n{} decoding of each function:\n", isa.name));
+        for f in &one.functions {
+            let (_, s) = listing_of(f);
+            let stop = s
+                .framing_stop
+                .as_ref()
+                .map_or(String::new(), |(_, w)| format!("; {w}"));
+            table.push_str(&format!(
+                "  {}: {} of {} bytes framed, {} instructions named, {} unknown{stop}\n",
+                f.symbol, s.framed_bytes, f.code_size, s.named, s.unknown
+            ));
+        }
+        text.push_str(&table);
+        return write_all(out, &text);
+    }
+    let selected = one.select(a.function.as_deref())?;
+    let shown = match a.part {
+        PartArg::Main => one.main_of(selected).unwrap_or(selected),
+        PartArg::Prolog => one.prolog_of(selected).ok_or_else(|| {
+            Error::input(format!(
+                "'{}' has no prolog in this archive; use --part main",
+                selected.name
+            ))
+        })?,
+        PartArg::All => {
+            return Err(Error::usage(format!(
+                "--part all: {} listings show one part at a time; use --part main or --part prolog",
+                isa.name
+            )))
+        }
+    };
+    let (text, s) = listing_of(shown);
+    write_all(out, &text)?;
+    let mut warnings = Vec::new();
+    if let Some((_, why)) = &s.framing_stop {
+        warnings.push(format!(
+            "warning: `{}`: {why}; the rest is shown as `Unrecognized opcode` hex rows",
+            shown.symbol
+        ));
+    }
+    if s.unknown > 0 {
+        warnings.push(format!(
+            "warning: `{}`: {} of {} positions hold {} encodings no source decodes (shown as `unknown`)",
+            shown.symbol,
+            s.unknown,
+            s.named + s.unknown,
+            isa.name
+        ));
+    }
+    warn_all(&warnings, a.allow_unknown, &mut std::io::stderr())
 }
 
 /// After a raw listing: the checks of [`pipeline::check_decoded`] (the

@@ -448,6 +448,23 @@ pub fn load_archive(bytes: &[u8], name: &str, raw_hint: &str) -> Result<Archive,
     }
 }
 
+/// [`load_archive`] also reading the code of slices for GPUs the G13
+/// decoder does not apply to (for another family's decoder).
+pub fn load_archive_all_gpus(bytes: &[u8], name: &str) -> Result<Archive, Error> {
+    let opts = ReadOptions {
+        keep_undecodable: true,
+        allow_other_gpus: true,
+    };
+    match agx_container::read_with(bytes, &opts) {
+        Ok(Input::Archive(a)) => Ok(a),
+        Ok(Input::Raw(_)) => Err(Error::input(format!(
+            "{name} is not a Metal binary archive: {}; {RAW_HINT_CLI}",
+            agx_container::describe_non_archive(bytes)
+        ))),
+        Err(e) => Err(Error::input(format!("{name}: {e}"))),
+    }
+}
+
 /// How `path` is named in messages (`<stdin>` for `-`).
 pub fn display_name(path: &Path) -> String {
     if path.as_os_str() == "-" {
@@ -483,6 +500,23 @@ pub fn choose_slice(
     Ok((archive.only_slice(index), note))
 }
 
+/// The family of raw code named by `--gpu` when it is not G13 (Apple9:
+/// G15/G16 Macs, G17P); `None` for G13/G14, no `--gpu` (G13 is the
+/// default) or a GPU [`raw_gpu`] reports on. M5 code is refused with the
+/// reason.
+pub fn raw_other_isa(name: Option<&str>) -> Result<Option<&'static agx_isa::isa::Isa>, Error> {
+    let Some(row) = name.and_then(agx_container::gpu_row) else {
+        return Ok(None);
+    };
+    if let Some(why) = row.refusal() {
+        return Err(Error::input(format!(
+            "--gpu {}: {why}; it cannot be decoded",
+            name.unwrap_or_default()
+        )));
+    }
+    Ok(row.isa().filter(|i| !i.timed))
+}
+
 /// The GPU named by `--gpu` for raw code: decodable ones only.
 pub fn raw_gpu(name: &str) -> Result<Gpu, Error> {
     let Some(g) = Gpu::from_name(name) else {
@@ -504,6 +538,21 @@ pub fn raw_gpu(name: &str) -> Result<Gpu, Error> {
         )));
     }
     Ok(g)
+}
+
+/// The `--list` "decodable" column: `yes` (G13 family: profiled), the
+/// family's name for another decoded family (Apple9: listings), `no (M5)`
+/// for a generation known to be another encoding, else `no`.
+fn decodable_column(s: &agx_container::Slice) -> String {
+    if s.decodable() {
+        return "yes".into();
+    }
+    let row = s.gpu().and_then(|g| agx_container::gpu_row(g.name));
+    match row {
+        Some(r) if r.isa().is_some() => r.isa().map_or("no", |i| i.name).to_string(),
+        Some(r) if r.refusal().is_some() => format!("no ({})", r.family),
+        _ => "no".into(),
+    }
 }
 
 /// One line per slice for `--list`: index, kind, GPU, decodable, chosen.
@@ -530,7 +579,7 @@ pub fn list_slices(archive: &Archive, chosen: Option<usize>) -> String {
             &i.to_string(),
             &s.kind_name(),
             &gpu,
-            if s.decodable() { "yes" } else { "no" },
+            &decodable_column(s),
             if chosen == Some(i) { "*" } else { "" },
         ]);
     }

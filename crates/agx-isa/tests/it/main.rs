@@ -4,6 +4,7 @@
 #[path = "../../../../testdata/shared_data.rs"]
 mod shared_data;
 
+mod apple9;
 mod applegpu_corpus;
 mod asm_corpus;
 mod asm_errors;

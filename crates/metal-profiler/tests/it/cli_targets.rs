@@ -39,7 +39,7 @@ fn list_shows_every_slice_and_the_chosen_one() {
             "0     AIR64     AIR bitcode              no",
             "1     APPLEGPU  G13G (M1)                yes",
             "2     APPLEGPU  G14G (M2)                yes       *",
-            "3     APPLEGPU  G15G (M3)                no",
+            "3     APPLEGPU  G15G (M3)                Apple9",
             "4     AMDGPU    AMD GPU                  no",
         ],
         "{text}"
@@ -94,12 +94,13 @@ fn default_is_the_newest_decodable_slice_and_gpu_picks_one() {
 fn undecodable_or_absent_slices_are_refused_naming_the_alternatives() {
     let (_t, p) = write_tmp("multi3.archive", &multi_slice_archive());
     let p = p.to_str().unwrap();
+    // an Apple9 (M3) slice: a listing, no profile (issue 28; cli_apple9)
     let o = run(&[p, "--gpu", "g15g"]);
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(
         err(&o).trim_end(),
-        "metal-profile: error: archive: the G15G (M3) slice cannot be decoded (decoding supports G13 (M1) and G14 (M2) code); \
-         decodable slices here: G13G (M1), G14G (M2) (pick one with --gpu)"
+        "metal-profile: error: --gpu g15g: Apple9 (M3/M4/A18 Pro) code has no profile yet (no cycle measurements exist for it); \
+         use --disasm-only for its listing or --list"
     );
     let o = run(&[p, "--gpu", "g14s", "--list"]);
     assert_eq!(o.status.code(), Some(1));
@@ -117,7 +118,7 @@ fn undecodable_or_absent_slices_are_refused_naming_the_alternatives() {
     let o = run(&[q, "--list"]);
     assert!(o.status.success(), "{}", err(&o));
     assert!(
-        out(&o).contains("0     APPLEGPU  G15G (M3)                no"),
+        out(&o).contains("0     APPLEGPU  G15G (M3)                Apple9"),
         "{}",
         out(&o)
     );
@@ -212,7 +213,14 @@ fn binary_gpu_labels_raw_code() {
     let o = run(&["--binary", bin, "--gpu", "g16g"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        err(&o).contains("--gpu g16g: G16G (M4) code cannot be decoded (decoding supports G13G, G13S, G13C, G13D, G14G, G14S, G14D)"),
+        err(&o).contains("--gpu g16g: Apple9 (M3/M4/A18 Pro) code has no profile yet (no cycle measurements exist for it); use --disasm-only for its listing"),
+        "{}",
+        err(&o)
+    );
+    let o = run(&["--binary", bin, "--gpu", "g16p"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        err(&o).contains("--gpu g16p: G16P (iPhone/iPad SoC) code cannot be decoded (decoding supports G13G, G13S, G13C, G13D, G14G, G14S, G14D)"),
         "{}",
         err(&o)
     );
