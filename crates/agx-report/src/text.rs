@@ -1174,8 +1174,7 @@ fn suggestion_bytes(out: &mut Vec<u8>, st: Style, indent: &str, s: &timing::Sugg
                 put_hex(out, a);
             }
             if s.sites.len() > 8 {
-                let _ =
-                    std::io::Write::write_fmt(out, format_args!(" (+{} more)", s.sites.len() - 8));
+                out.extend_from_slice(" …".as_bytes());
             }
         }
         st.close(out);

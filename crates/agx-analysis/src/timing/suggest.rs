@@ -1109,6 +1109,8 @@ pub fn suggest(
                 "independent-work-before-wait",
                 &[
                     ("waits", short.len() as f64),
+                    ("slot", w.slot.map_or(0.0, |s| s as f64)),
+                    ("more_loads", more as f64),
                     ("independent_work", w.independent_work),
                     ("latency", w.latency),
                     ("exposed_stall", exposed),
@@ -1120,7 +1122,7 @@ pub fn suggest(
                     f("waits"),
                     w.addr,
                     names.join(", "),
-                    if more > 0 { format!(" and {more} more") } else { String::new() },
+                    if more > 0 { format!(" and {} more", f("more_loads")) } else { String::new() },
                     f("independent_work"),
                     f("latency"),
                     f("exposed_stall"),
