@@ -108,6 +108,7 @@ def profile_binary(
     offset: int = 0,
     *,
     trip_count: Optional[int] = None,
+    all_findings: bool = False,
 ) -> ProfileResult:
     """Profile raw G13 machine code (a file path or bytes), as
     ``metal-profile --binary FILE [-f NAME] [--offset N]``.
@@ -115,11 +116,16 @@ def profile_binary(
     ``function_name`` only names the kernel in the report (default
     ``"kernel"``); ``offset`` is where the code starts in the input (even).
     ``trip_count`` is assumed for loops whose trip count is unknown (default:
-    the CLI's, 16).
+    the CLI's, 16). ``all_findings`` keeps the suggestions that concern less
+    than 1% of the estimate (``--all-findings``).
     """
     return _result(
         _native.profile_raw_code(
-            _input(path_or_bytes), function_name, int(offset), trip_count
+            _input(path_or_bytes),
+            function_name,
+            int(offset),
+            trip_count,
+            bool(all_findings),
         )
     )
 
@@ -130,6 +136,7 @@ def profile_archive(
     *,
     trip_count: Optional[int] = None,
     gpu: Optional[str] = None,
+    all_findings: bool = False,
 ) -> ProfileResult:
     """Profile one function of a serialized Metal binary archive (path or
     bytes), as ``metal-profile ARCHIVE [-f NAME] [--gpu GPU]``: the main part,
@@ -137,9 +144,12 @@ def profile_archive(
     (``matmul_naive``) or the full symbol; it may be omitted when the archive
     holds one kernel. ``gpu`` (``"g13g"``, ``"g14g"``, any case) picks the
     slice of a multi-GPU archive; the default is the newest decodable one.
+    ``all_findings`` keeps the suggestions under 1% of the estimate.
     """
     return _result(
-        _native.profile_archive_input(_input(path), function_name, trip_count, gpu)
+        _native.profile_archive_input(
+            _input(path), function_name, trip_count, gpu, bool(all_findings)
+        )
     )
 
 
@@ -187,6 +197,7 @@ def analyze(
     *,
     trip_count: Optional[int] = None,
     kernel_name: Optional[str] = None,
+    all_findings: bool = False,
 ) -> ProfileResult:
     """Run the full analysis on instructions from :func:`parse_disassembly`
     (or disassembly text, or raw code bytes).
@@ -197,7 +208,12 @@ def analyze(
     first one.
     """
     if isinstance(instructions, (bytes, bytearray, memoryview)):
-        return profile_binary(bytes(instructions), kernel_name, trip_count=trip_count)
+        return profile_binary(
+            bytes(instructions),
+            kernel_name,
+            trip_count=trip_count,
+            all_findings=all_findings,
+        )
     if isinstance(instructions, str):
         instructions = parse_disassembly(instructions)
     words: List[Tuple[int, bytes]] = []
@@ -213,7 +229,9 @@ def analyze(
                 "decoded, or text the assembler accepts"
             )
         words.append((insn.addr, insn.bytes))
-    return _result(_native.profile_words(words, kernel_name, trip_count))
+    return _result(
+        _native.profile_words(words, kernel_name, trip_count, bool(all_findings))
+    )
 
 
 def format_report(

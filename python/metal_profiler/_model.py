@@ -248,8 +248,10 @@ class Loop(_Record):
 
 class Suggestion(_Record):
     """One suggestion: ``severity`` (high/medium/low), ``offset`` (the
-    instruction it names), ``message``, ``rule``. ``str()`` is the report
-    line (with the severity icon)."""
+    instruction it names), ``message``, ``rule``, ``figures``, ``fact`` (the
+    fact about the code the rule rests on) and ``sites`` (every instruction
+    the finding concerns). ``str()`` is the report line (with the severity
+    icon)."""
 
     __slots__ = ()
 
@@ -514,6 +516,14 @@ class ProfileResult:
         ``loop_divergent``, and ``uniform_loads``: loads whose address is
         uniform)."""
         return dict(self._get("divergence") or {})
+
+    @property
+    def stack_kinds(self) -> Dict[int, str]:
+        """What each stack access is for, by offset (JSON
+        ``instructions_detail[].stack_kind``: ``spill``, ``fill``, ``save``,
+        ``restore``, ``private_array``)."""
+        rows = self._get("instructions_detail") or []
+        return {d["offset"]: d["stack_kind"] for d in rows if d.get("stack_kind")}
 
     @property
     def uniform_address_loads(self) -> List[int]:

@@ -577,3 +577,25 @@ def test_call_targets_in_raw_code_warn_or_raise():
     cut = main.ljust(0x40, b"\0") + mp.assemble("mov_imm r4, 1, 0b0\n") + mp.assemble("get_sr r1, sr80\n")[:2]
     with pytest.raises(ValueError, match=r"the function at 0x40 \(called at 0x4\): the code ends inside an instruction at 0x46: 2 of 4 bytes"):
         mp.profile_binary(cut)
+
+
+def test_advice_facts_sites_stack_kinds_and_all_findings():
+    """Issue 27 items 4-5: suggestions carry ``fact`` and ``sites``; stack
+    accesses their ``stack_kind``; ``all_findings=True`` keeps the findings
+    under 1% of the estimate, which the default hides."""
+    stack = REPO / "testdata" / "apple_stack" / "simple_s16_compute_shader.bin"
+    r = mp.profile_binary(stack)
+    kinds = r.stack_kinds
+    assert kinds and set(kinds.values()) == {"private_array"}
+    rules = [s.rule for s in r.suggestions]
+    assert "private-array" in rules and "spills" not in rules
+    s = next(s for s in r.suggestions if s.rule == "private-array")
+    assert s.fact and len(s.sites) > 1 and s.offset in s.sites
+    tiled = mesa_bin("matmul_tiled_32x8")
+    every = mp.profile_binary(tiled, all_findings=True)
+    default = mp.profile_binary(tiled)
+    minor = [
+        s for s in every.suggestions if s.figures.get("share_pct", 100) < 1.0
+    ]
+    assert len(every.suggestions) - len(default.suggestions) == len(minor)
+    assert all(s.figures.get("share_pct", 100) >= 1.0 for s in default.suggestions)

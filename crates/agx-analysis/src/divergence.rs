@@ -2379,58 +2379,112 @@ fn range_of(d: &Divergence, t: &crate::timing::KernelTiming) -> DivergenceRange 
     }
 }
 
-/// Suggestions (issue 22, item 5): a divergent branch whose arms cost at
-/// least 10% of the function's estimate, and a loop whose exit is divergent.
+/// Suggestions (issue 22 item 5, issue 27 item 5): only where divergence
+/// costs something. A divergent `if` with an `else` makes the SIMD-group run
+/// both arms: it pays the cheaper arm on top of what a uniform SIMD-group
+/// pays, and that extra is the share the finding concerns. A divergent `if`
+/// without an `else` runs its one arm, as the threads that take it would
+/// anyway: nothing to fix (a bounds guard around the body is one). A loop
+/// whose exit is divergent runs until its slowest thread leaves: its body's
+/// share, at most 🟡 (how far the trip counts spread is not in the code),
+/// and nothing when the exit only differs in the tail
+/// ([`tail_only_exit`]). Severity from the share
+/// ([`crate::timing::suggest::severity_for_share`]). `insns`: the function's
+/// instructions (the branches' indices are theirs).
 pub fn suggestions(
     d: &Divergence,
     t: &crate::timing::KernelTiming,
+    insns: &[Instruction],
 ) -> Vec<crate::timing::Suggestion> {
-    use crate::timing::suggest::{Severity, Suggestion};
+    use crate::timing::suggest::{severity_for_share, share_pct, Suggestion};
     let total = t.total_cycles;
     let mut out = Vec::new();
     if total <= 0.0 || d.unknown.is_some() {
         return out;
     }
-    for b in d.branches.iter().filter(|b| !b.uniform) {
+    for (k, b) in d.branches.iter().enumerate().filter(|(_, b)| !b.uniform) {
         let arms = b.arms_cycles.unwrap_or(0.0);
-        let share = 100.0 * arms / total;
         match b.kind {
-            BranchKind::If | BranchKind::Else if share >= 10.0 => {
-                let what = b.kind.name();
+            BranchKind::If => {
+                let Some((_, e)) = b.arms else { continue };
+                // its else: the next else branch inside its arms ending where it ends
+                let Some(els) = d.branches[k + 1..]
+                    .iter()
+                    .take_while(|x| x.arms.is_none_or(|(xs, _)| xs < e))
+                    .find(|x| x.kind == BranchKind::Else && x.arms.is_some_and(|(_, xe)| xe == e))
+                else {
+                    continue;
+                };
+                // an else that only moves values into registers is the
+                // compiler's merge of a value (`x = c ? f() : 0`), not a
+                // second arm of work
+                if els.arms.is_some_and(|r| only_moves(insns, r)) {
+                    continue;
+                }
+                let else_cy = els.arms_cycles.unwrap_or(0.0);
+                let then_cy = (arms - else_cy).max(0.0);
+                let extra = then_cy.min(else_cy);
+                let share = share_pct(extra, total);
+                if extra <= 0.0 {
+                    continue;
+                }
                 let reason = b.reason.clone();
-                out.push(Suggestion::new(
-                    if share >= 30.0 { Severity::High } else { Severity::Medium },
-                    b.at,
-                    "divergent-branch",
-                    &[("arms_cycles", arms), ("total_cycles", total), ("share_pct", share)],
-                    |f| {
-                        format!(
-                            "Divergent {what} at 0x{:x} ({reason}): the SIMD-group runs both arms, {} cy of {} cy ({}%). Make the condition uniform (branch on threadgroup or SIMD-group values), move the work out of the arm, or sort/bin the work so a SIMD-group's threads agree.",
+                out.push(
+                    Suggestion::new(
+                        severity_for_share(share),
+                        b.at,
+                        "divergent-branch",
+                        &[
+                            ("then_cycles", then_cy),
+                            ("else_cycles", else_cy),
+                            ("extra_cycles", extra),
+                            ("total_cycles", total),
+                            ("share_pct", share),
+                        ],
+                        |f| {
+                            format!(
+                            "Divergent if/else at 0x{:x} ({reason}): the SIMD-group runs both arms ({} cy then, {} cy else at 0x{:x}), {} cy more than one arm, of {} cy ({}%). Make the condition uniform (branch on threadgroup or SIMD-group values), move the work out of the arms, or sort/bin the work so a SIMD-group's threads agree.",
                             b.at,
-                            f("arms_cycles"),
+                            f("then_cycles"),
+                            f("else_cycles"),
+                            els.at,
+                            f("extra_cycles"),
                             f("total_cycles"),
                             f("share_pct")
                         )
-                    },
-                ));
+                        },
+                    )
+                    .with_fact(format!(
+                        "the if at 0x{:x} has an else (0x{:x}) and its condition is not uniform",
+                        b.at, els.at
+                    ))
+                    .with_sites(vec![els.at]),
+                );
             }
             BranchKind::Loop => {
+                if b.arms.is_some_and(|r| tail_only_exit(insns, r, &b.reason)) {
+                    continue;
+                }
+                let share = share_pct(arms, total);
                 let reason = b.reason.clone();
-                out.push(Suggestion::new(
-                    if share >= 30.0 { Severity::Medium } else { Severity::Low },
-                    b.at,
-                    "divergent-loop-exit",
-                    &[("arms_cycles", arms), ("total_cycles", total), ("share_pct", share)],
-                    |f| {
-                        format!(
+                out.push(
+                    Suggestion::new(
+                        severity_for_share(share).max(crate::timing::suggest::Severity::Medium),
+                        b.at,
+                        "divergent-loop-exit",
+                        &[("arms_cycles", arms), ("total_cycles", total), ("share_pct", share)],
+                        |f| {
+                            format!(
                             "Loop ending at 0x{:x} has a divergent exit: {reason}. Its body costs {} cy of {} cy ({}%) per pass of the slowest thread; give the threads of a SIMD-group similar trip counts (sort/bin the work) or make the bound uniform.",
                             b.at,
                             f("arms_cycles"),
                             f("total_cycles"),
                             f("share_pct")
                         )
-                    },
-                ));
+                        },
+                    )
+                    .with_fact("the loop's exit test is not uniform: its threads may leave at different iterations"),
+                );
             }
             _ => {}
         }
@@ -2438,19 +2492,93 @@ pub fn suggestions(
     out
 }
 
+/// Whether a loop (its body `arms`, instruction indices) leaves only
+/// through `while` tests that compare one induction variable with uniform
+/// values, where every write of that variable in the loop adds a uniform
+/// register or an immediate of at least the SIMD width to it: a grid- or
+/// block-stride loop. Its threads start at nearby values and step together,
+/// so their trip counts differ by at most one, in the tail: not a cost to
+/// fix. (The start values' spread is not checked: a start spread wider than
+/// the step would make the difference larger.)
+fn tail_only_exit(insns: &[Instruction], arms: (u32, u32), reason: &Reason) -> bool {
+    use agx_isa::{CostKey, ExecOp};
+    if !reason.to_string().starts_with("exit test at") {
+        return false;
+    }
+    let body = insns
+        .get(arms.0 as usize..(arms.1 as usize).min(insns.len()))
+        .unwrap_or(&[]);
+    let halves = |r: &agx_isa::Reg| r.half_range().collect::<Vec<_>>();
+    let mut tests = 0;
+    for w in body.iter().filter(|i| i.exec_op() == Some(ExecOp::While)) {
+        tests += 1;
+        // the compared values (the exec register, the first operand, aside)
+        let first = w.operands.first().and_then(|o| o.as_reg()).copied();
+        let compared: Vec<&agx_isa::Reg> = w.uses().filter(|r| Some(**r) != first).collect();
+        let gprs: Vec<&&agx_isa::Reg> =
+            compared.iter().filter(|r| r.file == RegFile::Gpr).collect();
+        let [iv] = gprs.as_slice() else {
+            return false;
+        };
+        let iv = halves(iv);
+        let stepped = body
+            .iter()
+            .filter(|i| {
+                i.defs()
+                    .any(|r| r.file == RegFile::Gpr && halves(r).iter().any(|h| iv.contains(h)))
+            })
+            .all(|i| {
+                let add = matches!(i.cost_key(), CostKey::Iadd32 | CostKey::Iadd16);
+                let srcs: Vec<&agx_isa::Reg> = i.uses().collect();
+                let gpr_ok = srcs
+                    .iter()
+                    .filter(|r| r.file == RegFile::Gpr)
+                    .all(|r| halves(r) == iv)
+                    && srcs.iter().any(|r| r.file == RegFile::Gpr);
+                let step = srcs.iter().any(|r| r.file == RegFile::Uniform)
+                    || i.operands
+                        .iter()
+                        .any(|o| o.kind.imm_value().is_some_and(|v| v.abs() >= 32));
+                add && gpr_ok && step
+            });
+        if !stepped {
+            return false;
+        }
+    }
+    tests > 0
+}
+
+/// Whether the instructions `arms` (indices, end exclusive) only move
+/// values (`mov`, `mov_imm`) besides the exec-mask instructions.
+fn only_moves(insns: &[Instruction], arms: (u32, u32)) -> bool {
+    insns
+        .get(arms.0 as usize..(arms.1 as usize).min(insns.len()))
+        .unwrap_or(&[])
+        .iter()
+        .all(|i| {
+            i.exec_op().is_some()
+                || i.cost_key() == agx_isa::CostKey::MovImm
+                || i.mnemonic() == "mov"
+        })
+}
+
 fn fill_arms(d: &mut Divergence, t: &crate::timing::KernelTiming) {
     // each instruction's weighted cycles once, in one dense array: the
     // arms (nested, often long) are summed from it in the same order
     let n = t.instructions_detail.len();
-    let w: Vec<f64> = if d.branches.iter().any(|b| b.arms.is_some()) {
+    // (the model's share of the estimate per instruction when it has them:
+    // they sum to `total_cycles`, so no arm exceeds the whole)
+    let w: Vec<f64> = if !d.branches.iter().any(|b| b.arms.is_some()) {
+        Vec::new()
+    } else if t.insn_cycles.len() == n {
+        t.insn_cycles.clone()
+    } else {
         (0..n)
             .map(|k| {
                 let x = &t.instructions_detail[k];
                 (x.cycles() + x.stall) * t.executions.get(k).copied().unwrap_or(1.0)
             })
             .collect()
-    } else {
-        Vec::new()
     };
     for b in &mut d.branches {
         b.arms_cycles = b.arms.map(|(s, e)| {

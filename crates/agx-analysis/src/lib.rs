@@ -24,6 +24,7 @@ pub mod par;
 pub mod program;
 pub mod raw_image;
 pub mod special_regs;
+pub mod stack_kind;
 pub mod timing;
 
 use agx_isa::Instruction;
@@ -255,6 +256,12 @@ pub struct Analysis {
     pub spills: u32,
     /// `stack_load` count (Mesa's `fills`).
     pub fills: u32,
+    /// The stack accesses by kind ([`stack_kind`]): spills and fills,
+    /// saves and restores around calls, private-array elements.
+    pub stack_kinds: stack_kind::StackKinds,
+    /// Each stack access's kind: (instruction index, kind), ascending.
+    #[serde(skip)]
+    pub stack_sites: Vec<(u32, stack_kind::StackKind)>,
     pub stack: StackSummary,
     /// Natural loops, by start address (outer before inner at equal start).
     pub loops: Vec<LoopSummary>,
@@ -398,6 +405,7 @@ pub fn analyze_detailed_program(
         .collect();
 
     let peak = live.peak_info(&facts.addr);
+    let stack_sites = stack_kind::classify(insns);
     let analysis = Analysis {
         instructions: insns.len(),
         code_bytes: facts.len.iter().map(|&l| l as u64).sum(),
@@ -412,6 +420,8 @@ pub fn analyze_detailed_program(
         occupancy: Occupancy { threads, percent },
         spills: stack.spills,
         fills: stack.fills,
+        stack_kinds: stack_kind::StackKinds::of(&stack_sites),
+        stack_sites,
         stack: StackSummary {
             scratch_reserved: main_scratch.or(stack.scratch_reserved),
             adjusts: stack.adjusts,

@@ -777,7 +777,11 @@ pub fn analyze_program_keeping(
             crate::divergence::fill_arms_cycles(&mut s.divergence, &t);
             suggestions
         };
-        suggestions.extend(crate::divergence::suggestions(&s.divergence, &t));
+        suggestions.extend(crate::divergence::suggestions(
+            &s.divergence,
+            &t,
+            &code.insns,
+        ));
         s.analysis.occupancy = own_occupancy;
         functions.push(ProgramFunction {
             entry: code.entry,

@@ -543,9 +543,9 @@ fn suggestions(o: &mut String, k: usize, p: &Profile) {
     }
     o.push_str("<ul class=\"sugg\">\n");
     for s in &p.suggestions {
-        let _ = writeln!(
+        let _ = write!(
             o,
-            "<li><span class=\"sev {}\">{}</span> {} <a href=\"#k{k}-a{:x}\">[0x{:x}]</a> <span class=\"dim\">{}</span></li>",
+            "<li><span class=\"sev {}\">{}</span> {} <a href=\"#k{k}-a{:x}\">[0x{:x}]</a> <span class=\"dim\">{}</span>",
             severity_name(s.severity),
             severity_name(s.severity),
             esc(&s.message),
@@ -553,6 +553,18 @@ fn suggestions(o: &mut String, k: usize, p: &Profile) {
             s.offset,
             esc(s.rule)
         );
+        // the fact it rests on and its sites (issue 27 item 5)
+        if !s.fact.is_empty() || s.sites.len() > 1 {
+            let _ = write!(o, "<div class=\"dim\">fact: {}", esc(&s.fact));
+            if s.sites.len() > 1 {
+                o.push_str("; sites:");
+                for a in &s.sites {
+                    let _ = write!(o, " <a href=\"#k{k}-a{a:x}\">0x{a:x}</a>");
+                }
+            }
+            o.push_str("</div>");
+        }
+        o.push_str("</li>\n");
     }
     o.push_str("</ul>\n");
 }
@@ -652,6 +664,10 @@ fn listing(o: &mut String, k: usize, p: &Profile, all: &[Profile]) {
                 }
             }
             if let Some(d) = d {
+                // what a stack access is for (issue 27 item 4)
+                if let Some(sk) = d.stack_kind {
+                    marks.push(format!("<span class=\"dim\">◇ stack: {}</span>", sk.name()));
+                }
                 if let Some(dep) = &d.raw_dep() {
                     if dep.penalty > 0.0 {
                         marks.push(format!(

@@ -359,6 +359,9 @@ struct SuggestionOut<'a> {
     rule: &'static str,
     /// The figures the message cites, by name.
     figures: &'a agx_analysis::timing::suggest::Figures,
+    /// The fact the rule rests on; the instructions it concerns (issue 27).
+    fact: &'a str,
+    sites: &'a [u32],
 }
 
 #[derive(Serialize)]
@@ -432,6 +435,10 @@ struct Detail<'a> {
     /// SIMD-group (issue 22).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     uniform_address: bool,
+    /// On a stack access: `spill`, `fill`, `save`, `restore` or
+    /// `private_array` (issue 27 item 4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stack_kind: Option<&'static str>,
 }
 
 #[derive(Serialize)]
@@ -450,6 +457,8 @@ struct Kernel<'a> {
     occupancy: Occupancy,
     spills: u32,
     fills: u32,
+    /// Stack accesses by kind (issue 27 item 4).
+    stack_kinds: agx_analysis::stack_kind::StackKinds,
     scratch_reserved: Option<i32>,
     backward_branches: usize,
     loops: LoopSeq<'a>,
@@ -536,6 +545,7 @@ struct FunctionOut<'a> {
     peak_live_offset: Option<u32>,
     spills: u32,
     fills: u32,
+    stack_kinds: agx_analysis::stack_kind::StackKinds,
     scratch_reserved: Option<i32>,
     loops: usize,
     /// Own cost (callees excluded).
@@ -633,6 +643,7 @@ fn detail<'a>(
         self_cycles: d.map(|_| r2(p.timing.insn_cycles.get(k).copied().unwrap_or(0.0))),
         executions: d.map(|_| p.timing.executions.get(k).copied().unwrap_or(1.0)),
         uniform_address: d.is_some_and(|d| d.uniform_address),
+        stack_kind: d.and_then(|d| d.stack_kind).map(|k| k.name()),
     }
 }
 
@@ -820,6 +831,7 @@ fn kernel(p: &Profile) -> Kernel<'_> {
         },
         spills: a.spills,
         fills: a.fills,
+        stack_kinds: a.stack_kinds,
         scratch_reserved: a.stack.scratch_reserved,
         backward_branches: a.backward_branches,
         loops: LoopSeq(p, None),
@@ -923,17 +935,7 @@ fn kernel(p: &Profile) -> Kernel<'_> {
                 .collect(),
         },
         raised_instructions: p.raised,
-        suggestions: p
-            .suggestions
-            .iter()
-            .map(|s| SuggestionOut {
-                severity: s.severity,
-                offset: s.offset,
-                message: &s.message,
-                rule: s.rule,
-                figures: &s.figures,
-            })
-            .collect(),
+        suggestions: suggestions_out(&p.suggestions),
         calls: calls_out(p),
         functions: functions_out(p),
         call_assumptions: &p.program.assumptions,
@@ -966,6 +968,8 @@ fn suggestions_out(s: &[agx_analysis::timing::Suggestion]) -> Vec<SuggestionOut<
             message: &s.message,
             rule: s.rule,
             figures: &s.figures,
+            fact: &s.fact,
+            sites: &s.sites,
         })
         .collect()
 }
@@ -1015,6 +1019,7 @@ fn functions_out(p: &Profile) -> Vec<FunctionOut<'_>> {
                 peak_live_offset: a.registers.peak_live_offset,
                 spills: a.spills,
                 fills: a.fills,
+                stack_kinds: a.stack_kinds,
                 scratch_reserved: a.stack.scratch_reserved,
                 // (main's loop list moved into the kernel's analysis)
                 loops: if k == 0 {
@@ -1650,6 +1655,10 @@ fn detail_row(buf: &mut Vec<u8>, d: &Detail<'_>) {
     float(buf, d.executions);
     if d.uniform_address {
         buf.extend_from_slice(b",\"uniform_address\":true");
+    }
+    if let Some(k) = d.stack_kind {
+        buf.extend_from_slice(b",\"stack_kind\":");
+        string(buf, Some(k));
     }
     buf.push(b'}');
 }

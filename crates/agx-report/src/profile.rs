@@ -31,6 +31,9 @@ pub struct Options {
     /// The chip whose memory parameters `mem` starts from (`--chip`).
     /// Default: the model's default chip.
     pub chip: &'static DramVariant,
+    /// Keep the findings that concern less than 1% of the estimate
+    /// (`--all-findings`; `Suggestion::is_minor`). Default `false`: hidden.
+    pub all_findings: bool,
 }
 
 impl Default for Options {
@@ -44,6 +47,7 @@ impl Default for Options {
             graph: true,
             gpu,
             chip,
+            all_findings: false,
         }
     }
 }
@@ -232,6 +236,11 @@ impl Profile {
         };
         let main = FunctionCode::new(insns.first().map_or(0, |i| i.addr), None, insns);
         let mut program = program::analyze_program_keeping(main, source, &params, options.graph);
+        if !options.all_findings {
+            for f in &mut program.functions {
+                f.suggestions.retain(|s| !s.is_minor());
+            }
+        }
         // (main's loop list and per-instruction vectors move, not copied:
         // one copy held)
         let analysis = program.take_kernel_analysis();

@@ -381,6 +381,17 @@ fn registers(out: &mut String, st: Style, p: &Profile) {
                 a.spills, a.fills, scratch
             )),
         );
+        let k = &a.stack_kinds;
+        if k.total() > 0 {
+            kv(
+                out,
+                "Stack by kind",
+                &format!(
+                    "{} spill, {} fill, {} save, {} restore, {} private array",
+                    k.spill, k.fill, k.save, k.restore, k.private_array
+                ),
+            );
+        }
     }
 }
 
@@ -1053,6 +1064,11 @@ fn annotated_line(
             mark(out);
             st.put(out, "2", "◇ uniform address");
         }
+        // what a stack access is for (issue 27 item 4)
+        if let Some(k) = d.stack_kind {
+            mark(out);
+            st.put(out, "2", &["◇ stack: ", k.name()].concat());
+        }
         if let Some(dep) = &d.raw_dep() {
             if dep.penalty > 0.0 {
                 mark(out);
@@ -1145,6 +1161,25 @@ fn suggestion_bytes(out: &mut Vec<u8>, st: Style, indent: &str, s: &timing::Sugg
     out.push(b']');
     st.close(out);
     out.push(b'\n');
+    // the fact it rests on and its sites (issue 27 item 5)
+    if !s.fact.is_empty() || s.sites.len() > 1 {
+        out.extend_from_slice(indent.as_bytes());
+        st.open(out, "2");
+        out.extend_from_slice(b"   fact: ");
+        out.extend_from_slice(s.fact.as_bytes());
+        if s.sites.len() > 1 {
+            out.extend_from_slice(b"; sites:");
+            for &a in s.sites.iter().take(8) {
+                out.extend_from_slice(b" 0x");
+                put_hex(out, a);
+            }
+            if s.sites.len() > 8 {
+                out.extend_from_slice(" …".as_bytes());
+            }
+        }
+        st.close(out);
+        out.push(b'\n');
+    }
 }
 
 // ── byte writers for the rows written per loop / per instruction ──

@@ -103,12 +103,17 @@ fn read_file(path: &Path) -> Result<Vec<u8>, Fail> {
 
 /// Profile arguments as the CLI parses them with no flags (its defaults),
 /// then the given function name and trip count.
-fn profile_args(function: Option<String>, trip_count: Option<u32>) -> Result<ProfileArgs, Fail> {
+fn profile_args(
+    function: Option<String>,
+    trip_count: Option<u32>,
+    all_findings: bool,
+) -> Result<ProfileArgs, Fail> {
     use clap::Parser;
     let cli =
         Cli::try_parse_from(["metal-profile"]).map_err(|e| Fail::Value(e.render().to_string()))?;
     let mut a = cli.profile;
     a.function = function;
+    a.all_findings = all_findings;
     if let Some(n) = trip_count {
         a.model.trip_count = Some(n);
     }
@@ -263,8 +268,9 @@ fn profile_raw(
     function: Option<String>,
     trip_count: Option<u32>,
     gpu: Option<&str>,
+    all_findings: bool,
 ) -> Result<PyProfile, Fail> {
-    let args = profile_args(function, trip_count)?;
+    let args = profile_args(function, trip_count, all_findings)?;
     pipeline::check_raw_extent(name, bytes.len() as u64, offset)?;
     let mut code = pipeline::raw_code(bytes, offset, 0, args.function.as_deref())?;
     if let Some(name) = gpu {
@@ -303,10 +309,11 @@ fn profile_in_archive(
     function: Option<String>,
     trip_count: Option<u32>,
     gpu: Option<&str>,
+    all_findings: bool,
 ) -> Result<PyProfile, Fail> {
     let (one, note) = pipeline::choose_slice(archive, gpu)?;
     let archive = &one;
-    let args = profile_args(function, trip_count)?;
+    let args = profile_args(function, trip_count, all_findings)?;
     let selected = archive.select(args.function.as_deref())?;
     let f = archive.main_of(selected).unwrap_or(selected);
     let code = pipeline::function_code(archive, f);
@@ -379,18 +386,27 @@ impl Input {
 
 /// Profiles raw machine code (`metal-profile --binary`).
 #[pyfunction]
-#[pyo3(signature = (data, function_name=None, offset=0, trip_count=None))]
+#[pyo3(signature = (data, function_name=None, offset=0, trip_count=None, all_findings=false))]
 fn profile_raw_code(
     py: Python<'_>,
     data: Input,
     function_name: Option<String>,
     offset: u64,
     trip_count: Option<u32>,
+    all_findings: bool,
 ) -> PyResult<PyProfile> {
     detached(py, move || {
         let name = data.name();
         let bytes = data.read()?;
-        profile_raw(&name, &bytes, offset, function_name, trip_count, None)
+        profile_raw(
+            &name,
+            &bytes,
+            offset,
+            function_name,
+            trip_count,
+            None,
+            all_findings,
+        )
     })
 }
 
@@ -399,17 +415,18 @@ fn profile_raw_code(
 /// (raw code goes through `profile_raw_code`). `gpu` picks the slice
 /// (`--gpu`; default the newest decodable).
 #[pyfunction]
-#[pyo3(signature = (data, function_name=None, trip_count=None, gpu=None))]
+#[pyo3(signature = (data, function_name=None, trip_count=None, gpu=None, all_findings=false))]
 fn profile_archive_input(
     py: Python<'_>,
     data: Input,
     function_name: Option<String>,
     trip_count: Option<u32>,
     gpu: Option<String>,
+    all_findings: bool,
 ) -> PyResult<PyProfile> {
     detached(py, move || {
         let a = data.archive()?;
-        profile_in_archive(&a, function_name, trip_count, gpu.as_deref())
+        profile_in_archive(&a, function_name, trip_count, gpu.as_deref(), all_findings)
     })
 }
 
@@ -535,15 +552,16 @@ fn decode_all<'py>(
 /// Profiles instructions given as `(addr, bytes)` pairs (each decoded at its
 /// address), named `name` — what `analyze()` of parsed disassembly uses.
 #[pyfunction]
-#[pyo3(signature = (words, name=None, trip_count=None))]
+#[pyo3(signature = (words, name=None, trip_count=None, all_findings=false))]
 fn profile_words(
     py: Python<'_>,
     words: Vec<(u32, Vec<u8>)>,
     name: Option<String>,
     trip_count: Option<u32>,
+    all_findings: bool,
 ) -> PyResult<PyProfile> {
     detached(py, move || {
-        let args = profile_args(name, trip_count)?;
+        let args = profile_args(name, trip_count, all_findings)?;
         let mut insns = Vec::with_capacity(words.len());
         let mut listing = String::new();
         for (addr, bytes) in &words {

@@ -1016,6 +1016,7 @@ pub fn report_options_for(a: &ProfileArgs, slice_gpu: Option<&str>) -> agx_repor
         mem: gpu.mem_params(chip),
         gpu,
         chip,
+        all_findings: a.all_findings,
         ..Default::default()
     };
     if let Some(v) = a.model.l1_hit_latency {

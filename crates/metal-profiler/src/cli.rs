@@ -327,6 +327,10 @@ pub struct ProfileArgs {
     /// Append the plain disassembly to the report (the seed's flag).
     #[arg(long)]
     pub show_disasm: bool,
+    /// Also list the findings that concern less than 1% of the estimate
+    /// (hidden by default).
+    #[arg(long)]
+    pub all_findings: bool,
     /// Byte offset into a raw file where code starts (decimal or 0x hex).
     #[arg(long, value_name = "N", value_parser = parse_u64, allow_hyphen_values = true)]
     pub offset: Option<u64>,
@@ -479,6 +483,7 @@ impl Default for ProfileArgs {
                 disasm_only: false,
                 allow_unknown: false,
                 show_disasm: false,
+                all_findings: false,
                 offset: None,
                 base: None,
                 syntax: SyntaxArg::Default,

@@ -135,6 +135,8 @@ pub struct InsnDetail {
     /// proved uniform ([`crate::divergence::Divergence::uniform_loads`]):
     /// one value for the whole SIMD-group, charged once per SIMD-group.
     pub uniform_address: bool,
+    /// For a stack access: what it is for ([`crate::stack_kind`]).
+    pub stack_kind: Option<crate::stack_kind::StackKind>,
 }
 
 impl InsnDetail {
@@ -210,6 +212,9 @@ impl Serialize for InsnDetail {
         st.serialize_field("stall_single", &self.stall_single)?;
         st.serialize_field("stall", &self.stall)?;
         st.serialize_field("uniform_address", &self.uniform_address)?;
+        if let Some(k) = self.stack_kind {
+            st.serialize_field("stack_kind", k.name())?;
+        }
         st.end()
     }
 }
@@ -2118,6 +2123,7 @@ pub fn analyze_kernel_with_nest(
             stall_single: 0.0,
             stall: 0.0,
             uniform_address: is_uniform(i),
+            stack_kind: None,
         });
     }
     // (each detail's `loop_index` is the owner from here on)
@@ -2542,7 +2548,19 @@ pub fn analyze_with_analysis_on(
     // (the summary keeps no membership: the loop forest and the divergence
     // are found again)
     let d = crate::analyze_detailed(insns, &crate::CfgOptions::default());
-    analyze_kernel_with_nest(gpu, insns, &d.nest, &d.divergence.uniform_loads, &p)
+    let mut t = analyze_kernel_with_nest(gpu, insns, &d.nest, &d.divergence.uniform_loads, &p);
+    set_stack_kinds(&mut t, analysis);
+    t
+}
+
+/// Copies the analysis' stack kinds into the details (its instruction
+/// indices are the details').
+fn set_stack_kinds(t: &mut KernelTiming, analysis: &crate::Analysis) {
+    for &(k, kind) in &analysis.stack_sites {
+        if let Some(d) = t.instructions_detail.get_mut(k as usize) {
+            d.stack_kind = Some(kind);
+        }
+    }
 }
 
 /// [`analyze_with_analysis`] with the loop nest and the uniform-address
@@ -2559,7 +2577,9 @@ pub fn analyze_with_nest(
     if analysis.occupancy.threads > 0 {
         p.threads_per_core = p.threads_per_core.min(analysis.occupancy.threads);
     }
-    analyze_kernel_with_nest(params.gpu.timing, insns, nest, uniform_loads, &p)
+    let mut t = analyze_kernel_with_nest(params.gpu.timing, insns, nest, uniform_loads, &p);
+    set_stack_kinds(&mut t, analysis);
+    t
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! without evidence.
 
 use super::model::{fmt_cy, KernelTiming, LoopTiming};
+use crate::stack_kind::StackKind;
 use crate::Analysis;
 use agx_isa::{Instruction, MemDir, MemSpace, RegFile, Width};
 use serde::Serialize;
@@ -62,6 +63,43 @@ pub struct Suggestion {
     pub rule: &'static str,
     /// The figures the message cites (rounded to 2 decimals, as printed).
     pub figures: Figures,
+    /// The fact about the code the rule rests on (issue 27 item 5): without
+    /// it the rule stays silent.
+    pub fact: String,
+    /// Every instruction the finding is about, ascending (`offset` is the
+    /// first): one suggestion per rule per region lists its sites.
+    pub sites: Vec<u32>,
+}
+
+/// Severity thresholds on the share of the kernel's estimate a finding
+/// concerns (docs/analysis.md, "Suggestions"): at least
+/// [`HIGH_SHARE_PCT`]% is 🔴, at least [`MEDIUM_SHARE_PCT`]% 🟡, less 🟢;
+/// under [`MIN_SHARE_PCT`]% the finding is hidden unless `--all-findings`.
+pub const HIGH_SHARE_PCT: f64 = 30.0;
+/// See [`HIGH_SHARE_PCT`].
+pub const MEDIUM_SHARE_PCT: f64 = 10.0;
+/// See [`HIGH_SHARE_PCT`].
+pub const MIN_SHARE_PCT: f64 = 1.0;
+
+/// The severity of a finding that concerns `share_pct`% of the estimate.
+pub fn severity_for_share(share_pct: f64) -> Severity {
+    if share_pct >= HIGH_SHARE_PCT {
+        Severity::High
+    } else if share_pct >= MEDIUM_SHARE_PCT {
+        Severity::Medium
+    } else {
+        Severity::Low
+    }
+}
+
+/// `part` as a percentage of `total`, within 0..=100 (0 for an empty
+/// estimate): a finding never concerns more than the whole kernel.
+pub fn share_pct(part: f64, total: f64) -> f64 {
+    if total > 0.0 && part > 0.0 {
+        (100.0 * part / total).min(100.0)
+    } else {
+        0.0
+    }
 }
 
 /// Rounds a cited figure to the precision messages print: 2 decimals, as
@@ -133,13 +171,48 @@ impl Suggestion {
             message,
             rule,
             figures,
+            fact: String::new(),
+            sites: vec![offset],
         }
+    }
+
+    /// Sets [`Suggestion::fact`].
+    pub fn with_fact(mut self, fact: impl Into<String>) -> Suggestion {
+        self.fact = fact.into();
+        self
+    }
+
+    /// Sets [`Suggestion::sites`] (sorted, deduplicated; `offset` kept
+    /// among them).
+    pub fn with_sites(mut self, mut sites: Vec<u32>) -> Suggestion {
+        sites.push(self.offset);
+        sites.sort_unstable();
+        sites.dedup();
+        self.sites = sites;
+        self
+    }
+
+    /// The share of the kernel's estimate the finding concerns (its
+    /// `share_pct` figure), for rules that have one.
+    pub fn share_pct(&self) -> Option<f64> {
+        self.figures
+            .0
+            .iter()
+            .find(|(n, _)| *n == "share_pct")
+            .map(|(_, v)| *v)
+    }
+
+    /// Whether the finding concerns less than [`MIN_SHARE_PCT`]% of the
+    /// estimate (hidden unless `--all-findings`).
+    pub fn is_minor(&self) -> bool {
+        self.share_pct().is_some_and(|s| s < MIN_SHARE_PCT)
     }
 }
 
 /// Rule ids, in evaluation order.
 pub const RULES: &[&str] = &[
     "spills",
+    "private-array",
     "register-pressure",
     "tile-global-loads",
     "independent-work-before-wait",
@@ -329,9 +402,35 @@ pub fn suggest(
         };
         i.is_some_and(|i| details[i].uniform_address)
     };
-    let mut push = |s: Suggestion| out.push(s);
-
-    // --- spills ---
+    // each instruction's part of the estimate (`insn_cycles`: they sum to
+    // `total_cycles`), by address
+    let total = timing.total_cycles;
+    let cy_at = |addr: u32| -> f64 {
+        let i = match &detail_at {
+            None => details.binary_search_by_key(&addr, |d| d.addr).ok(),
+            Some(m) => m.get(&addr).copied(),
+        };
+        i.and_then(|i| timing.insn_cycles.get(i))
+            .copied()
+            .unwrap_or(0.0)
+    };
+    let share_of = |sites: &[u32]| share_pct(sites.iter().map(|&a| cy_at(a)).sum(), total);
+    // each loop's part of the estimate, nested loops included (a loop's
+    // parent comes before it in `timing.loops`)
+    let loop_cycles: Vec<f64> = {
+        let mut c = vec![0.0f64; timing.loops.len()];
+        for (k, d) in details.iter().enumerate() {
+            if let Some(l) = d.loop_index.and_then(|l| c.get_mut(l as usize)) {
+                *l += timing.insn_cycles.get(k).copied().unwrap_or(0.0);
+            }
+        }
+        for l in (0..timing.loops.len()).rev() {
+            if let Some(p) = timing.loops[l].parent.filter(|&p| p < l) {
+                c[p] += c[l];
+            }
+        }
+        c
+    };
     // the stack accesses the analysis counts (Instruction::mem_access: stack
     // adjusts and stack_get_ptr move no data)
     let stack_dir = |i: &Instruction| {
@@ -339,34 +438,114 @@ pub fn suggest(
             .filter(|m| m.space == MemSpace::Stack)
             .map(|m| m.dir)
     };
-    let spills: Vec<&Instruction> = insns.iter().filter(|i| stack_dir(i).is_some()).collect();
-    if let Some(first) = spills.first() {
-        let stores = spills
+    let mut push = |s: Suggestion| out.push(s);
+
+    // --- stack traffic, by kind (crate::stack_kind) ---
+    // only true spills and fills speak of register pressure; saves and
+    // restores around a call are the calling convention (no advice); a
+    // private array has its own rule
+    let own_sites;
+    let stack_sites: &[(u32, StackKind)] = match analysis {
+        Some(a)
+            if a.stack_sites
+                .iter()
+                .all(|&(k, _)| (k as usize) < insns.len()) =>
+        {
+            &a.stack_sites
+        }
+        _ => {
+            own_sites = crate::stack_kind::classify(insns);
+            &own_sites
+        }
+    };
+    let stack_of = |kinds: &[StackKind]| -> Vec<u32> {
+        stack_sites
             .iter()
-            .filter(|i| stack_dir(i) == Some(MemDir::Store))
-            .count();
+            .filter(|(_, k)| kinds.contains(k))
+            .map(|&(j, _)| insns[j as usize].addr)
+            .collect()
+    };
+    let spills = stack_of(&[StackKind::Spill, StackKind::Fill]);
+    if let Some(&first) = spills.first() {
+        let stores = stack_of(&[StackKind::Spill]).len();
         let loads = spills.len() - stores;
         let in_loops = spills
             .iter()
-            .filter(|i| innermost_loop(timing, i.addr).is_some())
+            .filter(|&&a| innermost_loop(timing, a).is_some())
             .count();
-        push(Suggestion::new(
-            Severity::High,
-            first.addr,
-            "spills",
-            &[
-                ("spill_stores", stores as f64),
-                ("fills", loads as f64),
-                ("in_loops", in_loops as f64),
-            ],
-            |f| {
-                format!(
-                "{} spill stores and {} fills (stack_store/stack_load), {} of them inside loops; first at 0x{:x}. Reduce live values (smaller tiles, fewer accumulators) or a smaller workgroup so the register budget grows.",
-                f("spill_stores"), f("fills"), f("in_loops"),
-                first.addr
+        let share = share_of(&spills);
+        push(
+            Suggestion::new(
+                severity_for_share(share),
+                first,
+                "spills",
+                &[
+                    ("spill_stores", stores as f64),
+                    ("fills", loads as f64),
+                    ("in_loops", in_loops as f64),
+                    ("share_pct", share),
+                ],
+                |f| {
+                    format!(
+                "{} spill stores and {} fills (stack_store/stack_load of fixed slots), {} of them inside loops, {}% of the estimate; first at 0x{:x}. Reduce live values (smaller tiles, fewer accumulators) or a smaller workgroup so the register budget grows.",
+                f("spill_stores"), f("fills"), f("in_loops"), f("share_pct"),
+                first
             )
-            },
-        ));
+                },
+            )
+            .with_fact(format!(
+                "{} stack accesses move registers to fixed stack slots and back with no call between (spill/fill)",
+                spills.len()
+            ))
+            .with_sites(spills.clone()),
+        );
+    }
+    let arrays = stack_of(&[StackKind::PrivateArray]);
+    if let Some(&first) = arrays.first() {
+        let indexed = stack_sites
+            .iter()
+            .filter(|(j, k)| {
+                *k == StackKind::PrivateArray
+                    && insns[*j as usize]
+                        .uses()
+                        .filter(|r| r.file == RegFile::Gpr)
+                        .count()
+                        > usize::from(stack_dir(&insns[*j as usize]) == Some(MemDir::Store))
+            })
+            .count();
+        let in_loops = arrays
+            .iter()
+            .filter(|&&a| innermost_loop(timing, a).is_some())
+            .count();
+        let frame = analysis
+            .and_then(|a| a.stack.scratch_reserved)
+            .unwrap_or(0)
+            .max(0);
+        let share = share_of(&arrays);
+        push(
+            Suggestion::new(
+                severity_for_share(share),
+                first,
+                "private-array",
+                &[
+                    ("accesses", arrays.len() as f64),
+                    ("indexed_accesses", indexed as f64),
+                    ("in_loops", in_loops as f64),
+                    ("stack_frame", frame as f64),
+                    ("share_pct", share),
+                ],
+                |f| {
+                    format!(
+                "A private array lives in stack memory: {} stack accesses (first at 0x{first:x}), {} of them at an address computed in a register, {} inside loops, in a stack frame of {} (entry stack adjust), {}% of the estimate. Registers cannot be indexed at run time, so the compiler keeps the array in memory. Index it only with compile-time constants (unroll the loops over it) so it can stay in registers, or, if the threads of a threadgroup share it, keep it in threadgroup memory.",
+                f("accesses"), f("indexed_accesses"), f("in_loops"), f("stack_frame"), f("share_pct")
+            )
+                },
+            )
+            .with_fact(format!(
+                "{indexed} stack accesses address the stack through a register (an array indexed at run time)"
+            ))
+            .with_sites(arrays.clone()),
+        );
     }
 
     // --- register pressure / occupancy ---
@@ -492,29 +671,40 @@ pub fn suggest(
             l.body.bound.by,
             "memory_bandwidth" | "device_bandwidth" | "memory_latency"
         );
-        if !dev_loads.is_empty() && mem_bound {
-            push(Suggestion::new(
-                Severity::High,
-                dev_loads[0].addr,
-                "tile-global-loads",
-                &[
-                    ("cycles_per_iteration", l.body.bound.cycles),
-                    ("global_loads", dev_loads.len() as f64),
-                    ("exposed_wait_stall", dev_stall),
-                    ("simds_per_scheduler", timing.simds_per_scheduler),
-                ],
-                |f| {
-                    format!(
-                    "Loop at 0x{:x} is bound by {} ({} cy/iter; {} global loads/iter, ~{} cy/iter of wait stall exposed at {} SIMD-groups/scheduler). Tile the data into threadgroup memory and reuse it across iterations.",
+        let loop_share = share_pct(loop_cycles.get(l.index).copied().unwrap_or(0.0), total);
+        if !dev_loads.is_empty() && mem_bound && !tiling_already_done(insns, &body()) {
+            let sites: Vec<u32> = dev_loads.iter().map(|i| i.addr).collect();
+            push(
+                Suggestion::new(
+                    severity_for_share(loop_share),
+                    dev_loads[0].addr,
+                    "tile-global-loads",
+                    &[
+                        ("cycles_per_iteration", l.body.bound.cycles),
+                        ("global_loads", dev_loads.len() as f64),
+                        ("exposed_wait_stall", dev_stall),
+                        ("simds_per_scheduler", timing.simds_per_scheduler),
+                        ("share_pct", loop_share),
+                    ],
+                    |f| {
+                        format!(
+                    "Loop at 0x{:x} is bound by {} ({} cy/iter, {}% of the estimate; {} global loads/iter, ~{} cy/iter of wait stall exposed at {} SIMD-groups/scheduler). Tile the data into threadgroup memory and reuse it across iterations.",
                     l.header,
                     super::model::bound_label(l.body.bound.by),
                     f("cycles_per_iteration"),
+                    f("share_pct"),
                     f("global_loads"),
                     f("exposed_wait_stall"),
                     f("simds_per_scheduler")
                 )
-                },
-            ));
+                    },
+                )
+                .with_fact(format!(
+                    "the loop is bound by memory, loads {} per-thread device values per iteration, and the kernel does not stage data through threadgroup memory",
+                    dev_loads.len()
+                ))
+                .with_sites(sites),
+            );
         }
 
         // --- break dependency chains ---
@@ -534,36 +724,57 @@ pub fn suggest(
         let raw_count = ds.clone().filter(paid).count();
         let first_raw = ds.clone().find(paid);
         let latency_bound = no_mem_stall && l.body.bound.by == "dependency_chain";
-        let many_raw = raw_count >= 4 && raw_count * 4 >= l.body.instructions;
-        if latency_bound || (many_raw && chain_bound > 0.0) {
+        // the fact splitting rests on: a value carried across iterations
+        // through an associative operation (a sum or a product)
+        // (only where the chain is the loop's bound: a loop bound by a pipe
+        // or by memory does not get faster by splitting its chain)
+        let accs = if latency_bound {
+            accumulators(&body())
+        } else {
+            Vec::new()
+        };
+        if let Some(&(acc, _)) = accs.first() {
+            let values = accs.iter().map(|a| a.1).collect::<HashSet<u16>>().len();
+            let accs: Vec<u32> = accs.iter().map(|a| a.0).collect();
             let at = first_raw.map(|d| d.addr).unwrap_or(l.header);
-            push(Suggestion::new(
-                Severity::Medium,
-                at,
-                "break-dependency-chain",
-                &[
-                    ("dependency_chain", chain_bound),
-                    ("raw_dependencies", raw_count as f64),
-                    ("cycles_per_iteration", l.body.cycles_per_iteration),
-                    ("throughput_bound", l.body.bound.throughput()),
-                ],
-                |f| {
-                    format!(
-                    "Loop at 0x{:x}: dependency chain of {} cy/iter and {} back-to-back RAW dependencies (first at 0x{at:x}); the loop costs {} cy/iter, bound by {} (largest throughput bound {} cy). Split accumulators / interleave independent chains.",
+            push(
+                Suggestion::new(
+                    severity_for_share(loop_share),
+                    at,
+                    "break-dependency-chain",
+                    &[
+                        ("dependency_chain", chain_bound),
+                        ("raw_dependencies", raw_count as f64),
+                        ("cycles_per_iteration", l.body.cycles_per_iteration),
+                        ("throughput_bound", l.body.bound.throughput()),
+                        ("accumulators", values as f64),
+                        ("share_pct", loop_share),
+                    ],
+                    |f| {
+                        format!(
+                    "Loop at 0x{:x}: dependency chain of {} cy/iter and {} back-to-back RAW dependencies (first at 0x{at:x}); the loop costs {} cy/iter, bound by {} (largest throughput bound {} cy), {}% of the estimate. {} value(s) accumulate across iterations through a sum or product (first at 0x{acc:x}): split each into independent partial accumulators and combine them after the loop.",
                     l.header,
                     f("dependency_chain"),
                     f("raw_dependencies"),
                     f("cycles_per_iteration"),
                     super::model::bound_label(l.body.bound.by),
-                    f("throughput_bound")
+                    f("throughput_bound"),
+                    f("share_pct"),
+                    f("accumulators")
                 )
-                },
-            ));
+                    },
+                )
+                .with_fact(format!(
+                    "the instruction at 0x{acc:x} adds (or multiplies) into a register it carries across iterations, with operands that do not depend on that register"
+                ))
+                .with_sites(accs.clone()),
+            );
         }
 
         // --- hoist invariant transcendentals ---
         // built on the first transcendental only (most loops have none)
         let mut written_set: Option<HashSet<u32>> = None;
+        let mut hoist: Vec<&Instruction> = Vec::new();
         for (&j, i) in own_idx.iter().zip(&own) {
             if key_of(j as usize).transcendental().is_none() {
                 continue;
@@ -585,22 +796,38 @@ pub fn suggest(
                     r.file == RegFile::Uniform || r.half_range().all(|h| !written.contains(&h))
                 });
             if invariant {
-                push(Suggestion::new(
-                    Severity::Medium,
+                hoist.push(i);
+            }
+        }
+        if let Some(i) = hoist.first() {
+            let sites: Vec<u32> = hoist.iter().map(|i| i.addr).collect();
+            let share = share_of(&sites);
+            let ic: f64 = hoist.iter().map(|i| cycles_at(i.addr, 4.0)).sum();
+            push(
+                Suggestion::new(
+                    severity_for_share(share),
                     i.addr,
                     "hoist-invariant-transcendental",
-                    &[("ic_cycles", cycles_at(i.addr, 4.0))],
+                    &[
+                        ("transcendentals", hoist.len() as f64),
+                        ("ic_cycles", ic),
+                        ("share_pct", share),
+                    ],
                     |f| {
                         format!(
-                        "{} at 0x{:x} in loop 0x{:x} reads only values the loop never writes: hoist it out of the loop (saves {} IC cy/iter).",
+                        "{} transcendental(s) in loop 0x{:x} (first {} at 0x{:x}) read only values the loop never writes: hoist them out of the loop (saves {} IC cy/iter, {}% of the estimate).",
+                        f("transcendentals"),
+                        l.header,
                         i.mnemonic(),
                         i.addr,
-                        l.header,
-                        f("ic_cycles")
+                        f("ic_cycles"),
+                        f("share_pct")
                     )
                     },
-                ));
-            }
+                )
+                .with_fact("its sources are uniform registers or registers no instruction of the loop writes")
+                .with_sites(sites),
+            );
         }
 
         // --- 64-bit integer emulation ---
@@ -615,48 +842,72 @@ pub fn suggest(
             .map(|(_, i)| i)
             .collect();
         if let Some(first) = int64.first() {
-            push(Suggestion::new(
-                Severity::Medium,
-                first.addr,
-                "int64-emulation-in-loop",
-                &[
-                    ("int64_ops", int64.len() as f64),
-                    ("add64_instructions", 4.0),
-                    ("mul64_ic_cycles", 8.0),
-                ],
-                |f| {
-                    format!(
-                    "Loop at 0x{:x}: {} 64-bit integer op(s) (first {} at 0x{:x}); 64-bit adds are emulated (~{} instructions) and 32x32=64 multiplies take {} IC cycles. Use 32-bit indices/offsets in the loop.",
+            let sites: Vec<u32> = int64.iter().map(|i| i.addr).collect();
+            let share = share_of(&sites);
+            push(
+                Suggestion::new(
+                    severity_for_share(share),
+                    first.addr,
+                    "int64-emulation-in-loop",
+                    &[
+                        ("int64_ops", int64.len() as f64),
+                        ("add64_instructions", 4.0),
+                        ("mul64_ic_cycles", 8.0),
+                        ("share_pct", share),
+                    ],
+                    |f| {
+                        format!(
+                    "Loop at 0x{:x}: {} 64-bit integer op(s) (first {} at 0x{:x}), {}% of the estimate; 64-bit adds are emulated (~{} instructions) and 32x32=64 multiplies take {} IC cycles. Use 32-bit indices/offsets in the loop.",
                     l.header,
                     f("int64_ops"),
                     first.mnemonic(),
                     first.addr,
+                    f("share_pct"),
                     f("add64_instructions"),
                     f("mul64_ic_cycles")
                 )
-                },
-            ));
+                    },
+                )
+                .with_fact("integer arithmetic in the loop writes 64-bit registers")
+                .with_sites(sites),
+            );
         }
 
         // --- simd/quad reductions in loops ---
-        for (&j, i) in own_idx.iter().zip(&own) {
-            if key_of(j as usize).is_cross_lane_reduction() {
-                push(Suggestion::new(
-                    Severity::Medium,
+        let reds: Vec<&&Instruction> = own_idx
+            .iter()
+            .zip(&own)
+            .filter(|&(&j, _)| key_of(j as usize).is_cross_lane_reduction())
+            .map(|(_, i)| i)
+            .collect();
+        if let Some(i) = reds.first() {
+            let sites: Vec<u32> = reds.iter().map(|i| i.addr).collect();
+            let share = share_of(&sites);
+            push(
+                Suggestion::new(
+                    severity_for_share(share),
                     i.addr,
                     "reduction-in-loop",
-                    &[("cycles", cycles_at(i.addr, 14.5))],
+                    &[
+                        ("reductions", reds.len() as f64),
+                        ("cycles", cycles_at(i.addr, 14.5)),
+                        ("share_pct", share),
+                    ],
                     |f| {
                         format!(
-                        "{} at 0x{:x} is a cross-lane reduction inside loop 0x{:x} (~{} cy each). Accumulate per lane in the loop and reduce once after it.",
+                        "{} cross-lane reduction(s) inside loop 0x{:x} (first {} at 0x{:x}, ~{} cy each), {}% of the estimate. Accumulate per lane in the loop and reduce once after it.",
+                        f("reductions"),
+                        l.header,
                         i.mnemonic(),
                         i.addr,
-                        l.header,
-                        f("cycles")
+                        f("cycles"),
+                        f("share_pct")
                     )
                     },
-                ));
-            }
+                )
+                .with_fact("a SIMD-group or quad reduction executes on every iteration")
+                .with_sites(sites),
+            );
         }
 
         // --- FP16 ---
@@ -669,36 +920,44 @@ pub fn suggest(
             && f_bound
             && l.body.pipes.f32 * 2.0 >= l.body.cycles_per_iteration
         {
-            let first = own_idx
+            let f32_insns: Vec<u32> = own_idx
                 .iter()
                 .zip(&own)
-                .find(|&(&j, _)| key_of(j as usize).is_fp32_arith())
-                .map(|(_, i)| i)
-                .unwrap();
+                .filter(|&(&j, _)| key_of(j as usize).is_fp32_arith())
+                .map(|(_, i)| i.addr)
+                .collect();
+            let share = share_of(&f32_insns);
             let g = timing.params.gpu.timing;
-            push(Suggestion::new(
-                Severity::Low,
-                first.addr,
-                "consider-fp16",
-                &[
-                    ("f32_ops", f32_ops as f64),
-                    ("f32_cycles", l.body.pipes.f32),
-                    ("cycles_per_iteration", l.body.cycles_per_iteration),
-                    ("raw_penalty_16", g.raw_penalty_16),
-                    ("raw_penalty_32", g.raw_penalty_32),
-                ],
-                |f| {
-                    format!(
-                    "Loop at 0x{:x} is FP32-bound ({} FP32 ops, {} of {} cy/iter); if the precision allows, half-precision halves register use and RAW penalties (+{} vs +{} cy).",
+            push(
+                Suggestion::new(
+                    // (whether the precision allows is not known: at most 🟢)
+                    Severity::Low,
+                    f32_insns[0],
+                    "consider-fp16",
+                    &[
+                        ("f32_ops", f32_ops as f64),
+                        ("f32_cycles", l.body.pipes.f32),
+                        ("cycles_per_iteration", l.body.cycles_per_iteration),
+                        ("raw_penalty_16", g.raw_penalty_16),
+                        ("raw_penalty_32", g.raw_penalty_32),
+                        ("share_pct", share),
+                    ],
+                    |f| {
+                        format!(
+                    "Loop at 0x{:x} is FP32-bound ({} FP32 ops, {} of {} cy/iter, {}% of the estimate); if the precision allows, half-precision halves register use and RAW penalties (+{} vs +{} cy).",
                     l.header,
                     f("f32_ops"),
                     f("f32_cycles"),
                     f("cycles_per_iteration"),
+                    f("share_pct"),
                     f("raw_penalty_16"),
                     f("raw_penalty_32")
                 )
-                },
-            ));
+                    },
+                )
+                .with_fact("the loop's FP32 pipe takes at least half its cycles, with no FP16 arithmetic and no memory stall")
+                .with_sites(f32_insns),
+            );
         }
         mine
     };
@@ -719,6 +978,7 @@ pub fn suggest(
             None => Some(timing.outside_loops.bound.by),
         };
         let mut first: Option<u32> = None;
+        let mut usites: Vec<u32> = Vec::new();
         let (mut n, mut bytes) = (0usize, 0u32);
         for (j, i) in insns.iter().enumerate() {
             let Some(m) = i
@@ -740,13 +1000,16 @@ pub fn suggest(
             );
             if d.uniform_address && mem_bound {
                 first.get_or_insert(i.addr);
+                usites.push(i.addr);
                 n += 1;
                 bytes += m.bytes_per_lane();
             }
         }
         if let Some(at) = first {
             let simd = timing.params.gpu.timing.simd_width as f64;
+            let share = share_of(&usites);
             push(Suggestion::new(
+                // (nothing to do: at most 🟢)
                 Severity::Low,
                 at,
                 "uniform-address-loads",
@@ -755,6 +1018,7 @@ pub fn suggest(
                     ("bytes_per_simd_group", bytes as f64),
                     ("bytes_if_per_thread", bytes as f64 * simd),
                     ("l1_hit_latency", timing.params.mem.l1_hit_latency),
+                    ("share_pct", share),
                 ],
                 |f| {
                     let (what, verb, it) = if n == 1 {
@@ -770,41 +1034,114 @@ pub fn suggest(
                     f("l1_hit_latency")
                 )
                 },
-            ));
+            )
+            .with_fact("the divergence analysis proved these loads' addresses uniform, in a region bound by memory")
+            .with_sites(usites));
         }
     }
 
-    // --- more independent work between loads and wait (any region) ---
-    let mut waits: Vec<&super::model::WaitStall> = timing.outside_loops.waits.iter().collect();
+    // --- more independent work between loads and wait (one per region) ---
+    // A wait waits for the loads of its scoreboard slot (all loads for a
+    // wait without one): the loads named are those, not every load the
+    // model lets complete there (loads without a slot, e.g. threadgroup
+    // loads issued after the wait, complete at any wait).
+    let slot_loads = |w: &super::model::WaitStall| -> Vec<u32> {
+        w.loads
+            .iter()
+            .copied()
+            .filter(|&a| {
+                w.slot.is_none()
+                    || addrs
+                        .binary_search(&a)
+                        .ok()
+                        .is_some_and(|k| insns[k].scoreboard_slot() == w.slot)
+            })
+            .collect()
+    };
+    let mut regions: Vec<(Option<u32>, Vec<&super::model::WaitStall>)> =
+        vec![(None, timing.outside_loops.waits.iter().collect())];
     for l in &timing.loops {
-        waits.extend(l.body.waits.iter());
+        regions.push((Some(l.header), l.body.waits.iter().collect()));
     }
-    for w in waits {
-        if w.exposed > 0.0 && w.latency > 0.0 && w.independent_work < 0.25 * w.latency {
-            let first = w.loads.first().copied().unwrap_or(w.addr);
-            push(Suggestion::new(
-                Severity::Medium,
+    for (header, waits) in regions {
+        // (the wait, the loads of its slot)
+        let short: Vec<(&super::model::WaitStall, Vec<u32>)> = waits
+            .into_iter()
+            .filter(|w| w.exposed > 0.0 && w.latency > 0.0 && w.independent_work < 0.25 * w.latency)
+            .map(|w| (w, slot_loads(w)))
+            .filter(|(_, l)| !l.is_empty())
+            .collect();
+        // the wait that exposes most stall speaks for the region
+        let Some((w, loads)) = short.iter().max_by(|a, b| {
+            a.0.exposed
+                .total_cmp(&b.0.exposed)
+                .then(b.0.addr.cmp(&a.0.addr))
+        }) else {
+            continue;
+        };
+        let sites: Vec<u32> = short.iter().map(|(w, _)| w.addr).collect();
+        let share = share_of(&sites);
+        let exposed: f64 = short.iter().map(|(w, _)| w.exposed).sum();
+        let names: Vec<String> = loads
+            .iter()
+            .take(3)
+            .map(|&a| {
+                let m = addrs
+                    .binary_search(&a)
+                    .map_or("load", |k| insns[k].mnemonic());
+                let when = if a > w.addr && header.is_some() {
+                    " (previous iteration)"
+                } else {
+                    ""
+                };
+                format!("{m} at 0x{a:x}{when}")
+            })
+            .collect();
+        let more = loads.len().saturating_sub(3);
+        let slot = w.slot.map(|s| format!(" (slot {s})")).unwrap_or_default();
+        let region = header
+            .map(|h| format!("loop 0x{h:x}"))
+            .unwrap_or_else(|| "the straight-line code".to_string());
+        push(
+            Suggestion::new(
+                severity_for_share(share),
                 w.addr,
                 "independent-work-before-wait",
                 &[
+                    ("waits", short.len() as f64),
+                    ("slot", w.slot.map_or(0.0, |s| s as f64)),
+                    ("more_loads", more as f64),
                     ("independent_work", w.independent_work),
                     ("latency", w.latency),
-                    ("exposed_stall", w.exposed),
+                    ("exposed_stall", exposed),
+                    ("share_pct", share),
                 ],
                 |f| {
                     format!(
-                    "Only {} cy of work between the load at 0x{first:x} and the wait at 0x{:x} (assumed load latency {} cy; ~{} cy exposed at this occupancy). Issue loads earlier / unroll so independent work covers them.",
-                    f("independent_work"),
+                    "{} wait(s) in {region} have little work before them; the wait at 0x{:x}{slot} waits for the {}{} after only {} cy of work (assumed load latency {} cy; ~{} cy exposed in all at this occupancy, {}% of the estimate). Issue loads earlier / unroll so independent work covers them.",
+                    f("waits"),
                     w.addr,
+                    names.join(", "),
+                    if more > 0 { format!(" and {} more", f("more_loads")) } else { String::new() },
+                    f("independent_work"),
                     f("latency"),
-                    f("exposed_stall")
+                    f("exposed_stall"),
+                    f("share_pct")
                 )
                 },
-            ));
-        }
+            )
+            .with_fact(format!(
+                "the loads of the wait's scoreboard slot are issued less than a quarter of their latency before it (wait at 0x{:x})",
+                w.addr
+            ))
+            .with_sites(sites),
+        );
     }
 
-    // --- division: rcp feeding fmul ---
+    // --- division: rcp feeding fmul (one per region) ---
+    // (region: innermost loop header, None outside loops; the rcp and its
+    // consumer)
+    let mut divs: Vec<(Option<u32>, u32, &Instruction)> = Vec::new();
     for (idx, i) in insns.iter().enumerate() {
         if key_of(idx) != agx_isa::CostKey::Rcp {
             continue;
@@ -823,32 +1160,163 @@ pub fn suggest(
                     .any(|r| r.file == RegFile::Gpr && r.half_range().any(|h| defs.contains(&h)))
         });
         if let Some(c) = consumer {
-            let lp = innermost_loop(timing, i.addr);
-            let sev = if lp.is_some() {
-                Severity::Medium
-            } else {
-                Severity::Low
-            };
-            push(Suggestion::new(
-                sev,
-                i.addr,
+            divs.push((innermost_loop(timing, i.addr).map(|l| l.header), i.addr, c));
+        }
+    }
+    divs.sort_by_key(|d| (d.0, d.1));
+    for group in divs.chunk_by(|a, b| a.0 == b.0) {
+        let (lp, at, c) = group[0];
+        let sites: Vec<u32> = group.iter().map(|d| d.1).collect();
+        let share = share_of(&sites);
+        push(
+            Suggestion::new(
+                severity_for_share(share),
+                at,
                 "division-rcp-fmul",
-                &[("rcp_ic_cycles", cycles_at(i.addr, 6.0))],
+                &[
+                    ("divisions", group.len() as f64),
+                    ("rcp_ic_cycles", cycles_at(at, 6.0)),
+                    ("share_pct", share),
+                ],
                 |f| {
                     format!(
-                    "Division: rcp at 0x{:x} ({} IC cy) feeds {} at 0x{:x}{}. If the divisor is reused or loop-invariant, compute its reciprocal once and multiply.",
-                    i.addr,
+                    "{} division(s){}: rcp at 0x{at:x} ({} IC cy) feeds {} at 0x{:x}; {}% of the estimate. If the divisor is reused or loop-invariant, compute its reciprocal once and multiply.",
+                    f("divisions"),
+                    lp.map(|h| format!(" inside loop 0x{h:x}")).unwrap_or_default(),
                     f("rcp_ic_cycles"),
                     c.mnemonic(),
                     c.addr,
-                    lp.map(|l| format!(" inside loop 0x{:x}", l.header)).unwrap_or_default()
+                    f("share_pct")
                 )
                 },
-            ));
-        }
+            )
+            .with_fact("an rcp's result is multiplied within the next 6 instructions (a division)")
+            .with_sites(sites),
+        );
     }
 
     out.sort_by(|a, b| a.severity.cmp(&b.severity).then(a.offset.cmp(&b.offset)));
+    out
+}
+
+/// Whether tiling through threadgroup memory is already what the code does
+/// (the tiling rule's condition, issue 27 item 5): the kernel stages data
+/// through threadgroup memory (it stores to it, synchronises at a barrier
+/// and loads from it), or the loop (`body`, nested loops included) is a
+/// tile-loading loop (it stores to threadgroup memory). The reuse facts of
+/// the address analysis join here.
+pub fn tiling_already_done(insns: &[Instruction], body: &[&Instruction]) -> bool {
+    let tg = |i: &Instruction, dir: MemDir| {
+        i.mem_access()
+            .is_some_and(|m| m.space == MemSpace::Threadgroup && m.dir == dir)
+    };
+    let stages = insns.iter().any(|i| tg(i, MemDir::Store))
+        && insns
+            .iter()
+            .any(|i| i.cost_key() == agx_isa::CostKey::Barrier)
+        && insns.iter().any(|i| tg(i, MemDir::Load));
+    stages || body.iter().any(|i| tg(i, MemDir::Store))
+}
+
+/// The instructions of a loop (`body`, in address order, nested loops
+/// included) that accumulate into a value carried across iterations through
+/// an associative operation: a floating add, multiply or fused multiply-add
+/// into its addend, an integer multiply-add into its addend, or an integer
+/// add of a value the loop computes, whose destination is one of its
+/// sources (the carried value), every write of which in the loop is such an
+/// update, and whose other sources do not depend on that value within the
+/// iteration. `z = z*z + c` (a recurrence through a multiply by itself) is
+/// not one; a sum `s += a[i]*b[i]` is.
+/// Each as (its address, the first half of the value it carries).
+fn accumulators(body: &[&Instruction]) -> Vec<(u32, u16)> {
+    use agx_isa::CostKey as K;
+    let gpr_halves = |regs: &mut dyn Iterator<Item = &agx_isa::Reg>| -> Vec<u32> {
+        regs.filter(|r| r.file == RegFile::Gpr)
+            .flat_map(|r| r.half_range())
+            .collect()
+    };
+    let mut written: std::collections::HashMap<u32, u32> = std::collections::HashMap::new();
+    for i in body {
+        for h in gpr_halves(&mut i.defs()) {
+            *written.entry(h).or_default() += 1;
+        }
+    }
+    // the accumulation form: (destination halves, index of the carried
+    // source) of an associative update `D = D op x`
+    let form = |i: &Instruction| -> Option<(Vec<u32>, usize)> {
+        let key = i.cost_key();
+        // (position among the sources of the operand that may carry the
+        // value: None = any)
+        let acc_operand: Option<usize> = match key {
+            K::Fadd32 | K::Fadd16 | K::Fmul32 | K::Fmul16 | K::Iadd32 | K::Iadd16 => None,
+            K::Fma32 | K::Fma16 | K::Imad32 | K::Imad16 => Some(2),
+            _ => return None,
+        };
+        let defs = gpr_halves(&mut i.defs());
+        if defs.is_empty() {
+            return None;
+        }
+        let srcs: Vec<&agx_isa::Reg> = i.uses().collect();
+        let acc = srcs
+            .iter()
+            .position(|r| r.file == RegFile::Gpr && r.half_range().collect::<Vec<_>>() == defs)?;
+        if acc_operand.is_some_and(|p| p != acc) {
+            return None;
+        }
+        // an integer add: of a value computed in the loop (not an
+        // induction step by a constant or an invariant stride)
+        if matches!(key, K::Iadd32 | K::Iadd16)
+            && !srcs.iter().enumerate().any(|(p, r)| {
+                p != acc
+                    && r.file == RegFile::Gpr
+                    && r.half_range().any(|h| written.contains_key(&h))
+            })
+        {
+            return None;
+        }
+        Some((defs, acc))
+    };
+    let forms: Vec<Option<(Vec<u32>, usize)>> = body.iter().map(|i| form(i)).collect();
+    let mut out = Vec::new();
+    for (k, i) in body.iter().enumerate() {
+        let Some((defs, acc)) = &forms[k] else {
+            continue;
+        };
+        // every write of the carried value in the loop is such an update
+        // of it
+        let writers = body
+            .iter()
+            .zip(&forms)
+            .filter(|(j, _)| gpr_halves(&mut j.defs()).iter().any(|h| defs.contains(h)));
+        if !writers
+            .clone()
+            .all(|(_, f)| f.as_ref().is_some_and(|f| f.0 == *defs))
+        {
+            continue;
+        }
+        // what depends on the carried value before this instruction: a
+        // whole pass (values carried from the previous iteration), then the
+        // instructions before it; the updates themselves keep it
+        let mut tainted: HashSet<u32> = defs.iter().copied().collect();
+        for j in body.iter().chain(&body[..k]) {
+            let dep = gpr_halves(&mut j.uses())
+                .iter()
+                .any(|h| tainted.contains(h));
+            for h in gpr_halves(&mut j.defs()) {
+                if dep || defs.contains(&h) {
+                    tainted.insert(h);
+                } else {
+                    tainted.remove(&h);
+                }
+            }
+        }
+        let independent = i.uses().enumerate().all(|(p, r)| {
+            p == *acc || r.file != RegFile::Gpr || r.half_range().all(|h| !tainted.contains(&h))
+        });
+        if independent {
+            out.push((i.addr, defs[0] as u16));
+        }
+    }
     out
 }
 

@@ -2,6 +2,7 @@
 //! silent.
 
 use agx_analysis::timing::build::{r, r64, u, Builder};
+use agx_analysis::timing::suggest::severity_for_share;
 use agx_analysis::timing::{analyze_kernel, suggest, ModelParams, Severity, Suggestion};
 use agx_isa::Instruction;
 
@@ -55,7 +56,10 @@ fn independent_work_before_wait() {
         b.op("fadd32", &[r(6)], &[r(4), r(6)]);
     });
     let s = fired(&run(&fire, 256), "independent-work-before-wait").expect("fires");
-    assert_eq!(s.severity, Severity::Medium);
+    // severity from the share of the estimate (issue 27 item 5)
+    assert_eq!(s.severity, severity_for_share(s.share_pct().unwrap()));
+    assert!(!s.fact.is_empty());
+    assert!(s.message.contains("device_load at 0x4"), "{}", s.message);
     // Plenty of independent work between the load and the wait: silent.
     let silent = looped(|b| {
         b.op("threadgroup_load", &[r(4)], &[r(2)]);
@@ -72,11 +76,21 @@ fn independent_work_before_wait() {
 fn break_dependency_chain() {
     let fire = looped(|b| {
         for _ in 0..8 {
-            b.op("fmadd32", &[r(6)], &[r(6), r(7), r(8)]);
+            b.op("fmadd32", &[r(6)], &[r(7), r(8), r(6)]);
         }
     });
     let s = fired(&run(&fire, 128), "break-dependency-chain").expect("fires");
     assert!(s.message.contains("RAW"));
+    assert_eq!(s.figures.get("accumulators"), 1.0);
+    assert_eq!(s.sites.len(), 8);
+    // a recurrence through a multiply by itself (z = z*z + c, issue 27:
+    // cf_mandelbrot) is not an accumulation: silent
+    let recurrence = looped(|b| {
+        for _ in 0..8 {
+            b.op("fmadd32", &[r(6)], &[r(6), r(6), r(8)]);
+        }
+    });
+    assert!(fired(&run(&recurrence, 128), "break-dependency-chain").is_none());
     let silent = looped(|b| {
         for i in 0..8 {
             b.op("fmadd32", &[r(10 + i)], &[r(6), r(7), r(8)]);
@@ -143,7 +157,8 @@ fn spills() {
     b.raw("wait");
     b.raw("stop");
     let s = fired(&run(&b.finish(), 1024), "spills").expect("fires");
-    assert_eq!(s.severity, Severity::High);
+    assert_eq!(s.severity, severity_for_share(s.share_pct().unwrap()));
+    assert_eq!(s.sites.len(), 2);
     let mut b = Builder::new();
     b.op("fadd32", &[r(4)], &[r(2)]);
     b.raw("stop");
@@ -182,7 +197,7 @@ fn division_rcp_fmul() {
     b.op("fmul32", &[r(5)], &[r(3), r(4)]);
     b.raw("stop");
     let s = fired(&run(&b.finish(), 1024), "division-rcp-fmul").expect("fires");
-    assert_eq!(s.severity, Severity::Low);
+    assert_eq!(s.severity, severity_for_share(s.share_pct().unwrap()));
     let mut b = Builder::new();
     b.op("rcp", &[r(4)], &[r(2)]);
     b.op("fadd32", &[r(5)], &[r(3), r(4)]);
@@ -198,8 +213,12 @@ fn suggestion_serializes_with_lowercase_severity() {
         message: "m".into(),
         rule: "spills",
         figures: agx_analysis::timing::suggest::Figures(vec![("fills", 1.0)]),
+        fact: "f".into(),
+        sites: vec![12, 20],
     };
     let j = serde_json::to_value(&s).unwrap();
+    assert_eq!(j["fact"], "f");
+    assert_eq!(j["sites"], serde_json::json!([12, 20]));
     assert_eq!(j["figures"]["fills"], 1.0);
     assert_eq!(j["severity"], "high");
     assert_eq!(j["offset"], 12);
