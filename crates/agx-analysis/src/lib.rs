@@ -14,6 +14,7 @@
 //! plus extra fields (never renamed, only added to).
 
 pub mod cfg;
+pub mod dataflow;
 pub mod divergence;
 pub mod facts;
 pub mod gpu;
