@@ -13,6 +13,7 @@
 //! percent}`, `spills`, `fills`, `loops[{start, end, depth, instructions}]`),
 //! plus extra fields (never renamed, only added to).
 
+pub mod address;
 pub mod cfg;
 pub mod dataflow;
 pub mod divergence;

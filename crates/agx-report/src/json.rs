@@ -432,6 +432,10 @@ struct Detail<'a> {
     /// SIMD-group (issue 22).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     uniform_address: bool,
+    /// The access facts of a memory instruction (issue 27): what its
+    /// addresses are across the lanes and the iterations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    access: Option<&'a agx_analysis::address::Access>,
 }
 
 #[derive(Serialize)]
@@ -633,6 +637,7 @@ fn detail<'a>(
         self_cycles: d.map(|_| r2(p.timing.insn_cycles.get(k).copied().unwrap_or(0.0))),
         executions: d.map(|_| p.timing.executions.get(k).copied().unwrap_or(1.0)),
         uniform_address: d.is_some_and(|d| d.uniform_address),
+        access: p.program.functions.first().and_then(|f| f.access.get(k)),
     }
 }
 
@@ -1650,6 +1655,10 @@ fn detail_row(buf: &mut Vec<u8>, d: &Detail<'_>) {
     float(buf, d.executions);
     if d.uniform_address {
         buf.extend_from_slice(b",\"uniform_address\":true");
+    }
+    if let Some(a) = d.access {
+        buf.extend_from_slice(b",\"access\":");
+        let _ = serde_json::to_writer(&mut *buf, a);
     }
     buf.push(b'}');
 }

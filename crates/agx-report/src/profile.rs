@@ -31,6 +31,10 @@ pub struct Options {
     /// The chip whose memory parameters `mem` starts from (`--chip`).
     /// Default: the model's default chip.
     pub chip: &'static DramVariant,
+    /// The threadgroup shape lanes are laid out over for the access
+    /// patterns (issue 27): from the input or `--threadgroup`; `None`: the
+    /// documented default ([`agx_analysis::address::Shape::DEFAULT`]).
+    pub threadgroup: Option<agx_analysis::address::Shape>,
 }
 
 impl Default for Options {
@@ -44,6 +48,7 @@ impl Default for Options {
             graph: true,
             gpu,
             chip,
+            threadgroup: None,
         }
     }
 }
@@ -228,6 +233,7 @@ impl Profile {
             mem: options.mem,
             gpu: options.gpu,
             chip: options.chip,
+            threadgroup: options.threadgroup,
             ..Default::default()
         };
         let main = FunctionCode::new(insns.first().map_or(0, |i| i.addr), None, insns);

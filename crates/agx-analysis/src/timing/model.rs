@@ -61,6 +61,10 @@ pub struct ModelParams {
     /// The chip whose memory parameters `mem` defaults to.
     #[serde(skip)]
     pub chip: &'static super::table::DramVariant,
+    /// The threadgroup shape the lanes are laid out over (issue 27): from
+    /// the input or `--threadgroup`; `None`: [`crate::address::Shape::DEFAULT`].
+    #[serde(skip)]
+    pub threadgroup: Option<crate::address::Shape>,
 }
 
 impl Default for ModelParams {
@@ -73,6 +77,7 @@ impl Default for ModelParams {
             loop_trip_counts: BTreeMap::new(),
             threads_per_core: 1024,
             mem: gpu.mem_params(chip),
+            threadgroup: None,
             gpu,
             chip,
         }
