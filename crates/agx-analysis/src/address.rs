@@ -60,8 +60,9 @@ pub enum Sym {
     Tix,
     /// `thread_index_in_simdgroup` (per lane).
     Lane,
-    /// Per-lane data: the value loaded by the instruction at this index.
-    Data(u32),
+    /// Per-lane data: component `c` of the value loaded by the instruction
+    /// at this index.
+    Data(u32, u8),
     /// A uniform special register (by number); the threadgroup origin
     /// `thread_position_in_grid.d - thread_position_in_threadgroup.d` is
     /// `Sr(1000 + d)`.
@@ -80,7 +81,7 @@ pub enum Sym {
 impl Sym {
     /// Whether its value can differ between the lanes of a SIMD-group.
     pub fn per_lane(self) -> bool {
-        matches!(self, Sym::Lid(_) | Sym::Tix | Sym::Lane | Sym::Data(_))
+        matches!(self, Sym::Lid(_) | Sym::Tix | Sym::Lane | Sym::Data(..))
     }
 }
 
@@ -686,7 +687,9 @@ impl Flowing<'_> {
             _ => {}
         }
         // r0l written other than by an exec op
-        let writes_r0l = insn.defs().any(|r| is_gpr(r) && r.half == 0);
+        // (r0l is the exec counter only in code with exec-mask ops)
+        let writes_r0l =
+            !self.facts.exec.is_empty() && insn.defs().any(|r| is_gpr(r) && r.half == 0);
         if xop.is_none() && writes_r0l {
             let k = (insn.form == idx::MOV_IMM || insn.form == idx::MOV_IMM_1)
                 .then(|| {
@@ -720,7 +723,7 @@ impl Flowing<'_> {
                         (Addr::P(p), _) if p.uniform() && m.space != MemSpace::Stack => {
                             Addr::P(Poly::sym(Sym::Op(at)))
                         }
-                        _ => Addr::P(Poly::sym(Sym::Data(at))),
+                        _ => Addr::P(Poly::sym(Sym::Data(at, 0))),
                     };
                 }
             }
@@ -745,6 +748,21 @@ impl Flowing<'_> {
                 Addr::P(Poly::sym(Sym::Op(at)))
             }
         });
+        // a loaded vector: each component its own data
+        if let (Addr::P(p), [r]) = (&v, defs.as_slice()) {
+            if r.count > 1 && p.t.len() == 1 && matches!(p.t[0].0 .0, Sym::Data(..)) {
+                let step = r.width.halves();
+                for c in 0..r.count {
+                    let one = Reg {
+                        half: r.half + c as u16 * step,
+                        count: 1,
+                        ..*r
+                    };
+                    self.write(s, &one, Addr::P(Poly::sym(Sym::Data(at, c))), at);
+                }
+                return;
+            }
+        }
         for (k, r) in defs.iter().enumerate() {
             let vk = if k == 0 {
                 v.clone()
@@ -762,8 +780,24 @@ impl Flowing<'_> {
         let Some(m) = insn.mem_access() else {
             return (na, 4);
         };
-        let bytes = m.bytes_per_lane();
         let ops = insn.operands.as_slice();
+        // bytes per lane: the format's element size times the components
+        // (`i8, x` moves 1 byte into a wider register), else the registers'
+        let comps = ops
+            .iter()
+            .filter_map(|o| o.kind.keyword_text())
+            .find(|t| !t.is_empty() && t.len() <= 4 && t.chars().all(|c| "xyzw".contains(c)))
+            .map(|t| t.len() as u32);
+        let fmt_bytes = ops.iter().find_map(|o| match o.kind.keyword_text() {
+            Some("i8" | "u8" | "unorm8" | "snorm8") => Some(1),
+            Some("i16" | "f16" | "unorm16" | "snorm16") => Some(2),
+            Some("i32" | "f32") => Some(4),
+            _ => None,
+        });
+        let bytes = match (fmt_bytes, comps) {
+            (Some(e), Some(c)) => e * c,
+            _ => m.bytes_per_lane(),
+        };
         let mnem = insn.mnemonic();
         let elem = |ops: &[agx_isa::Operand]| -> i64 {
             for o in ops {
@@ -826,6 +860,27 @@ impl Flowing<'_> {
                 };
                 (a, bytes)
             }
+            (_, MemSpace::Uniform) => (Addr::P(Poly::konst(0)), bytes),
+            ("atomic", MemSpace::Device) => {
+                // op, ?, D, A (64-bit base), O (32-bit words), ...
+                let k = ops.iter().position(|o| {
+                    o.as_reg().is_some_and(|r| {
+                        r.width == Width::W64 || r.count == 2 && r.file == RegFile::Uniform
+                    })
+                });
+                let Some(k) = k else { return (na, bytes) };
+                let base = ops[k].as_reg().copied().expect("a register");
+                if base.file != RegFile::Uniform {
+                    return (na, bytes);
+                }
+                let b = Poly::sym(Sym::U(base.half, 4));
+                let a = match self.operand(s, k + 1, i) {
+                    Some(Addr::P(o)) => o.scale(4).and_then(|o| b.add(&o, 1)).map_or(na, Addr::P),
+                    Some(Addr::Unk(w)) => Addr::Unk(w),
+                    None => na,
+                };
+                (a, 4)
+            }
             ("stack_load" | "stack_store", _) => {
                 // the offset (immediate or register) is the operand before
                 // the last (`stack_store i32, 1, 0, x, 4, r4, 8, 0`,
@@ -843,7 +898,30 @@ impl Flowing<'_> {
         let blk = &self.cfg.blocks[b];
         let exec = &self.facts.exec;
         let mut xk = exec.partition_point(|x| x.0 < blk.insns.start);
+        let mut skip = 0;
         for i in blk.insns.clone() {
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
+            // a register swap by three xors (Mesa's parallel copies)
+            if i + 2 < blk.insns.end && self.insns[i].mnemonic() == "xor" {
+                if let Some((a, c)) = crate::divergence::xor_swap(&self.insns[i..i + 3]) {
+                    let n = (a.width.halves() as usize) * (a.count as usize);
+                    let (ha, hc) = (a.half as usize, c.half as usize);
+                    if a.width == c.width
+                        && a.count == c.count
+                        && ha + n <= s.regs.len()
+                        && hc + n <= s.regs.len()
+                    {
+                        for k in 0..n {
+                            s.regs.swap(ha + k, hc + k);
+                        }
+                        skip = 2;
+                        continue;
+                    }
+                }
+            }
             while xk < exec.len() && exec[xk].0 < i {
                 xk += 1;
             }
@@ -862,7 +940,9 @@ impl Flowing<'_> {
     fn varies_in(&self, x: Sym, l: usize) -> bool {
         match x {
             Sym::K(k) => self.loop_inside(k as usize, l),
-            Sym::Op(i) | Sym::Data(i) => self.contains(l, self.cfg.block_of[i as usize] as usize),
+            Sym::Op(i) | Sym::Data(i, _) => {
+                self.contains(l, self.cfg.block_of[i as usize] as usize)
+            }
             Sym::Join(b, _) => self.contains(l, b as usize),
             _ => false,
         }
@@ -1124,7 +1204,7 @@ fn lane_pattern(
     width: i64,
     shape: &Shape,
 ) -> (Pattern, Option<i64>, Option<u32>, Option<i64>, String) {
-    if p.syms().any(|s| matches!(s, Sym::Data(_))) {
+    if p.syms().any(|s| matches!(s, Sym::Data(..))) {
         return (
             Pattern::Gather,
             None,
@@ -1353,10 +1433,13 @@ fn facts_of(
         let lanes_free = |d: u8, extent: u32| {
             extent > 1
                 && !p.syms().any(|s| {
-                    s == Sym::Lid(d) || s == Sym::Tix || s == Sym::Lane || matches!(s, Sym::Data(_))
+                    s == Sym::Lid(d)
+                        || s == Sym::Tix
+                        || s == Sym::Lane
+                        || matches!(s, Sym::Data(..))
                 })
         };
-        a.reuse.threads = !p.syms().any(|s| matches!(s, Sym::Data(_)))
+        a.reuse.threads = !p.syms().any(|s| matches!(s, Sym::Data(..)))
             && (lanes_free(0, shape.w) || lanes_free(1, shape.h) || lanes_free(2, shape.d));
         a.reuse.iterations = a.loop_stride == Some(0);
     }

@@ -1741,7 +1741,7 @@ fn xor_swap_member(insns: &[Instruction], k: usize) -> bool {
 
 /// `xor a, a, b; xor b, a, b; xor a, a, b` (any source order): swaps `a`
 /// and `b`.
-fn xor_swap(w: &[Instruction]) -> Option<(Reg, Reg)> {
+pub(crate) fn xor_swap(w: &[Instruction]) -> Option<(Reg, Reg)> {
     let parts = |x: &Instruction| -> Option<(Reg, Reg, Reg)> {
         if x.mnemonic() != "xor" || x.operands.len() != 3 {
             return None;
