@@ -285,6 +285,9 @@ pub struct State {
     depth: u16,
     /// Something the pass does not follow happened: every value unknown.
     broken: Option<u32>,
+    /// Values spilled to the thread's stack at constant offsets (a fill
+    /// reads back what the same thread stored), by byte offset.
+    slots: Vec<(i64, Val)>,
 }
 
 impl State {
@@ -293,6 +296,7 @@ impl State {
             regs: vec![Val::Unk(Why::Undefined); n],
             depth: 0,
             broken: None,
+            slots: Vec::new(),
         }
     }
     fn kill_from(&mut self, k: u16, at: u32) {
@@ -303,10 +307,29 @@ impl State {
                 }
             }
         }
+        self.slots
+            .retain(|(_, v)| !matches!(v, Val::P(_, d) if *d >= k));
     }
     fn kill_all(&mut self, w: Why) {
         for v in self.regs.iter_mut() {
             *v = Val::Unk(w);
+        }
+        self.slots.clear();
+    }
+    fn slot(&self, o: i64) -> Option<&Val> {
+        self.slots
+            .binary_search_by_key(&o, |x| x.0)
+            .ok()
+            .map(|k| &self.slots[k].1)
+    }
+    fn set_slot(&mut self, o: i64, v: Option<Val>) {
+        match (self.slots.binary_search_by_key(&o, |x| x.0), v) {
+            (Ok(k), Some(v)) => self.slots[k].1 = v,
+            (Ok(k), None) => {
+                self.slots.remove(k);
+            }
+            (Err(k), Some(v)) => self.slots.insert(k, (o, v)),
+            (Err(_), None) => {}
         }
     }
 }
@@ -703,6 +726,10 @@ impl Flowing<'_> {
                 s.broken.get_or_insert(at);
             }
         }
+        if let Some(m) = insn.mem_access().filter(|m| m.space == MemSpace::Stack) {
+            self.stack(s, i, m);
+            return;
+        }
         let defs: Vec<Reg> = insn.defs().filter(|r| is_gpr(r)).copied().collect();
         if defs.is_empty() {
             return;
@@ -770,6 +797,52 @@ impl Flowing<'_> {
                 Addr::Unk(Why::NotAffine(at))
             };
             self.write(s, r, vk, at);
+        }
+    }
+
+    /// A stack store or load: spill slots at constant offsets are followed.
+    fn stack(&self, s: &mut State, i: usize, m: agx_isa::MemAccess) {
+        let at = i as u32;
+        let (addr, bytes) = self.address(s, i);
+        let off = match &addr {
+            Addr::P(p) => p.as_const(),
+            Addr::Unk(_) => None,
+        };
+        let Some(r) = m.data.filter(is_gpr) else {
+            return;
+        };
+        let per = r.width.halves() as i64 * 2;
+        let comps = (r.count as i64).max(1);
+        let _ = bytes;
+        let one = |k: i64| Reg {
+            half: r.half + (k * per / 2) as u16,
+            count: 1,
+            ..r
+        };
+        match m.dir {
+            MemDir::Store => {
+                let Some(o) = off else {
+                    // a store to an unknown slot may overwrite any
+                    s.slots.clear();
+                    return;
+                };
+                for k in 0..comps {
+                    let v = match self.read(s, &one(k), i) {
+                        Addr::P(p) => Some(Val::P(Rc::new(p), s.depth)),
+                        Addr::Unk(_) => None,
+                    };
+                    s.set_slot(o + k * per, v);
+                }
+            }
+            _ => {
+                for k in 0..comps {
+                    let v = match off.and_then(|o| s.slot(o + k * per)) {
+                        Some(Val::P(p, _)) => Addr::P((**p).clone()),
+                        _ => Addr::Unk(Why::NotAffine(at)),
+                    };
+                    self.write(s, &one(k), v, at);
+                }
+            }
         }
     }
 
@@ -1012,6 +1085,11 @@ impl Forward for Flowing<'_> {
         if into.broken.is_some() {
             return changed;
         }
+        // spill slots: kept where both sides hold the same value
+        let before = into.slots.len();
+        into.slots
+            .retain(|(o, v)| from.slot(*o).is_some_and(|w| w == v));
+        changed |= into.slots.len() != before;
         let back = is_back(self.cfg, pred, to);
         let hl = if back { self.header_loop(to) } else { None };
         for h in 0..into.regs.len().min(from.regs.len()) {

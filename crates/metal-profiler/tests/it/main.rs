@@ -5,6 +5,7 @@ mod common;
 #[path = "../../../../testdata/shared_data.rs"]
 mod shared_data;
 
+mod access_labels;
 mod cli_archive;
 mod cli_basic;
 mod cli_batch;
