@@ -770,11 +770,12 @@ pub fn analyze_program_keeping(
         let access = std::mem::take(&mut s.access);
         // the loads the divergence analysis proved uniform-address: the
         // model charges them once per SIMD-group (it never re-derives them)
-        let t = timing::analyze_with_nest(
+        let t = timing::analyze_with_access(
             &code.insns,
             &s.analysis,
             &nest,
             &s.divergence.uniform_loads,
+            &access.accesses,
             &p,
         );
         drop(nest);
