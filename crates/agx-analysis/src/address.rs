@@ -1551,7 +1551,7 @@ fn lines(a: &Access, shape: &Shape, line_bytes: u32) -> Option<u32> {
                 _ => Some((runs * span(run.min(lanes), s)) as u32),
             }
         }
-        Pattern::Gather => Some(lanes as u32),
-        Pattern::Unknown => None,
+        // per-lane data decides: between 1 and 32 lines, not known
+        Pattern::Gather | Pattern::Unknown => None,
     }
 }

@@ -795,6 +795,14 @@ pub fn analyze_program_keeping(
             suggestions
         };
         suggestions.extend(crate::divergence::suggestions(&s.divergence, &t));
+        // the memory advice follows the access facts (issue 27)
+        timing::memory_advice::refine(
+            &mut suggestions,
+            &code.insns,
+            &t,
+            &access,
+            p.mem.cache_line_bytes as u32,
+        );
         s.analysis.occupancy = own_occupancy;
         functions.push(ProgramFunction {
             entry: code.entry,

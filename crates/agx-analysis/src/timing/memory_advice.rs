@@ -1,0 +1,208 @@
+//! Memory advice from access facts (issue 27 item 5): each rule states the
+//! fact it rests on ([`crate::address::Access`]) and is silent when the
+//! fact is absent.
+//!
+//! * `tile-global-loads` (the loop rule of [`super::suggest`]) is kept only
+//!   for a loop whose device loads are re-read, by other threads of the
+//!   threadgroup or by later iterations, and only when the kernel does not
+//!   already stage data through threadgroup memory (a `threadgroup_store`
+//!   and a `threadgroup_barrier`); its message then names those loads.
+//! * `coalesce-strided-loads`: a device access whose SIMD-group request
+//!   touches more cache lines than a contiguous one of the same width would
+//!   (strided, rows with a jump, gather), with the stride and the lines
+//!   wasted.
+//! * `hoist-invariant-loads`: a device load in a loop whose address does
+//!   not move across the iterations (loop stride 0).
+
+use super::model::{KernelTiming, LoopTiming};
+use super::suggest::{Severity, Suggestion};
+use crate::address::{Access, Addresses, Pattern};
+use agx_isa::Instruction;
+
+/// The rule ids this module adds.
+pub const MEMORY_RULES: &[&str] = &["coalesce-strided-loads", "hoist-invariant-loads"];
+
+/// Whether the kernel copies data to threadgroup memory and waits at a
+/// barrier before reading it back (its loops already tile).
+pub fn stages_through_threadgroup(insns: &[Instruction]) -> bool {
+    let store = insns.iter().any(|i| i.mnemonic() == "threadgroup_store");
+    let barrier = insns.iter().any(|i| i.mnemonic() == "threadgroup_barrier");
+    store && barrier
+}
+
+/// The innermost loop record holding the instruction at `addr` (the
+/// model's record of it: its detail's loop).
+fn loop_of(t: &KernelTiming, addr: u32) -> Option<&LoopTiming> {
+    let d = &t.instructions_detail;
+    let k = d.binary_search_by_key(&addr, |x| x.addr).ok()?;
+    d[k].loop_index.and_then(|l| t.loops.get(l as usize))
+}
+
+fn device_load(a: &Access) -> bool {
+    a.space == "device" && a.dir == "load"
+}
+
+/// Lines a contiguous request of the same width would touch.
+fn contiguous_lines(a: &Access, line: u32) -> u32 {
+    (32 * a.bytes_per_lane).div_ceil(line.max(1)).max(1)
+}
+
+/// Applies the access facts to the suggestions of `suggest` for one
+/// function: the tiling advice kept only where its fact holds, the
+/// coalescing and hoisting advice added.
+pub fn refine(
+    out: &mut Vec<Suggestion>,
+    insns: &[Instruction],
+    t: &KernelTiming,
+    access: &Addresses,
+    line_bytes: u32,
+) {
+    if access.accesses.is_empty() {
+        return;
+    }
+    let addr_of = |a: &Access| insns.get(a.index as usize).map_or(0, |i| i.addr);
+    let staged = stages_through_threadgroup(insns);
+    // --- tiling: only where the loads' data is re-read ---
+    out.retain_mut(|s| {
+        if s.rule != "tile-global-loads" {
+            return true;
+        }
+        if staged {
+            return false;
+        }
+        let Some(l) = loop_of(t, s.offset) else {
+            return false;
+        };
+        let reused: Vec<&Access> = access
+            .accesses
+            .iter()
+            .filter(|a| {
+                device_load(a)
+                    && (a.reuse.threads || a.reuse.iterations)
+                    && loop_of(t, addr_of(a)).is_some_and(|m| m.header == l.header)
+            })
+            .collect();
+        if reused.is_empty() {
+            return false;
+        }
+        let sites: Vec<String> = reused
+            .iter()
+            .map(|a| {
+                let who = match (a.reuse.threads, a.reuse.iterations) {
+                    (true, true) => "other threads and later iterations",
+                    (true, false) => "other threads of the threadgroup",
+                    _ => "later iterations",
+                };
+                format!("0x{:x} (re-read by {who})", addr_of(a))
+            })
+            .collect();
+        s.offset = addr_of(reused[0]);
+        s.message = format!(
+            "{} Fact: its device loads {} read elements that are read again; the kernel does not stage data through threadgroup memory.",
+            s.message,
+            sites.join(", ")
+        );
+        true
+    });
+    // --- coalescing: one suggestion per region, listing its sites ---
+    let mut groups: Vec<(Option<u32>, Vec<(u32, String, u32, u32)>)> = Vec::new();
+    for a in &access.accesses {
+        if a.space != "device" {
+            continue;
+        }
+        let best = contiguous_lines(a, line_bytes);
+        let (fact, lines) = match (a.lane_pattern, a.lines_per_request) {
+            (Pattern::Gather, _) => (
+                "gather (per-lane addresses from loaded data)".to_string(),
+                32,
+            ),
+            (Pattern::Strided, Some(l)) if l > best => (
+                a.lane_stride
+                    .map_or("strided by a runtime stride".to_string(), |s| {
+                        format!("strided, {s} B between lanes")
+                    }),
+                l,
+            ),
+            // runs of one element each (lane stride 0) are broadcasts, not waste
+            (Pattern::Rows, Some(l)) if l > best && a.lane_stride != Some(0) => (
+                format!(
+                    "rows of {} lanes, runs {} apart (a threadgroup narrower than 32)",
+                    a.run.unwrap_or(0),
+                    a.jump
+                        .map_or("a runtime distance".to_string(), |j| format!("{j} B"))
+                ),
+                l,
+            ),
+            _ => continue,
+        };
+        let at = addr_of(a);
+        let region = loop_of(t, at).map(|l| l.header);
+        let site = (at, fact, lines, best);
+        match groups.iter_mut().find(|g| g.0 == region) {
+            Some(g) => g.1.push(site),
+            None => groups.push((region, vec![site])),
+        }
+    }
+    for (region, sites) in groups {
+        let wasted: u32 = sites.iter().map(|s| s.2.saturating_sub(s.3)).sum();
+        let list: Vec<String> = sites
+            .iter()
+            .map(|(at, fact, l, b)| {
+                if fact.starts_with("gather") {
+                    format!(
+                        "0x{at:x} {fact}: up to {l} lines where a contiguous request touches {b}"
+                    )
+                } else {
+                    format!("0x{at:x} {fact}: {l} lines where a contiguous request touches {b}")
+                }
+            })
+            .collect();
+        let place = region.map_or("outside loops".to_string(), |h| {
+            format!("in the loop at 0x{h:x}")
+        });
+        out.push(Suggestion::new(
+            if region.is_some() { Severity::Medium } else { Severity::Low },
+            sites[0].0,
+            "coalesce-strided-loads",
+            &[("sites", sites.len() as f64), ("lines_wasted", wasted as f64)],
+            |f| {
+                format!(
+                    "Device accesses {place} touch more {line_bytes} B cache lines per SIMD-group than contiguous ones would (up to {} lines wasted per request set): {}. Have consecutive threads read consecutive elements (transpose the layout, make the threadgroup 32 or more wide, or stage through threadgroup memory).",
+                    f("lines_wasted"),
+                    list.join("; ")
+                )
+            },
+        ));
+    }
+    // --- hoisting loop-invariant loads: one per loop ---
+    let mut hoist: Vec<(u32, u32, Vec<u32>)> = Vec::new();
+    for a in &access.accesses {
+        if !device_load(a) || a.loop_stride != Some(0) {
+            continue;
+        }
+        let at = addr_of(a);
+        let Some(l) = loop_of(t, at) else {
+            continue;
+        };
+        match hoist.iter_mut().find(|h| h.0 == l.header) {
+            Some(h) => h.2.push(at),
+            None => hoist.push((l.header, l.trip_count, vec![at])),
+        }
+    }
+    for (header, trips, sites) in hoist {
+        let list: Vec<String> = sites.iter().map(|a| format!("0x{a:x}")).collect();
+        out.push(Suggestion::new(
+            Severity::Low,
+            sites[0],
+            "hoist-invariant-loads",
+            &[("sites", sites.len() as f64), ("iterations", trips as f64)],
+            |f| {
+                format!(
+                    "Device loads {} read the same address every iteration of the loop at 0x{header:x} (loop stride 0, {} iterations): load them once before the loop.",
+                    list.join(", "),
+                    f("iterations")
+                )
+            },
+        ));
+    }
+}
