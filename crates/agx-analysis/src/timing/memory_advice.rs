@@ -77,7 +77,10 @@ pub fn refine(
             .accesses
             .iter()
             .filter(|a| {
+                // (a uniform-address load is one value for the SIMD-group:
+                // tiling would not share it further)
                 device_load(a)
+                    && a.lane_pattern != Pattern::Uniform
                     && (a.reuse.threads || a.reuse.iterations)
                     && loop_of(t, addr_of(a)).is_some_and(|m| m.header == l.header)
             })
