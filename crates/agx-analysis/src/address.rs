@@ -361,6 +361,14 @@ impl Shape {
         d: 1,
         source: "default",
     };
+    /// Where the shape came from, in words.
+    pub fn source_text(&self) -> &'static str {
+        match self.source {
+            "input" => "recorded with the input",
+            "flag" => "given with --threadgroup",
+            _ => "assumed: none recorded, set with --threadgroup",
+        }
+    }
     pub fn threads(&self) -> u32 {
         self.w.saturating_mul(self.h).saturating_mul(self.d)
     }
@@ -458,6 +466,9 @@ pub struct Access {
     pub in_loop: Option<usize>,
     /// Bytes one lane moves.
     pub bytes_per_lane: u32,
+    /// Bytes one SIMD-group request moves: bytes per lane x 32, or x 1 when
+    /// every lane reads one address.
+    pub bytes_per_request: u32,
     /// Cache lines one SIMD-group request touches (device and texture
     /// spaces, when the pattern is known).
     pub lines_per_request: Option<u32>,
@@ -1364,7 +1375,10 @@ fn lane_pattern(
         Pattern::Uniform => "every lane computes the same address".to_string(),
         _ => format!(
             "affine in the thread position over a {}x{}x{} threadgroup ({})",
-            shape.w, shape.h, shape.d, shape.source
+            shape.w,
+            shape.h,
+            shape.d,
+            shape.source_text()
         ),
     };
     (pat, st, run, jump, why)
@@ -1462,6 +1476,7 @@ fn facts_of(
         loop_stride: None,
         in_loop,
         bytes_per_lane: bytes,
+        bytes_per_request: bytes * 32,
         lines_per_request: None,
         reuse: Reuse::default(),
         reason: String::new(),
@@ -1476,6 +1491,9 @@ fn facts_of(
     let is_stack = m.space == MemSpace::Stack;
     let (pat, st, run, jump, why) = lane_pattern(&p, bytes as i64, shape);
     a.lane_pattern = pat;
+    if pat == Pattern::Uniform {
+        a.bytes_per_request = bytes;
+    }
     a.lane_stride = st;
     a.run = run;
     a.jump = jump;

@@ -545,10 +545,9 @@ fn memory(o: &mut String, k: usize, p: &Profile) {
     }
     let _ = writeln!(
         o,
-        "<h3>Memory</h3>\n<p class=\"dim\">lanes over a {} threadgroup ({}); cache lines of {} B (metal-benchmarks)</p>\n<pre id=\"k{k}-memory\">",
+        "<h3>Memory</h3>\n<p class=\"dim\">lanes over a {} threadgroup ({}); lines: cache lines one SIMD-group request touches (cache_line_bytes, --explain-model)</p>\n<pre id=\"k{k}-memory\">",
         esc(&rows[0].shape),
-        rows[0].shape_source,
-        p.options.mem.cache_line_bytes
+        rows[0].shape_source
     );
     for r in rows.iter().take(12) {
         let _ = writeln!(o, "{}", esc(&r.title));

@@ -343,6 +343,7 @@ pub struct MemoryRegion {
     pub accesses: Vec<String>,
     /// The threadgroup shape, `WxHxD`, and where it came from.
     pub shape: String,
+    /// Where the shape came from, in words.
     pub shape_source: &'static str,
 }
 
@@ -394,12 +395,7 @@ pub fn memory_rows(p: &Profile) -> Vec<MemoryRegion> {
             .get(i)
             .filter(|d| d.addr == insn.addr)
             .and_then(|d| d.loop_index);
-        let lanes = if a.lane_pattern == agx_analysis::address::Pattern::Uniform {
-            1
-        } else {
-            32
-        };
-        let bytes = a.bytes_per_lane * lanes;
+        let bytes = a.bytes_per_request;
         let lines = a.lines_per_request.map_or("lines ?".to_string(), |l| {
             format!("{l} line{}", if l == 1 { "" } else { "s" })
         });
@@ -440,7 +436,7 @@ pub fn memory_rows(p: &Profile) -> Vec<MemoryRegion> {
                 title,
                 accesses: rows,
                 shape: shape.clone(),
-                shape_source: sh.source,
+                shape_source: sh.source_text(),
             },
         ));
     }

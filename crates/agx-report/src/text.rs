@@ -611,24 +611,20 @@ fn memory(out: &mut String, st: Style, p: &Profile) {
     section(out, st, "Memory");
     let _ = writeln!(
         out,
-        "  lanes over a {} threadgroup ({}); lines of {} B (metal-benchmarks)",
-        rows[0].shape, rows[0].shape_source, p.options.mem.cache_line_bytes
+        "  lanes over a {} threadgroup ({}); lines: cache lines one SIMD-group request touches (cache_line_bytes, --explain-model)",
+        rows[0].shape, rows[0].shape_source
     );
     const MAX_REGIONS: usize = 12;
     const MAX_ROWS: usize = 16;
     for (g, r) in rows.iter().enumerate() {
         if g == MAX_REGIONS {
-            let _ = writeln!(
-                out,
-                "  ... {} more regions (JSON instructions_detail[].access)",
-                rows.len() - g
-            );
+            let _ = writeln!(out, "  ... more regions: JSON instructions_detail[].access");
             break;
         }
         let _ = writeln!(out, "  {}", r.title);
         for (k, a) in r.accesses.iter().enumerate() {
             if k == MAX_ROWS {
-                let _ = writeln!(out, "      ... {} more", r.accesses.len() - k);
+                let _ = writeln!(out, "      ... more: JSON instructions_detail[].access");
                 break;
             }
             let _ = writeln!(out, "    {}", a);

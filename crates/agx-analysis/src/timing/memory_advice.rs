@@ -119,21 +119,10 @@ pub fn refine(
                 "gather (per-lane addresses from loaded data)".to_string(),
                 32,
             ),
-            (Pattern::Strided, Some(l)) if l > best => (
-                a.lane_stride
-                    .map_or("strided by a runtime stride".to_string(), |s| {
-                        format!("strided, {s} B between lanes")
-                    }),
-                l,
-            ),
+            (Pattern::Strided, Some(l)) if l > best => ("strided".to_string(), l),
             // runs of one element each (lane stride 0) are broadcasts, not waste
             (Pattern::Rows, Some(l)) if l > best && a.lane_stride != Some(0) => (
-                format!(
-                    "rows of {} lanes, runs {} apart (a threadgroup narrower than 32)",
-                    a.run.unwrap_or(0),
-                    a.jump
-                        .map_or("a runtime distance".to_string(), |j| format!("{j} B"))
-                ),
+                "rows: a threadgroup narrower than the SIMD-group".to_string(),
                 l,
             ),
             _ => continue,
@@ -147,19 +136,32 @@ pub fn refine(
         }
     }
     for (region, sites) in groups {
-        let wasted: u32 = sites.iter().map(|s| s.2.saturating_sub(s.3)).sum();
+        let lines: u32 = sites.iter().map(|s| s.2).sum();
+        let best: u32 = sites.iter().map(|s| s.3).sum();
         let list: Vec<String> = sites
             .iter()
-            .map(|(at, fact, l, b)| {
-                if fact.starts_with("gather") {
-                    format!(
-                        "0x{at:x} {fact}: up to {l} lines where a contiguous request touches {b}"
-                    )
-                } else {
-                    format!("0x{at:x} {fact}: {l} lines where a contiguous request touches {b}")
-                }
-            })
+            .map(|(at, fact, _, _)| format!("0x{at:x} ({fact})"))
             .collect();
+        let gather = sites.iter().any(|s| s.1.starts_with("gather"));
+        // the stride of the first site that has a known one
+        let stride = sites.iter().find_map(|s| {
+            access
+                .accesses
+                .iter()
+                .find(|a| addr_of(a) == s.0)
+                .and_then(|a| a.lane_stride)
+                .filter(|&x| x != 0)
+        });
+        let mut figs = vec![
+            ("sites", sites.len() as f64),
+            ("lines_per_request", lines as f64),
+            ("lines_contiguous", best as f64),
+            ("lines_wasted", lines.saturating_sub(best) as f64),
+            ("line_bytes", line_bytes as f64),
+        ];
+        if let Some(x) = stride {
+            figs.push(("lane_stride", x as f64));
+        }
         let place = region.map_or("outside loops".to_string(), |h| {
             format!("in the loop at 0x{h:x}")
         });
@@ -167,12 +169,22 @@ pub fn refine(
             if region.is_some() { Severity::Medium } else { Severity::Low },
             sites[0].0,
             "coalesce-strided-loads",
-            &[("sites", sites.len() as f64), ("lines_wasted", wasted as f64)],
+            &figs,
             |f| {
                 format!(
-                    "Device accesses {place} touch more {line_bytes} B cache lines per SIMD-group than contiguous ones would (up to {} lines wasted per request set): {}. Have consecutive threads read consecutive elements (transpose the layout, make the threadgroup 32 or more wide, or stage through threadgroup memory).",
+                    "{} device accesses {place} touch {}{} cache lines of {} B per SIMD-group where contiguous ones would touch {} ({} wasted): {}{}. Have consecutive threads read consecutive elements (transpose the layout, make the threadgroup 32 or more wide, or stage through threadgroup memory).",
+                    f("sites"),
+                    if gather { "up to " } else { "" },
+                    f("lines_per_request"),
+                    f("line_bytes"),
+                    f("lines_contiguous"),
                     f("lines_wasted"),
-                    list.join("; ")
+                    list.join(", "),
+                    if stride.is_some() {
+                        format!("; lane stride {} B", f("lane_stride"))
+                    } else {
+                        String::new()
+                    }
                 )
             },
         ));
@@ -198,11 +210,16 @@ pub fn refine(
             Severity::Low,
             sites[0],
             "hoist-invariant-loads",
-            &[("sites", sites.len() as f64), ("iterations", trips as f64)],
+            &[
+                ("sites", sites.len() as f64),
+                ("iterations", trips as f64),
+                ("loop_stride", 0.0),
+            ],
             |f| {
                 format!(
-                    "Device loads {} read the same address every iteration of the loop at 0x{header:x} (loop stride 0, {} iterations): load them once before the loop.",
+                    "Device loads {} read the same address every iteration of the loop at 0x{header:x} (loop stride {}, {} iterations): load them once before the loop.",
                     list.join(", "),
+                    f("loop_stride"),
                     f("iterations")
                 )
             },
