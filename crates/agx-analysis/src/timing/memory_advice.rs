@@ -172,7 +172,7 @@ pub fn refine(
             &figs,
             |f| {
                 format!(
-                    "{} device accesses {place} touch {}{} cache lines of {} B per SIMD-group where contiguous ones would touch {} ({} wasted): {}{}. Have consecutive threads read consecutive elements (transpose the layout, make the threadgroup 32 or more wide, or stage through threadgroup memory).",
+                    "{} device accesses {place} touch {}{} cache lines of {} B per SIMD-group where contiguous ones would touch {} ({} wasted): {}{}. Have consecutive threads read consecutive elements (transpose the layout, make the threadgroup at least a SIMD-group wide, or stage through threadgroup memory).",
                     f("sites"),
                     if gather { "up to " } else { "" },
                     f("lines_per_request"),
