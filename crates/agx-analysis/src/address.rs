@@ -240,7 +240,7 @@ impl Poly {
                 rest.t.push(((a, b), v));
             }
         }
-        coef.t.sort_by(|x, y| x.0.cmp(&y.0));
+        coef.t.sort_by_key(|x| x.0);
         (coef, rest)
     }
 }
@@ -1330,7 +1330,7 @@ fn lane_pattern(
         a * b
     };
     let groups = shape.threads().div_ceil(32).max(1);
-    let mut found: Option<(Pattern, Option<i64>, Option<u32>, Option<i64>)> = None;
+    let mut found: Option<Lanes> = None;
     for g in 0..groups {
         let mut num = Vec::with_capacity(32);
         let mut sym = Vec::with_capacity(32);
@@ -1384,13 +1384,12 @@ fn lane_pattern(
     (pat, st, run, jump, why)
 }
 
+/// A SIMD-group's lanes: pattern, lane stride, run, jump.
+type Lanes = (Pattern, Option<i64>, Option<u32>, Option<i64>);
+
 /// Classifies one SIMD-group: `num[l]` the known per-lane offset, `sym[l]`
 /// the factor of the one runtime uniform (0 when none).
-fn classify(
-    num: &[i64],
-    sym: &[i64],
-    width: i64,
-) -> Option<(Pattern, Option<i64>, Option<u32>, Option<i64>)> {
+fn classify(num: &[i64], sym: &[i64], width: i64) -> Option<Lanes> {
     let n = num.len();
     if n <= 1 {
         return Some((Pattern::Uniform, Some(0), None, None));

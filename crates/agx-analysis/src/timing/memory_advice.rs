@@ -47,6 +47,9 @@ fn contiguous_lines(a: &Access, line: u32) -> u32 {
     (32 * a.bytes_per_lane).div_ceil(line.max(1)).max(1)
 }
 
+/// A coalescing site: address, what its pattern is, lines, contiguous lines.
+type Site = (u32, String, u32, u32);
+
 /// Applies the access facts to the suggestions of `suggest` for one
 /// function: the tiling advice kept only where its fact holds, the
 /// coalescing and hoisting advice added.
@@ -108,7 +111,7 @@ pub fn refine(
         true
     });
     // --- coalescing: one suggestion per region, listing its sites ---
-    let mut groups: Vec<(Option<u32>, Vec<(u32, String, u32, u32)>)> = Vec::new();
+    let mut groups: Vec<(Option<u32>, Vec<Site>)> = Vec::new();
     for a in &access.accesses {
         if a.space != "device" {
             continue;
