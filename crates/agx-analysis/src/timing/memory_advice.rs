@@ -47,8 +47,9 @@ fn contiguous_lines(a: &Access, line: u32) -> u32 {
     (32 * a.bytes_per_lane).div_ceil(line.max(1)).max(1)
 }
 
-/// A coalescing site: address, what its pattern is, lines, contiguous lines.
-type Site = (u32, String, u32, u32);
+/// A coalescing site: address, what its pattern is, lines, contiguous
+/// lines, lane stride.
+type Site = (u32, String, u32, u32, Option<i64>);
 
 /// Applies the access facts to the suggestions of `suggest` for one
 /// function: the tiling advice kept only where its fact holds, the
@@ -65,6 +66,21 @@ pub fn refine(
     }
     let addr_of = |a: &Access| insns.get(a.index as usize).map_or(0, |i| i.addr);
     let staged = stages_through_threadgroup(insns);
+    // the re-read device loads by their innermost loop's header (one pass:
+    // a kernel can have a loop per dozen instructions)
+    let mut reused_by_loop: std::collections::HashMap<u32, Vec<&Access>> = Default::default();
+    for a in &access.accesses {
+        // (a uniform-address load is one value for the SIMD-group: tiling
+        // would not share it further)
+        if device_load(a)
+            && a.lane_pattern != Pattern::Uniform
+            && (a.reuse.threads || a.reuse.iterations)
+        {
+            if let Some(l) = loop_of(t, addr_of(a)) {
+                reused_by_loop.entry(l.header).or_default().push(a);
+            }
+        }
+    }
     // --- tiling: only where the loads' data is re-read ---
     out.retain_mut(|s| {
         if s.rule != "tile-global-loads" {
@@ -76,18 +92,9 @@ pub fn refine(
         let Some(l) = loop_of(t, s.offset) else {
             return false;
         };
-        let reused: Vec<&Access> = access
-            .accesses
-            .iter()
-            .filter(|a| {
-                // (a uniform-address load is one value for the SIMD-group:
-                // tiling would not share it further)
-                device_load(a)
-                    && a.lane_pattern != Pattern::Uniform
-                    && (a.reuse.threads || a.reuse.iterations)
-                    && loop_of(t, addr_of(a)).is_some_and(|m| m.header == l.header)
-            })
-            .collect();
+        let Some(reused) = reused_by_loop.get(&l.header) else {
+            return false;
+        };
         if reused.is_empty() {
             return false;
         }
@@ -111,7 +118,7 @@ pub fn refine(
         true
     });
     // --- coalescing: one suggestion per region, listing its sites ---
-    let mut groups: Vec<(Option<u32>, Vec<Site>)> = Vec::new();
+    let mut groups: std::collections::BTreeMap<Option<u32>, Vec<Site>> = Default::default();
     for a in &access.accesses {
         if a.space != "device" {
             continue;
@@ -132,29 +139,24 @@ pub fn refine(
         };
         let at = addr_of(a);
         let region = loop_of(t, at).map(|l| l.header);
-        let site = (at, fact, lines, best);
-        match groups.iter_mut().find(|g| g.0 == region) {
-            Some(g) => g.1.push(site),
-            None => groups.push((region, vec![site])),
-        }
+        groups.entry(region).or_default().push((
+            at,
+            fact,
+            lines,
+            best,
+            a.lane_stride.filter(|&x| x != 0),
+        ));
     }
     for (region, sites) in groups {
         let lines: u32 = sites.iter().map(|s| s.2).sum();
         let best: u32 = sites.iter().map(|s| s.3).sum();
         let list: Vec<String> = sites
             .iter()
-            .map(|(at, fact, _, _)| format!("0x{at:x} ({fact})"))
+            .map(|(at, fact, _, _, _)| format!("0x{at:x} ({fact})"))
             .collect();
         let gather = sites.iter().any(|s| s.1.starts_with("gather"));
         // the stride of the first site that has a known one
-        let stride = sites.iter().find_map(|s| {
-            access
-                .accesses
-                .iter()
-                .find(|a| addr_of(a) == s.0)
-                .and_then(|a| a.lane_stride)
-                .filter(|&x| x != 0)
-        });
+        let stride = sites.iter().find_map(|s| s.4);
         let mut figs = vec![
             ("sites", sites.len() as f64),
             ("lines_per_request", lines as f64),
@@ -193,7 +195,7 @@ pub fn refine(
         ));
     }
     // --- hoisting loop-invariant loads: one per loop ---
-    let mut hoist: Vec<(u32, u32, Vec<u32>)> = Vec::new();
+    let mut hoist: std::collections::BTreeMap<u32, (u32, Vec<u32>)> = Default::default();
     for a in &access.accesses {
         if !device_load(a) || a.loop_stride != Some(0) {
             continue;
@@ -202,12 +204,13 @@ pub fn refine(
         let Some(l) = loop_of(t, at) else {
             continue;
         };
-        match hoist.iter_mut().find(|h| h.0 == l.header) {
-            Some(h) => h.2.push(at),
-            None => hoist.push((l.header, l.trip_count, vec![at])),
-        }
+        hoist
+            .entry(l.header)
+            .or_insert_with(|| (l.trip_count, Vec::new()))
+            .1
+            .push(at);
     }
-    for (header, trips, sites) in hoist {
+    for (header, (trips, sites)) in hoist {
         let list: Vec<String> = sites.iter().map(|a| format!("0x{a:x}")).collect();
         out.push(Suggestion::new(
             Severity::Low,
