@@ -533,6 +533,16 @@ class ProfileResult:
         rows = self._get("instructions_detail") or []
         return [d["offset"] for d in rows if d.get("uniform_address")]
 
+    @property
+    def accesses(self) -> Dict[int, Dict[str, Any]]:
+        """Main's memory instructions by offset, each with its access facts
+        (JSON ``instructions_detail[].access``: ``space``, ``lane_pattern``,
+        ``lane_stride``, ``run``, ``jump``, ``loop_stride``,
+        ``bytes_per_lane``, ``lines_per_request``, ``reuse``, ``reason``;
+        see docs/analysis.md, "Address analysis and access facts")."""
+        rows = self._get("instructions_detail") or []
+        return {d["offset"]: dict(d["access"]) for d in rows if d.get("access")}
+
     # ── code ──
 
     @property

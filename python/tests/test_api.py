@@ -553,6 +553,19 @@ def test_uniform_address_loads():
     assert r.uniform_address_loads == []
 
 
+def test_accesses():
+    # ew_relu_f32: x[gid.x] read and written back, one contiguous line each
+    r = mp.profile_binary(mesa_bin("ew_relu_f32").read_bytes())
+    acc = r.accesses
+    assert sorted(acc) == [0x4, 0x1C]
+    for a in acc.values():
+        assert a["space"] == "device"
+        assert a["lane_pattern"] == "contiguous" and a["lane_stride"] == 4
+        assert a["lines_per_request"] == 1
+    rows = r.kernel["instructions_detail"]
+    assert [d["offset"] for d in rows if "access" in d] == sorted(acc)
+
+
 def test_call_targets_in_raw_code_warn_or_raise():
     """Issue 21: in raw code, a call whose target holds no code to follow is a
     warning naming the call (the profile is made); a called function cut

@@ -53,6 +53,7 @@
 //! code not given, recursive) makes every register divergent.
 
 use crate::cfg::Cfg;
+use crate::dataflow::{self, has_back_pred, is_back};
 use crate::facts::{Facts, RegRange};
 use crate::liveness::GprSet;
 use crate::loops::LoopForest;
@@ -434,17 +435,6 @@ impl Clone for State {
 }
 
 impl State {
-    /// A placeholder holding nothing (no allocation).
-    fn empty() -> State {
-        State {
-            n: 0,
-            depth: 0,
-            flags: 0,
-            live: 0,
-            regs: Vec::new(),
-            slots: Vec::new(),
-        }
-    }
     fn entry(n: usize) -> State {
         State {
             n,
@@ -1668,43 +1658,60 @@ pub fn analyze_entry(
         block_defs: std::cell::RefCell::new(Vec::new()),
         seen_stamp: std::cell::Cell::new(0),
     };
-    let mut inb = Stored::new(nb);
-    let mut queued = vec![false; nb];
-    let mut work = std::collections::BinaryHeap::new();
+    let mut entries = Vec::new();
     for (k, f) in cfg.functions.iter().enumerate() {
-        if inb.get(f.entry_block).is_none() {
+        if !entries.iter().any(|&(b, _)| b == f.entry_block) {
             let mut st = State::entry(cx.nregs);
             if k == 0 {
                 for h in entry_uniform.iter().filter(|&h| h > 0) {
                     st.set(h, 0);
                 }
             }
-            inb.insert(f.entry_block, st);
-            work.push(std::cmp::Reverse(f.entry_block));
-            queued[f.entry_block] = true;
+            entries.push((f.entry_block, st));
         }
     }
-    // Only blocks with several predecessors (joins, loop headers) or none
-    // (entries) keep an entry state; a block with one forward predecessor
-    // is run straight from that predecessor's exit state.
-    let mut is_entry = vec![false; nb];
-    for f in &cfg.functions {
-        is_entry[f.entry_block] = true;
+    // the fixpoint records as it goes (see [`Record`])
+    let mut flow = DivFlow {
+        cx: &mut cx,
+        rec: Record::new(insns.len(), nb),
+    };
+    let mut out = dataflow::forward(cfg, &mut flow, entries);
+    if !out.settled {
+        flow.cx
+            .unknown
+            .get_or_insert_with(|| "divergence fixpoint did not settle".to_string());
     }
-    let chained: Vec<bool> = (0..nb)
-        .map(|b| {
-            let mut preds = cfg.blocks[b].preds.iter().filter(|e| e.kind.is_intra());
-            match (preds.next(), preds.next()) {
-                (Some(p), None) => !is_entry[b] && !is_back(cfg, p.to, b),
-                _ => false,
-            }
-        })
+    let header_depth: Vec<Option<u8>> = (0..nb)
+        .map(|b| out.stored.get(b).map(|s| s.depth))
         .collect();
-    // the state along edge `e` out of block `b` (`st`: its exit state)
-    let edge_out = |b: usize, st: &mut State, e: &crate::cfg::Edge| {
+    // unsettled: the states as they stand, recorded again in one pass
+    if !out.settled {
+        flow.rec = Record::new(insns.len(), nb);
+        dataflow::replay(cfg, &mut flow, &mut out);
+    }
+    drop(out);
+    let mut rec = flow.rec;
+    rec.finish(cfg);
+    build(&cx, forest, &header_depth, rec)
+}
+
+/// The divergence domain over the shared forward dataflow
+/// ([`crate::dataflow`]): the context, and the record the fixpoint keeps.
+struct DivFlow<'c, 'a> {
+    cx: &'c mut Ctx<'a>,
+    rec: Record,
+}
+
+impl dataflow::Forward for DivFlow<'_, '_> {
+    type State = State;
+    fn block(&mut self, b: usize, s: &mut State) {
+        self.cx.block(b, s, Some(&mut self.rec));
+    }
+    fn edge(&mut self, b: usize, st: &mut State, e: &crate::cfg::Edge) {
+        let cfg = self.cx.cfg;
         let last = cfg.blocks[b].insns.end - 1;
         if let Flow::BranchExec { .. } = cfg.flows[last] {
-            let form = insns[last].form;
+            let form = self.cx.insns[last].form;
             let taken = e.kind == crate::cfg::EdgeKind::Taken;
             // jmp_exec_any falls through only when no lane is active;
             // jmp_exec_none is taken only then
@@ -1712,163 +1719,19 @@ pub fn analyze_entry(
                 st.kill(CUR);
             }
         }
-    };
-    // spent states, their buffers reused (a copy along an edge allocates
-    // nothing once the pool is warm)
-    let mut pool: Vec<State> = Vec::new();
-    let copy = |pool: &mut Vec<State>, s: &State| -> State {
-        match pool.pop() {
-            Some(mut t) => {
-                t.clone_from(s);
-                t
-            }
-            None => s.clone(),
+    }
+    fn join(&mut self, b: usize, to: usize, t: &mut State, out: &State) -> bool {
+        let cfg = self.cx.cfg;
+        if t.depth != out.depth && !is_back(cfg, b, to) && !has_back_pred(cfg, to) {
+            self.cx.unknown.get_or_insert_with(|| {
+                format!(
+                    "exec-mask levels differ where paths join at 0x{:x}",
+                    cfg.blocks[to].start
+                )
+            });
         }
-    };
-    let mut guard = 0usize;
-    let mut chain: Vec<(usize, State)> = Vec::new();
-    // the fixpoint records as it goes (see [`Record`])
-    let mut rec = Record::new(insns.len(), nb);
-    let mut settled = true;
-    while let Some(b0) = pop_min(&mut work) {
-        queued[b0] = false;
-        guard += 1;
-        if guard > 64 * nb + 1024 {
-            cx.unknown
-                .get_or_insert_with(|| "divergence fixpoint did not settle".to_string());
-            settled = false;
-            break;
-        }
-        let s0 = copy(&mut pool, inb.get(b0).expect("queued with a state"));
-        chain.push((b0, s0));
-        while let Some((b, s)) = chain.pop() {
-            let mut s = Some(s);
-            cx.block(b, s.as_mut().expect("state"), Some(&mut rec));
-            let succs = &cfg.blocks[b].succs;
-            let last = succs.iter().rposition(|e| e.kind.is_intra());
-            for (k, e) in succs.iter().enumerate() {
-                if !e.kind.is_intra() {
-                    continue;
-                }
-                // the last edge takes the state itself
-                let mut out = if Some(k) == last {
-                    s.take().expect("state")
-                } else {
-                    copy(&mut pool, s.as_ref().expect("state"))
-                };
-                edge_out(b, &mut out, e);
-                if chained[e.to] {
-                    chain.push((e.to, out));
-                    continue;
-                }
-                let changed = match inb.get_mut(e.to) {
-                    None => {
-                        // stored exactly sized
-                        inb.insert(e.to, out.clone());
-                        true
-                    }
-                    Some(t) => {
-                        if t.depth != out.depth
-                            && !is_back(cfg, b, e.to)
-                            && !has_back_pred(cfg, e.to)
-                        {
-                            cx.unknown.get_or_insert_with(|| {
-                                format!(
-                                    "exec-mask levels differ where paths join at 0x{:x}",
-                                    cfg.blocks[e.to].start
-                                )
-                            });
-                        }
-                        t.join(&out)
-                    }
-                };
-                pool.push(out);
-                if changed && !queued[e.to] {
-                    queued[e.to] = true;
-                    work.push(std::cmp::Reverse(e.to));
-                }
-            }
-            if let Some(s) = s {
-                pool.push(s);
-            }
-        }
+        t.join(out)
     }
-    let header_depth: Vec<Option<u8>> = (0..nb).map(|b| inb.get(b).map(|s| s.depth)).collect();
-    // unsettled: the states as they stand, recorded again in one pass
-    if !settled {
-        rec = Record::new(insns.len(), nb);
-    }
-    for b0 in 0..nb {
-        if settled {
-            break;
-        }
-        let Some(s0) = inb.take(b0) else { continue };
-        chain.push((b0, s0));
-        while let Some((b, mut s)) = chain.pop() {
-            cx.block(b, &mut s, Some(&mut rec));
-            for e in &cfg.blocks[b].succs {
-                if e.kind.is_intra() && chained[e.to] {
-                    let mut out = copy(&mut pool, &s);
-                    edge_out(b, &mut out, e);
-                    chain.push((e.to, out));
-                }
-            }
-            pool.push(s);
-        }
-    }
-    drop(pool);
-    drop(inb);
-    rec.finish(cfg);
-    build(&cx, forest, &header_depth, rec)
-}
-
-/// The entry states of the blocks that keep one (joins, loop headers,
-/// entries): a slot per block into a list of the states stored, not an
-/// `Option<State>` per block (80 bytes each, most of them empty).
-struct Stored {
-    slot: Vec<u32>,
-    states: Vec<State>,
-}
-
-impl Stored {
-    const NONE: u32 = u32::MAX;
-    fn new(blocks: usize) -> Stored {
-        Stored {
-            slot: vec![Stored::NONE; blocks],
-            states: Vec::new(),
-        }
-    }
-    fn get(&self, b: usize) -> Option<&State> {
-        let k = self.slot[b];
-        (k != Stored::NONE).then(|| &self.states[k as usize])
-    }
-    fn get_mut(&mut self, b: usize) -> Option<&mut State> {
-        let k = self.slot[b];
-        (k != Stored::NONE).then(|| &mut self.states[k as usize])
-    }
-    /// Stores `s` for block `b` (which has none).
-    fn insert(&mut self, b: usize, s: State) {
-        debug_assert_eq!(self.slot[b], Stored::NONE);
-        self.slot[b] = self.states.len() as u32;
-        self.states.push(s);
-    }
-    /// Block `b`'s state, taken out (its buffers move to the caller).
-    fn take(&mut self, b: usize) -> Option<State> {
-        let k = std::mem::replace(&mut self.slot[b], Stored::NONE);
-        (k != Stored::NONE).then(|| std::mem::replace(&mut self.states[k as usize], State::empty()))
-    }
-}
-
-fn pop_min(w: &mut std::collections::BinaryHeap<std::cmp::Reverse<usize>>) -> Option<usize> {
-    w.pop().map(|r| r.0)
-}
-
-fn is_back(cfg: &Cfg, from: usize, to: usize) -> bool {
-    cfg.blocks[to].start <= cfg.blocks[from].last
-}
-
-fn has_back_pred(cfg: &Cfg, b: usize) -> bool {
-    cfg.blocks[b].preds.iter().any(|p| is_back(cfg, p.to, b))
 }
 
 /// Whether instruction `k` is one of a three-xor swap.
@@ -1878,7 +1741,7 @@ fn xor_swap_member(insns: &[Instruction], k: usize) -> bool {
 
 /// `xor a, a, b; xor b, a, b; xor a, a, b` (any source order): swaps `a`
 /// and `b`.
-fn xor_swap(w: &[Instruction]) -> Option<(Reg, Reg)> {
+pub(crate) fn xor_swap(w: &[Instruction]) -> Option<(Reg, Reg)> {
     let parts = |x: &Instruction| -> Option<(Reg, Reg, Reg)> {
         if x.mnemonic() != "xor" || x.operands.len() != 3 {
             return None;

@@ -13,7 +13,9 @@
 //! percent}`, `spills`, `fills`, `loops[{start, end, depth, instructions}]`),
 //! plus extra fields (never renamed, only added to).
 
+pub mod address;
 pub mod cfg;
+pub mod dataflow;
 pub mod divergence;
 pub mod facts;
 pub mod gpu;

@@ -201,6 +201,8 @@ pub struct ProgramFunction {
     pub entry_live: GprSet,
     /// Which of its branches diverge (callees' summaries applied).
     pub divergence: Divergence,
+    /// The access facts of its memory instructions ([`crate::address`]).
+    pub access: crate::address::Addresses,
 }
 
 impl ProgramFunction {
@@ -368,6 +370,8 @@ struct Solved {
     /// call address.
     across: HashMap<u32, GprSet>,
     divergence: Divergence,
+    /// The access facts ([`crate::address`]).
+    access: crate::address::Addresses,
 }
 
 fn solve(insns: &[Instruction], callees: &HashMap<u32, Summary>) -> Solved {
@@ -419,6 +423,7 @@ fn solve(insns: &[Instruction], callees: &HashMap<u32, Summary>) -> Solved {
         summary,
         across,
         divergence: d.divergence,
+        access: Default::default(),
     }
 }
 
@@ -706,6 +711,16 @@ pub fn analyze_program_keeping(
                 }
             }
         }
+        // the access facts of the memory instructions (issue 27), while
+        // the graphs are here
+        s.access = crate::address::analyze(
+            &codes[f].insns,
+            &crate::facts::scan(&codes[f].insns),
+            &s.cfg,
+            &s.loops,
+            &params.threadgroup.unwrap_or(crate::address::Shape::DEFAULT),
+            params.mem.cache_line_bytes as u32,
+        );
         // (a lone main needs its graphs no more: dropped now; with calls
         // the argument-uniformity pass below reads them first)
         if !keep_graphs && n == 1 {
@@ -752,13 +767,15 @@ pub fn analyze_program_keeping(
             crate::Occupancy { threads, percent },
         );
         let nest = std::mem::take(&mut s.nest);
+        let access = std::mem::take(&mut s.access);
         // the loads the divergence analysis proved uniform-address: the
         // model charges them once per SIMD-group (it never re-derives them)
-        let t = timing::analyze_with_nest(
+        let t = timing::analyze_with_access(
             &code.insns,
             &s.analysis,
             &nest,
             &s.divergence.uniform_loads,
+            &access.accesses,
             &p,
         );
         drop(nest);
@@ -782,6 +799,14 @@ pub fn analyze_program_keeping(
             &t,
             &code.insns,
         ));
+        // the memory advice follows the access facts (issue 27)
+        timing::memory_advice::refine(
+            &mut suggestions,
+            &code.insns,
+            &t,
+            &access,
+            p.mem.cache_line_bytes as u32,
+        );
         s.analysis.occupancy = own_occupancy;
         functions.push(ProgramFunction {
             entry: code.entry,
@@ -797,6 +822,7 @@ pub fn analyze_program_keeping(
             unknown: code.unknown,
             entry_live: s.summary.effect.used,
             divergence: std::mem::take(&mut s.divergence),
+            access,
         });
     }
 

@@ -171,6 +171,7 @@ fn kernel(o: &mut String, k: usize, p: &Profile, all: &[Profile]) {
     o.push_str("</div>\n");
     loops_table(o, k, p);
     graph(o, k, p);
+    memory(o, k, p);
     suggestions(o, k, p);
     listing(o, k, p, all);
     o.push_str("</section>\n");
@@ -535,6 +536,28 @@ fn graph(o: &mut String, k: usize, p: &Profile) {
     o.push_str("</svg></div>\n");
 }
 
+/// The "Memory" section (issue 27): per loop with memory instructions
+/// (hottest first), each access's pattern, bytes and lines per iteration.
+fn memory(o: &mut String, k: usize, p: &Profile) {
+    let rows = crate::profile::memory_rows(p);
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "<h3>Memory</h3>\n<p class=\"dim\">lanes over a {} threadgroup ({}); lines: cache lines one SIMD-group request touches (cache_line_bytes, --explain-model)</p>\n<pre id=\"k{k}-memory\">",
+        esc(&rows[0].shape),
+        rows[0].shape_source
+    );
+    for r in rows.iter().take(12) {
+        let _ = writeln!(o, "{}", esc(&r.title));
+        for a in r.accesses.iter().take(16) {
+            let _ = writeln!(o, "  {}", esc(a));
+        }
+    }
+    o.push_str("</pre>\n");
+}
+
 fn suggestions(o: &mut String, k: usize, p: &Profile) {
     o.push_str("<h3>Suggestions</h3>\n");
     if p.suggestions.is_empty() {
@@ -675,6 +698,14 @@ fn listing(o: &mut String, k: usize, p: &Profile, all: &[Profile]) {
                             agx_analysis::timing::model::r2(dep.penalty), dep.producer, dep.producer
                         ));
                     }
+                }
+                // the access pattern of a memory instruction (issue 27)
+                if let Some(a) = p.access(i) {
+                    marks.push(format!(
+                        "<span class=\"dim\" title=\"{}\">{}</span>",
+                        esc(&a.reason),
+                        esc(&crate::profile::access_mark(a))
+                    ));
                 }
                 match crate::text::stall_mark(d) {
                     Some((true, m)) => marks.push(format!("<span class=\"stall\">{m}</span>")),

@@ -439,6 +439,10 @@ struct Detail<'a> {
     /// `private_array` (issue 27 item 4).
     #[serde(skip_serializing_if = "Option::is_none")]
     stack_kind: Option<&'static str>,
+    /// The access facts of a memory instruction (issue 27): what its
+    /// addresses are across the lanes and the iterations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    access: Option<&'a agx_analysis::address::Access>,
 }
 
 #[derive(Serialize)]
@@ -644,6 +648,7 @@ fn detail<'a>(
         executions: d.map(|_| p.timing.executions.get(k).copied().unwrap_or(1.0)),
         uniform_address: d.is_some_and(|d| d.uniform_address),
         stack_kind: d.and_then(|d| d.stack_kind).map(|k| k.name()),
+        access: p.program.functions.first().and_then(|f| f.access.get(k)),
     }
 }
 
@@ -1659,6 +1664,10 @@ fn detail_row(buf: &mut Vec<u8>, d: &Detail<'_>) {
     if let Some(k) = d.stack_kind {
         buf.extend_from_slice(b",\"stack_kind\":");
         string(buf, Some(k));
+    }
+    if let Some(a) = d.access {
+        buf.extend_from_slice(b",\"access\":");
+        let _ = serde_json::to_writer(&mut *buf, a);
     }
     buf.push(b'}');
 }

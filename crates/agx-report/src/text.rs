@@ -140,6 +140,7 @@ pub fn write_report(w: &mut dyn std::io::Write, p: &Profile, color: bool) -> std
     })?;
     calls(&mut out, st, p);
     mix(&mut out, st, p);
+    memory(&mut out, st, p);
     annotated(&mut out, st, p, &mut flush)?;
     suggestions(&mut out, st, p, &mut flush)?;
     flush_all(&mut out, &mut flush)
@@ -610,6 +611,38 @@ fn loop_section(out: &mut Vec<u8>, st: Style, idx: &LoopIndex<'_>, i: usize, l: 
     out.push(b'\n');
 }
 
+/// The "Memory" section (issue 27): per loop holding memory instructions
+/// (hottest first; then the code outside loops), each access with its lane
+/// pattern, the bytes and cache lines one SIMD-group moves per iteration.
+fn memory(out: &mut String, st: Style, p: &Profile) {
+    let rows = crate::profile::memory_rows(p);
+    if rows.is_empty() {
+        return;
+    }
+    section(out, st, "Memory");
+    let _ = writeln!(
+        out,
+        "  lanes over a {} threadgroup ({}); lines: cache lines one SIMD-group request touches (cache_line_bytes, --explain-model)",
+        rows[0].shape, rows[0].shape_source
+    );
+    const MAX_REGIONS: usize = 12;
+    const MAX_ROWS: usize = 16;
+    for (g, r) in rows.iter().enumerate() {
+        if g == MAX_REGIONS {
+            let _ = writeln!(out, "  ... more regions: JSON instructions_detail[].access");
+            break;
+        }
+        let _ = writeln!(out, "  {}", r.title);
+        for (k, a) in r.accesses.iter().enumerate() {
+            if k == MAX_ROWS {
+                let _ = writeln!(out, "      ... more: JSON instructions_detail[].access");
+                break;
+            }
+            let _ = writeln!(out, "    {}", a);
+        }
+    }
+}
+
 fn mix(out: &mut String, st: Style, p: &Profile) {
     section(out, st, "Instruction mix");
     let units: Vec<String> = p
@@ -1068,6 +1101,11 @@ fn annotated_line(
         if let Some(k) = d.stack_kind {
             mark(out);
             st.put(out, "2", &["◇ stack: ", k.name()].concat());
+        }
+        // the access pattern of a memory instruction (issue 27)
+        if let Some(a) = p.access(k) {
+            mark(out);
+            st.put(out, "36", &crate::profile::access_mark(a));
         }
         if let Some(dep) = &d.raw_dep() {
             if dep.penalty > 0.0 {

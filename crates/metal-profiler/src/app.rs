@@ -1028,7 +1028,26 @@ pub fn report_options_for(a: &ProfileArgs, slice_gpu: Option<&str>) -> agx_repor
     if let Some(v) = a.model.l1_hit_rate {
         o.mem.l1_hit_rate = v;
     }
+    o.threadgroup = a
+        .model
+        .threadgroup
+        .or_else(|| a.binary.as_deref().and_then(recorded_threadgroup));
     o
+}
+
+/// The threadgroup shape recorded with raw code: the `workgroup_size` of a
+/// `layout.json` beside it (the shared Mesa corpus layout); `None` when
+/// there is none or it does not read.
+fn recorded_threadgroup(bin: &std::path::Path) -> Option<agx_analysis::address::Shape> {
+    let layout = bin.parent()?.join("layout.json");
+    let text = std::fs::read_to_string(layout).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let ws = v.get("workgroup_size")?.as_array()?;
+    let dims: Vec<String> = ws
+        .iter()
+        .map(|x| x.as_u64().map(|n| n.to_string()))
+        .collect::<Option<_>>()?;
+    agx_analysis::address::Shape::parse(&dims.join("x"), "input").ok()
 }
 
 pub fn check_model_flags(a: &ProfileArgs) -> Result<(), Error> {

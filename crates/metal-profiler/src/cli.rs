@@ -117,6 +117,17 @@ pub struct ModelFlags {
     /// M1 Max or M1 Ultra.
     #[arg(long, value_name = "CHIP")]
     pub chip: Option<String>,
+    /// Threadgroup shape the access patterns lay lanes over, WxHxD (x
+    /// fastest, 32 consecutive threads per SIMD-group). Default: the shape
+    /// recorded with the input (a Mesa corpus `layout.json` next to a
+    /// `--binary` file), else 32x1x1.
+    #[arg(long, value_name = "WxHxD", value_parser = parse_threadgroup)]
+    pub threadgroup: Option<agx_analysis::address::Shape>,
+}
+
+/// Parses `--threadgroup WxHxD` (also `WxH`, `W`).
+pub fn parse_threadgroup(s: &str) -> Result<agx_analysis::address::Shape, String> {
+    agx_analysis::address::Shape::parse(s, "flag")
 }
 
 // the help text states the default

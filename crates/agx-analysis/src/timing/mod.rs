@@ -13,12 +13,13 @@ pub use table::{
 pub mod model;
 
 pub use model::{
-    analyze_kernel, analyze_kernel_with_nest, analyze_with_analysis, analyze_with_analysis_on,
-    analyze_with_nest, body_timing, bound_label, BlockCycles, BottleneckDetail, Bound,
-    BreakdownPart, InsnDetail, KernelTiming, LoopTiming, ModelParams, PartKind, Paths, RawDep,
-    Region, RegionTiming, UnitCycles, BOUND_NAMES, DEFAULT_TRIP_COUNT,
+    analyze_kernel, analyze_kernel_with_nest, analyze_with_access, analyze_with_analysis,
+    analyze_with_analysis_on, analyze_with_nest, body_timing, bound_label, BlockCycles,
+    BottleneckDetail, Bound, BreakdownPart, InsnDetail, KernelTiming, LoopTiming, ModelParams,
+    PartKind, Paths, RawDep, Region, RegionTiming, UnitCycles, BOUND_NAMES, DEFAULT_TRIP_COUNT,
 };
 pub mod build;
+pub mod memory_advice;
 pub mod suggest;
 
 pub use suggest::{suggest, Severity, Suggestion};

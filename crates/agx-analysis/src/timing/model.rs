@@ -61,6 +61,10 @@ pub struct ModelParams {
     /// The chip whose memory parameters `mem` defaults to.
     #[serde(skip)]
     pub chip: &'static super::table::DramVariant,
+    /// The threadgroup shape the lanes are laid out over (issue 27): from
+    /// the input or `--threadgroup`; `None`: [`crate::address::Shape::DEFAULT`].
+    #[serde(skip)]
+    pub threadgroup: Option<crate::address::Shape>,
 }
 
 impl Default for ModelParams {
@@ -73,6 +77,7 @@ impl Default for ModelParams {
             loop_trip_counts: BTreeMap::new(),
             threads_per_core: 1024,
             mem: gpu.mem_params(chip),
+            threadgroup: None,
             gpu,
             chip,
         }
@@ -1082,9 +1087,26 @@ struct RegionCode<'a> {
     /// divergence analysis proved uniform
     /// ([`crate::divergence::Divergence::uniform_loads`]).
     uniform: &'a [bool],
+    /// Per kernel instruction (empty: none): cache lines one SIMD-group
+    /// request touches, 0 when not known ([`crate::address::Access`]).
+    lines: &'a [u16],
+    /// Per kernel instruction (empty: none): a device load whose address
+    /// does not move across the iterations of its innermost loop.
+    invariant: &'a [bool],
 }
 
 impl RegionCode<'_> {
+    /// Lines of the region's instruction `j` (0: not known).
+    fn lines(&self, j: usize) -> u16 {
+        self.lines.get(self.idx[j] as usize).copied().unwrap_or(0)
+    }
+    /// Whether the region's instruction `j` is a loop-invariant load.
+    fn invariant(&self, j: usize) -> bool {
+        self.invariant
+            .get(self.idx[j] as usize)
+            .copied()
+            .unwrap_or(false)
+    }
     fn len(&self) -> usize {
         self.idx.len()
     }
@@ -1309,16 +1331,24 @@ fn model_region_in(
                         // once per thread. The L1-miss share of them is
                         // charged to DRAM like every device byte's (the
                         // model's one hit-rate assumption).
-                        let lanes = if code.uniform(j) && m.dir == MemDir::Load {
-                            1.0
+                        // Otherwise a request moves the cache lines it
+                        // touches (the access facts' lines_per_request x
+                        // cache_line_bytes) where the pattern gives them,
+                        // else 32 lanes x its width; a loop-invariant load
+                        // reads lines the first iteration brought in: DRAM
+                        // is charged for it once, not per iteration.
+                        let uniform = code.uniform(j) && m.dir == MemDir::Load;
+                        let bytes = if uniform {
+                            m.bytes_per_lane() as f64
+                        } else if code.lines(j) > 0 && m.space == MemSpace::Device {
+                            code.lines(j) as f64 * params.mem.cache_line_bytes
                         } else {
-                            gpu.simd_width as f64
+                            m.bytes_per_lane() as f64 * gpu.simd_width as f64
                         };
-                        let bytes = m.bytes_per_lane() as f64 * lanes;
                         if l1_bw > 0.0 {
                             pipes.mem += bytes / l1_bw;
                         }
-                        if dram_bw > 0.0 {
+                        if dram_bw > 0.0 && !code.invariant(j) {
                             pipes.dram += bytes * miss / dram_bw;
                         }
                     }
@@ -1442,7 +1472,7 @@ fn model_region_in(
             }
             let issue = gpu.issue_of(s.unit()) + s.dep.penalty(gpu);
             let done = if is_load(s.mem) {
-                let lat = load_latency(s.mem, &params.mem, code.uniform(i));
+                let lat = load_latency(s.mem, &params.mem, code.uniform(i) || code.invariant(i));
                 let d = start + lat;
                 pending.push((scoreboard_slot(code.insn(i)), i, lat, d));
                 d
@@ -1692,6 +1722,8 @@ pub fn body_timing(insns: &[Instruction], params: &ModelParams) -> RegionTiming 
         insns,
         idx: &idx,
         uniform: &[],
+        lines: &[],
+        invariant: &[],
     };
     let t = model_region(params.gpu.timing, params, &code, true, true).timing;
     release_scratch();
@@ -1996,12 +2028,28 @@ fn path_subset(
 /// divergence analysis proved uniform
 /// ([`crate::divergence::Divergence::uniform_loads`]; empty: none); the
 /// model takes them as given and never derives uniformity itself.
-#[allow(clippy::needless_range_loop)]
 pub fn analyze_kernel_with_nest(
     gpu: &'static GpuTiming,
     insns: &[Instruction],
     nest: &crate::loops::LoopNest,
     uniform_loads: &[usize],
+    params: &ModelParams,
+) -> KernelTiming {
+    analyze_kernel_with_access(gpu, insns, nest, uniform_loads, &[], params)
+}
+
+/// [`analyze_kernel_with_nest`] with the access facts of the address
+/// analysis ([`crate::address::Access`], by instruction index; empty: none):
+/// the memory rule (docs/analysis.md, "Memory rule") charges a device
+/// request the cache lines it touches, and a loop-invariant device load its
+/// DRAM bytes once, not per iteration.
+#[allow(clippy::needless_range_loop)]
+pub fn analyze_kernel_with_access(
+    gpu: &'static GpuTiming,
+    insns: &[Instruction],
+    nest: &crate::loops::LoopNest,
+    uniform_loads: &[usize],
+    access: &[crate::address::Access],
     params: &ModelParams,
 ) -> KernelTiming {
     let n = insns.len();
@@ -2096,11 +2144,26 @@ pub fn analyze_kernel_with_nest(
         }
     }
     let is_uniform = |i: usize| uniform.get(i).copied().unwrap_or(false);
+    // access facts by instruction (none: empty): lines per request (0:
+    // not known) and loop-invariant device loads
+    let mut lines = vec![0u16; if access.is_empty() { 0 } else { n }];
+    let mut invariant = vec![false; if access.is_empty() { 0 } else { n }];
+    for a in access {
+        let i = a.index as usize;
+        if i < lines.len() {
+            lines[i] = a
+                .lines_per_request
+                .map_or(0, |l| l.min(u16::MAX as u32) as u16);
+            invariant[i] = a.loop_stride == Some(0) && a.in_loop.is_some() && a.dir == "load";
+        }
+    }
     let model_idx = |idx: &[u32], is_loop: bool, detail: bool| -> RegionOut {
         let code = RegionCode {
             insns,
             idx,
             uniform: &uniform,
+            lines: &lines,
+            invariant: &invariant,
         };
         model_region(gpu, params, &code, is_loop, detail)
     };
@@ -2573,11 +2636,24 @@ pub fn analyze_with_nest(
     uniform_loads: &[usize],
     params: &ModelParams,
 ) -> KernelTiming {
+    analyze_with_access(insns, analysis, nest, uniform_loads, &[], params)
+}
+
+/// [`analyze_with_nest`] with the access facts ([`analyze_kernel_with_access`]).
+pub fn analyze_with_access(
+    insns: &[Instruction],
+    analysis: &crate::Analysis,
+    nest: &crate::loops::LoopNest,
+    uniform_loads: &[usize],
+    access: &[crate::address::Access],
+    params: &ModelParams,
+) -> KernelTiming {
     let mut p = params.clone();
     if analysis.occupancy.threads > 0 {
         p.threads_per_core = p.threads_per_core.min(analysis.occupancy.threads);
     }
-    let mut t = analyze_kernel_with_nest(params.gpu.timing, insns, nest, uniform_loads, &p);
+    let mut t =
+        analyze_kernel_with_access(params.gpu.timing, insns, nest, uniform_loads, access, &p);
     set_stack_kinds(&mut t, analysis);
     t
 }

@@ -184,12 +184,17 @@ impl Suggestion {
 
     /// Sets [`Suggestion::sites`] (sorted, deduplicated; `offset` kept
     /// among them).
-    pub fn with_sites(mut self, mut sites: Vec<u32>) -> Suggestion {
+    pub fn with_sites(mut self, sites: Vec<u32>) -> Suggestion {
+        self.set_sites(sites);
+        self
+    }
+
+    /// Sets [`Suggestion::sites`] in place, as [`Suggestion::with_sites`].
+    pub fn set_sites(&mut self, mut sites: Vec<u32>) {
         sites.push(self.offset);
         sites.sort_unstable();
         sites.dedup();
         self.sites = sites;
-        self
     }
 
     /// The share of the kernel's estimate the finding concerns (its
@@ -207,6 +212,24 @@ impl Suggestion {
     pub fn is_minor(&self) -> bool {
         self.share_pct().is_some_and(|s| s < MIN_SHARE_PCT)
     }
+}
+
+/// Each loop's part of the estimate (`insn_cycles` of its instructions),
+/// nested loops included (a loop's parent comes before it in
+/// `timing.loops`): the share a loop's findings concern.
+pub(crate) fn loop_cycles(timing: &KernelTiming) -> Vec<f64> {
+    let mut c = vec![0.0f64; timing.loops.len()];
+    for (k, d) in timing.instructions_detail.iter().enumerate() {
+        if let Some(l) = d.loop_index.and_then(|l| c.get_mut(l as usize)) {
+            *l += timing.insn_cycles.get(k).copied().unwrap_or(0.0);
+        }
+    }
+    for l in (0..timing.loops.len()).rev() {
+        if let Some(p) = timing.loops[l].parent.filter(|&p| p < l) {
+            c[p] += c[l];
+        }
+    }
+    c
 }
 
 /// Rule ids, in evaluation order.
@@ -415,22 +438,7 @@ pub fn suggest(
             .unwrap_or(0.0)
     };
     let share_of = |sites: &[u32]| share_pct(sites.iter().map(|&a| cy_at(a)).sum(), total);
-    // each loop's part of the estimate, nested loops included (a loop's
-    // parent comes before it in `timing.loops`)
-    let loop_cycles: Vec<f64> = {
-        let mut c = vec![0.0f64; timing.loops.len()];
-        for (k, d) in details.iter().enumerate() {
-            if let Some(l) = d.loop_index.and_then(|l| c.get_mut(l as usize)) {
-                *l += timing.insn_cycles.get(k).copied().unwrap_or(0.0);
-            }
-        }
-        for l in (0..timing.loops.len()).rev() {
-            if let Some(p) = timing.loops[l].parent.filter(|&p| p < l) {
-                c[p] += c[l];
-            }
-        }
-        c
-    };
+    let loop_cycles = loop_cycles(timing);
     // the stack accesses the analysis counts (Instruction::mem_access: stack
     // adjusts and stack_get_ptr move no data)
     let stack_dir = |i: &Instruction| {

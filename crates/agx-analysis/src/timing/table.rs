@@ -94,6 +94,9 @@ pub struct MemParams {
     /// Device-memory (DRAM) bandwidth per GPU core and GPU cycle: the chip's
     /// bandwidth shared by its cores ([`DRAM_VARIANTS`]; default M1).
     pub dram_bytes_per_cycle_per_core: f64,
+    /// Device-memory cache line, bytes: what a SIMD-group request is
+    /// charged per line it touches (issue 27).
+    pub cache_line_bytes: f64,
 }
 
 /// One M1-family chip: DRAM bandwidth, GPU cores and clock.
@@ -145,6 +148,7 @@ impl Default for MemParams {
             stack_latency: 100.0,
             l1_bytes_per_cycle_per_core: 64.0,
             dram_bytes_per_cycle_per_core: DRAM_VARIANTS[0].bytes_per_cycle_per_core(),
+            cache_line_bytes: 128.0,
         }
     }
 }
@@ -166,6 +170,7 @@ pub const MEM_PARAM_SOURCES: &[(&str, &str)] = &[
     ("stack_latency", "assumption: spill loads hit L1 (= l1_hit_latency default)"),
     ("l1_bytes_per_cycle_per_core", "metal-benchmarks README, On-Chip Memory: On-Core Data BW/Cycle 64 B (Apple 7/8)"),
     ("dram_bytes_per_cycle_per_core", "chip DRAM GB/s / (GPU cores x GHz), M1 by default (6.68 B; M1 Pro/Max/Ultra 9.65 B, see DRAM_VARIANTS); the bytes that miss L1 (1 - l1_hit_rate) are charged to it, an assumption"),
+    ("cache_line_bytes", "metal-benchmarks README (philipturner/metal-benchmarks @ dc2adc6), On-Chip Memory: Global Cache Line 128 B (Apple 7, 8)"),
 ];
 
 impl MemParams {
@@ -180,6 +185,7 @@ impl MemParams {
             self.stack_latency,
             self.l1_bytes_per_cycle_per_core,
             self.dram_bytes_per_cycle_per_core,
+            self.cache_line_bytes,
         ];
         debug_assert_eq!(vals.len(), MEM_PARAM_SOURCES.len());
         MEM_PARAM_SOURCES

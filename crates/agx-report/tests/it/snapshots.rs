@@ -103,7 +103,11 @@ fn example_report_shows_every_section() {
             .lines()
             .filter(|l| l.contains('🔴') || l.contains('🟡') || l.contains('🟢'))
             .count()
-            >= 1,
+            >= 1
+            // with a 32x1x1 threadgroup (the default shape) matmul_naive's
+            // loads are uniform and contiguous and no data is re-read by the
+            // threadgroup: no tiling advice is a finding of its own (issue 27)
+            || suggestions.contains("No problems found by the rules"),
         "{r}"
     );
 }

@@ -5,6 +5,7 @@ mod common;
 #[path = "../../../../testdata/shared_data.rs"]
 mod shared_data;
 
+mod access_labels;
 mod advice_facts;
 mod cli_apple9;
 mod cli_archive;

@@ -1,0 +1,1574 @@
+//! Address analysis (issue 27 item 1): for every memory instruction, its
+//! address as a polynomial of degree at most two in symbols (thread position
+//! in the threadgroup x/y/z, linear thread index, lane, the iteration
+//! counter of each loop, uniform registers, uniform values the analysis does
+//! not follow, per-lane loaded data), or unknown with the reason. A forward
+//! pass of its own over the shared dataflow framework ([`crate::dataflow`]).
+//!
+//! # Values
+//!
+//! Each GPR half holds a [`Val`]: a polynomial ([`Poly`]) with the exec-mask
+//! depth it was written at, or unknown. `get_sr` gives symbols:
+//! `thread_position_in_grid.d` is `thread_position_in_threadgroup.d` plus a
+//! uniform (the threadgroup's origin), the threadgroup position, SIMD-group
+//! index and dispatch sizes are uniform symbols; a uniform register `uN` is
+//! its own symbol. `mov_imm`, `mov`, `iadd`/`isub` (with the `lsl n` shift of
+//! the second source), `imadd` (`a*b + (c << n)`) and `bfi d, 0, b, n`
+//! (`b << n`) are followed exactly (addresses are assumed not to wrap).
+//! Anything else writes a uniform opaque symbol when every source is
+//! uniform, per-lane data (`Data`) for a load, or unknown.
+//!
+//! # Loops
+//!
+//! At a loop header the value arriving along a back edge is compared with
+//! the header's: a register that grows by a loop-invariant amount `D` each
+//! iteration (`x = x0 + D*K`, `K` the loop's iteration counter, the same for
+//! every lane running the loop) is an induction variable; any other change
+//! makes it an opaque symbol of the header (uniform if both sides are).
+//! Values carrying `K` are unknown once they leave the loop.
+//!
+//! # Exec masks (soundness)
+//!
+//! A write under an exec mask reaches only the running lanes. The pass keeps
+//! the nesting depth (`if`/`push` add levels, `pop` removes them, `while n`
+//! may raise it to `n`) and each value's write depth; whenever lanes waiting
+//! at level `k` can come back (`pop` to below `k`, `else`, a `while` that
+//! reactivates levels above its own), every value written at depth `>= k` is
+//! unknown ("mixed"), as it is not the value the returning lanes hold. An
+//! `r0l` write the model does not follow, or a call, makes everything unknown
+//! from there on. Unknown is always allowed; a wrong pattern never is.
+
+use crate::cfg::{Cfg, Edge};
+use crate::dataflow::{self, is_back, Forward};
+use crate::facts::Facts;
+use crate::loops::LoopForest;
+use agx_isa::forms::idx;
+use agx_isa::{ExecOp, Flow, Instruction, MemDir, MemSpace, OperandKind, Reg, RegFile, Width};
+use serde::Serialize;
+use std::rc::Rc;
+
+// ---------------------------------------------------------------------------
+// Symbols and polynomials
+// ---------------------------------------------------------------------------
+
+/// A symbol of an address polynomial.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Sym {
+    /// `thread_position_in_threadgroup.{x,y,z}` (per lane).
+    Lid(u8),
+    /// `thread_index_in_threadgroup` (per lane).
+    Tix,
+    /// `thread_index_in_simdgroup` (per lane).
+    Lane,
+    /// Per-lane data: component `c` of the value loaded by the instruction
+    /// at this index.
+    Data(u32, u8),
+    /// A uniform special register (by number); the threadgroup origin
+    /// `thread_position_in_grid.d - thread_position_in_threadgroup.d` is
+    /// `Sr(1000 + d)`.
+    Sr(u16),
+    /// A uniform register (first half, width in halves).
+    U(u16, u8),
+    /// The iteration counter of loop `l` (forest index).
+    K(u32),
+    /// A uniform value the analysis does not follow, made by the
+    /// instruction at this index.
+    Op(u32),
+    /// A uniform value at a join or loop header: (block, half).
+    Join(u32, u16),
+}
+
+impl Sym {
+    /// Whether its value can differ between the lanes of a SIMD-group.
+    pub fn per_lane(self) -> bool {
+        matches!(self, Sym::Lid(_) | Sym::Tix | Sym::Lane | Sym::Data(..))
+    }
+}
+
+/// A monomial: one symbol, or the product of two.
+pub type Mono = (Sym, Option<Sym>);
+
+/// A polynomial: a constant and up to [`MAX_TERMS`] monomials with nonzero
+/// integer coefficients, sorted by monomial.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Poly {
+    pub c: i64,
+    pub t: Vec<(Mono, i64)>,
+}
+
+const MAX_TERMS: usize = 12;
+
+impl Poly {
+    fn konst(c: i64) -> Poly {
+        Poly { c, t: Vec::new() }
+    }
+    fn sym(s: Sym) -> Poly {
+        Poly {
+            c: 0,
+            t: vec![((s, None), 1)],
+        }
+    }
+    fn add(&self, o: &Poly, k: i64) -> Option<Poly> {
+        let mut t: Vec<(Mono, i64)> = Vec::with_capacity(self.t.len() + o.t.len());
+        let (mut i, mut j) = (0, 0);
+        while i < self.t.len() || j < o.t.len() {
+            let pick = if j >= o.t.len() {
+                0
+            } else if i >= self.t.len() {
+                1
+            } else if self.t[i].0 < o.t[j].0 {
+                0
+            } else if self.t[i].0 > o.t[j].0 {
+                1
+            } else {
+                2
+            };
+            match pick {
+                0 => {
+                    t.push(self.t[i]);
+                    i += 1;
+                }
+                1 => {
+                    t.push((o.t[j].0, o.t[j].1.checked_mul(k)?));
+                    j += 1;
+                }
+                _ => {
+                    let v = self.t[i].1.checked_add(o.t[j].1.checked_mul(k)?)?;
+                    if v != 0 {
+                        t.push((self.t[i].0, v));
+                    }
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        if t.len() > MAX_TERMS {
+            return None;
+        }
+        Some(Poly {
+            c: self.c.checked_add(o.c.checked_mul(k)?)?,
+            t,
+        })
+    }
+    fn scale(&self, k: i64) -> Option<Poly> {
+        if k == 0 {
+            return Some(Poly::konst(0));
+        }
+        let mut t = Vec::with_capacity(self.t.len());
+        for &(m, v) in &self.t {
+            t.push((m, v.checked_mul(k)?));
+        }
+        Some(Poly {
+            c: self.c.checked_mul(k)?,
+            t,
+        })
+    }
+    fn as_const(&self) -> Option<i64> {
+        self.t.is_empty().then_some(self.c)
+    }
+    fn degree(&self) -> u8 {
+        self.t
+            .iter()
+            .map(|(m, _)| if m.1.is_some() { 2 } else { 1 })
+            .max()
+            .unwrap_or(0)
+    }
+    fn mul(&self, o: &Poly) -> Option<Poly> {
+        if let Some(k) = o.as_const() {
+            return self.scale(k);
+        }
+        if let Some(k) = self.as_const() {
+            return o.scale(k);
+        }
+        if self.degree() > 1 || o.degree() > 1 {
+            return None;
+        }
+        // (c1 + Σa) (c2 + Σb) = c1c2 + c1Σb + c2Σa + ΣΣ ab
+        let mut r = Poly::konst(self.c.checked_mul(o.c)?);
+        r = r.add(
+            &Poly {
+                c: 0,
+                t: o.t.clone(),
+            },
+            self.c,
+        )?;
+        r = r.add(
+            &Poly {
+                c: 0,
+                t: self.t.clone(),
+            },
+            o.c,
+        )?;
+        for &((a, _), x) in &self.t {
+            for &((b, _), y) in &o.t {
+                let m = if a <= b { (a, Some(b)) } else { (b, Some(a)) };
+                let p = Poly {
+                    c: 0,
+                    t: vec![(m, x.checked_mul(y)?)],
+                };
+                r = r.add(&p, 1)?;
+            }
+        }
+        Some(r)
+    }
+    fn syms(&self) -> impl Iterator<Item = Sym> + '_ {
+        self.t
+            .iter()
+            .flat_map(|((a, b), _)| std::iter::once(*a).chain(*b))
+    }
+    /// Whether no symbol differs between lanes.
+    pub fn uniform(&self) -> bool {
+        self.syms().all(|s| !s.per_lane())
+    }
+    /// The coefficient polynomial of `K(l)` (terms `K(l)` and `K(l)*x`), and
+    /// the rest.
+    fn split_k(&self, l: u32) -> (Poly, Poly) {
+        let k = Sym::K(l);
+        let mut coef = Poly::default();
+        let mut rest = Poly {
+            c: self.c,
+            t: Vec::new(),
+        };
+        for &((a, b), v) in &self.t {
+            if a == k || b == Some(k) {
+                let other = if a == k { b } else { Some(a) };
+                match other {
+                    None => coef.c += v,
+                    Some(s) => coef.t.push(((s, None), v)),
+                }
+            } else {
+                rest.t.push(((a, b), v));
+            }
+        }
+        coef.t.sort_by_key(|x| x.0);
+        (coef, rest)
+    }
+}
+
+/// Why a value or address is unknown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Why {
+    /// Not affine in the thread position (the instruction at this index).
+    NotAffine(u32),
+    /// Written under an exec mask and read by lanes that did not write it
+    /// (the exec op at this index brought them back).
+    Mixed(u32),
+    /// Different values of lane-varying registers meet at this block.
+    Merge(u32),
+    /// Carries a loop's iteration count out of the loop (its header block).
+    LoopExit(u32),
+    /// A call (at this index) may have changed it.
+    Call(u32),
+    /// Not written before it is read.
+    Undefined,
+    /// Exec-mask code the pass does not follow (at this index).
+    Unmodelled(u32),
+}
+
+/// A register's value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Val {
+    /// A polynomial, written at exec depth `wd`.
+    P(Rc<Poly>, u16),
+    /// The 16-bit half above a 32-bit value (read through the low half).
+    Hi,
+    Unk(Why),
+}
+
+// ---------------------------------------------------------------------------
+// State
+// ---------------------------------------------------------------------------
+
+#[derive(Clone, Debug)]
+pub struct State {
+    regs: Vec<Val>,
+    depth: u16,
+    /// Something the pass does not follow happened: every value unknown.
+    broken: Option<u32>,
+    /// Values spilled to the thread's stack at constant offsets (a fill
+    /// reads back what the same thread stored), by byte offset.
+    slots: Vec<(i64, Val)>,
+}
+
+impl State {
+    fn entry(n: usize) -> State {
+        State {
+            regs: vec![Val::Unk(Why::Undefined); n],
+            depth: 0,
+            broken: None,
+            slots: Vec::new(),
+        }
+    }
+    fn kill_from(&mut self, k: u16, at: u32) {
+        for v in self.regs.iter_mut() {
+            if let Val::P(_, d) = v {
+                if *d >= k {
+                    *v = Val::Unk(Why::Mixed(at));
+                }
+            }
+        }
+        self.slots
+            .retain(|(_, v)| !matches!(v, Val::P(_, d) if *d >= k));
+    }
+    fn kill_all(&mut self, w: Why) {
+        for v in self.regs.iter_mut() {
+            *v = Val::Unk(w);
+        }
+        self.slots.clear();
+    }
+    fn slot(&self, o: i64) -> Option<&Val> {
+        self.slots
+            .binary_search_by_key(&o, |x| x.0)
+            .ok()
+            .map(|k| &self.slots[k].1)
+    }
+    fn set_slot(&mut self, o: i64, v: Option<Val>) {
+        match (self.slots.binary_search_by_key(&o, |x| x.0), v) {
+            (Ok(k), Some(v)) => self.slots[k].1 = v,
+            (Ok(k), None) => {
+                self.slots.remove(k);
+            }
+            (Err(k), Some(v)) => self.slots.insert(k, (o, v)),
+            (Err(_), None) => {}
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Results
+// ---------------------------------------------------------------------------
+
+/// The threadgroup shape lanes are laid out over (x fastest).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Shape {
+    pub w: u32,
+    pub h: u32,
+    pub d: u32,
+    /// Where it came from: `"input"` (recorded with the code), `"flag"`
+    /// (`--threadgroup`), or `"default"` ([`Shape::DEFAULT`]).
+    pub source: &'static str,
+}
+
+impl Shape {
+    /// The default: 32x1x1, one SIMD-group per row. Every lane has its own
+    /// x and shares y and z, which is what any threadgroup whose width is a
+    /// multiple of 32 gives (the usual 1-D dispatch), so patterns over x
+    /// hold for all of them; a kernel with a narrower threadgroup should be
+    /// given its shape (`--threadgroup WxHxD`).
+    pub const DEFAULT: Shape = Shape {
+        w: 32,
+        h: 1,
+        d: 1,
+        source: "default",
+    };
+    /// Where the shape came from, in words.
+    pub fn source_text(&self) -> &'static str {
+        match self.source {
+            "input" => "recorded with the input",
+            "flag" => "given with --threadgroup",
+            _ => "assumed: none recorded, set with --threadgroup",
+        }
+    }
+    pub fn threads(&self) -> u32 {
+        self.w.saturating_mul(self.h).saturating_mul(self.d)
+    }
+    /// Parses `WxHxD` (or `WxH`, `W`).
+    pub fn parse(s: &str, source: &'static str) -> Result<Shape, String> {
+        let parts: Vec<&str> = s.split(['x', 'X']).collect();
+        if parts.is_empty() || parts.len() > 3 {
+            return Err(format!("threadgroup shape `{s}`: expected WxHxD"));
+        }
+        let mut v = [1u32; 3];
+        for (k, p) in parts.iter().enumerate() {
+            v[k] = p
+                .trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|&n| n > 0)
+                .ok_or_else(|| {
+                    format!("threadgroup shape `{s}`: `{p}` is not a positive integer")
+                })?;
+        }
+        let sh = Shape {
+            w: v[0],
+            h: v[1],
+            d: v[2],
+            source,
+        };
+        if sh.threads() > 1024 {
+            return Err(format!(
+                "threadgroup shape `{s}`: {} threads, more than 1024",
+                sh.threads()
+            ));
+        }
+        Ok(sh)
+    }
+}
+
+/// Lane pattern of a SIMD-group request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pattern {
+    Uniform,
+    Contiguous,
+    Strided,
+    Rows,
+    Gather,
+    Unknown,
+}
+
+impl Pattern {
+    pub fn name(self) -> &'static str {
+        match self {
+            Pattern::Uniform => "uniform",
+            Pattern::Contiguous => "contiguous",
+            Pattern::Strided => "strided",
+            Pattern::Rows => "rows",
+            Pattern::Gather => "gather",
+            Pattern::Unknown => "unknown",
+        }
+    }
+}
+
+/// Reuse of the bytes an access reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Reuse {
+    /// The same element is read by other threads of the threadgroup.
+    pub threads: bool,
+    /// The same element is read again by later iterations of its loop.
+    pub iterations: bool,
+}
+
+/// The access facts of one memory instruction.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Access {
+    /// Index of the instruction.
+    #[serde(skip)]
+    pub index: u32,
+    /// `device`, `threadgroup`, `stack`, `texture`, `uniform`, `tile`.
+    pub space: &'static str,
+    /// `load`, `store` or `atomic`.
+    #[serde(skip)]
+    pub dir: &'static str,
+    pub lane_pattern: Pattern,
+    /// Bytes between consecutive lanes (within a run for `rows`); null when
+    /// not a known constant.
+    pub lane_stride: Option<i64>,
+    /// `rows`: lanes per run, and bytes between the first lanes of
+    /// consecutive runs (null when not a known constant).
+    pub run: Option<u32>,
+    pub jump: Option<i64>,
+    /// Bytes per iteration of its innermost loop (0: loop-invariant); null
+    /// when not in a loop or not a known constant.
+    pub loop_stride: Option<i64>,
+    /// Forest index of its innermost loop.
+    #[serde(skip)]
+    pub in_loop: Option<usize>,
+    /// Bytes one lane moves.
+    pub bytes_per_lane: u32,
+    /// Bytes one SIMD-group request moves: bytes per lane x 32, or x 1 when
+    /// every lane reads one address.
+    pub bytes_per_request: u32,
+    /// Cache lines one SIMD-group request touches (device and texture
+    /// spaces, when the pattern is known).
+    pub lines_per_request: Option<u32>,
+    pub reuse: Reuse,
+    /// Why the pattern or the loop stride is what it is (or unknown).
+    pub reason: String,
+}
+
+/// The address analysis of one function.
+#[derive(Clone, Debug, Default)]
+pub struct Addresses {
+    /// One entry per memory instruction, by instruction index.
+    pub accesses: Vec<Access>,
+    /// Why the whole function was not followed, if so.
+    pub unknown: Option<String>,
+}
+
+impl Addresses {
+    /// The access of instruction `i`.
+    pub fn get(&self, i: usize) -> Option<&Access> {
+        self.accesses
+            .binary_search_by_key(&(i as u32), |a| a.index)
+            .ok()
+            .map(|k| &self.accesses[k])
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The pass
+// ---------------------------------------------------------------------------
+
+/// What an address operand resolved to.
+#[derive(Clone, Debug)]
+enum Addr {
+    P(Poly),
+    Unk(Why),
+}
+
+struct Flowing<'a> {
+    insns: &'a [Instruction],
+    facts: &'a Facts,
+    cfg: &'a Cfg,
+    forest: &'a LoopForest,
+    nregs: usize,
+    /// Per memory instruction (by index), the address seen at its last
+    /// visit (the fixpoint state's).
+    addr: Vec<Option<(Addr, u32)>>,
+    mem_slot: Vec<u32>,
+}
+
+const NO_SLOT: u32 = u32::MAX;
+
+fn is_gpr(r: &Reg) -> bool {
+    r.file == RegFile::Gpr
+}
+
+impl Flowing<'_> {
+    fn read(&self, s: &State, r: &Reg, i: usize) -> Addr {
+        if r.file == RegFile::Uniform {
+            return Addr::P(Poly::sym(Sym::U(r.half, r.width.halves() as u8)));
+        }
+        if let Some(at) = s.broken {
+            return Addr::Unk(Why::Unmodelled(at));
+        }
+        let h = r.half as usize;
+        if h >= s.regs.len() || r.count > 1 {
+            return Addr::Unk(Why::NotAffine(i as u32));
+        }
+        match (&s.regs[h], r.width) {
+            (Val::P(p, _), Width::W16) => Addr::P((**p).clone()),
+            (Val::P(p, _), Width::W32) => {
+                if s.regs.get(h + 1) == Some(&Val::Hi) {
+                    Addr::P((**p).clone())
+                } else {
+                    Addr::Unk(Why::NotAffine(i as u32))
+                }
+            }
+            (Val::Unk(w), _) => Addr::Unk(*w),
+            _ => Addr::Unk(Why::NotAffine(i as u32)),
+        }
+    }
+
+    fn operand(&self, s: &State, k: usize, i: usize) -> Option<Addr> {
+        let o = self.insns[i].operands.as_slice().get(k)?;
+        Some(match o.kind {
+            OperandKind::Reg(r) => {
+                if o.flags & agx_isa::flags::NEG != 0 || o.flags & agx_isa::flags::ABS != 0 {
+                    return Some(Addr::Unk(Why::NotAffine(i as u32)));
+                }
+                self.read(s, &r, i)
+            }
+            OperandKind::Imm(v) => Addr::P(Poly::konst(v.get())),
+            OperandKind::HexImm(v) => Addr::P(Poly::konst(v.get() as i64)),
+            _ => return None,
+        })
+    }
+
+    fn write(&self, s: &mut State, r: &Reg, v: Addr, at: u32) {
+        if !is_gpr(r) {
+            return;
+        }
+        let h = r.half as usize;
+        let n = (r.width.halves() as usize) * (r.count as usize);
+        let d = s.depth;
+        for k in h..(h + n).min(s.regs.len()) {
+            s.regs[k] = Val::Unk(Why::NotAffine(at));
+        }
+        if h >= s.regs.len() {
+            return;
+        }
+        s.regs[h] = match v {
+            Addr::P(p) if r.count == 1 && r.width != Width::W64 => Val::P(Rc::new(p), d),
+            Addr::P(_) => Val::Unk(Why::NotAffine(at)),
+            Addr::Unk(w) => Val::Unk(w),
+        };
+        if r.width == Width::W32 && r.count == 1 && h + 1 < s.regs.len() {
+            s.regs[h + 1] = Val::Hi;
+        }
+        // a 16-bit write into the high half breaks the 32-bit value below
+        if r.width == Width::W16 && h % 2 == 1 {
+            if let Val::P(..) = s.regs[h - 1] {
+                if s.regs[h] != Val::Hi {
+                    s.regs[h - 1] = Val::Unk(Why::NotAffine(at));
+                }
+            }
+        }
+    }
+
+    /// The value an instruction writes, from what it reads.
+    fn eval(&self, s: &State, i: usize) -> Option<Addr> {
+        let insn = &self.insns[i];
+        let ops = insn.operands.as_slice();
+        let un = |w| Some(Addr::Unk(w));
+        let na = Why::NotAffine(i as u32);
+        let get = |k: usize| self.operand(s, k, i);
+        let shift_of = |k: usize| -> Option<i64> {
+            match ops.get(k).and_then(|o| o.kind.keyword_text()) {
+                None => Some(0),
+                Some(t) => t.strip_prefix("lsl ").and_then(|n| n.parse().ok()),
+            }
+        };
+        let both = |a: Addr, b: Addr, f: &dyn Fn(&Poly, &Poly) -> Option<Poly>| -> Addr {
+            match (a, b) {
+                (Addr::P(x), Addr::P(y)) => f(&x, &y).map_or(Addr::Unk(na), Addr::P),
+                (Addr::Unk(w), _) | (_, Addr::Unk(w)) => Addr::Unk(w),
+            }
+        };
+        match insn.mnemonic() {
+            "mov_imm" => {
+                let v = ops.iter().skip(1).find_map(|o| o.kind.imm_value())?;
+                Some(Addr::P(Poly::konst(v)))
+            }
+            "mov" if ops.len() == 2 => get(1),
+            "iadd" | "isub" if ops.len() >= 3 => {
+                let sh = shift_of(3)?;
+                let (a, b) = (get(1)?, get(2)?);
+                let sign = if insn.mnemonic() == "isub" { -1 } else { 1 };
+                Some(both(a, b, &|x, y| x.add(&y.scale(1i64 << sh)?, sign)))
+            }
+            "imadd" if ops.len() >= 4 => {
+                let sh = shift_of(4)?;
+                let (a, b, c) = (get(1)?, get(2)?, get(3)?);
+                let ab = both(a, b, &|x, y| x.mul(y));
+                Some(both(ab, c, &|x, y| x.add(&y.scale(1i64 << sh)?, 1)))
+            }
+            // bfi d, a, b, n (no mask operand): a with b inserted at bit n;
+            // with a = 0, b << n
+            "bfi" if ops.len() == 4 => {
+                let base = get(1)?;
+                let sh = ops[3].kind.imm_value();
+                match (base, sh) {
+                    (Addr::P(p), Some(n)) if p.as_const() == Some(0) && (0..32).contains(&n) => {
+                        let b = get(2)?;
+                        Some(both(b, Addr::P(Poly::konst(1i64 << n)), &|x, y| x.mul(y)))
+                    }
+                    _ => un(na),
+                }
+            }
+            _ => None,
+        }
+    }
+
+    fn get_sr(&self, i: usize) -> Addr {
+        let n = self.insns[i].operands.iter().find_map(|o| match o.kind {
+            OperandKind::SpecialReg(n) => Some(n),
+            _ => None,
+        });
+        let Some(n) = n else {
+            return Addr::Unk(Why::NotAffine(i as u32));
+        };
+        Addr::P(match n {
+            48..=50 => Poly::sym(Sym::Lid((n - 48) as u8)),
+            80..=82 => {
+                let d = (n - 80) as u8;
+                Poly::sym(Sym::Lid(d))
+                    .add(&Poly::sym(Sym::Sr(1000 + d as u16)), 1)
+                    .expect("two terms")
+            }
+            51 => Poly::sym(Sym::Tix),
+            52 => Poly::sym(Sym::Lane),
+            _ => match crate::special_regs::sr_class(n) {
+                crate::special_regs::SrClass::Uniform => Poly::sym(Sym::Sr(n)),
+                _ => return Addr::Unk(Why::NotAffine(i as u32)),
+            },
+        })
+    }
+
+    fn step(&mut self, i: usize, xop: Option<(ExecOp, u8)>, s: &mut State) {
+        let insn = &self.insns[i];
+        let at = i as u32;
+        // memory instructions: record the address first
+        if self.mem_slot[i] != NO_SLOT {
+            let a = self.address(s, i);
+            self.addr[self.mem_slot[i] as usize] = Some(a);
+        }
+        if let Some((op, n)) = xop {
+            let n16 = n as u16;
+            match op {
+                ExecOp::If | ExecOp::Update => {
+                    s.depth = s.depth.saturating_add(n16);
+                }
+                ExecOp::Else => {
+                    let b = (s.depth + 1).saturating_sub(n16).min(s.depth);
+                    s.kill_from(b, at);
+                }
+                ExecOp::While => {
+                    let d2 = s.depth.max(n16);
+                    let b = (d2 + 1).saturating_sub(n16);
+                    if b < d2 || d2 > s.depth {
+                        s.kill_from(b + 1, at);
+                    }
+                    s.depth = d2;
+                }
+                ExecOp::Pop(_) => {
+                    if n16 > s.depth {
+                        s.kill_all(Why::Mixed(at));
+                        s.depth = 0;
+                    } else {
+                        s.depth -= n16;
+                        s.kill_from(s.depth + 1, at);
+                    }
+                }
+            }
+        }
+        match self.cfg.flows[i] {
+            Flow::Call { .. } | Flow::CallIndirect => {
+                s.kill_all(Why::Call(at));
+                return;
+            }
+            _ => {}
+        }
+        // r0l written other than by an exec op
+        // (r0l is the exec counter only in code with exec-mask ops)
+        let writes_r0l =
+            !self.facts.exec.is_empty() && insn.defs().any(|r| is_gpr(r) && r.half == 0);
+        if xop.is_none() && writes_r0l {
+            let k = (insn.form == idx::MOV_IMM || insn.form == idx::MOV_IMM_1)
+                .then(|| {
+                    insn.operands
+                        .iter()
+                        .skip(1)
+                        .find_map(|o| o.kind.imm_value())
+                })
+                .flatten();
+            if k.is_none() {
+                s.broken.get_or_insert(at);
+            }
+        }
+        if let Some(m) = insn.mem_access().filter(|m| m.space == MemSpace::Stack) {
+            self.stack(s, i, m);
+            return;
+        }
+        let defs: Vec<Reg> = insn.defs().filter(|r| is_gpr(r)).copied().collect();
+        if defs.is_empty() {
+            return;
+        }
+        let v = if insn.form == idx::GET_SR {
+            Some(self.get_sr(i))
+        } else {
+            self.eval(s, i)
+        };
+        let v = v.unwrap_or_else(|| {
+            // not followed: uniform opaque if every source is uniform, data
+            // for a load
+            let mem = insn.mem_access();
+            if let Some(m) = mem {
+                if matches!(m.dir, MemDir::Load | MemDir::Atomic) {
+                    let a = self.address(s, i);
+                    return match a {
+                        (Addr::P(p), _) if p.uniform() && m.space != MemSpace::Stack => {
+                            Addr::P(Poly::sym(Sym::Op(at)))
+                        }
+                        _ => Addr::P(Poly::sym(Sym::Data(at, 0))),
+                    };
+                }
+            }
+            let mut uniform = true;
+            for r in insn.uses() {
+                if r.file == RegFile::Uniform {
+                    continue;
+                }
+                if r.half == 0 && r.width == Width::W16 {
+                    // r0l: the exec counter
+                    uniform = false;
+                    continue;
+                }
+                match self.read(s, r, i) {
+                    Addr::P(p) if p.uniform() => {}
+                    _ => uniform = false,
+                }
+            }
+            if insn.category() == agx_isa::Category::CrossLane || !uniform {
+                Addr::Unk(Why::NotAffine(at))
+            } else {
+                Addr::P(Poly::sym(Sym::Op(at)))
+            }
+        });
+        // a loaded vector: each component its own data
+        if let (Addr::P(p), [r]) = (&v, defs.as_slice()) {
+            if r.count > 1 && p.t.len() == 1 && matches!(p.t[0].0 .0, Sym::Data(..)) {
+                let step = r.width.halves();
+                for c in 0..r.count {
+                    let one = Reg {
+                        half: r.half + c as u16 * step,
+                        count: 1,
+                        ..*r
+                    };
+                    self.write(s, &one, Addr::P(Poly::sym(Sym::Data(at, c))), at);
+                }
+                return;
+            }
+        }
+        for (k, r) in defs.iter().enumerate() {
+            let vk = if k == 0 {
+                v.clone()
+            } else {
+                Addr::Unk(Why::NotAffine(at))
+            };
+            self.write(s, r, vk, at);
+        }
+    }
+
+    /// A stack store or load: spill slots at constant offsets are followed.
+    fn stack(&self, s: &mut State, i: usize, m: agx_isa::MemAccess) {
+        let at = i as u32;
+        let (addr, bytes) = self.address(s, i);
+        let off = match &addr {
+            Addr::P(p) => p.as_const(),
+            Addr::Unk(_) => None,
+        };
+        let Some(r) = m.data.filter(is_gpr) else {
+            return;
+        };
+        let per = r.width.halves() as i64 * 2;
+        let comps = (r.count as i64).max(1);
+        let _ = bytes;
+        let one = |k: i64| Reg {
+            half: r.half + (k * per / 2) as u16,
+            count: 1,
+            ..r
+        };
+        match m.dir {
+            MemDir::Store => {
+                let Some(o) = off else {
+                    // a store to an unknown slot may overwrite any
+                    s.slots.clear();
+                    return;
+                };
+                for k in 0..comps {
+                    let v = match self.read(s, &one(k), i) {
+                        Addr::P(p) => Some(Val::P(Rc::new(p), s.depth)),
+                        Addr::Unk(_) => None,
+                    };
+                    s.set_slot(o + k * per, v);
+                }
+            }
+            _ => {
+                for k in 0..comps {
+                    let v = match off.and_then(|o| s.slot(o + k * per)) {
+                        Some(Val::P(p, _)) => Addr::P((**p).clone()),
+                        _ => Addr::Unk(Why::NotAffine(at)),
+                    };
+                    self.write(s, &one(k), v, at);
+                }
+            }
+        }
+    }
+
+    /// The byte address of memory instruction `i` and its bytes per lane.
+    fn address(&self, s: &State, i: usize) -> (Addr, u32) {
+        let insn = &self.insns[i];
+        let na = Addr::Unk(Why::NotAffine(i as u32));
+        let Some(m) = insn.mem_access() else {
+            return (na, 4);
+        };
+        let ops = insn.operands.as_slice();
+        // bytes per lane: the format's element size times the components
+        // (`i8, x` moves 1 byte into a wider register), else the registers'
+        let comps = ops
+            .iter()
+            .filter_map(|o| o.kind.keyword_text())
+            .find(|t| !t.is_empty() && t.len() <= 4 && t.chars().all(|c| "xyzw".contains(c)))
+            .map(|t| t.len() as u32);
+        let fmt_bytes = ops.iter().find_map(|o| match o.kind.keyword_text() {
+            Some("i8" | "u8" | "unorm8" | "snorm8") => Some(1),
+            Some("i16" | "f16" | "unorm16" | "snorm16") => Some(2),
+            Some("i32" | "f32") => Some(4),
+            _ => None,
+        });
+        let bytes = match (fmt_bytes, comps) {
+            (Some(e), Some(c)) => e * c,
+            _ => m.bytes_per_lane(),
+        };
+        let mnem = insn.mnemonic();
+        let elem = |ops: &[agx_isa::Operand]| -> i64 {
+            for o in ops {
+                match o.kind.keyword_text() {
+                    Some("i8" | "u8" | "unorm8" | "snorm8" | "srgba8") => return 1,
+                    Some("i16" | "f16" | "unorm16" | "snorm16") => return 2,
+                    Some("i32" | "f32") => return 4,
+                    _ => {}
+                }
+            }
+            0
+        };
+        match (mnem, m.space) {
+            ("device_load" | "device_store", _) => {
+                // mask, format, comps, D, A (base pair), O, signed|unsigned[, shift][, ...]
+                let e = elem(ops);
+                let base = ops.get(4).and_then(|o| o.as_reg());
+                let (Some(base), true) = (base, e > 0) else {
+                    return (na, bytes);
+                };
+                let mut sh = 0;
+                for o in ops.iter().skip(6) {
+                    if let Some(t) = o.kind.keyword_text() {
+                        if let Some(n) = t.strip_prefix("lsl ") {
+                            sh = n.parse().unwrap_or(0);
+                        }
+                    }
+                }
+                let b = if base.file == RegFile::Uniform {
+                    Addr::P(Poly::sym(Sym::U(base.half, 4)))
+                } else {
+                    return (Addr::Unk(Why::NotAffine(i as u32)), bytes);
+                };
+                let Some(off) = self.operand(s, 5, i) else {
+                    return (na, bytes);
+                };
+                let a = match (b, off) {
+                    (Addr::P(b), Addr::P(o)) => o
+                        .scale(e << sh)
+                        .and_then(|o| b.add(&o, 1))
+                        .map_or(na, Addr::P),
+                    (Addr::Unk(w), _) | (_, Addr::Unk(w)) => Addr::Unk(w),
+                };
+                (a, bytes)
+            }
+            ("threadgroup_load" | "threadgroup_store", _) => {
+                // format, comps, R, A (byte address), O (elements)
+                let e = elem(ops);
+                let (Some(a), Some(o)) = (self.operand(s, 3, i), self.operand(s, 4, i)) else {
+                    return (na, bytes);
+                };
+                if e == 0 {
+                    return (na, bytes);
+                }
+                let a = match (a, o) {
+                    (Addr::P(a), Addr::P(o)) => {
+                        o.scale(e).and_then(|o| a.add(&o, 1)).map_or(na, Addr::P)
+                    }
+                    (Addr::Unk(w), _) | (_, Addr::Unk(w)) => Addr::Unk(w),
+                };
+                (a, bytes)
+            }
+            (_, MemSpace::Uniform) => (Addr::P(Poly::konst(0)), bytes),
+            ("atomic", MemSpace::Device) => {
+                // op, ?, D, A (64-bit base), O (32-bit words), ...
+                let k = ops.iter().position(|o| {
+                    o.as_reg().is_some_and(|r| {
+                        r.width == Width::W64 || r.count == 2 && r.file == RegFile::Uniform
+                    })
+                });
+                let Some(k) = k else { return (na, bytes) };
+                let base = ops[k].as_reg().copied().expect("a register");
+                if base.file != RegFile::Uniform {
+                    return (na, bytes);
+                }
+                let b = Poly::sym(Sym::U(base.half, 4));
+                let a = match self.operand(s, k + 1, i) {
+                    Some(Addr::P(o)) => o.scale(4).and_then(|o| b.add(&o, 1)).map_or(na, Addr::P),
+                    Some(Addr::Unk(w)) => Addr::Unk(w),
+                    None => na,
+                };
+                (a, 4)
+            }
+            ("stack_load" | "stack_store", _) => {
+                // the offset (immediate or register) is the operand before
+                // the last (`stack_store i32, 1, 0, x, 4, r4, 8, 0`,
+                // `stack_load r1, i32, 1, 0, x, 4, r1, 0`)
+                match ops.len().checked_sub(2).and_then(|k| self.operand(s, k, i)) {
+                    Some(a) => (a, bytes),
+                    None => (na, bytes),
+                }
+            }
+            _ => (na, bytes),
+        }
+    }
+
+    fn block(&mut self, b: usize, s: &mut State) {
+        let blk = &self.cfg.blocks[b];
+        let exec = &self.facts.exec;
+        let mut xk = exec.partition_point(|x| x.0 < blk.insns.start);
+        let mut skip = 0;
+        for i in blk.insns.clone() {
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
+            // a register swap by three xors (Mesa's parallel copies)
+            if i + 2 < blk.insns.end && self.insns[i].mnemonic() == "xor" {
+                if let Some((a, c)) = crate::divergence::xor_swap(&self.insns[i..i + 3]) {
+                    let n = (a.width.halves() as usize) * (a.count as usize);
+                    let (ha, hc) = (a.half as usize, c.half as usize);
+                    if a.width == c.width
+                        && a.count == c.count
+                        && ha + n <= s.regs.len()
+                        && hc + n <= s.regs.len()
+                    {
+                        for k in 0..n {
+                            s.regs.swap(ha + k, hc + k);
+                        }
+                        skip = 2;
+                        continue;
+                    }
+                }
+            }
+            while xk < exec.len() && exec[xk].0 < i {
+                xk += 1;
+            }
+            let xop = exec.get(xk).filter(|x| x.0 == i).map(|&(_, op, n)| (op, n));
+            self.step(i, xop, s);
+        }
+    }
+
+    /// Loop of block `b` (innermost), and whether `l` contains `b`.
+    fn contains(&self, l: usize, b: usize) -> bool {
+        self.forest.contains(l, b)
+    }
+
+    /// Whether symbol `x` may change from one iteration of loop `l` to the
+    /// next.
+    fn varies_in(&self, x: Sym, l: usize) -> bool {
+        match x {
+            Sym::K(k) => self.loop_inside(k as usize, l),
+            Sym::Op(i) | Sym::Data(i, _) => {
+                self.contains(l, self.cfg.block_of[i as usize] as usize)
+            }
+            Sym::Join(b, _) => self.contains(l, b as usize),
+            _ => false,
+        }
+    }
+
+    /// Whether loop `a` is `l` or nested in it.
+    fn loop_inside(&self, a: usize, l: usize) -> bool {
+        let mut c = Some(a);
+        while let Some(x) = c {
+            if x == l {
+                return true;
+            }
+            c = self.forest.loops[x].parent;
+        }
+        false
+    }
+
+    /// The loop whose header is block `b`.
+    fn header_loop(&self, b: usize) -> Option<usize> {
+        self.forest.loop_of[b].filter(|&l| self.forest.loops[l].header == b)
+    }
+}
+
+impl Forward for Flowing<'_> {
+    type State = State;
+    fn block(&mut self, b: usize, s: &mut State) {
+        Flowing::block(self, b, s);
+    }
+    fn edge(&mut self, b: usize, s: &mut State, e: &Edge) {
+        // leaving loops: values carrying their iteration count are unknown
+        let mut l = self.forest.loop_of[b];
+        while let Some(x) = l {
+            if self.contains(x, e.to) {
+                break;
+            }
+            let k = Sym::K(x as u32);
+            let hdr = self.forest.loops[x].header as u32;
+            for v in s.regs.iter_mut() {
+                if let Val::P(p, _) = v {
+                    if p.syms().any(|y| y == k) {
+                        *v = Val::Unk(Why::LoopExit(hdr));
+                    }
+                }
+            }
+            l = self.forest.loops[x].parent;
+        }
+    }
+    fn join(&mut self, pred: usize, to: usize, into: &mut State, from: &State) -> bool {
+        let mut changed = false;
+        // a loop header's entry depth may differ along its back edges (a
+        // `while` at the top raises it to the loop level on every path):
+        // the deeper one is kept; elsewhere different depths are not
+        // followed
+        let loop_top = dataflow::has_back_pred(self.cfg, to);
+        if into.depth != from.depth && loop_top && into.broken.is_none() {
+            if from.depth > into.depth {
+                into.depth = from.depth;
+                changed = true;
+            }
+        } else if into.depth != from.depth || into.broken != from.broken && from.broken.is_some() {
+            let at = self.cfg.blocks[to].insns.start as u32;
+            if into.broken.is_none() {
+                into.broken = Some(from.broken.unwrap_or(at));
+                changed = true;
+            }
+        }
+        if into.broken.is_some() {
+            return changed;
+        }
+        // spill slots: kept where both sides hold the same value
+        let before = into.slots.len();
+        into.slots
+            .retain(|(o, v)| from.slot(*o).is_some_and(|w| w == v));
+        changed |= into.slots.len() != before;
+        let back = is_back(self.cfg, pred, to);
+        let hl = if back { self.header_loop(to) } else { None };
+        for h in 0..into.regs.len().min(from.regs.len()) {
+            let (a, b) = (&into.regs[h], &from.regs[h]);
+            if a == b {
+                continue;
+            }
+            let new = match (a, b) {
+                (Val::Unk(_), _) => continue,
+                (_, Val::Unk(w)) => Val::Unk(*w),
+                (Val::Hi, _) | (_, Val::Hi) => Val::Unk(Why::Merge(to as u32)),
+                (Val::P(x, dx), Val::P(y, dy)) => {
+                    let wd = (*dx).max(*dy);
+                    if x == y {
+                        if dx == &wd {
+                            continue;
+                        }
+                        Val::P(x.clone(), wd)
+                    } else {
+                        self.merge(to, h, hl, x, y, wd)
+                    }
+                }
+            };
+            if into.regs[h] != new {
+                into.regs[h] = new;
+                changed = true;
+            }
+        }
+        changed
+    }
+}
+
+impl Flowing<'_> {
+    /// Two different polynomials meeting at block `to` (`hl`: the loop whose
+    /// back edge this is).
+    fn merge(&self, to: usize, h: usize, hl: Option<usize>, x: &Poly, y: &Poly, wd: u16) -> Val {
+        let join_sym = Sym::Join(to as u32, h as u16);
+        if let Some(l) = hl {
+            // x: the header's value (x0 + K*D), y: the back edge's
+            let (coef, rest) = x.split_k(l as u32);
+            let inv = |p: &Poly| p.syms().all(|s| !self.varies_in(s, l));
+            if let Some(diff) = y.add(x, -1) {
+                if diff.degree() <= 1 && inv(&diff) && inv(&rest) {
+                    if coef == Poly::default() {
+                        if let Some(p) = Poly::sym(Sym::K(l as u32))
+                            .mul(&diff)
+                            .and_then(|kd| rest.add(&kd, 1))
+                        {
+                            return Val::P(Rc::new(p), wd);
+                        }
+                    } else if coef == diff {
+                        return Val::P(Rc::new(x.clone()), wd);
+                    }
+                }
+            }
+        }
+        if x.syms().any(|s| s == join_sym) && y.uniform() {
+            return Val::P(Rc::new(x.clone()), wd);
+        }
+        if x.uniform() && y.uniform() {
+            Val::P(Rc::new(Poly::sym(join_sym)), wd)
+        } else {
+            Val::Unk(Why::Merge(to as u32))
+        }
+    }
+}
+
+/// Analyses the addresses of function `insns` and derives the access facts
+/// over threadgroup `shape` (`line_bytes`: the cache line size).
+pub fn analyze(
+    insns: &[Instruction],
+    facts: &Facts,
+    cfg: &Cfg,
+    forest: &LoopForest,
+    shape: &Shape,
+    line_bytes: u32,
+) -> Addresses {
+    let mut mem_slot = vec![NO_SLOT; insns.len()];
+    let mut mem: Vec<u32> = Vec::new();
+    for (i, insn) in insns.iter().enumerate() {
+        if insn.mem_access().is_some() {
+            mem_slot[i] = mem.len() as u32;
+            mem.push(i as u32);
+        }
+    }
+    if mem.is_empty() || cfg.blocks.is_empty() {
+        return Addresses::default();
+    }
+    let nregs = facts
+        .highest_gpr
+        .map_or(2, |h| h as usize + 2)
+        .clamp(2, 258);
+    let mut fl = Flowing {
+        insns,
+        facts,
+        cfg,
+        forest,
+        nregs,
+        addr: vec![None; mem.len()],
+        mem_slot,
+    };
+    let entries: Vec<(usize, State)> = cfg
+        .functions
+        .iter()
+        .map(|f| (f.entry_block, State::entry(fl.nregs)))
+        .collect();
+    let mut out = dataflow::forward(cfg, &mut fl, entries);
+    let mut unknown = None;
+    if !out.settled {
+        unknown = Some("address fixpoint did not settle".to_string());
+        dataflow::replay(cfg, &mut fl, &mut out);
+    }
+    drop(out);
+    let mut accesses = Vec::with_capacity(mem.len());
+    for (k, &i) in mem.iter().enumerate() {
+        let i = i as usize;
+        let m = insns[i].mem_access().expect("memory instruction");
+        let b = cfg.block_of[i] as usize;
+        let in_loop = if b < forest.loop_of.len() {
+            forest.loop_of[b]
+        } else {
+            None
+        };
+        let (addr, bytes) = match (&fl.addr[k], &unknown) {
+            (Some(a), None) => a.clone(),
+            _ => (Addr::Unk(Why::Unmodelled(i as u32)), m.bytes_per_lane()),
+        };
+        accesses.push(facts_of(&fl, i, m, addr, bytes, in_loop, shape, line_bytes));
+    }
+    Addresses { accesses, unknown }
+}
+
+fn space_name(s: MemSpace) -> &'static str {
+    match s {
+        MemSpace::Device => "device",
+        MemSpace::Threadgroup => "threadgroup",
+        MemSpace::Stack => "stack",
+        MemSpace::Uniform => "uniform",
+        MemSpace::Texture | MemSpace::TextureState => "texture",
+        MemSpace::Tile => "tile",
+    }
+}
+
+fn why_text(fl: &Flowing, w: Why) -> String {
+    let a = |i: u32| fl.insns.get(i as usize).map_or(0, |x| x.addr);
+    let blk = |b: u32| fl.cfg.blocks.get(b as usize).map_or(0, |x| x.start);
+    match w {
+        Why::NotAffine(i) => format!(
+            "the address is not affine in the thread position (`{}` at 0x{:x})",
+            fl.insns.get(i as usize).map_or("?", |x| x.mnemonic()),
+            a(i)
+        ),
+        Why::Mixed(i) => format!(
+            "the address was written under an exec mask and read by lanes that did not write it (after 0x{:x})",
+            a(i)
+        ),
+        Why::Merge(b) => format!("per-lane values meet where paths join at 0x{:x}", blk(b)),
+        Why::LoopExit(b) => format!("the address carries the iteration count of the loop at 0x{:x} out of it", blk(b)),
+        Why::Call(i) => format!("a call at 0x{:x} may change the address registers", a(i)),
+        Why::Undefined => "an address register is not written before it is read".to_string(),
+        Why::Unmodelled(i) => format!("exec-mask code not followed (at 0x{:x})", a(i)),
+    }
+}
+
+/// Per-lane position in the threadgroup of lane `l` of SIMD-group `g`.
+fn lane_pos(shape: &Shape, g: u32, l: u32) -> Option<[i64; 5]> {
+    let lin = g * 32 + l;
+    if lin >= shape.threads() {
+        return None;
+    }
+    let x = lin % shape.w;
+    let y = (lin / shape.w) % shape.h;
+    let z = lin / (shape.w * shape.h);
+    Some([x as i64, y as i64, z as i64, lin as i64, l as i64])
+}
+
+fn sym_value(s: Sym, pos: &[i64; 5]) -> Option<i64> {
+    match s {
+        Sym::Lid(d) => Some(pos[d as usize]),
+        Sym::Tix => Some(pos[3]),
+        Sym::Lane => Some(pos[4]),
+        _ => None,
+    }
+}
+
+/// The lane pattern of a polynomial address over the SIMD-groups of
+/// `shape`: (pattern, lane_stride, run, jump, reason).
+fn lane_pattern(
+    p: &Poly,
+    width: i64,
+    shape: &Shape,
+) -> (Pattern, Option<i64>, Option<u32>, Option<i64>, String) {
+    if p.syms().any(|s| matches!(s, Sym::Data(..))) {
+        return (
+            Pattern::Gather,
+            None,
+            None,
+            None,
+            "the address depends on per-lane loaded data".to_string(),
+        );
+    }
+    // per-lane part: numeric terms, and at most one term with a uniform
+    // unknown factor (`g(lane) * U`)
+    let mut numeric: Vec<(Mono, i64)> = Vec::new();
+    let mut symbolic: Vec<(Mono, i64)> = Vec::new();
+    for &(m, v) in &p.t {
+        let lane_a = m.0.per_lane();
+        let lane_b = m.1.is_some_and(|s| s.per_lane());
+        match (lane_a, lane_b, m.1) {
+            (false, false, _) => {}
+            (true, _, None) | (true, true, _) => numeric.push((m, v)),
+            _ => symbolic.push((m, v)),
+        }
+    }
+    if symbolic.len() > 1 {
+        return (
+            Pattern::Unknown,
+            None,
+            None,
+            None,
+            "the lane stride is a product of several runtime values".to_string(),
+        );
+    }
+    let eval_mono = |m: &Mono, pos: &[i64; 5]| -> i64 {
+        let a = sym_value(m.0, pos).unwrap_or(1);
+        let b = m.1.map_or(1, |s| sym_value(s, pos).unwrap_or(1));
+        a * b
+    };
+    let groups = shape.threads().div_ceil(32).max(1);
+    let mut found: Option<Lanes> = None;
+    for g in 0..groups {
+        let mut num = Vec::with_capacity(32);
+        let mut sym = Vec::with_capacity(32);
+        for l in 0..32 {
+            let Some(pos) = lane_pos(shape, g, l) else {
+                break;
+            };
+            num.push(
+                numeric
+                    .iter()
+                    .map(|(m, v)| v * eval_mono(m, &pos))
+                    .sum::<i64>(),
+            );
+            sym.push(symbolic.first().map_or(0, |(m, v)| v * eval_mono(m, &pos)));
+        }
+        let r = classify(&num, &sym, width);
+        match (&found, r) {
+            (_, None) => {
+                return (
+                    Pattern::Unknown,
+                    None,
+                    None,
+                    None,
+                    "the lanes' addresses follow no stride or row pattern".to_string(),
+                )
+            }
+            (None, Some(r)) => found = Some(r),
+            (Some(f), Some(r)) if *f == r => {}
+            (Some(_), Some(_)) => {
+                return (
+                    Pattern::Unknown,
+                    None,
+                    None,
+                    None,
+                    "the pattern differs between the SIMD-groups of the threadgroup".to_string(),
+                )
+            }
+        }
+    }
+    let (pat, st, run, jump) = found.unwrap_or((Pattern::Uniform, Some(0), None, None));
+    let why = match pat {
+        Pattern::Uniform => "every lane computes the same address".to_string(),
+        _ => format!(
+            "affine in the thread position over a {}x{}x{} threadgroup ({})",
+            shape.w,
+            shape.h,
+            shape.d,
+            shape.source_text()
+        ),
+    };
+    (pat, st, run, jump, why)
+}
+
+/// A SIMD-group's lanes: pattern, lane stride, run, jump.
+type Lanes = (Pattern, Option<i64>, Option<u32>, Option<i64>);
+
+/// Classifies one SIMD-group: `num[l]` the known per-lane offset, `sym[l]`
+/// the factor of the one runtime uniform (0 when none).
+fn classify(num: &[i64], sym: &[i64], width: i64) -> Option<Lanes> {
+    let n = num.len();
+    if n <= 1 {
+        return Some((Pattern::Uniform, Some(0), None, None));
+    }
+    let sym_const = sym.iter().all(|&v| v == sym[0]);
+    // runs: maximal spans where the symbolic factor is constant and the
+    // numeric part moves by one stride
+    let d0 = num[1] - num[0];
+    if sym_const {
+        if num.windows(2).all(|w| w[1] - w[0] == d0) {
+            return Some(match d0 {
+                0 => (Pattern::Uniform, Some(0), None, None),
+                d if d == width => (Pattern::Contiguous, Some(d), None, None),
+                d => (Pattern::Strided, Some(d), None, None),
+            });
+        }
+    } else if sym.windows(2).all(|w| w[1] - w[0] == sym[1] - sym[0])
+        && num.windows(2).all(|w| w[1] - w[0] == d0)
+        && d0 == 0
+    {
+        // a runtime stride on every lane
+        return Some((Pattern::Strided, None, None, None));
+    }
+    // rows: the first run's length R, stride s inside runs, the same R and
+    // s in every run, and the same jump between run starts
+    let mut r = 1;
+    let s = d0;
+    while r < n && num[r] - num[r - 1] == s && sym[r] == sym[r - 1] {
+        r += 1;
+    }
+    if r == n || r < 2 && s != 0 {
+        return None;
+    }
+    let r = if r == 1 {
+        // runs of one lane each cannot be told from a stride
+        return None;
+    } else {
+        r
+    };
+    let jump_num = num[r] - num[0];
+    let jump_sym = sym[r] - sym[0];
+    for start in (0..n).step_by(r) {
+        for k in start + 1..(start + r).min(n) {
+            if num[k] - num[k - 1] != s || sym[k] != sym[k - 1] {
+                return None;
+            }
+        }
+        if start >= r
+            && (num[start] - num[start - r] != jump_num || sym[start] - sym[start - r] != jump_sym)
+        {
+            return None;
+        }
+    }
+    let jump = (jump_sym == 0).then_some(jump_num);
+    Some((Pattern::Rows, Some(s), Some(r as u32), jump))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn facts_of(
+    fl: &Flowing,
+    i: usize,
+    m: agx_isa::MemAccess,
+    addr: Addr,
+    bytes: u32,
+    in_loop: Option<usize>,
+    shape: &Shape,
+    line_bytes: u32,
+) -> Access {
+    let space = space_name(m.space);
+    let dir = match m.dir {
+        MemDir::Load => "load",
+        MemDir::Store => "store",
+        MemDir::Atomic => "atomic",
+    };
+    let mut a = Access {
+        index: i as u32,
+        space,
+        dir,
+        lane_pattern: Pattern::Unknown,
+        lane_stride: None,
+        run: None,
+        jump: None,
+        loop_stride: None,
+        in_loop,
+        bytes_per_lane: bytes,
+        bytes_per_request: bytes * 32,
+        lines_per_request: None,
+        reuse: Reuse::default(),
+        reason: String::new(),
+    };
+    let p = match addr {
+        Addr::Unk(w) => {
+            a.reason = why_text(fl, w);
+            return a;
+        }
+        Addr::P(p) => p,
+    };
+    let is_stack = m.space == MemSpace::Stack;
+    let (pat, st, run, jump, why) = lane_pattern(&p, bytes as i64, shape);
+    a.lane_pattern = pat;
+    if pat == Pattern::Uniform {
+        a.bytes_per_request = bytes;
+    }
+    a.lane_stride = st;
+    a.run = run;
+    a.jump = jump;
+    a.reason = why;
+    if is_stack && !matches!(pat, Pattern::Uniform | Pattern::Unknown) {
+        // a lane-varying slot of each thread's own stack
+        a.lane_pattern = Pattern::Gather;
+        a.lane_stride = None;
+        a.run = None;
+        a.jump = None;
+        a.reason = "the stack slot differs between lanes".to_string();
+    }
+    // loop stride: the coefficient of the innermost loop's counter
+    if let Some(l) = in_loop {
+        let (coef, rest) = p.split_k(l as u32);
+        let rest_inv = rest.syms().all(|s| !fl.varies_in(s, l));
+        if rest_inv {
+            a.loop_stride = coef.as_const();
+            if a.loop_stride.is_none() {
+                a.reason.push_str("; the loop stride is a runtime value");
+            }
+        } else {
+            a.reason
+                .push_str("; the address changes across iterations by a value not followed");
+        }
+    }
+    // cache lines per request (device and texture memory)
+    if matches!(m.space, MemSpace::Device) {
+        a.lines_per_request = lines(&a, shape, line_bytes);
+    }
+    // reuse: the same element read by other threads / later iterations
+    if m.dir == MemDir::Load && !is_stack {
+        let lanes_free = |d: u8, extent: u32| {
+            extent > 1
+                && !p.syms().any(|s| {
+                    s == Sym::Lid(d)
+                        || s == Sym::Tix
+                        || s == Sym::Lane
+                        || matches!(s, Sym::Data(..))
+                })
+        };
+        a.reuse.threads = !p.syms().any(|s| matches!(s, Sym::Data(..)))
+            && (lanes_free(0, shape.w) || lanes_free(1, shape.h) || lanes_free(2, shape.d));
+        a.reuse.iterations = a.loop_stride == Some(0);
+    }
+    a
+}
+
+/// Distinct `line_bytes` lines one SIMD-group's request touches, when the
+/// pattern gives it (lines are counted from an aligned start).
+fn lines(a: &Access, shape: &Shape, line_bytes: u32) -> Option<u32> {
+    let lanes = shape.threads().min(32) as i64;
+    let w = a.bytes_per_lane as i64;
+    let lb = line_bytes as i64;
+    let span = |n: i64, s: i64| -> i64 {
+        // n lanes s apart, each w bytes
+        if s == 0 {
+            (w + lb - 1) / lb
+        } else if s.abs() >= lb {
+            n * ((w + lb - 1) / lb)
+        } else {
+            ((n - 1) * s.abs() + w + lb - 1) / lb
+        }
+    };
+    match a.lane_pattern {
+        Pattern::Uniform => Some(span(1, 0) as u32),
+        Pattern::Contiguous | Pattern::Strided => a.lane_stride.map(|s| span(lanes, s) as u32),
+        Pattern::Rows => {
+            let (run, s) = (a.run? as i64, a.lane_stride?);
+            let runs = (lanes + run - 1) / run;
+            match a.jump {
+                Some(0) => Some(span(run.min(lanes), s) as u32),
+                _ => Some((runs * span(run.min(lanes), s)) as u32),
+            }
+        }
+        // per-lane data decides: between 1 and 32 lines, not known
+        Pattern::Gather | Pattern::Unknown => None,
+    }
+}
