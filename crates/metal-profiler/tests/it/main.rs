@@ -10,6 +10,7 @@ mod cli_basic;
 mod cli_batch;
 mod cli_calls;
 mod cli_contract;
+mod cli_edges;
 mod cli_offline;
 mod cli_output;
 mod cli_raw_input;
