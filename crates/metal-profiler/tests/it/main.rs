@@ -16,6 +16,7 @@ mod cli_output;
 mod cli_raw_input;
 mod cli_record;
 mod cli_targets;
+mod dot_graphviz;
 mod gpu_model;
 mod html_chromium;
 mod instruction_facts;
