@@ -34,10 +34,15 @@ if [ -f pyproject.toml ] && [ "${SKIP_PYTHON:-0}" != "1" ]; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --upgrade pip
   "$venv/bin/pip" install --quiet pytest
-  "$venv/bin/pip" install --quiet .
-  # -rs: pytest's own list of skips with their reasons (kept for the end)
+  # the extension in cargo's dev profile (dependencies at opt-level 2, see
+  # Cargo.toml): it reuses what `cargo test` just built in the same target
+  # directory instead of a second, release build of every crate (issue 29:
+  # measured in README "Testing"); `pip install .` alone builds release
+  "$venv/bin/pip" install --quiet . --config-settings=build-args="--profile dev"
+  # -rs: pytest's own list of skips with their reasons (kept for the end);
+  # no cache provider: nothing (.pytest_cache/) is left in the repository
   log="$(mktemp)"
-  (cd python/tests && "$venv/bin/python" -m pytest -q -rs) | tee "$log"
+  (cd python/tests && "$venv/bin/python" -m pytest -q -rs -p no:cacheprovider) | tee "$log"
   pytest_skips="$(grep '^SKIPPED' "$log" | sed 's/^/python: /' || true)"
   rm -f "$log"
 
