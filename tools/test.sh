@@ -25,6 +25,11 @@ print_skips() {
 }
 trap print_skips EXIT
 
+# nothing may be left in the repository by the tests (issue 29): its
+# `git status` before and after must match (outside a git checkout: no check)
+git_state() { git status --porcelain --untracked-files=all 2>/dev/null || true; }
+state_before="$(git_state)"
+
 echo "== cargo test --workspace"
 cargo test --workspace --locked
 
@@ -46,4 +51,10 @@ if [ -f pyproject.toml ] && [ "${SKIP_PYTHON:-0}" != "1" ]; then
   pytest_skips="$(grep '^SKIPPED' "$log" | sed 's/^/python: /' || true)"
   rm -f "$log"
 
+fi
+
+if [ "$(git_state)" != "$state_before" ]; then
+  echo "error: the tests left files in the repository:" >&2
+  diff <(printf '%s\n' "$state_before") <(git_state) >&2 || true
+  exit 1
 fi
