@@ -27,7 +27,12 @@ trap print_skips EXIT
 
 # nothing may be left in the repository by the tests (issue 29): its
 # `git status` before and after must match (outside a git checkout: no check)
-git_state() { git status --porcelain --untracked-files=all 2>/dev/null || true; }
+# (ignored files count too, e.g. .pytest_cache/ ignores itself; the build
+# directory and Python's bytecode caches do not)
+git_state() {
+  git status --porcelain --ignored 2>/dev/null \
+    | grep -v -e '^!! target/$' -e '__pycache__/$' -e '^!! \.venv' || true
+}
 state_before="$(git_state)"
 
 echo "== cargo test --workspace"
