@@ -25,6 +25,16 @@ print_skips() {
 }
 trap print_skips EXIT
 
+# nothing may be left in the repository by the tests (issue 29): its
+# `git status` before and after must match (outside a git checkout: no check)
+# (ignored files count too, e.g. .pytest_cache/ ignores itself; the build
+# directory and Python's bytecode caches do not)
+git_state() {
+  git status --porcelain --ignored 2>/dev/null \
+    | grep -v -e '^!! target/$' -e '__pycache__/$' -e '^!! \.venv' || true
+}
+state_before="$(git_state)"
+
 echo "== cargo test --workspace"
 cargo test --workspace --locked
 
@@ -34,11 +44,22 @@ if [ -f pyproject.toml ] && [ "${SKIP_PYTHON:-0}" != "1" ]; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --upgrade pip
   "$venv/bin/pip" install --quiet pytest
-  "$venv/bin/pip" install --quiet .
-  # -rs: pytest's own list of skips with their reasons (kept for the end)
+  # the extension in cargo's dev profile (dependencies at opt-level 2, see
+  # Cargo.toml): it reuses what `cargo test` just built in the same target
+  # directory instead of a second, release build of every crate (issue 29:
+  # measured in README "Testing"); `pip install .` alone builds release
+  "$venv/bin/pip" install --quiet . --config-settings=build-args="--profile dev"
+  # -rs: pytest's own list of skips with their reasons (kept for the end);
+  # no cache provider: nothing (.pytest_cache/) is left in the repository
   log="$(mktemp)"
-  (cd python/tests && "$venv/bin/python" -m pytest -q -rs) | tee "$log"
+  (cd python/tests && "$venv/bin/python" -m pytest -q -rs -p no:cacheprovider) | tee "$log"
   pytest_skips="$(grep '^SKIPPED' "$log" | sed 's/^/python: /' || true)"
   rm -f "$log"
 
+fi
+
+if [ "$(git_state)" != "$state_before" ]; then
+  echo "error: the tests left files in the repository:" >&2
+  diff <(printf '%s\n' "$state_before") <(git_state) >&2 || true
+  exit 1
 fi

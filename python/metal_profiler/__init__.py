@@ -21,7 +21,10 @@ line); this package keeps the seed tool's Python API::
     print(f"Bottleneck: {result.bottleneck}")
     print(format_report(result, "my_kernel"))
 
-Errors are Python exceptions carrying the command line's messages:
+Errors are Python exceptions carrying the command line's messages in
+Python's terms (``function_name=``, ``offset=``, ``trip_count=``,
+``profile_binary()`` where the CLI says ``-f``, ``--offset``, ...); arguments
+are checked with the CLI's limits (``trip_count=0`` or ``-1``: ``ValueError``):
 ``FileNotFoundError`` (and other ``OSError``) for unreadable files,
 ``ValueError`` for bad input (not G13 code, unknown function, truncated
 archive...), ``RuntimeError`` for compiling ``.metal`` source where Metal is
@@ -74,6 +77,12 @@ __all__ = [
     "profile_metal_source",
     "run_cli",
 ]
+
+def __dir__() -> List[str]:
+    """The public names (``__all__``) and ``__version__``: no typing or
+    ``os`` imports, no private modules (issue 29)."""
+    return sorted(__all__ + ["__version__"])
+
 
 PathOrBytes = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview]
 

@@ -143,8 +143,24 @@ class _Record:
             return self.data == other.data
         return NotImplemented
 
+    # the fields a repr names (a short line, not the whole dict: issue 29);
+    # ``to_dict()`` has the rest
+    _REPR: tuple = ()
+    _HEX = ("at", "entry", "start", "end", "offset", "target", "text_offset", "file_offset")
+
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.data!r})"
+        keys = [k for k in self._REPR if k in self.data] or [
+            k for k, v in self.data.items() if isinstance(v, (str, int, float, bool))
+        ][:3]
+        parts = []
+        for k in keys:
+            v = self.data[k]
+            if k in self._HEX and isinstance(v, int) and not isinstance(v, bool):
+                parts.append(f"{k}={v:#x}")
+            else:
+                parts.append(f"{k}={v!r}")
+        more = ", ..." if len(self.data) > len(keys) else ""
+        return f"{type(self).__name__}({', '.join(parts)}{more})"
 
 
 class Call(_Record):
@@ -154,6 +170,7 @@ class Call(_Record):
     ``cycles_per_call``, ``recursive``)."""
 
     __slots__ = ()
+    _REPR = ("at", "symbol", "cycles")
 
 
 class Branch(_Record):
@@ -162,6 +179,7 @@ class Branch(_Record):
     loop/skip/jump, ``uniform``, ``reason``, ``arms_cycles``)."""
 
     __slots__ = ()
+    _REPR = ("at", "kind", "uniform")
 
     def __str__(self) -> str:
         u = "uniform" if self.data.get("uniform") else "divergent"
@@ -175,6 +193,7 @@ class Function(_Record):
     ``total_cycles``, ``suggestions``, ``branches``, ``divergence`` ...)."""
 
     __slots__ = ()
+    _REPR = ("symbol", "entry", "instructions", "total_cycles")
 
     @property
     def branches(self) -> List["Branch"]:
@@ -200,6 +219,7 @@ class Loop(_Record):
     ``cycles == cycles_per_iteration``."""
 
     __slots__ = ()
+    _REPR = ("start", "end", "depth", "trip_count")
 
     def _body(self) -> Dict[str, Any]:
         return self.data.get("body") or {}
@@ -254,6 +274,7 @@ class Suggestion(_Record):
     icon)."""
 
     __slots__ = ()
+    _REPR = ("severity", "rule", "offset")
 
     _ICONS = {"high": "\U0001f534", "medium": "\U0001f7e1", "low": "\U0001f7e2"}
 
@@ -269,6 +290,7 @@ class FunctionInfo(_Record):
     ``gpu_family``."""
 
     __slots__ = ()
+    _REPR = ("name", "part", "gpu")
 
 
 class ProfileResult:
@@ -569,7 +591,11 @@ class ProfileResult:
         return self.to_html()
 
     def __repr__(self) -> str:
+        # one short line: the bottleneck sentence up to its first clause
+        b = str(self.bottleneck)
+        cut = min((i for i in (b.find(","), b.find(";")) if i >= 0), default=len(b))
+        b = b[:cut] if cut <= 60 else b[:57] + "..."
         return (
             f"<ProfileResult {self.name!r}: {self.total_instructions} instructions, "
-            f"occupancy {self.occupancy_pct}%, bottleneck {self.bottleneck!r}>"
+            f"occupancy {self.occupancy_pct}%, bottleneck {b!r}>"
         )

@@ -413,7 +413,7 @@ def test_garbage_is_refused_not_crashes():
     # all of it undecodable: not code (the CLI's exit-1 message)
     with pytest.raises(
         ValueError,
-        match=r"^the data does not look like G13 machine code: 100% of it does not decode \(is it an archive\? drop --binary\)$",
+        match=r"^the data does not look like G13 machine code: 100% of it does not decode \(is it an archive\? use profile_archive\(\)\)$",
     ):
         mp.profile_binary(b"\xff\xff" * 64)
     with pytest.raises(ValueError, match="does not look like G13 machine code"):
@@ -435,7 +435,7 @@ def test_cut_and_empty_raw_code_raise():
     for n, at, have, need in [(1, 0, 1, 2), (3, 0, 3, 4), (147, 0x92, 1, 2)]:
         msg = (
             f"the data: the code ends inside an instruction at {at:#x}: {have} of {need} bytes; "
-            "the input is cut short or --offset is wrong: give the whole code"
+            "the input is cut short or offset is wrong: give the whole code"
         )
         for f in (mp.profile_binary, mp.disassemble):
             with pytest.raises(ValueError) as ei:

@@ -1,8 +1,10 @@
 //! `--format dot`: the control-flow graph as a Graphviz digraph, with the
 //! HTML view's labels and colours (block fill = share of cycles, loops as
 //! nested shaded clusters, fall-through / taken / back / call edges styled
-//! apart). Several kernels give one digraph each, one after another
-//! (`dot` renders each; `gvpack` can merge them).
+//! apart). One output is one digraph (issue 29): several kernels or
+//! functions (`--all`, `--part all`) are each a cluster of it, so `dot -Tsvg`
+//! draws them all in one picture. Titles are wrapped; back and call edges do
+//! not rank blocks, so each function's entry block is drawn at its top.
 
 use crate::layout::heat_color;
 use crate::Profile;
@@ -26,30 +28,90 @@ fn q(s: &str) -> String {
     o
 }
 
-/// Every profile's digraph.
+/// Title lines of at most this many characters (a longer clause keeps its
+/// line): a one-line title made pictures 2,500-3,100 px wide.
+const TITLE_WIDTH: usize = 64;
+
+/// `text` wrapped at its clause boundaries (after "; ", ", " or ": ") into lines
+/// of at most [`TITLE_WIDTH`] characters; never inside a clause, so a
+/// figure keeps its unit on its line.
+pub fn wrap_title(text: &str) -> String {
+    let mut pieces: Vec<&str> = Vec::new();
+    let mut start = 0;
+    for (i, _) in text.match_indices([';', ',', ':']) {
+        if text[i + 1..].starts_with(' ') {
+            pieces.push(&text[start..i + 2]);
+            start = i + 2;
+        }
+    }
+    pieces.push(&text[start..]);
+    let mut out = String::new();
+    let mut line = 0;
+    for piece in pieces {
+        let n = piece.chars().count();
+        if line > 0 && line + n > TITLE_WIDTH {
+            let t = out.trim_end().len();
+            out.truncate(t);
+            out.push('\n');
+            line = 0;
+        }
+        out.push_str(piece);
+        line += n;
+    }
+    out.trim_end().to_string()
+}
+
+/// The whole output: one digraph. One profile is the graph itself; several
+/// are a cluster each (`cluster_k0`, ...), their nodes named `k0b3`.
 pub fn document(profiles: &[Profile]) -> String {
     let mut o = String::new();
-    for p in profiles {
-        digraph(&mut o, p);
+    if let [p] = profiles {
+        let _ = writeln!(o, "digraph {} {{", q(&p.name));
+        let _ = writeln!(
+            o,
+            "  label={}; labelloc=t; fontname=\"Helvetica\";",
+            q(&title(p))
+        );
+        o.push_str(NODE_STYLE);
+        body(&mut o, p, "", 1);
+        o.push_str("}\n");
+        return o;
     }
+    let _ = writeln!(o, "digraph \"metal-profiler\" {{");
+    o.push_str("  fontname=\"Helvetica\";\n");
+    o.push_str(NODE_STYLE);
+    for (k, p) in profiles.iter().enumerate() {
+        let _ = writeln!(o, "  subgraph cluster_k{k} {{");
+        let _ = writeln!(
+            o,
+            "    label={}; labelloc=t; style=solid; color=\"#9ca3af\";",
+            q(&title(p))
+        );
+        body(&mut o, p, &format!("k{k}"), 2);
+        o.push_str("  }\n");
+    }
+    o.push_str("}\n");
     o
 }
 
-/// One kernel's CFG.
-pub fn digraph(o: &mut String, p: &Profile) {
-    let _ = writeln!(o, "digraph {} {{", q(&p.name));
-    let _ = writeln!(
-        o,
-        "  label={}; labelloc=t; fontname=\"Helvetica\";",
-        q(&format!(
-            "{}: ~{} cy per SIMD-group; {}; unknown trip counts = {}",
-            p.name,
-            fmt_cy(p.timing.total_cycles),
-            p.timing.bottleneck,
-            p.options.trip_count
-        ))
-    );
-    o.push_str("  node [shape=box, style=\"rounded,filled\", fontname=\"Menlo\", fontsize=10];\n");
+const NODE_STYLE: &str =
+    "  node [shape=box, style=\"rounded,filled\", fontname=\"Menlo\", fontsize=10];\n";
+
+/// A profile's title, wrapped.
+fn title(p: &Profile) -> String {
+    wrap_title(&format!(
+        "{}: ~{} cy per SIMD-group; {}; unknown trip counts = {}",
+        p.name,
+        fmt_cy(p.timing.total_cycles),
+        p.timing.bottleneck,
+        p.options.trip_count
+    ))
+}
+
+/// One profile's blocks, loops (clusters) and edges; node names start with
+/// `prefix`.
+fn body(o: &mut String, p: &Profile, prefix: &str, indent: usize) {
+    let pad = "  ".repeat(indent);
     let max_share = p
         .graph
         .block_costs
@@ -68,30 +130,35 @@ pub fn digraph(o: &mut String, p: &Profile) {
         own[forest.loop_of.get(b).copied().flatten().unwrap_or(nl)].push(b);
     }
     let div = p.divergent_blocks();
-    write_region(o, p, nl, &sub, &own, (max_share, &div), 1);
+    write_region(o, p, prefix, nl, &sub, &own, (max_share, &div), indent);
     let back: std::collections::HashSet<(usize, usize)> =
         forest.back_edges.iter().copied().collect();
     for (u, blk) in p.graph.cfg.blocks.iter().enumerate() {
         for e in &blk.succs {
+            // back edges and calls (a recursion goes to the entry) do not
+            // rank: the entry stays on top, loops read downwards
             let attrs = if back.contains(&(u, e.to)) {
-                "color=\"#c0262d\", style=dashed, penwidth=2, label=\"back\""
+                "color=\"#c0262d\", style=dashed, penwidth=2, label=\"back\", constraint=false"
             } else {
                 match e.kind {
                     EdgeKind::Fallthrough => "color=\"#6b7280\"",
                     EdgeKind::Taken => "color=\"#2563eb\", label=\"taken\"",
-                    EdgeKind::Call => "color=\"#7c3aed\", style=dotted, label=\"call\"",
+                    EdgeKind::Call => {
+                        "color=\"#7c3aed\", style=dotted, label=\"call\", constraint=false"
+                    }
                     EdgeKind::CallReturn => "color=\"#6b7280\", style=dotted",
                 }
             };
-            let _ = writeln!(o, "  b{u} -> b{} [{attrs}];", e.to);
+            let _ = writeln!(o, "{pad}{prefix}b{u} -> {prefix}b{} [{attrs}];", e.to);
         }
     }
-    o.push_str("}\n");
 }
 
+#[allow(clippy::too_many_arguments)]
 fn write_region(
     o: &mut String,
     p: &Profile,
+    prefix: &str,
     r: usize,
     sub: &[Vec<usize>],
     own: &[Vec<usize>],
@@ -132,7 +199,7 @@ fn write_region(
         };
         let _ = writeln!(
             o,
-            "{pad}b{b} [label={}, fillcolor=\"{}\", tooltip={}{extra}];",
+            "{pad}{prefix}b{b} [label={}, fillcolor=\"{}\", tooltip={}{extra}];",
             q(&label),
             heat_color(t),
             q(&tip)
@@ -145,7 +212,7 @@ fn write_region(
             .timing_of_loop(&p.timing, l)
             .map(|t| format!(", × {}", t.trip_count))
             .unwrap_or_default();
-        let _ = writeln!(o, "{pad}subgraph cluster_loop{l} {{");
+        let _ = writeln!(o, "{pad}subgraph cluster_{prefix}loop{l} {{");
         let _ = writeln!(
             o,
             "{pad}  label={}; style=\"filled,dashed\"; color=\"#6366f1\"; fillcolor=\"#6366f112\"; fontsize=10;",
@@ -154,7 +221,7 @@ fn write_region(
                 lp.start, lp.end, lp.depth
             ))
         );
-        write_region(o, p, l, sub, own, (max_share, div), indent + 1);
+        write_region(o, p, prefix, l, sub, own, (max_share, div), indent + 1);
         let _ = writeln!(o, "{pad}}}");
     }
 }

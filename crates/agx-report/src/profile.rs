@@ -168,6 +168,10 @@ pub struct Profile {
     pub program: Program,
     /// Show the callees' annotated disassembly after main's (`--part all`).
     pub annotate_callees: bool,
+    /// The part of the archive's function this profile shows ("prolog",
+    /// "main", "helper") when the user picked parts (`--part prolog|all`):
+    /// the text report's title names it; `None` for the default main body.
+    pub part: Option<&'static str>,
     /// CFG, loops and per-block costs (the HTML and DOT views).
     pub graph: FunctionGraph,
     /// Main's instruction mix.
@@ -327,6 +331,7 @@ impl Profile {
             suggestions,
             program,
             annotate_callees: false,
+            part: None,
             graph,
             mix,
             outside_targets,

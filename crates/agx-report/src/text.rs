@@ -217,7 +217,10 @@ fn calls(out: &mut String, st: Style, p: &Profile) {
 }
 
 fn header(out: &mut String, st: Style, p: &Profile) {
-    let title = format!("  metal-profiler: {}", p.name);
+    let title = match p.part {
+        Some(part) => format!("  metal-profiler: {} ({part})", p.name),
+        None => format!("  metal-profiler: {}", p.name),
+    };
     let title: String = title.chars().take(BOX_WIDTH).collect();
     let pad = BOX_WIDTH.saturating_sub(title.chars().count());
     let _ = writeln!(out, "╔{}╗", "═".repeat(BOX_WIDTH));

@@ -78,7 +78,7 @@ impl From<agx_container::ContainerError> for Fail {
 impl From<Fail> for PyErr {
     fn from(f: Fail) -> PyErr {
         match f {
-            Fail::Value(m) => PyValueError::new_err(m),
+            Fail::Value(m) => PyValueError::new_err(python_terms(&m)),
             Fail::Runtime(m) => PyRuntimeError::new_err(m),
             Fail::Io(kind, m) => match kind {
                 std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(m),
@@ -87,6 +87,32 @@ impl From<Fail> for PyErr {
             },
         }
     }
+}
+
+/// The pipeline's message (written for the command line) in Python's
+/// terms: the arguments and functions of this package instead of flags
+/// (issue 29: "pick one with -f", "check the file and --offset").
+#[pyfunction]
+fn python_terms(m: &str) -> String {
+    const WORDS: &[(&str, &str)] = &[
+        ("pick one with -f", "pick one with function_name="),
+        ("check the file and --offset", "check the data and offset="),
+        ("use `metal-profile --binary FILE`", "use profile_binary()"),
+        ("use --binary FILE", "use profile_binary()"),
+        ("see --list and --gpu", "see list_functions() and gpu="),
+        ("with --gpu", "with gpu="),
+        ("drop --binary", "use profile_archive()"),
+        ("--trip-count", "trip_count"),
+        ("--offset", "offset"),
+        ("--base", "base"),
+        ("--gpu", "gpu"),
+        ("try --list", "try list_functions()"),
+    ];
+    let mut out = m.to_string();
+    for (cli, py) in WORDS {
+        out = out.replace(cli, py);
+    }
+    out
 }
 
 /// Reads a file with the CLI's message; the exception type follows the
@@ -105,7 +131,7 @@ fn read_file(path: &Path) -> Result<Vec<u8>, Fail> {
 /// then the given function name and trip count.
 fn profile_args(
     function: Option<String>,
-    trip_count: Option<u32>,
+    trip_count: Option<i64>,
     all_findings: bool,
 ) -> Result<ProfileArgs, Fail> {
     use clap::Parser;
@@ -115,9 +141,22 @@ fn profile_args(
     a.function = function;
     a.all_findings = all_findings;
     if let Some(n) = trip_count {
+        // the CLI's limits and reasons (--trip-count's parser, then its check of 0)
+        let n = metal_profiler::cli::parse_count(&n.to_string())
+            .map_err(|e| Fail::Value(format!("trip_count={n}: {e}")))?;
         a.model.trip_count = Some(n);
     }
+    metal_profiler::app::check_model_flags(&a)?;
     Ok(a)
+}
+
+/// `offset`/`base` as the CLI's `--offset`/`--base` take them: 0 or more.
+fn non_negative(what: &str, v: i64) -> Result<u64, Fail> {
+    u64::try_from(v).map_err(|_| {
+        Fail::Value(format!(
+            "{what}={v} is negative; give 0 or more (a byte position in the data)"
+        ))
+    })
 }
 
 /// A profiled function (the report model) with the warnings met on the way.
@@ -266,7 +305,7 @@ fn profile_raw(
     bytes: &[u8],
     offset: u64,
     function: Option<String>,
-    trip_count: Option<u32>,
+    trip_count: Option<i64>,
     gpu: Option<&str>,
     all_findings: bool,
 ) -> Result<PyProfile, Fail> {
@@ -307,7 +346,7 @@ fn profile_raw(
 fn profile_in_archive(
     archive: &Archive,
     function: Option<String>,
-    trip_count: Option<u32>,
+    trip_count: Option<i64>,
     gpu: Option<&str>,
     all_findings: bool,
 ) -> Result<PyProfile, Fail> {
@@ -357,7 +396,7 @@ enum Input {
 }
 
 /// Where raw code goes, in Python's terms (the CLI says `--binary FILE`).
-const RAW_HINT_PY: &str = "for raw machine code use profile_binary() / profile_raw_code()";
+const RAW_HINT_PY: &str = "for raw machine code use profile_binary()";
 
 impl Input {
     /// How the input is named in messages.
@@ -391,11 +430,12 @@ fn profile_raw_code(
     py: Python<'_>,
     data: Input,
     function_name: Option<String>,
-    offset: u64,
-    trip_count: Option<u32>,
+    offset: i64,
+    trip_count: Option<i64>,
     all_findings: bool,
 ) -> PyResult<PyProfile> {
     detached(py, move || {
+        let offset = non_negative("offset", offset)?;
         let name = data.name();
         let bytes = data.read()?;
         profile_raw(
@@ -420,7 +460,7 @@ fn profile_archive_input(
     py: Python<'_>,
     data: Input,
     function_name: Option<String>,
-    trip_count: Option<u32>,
+    trip_count: Option<i64>,
     gpu: Option<String>,
     all_findings: bool,
 ) -> PyResult<PyProfile> {
@@ -471,12 +511,13 @@ fn archive_functions<'py>(
 fn disassemble(
     py: Python<'_>,
     data: Input,
-    offset: u64,
-    base: u64,
+    offset: i64,
+    base: i64,
     cryptic: bool,
     native: bool,
 ) -> PyResult<String> {
     detached(py, move || {
+        let (offset, base) = (non_negative("offset", offset)?, non_negative("base", base)?);
         if cryptic && native {
             return Err(Fail::Value(
                 "cryptic and native are two syntaxes; pick one".into(),
@@ -557,7 +598,7 @@ fn profile_words(
     py: Python<'_>,
     words: Vec<(u32, Vec<u8>)>,
     name: Option<String>,
-    trip_count: Option<u32>,
+    trip_count: Option<i64>,
     all_findings: bool,
 ) -> PyResult<PyProfile> {
     detached(py, move || {
@@ -727,6 +768,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(occupancy_for_regs, m)?)?;
     m.add_function(wrap_pyfunction!(compile_metal, m)?)?;
     m.add_function(wrap_pyfunction!(is_g13_device, m)?)?;
+    // (tests: the CLI's message in Python's terms)
+    m.add_function(wrap_pyfunction!(python_terms, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -28,7 +28,7 @@ pub fn run(
     stdout_is_tty: bool,
 ) -> Result<(), Error> {
     match &cli.command {
-        Some(Command::Asm(a)) => run_asm(a, out, err),
+        Some(Command::Asm(a)) => run_asm(a, out, err, stdout_is_tty),
         Some(Command::Export(e)) => run_export(e, err),
         Some(Command::Batch(b)) => to_output(b.output.as_deref(), out, err, |o, e| {
             crate::batch::run_batch(b, o, e)
@@ -242,7 +242,19 @@ fn run_export(e: &ExportArgs, err: &mut dyn Write) -> Result<(), Error> {
     Ok(())
 }
 
-fn run_asm(a: &AsmArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), Error> {
+fn run_asm(
+    a: &AsmArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    stdout_is_tty: bool,
+) -> Result<(), Error> {
+    // machine code is bytes, not text: never onto a terminal unless asked
+    // for with `-o -` (checked before reading, as a usage error)
+    if a.output.is_none() && !a.check && stdout_is_tty {
+        return Err(Error::usage(
+            "asm: stdout is a terminal and machine code is binary; give -o FILE (or -o - to write the bytes to stdout anyway, or --check)",
+        ));
+    }
     let text = pipeline::read_path(&a.file)?;
     let text = String::from_utf8(text)
         .map_err(|_| Error::input(format!("{} is not UTF-8 text", a.file.display())))?;
@@ -855,6 +867,9 @@ fn show_functions(
         prof.unknown_encodings = failed;
         if failed > 0 {
             prof.unknown_lines = d.unknown_lines();
+        }
+        if a.part != PartArg::Main {
+            prof.part = Some(f.part.as_str());
         }
         if let Some(d) = device {
             // built on this Mac: name the device beside the APPLEGPU subtype

@@ -823,9 +823,27 @@ pub fn run_batch(b: &BatchArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
         let _ = writeln!(err, "error: {}: {}", e.source, e.error);
     }
     if !errors.is_empty() {
+        Err(Error::input(if rows.is_empty() {
+            format!(
+                "{} input(s) failed (listed above); no kernel was profiled",
+                errors.len()
+            )
+        } else {
+            format!(
+                "{} input(s) failed (listed above); the other kernels were profiled",
+                errors.len()
+            )
+        }))
+    } else if rows.is_empty() {
+        // an empty batch would pass a CI step unnoticed (issue 29)
         Err(Error::input(format!(
-            "{} input(s) failed (listed above); the other kernels were profiled",
-            errors.len()
+            "nothing to profile: no kernel in {} ({} non-archive file(s) skipped); give Metal binary archives or directories holding them",
+            b.paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            plan.skipped
         )))
     } else if unknown > 0 && !b.allow_unknown {
         Err(Error::unknown_encodings())

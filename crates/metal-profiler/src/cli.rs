@@ -430,7 +430,21 @@ pub fn parse_jobs(s: &str) -> Result<usize, String> {
 /// prefix: clap's message, its tips and context lines folded in, then where
 /// help is (`--help` of the subcommand `argv` names).
 pub fn usage_error_line(e: &clap::Error, argv: &[String]) -> String {
+    use clap::error::{ContextKind, ContextValue};
     use clap::CommandFactory;
+    // a second input is parsed as a subcommand name: clap says "the
+    // subcommand 'b.archive' cannot be used with '[INPUT]'"
+    if let (Some(ContextValue::String(second)), Some(ContextValue::String(prior))) = (
+        e.get(ContextKind::InvalidSubcommand),
+        e.get(ContextKind::PriorArg),
+    ) {
+        if prior == "[INPUT]" {
+            return format!(
+                "more than one input ({second} after the first): a profile takes one input; \
+                 to profile many archives use `metal-profile batch PATH...`"
+            );
+        }
+    }
     let text = e.render().to_string();
     let mut main = String::new();
     let mut tips: Vec<String> = Vec::new();

@@ -456,10 +456,13 @@ fn load_side_counted(
     let (rows, errors, _) =
         batch::collect_rows(&[path.to_path_buf()], &ProfileArgs::default(), jobs)?;
     if rows.is_empty() && !errors.is_empty() {
-        return Err(Error::input(format!(
-            "{label}: {}: {}",
-            errors[0].source, errors[0].error
-        )));
+        // the error's source is the path itself when `path` is a file: name it once
+        let e = &errors[0];
+        return Err(Error::input(if e.source == label {
+            format!("{label}: {}", e.error)
+        } else {
+            format!("{label}: {}: {}", e.source, e.error)
+        }));
     }
     for e in errors {
         warnings.push(format!("{label}: {}: {}", e.source, e.error));
@@ -562,6 +565,14 @@ pub fn run_diff(d: &DiffArgs, out: &mut dyn Write, err: &mut dyn Write) -> Resul
     let new = load_side_counted(&d.new, jobs, &mut warnings, &mut unknown)?;
     for w in &warnings {
         let _ = writeln!(err, "warning: {w}");
+    }
+    // nothing to compare: a gate would pass unnoticed (issue 29)
+    if old.is_empty() && new.is_empty() {
+        return Err(Error::input(format!(
+            "nothing to compare: neither {} nor {} holds a kernel; give archives, directories of archives or metal-profiler/1 documents",
+            d.old.display(),
+            d.new.display()
+        )));
     }
     let c = compare(&old, &new, &gates);
     let text = match d.format {

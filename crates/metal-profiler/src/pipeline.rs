@@ -820,6 +820,11 @@ pub fn raw_placement(len: u64, offset: u64, base: u64) -> Result<u32, Error> {
             "--offset {offset:#x} is odd; G13 instructions are 2-byte aligned, pick an even offset"
         )));
     }
+    if !base.is_multiple_of(2) {
+        return Err(Error::usage(format!(
+            "--base {base:#x} is odd; G13 instructions are 2-byte aligned, pick an even address"
+        )));
+    }
     u32::try_from(base)
         .map_err(|_| Error::usage(format!("--base {base:#x} does not fit in 32 bits")))
 }

@@ -418,8 +418,24 @@ fn every_readme_example_runs() {
             lines.push(l.to_string());
         }
     }
+    let before = git_status();
     let n = check_examples("readme", lines);
     assert!(n >= 14, "only {n} README examples");
+    // nothing left in the repository by the README's lines (issue 29)
+    assert_eq!(git_status(), before, "README lines changed the repository");
+}
+
+/// `git status --porcelain` of the repository, or `None` outside a git
+/// checkout (a source tarball).
+fn git_status() -> Option<String> {
+    let o = std::process::Command::new("git")
+        .args(["status", "--porcelain", "--untracked-files=all"])
+        .current_dir(repo())
+        .output()
+        .ok()?;
+    o.status
+        .success()
+        .then(|| String::from_utf8_lossy(&o.stdout).into_owned())
 }
 
 #[test]

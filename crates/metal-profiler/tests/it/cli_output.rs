@@ -140,9 +140,11 @@ fn html_and_dot_formats() {
     let page = String::from_utf8(o.stdout).unwrap();
     assert!(page.contains("<nav class=\"index\">"));
     assert_eq!(page.matches("<section class=\"kernel\"").count(), 2);
+    // one graph per output (issue 29), each kernel a cluster of it
     let o = run(&["examples/kernels.archive", "--all", "--format", "dot"]);
     let dot = String::from_utf8(o.stdout).unwrap();
-    assert_eq!(dot.matches("digraph ").count(), 2);
+    assert_eq!(dot.matches("digraph ").count(), 1);
+    assert_eq!(dot.matches("\n  subgraph cluster_k").count(), 2);
 }
 
 #[test]

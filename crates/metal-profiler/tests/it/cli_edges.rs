@@ -1,0 +1,141 @@
+//! The command line's edges (issue 29 item 9): each one a defect a user met.
+
+use crate::common;
+use common::*;
+
+fn s(p: &std::path::Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn part_sections_name_their_part() {
+    let t = ok_out(&["examples/texread.archive", "-f", "texread", "--part", "all"]);
+    let titles: Vec<&str> = t
+        .lines()
+        .filter(|l| l.contains("metal-profiler:"))
+        .collect();
+    assert_eq!(titles.len(), 2, "{t}");
+    assert!(
+        titles[0].contains("metal-profiler: texread (prolog)"),
+        "{t}"
+    );
+    assert!(titles[1].contains("metal-profiler: texread (main)"), "{t}");
+    let t = ok_out(&[
+        "examples/texread.archive",
+        "-f",
+        "texread",
+        "--part",
+        "prolog",
+    ]);
+    assert!(t.contains("metal-profiler: texread (prolog) "), "{t}");
+    // the default (main) report keeps its title
+    let t = ok_out(&["examples/texread.archive", "-f", "texread"]);
+    assert!(t.contains("metal-profiler: texread "), "{t}");
+    assert!(!t.contains("(main)"), "{t}");
+}
+
+#[test]
+fn two_inputs_say_one_input_and_batch() {
+    let o = run(&[
+        "examples/kernels.archive",
+        "examples/simple_call.archive",
+        "-f",
+        "simple_call",
+    ]);
+    let (code, line) = one_line(&o);
+    assert_eq!(code, Some(2));
+    assert!(line.contains("more than one input"), "{line}");
+    assert!(line.contains("examples/simple_call.archive"), "{line}");
+    assert!(line.contains("metal-profile batch"), "{line}");
+    assert!(!line.contains("subcommand"), "{line}");
+}
+
+#[test]
+fn batch_and_diff_with_nothing_fail() {
+    let t = tmp("edges-empty");
+    let o = run(&["batch", s(&t.0)]);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    assert!(err(&o).contains("nothing to profile"), "{}", err(&o));
+    let o = run(&["batch", s(&t.0), "--format", "json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", err(&o));
+    let o = run(&["diff", s(&t.0), s(&t.0)]);
+    let (code, line) = one_line(&o);
+    assert_eq!(code, Some(1));
+    assert!(line.contains("nothing to compare"), "{line}");
+    // a non-archive named alone: no kernel was profiled, none "other"
+    let o = run(&["batch", "examples/matmul_naive.bin"]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = err(&o);
+    assert!(e.contains("no kernel was profiled"), "{e}");
+    assert!(!e.contains("the other kernels"), "{e}");
+}
+
+#[test]
+fn diff_names_a_file_once() {
+    let t = tmp("edges-diff");
+    let p = t.0.join("notes.txt");
+    std::fs::write(&p, b"hello\n").unwrap();
+    let o = run(&["diff", s(&p), s(&p)]);
+    let (code, line) = one_line(&o);
+    assert_eq!(code, Some(1));
+    assert_eq!(line.matches("notes.txt").count(), 1, "{line}");
+}
+
+#[test]
+fn odd_base_is_refused_like_odd_offset() {
+    for flag in ["--offset", "--base"] {
+        let o = run(&[
+            "--binary",
+            "examples/matmul_naive.bin",
+            "--disasm-only",
+            flag,
+            "0x1",
+        ]);
+        let (code, line) = one_line(&o);
+        assert_eq!(code, Some(2), "{flag}");
+        assert!(line.contains(&format!("{flag} 0x1 is odd")), "{line}");
+    }
+    assert!(ok_out(&[
+        "--binary",
+        "examples/matmul_naive.bin",
+        "--disasm-only",
+        "--base",
+        "0x2"
+    ])
+    .starts_with("   2: "));
+}
+
+#[test]
+fn asm_refuses_bytes_on_a_terminal() {
+    use clap::Parser;
+    let cli = metal_profiler::cli::Cli::try_parse_from([
+        "metal-profile",
+        "asm",
+        s(&repo().join("examples/matmul_naive.s")),
+    ])
+    .unwrap();
+    let (mut o, mut e) = (Vec::new(), Vec::new());
+    let r = metal_profiler::app::run(&cli, &mut o, &mut e, true);
+    let err = r.expect_err("refused on a terminal");
+    assert_eq!(err.code, 2);
+    assert!(err.message.contains("-o FILE"), "{}", err.message);
+    assert!(o.is_empty());
+    // not a terminal (a pipe): the bytes are written
+    let r = metal_profiler::app::run(&cli, &mut o, &mut e, false);
+    assert!(r.is_ok());
+    // (the shipped .bin carries trailing padding the assembly has not)
+    let shipped = std::fs::read(repo().join("examples/matmul_naive.bin")).unwrap();
+    assert!(o.len() > 100 && shipped.starts_with(&o), "{o:?}");
+    // -o - asks for stdout explicitly
+    let cli = metal_profiler::cli::Cli::try_parse_from([
+        "metal-profile",
+        "asm",
+        s(&repo().join("examples/matmul_naive.s")),
+        "-o",
+        "-",
+    ])
+    .unwrap();
+    let mut o = Vec::new();
+    assert!(metal_profiler::app::run(&cli, &mut o, &mut e, true).is_ok());
+    assert!(!o.is_empty());
+}
