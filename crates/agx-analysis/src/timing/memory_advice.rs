@@ -147,7 +147,17 @@ pub fn refine(
                 "gather (per-lane addresses from loaded data)".to_string(),
                 32,
             ),
-            (Pattern::Strided, Some(l)) if l > best => ("strided".to_string(), l),
+            // a vector padded to its alignment (`v[i].xyz` of a vec4 array:
+            // 12 bytes at a 16-byte stride) touches the lines of a
+            // contiguous read of the padded element: nothing to coalesce
+            (Pattern::Strided, Some(l))
+                if l > best
+                    && a.lane_stride.is_some_and(|x| {
+                        x.unsigned_abs() > u64::from(a.bytes_per_lane.next_power_of_two())
+                    }) =>
+            {
+                ("strided".to_string(), l)
+            }
             // runs of one element each (lane stride 0) are broadcasts, not waste
             (Pattern::Rows, Some(l)) if l > best && a.lane_stride != Some(0) => (
                 "rows: a threadgroup narrower than the SIMD-group".to_string(),
