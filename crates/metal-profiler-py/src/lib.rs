@@ -308,8 +308,12 @@ fn profile_raw(
     trip_count: Option<i64>,
     gpu: Option<&str>,
     all_findings: bool,
+    path: Option<PathBuf>,
 ) -> Result<PyProfile, Fail> {
-    let args = profile_args(function, trip_count, all_findings)?;
+    let mut args = profile_args(function, trip_count, all_findings)?;
+    // a file's path, as `--binary FILE` gives it: the threadgroup shape
+    // recorded beside it is read the same way (issue 27)
+    args.binary = path;
     pipeline::check_raw_extent(name, bytes.len() as u64, offset)?;
     let mut code = pipeline::raw_code(bytes, offset, 0, args.function.as_deref())?;
     if let Some(name) = gpu {
@@ -437,6 +441,10 @@ fn profile_raw_code(
     detached(py, move || {
         let offset = non_negative("offset", offset)?;
         let name = data.name();
+        let path = match &data {
+            Input::Path(p) => Some(p.clone()),
+            Input::Bytes(_) => None,
+        };
         let bytes = data.read()?;
         profile_raw(
             &name,
@@ -446,6 +454,7 @@ fn profile_raw_code(
             trip_count,
             None,
             all_findings,
+            path,
         )
     })
 }
