@@ -100,11 +100,17 @@ def test_profile_archive_from_bytes_equals_path():
     ).to_json()
 
 
-def test_profile_binary_path_bytes_and_name():
+def test_profile_binary_path_bytes_and_name(tmp_path):
     p = mesa_bin("cf_mandelbrot")
-    a = mp.profile_binary(p)
+    # a file with nothing recorded beside it profiles as its bytes do
+    lone = tmp_path / "kernel.bin"
+    lone.write_bytes(p.read_bytes())
+    a = mp.profile_binary(lone)
     b = mp.profile_binary(p.read_bytes())
     assert a.to_json() == b.to_json()
+    # beside its layout.json the recorded threadgroup shape lays out the
+    # lanes, as `metal-profile --binary FILE` does (issue 27)
+    assert mp.profile_binary(p).to_json() != b.to_json()
     assert a.name == "kernel"
     c = mp.profile_binary(p, "mandelbrot")
     assert c.name == "mandelbrot"
