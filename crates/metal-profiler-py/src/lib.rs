@@ -304,16 +304,9 @@ fn profile_raw(
     name: &str,
     bytes: &[u8],
     offset: u64,
-    function: Option<String>,
-    trip_count: Option<i64>,
+    args: ProfileArgs,
     gpu: Option<&str>,
-    all_findings: bool,
-    path: Option<PathBuf>,
 ) -> Result<PyProfile, Fail> {
-    let mut args = profile_args(function, trip_count, all_findings)?;
-    // a file's path, as `--binary FILE` gives it: the threadgroup shape
-    // recorded beside it is read the same way (issue 27)
-    args.binary = path;
     pipeline::check_raw_extent(name, bytes.len() as u64, offset)?;
     let mut code = pipeline::raw_code(bytes, offset, 0, args.function.as_deref())?;
     if let Some(name) = gpu {
@@ -445,17 +438,12 @@ fn profile_raw_code(
             Input::Path(p) => Some(p.clone()),
             Input::Bytes(_) => None,
         };
+        let mut args = profile_args(function_name, trip_count, all_findings)?;
+        // a file's path, as `--binary FILE` gives it: the threadgroup shape
+        // recorded beside it is read the same way (issue 27)
+        args.binary = path;
         let bytes = data.read()?;
-        profile_raw(
-            &name,
-            &bytes,
-            offset,
-            function_name,
-            trip_count,
-            None,
-            all_findings,
-            path,
-        )
+        profile_raw(&name, &bytes, offset, args, None)
     })
 }
 
