@@ -5,8 +5,10 @@
 //! * `tile-global-loads` (the loop rule of [`super::suggest`]) is kept only
 //!   for a loop whose device loads are re-read, by other threads of the
 //!   threadgroup or by later iterations, and only when the kernel does not
-//!   already stage data through threadgroup memory (a `threadgroup_store`
-//!   and a `threadgroup_barrier`); its message then names those loads.
+//!   already stage data through threadgroup memory
+//!   ([`super::suggest::stages_through_threadgroup`]: a threadgroup store,
+//!   a `threadgroup_barrier` and a threadgroup load); its message then
+//!   names those loads.
 //! * `coalesce-strided-loads`: a device access whose SIMD-group request
 //!   touches more cache lines than a contiguous one of the same width would
 //!   (strided, rows with a jump, gather), with the stride and the lines
@@ -15,20 +17,14 @@
 //!   not move across the iterations (loop stride 0).
 
 use super::model::{KernelTiming, LoopTiming};
-use super::suggest::{loop_cycles, severity_for_share, share_pct, Suggestion};
+use super::suggest::{
+    loop_cycles, severity_for_share, share_pct, stages_through_threadgroup, Suggestion,
+};
 use crate::address::{Access, Addresses, Pattern};
 use agx_isa::Instruction;
 
 /// The rule ids this module adds.
 pub const MEMORY_RULES: &[&str] = &["coalesce-strided-loads", "hoist-invariant-loads"];
-
-/// Whether the kernel copies data to threadgroup memory and waits at a
-/// barrier before reading it back (its loops already tile).
-pub fn stages_through_threadgroup(insns: &[Instruction]) -> bool {
-    let store = insns.iter().any(|i| i.mnemonic() == "threadgroup_store");
-    let barrier = insns.iter().any(|i| i.mnemonic() == "threadgroup_barrier");
-    store && barrier
-}
 
 /// The innermost loop record holding the instruction at `addr` (the
 /// model's record of it: its detail's loop).

@@ -1207,23 +1207,35 @@ pub fn suggest(
     out
 }
 
-/// Whether tiling through threadgroup memory is already what the code does
-/// (the tiling rule's condition, issue 27 item 5): the kernel stages data
-/// through threadgroup memory (it stores to it, synchronises at a barrier
-/// and loads from it), or the loop (`body`, nested loops included) is a
-/// tile-loading loop (it stores to threadgroup memory). The reuse facts of
-/// the address analysis join here.
-pub fn tiling_already_done(insns: &[Instruction], body: &[&Instruction]) -> bool {
+/// Whether the kernel stages data through threadgroup memory: it stores to
+/// threadgroup memory, synchronises the threadgroup at a
+/// `threadgroup_barrier` and loads from threadgroup memory (what it stored
+/// is read back, by other threads). The one test of this fact: the tiling
+/// rule here and its refinement in [`super::memory_advice`] read it. (A
+/// `memory_barrier` orders memory but does not wait for the other threads,
+/// and a store never read back stages nothing.)
+pub fn stages_through_threadgroup(insns: &[Instruction]) -> bool {
     let tg = |i: &Instruction, dir: MemDir| {
         i.mem_access()
             .is_some_and(|m| m.space == MemSpace::Threadgroup && m.dir == dir)
     };
-    let stages = insns.iter().any(|i| tg(i, MemDir::Store))
-        && insns
-            .iter()
-            .any(|i| i.cost_key() == agx_isa::CostKey::Barrier)
-        && insns.iter().any(|i| tg(i, MemDir::Load));
-    stages || body.iter().any(|i| tg(i, MemDir::Store))
+    insns.iter().any(|i| tg(i, MemDir::Store))
+        && insns.iter().any(|i| i.mnemonic() == "threadgroup_barrier")
+        && insns.iter().any(|i| tg(i, MemDir::Load))
+}
+
+/// Whether tiling through threadgroup memory is already what the code does
+/// (the tiling rule's condition, issue 27 item 5): the kernel stages data
+/// through threadgroup memory ([`stages_through_threadgroup`]), or the loop
+/// (`body`, nested loops included) is a tile-loading loop (it stores to
+/// threadgroup memory). The reuse facts of the address analysis join in
+/// [`super::memory_advice`].
+pub fn tiling_already_done(insns: &[Instruction], body: &[&Instruction]) -> bool {
+    stages_through_threadgroup(insns)
+        || body.iter().any(|i| {
+            i.mem_access()
+                .is_some_and(|m| m.space == MemSpace::Threadgroup && m.dir == MemDir::Store)
+        })
 }
 
 /// The instructions of a loop (`body`, in address order, nested loops
