@@ -94,6 +94,21 @@ pub fn skipped_list() -> PathBuf {
     target.join("skipped-tests.txt")
 }
 
+/// The directories right below `dir` (a Mesa corpus: one per kernel),
+/// sorted by path (a directory that cannot be read holds none).
+pub fn subdirs(dir: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    out.sort();
+    out
+}
+
 /// Every file below `dir` (recursively) whose name ends in `.EXT`, sorted
 /// by path (a directory that cannot be read holds none).
 pub fn files_with_ext(dir: &Path, ext: &str) -> Vec<PathBuf> {

@@ -148,21 +148,31 @@ fn run_single(path: &Path) -> Tally {
     t
 }
 
+/// The tally of `run` over `path` (testdata, or the shared corpus' when
+/// `path` is relative to it: None when it is not there, a skip).
+fn tally<T: std::fmt::Debug>(path: &str, run: fn(&Path) -> T) -> Option<T> {
+    let p = if path.starts_with("corpus/") {
+        shared_data::shared(path)?
+    } else {
+        repo().join(path)
+    };
+    let t = run(&p);
+    eprintln!("apple9 {path}: {t:?}");
+    Some(t)
+}
+
 #[test]
 fn tk_single_slice() {
-    let t = run_single(&repo().join("testdata/apple9/tk-single.jsonl"));
-    eprintln!("apple9 tk-single slice: {t:?}");
+    let t = tally("testdata/apple9/tk-single.jsonl", run_single).unwrap();
     assert!(t.printed > 100);
     assert_eq!(t.bad, 0, "{t:?}");
 }
 
 #[test]
 fn tk_single_shared() {
-    let Some(p) = shared_data::shared("corpus/apple9/tk-single/encodings.jsonl") else {
+    let Some(t) = tally("corpus/apple9/tk-single/encodings.jsonl", run_single) else {
         return;
     };
-    let t = run_single(&p);
-    eprintln!("apple9 tk-single (shared): {t:?}");
     assert_eq!(t.identical + t.deviation, t.printed);
     assert_eq!(t.cryptic_identical, t.identical, "{t:?}");
     assert_eq!(t.bad, 0, "{t:?}");
@@ -309,19 +319,16 @@ fn run_streams(dir: &Path) -> StreamTally {
 
 #[test]
 fn tk_streams_slice() {
-    let t = run_streams(&repo().join("testdata/apple9"));
-    eprintln!("apple9 tk-streams slice: {t:?}");
+    let t = tally("testdata/apple9", run_streams).unwrap();
     assert!(t.identical > 1200 && t.deviation > 0, "{t:?}");
     assert_eq!(t.bad, 0, "{t:?}");
 }
 
 #[test]
 fn tk_streams_shared() {
-    let Some(dir) = shared_data::shared("corpus/apple9/tk-streams") else {
+    let Some(t) = tally("corpus/apple9/tk-streams", run_streams) else {
         return;
     };
-    let t = run_streams(&dir);
-    eprintln!("apple9 tk-streams (shared): {t:?}");
     assert_eq!(t.bad, 0, "{t:?}");
     assert_eq!(t.identical + t.reference_failed, t.alike, "{t:?}");
     assert_eq!(t.raised, 2, "{t:?}");

@@ -11,6 +11,13 @@ fn err(text: &str) -> AsmError {
     }
 }
 
+/// The error of `text`, asserted to be at (line, column) `at`.
+fn err_at(text: &str, at: (usize, usize)) -> AsmError {
+    let e = err(text);
+    assert_eq!((e.line, e.column), at, "{text:?}: {e}");
+    e
+}
+
 fn texts(text: &str) -> Vec<String> {
     assemble_insns(text)
         .unwrap()
@@ -21,16 +28,14 @@ fn texts(text: &str) -> Vec<String> {
 
 #[test]
 fn unknown_mnemonic_suggests() {
-    let e = err("stop\n  fad32 r0, r1, r2\n");
-    assert_eq!((e.line, e.column), (2, 3));
+    let e = err_at("stop\n  fad32 r0, r1, r2\n", (2, 3));
     assert!(e.message.contains("unknown mnemonic `fad32`"), "{e}");
     assert!(e.message.contains("`fadd32`"), "{e}");
 }
 
 #[test]
 fn wrong_operand_count() {
-    let e = err("fadd32 r0, r1");
-    assert_eq!((e.line, e.column), (1, 1));
+    let e = err_at("fadd32 r0, r1", (1, 1));
     assert_eq!(
         e.message,
         "wrong operand count: `fadd32` takes 3 (D, A, B), found 2"
@@ -39,20 +44,19 @@ fn wrong_operand_count() {
 
 #[test]
 fn register_out_of_range() {
-    let e = err("fadd32 r0, r200, r2");
-    assert_eq!((e.line, e.column), (1, 12));
+    let e = err_at("fadd32 r0, r200, r2", (1, 12));
     assert!(e.message.contains("register `r200` out of range"), "{e}");
     assert!(e.message.contains("r0..r127"), "{e}");
-    let e =
-        err("mov_imm r0l, 1\nget_sr r1, sr80\ndevice_load 0, i32, x, r300, u0_u1, r0, unsigned");
-    assert_eq!((e.line, e.column), (3, 24));
+    let e = err_at(
+        "mov_imm r0l, 1\nget_sr r1, sr80\ndevice_load 0, i32, x, r300, u0_u1, r0, unsigned",
+        (3, 24),
+    );
     assert!(e.message.contains("out of range"), "{e}");
 }
 
 #[test]
 fn immediate_too_large() {
-    let e = err("iadd r0, r1, 300");
-    assert_eq!((e.line, e.column), (1, 14));
+    let e = err_at("iadd r0, r1, 300", (1, 14));
     assert!(e.message.contains("immediate 300 out of range"), "{e}");
     assert!(e.message.contains("0..=255"), "{e}");
     // 32-bit mov_imm (applegpu prints its `kill` bit: `, 0b0`)
@@ -68,8 +72,7 @@ fn immediate_too_large() {
 
 #[test]
 fn unknown_label() {
-    let e = err("top:\n  jmp_exec_any nowhere\n");
-    assert_eq!((e.line, e.column), (2, 16));
+    let e = err_at("top:\n  jmp_exec_any nowhere\n", (2, 16));
     assert_eq!(e.message, "unknown label `nowhere`");
 }
 

@@ -58,16 +58,7 @@ fn real_cases(dir: &Path, out: &mut Vec<Case>) {
 /// Mesa kernels: `main.applegpu.txt` (offset 0) and `preamble.applegpu.txt`
 /// (at `layout.json` preamble offset) against `NAME.bin`.
 fn mesa_cases(dir: &Path, out: &mut Vec<Case>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut dirs: Vec<PathBuf> = rd
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_dir())
-        .collect();
-    dirs.sort();
-    for d in dirs {
+    for d in shared_data::subdirs(dir) {
         let name = d.file_name().unwrap().to_string_lossy().to_string();
         let Ok(code) = std::fs::read(d.join(format!("{name}.bin"))) else {
             continue;

@@ -39,17 +39,8 @@ fn check_real(dir: &Path) -> (usize, Vec<String>) {
 }
 
 fn check_mesa(dir: &Path) -> (usize, Vec<String>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return (0, vec![]);
-    };
-    let mut dirs: Vec<PathBuf> = rd
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.is_dir())
-        .collect();
-    dirs.sort();
     let (mut n, mut bad) = (0, Vec::new());
-    for d in dirs {
+    for d in shared_data::subdirs(dir) {
         let name = d.file_name().unwrap().to_string_lossy().to_string();
         let Ok(bin) = std::fs::read(d.join(format!("{name}.bin"))) else {
             continue;

@@ -9,48 +9,23 @@
 //! a missing shared corpus or a missing `dot` binary fails the test.
 
 use agx_isa::asm::assemble_insns;
-use agx_isa::stream::walk;
 use agx_report::{dot, html, layout, Options, Profile};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
+use crate::common::{profile, repo};
 use crate::shared_data;
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn profile(name: &str, code: &[u8]) -> Profile {
-    let insns: Vec<_> = walk(code, 0).filter_map(|i| i.into_insn()).collect();
-    Profile::build(
-        name.to_string(),
-        None,
-        insns,
-        None,
-        vec![],
-        &Options::default(),
-    )
-}
 
 /// (name, code) of every corpus kernel available.
 fn corpus() -> Vec<(String, Vec<u8>)> {
     let mut v = Vec::new();
     let add_mesa = |dir: &Path, v: &mut Vec<(String, Vec<u8>)>| {
-        let Ok(rd) = std::fs::read_dir(dir) else {
-            return false;
-        };
-        let mut names: Vec<String> = rd
-            .flatten()
-            .filter(|e| e.path().is_dir())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        for n in names {
-            if let Ok(b) = std::fs::read(dir.join(&n).join(format!("{n}.bin"))) {
+        for d in shared_data::subdirs(dir) {
+            let n = d.file_name().unwrap().to_string_lossy().into_owned();
+            if let Ok(b) = std::fs::read(d.join(format!("{n}.bin"))) {
                 v.push((format!("mesa/{n}"), b));
             }
         }
-        true
+        dir.is_dir()
     };
     add_mesa(&repo().join("testdata/mesa"), &mut v);
     let add_bins = |dir: &Path, v: &mut Vec<(String, Vec<u8>)>| {
@@ -453,14 +428,7 @@ fn html_structure_snapshots() {
 
 #[test]
 fn dot_output_of_every_corpus_kernel_is_accepted_by_graphviz() {
-    let have_dot = Command::new("dot")
-        .arg("-V")
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !have_dot {
-        // a panic under CI=true
-        shared_data::skip("Graphviz `dot` is not installed (apt-get install graphviz)");
+    if !crate::graphviz::have_dot() {
         return;
     }
     let kernels = corpus();
@@ -477,27 +445,8 @@ fn dot_output_of_every_corpus_kernel_is_accepted_by_graphviz() {
             p.graph.loops.loops.len(),
             "{name}"
         );
-        let mut child = Command::new("dot")
-            .arg("-Tsvg")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(text.as_bytes())
-            .unwrap();
-        let o = child.wait_with_output().unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(
-            o.status.success() && err.trim().is_empty(),
-            "{name}: dot said {err}\n{text}"
-        );
-        let svg = String::from_utf8_lossy(&o.stdout);
+        let svg = crate::graphviz::graphviz("svg", &text);
+        let svg = String::from_utf8_lossy(&svg);
         assert_eq!(
             count(&svg, "class=\"node\""),
             p.graph.cfg.blocks.len(),

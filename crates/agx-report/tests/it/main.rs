@@ -1,9 +1,12 @@
 //! All integration tests of this crate in one test binary (one link instead of
 //! one per file: issue 29). Each file is a module; `common` holds their helpers.
 
+#[path = "../../../../testdata/graphviz.rs"]
+mod graphviz;
 #[path = "../../../../testdata/shared_data.rs"]
 mod shared_data;
 
+mod common;
 mod html_dot;
 mod schema;
 mod schema_calls;

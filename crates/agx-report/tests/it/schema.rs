@@ -3,29 +3,16 @@
 
 use agx_isa::stream::walk;
 use agx_report::{json, Options, Profile};
-use std::path::{Path, PathBuf};
 
+use crate::common::repo;
 use crate::shared_data;
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn kernels() -> Vec<(String, Vec<u8>, usize)> {
     let mut out = Vec::new();
     let mut dirs = vec![repo().join("testdata/mesa")];
     dirs.extend(shared_data::shared("corpus/mesa"));
     for dir in dirs {
-        let Ok(rd) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        let mut ents: Vec<_> = rd
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.is_dir())
-            .collect();
-        ents.sort();
-        for d in ents {
+        for d in shared_data::subdirs(&dir) {
             let name = d.file_name().unwrap().to_string_lossy().to_string();
             let Ok(bin) = std::fs::read(d.join(format!("{name}.bin"))) else {
                 continue;

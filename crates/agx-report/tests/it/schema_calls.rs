@@ -2,13 +2,9 @@
 //! testdata/apple_stack) validates against docs/schema.json, with its
 //! `calls`, `functions` and a `call` part in the breakdown.
 
+use crate::common::repo;
 use agx_analysis::program::{function_body, CodeSource, FunctionCode, NoFunction};
 use agx_report::{json, Options, Profile};
-use std::path::{Path, PathBuf};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 /// Every function of a `__text` image at its offset.
 struct Image(Vec<u8>);

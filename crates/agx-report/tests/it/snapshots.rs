@@ -5,25 +5,9 @@
 //! diff: `INSTA_UPDATE=always cargo test -p agx-report --test snapshots`
 //! rewrites them.
 
-use agx_isa::stream::walk;
+use crate::common::{profile, repo};
 use agx_report::{json, text, Options, Profile};
-use std::path::{Path, PathBuf};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn profile(name: &str, code: &[u8]) -> Profile {
-    let insns: Vec<_> = walk(code, 0).filter_map(|i| i.into_insn()).collect();
-    Profile::build(
-        name.to_string(),
-        None,
-        insns,
-        None,
-        vec![],
-        &Options::default(),
-    )
-}
+use std::path::PathBuf;
 
 fn settings() -> insta::Settings {
     let mut s = insta::Settings::clone_current();
@@ -35,13 +19,10 @@ fn settings() -> insta::Settings {
 #[test]
 fn mesa_kernel_reports() {
     let dir = repo().join("testdata/mesa");
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .flatten()
-        .filter(|e| e.path().is_dir())
-        .map(|e| e.file_name().to_string_lossy().to_string())
+    let names: Vec<String> = crate::shared_data::subdirs(&dir)
+        .iter()
+        .map(|d| d.file_name().unwrap().to_string_lossy().to_string())
         .collect();
-    names.sort();
     assert!(names.len() >= 37);
     let s = settings();
     for name in names {

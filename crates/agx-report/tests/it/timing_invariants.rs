@@ -10,11 +10,8 @@ use agx_isa::stream::walk;
 use agx_report::{json, Options, Profile};
 use std::path::{Path, PathBuf};
 
+use crate::common::repo;
 use crate::shared_data;
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 /// Every `.bin` under `dir` (recursively), cut to `main` when a
 /// `layout.json` beside it says so.

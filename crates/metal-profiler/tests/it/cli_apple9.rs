@@ -1,20 +1,20 @@
 //! `--binary F --gpu NAME` for Apple9 code (G15/G16/G17P; issue 28): the
 //! listing, the refusals, framing stops as warnings with exit 4.
 
-use crate::common::{err, one_line, out, run, tmp};
+use crate::common::{assert_prints, err, one_line, out, run, tmp};
+use std::process::Output;
+
+/// `metal-profile --binary examples/apple9_loop.a9bin ARGS`.
+fn example(args: &[&str]) -> Output {
+    let mut a = vec!["--binary", "examples/apple9_loop.a9bin"];
+    a.extend(args);
+    run(&a)
+}
 
 #[test]
 fn apple9_example_lists_as_committed() {
     for gpu in ["g16g", "g15s", "g17p"] {
-        let o = run(&[
-            "--binary",
-            "examples/apple9_loop.a9bin",
-            "--gpu",
-            gpu,
-            "--disasm-only",
-            "--offset",
-            "0x40",
-        ]);
+        let o = example(&["--gpu", gpu, "--disasm-only", "--offset", "0x40"]);
         assert!(o.status.success(), "{}", err(&o));
         let want = std::fs::read_to_string(crate::common::repo().join("examples/apple9_loop.txt"))
             .unwrap();
@@ -22,9 +22,7 @@ fn apple9_example_lists_as_committed() {
         assert!(err(&o).is_empty(), "{}", err(&o));
     }
     // the reference's cryptic syntax: `$` for the cache hint
-    let o = run(&[
-        "--binary",
-        "examples/apple9_loop.a9bin",
+    let o = example(&[
         "--gpu",
         "g16g",
         "--disasm-only",
@@ -39,13 +37,7 @@ fn apple9_example_lists_as_committed() {
         out(&o)
     );
     // the preamble: its stop ends the listing of offset 0
-    let o = run(&[
-        "--binary",
-        "examples/apple9_loop.a9bin",
-        "--gpu",
-        "g16g",
-        "--disasm-only",
-    ]);
+    let o = example(&["--gpu", "g16g", "--disasm-only"]);
     assert_eq!(
         out(&o),
         format!("   0: {:<42} stop             \n", "0E 00 00 00")
@@ -54,32 +46,18 @@ fn apple9_example_lists_as_committed() {
 
 #[test]
 fn apple9_profile_and_m5_are_refused_in_one_line() {
-    let o = run(&["--binary", "examples/apple9_loop.a9bin", "--gpu", "g16g"]);
+    let o = example(&["--gpu", "g16g"]);
     let (code, line) = one_line(&o);
     assert_eq!(code, Some(1));
     assert!(
         line.contains("Apple9") && line.contains("--disasm-only"),
         "{line}"
     );
-    let o = run(&[
-        "--binary",
-        "examples/apple9_loop.a9bin",
-        "--gpu",
-        "g17g",
-        "--disasm-only",
-    ]);
+    let o = example(&["--gpu", "g17g", "--disasm-only"]);
     let (code, line) = one_line(&o);
     assert_eq!(code, Some(1));
     assert!(line.contains("M5") && line.contains("not Apple9"), "{line}");
-    let o = run(&[
-        "--binary",
-        "examples/apple9_loop.a9bin",
-        "--gpu",
-        "g16g",
-        "--disasm-only",
-        "--syntax",
-        "native",
-    ]);
+    let o = example(&["--gpu", "g16g", "--disasm-only", "--syntax", "native"]);
     assert_eq!(one_line(&o).0, Some(2));
 }
 
@@ -114,12 +92,7 @@ fn apple9_framing_stop_warns_with_the_offset() {
     ]);
     assert_eq!(o.status.code(), Some(0));
     // the default (no --gpu) is still G13
-    let o = run(&[
-        "--binary",
-        "examples/apple9_loop.a9bin",
-        "--disasm-only",
-        "--allow-unknown",
-    ]);
+    let o = example(&["--disasm-only", "--allow-unknown"]);
     assert!(!out(&o).contains("push_exec"), "{}", out(&o));
 }
 
@@ -142,18 +115,11 @@ fn apple9_archive_slice_lists_and_is_listed() {
     std::fs::write(&f, archive).unwrap();
     let p = f.to_str().unwrap();
     let o = run(&[p, "--list"]);
-    assert!(o.status.success(), "{}", err(&o));
-    assert!(
-        out(&o).contains("G15G (M3)                Apple9"),
-        "{}",
-        out(&o)
-    );
+    assert_prints(&o, "G15G (M3)                Apple9");
     let o = run(&[p, "--list", "--gpu", "g15g"]);
-    assert!(o.status.success(), "{}", err(&o));
-    assert!(
-        out(&o).contains("_agc.main: 66 of 128 bytes framed, 9 instructions named, 0 unknown"),
-        "{}",
-        out(&o)
+    assert_prints(
+        &o,
+        "_agc.main: 66 of 128 bytes framed, 9 instructions named, 0 unknown",
     );
     let o = run(&[p, "--gpu", "g15g", "--disasm-only"]);
     assert!(o.status.success(), "{}", err(&o));

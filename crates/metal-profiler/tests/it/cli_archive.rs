@@ -228,12 +228,7 @@ fn truncated_archive_names_the_offset() {
 fn offset_flags_are_refused_for_archives() {
     let (_t, p) = write_tmp("sc5.archive", &simple_call_archive());
     let o = run(&[p.to_str().unwrap(), "--offset", "4"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        err(&o).contains("--offset/--base apply to raw code"),
-        "{}",
-        err(&o)
-    );
+    assert_fails(&o, 2, "--offset/--base apply to raw code");
 }
 
 #[test]
@@ -260,13 +255,7 @@ fn all_profiles_every_kernel_and_default_selection_is_ambiguous() {
     let o = run(&[p.to_str().unwrap(), "--all", "--format", "json"]);
     assert!(o.status.success(), "{}", err(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let names: Vec<&str> = v["kernels"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|k| k["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["matmul_naive", "mandelbrot"]);
+    assert_eq!(names(&v["kernels"]), ["matmul_naive", "mandelbrot"]);
     let o = run(&[p.to_str().unwrap(), "-f", "mandelbrot", "--disasm-only"]);
     assert!(o.status.success());
     assert!(out(&o).starts_with(" 100: "), "{}", out(&o));

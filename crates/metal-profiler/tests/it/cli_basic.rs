@@ -86,22 +86,19 @@ fn missing_file_is_a_clean_error() {
 #[test]
 fn no_input_is_a_usage_error() {
     let o = run(&[]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(err(&o).contains("no input"), "{}", err(&o));
+    assert_fails(&o, 2, "no input");
 }
 
 #[test]
 fn bad_flag_is_a_usage_error() {
     let o = run(&["--binary", "examples/matmul_naive.bin", "--no-such-flag"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(err(&o).contains("--no-such-flag"), "{}", err(&o));
+    assert_fails(&o, 2, "--no-such-flag");
 }
 
 #[test]
 fn odd_offset_rejected() {
     let o = run(&["--binary", "examples/matmul_naive.bin", "--offset", "3"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(err(&o).contains("odd"), "{}", err(&o));
+    assert_fails(&o, 2, "odd");
 }
 
 #[test]
@@ -112,19 +109,13 @@ fn offset_past_end_rejected() {
         "--offset",
         "0x100000",
     ]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(err(&o).contains("past the end"), "{}", err(&o));
+    assert_fails(&o, 1, "past the end");
 }
 
 #[test]
 fn list_on_raw_code_rejected() {
     let o = run(&["--binary", "examples/matmul_naive.bin", "--list"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        err(&o).contains("--list needs a Metal binary archive"),
-        "{}",
-        err(&o)
-    );
+    assert_fails(&o, 2, "--list needs a Metal binary archive");
 }
 
 #[test]
@@ -259,10 +250,5 @@ fn shipped_example_archives_work() {
     ]);
     assert_eq!(out(&o), matmul_reference());
     let o = run(&["examples/simple_call.archive", "-f", "simple_call"]);
-    assert!(o.status.success(), "{}", err(&o));
-    assert!(
-        out(&o).contains("; -> l__Z6helperPU9MTLdeviceKjj"),
-        "{}",
-        out(&o)
-    );
+    assert_prints(&o, "; -> l__Z6helperPU9MTLdeviceKjj");
 }

@@ -308,13 +308,7 @@ fn list_and_explain_model_have_json_documents() {
     let v: serde_json::Value = serde_json::from_str(&out(&o)).expect("--list JSON");
     assert_eq!(v["schema"], "metal-profiler/1");
     validate(&v);
-    let names: Vec<&str> = v["functions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["matmul_naive", "mandelbrot"]);
+    assert_eq!(names(&v["functions"]), ["matmul_naive", "mandelbrot"]);
     assert_eq!(v["functions"][1]["part"], "main");
     assert_eq!(v["functions"][1]["gpu"], "G13G");
 

@@ -102,14 +102,12 @@ fn unwritable_output_is_a_one_line_error() {
 
 #[test]
 fn html_and_dot_formats() {
-    let o = run(&["--binary", MANDEL, "-f", "mandel", "--format", "html"]);
-    assert!(o.status.success());
-    let page = String::from_utf8(o.stdout).unwrap();
+    let page = ok_out(&["--binary", MANDEL, "-f", "mandel", "--format", "html"]);
     assert!(page.starts_with("<!DOCTYPE html>"));
     assert!(page.contains("<title>metal-profiler: mandel</title>"));
     assert!(page.contains("unknown loop trip counts = 16"));
     // --trip-count reaches the page
-    let o = run(&[
+    let page7 = ok_out(&[
         "--binary",
         MANDEL,
         "-f",
@@ -119,45 +117,37 @@ fn html_and_dot_formats() {
         "--trip-count",
         "7",
     ]);
-    let page7 = String::from_utf8(o.stdout).unwrap();
     assert!(page7.contains("unknown loop trip counts = 7"));
     assert!(
         page7.contains("× 7)"),
         "loop region label shows the trip count"
     );
 
-    let o = run(&["--binary", MANDEL, "-f", "mandel", "--format", "dot"]);
-    assert!(o.status.success());
-    let dot = String::from_utf8(o.stdout).unwrap();
+    let dot = ok_out(&["--binary", MANDEL, "-f", "mandel", "--format", "dot"]);
     assert!(dot.starts_with("digraph \"mandel\" {"));
     assert!(dot.contains("subgraph cluster_loop0"));
     assert!(dot.contains("label=\"back\""));
     assert!(dot.trim_end().ends_with('}'));
 
     // several kernels: one page with an index, one digraph each
-    let o = run(&["examples/kernels.archive", "--all", "--format", "html"]);
-    assert!(o.status.success());
-    let page = String::from_utf8(o.stdout).unwrap();
+    let page = ok_out(&["examples/kernels.archive", "--all", "--format", "html"]);
     assert!(page.contains("<nav class=\"index\">"));
     assert_eq!(page.matches("<section class=\"kernel\"").count(), 2);
     // one graph per output (issue 29), each kernel a cluster of it
-    let o = run(&["examples/kernels.archive", "--all", "--format", "dot"]);
-    let dot = String::from_utf8(o.stdout).unwrap();
+    let dot = ok_out(&["examples/kernels.archive", "--all", "--format", "dot"]);
     assert_eq!(dot.matches("digraph ").count(), 1);
     assert_eq!(dot.matches("\n  subgraph cluster_k").count(), 2);
 }
 
 #[test]
 fn call_links_to_the_helper_section() {
-    let o = run(&[
+    let page = ok_out(&[
         "examples/simple_call.archive",
         "--part",
         "all",
         "--format",
         "html",
     ]);
-    assert!(o.status.success());
-    let page = String::from_utf8(o.stdout).unwrap();
     // helper is section k0, main k1; main's call links to k0
     assert!(page.contains("<a href=\"#k0\">helper</a>"), "index");
     let main = &page[page.find("<section class=\"kernel\" id=\"k1\"").unwrap()..];

@@ -216,12 +216,7 @@ fn archive_functions_follow_the_same_rules() {
         (Some(1), "metal-profile: error: `_k_agc.main`: the code ends inside an instruction at 0x8c: 3 of 6 bytes; the archive is cut short or damaged: rebuild it".into())
     );
     let o = run_in(&t.0, &["batch", "cut.archive"], None);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(
-        err(&o).contains("error: cut.archive: `_k_agc.main`: the code ends inside an instruction at 0x8c: 3 of 6 bytes"),
-        "{}",
-        err(&o)
-    );
+    assert_fails(&o, 1, "error: cut.archive: `_k_agc.main`: the code ends inside an instruction at 0x8c: 3 of 6 bytes");
 
     let mut main = vec![0xff, 0xff];
     main.extend(&m);

@@ -123,13 +123,18 @@ fn record_figures_add_up_on_every_testdata_kernel() {
             kernels += 1;
             let name = format!("{args:?} {}", k["name"]);
             let total = num(&k["total_cycles"]);
+            // the parts' `field`s add up to the total (0.01 cy of
+            // rounding per part)
+            let adds_up = |what: &str, parts: &[serde_json::Value], field: &str| {
+                let sum: f64 = parts.iter().map(|r| num(&r[field])).sum();
+                let tol = 0.01 * (parts.len() as f64 + 1.0);
+                assert!(
+                    (sum - total).abs() <= tol,
+                    "{name}: {what} {sum} vs total {total}"
+                );
+            };
             let regions = k["regions"].as_array().unwrap();
-            let sum: f64 = regions.iter().map(|r| num(&r["self_cycles"])).sum();
-            let tol = 0.01 * (regions.len() as f64 + 1.0);
-            assert!(
-                (sum - total).abs() <= tol,
-                "{name}: regions {sum} vs total {total}"
-            );
+            adds_up("regions", regions, "self_cycles");
             let kinds: Vec<&str> = regions
                 .iter()
                 .map(|r| r["kind"].as_str().unwrap())
@@ -146,13 +151,7 @@ fn record_figures_add_up_on_every_testdata_kernel() {
                 loops.len(),
                 "{name}"
             );
-            let blocks = k["blocks"].as_array().unwrap();
-            let bsum: f64 = blocks.iter().map(|b| num(&b["cycles"])).sum();
-            let btol = 0.01 * (blocks.len() as f64 + 1.0);
-            assert!(
-                (bsum - total).abs() <= btol,
-                "{name}: blocks {bsum} vs total {total}"
-            );
+            adds_up("blocks", k["blocks"].as_array().unwrap(), "cycles");
             let det = k["instructions_detail"].as_array().unwrap();
             let isum: f64 = det
                 .iter()

@@ -116,12 +116,7 @@ fn undecodable_or_absent_slices_are_refused_naming_the_alternatives() {
     let (_t2, q) = write_tmp("g15.archive", &only15);
     let q = q.to_str().unwrap();
     let o = run(&[q, "--list"]);
-    assert!(o.status.success(), "{}", err(&o));
-    assert!(
-        out(&o).contains("0     APPLEGPU  G15G (M3)                Apple9"),
-        "{}",
-        out(&o)
-    );
+    assert_prints(&o, "0     APPLEGPU  G15G (M3)                Apple9");
     let o = run(&[q]);
     assert_eq!(o.status.code(), Some(1));
     let e = err(&o);
@@ -148,6 +143,24 @@ fn json(args: &[&str]) -> Value {
     let o = run(args);
     assert!(o.status.success(), "{args:?}: {}", err(&o));
     serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// A G14G archive at `name` whose kernel `k` is `prefix` followed by the
+/// real `simple_call` main (alone: its call to the helper, not in the
+/// archive, is not followed).
+fn main_after(prefix: &[u8], name: &str) -> (Tmp, std::path::PathBuf) {
+    let mut main = prefix.to_vec();
+    main.extend(real("simple_call_compute_shader.bin"));
+    write_tmp(
+        name,
+        &build_test_archive(G14G, Stage::Compute, &main, &[("_k_agc.main", 0)]),
+    )
+}
+
+/// The JSON profile of kernel `k` of the archive at `p`, unknown encodings
+/// allowed.
+fn k_json(p: &str) -> Value {
+    json(&[p, "-f", "k", "--format", "json", "--allow-unknown"])
 }
 
 #[test]
@@ -211,25 +224,14 @@ fn binary_gpu_labels_raw_code() {
     let plain = json(&["--binary", bin, "--format", "json"]);
     assert_eq!(plain["kernels"][0]["gpu"], Value::Null);
     let o = run(&["--binary", bin, "--gpu", "g16g"]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(
-        err(&o).contains("--gpu g16g: Apple9 (M3/M4/A18 Pro) code has no profile yet (no cycle measurements exist for it); use --disasm-only for its listing"),
-        "{}",
-        err(&o)
-    );
+    assert_fails(&o, 1, "--gpu g16g: Apple9 (M3/M4/A18 Pro) code has no profile yet (no cycle measurements exist for it); use --disasm-only for its listing");
     let o = run(&["--binary", bin, "--gpu", "g16p"]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(
-        err(&o).contains("--gpu g16p: G16P (iPhone/iPad SoC) code cannot be decoded (decoding supports G13G, G13S, G13C, G13D, G14G, G14S, G14D)"),
-        "{}",
-        err(&o)
-    );
+    assert_fails(&o, 1, "--gpu g16p: G16P (iPhone/iPad SoC) code cannot be decoded (decoding supports G13G, G13S, G13C, G13D, G14G, G14S, G14D)");
     let o = run(&["--binary", bin, "--gpu", "m2"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        err(&o).contains("--gpu m2: not a known Apple GPU; use one of: g13g, g13s"),
-        "{}",
-        err(&o)
+    assert_fails(
+        &o,
+        2,
+        "--gpu m2: not a known Apple GPU; use one of: g13g, g13s",
     );
 }
 
@@ -299,10 +301,7 @@ fn shipped_archives_rewrapped_as_g14_profile_the_same() {
 /// goes on with the rest.
 #[test]
 fn unknown_encodings_are_counted_and_the_profile_goes_on() {
-    let mut main = vec![0xff, 0xff];
-    main.extend(real("simple_call_compute_shader.bin"));
-    let a = build_test_archive(G14G, Stage::Compute, &main, &[("_k_agc.main", 0)]);
-    let (_t, p) = write_tmp("unknown.archive", &a);
+    let (_t, p) = main_after(&[0xff, 0xff], "unknown.archive");
     let p = p.to_str().unwrap();
     // the report is written; exit 4 (unknown encodings) unless --allow-unknown
     let o = run(&[p, "-f", "k"]);
@@ -320,17 +319,11 @@ fn unknown_encodings_are_counted_and_the_profile_goes_on() {
         "{}",
         out(&o)
     );
-    let v = json(&[p, "-f", "k", "--format", "json", "--allow-unknown"]);
+    let v = k_json(p);
     assert_eq!(v["kernels"][0]["unknown_encodings"], 1);
     assert_eq!(v["kernels"][0]["gpu_name"], "G14G (M2)");
     // the rest is exactly the code without the unknown halfword
-    let clean = build_test_archive(
-        G14G,
-        Stage::Compute,
-        &real("simple_call_compute_shader.bin"),
-        &[("_k_agc.main", 0)],
-    );
-    let (_t2, q) = write_tmp("clean.archive", &clean);
+    let (_t2, q) = main_after(&[], "clean.archive");
     // main alone: its call to the helper (not in this archive) is not
     // followed, a warning and exit 4 (issue 21)
     let o = run(&[q.to_str().unwrap(), "-f", "k"]);
@@ -340,14 +333,7 @@ fn unknown_encodings_are_counted_and_the_profile_goes_on() {
         "{}",
         err(&o)
     );
-    let w = json(&[
-        q.to_str().unwrap(),
-        "-f",
-        "k",
-        "--format",
-        "json",
-        "--allow-unknown",
-    ]);
+    let w = k_json(q.to_str().unwrap());
     assert_eq!(
         v["kernels"][0]["instructions"], w["kernels"][0]["instructions"],
         "same instruction count"
@@ -366,29 +352,16 @@ fn unknown_encodings_are_counted_and_the_profile_goes_on() {
 /// annotated disassembly, and the profile is the one of the code without it.
 #[test]
 fn unknown_encoding_of_known_length_is_one_line_and_counted_once() {
-    let mut main = vec![0x0e, 0x80, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66];
-    main.extend(real("simple_call_compute_shader.bin"));
-    let a = build_test_archive(G14G, Stage::Compute, &main, &[("_k_agc.main", 0)]);
-    let (_t, p) = write_tmp("unknown8.archive", &a);
-    let p = p.to_str().unwrap();
-    let v = json(&[p, "-f", "k", "--format", "json", "--allow-unknown"]);
-    assert_eq!(v["kernels"][0]["unknown_encodings"], 1);
-    let clean = build_test_archive(
-        G14G,
-        Stage::Compute,
-        &real("simple_call_compute_shader.bin"),
-        &[("_k_agc.main", 0)],
+    let (_t, p) = main_after(
+        &[0x0e, 0x80, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66],
+        "unknown8.archive",
     );
-    let (_t2, q) = write_tmp("clean8.archive", &clean);
+    let p = p.to_str().unwrap();
+    let v = k_json(p);
+    assert_eq!(v["kernels"][0]["unknown_encodings"], 1);
+    let (_t2, q) = main_after(&[], "clean8.archive");
     // (main alone: its call to the helper is not followed, exit 4)
-    let w = json(&[
-        q.to_str().unwrap(),
-        "-f",
-        "k",
-        "--format",
-        "json",
-        "--allow-unknown",
-    ]);
+    let w = k_json(q.to_str().unwrap());
     assert_eq!(
         v["kernels"][0]["instructions"],
         w["kernels"][0]["instructions"]

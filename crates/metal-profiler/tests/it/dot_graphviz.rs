@@ -3,40 +3,22 @@
 //! block at its top. Graphviz missing: a skip (a failure under CI=true).
 
 use crate::common::*;
-use crate::shared_data;
-use std::process::{Command, Stdio};
+use crate::graphviz::have_dot;
 
-fn have_dot() -> bool {
-    Command::new("dot")
-        .arg("-V")
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
+/// `simple_call` with its helper, as DOT.
+const SIMPLE_CALL_ALL: &[&str] = &[
+    "examples/simple_call.archive",
+    "-f",
+    "simple_call",
+    "--part",
+    "all",
+    "--format",
+    "dot",
+];
 
-/// `dot -T<format>` of `text`: its stdout; dot must succeed silently.
+/// `dot -T<format>` of `text` as text.
 fn graphviz(format: &str, text: &str) -> String {
-    let mut child = Command::new("dot")
-        .arg(format!("-T{format}"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        o.status.success() && err.trim().is_empty(),
-        "dot said {err}\n{text}"
-    );
-    String::from_utf8(o.stdout).unwrap()
+    String::from_utf8(crate::graphviz::graphviz(format, text)).unwrap()
 }
 
 /// (node name, y) of `dot -Tplain` (y grows upwards).
@@ -53,7 +35,6 @@ fn positions(plain: &str) -> Vec<(String, f64)> {
 #[test]
 fn several_kernels_are_one_graph_that_dot_renders_whole() {
     if !have_dot() {
-        shared_data::skip("Graphviz `dot` is not installed (apt-get install graphviz)");
         return;
     }
     let cases: [(&[&str], &[&str]); 3] = [
@@ -61,18 +42,7 @@ fn several_kernels_are_one_graph_that_dot_renders_whole() {
             &["examples/kernels.archive", "--all", "--format", "dot"],
             &["matmul_naive", "mandelbrot"],
         ),
-        (
-            &[
-                "examples/simple_call.archive",
-                "-f",
-                "simple_call",
-                "--part",
-                "all",
-                "--format",
-                "dot",
-            ],
-            &["helper", "simple_call"],
-        ),
+        (SIMPLE_CALL_ALL, &["helper", "simple_call"]),
         (
             &[
                 "examples/texread.archive",
@@ -135,20 +105,11 @@ fn several_kernels_are_one_graph_that_dot_renders_whole() {
 #[test]
 fn a_recursive_helper_keeps_its_entry_on_top() {
     if !have_dot() {
-        shared_data::skip("Graphviz `dot` is not installed (apt-get install graphviz)");
         return;
     }
     // the helper of simple_call calls itself from inside its loop: the
     // call edge to its entry once drew the entry below the loop
-    let text = ok_out(&[
-        "examples/simple_call.archive",
-        "-f",
-        "simple_call",
-        "--part",
-        "all",
-        "--format",
-        "dot",
-    ]);
+    let text = ok_out(SIMPLE_CALL_ALL);
     assert!(text.contains("k0b2 -> k0b0 ["), "{text}");
     let pos = positions(&graphviz("plain", &text));
     let y = |n: &str| pos.iter().find(|(m, _)| m == n).unwrap().1;

@@ -33,6 +33,16 @@ fn chromium() -> Option<PathBuf> {
     None
 }
 
+/// Whether a Chromium is found; when not, records the skip (a failure
+/// under CI=true).
+fn have_chromium() -> bool {
+    let found = chromium().is_some();
+    if !found {
+        shared_data::skip("chromium is not installed (apt-get install chromium)");
+    }
+    found
+}
+
 fn profiler(args: &[&str]) -> Output {
     let o = run(args);
     assert!(o.status.success(), "metal-profile {args:?}: {}", err(&o));
@@ -199,9 +209,7 @@ fn check_in_browser(tag: &str, args: &[&str], dir: &Path) -> PathBuf {
 
 #[test]
 fn html_report_renders_in_headless_chromium() {
-    if chromium().is_none() {
-        // a panic under CI=true
-        shared_data::skip("chromium is not installed (apt-get install chromium)");
+    if !have_chromium() {
         return;
     }
     let tmp = tmp("one");
@@ -222,9 +230,7 @@ fn html_report_renders_in_headless_chromium() {
 
 #[test]
 fn several_kernels_and_calls_render_in_headless_chromium() {
-    if chromium().is_none() {
-        // a panic under CI=true
-        shared_data::skip("chromium is not installed (apt-get install chromium)");
+    if !have_chromium() {
         return;
     }
     let tmp = tmp("all");

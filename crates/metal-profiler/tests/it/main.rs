@@ -2,6 +2,8 @@
 //! one per file: issue 29). Each file is a module; `common` holds their helpers.
 
 mod common;
+#[path = "../../../../testdata/graphviz.rs"]
+mod graphviz;
 #[path = "../../../../testdata/shared_data.rs"]
 mod shared_data;
 

@@ -118,11 +118,11 @@ pub fn path(p: &str) -> String {
 }
 
 /// Standard output of `metal-profile ARGS` (from the repository root); the
-/// run must succeed.
+/// run must succeed and print UTF-8.
 pub fn ok_out(args: &[&str]) -> String {
     let o = run(args);
     assert!(o.status.success(), "{args:?}: {}", err(&o));
-    out(&o)
+    String::from_utf8(o.stdout).expect("UTF-8 output")
 }
 
 /// The helper's symbol in marysaka's `simple_call` (testdata/archives/real).
@@ -160,4 +160,28 @@ pub fn simple_call_archive() -> Vec<u8> {
         ],
         false,
     )
+}
+
+/// Asserts that the run exited with `code` and said `needle` on standard
+/// error (shown whole when not).
+pub fn assert_fails(o: &Output, code: i32, needle: &str) {
+    let e = err(o);
+    assert_eq!(o.status.code(), Some(code), "{e}");
+    assert!(e.contains(needle), "{e}");
+}
+
+/// Asserts that the run succeeded and printed `needle` on standard output
+/// (shown whole when not).
+pub fn assert_prints(o: &Output, needle: &str) {
+    assert!(o.status.success(), "{}", err(o));
+    assert!(out(o).contains(needle), "{}", out(o));
+}
+
+/// The `name` of each element of the JSON array `list`, in order.
+pub fn names(list: &serde_json::Value) -> Vec<&str> {
+    list.as_array()
+        .expect("a JSON array")
+        .iter()
+        .map(|x| x["name"].as_str().expect("a name"))
+        .collect()
 }
