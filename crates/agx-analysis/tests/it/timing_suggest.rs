@@ -224,3 +224,27 @@ fn suggestion_serializes_with_lowercase_severity() {
     assert_eq!(j["offset"], 12);
     assert_eq!(j["message"], "m");
 }
+
+/// The one test of "the kernel stages data through threadgroup memory"
+/// (read by the tiling rule and by the access-fact refinement): a
+/// threadgroup store, a `threadgroup_barrier` and a threadgroup load; a
+/// `memory_barrier` does not synchronise the threadgroup, and a store never
+/// read back stages nothing.
+#[test]
+fn staging_through_threadgroup_is_store_barrier_and_load() {
+    use agx_analysis::timing::suggest::stages_through_threadgroup;
+    let code = |lines: &[&str]| {
+        let mut text = lines.join("\n");
+        text.push_str("\nstop\n");
+        agx_isa::asm::assemble_insns(&text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+    };
+    let store = "threadgroup_store i32, x, r3, r2l, 0";
+    let load = "threadgroup_load i32, x, r2, r2l, 0";
+    let barrier = "threadgroup_barrier";
+    let fence = "memory_barrier 1, 2, 9";
+    assert!(stages_through_threadgroup(&code(&[store, barrier, load])));
+    assert!(!stages_through_threadgroup(&code(&[store, barrier])));
+    assert!(!stages_through_threadgroup(&code(&[store, load])));
+    assert!(!stages_through_threadgroup(&code(&[store, fence, load])));
+    assert!(!stages_through_threadgroup(&code(&[barrier, load])));
+}
