@@ -5,7 +5,9 @@
 //! `cargo run -p agx-analysis --example timing_corpus [DIR]`
 
 use agx_analysis::timing::{analyze_kernel, ModelParams};
-use agx_isa::Item;
+
+#[path = "../../../testdata/shared_data.rs"]
+mod shared_data;
 
 fn main() {
     let dir = std::env::args().nth(1).unwrap_or_else(|| {
@@ -19,22 +21,15 @@ fn main() {
             format!("{shared}/corpus/mesa")
         }
     });
-    let mut names: Vec<_> = std::fs::read_dir(&dir)
-        .expect("corpus dir")
-        .filter_map(|e| e.ok())
-        .filter(|e| e.path().is_dir())
-        .map(|e| e.file_name().to_string_lossy().to_string())
-        .collect();
-    names.sort();
-    for name in names {
-        let Ok(bin) = std::fs::read(format!("{dir}/{name}/{name}.bin")) else {
+    let dir = std::path::PathBuf::from(dir);
+    assert!(dir.is_dir(), "corpus dir {} not found", dir.display());
+    for d in shared_data::subdirs(&dir) {
+        let name = d.file_name().unwrap().to_string_lossy().to_string();
+        let Ok(bin) = std::fs::read(d.join(format!("{name}.bin"))) else {
             continue;
         };
         let insns: Vec<_> = agx_isa::stream::walk(&bin, 0)
-            .filter_map(|i| match i {
-                Item::Insn { insn, .. } => Some(insn),
-                _ => None,
-            })
+            .filter_map(|i| i.into_insn())
             .collect();
         let k = analyze_kernel(&insns, &ModelParams::default());
         println!(

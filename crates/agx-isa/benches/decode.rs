@@ -8,6 +8,8 @@
 //! `disassemble.py` on a 20,000-instruction blob in the same run and prints
 //! the speed ratio against it.
 
+#[path = "../../../testdata/machine.rs"]
+mod machine;
 use agx_isa::stream::{walk, write_step, Step};
 use agx_isa::{Instruction, Syntax};
 use std::hint::black_box;
@@ -122,19 +124,10 @@ fn decode_format(code: &[u8]) -> usize {
 
 fn main() {
     let insns = corpus_instructions();
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".into());
+    let cpu = machine::cpu();
     println!(
         "machine: {cpu}, {} logical cores (single-threaded benchmark)",
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
+        machine::cores()
     );
     println!(
         "corpus: {} distinct instructions from testdata/applegpu/encodings.slice.jsonl",

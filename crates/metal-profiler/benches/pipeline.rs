@@ -8,6 +8,8 @@
 //! loads, waits, fmadd32 … jmp_exec_any … pop_exec) is repeated; branch
 //! offsets are relative, so every copy stays a well-formed loop.
 
+#[path = "../../../testdata/machine.rs"]
+mod machine;
 use agx_report::{json, Options, Profile};
 use std::time::Instant;
 
@@ -90,19 +92,10 @@ fn run(code: &[u8]) -> (usize, [f64; 4], usize) {
 }
 
 fn main() {
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".into());
+    let cpu = machine::cpu();
     println!(
         "machine: {cpu}, {} logical cores (single-threaded)",
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
+        machine::cores()
     );
     println!();
     println!("| kernel | instructions | decode s | analysis s | profile (analysis+model+suggestions) s | JSON s | end-to-end s | JSON MB |");

@@ -30,6 +30,8 @@
 //! at start and end: other work on the machine slows the wall times; the CPU
 //! times are much less affected; re-run when it is quiet).
 
+#[path = "../../../testdata/machine.rs"]
+mod machine;
 use agx_container::testutil::*;
 use agx_container::Stage;
 use std::path::{Path, PathBuf};
@@ -388,17 +390,8 @@ fn best(reps: usize, piped: bool, mut make: impl FnMut() -> Command) -> Cost {
 }
 
 fn machine() -> String {
-    let cpu = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".into());
-    let cores = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
+    let cpu = machine::cpu();
+    let cores = machine::cores();
     let mem = std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|s| {

@@ -261,38 +261,31 @@ fn simple_s16_private_array_loop() {
     );
 }
 
+/// `simple_s32`'s kernel (48 instructions; `testing` and `simple_s32_index`
+/// have the same loop).
+const S32_LOOP: Expect = Expect {
+    n_insns: 48,
+    header: 0x26,
+    latch: 0x134,
+    loop_insns: 35,
+    spills: 4,
+    fills: 1,
+    adjust: 268,
+    highest: 39,
+};
+
 #[test]
 fn simple_s32_private_array_loop() {
     // 48 instructions; loop 0x26..=0x134 (35 instructions); 4 stack_store
     // (0x5e, 0x116, 0x11e, 0x126), 1 stack_load (0x140); `6: … 268`;
     // highest r19 (`8e: icmpsel ugt, r19, …`) = half 39.
-    check_private_array_loop(
-        "simple_s32_compute_shader.bin",
-        Expect {
-            n_insns: 48,
-            header: 0x26,
-            latch: 0x134,
-            loop_insns: 35,
-            spills: 4,
-            fills: 1,
-            adjust: 268,
-            highest: 39,
-        },
-    );
     // testing_compute_shader's listing is identical.
-    check_private_array_loop(
+    for bin in [
+        "simple_s32_compute_shader.bin",
         "testing_compute_shader.bin",
-        Expect {
-            n_insns: 48,
-            header: 0x26,
-            latch: 0x134,
-            loop_insns: 35,
-            spills: 4,
-            fills: 1,
-            adjust: 268,
-            highest: 39,
-        },
-    );
+    ] {
+        check_private_array_loop(bin, S32_LOOP);
+    }
 }
 
 #[test]
@@ -302,13 +295,7 @@ fn simple_s32_index_private_array_loop() {
         "simple_s32_index_compute_shader.bin",
         Expect {
             n_insns: 52,
-            header: 0x26,
-            latch: 0x134,
-            loop_insns: 35,
-            spills: 4,
-            fills: 1,
-            adjust: 268,
-            highest: 39,
+            ..S32_LOOP
         },
     );
 }

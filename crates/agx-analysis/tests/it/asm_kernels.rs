@@ -12,10 +12,7 @@ fn model(
     agx_analysis::Analysis,
     timing::KernelTiming,
 ) {
-    let insns = assemble_insns(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    let a = agx_analysis::analyze(&insns);
-    let t = timing::analyze_with_analysis(&insns, &a, &ModelParams::default());
-    (insns, a, t)
+    model_at(text, &ModelParams::default())
 }
 
 /// `n` independent copies of `op` (distinct destinations from r`first`,

@@ -226,18 +226,24 @@ fn jmp_exec_none_skips_region() {
     assert_eq!(d.cfg.exec_depth[k], 1);
 }
 
-#[test]
-fn irreducible_region_is_reported_not_a_loop() {
-    // E: branch to B or fall into A; A falls into B; B branches back to A.
-    // The cycle {A, B} has two entries: neither header dominates the other.
-    let mut p = Prog::new();
-    p.alu(&[r(1)], &[]);
+/// A cycle {A, B} with two entries: a branch to B, or a fall into A; A
+/// falls into B; B branches back to A (labels "a" and "b").
+fn irreducible_cycle(p: &mut Prog) {
     p.jmp_none("b");
     p.label("a");
     p.alu(&[r(1)], &[r(1)]);
     p.label("b");
     p.alu(&[r(2)], &[r(1)]);
     p.jmp_any("a");
+}
+
+#[test]
+fn irreducible_region_is_reported_not_a_loop() {
+    // E: branch to B or fall into A; A falls into B; B branches back to A.
+    // The cycle {A, B} has two entries: neither header dominates the other.
+    let mut p = Prog::new();
+    p.alu(&[r(1)], &[]);
+    irreducible_cycle(&mut p);
     p.store(&[r(2)]);
     p.stop();
     let insns = p.build();
@@ -271,12 +277,7 @@ fn irreducible_inside_natural_loop() {
     let mut p = Prog::new();
     p.alu(&[r(1)], &[]);
     p.label("head");
-    p.jmp_none("b");
-    p.label("a");
-    p.alu(&[r(1)], &[r(1)]);
-    p.label("b");
-    p.alu(&[r(2)], &[r(1)]);
-    p.jmp_any("a");
+    irreducible_cycle(&mut p);
     p.jmp_any("head");
     p.stop();
     let insns = p.build();

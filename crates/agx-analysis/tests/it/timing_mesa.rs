@@ -2,17 +2,14 @@
 //! corpus kernel.
 
 use agx_analysis::timing::mesa_estimate;
-use agx_isa::{Instruction, Item};
+use agx_isa::Instruction;
 use std::path::{Path, PathBuf};
 
 use crate::shared_data;
 
 fn main_instructions(code: &[u8]) -> Vec<Instruction> {
     let walked: Vec<Instruction> = agx_isa::stream::walk(code, 0)
-        .filter_map(|it| match it {
-            Item::Insn { insn, .. } => Some(insn),
-            _ => None,
-        })
+        .filter_map(|it| it.into_insn())
         .collect();
     if !walked.is_empty() {
         return walked;

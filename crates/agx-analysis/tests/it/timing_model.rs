@@ -214,7 +214,6 @@ fn timing_serializes() {
 
 #[test]
 fn corpus_kernels_model_with_analysis_loops() {
-    use agx_isa::Item;
     let Some(dir) = shared_data::shared("corpus/mesa") else {
         return;
     };
@@ -226,10 +225,7 @@ fn corpus_kernels_model_with_analysis_loops() {
             continue;
         };
         let insns: Vec<_> = agx_isa::stream::walk(&bin, 0)
-            .filter_map(|i| match i {
-                Item::Insn { insn, .. } => Some(insn),
-                _ => None,
-            })
+            .filter_map(|i| i.into_insn())
             .collect();
         let a = agx_analysis::analyze(&insns);
         let k = agx_analysis::timing::analyze_with_analysis(&insns, &a, &params());
