@@ -321,19 +321,12 @@ impl<R: ToolRunner> MetalCompiler for OfflineCompiler<R> {
     }
 }
 
-/// Whether `bytes` start like an archive: the Metal fat header or its
-/// universal twin (either byte order), or a 64-bit Mach-O.
+/// Whether `bytes` start like an archive with machine code: what
+/// [`agx_container::looks_like_archive`] accepts (the Metal fat header or
+/// its universal twin, either byte order, or a 64-bit Mach-O), but not an
+/// AIR-only `MTLB` library, which holds no GPU code.
 fn is_archive(bytes: &[u8]) -> bool {
-    matches!(
-        bytes.get(0..4),
-        Some(
-            [0xcb, 0xfe, 0xba, 0xbe]
-                | [0xca, 0xfe, 0xba, 0xbe]
-                | [0xbe, 0xba, 0xfe, 0xcb]
-                | [0xbe, 0xba, 0xfe, 0xca]
-                | [0xcf, 0xfa, 0xed, 0xfe]
-        )
-    )
+    agx_container::looks_like_archive(bytes) && !bytes.starts_with(b"MTLB")
 }
 
 /// Notes for requested targets that have no slice in what metal-tt wrote.

@@ -14,26 +14,35 @@ fn strings(cmd: &ToolCommand) -> Vec<String> {
     v
 }
 
+/// The command lines (program and arguments) that build `src` into `out`.
+fn commands(r: &CompileRequest, src: &str, out: &str, mode: BuildMode) -> Vec<Vec<String>> {
+    metal_commands(r, Path::new(src), Path::new(out), mode)
+        .iter()
+        .map(strings)
+        .collect()
+}
+
+/// `xcrun -sdk macosx TOOL ARGS`.
+fn xcrun(tool: &str, args: &[&str]) -> Vec<String> {
+    ["xcrun", "-sdk", "macosx", tool]
+        .iter()
+        .chain(args)
+        .map(|a| a.to_string())
+        .collect()
+}
+
 #[test]
 fn one_step_minimal() {
-    let cmds = metal_commands(
+    let cmds = commands(
         &req(),
-        Path::new("/src/k.metal"),
-        Path::new("/tmp/t/kernel.metallib"),
+        "/src/k.metal",
+        "/tmp/t/kernel.metallib",
         BuildMode::OneStep,
     );
     assert_eq!(cmds.len(), 1);
     assert_eq!(
-        strings(&cmds[0]),
-        [
-            "xcrun",
-            "-sdk",
-            "macosx",
-            "metal",
-            "/src/k.metal",
-            "-o",
-            "/tmp/t/kernel.metallib"
-        ]
+        cmds[0],
+        xcrun("metal", &["/src/k.metal", "-o", "/tmp/t/kernel.metallib"])
     );
 }
 
@@ -43,30 +52,24 @@ fn one_step_passes_std_includes_and_defines_in_order() {
     r.std = Some("metal3.0".into());
     r.include_dirs = vec![PathBuf::from("inc"), PathBuf::from("/opt/my headers")];
     r.defines = vec!["TILE=16".into(), "-DUSE_HALF".into(), "".into()];
-    let cmds = metal_commands(
-        &r,
-        Path::new("k.metal"),
-        Path::new("out.metallib"),
-        BuildMode::OneStep,
-    );
+    let cmds = commands(&r, "k.metal", "out.metallib", BuildMode::OneStep);
     assert_eq!(
-        strings(&cmds[0]),
-        [
-            "xcrun",
-            "-sdk",
-            "macosx",
+        cmds[0],
+        xcrun(
             "metal",
-            "-std=metal3.0",
-            "-I",
-            "inc",
-            "-I",
-            "/opt/my headers",
-            "-DTILE=16",
-            "-DUSE_HALF",
-            "k.metal",
-            "-o",
-            "out.metallib"
-        ]
+            &[
+                "-std=metal3.0",
+                "-I",
+                "inc",
+                "-I",
+                "/opt/my headers",
+                "-DTILE=16",
+                "-DUSE_HALF",
+                "k.metal",
+                "-o",
+                "out.metallib"
+            ]
+        )
     );
 }
 
@@ -74,21 +77,11 @@ fn one_step_passes_std_includes_and_defines_in_order() {
 fn std_prefix_is_tolerated_and_blank_std_dropped() {
     let mut r = req();
     r.std = Some("-std=metal2.4".into());
-    let a = metal_commands(
-        &r,
-        Path::new("k.metal"),
-        Path::new("o.metallib"),
-        BuildMode::OneStep,
-    );
-    assert!(a[0].args_lossy().contains(&"-std=metal2.4".to_string()));
+    let a = commands(&r, "k.metal", "o.metallib", BuildMode::OneStep);
+    assert!(a[0].contains(&"-std=metal2.4".to_string()));
     r.std = Some("  ".into());
-    let b = metal_commands(
-        &r,
-        Path::new("k.metal"),
-        Path::new("o.metallib"),
-        BuildMode::OneStep,
-    );
-    assert!(!b[0].args_lossy().iter().any(|a| a.starts_with("-std")));
+    let b = commands(&r, "k.metal", "o.metallib", BuildMode::OneStep);
+    assert!(!b[0].iter().any(|a| a.starts_with("-std")));
 }
 
 #[test]
@@ -96,40 +89,34 @@ fn two_step_compiles_to_air_then_links() {
     let mut r = req();
     r.defines = vec!["N=4".into()];
     r.include_dirs = vec![PathBuf::from("inc")];
-    let cmds = metal_commands(
+    let cmds = commands(
         &r,
-        Path::new("/src/k.metal"),
-        Path::new("/tmp/t/kernel.metallib"),
+        "/src/k.metal",
+        "/tmp/t/kernel.metallib",
         BuildMode::TwoStep,
     );
     assert_eq!(cmds.len(), 2);
     assert_eq!(
-        strings(&cmds[0]),
-        [
-            "xcrun",
-            "-sdk",
-            "macosx",
+        cmds[0],
+        xcrun(
             "metal",
-            "-c",
-            "-I",
-            "inc",
-            "-DN=4",
-            "/src/k.metal",
-            "-o",
-            "/tmp/t/kernel.air"
-        ]
+            &[
+                "-c",
+                "-I",
+                "inc",
+                "-DN=4",
+                "/src/k.metal",
+                "-o",
+                "/tmp/t/kernel.air"
+            ]
+        )
     );
     assert_eq!(
-        strings(&cmds[1]),
-        [
-            "xcrun",
-            "-sdk",
-            "macosx",
+        cmds[1],
+        xcrun(
             "metallib",
-            "/tmp/t/kernel.air",
-            "-o",
-            "/tmp/t/kernel.metallib"
-        ]
+            &["/tmp/t/kernel.air", "-o", "/tmp/t/kernel.metallib"]
+        )
     );
 }
 

@@ -155,6 +155,11 @@ fn compiler(
     XcrunCompiler::new(FakeRunner::new(b), FakeHarvester(h)).with_temp_parent(sb.temps())
 }
 
+/// The error of compiling [`file_request`] with these fakes.
+fn compile_error(sb: &Sandbox, b: Behaviour, h: HarvestBehaviour) -> CompileError {
+    compiler(sb, b, h).compile(&file_request(sb)).unwrap_err()
+}
+
 fn ok() -> Behaviour {
     Behaviour::Ok {
         stderr: String::new(),
@@ -267,7 +272,7 @@ fn compiler_failure_shows_diagnostics_verbatim_and_cleans_up() {
     let sb = Sandbox::new();
     let src = sb.source_file();
     let stderr = FAILURE.replace("{SRC}", &src.to_string_lossy());
-    let c = compiler(
+    let err = compile_error(
         &sb,
         Behaviour::Fail {
             stderr: stderr.clone(),
@@ -275,7 +280,6 @@ fn compiler_failure_shows_diagnostics_verbatim_and_cleans_up() {
         },
         HarvestBehaviour::Ok,
     );
-    let err = c.compile(&file_request(&sb)).unwrap_err();
     let CompileError::CompilerFailed {
         status,
         diagnostics,
@@ -345,8 +349,7 @@ fn compiler_failure_for_source_text_names_source_not_the_temp_file() {
 #[test]
 fn harvester_failure_cleans_up() {
     let sb = Sandbox::new();
-    let c = compiler(&sb, ok(), HarvestBehaviour::Fail);
-    let err = c.compile(&file_request(&sb)).unwrap_err();
+    let err = compile_error(&sb, ok(), HarvestBehaviour::Fail);
     assert_eq!(
         err.to_string(),
         "function `nope` not found in the compiled library (available: k)"
@@ -374,8 +377,7 @@ fn harvester_panic_still_cleans_up() {
 #[test]
 fn missing_metallib_after_success_is_an_error_and_cleans_up() {
     let sb = Sandbox::new();
-    let c = compiler(&sb, Behaviour::SucceedWithoutOutput, HarvestBehaviour::Ok);
-    let err = c.compile(&file_request(&sb)).unwrap_err();
+    let err = compile_error(&sb, Behaviour::SucceedWithoutOutput, HarvestBehaviour::Ok);
     assert!(err.to_string().contains("wrote no"), "{err}");
     assert!(sb.leftovers().is_empty());
 }
@@ -383,12 +385,11 @@ fn missing_metallib_after_success_is_an_error_and_cleans_up() {
 #[test]
 fn xcrun_missing_is_tool_not_found() {
     let sb = Sandbox::new();
-    let c = compiler(
+    let err = compile_error(
         &sb,
         Behaviour::SpawnError(io::ErrorKind::NotFound),
         HarvestBehaviour::Ok,
     );
-    let err = c.compile(&file_request(&sb)).unwrap_err();
     assert!(matches!(err, CompileError::ToolNotFound { .. }));
     let text = err.to_string();
     assert!(
@@ -402,7 +403,7 @@ fn xcrun_missing_is_tool_not_found() {
 #[test]
 fn metal_missing_from_toolchain_is_tool_not_found() {
     let sb = Sandbox::new();
-    let c = compiler(
+    let err = compile_error(
         &sb,
         Behaviour::Fail {
             stderr:
@@ -412,7 +413,6 @@ fn metal_missing_from_toolchain_is_tool_not_found() {
         },
         HarvestBehaviour::Ok,
     );
-    let err = c.compile(&file_request(&sb)).unwrap_err();
     let text = err.to_string();
     assert!(matches!(err, CompileError::ToolNotFound { .. }), "{text}");
     assert!(text.contains("unable to find utility \"metal\""));
