@@ -86,14 +86,7 @@ impl GpuModel {
     /// The chip called `name` (case-, space- and dash-insensitive: `m1-max`,
     /// `M1 Max`), if the generation has it.
     pub fn chip(&self, name: &str) -> Option<&'static DramVariant> {
-        let norm = |s: &str| {
-            s.chars()
-                .filter(|c| c.is_ascii_alphanumeric())
-                .collect::<String>()
-                .to_ascii_lowercase()
-        };
-        let n = norm(name);
-        self.chips.iter().find(|v| norm(v.chip) == n)
+        crate::timing::table::chip_named(self.chips, name)
     }
 
     /// The default chip (the first).

@@ -128,6 +128,12 @@ pub const DRAM_VARIANTS: &[DramVariant] = &[
 /// The variant whose `chip` matches `name` (case- and space-insensitive:
 /// `m1`, `m1-pro`, `M1 Max`, ...).
 pub fn dram_variant(name: &str) -> Option<&'static DramVariant> {
+    chip_named(DRAM_VARIANTS, name)
+}
+
+/// The variant of `chips` whose `chip` is `name`, compared on letters and
+/// digits only, case-insensitive (`m1-max`, `M1 Max`).
+pub fn chip_named(chips: &'static [DramVariant], name: &str) -> Option<&'static DramVariant> {
     let norm = |s: &str| {
         s.chars()
             .filter(|c| c.is_ascii_alphanumeric())
@@ -135,7 +141,7 @@ pub fn dram_variant(name: &str) -> Option<&'static DramVariant> {
             .to_ascii_lowercase()
     };
     let n = norm(name);
-    DRAM_VARIANTS.iter().find(|v| norm(v.chip) == n)
+    chips.iter().find(|v| norm(v.chip) == n)
 }
 
 impl Default for MemParams {

@@ -644,42 +644,46 @@ fn enc_binary(form: &Form, op: &OperandDesc, t: &str) -> EncResult {
     }
 }
 
-fn enc_reg32(form: &Form, op: &OperandDesc, t: &str) -> EncResult {
-    let fi = op.fields[0];
-    let w = field_width(form, fi as usize);
-    match reg_tok(t)? {
-        Some(r) if r.file == RegFile::Gpr && !r.w16 && r.count == 1 && r.flags == 0 => {
-            if fits(r.first as u64, w) {
-                Ok(vec![vec![(fi, r.first as u64)]])
-            } else {
-                Err(format!(
-                    "register `{t}` out of range: r0..r{}",
-                    (1u64 << w) - 1
-                ))
-            }
-        }
-        _ => Err(format!("expected a 32-bit register (rN), found `{t}`")),
-    }
+/// A register operand whose one field holds the first register's number:
+/// `count` 32-bit registers of `file` with no flags (`what` names them in
+/// the error; `range` spells the registers the field reaches, from the
+/// largest number it holds).
+struct WholeReg {
+    file: RegFile,
+    count: u32,
+    what: &'static str,
+    range: fn(u64) -> String,
 }
 
-fn enc_ureg64(form: &Form, op: &OperandDesc, t: &str) -> EncResult {
+const GPR32: WholeReg = WholeReg {
+    file: RegFile::Gpr,
+    count: 1,
+    what: "a 32-bit register (rN)",
+    range: |m| format!("r0..r{m}"),
+};
+
+const UNIFORM64: WholeReg = WholeReg {
+    file: RegFile::Uniform,
+    count: 2,
+    what: "a 64-bit uniform pair (uN_uN+1)",
+    range: |m| format!("u0_u1..u{m}_u{}", m + 1),
+};
+
+fn enc_whole_reg(form: &Form, op: &OperandDesc, t: &str, k: &WholeReg) -> EncResult {
     let fi = op.fields[0];
     let w = field_width(form, fi as usize);
     match reg_tok(t)? {
-        Some(r) if r.file == RegFile::Uniform && !r.w16 && r.count == 2 && r.flags == 0 => {
+        Some(r) if r.file == k.file && !r.w16 && r.count == k.count && r.flags == 0 => {
             if fits(r.first as u64, w) {
                 Ok(vec![vec![(fi, r.first as u64)]])
             } else {
                 Err(format!(
-                    "register `{t}` out of range: u0_u1..u{}_u{}",
-                    (1u64 << w) - 1,
-                    1u64 << w
+                    "register `{t}` out of range: {}",
+                    (k.range)((1u64 << w) - 1)
                 ))
             }
         }
-        _ => Err(format!(
-            "expected a 64-bit uniform pair (uN_uN+1), found `{t}`"
-        )),
+        _ => Err(format!("expected {}, found `{t}`", k.what)),
     }
 }
 
@@ -896,8 +900,8 @@ fn enc_desc(
         CmpselSrcDesc => enc_cmpsel(form, op, t, word),
         ImmediateDesc => enc_imm(form, op, t),
         BinaryDesc => enc_binary(form, op, t),
-        Reg32Desc => enc_reg32(form, op, t),
-        UReg64Desc => enc_ureg64(form, op, t),
+        Reg32Desc => enc_whole_reg(form, op, t, &GPR32),
+        UReg64Desc => enc_whole_reg(form, op, t, &UNIFORM64),
         TruthTableDesc => enc_truth(op, t),
         BranchOffsetDesc => enc_branch(form, op, t, pc),
         _ => enc_generic(form, op, t, word, pc),
