@@ -446,50 +446,22 @@ impl Cfg {
             let tgt =
                 (target_of[last] != NO_TARGET).then(|| block_of[target_of[last] as usize] as usize);
             let mut succs = Edges::default();
+            // an edge to `to` when there is a block there
+            let mut edge = |to: Option<usize>, kind: EdgeKind| {
+                if let Some(to) = to {
+                    succs.push(Edge { to, kind });
+                }
+            };
             match flows[last] {
-                Flow::Next => {
-                    if let Some(x) = next {
-                        succs.push(Edge {
-                            to: x,
-                            kind: EdgeKind::Fallthrough,
-                        });
-                    }
-                }
+                Flow::Next => edge(next, EdgeKind::Fallthrough),
                 Flow::BranchExec { .. } => {
-                    if let Some(t) = tgt {
-                        succs.push(Edge {
-                            to: t,
-                            kind: EdgeKind::Taken,
-                        });
-                    }
-                    if let Some(x) = next {
-                        succs.push(Edge {
-                            to: x,
-                            kind: EdgeKind::Fallthrough,
-                        });
-                    }
+                    edge(tgt, EdgeKind::Taken);
+                    edge(next, EdgeKind::Fallthrough);
                 }
-                Flow::Jump { .. } => {
-                    if let Some(t) = tgt {
-                        succs.push(Edge {
-                            to: t,
-                            kind: EdgeKind::Taken,
-                        });
-                    }
-                }
+                Flow::Jump { .. } => edge(tgt, EdgeKind::Taken),
                 Flow::Call { target } => {
-                    if let Some(t) = tgt {
-                        succs.push(Edge {
-                            to: t,
-                            kind: EdgeKind::Call,
-                        });
-                    }
-                    if let Some(x) = next {
-                        succs.push(Edge {
-                            to: x,
-                            kind: EdgeKind::CallReturn,
-                        });
-                    }
+                    edge(tgt, EdgeKind::Call);
+                    edge(next, EdgeKind::CallReturn);
                     calls.push(CallSite {
                         addr: addrs[last],
                         block: b,
@@ -498,12 +470,7 @@ impl Cfg {
                     });
                 }
                 Flow::CallIndirect => {
-                    if let Some(x) = next {
-                        succs.push(Edge {
-                            to: x,
-                            kind: EdgeKind::CallReturn,
-                        });
-                    }
+                    edge(next, EdgeKind::CallReturn);
                     calls.push(CallSite {
                         addr: addrs[last],
                         block: b,

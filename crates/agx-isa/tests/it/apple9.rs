@@ -129,13 +129,21 @@ fn check_single(
     }
 }
 
+/// The records of a JSON-lines file (blank lines skipped).
+fn records(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 fn run_single(path: &Path) -> Tally {
-    let text = std::fs::read_to_string(path).unwrap();
     let mut show = show_limit();
     let mut t = Tally::default();
     let mut per = BTreeMap::new();
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let r: Value = serde_json::from_str(line).unwrap();
+    for r in records(path) {
         check_single(&r, &mut show, &mut t, &mut per);
     }
     if t.bad > 0 {
@@ -365,12 +373,7 @@ fn starts(bytes: &[u8]) -> Result<Vec<usize>, String> {
 /// documented conflict (`float2_project`), which stops framing.
 fn run_mesa(path: &Path) -> (usize, usize) {
     let (mut agree, mut conflicts) = (0, 0);
-    for line in std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-    {
-        let r: Value = serde_json::from_str(line).unwrap();
+    for r in records(path) {
         let bytes = hex(r["bytes_hex"].as_str().unwrap());
         let want: Vec<usize> = r["boundaries"]
             .as_array()
@@ -401,12 +404,7 @@ fn run_mesa(path: &Path) -> (usize, usize) {
 /// 14-byte "call", Mesa and TK's push + call split is what we frame).
 fn run_hw(path: &Path) -> (usize, usize) {
     let (mut agree, mut conflicts) = (0, 0);
-    for line in std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-    {
-        let r: Value = serde_json::from_str(line).unwrap();
+    for r in records(path) {
         let mut bytes = hex(r["bytes_hex"].as_str().unwrap());
         let len = r["len"].as_u64().unwrap() as usize;
         if let Some(ctx) = r["context_hex"].as_str() {

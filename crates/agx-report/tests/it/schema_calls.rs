@@ -1,28 +1,11 @@
 //! The JSON document of a kernel that calls a helper (Apple's `simple_call`,
 //! testdata/apple_stack) validates against docs/schema.json, with its
-//! `calls`, `functions` and a `call` part in the breakdown.
+//! `calls`, `functions` and a `call` part in the breakdown. The helper is
+//! read from the `__text` image as the CLI reads raw code (`RawImage`).
 
 use crate::common::repo;
-use agx_analysis::program::{function_body, CodeSource, FunctionCode, NoFunction};
+use agx_analysis::raw_image::RawImage;
 use agx_report::{json, Options, Profile};
-
-/// Every function of a `__text` image at its offset.
-struct Image(Vec<u8>);
-
-impl CodeSource for Image {
-    fn function_at(&self, target: i64) -> Result<FunctionCode, NoFunction> {
-        let t = usize::try_from(target)
-            .ok()
-            .filter(|&t| t < self.0.len())
-            .ok_or_else(|| NoFunction::Missing("outside the image".into()))?;
-        let (insns, _) = agx_isa::stream::decode_all(&self.0[t..], t as u32);
-        Ok(FunctionCode::new(
-            t as u32,
-            Some("helper".into()),
-            function_body(&insns, t as u32),
-        ))
-    }
-}
 
 #[test]
 fn simple_call_document_validates() {
@@ -38,7 +21,7 @@ fn simple_call_document_validates() {
         None,
         vec![],
         &Options::default(),
-        &Image(img),
+        &RawImage::new(&img, 0x180, 0x180),
     );
     let doc: serde_json::Value = serde_json::from_str(&json::document(&[p])).unwrap();
     let schema: serde_json::Value =
