@@ -471,30 +471,27 @@ fn predict_cli(cli: &std::path::Path, dir: &std::path::Path, words: &[&str], tag
         let s = dir.join(format!("mix{tag}_{copies}.s"));
         let b = dir.join(format!("mix{tag}_{copies}.bin"));
         std::fs::write(&s, mix_asm(words, copies)).unwrap();
-        let st = Command::new(cli)
-            .arg("asm")
-            .arg(&s)
-            .arg("-o")
-            .arg(&b)
-            .output()
-            .expect("run metal-profile asm");
-        assert!(
-            st.status.success(),
-            "metal-profile asm failed: {}",
-            String::from_utf8_lossy(&st.stderr)
-        );
-        let out = Command::new(cli)
-            .arg("--binary")
-            .arg(&b)
-            .args(["--format", "json"])
-            .output()
-            .expect("run metal-profile");
-        assert!(
-            out.status.success(),
-            "metal-profile failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        // `metal-profile ARGS`, which must succeed: its standard output
+        let run = |args: &[&std::ffi::OsStr]| {
+            let o = Command::new(cli)
+                .args(args)
+                .output()
+                .expect("run metal-profile");
+            assert!(
+                o.status.success(),
+                "metal-profile {args:?} failed: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            o.stdout
+        };
+        run(&["asm".as_ref(), s.as_os_str(), "-o".as_ref(), b.as_os_str()]);
+        let out = run(&[
+            "--binary".as_ref(),
+            b.as_os_str(),
+            "--format".as_ref(),
+            "json".as_ref(),
+        ]);
+        let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
         doc["kernels"][0]["loops"][0]["cycles_per_iteration"]
             .as_f64()
             .unwrap()

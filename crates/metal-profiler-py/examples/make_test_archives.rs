@@ -15,6 +15,15 @@ fn read(path: &str) -> Vec<u8> {
         .unwrap_or_else(|e| panic!("cannot read {path}: {e}; run from the repo root"))
 }
 
+/// Writes to `path` a G13G compute archive of `funcs` (symbol, code) laid
+/// out in `__text` at `align`-byte boundaries.
+fn laid_out_archive(path: impl AsRef<Path>, funcs: &[(&str, &[u8])], align: usize) {
+    let (text, syms) = layout_text(funcs, align);
+    let archive = build_test_archive(G13G, Stage::Compute, &text, &sym_refs(&syms));
+    let path = path.as_ref();
+    std::fs::write(path, archive).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+}
+
 fn main() {
     let out = Path::new("python/tests/data");
     std::fs::create_dir_all(out).expect("create python/tests/data");
@@ -46,42 +55,36 @@ fn main() {
     // texread: prolog (constant program) at 0, main at 64.
     let prolog = read(&format!("{real}/texread_compute_shader_prolog.bin"));
     let tmain = read(&format!("{real}/texread_compute_shader.bin"));
-    let (text, syms) = layout_text(
+    laid_out_archive(
+        out.join("texread.archive"),
         &[
-            ("_agc.main.constant_program", prolog.as_slice()),
-            ("_agc.main", tmain.as_slice()),
+            ("_agc.main.constant_program", &prolog),
+            ("_agc.main", &tmain),
         ],
         64,
     );
-    let texread = build_test_archive(G13G, Stage::Compute, &text, &sym_refs(&syms));
-    std::fs::write(out.join("texread.archive"), &texread).expect("write");
 
     // The shipped example with a prolog (`examples/texread.archive`): the same
     // code, symbols prefixed with the kernel name as Metal names them, so
     // `metal-profile examples/texread.archive -f texread --part prolog` works.
-    let (text, syms) = layout_text(
+    laid_out_archive(
+        "examples/texread.archive",
         &[
-            ("_texread_agc.main.constant_program", prolog.as_slice()),
-            ("_texread_agc.main", tmain.as_slice()),
+            ("_texread_agc.main.constant_program", &prolog),
+            ("_texread_agc.main", &tmain),
         ],
         64,
     );
-    let example = build_test_archive(G13G, Stage::Compute, &text, &sym_refs(&syms));
-    std::fs::write("examples/texread.archive", &example).expect("write examples/texread.archive");
 
     // Two Mesa-compiled kernels in one archive, named by symbol prefix the
     // way Metal names them: matmul_naive (a loop with loads) and mandelbrot.
     let mm = read("testdata/mesa/matmul_naive_16x16/matmul_naive_16x16.bin");
     let mb = read("testdata/mesa/cf_mandelbrot/cf_mandelbrot.bin");
-    let (text, syms) = layout_text(
-        &[
-            ("matmul_naive_agc.main", mm.as_slice()),
-            ("mandelbrot_agc.main", mb.as_slice()),
-        ],
+    laid_out_archive(
+        out.join("kernels.archive"),
+        &[("matmul_naive_agc.main", &mm), ("mandelbrot_agc.main", &mb)],
         256,
     );
-    let kernels = build_test_archive(G13G, Stage::Compute, &text, &sym_refs(&syms));
-    std::fs::write(out.join("kernels.archive"), &kernels).expect("write");
 
     // A truncated archive (first half of simple_call) for error tests.
     std::fs::write(

@@ -6,9 +6,14 @@
 //! model's parameters, none is copied from a run.
 
 use agx_analysis::program::{analyze_program, FunctionCode, NoCode, Program};
-use agx_analysis::timing::{KernelTiming, ModelParams, RegionTiming};
+use agx_analysis::timing::{KernelTiming, ModelParams, RegionTiming, Suggestion};
 use agx_isa::asm::assemble_insns_at;
 use agx_isa::{Instruction, MemDir, MemSpace};
+
+/// The suggestions of rule `rule`.
+fn of_rule<'a>(all: &'a [Suggestion], rule: &str) -> Vec<&'a Suggestion> {
+    all.iter().filter(|s| s.rule == rule).collect()
+}
 
 fn asm(text: &str) -> Vec<Instruction> {
     assemble_insns_at(text, 0).unwrap_or_else(|e| panic!("{e}\n{text}"))
@@ -254,11 +259,7 @@ fn julia_vadd_bottleneck_and_suggestions_do_not_blame_the_bounds_checks() {
     }
     // named once, with their bytes per SIMD-group and what they would be
     // per thread
-    let u: Vec<_> = f
-        .suggestions
-        .iter()
-        .filter(|s| s.rule == "uniform-address-loads")
-        .collect();
+    let u = of_rule(&f.suggestions, "uniform-address-loads");
     assert_eq!(u.len(), 1, "{:?}", f.suggestions);
     let simd = t.params.gpu.timing.simd_width as f64;
     assert_eq!(u[0].offset, lengths[0]);
@@ -419,17 +420,9 @@ fn tile_suggestion_counts_only_the_per_thread_loads_of_a_loop() {
     // iteration reads its element again, so tiling would not help and the
     // rule is silent; the length, read at one address every iteration, is
     // the loop-invariant load to hoist
-    let tile: Vec<_> = f
-        .suggestions
-        .iter()
-        .filter(|s| s.rule == "tile-global-loads")
-        .collect();
+    let tile = of_rule(&f.suggestions, "tile-global-loads");
     assert!(tile.is_empty(), "{:?}", f.suggestions);
-    let hoist: Vec<_> = f
-        .suggestions
-        .iter()
-        .filter(|s| s.rule == "hoist-invariant-loads")
-        .collect();
+    let hoist = of_rule(&f.suggestions, "hoist-invariant-loads");
     assert_eq!(hoist.len(), 1, "{:?}", f.suggestions);
     assert_eq!(hoist[0].offset, loads[0]);
     let (l1, dram) = expected_bandwidth(

@@ -1,7 +1,7 @@
 //! `--binary F --gpu NAME` for Apple9 code (G15/G16/G17P; issue 28): the
 //! listing, the refusals, framing stops as warnings with exit 4.
 
-use crate::common::{assert_prints, err, one_line, out, run, tmp};
+use crate::common::{assert_prints, err, one_line, one_line_error, out, run, tmp};
 use std::process::Output;
 
 /// `metal-profile --binary examples/apple9_loop.a9bin ARGS`.
@@ -47,15 +47,13 @@ fn apple9_example_lists_as_committed() {
 #[test]
 fn apple9_profile_and_m5_are_refused_in_one_line() {
     let o = example(&["--gpu", "g16g"]);
-    let (code, line) = one_line(&o);
-    assert_eq!(code, Some(1));
+    let line = one_line_error(&o, 1);
     assert!(
         line.contains("Apple9") && line.contains("--disasm-only"),
         "{line}"
     );
     let o = example(&["--gpu", "g17g", "--disasm-only"]);
-    let (code, line) = one_line(&o);
-    assert_eq!(code, Some(1));
+    let line = one_line_error(&o, 1);
     assert!(line.contains("M5") && line.contains("not Apple9"), "{line}");
     let o = example(&["--gpu", "g16g", "--disasm-only", "--syntax", "native"]);
     assert_eq!(one_line(&o).0, Some(2));
@@ -129,7 +127,6 @@ fn apple9_archive_slice_lists_and_is_listed() {
         out(&o)
     );
     let o = run(&[p, "--gpu", "g15g"]);
-    let (code, line) = one_line(&o);
-    assert_eq!(code, Some(1));
+    let line = one_line_error(&o, 1);
     assert!(line.contains("--disasm-only"), "{line}");
 }

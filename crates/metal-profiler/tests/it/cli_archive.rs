@@ -176,9 +176,7 @@ fn prolog_is_its_own_part() {
 fn missing_function_lists_the_names() {
     let (_t, p) = write_tmp("sc4.archive", &simple_call_archive());
     let o = run(&[p.to_str().unwrap(), "-f", "nope"]);
-    assert_eq!(o.status.code(), Some(1));
-    let e = err(&o);
-    assert_eq!(e.lines().count(), 1, "{e}");
+    let e = one_line_error(&o, 1);
     assert!(
         e.contains("nope") && e.contains("simple_call") && e.contains("helper"),
         "{e}"
@@ -218,9 +216,7 @@ fn truncated_archive_names_the_offset() {
     let a = simple_call_archive();
     let (_t, p) = write_tmp("trunc.archive", &a[..a.len() / 2]);
     let o = run(&[p.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(1));
-    let e = err(&o);
-    assert_eq!(e.lines().count(), 1, "{e}");
+    let e = one_line_error(&o, 1);
     assert!(e.contains("at offset 0x"), "{e}");
 }
 

@@ -74,9 +74,7 @@ fn cryptic_syntax() {
 #[test]
 fn missing_file_is_a_clean_error() {
     let o = run(&["--binary", "no/such/file.bin", "--disasm-only"]);
-    assert_eq!(o.status.code(), Some(1));
-    let e = err(&o);
-    assert_eq!(e.lines().count(), 1, "{e}");
+    let e = one_line_error(&o, 1);
     assert!(
         e.contains("cannot read no/such/file.bin: no such file"),
         "{e}"

@@ -42,8 +42,7 @@ fn two_inputs_say_one_input_and_batch() {
         "-f",
         "simple_call",
     ]);
-    let (code, line) = one_line(&o);
-    assert_eq!(code, Some(2));
+    let line = one_line_error(&o, 2);
     assert!(line.contains("more than one input"), "{line}");
     assert!(line.contains("examples/simple_call.archive"), "{line}");
     assert!(line.contains("metal-profile batch"), "{line}");
@@ -59,8 +58,7 @@ fn batch_and_diff_with_nothing_fail() {
     let o = run(&["batch", s(&t.0), "--format", "json"]);
     assert_eq!(o.status.code(), Some(1), "{}", err(&o));
     let o = run(&["diff", s(&t.0), s(&t.0)]);
-    let (code, line) = one_line(&o);
-    assert_eq!(code, Some(1));
+    let line = one_line_error(&o, 1);
     assert!(line.contains("nothing to compare"), "{line}");
     // a non-archive named alone: no kernel was profiled, none "other"
     let o = run(&["batch", "examples/matmul_naive.bin"]);
@@ -76,8 +74,7 @@ fn diff_names_a_file_once() {
     let p = t.0.join("notes.txt");
     std::fs::write(&p, b"hello\n").unwrap();
     let o = run(&["diff", s(&p), s(&p)]);
-    let (code, line) = one_line(&o);
-    assert_eq!(code, Some(1));
+    let line = one_line_error(&o, 1);
     assert_eq!(line.matches("notes.txt").count(), 1, "{line}");
 }
 

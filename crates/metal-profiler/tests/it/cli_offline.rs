@@ -405,9 +405,7 @@ fn without_xcrun_linux_says_how_to_get_an_archive() {
         .env("PATH", env.path("no-such-dir"))
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(1));
-    let e = err(&o);
-    assert_eq!(e.lines().count(), 1, "{e}");
+    let e = one_line_error(&o, 1);
     assert!(
         e.contains("metal-profile export kernel.metal -f NAME -o kernel.archive"),
         "{e}"

@@ -91,9 +91,7 @@ fn unwritable_output_is_a_one_line_error() {
         "-o",
         "/nonexistent-dir/x/report.html",
     ]);
-    assert_eq!(o.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(err.lines().count(), 1, "{err}");
+    let err = one_line_error(&o, 1);
     assert!(
         err.contains("cannot write /nonexistent-dir/x/report.html"),
         "{err}"

@@ -108,8 +108,7 @@ fn input_that_is_not_code_is_refused() {
     let t = tmp("notcode");
     std::fs::write(t.0.join("noise.bin"), noise(65536)).unwrap();
     let o = run_in(&t.0, &["--binary", "noise.bin"], None);
-    let (code, line) = one_line(&o);
-    assert_eq!(code, Some(1));
+    let line = one_line_error(&o, 1);
     assert!(
         line.starts_with("metal-profile: error: noise.bin does not look like G13 machine code: ")
             && line.ends_with("% of it does not decode (is it an archive? drop --binary)"),
@@ -125,8 +124,7 @@ fn input_that_is_not_code_is_refused() {
     assert_eq!(out(&o), "", "no report for input that is not code");
     // an archive given to --binary: the hint says so
     let o = run(&["--binary", "examples/kernels.archive"]);
-    let (code, line) = one_line(&o);
-    assert_eq!(code, Some(1));
+    let line = one_line_error(&o, 1);
     assert!(
         line.starts_with(
             "metal-profile: error: examples/kernels.archive does not look like G13 machine code: "
@@ -141,8 +139,7 @@ fn input_that_is_not_code_is_refused() {
     )
     .unwrap();
     let o = run_in(&t.0, &["--binary", "t.txt", "--disasm-only"], None);
-    let (code, line) = one_line(&o);
-    assert_eq!(code, Some(1));
+    let line = one_line_error(&o, 1);
     assert!(
         line.contains("t.txt does not look like G13 machine code"),
         "{line}"

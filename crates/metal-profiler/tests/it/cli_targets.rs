@@ -118,9 +118,7 @@ fn undecodable_or_absent_slices_are_refused_naming_the_alternatives() {
     let o = run(&[q, "--list"]);
     assert_prints(&o, "0     APPLEGPU  G15G (M3)                Apple9");
     let o = run(&[q]);
-    assert_eq!(o.status.code(), Some(1));
-    let e = err(&o);
-    assert_eq!(e.lines().count(), 1, "{e}");
+    let e = one_line_error(&o, 1);
     assert!(
         e.contains("native code for GPU G15G (M3) only: decoding supports G13 (M1) and G14 (M2) code; \
                     get a decodable slice on any Mac with `metal-profile export KERNEL.metal -f NAME --target g14g -o out.archive`"),

@@ -185,3 +185,11 @@ pub fn names(list: &serde_json::Value) -> Vec<&str> {
         .map(|x| x["name"].as_str().expect("a name"))
         .collect()
 }
+
+/// Asserts that the run exited with `code` and said one line on standard
+/// error; that line.
+pub fn one_line_error(o: &Output, code: i32) -> String {
+    let (c, line) = one_line(o);
+    assert_eq!(c, Some(code), "{line}");
+    line
+}
