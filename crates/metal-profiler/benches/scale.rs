@@ -32,6 +32,8 @@
 
 #[path = "../../../testdata/machine.rs"]
 mod machine;
+#[path = "../../../testdata/xorshift.rs"]
+mod xorshift;
 use agx_container::testutil::*;
 use agx_container::Stage;
 use std::path::{Path, PathBuf};
@@ -91,21 +93,8 @@ fn assemble(text: &str) -> Vec<u8> {
     agx_isa::asm::assemble(text).unwrap_or_else(|e| panic!("bench shape does not assemble: {e}"))
 }
 
-/// A small deterministic generator (xorshift64*), so every run profiles the
-/// same bytes.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+// a small deterministic generator, so every run profiles the same bytes
+use xorshift::Rng;
 
 /// `prefix`, then copies of `unit` (assembled once: its branches are
 /// relative, so every copy stays well formed) up to about `n` instructions,

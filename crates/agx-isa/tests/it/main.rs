@@ -3,6 +3,8 @@
 
 #[path = "../../../../testdata/shared_data.rs"]
 mod shared_data;
+#[path = "../../../../testdata/xorshift.rs"]
+mod xorshift;
 
 mod apple9;
 mod applegpu_corpus;

@@ -58,19 +58,7 @@ fn strict_raised() -> bool {
     std::env::var("SURVEY_RAISED").is_ok()
 }
 
-/// xorshift64*, deterministic.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn word(&mut self) -> u128 {
-        (self.next() as u128) | ((self.next() as u128) << 64)
-    }
-}
+use crate::xorshift::Rng;
 
 /// Random words of form `f` (fixed bits set, both sizes), decoded as `f`.
 fn samples(f: &agx_isa::forms::Form, n: usize, rng: &mut Rng) -> Vec<Instruction> {
