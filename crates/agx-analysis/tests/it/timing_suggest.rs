@@ -19,6 +19,14 @@ fn fired(s: &[Suggestion], rule: &str) -> Option<Suggestion> {
     s.iter().find(|x| x.rule == rule).cloned()
 }
 
+/// `body`, followed by stop.
+fn straight(body: impl Fn(&mut Builder)) -> Vec<Instruction> {
+    let mut b = Builder::new();
+    body(&mut b);
+    b.raw("stop");
+    b.finish()
+}
+
 /// A loop around `body`, followed by stop.
 fn looped(body: impl Fn(&mut Builder)) -> Vec<Instruction> {
     let mut b = Builder::new();
@@ -116,17 +124,16 @@ fn hoist_invariant_transcendental() {
 
 #[test]
 fn register_pressure() {
-    let mut b = Builder::new();
-    b.op("fadd32", &[r(100)], &[r(2)]);
-    b.raw("stop");
-    let fire = b.finish();
+    let fire = straight(|b| {
+        b.op("fadd32", &[r(100)], &[r(2)]);
+    });
     let s = fired(&run(&fire, 1024), "register-pressure").expect("fires");
     assert_eq!(s.offset, 0);
     assert!(s.message.contains("0x0"));
-    let mut b = Builder::new();
-    b.op("fadd32", &[r(10)], &[r(2)]);
-    b.raw("stop");
-    assert!(fired(&run(&b.finish(), 1024), "register-pressure").is_none());
+    let silent = straight(|b| {
+        b.op("fadd32", &[r(10)], &[r(2)]);
+    });
+    assert!(fired(&run(&silent, 1024), "register-pressure").is_none());
 }
 
 #[test]
@@ -151,18 +158,18 @@ fn consider_fp16() {
 
 #[test]
 fn spills() {
-    let mut b = Builder::new();
-    b.op("stack_store", &[], &[r(4)]);
-    b.op("stack_load", &[r(4)], &[]);
-    b.raw("wait");
-    b.raw("stop");
-    let s = fired(&run(&b.finish(), 1024), "spills").expect("fires");
+    let fire = straight(|b| {
+        b.op("stack_store", &[], &[r(4)]);
+        b.op("stack_load", &[r(4)], &[]);
+        b.raw("wait");
+    });
+    let s = fired(&run(&fire, 1024), "spills").expect("fires");
     assert_eq!(s.severity, severity_for_share(s.share_pct().unwrap()));
     assert_eq!(s.sites.len(), 2);
-    let mut b = Builder::new();
-    b.op("fadd32", &[r(4)], &[r(2)]);
-    b.raw("stop");
-    assert!(fired(&run(&b.finish(), 1024), "spills").is_none());
+    let silent = straight(|b| {
+        b.op("fadd32", &[r(4)], &[r(2)]);
+    });
+    assert!(fired(&run(&silent, 1024), "spills").is_none());
 }
 
 #[test]
@@ -184,25 +191,25 @@ fn reduction_in_loop() {
     });
     assert!(fired(&run(&fire, 1024), "reduction-in-loop").is_some());
     // Outside any loop: silent.
-    let mut b = Builder::new();
-    b.op("simd_fadd", &[r(4)], &[r(5)]);
-    b.raw("stop");
-    assert!(fired(&run(&b.finish(), 1024), "reduction-in-loop").is_none());
+    let silent = straight(|b| {
+        b.op("simd_fadd", &[r(4)], &[r(5)]);
+    });
+    assert!(fired(&run(&silent, 1024), "reduction-in-loop").is_none());
 }
 
 #[test]
 fn division_rcp_fmul() {
-    let mut b = Builder::new();
-    b.op("rcp", &[r(4)], &[r(2)]);
-    b.op("fmul32", &[r(5)], &[r(3), r(4)]);
-    b.raw("stop");
-    let s = fired(&run(&b.finish(), 1024), "division-rcp-fmul").expect("fires");
+    let fire = straight(|b| {
+        b.op("rcp", &[r(4)], &[r(2)]);
+        b.op("fmul32", &[r(5)], &[r(3), r(4)]);
+    });
+    let s = fired(&run(&fire, 1024), "division-rcp-fmul").expect("fires");
     assert_eq!(s.severity, severity_for_share(s.share_pct().unwrap()));
-    let mut b = Builder::new();
-    b.op("rcp", &[r(4)], &[r(2)]);
-    b.op("fadd32", &[r(5)], &[r(3), r(4)]);
-    b.raw("stop");
-    assert!(fired(&run(&b.finish(), 1024), "division-rcp-fmul").is_none());
+    let silent = straight(|b| {
+        b.op("rcp", &[r(4)], &[r(2)]);
+        b.op("fadd32", &[r(5)], &[r(3), r(4)]);
+    });
+    assert!(fired(&run(&silent, 1024), "division-rcp-fmul").is_none());
 }
 
 #[test]
