@@ -206,6 +206,14 @@ impl PyProfile {
             Ok(agx_report::html::document(std::slice::from_ref(p)))
         })
     }
+    /// The `--format html` report as a fragment whose styles apply only
+    /// inside it (`_repr_html_`: a notebook keeps its own look).
+    fn html_fragment(&self, py: Python<'_>) -> PyResult<String> {
+        let p = &self.profile;
+        detached(py, || {
+            Ok(agx_report::html::fragment(std::slice::from_ref(p)))
+        })
+    }
     /// The CLI's `--format dot` graph for this one profile.
     fn dot(&self, py: Python<'_>) -> PyResult<String> {
         let p = &self.profile;

@@ -5,6 +5,7 @@
 mod shared_data;
 
 mod html_dot;
+mod html_fragment;
 mod schema;
 mod schema_calls;
 mod snapshots;
