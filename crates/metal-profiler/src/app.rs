@@ -721,7 +721,7 @@ fn run_archive(
     for w in &archive.warnings {
         let _ = writeln!(err, "warning: {w}");
     }
-    // --all: every kernel's main body (prologs summarised), in archive order
+    // --all (every kernel's main body, prologs summarised), or -f and --part
     let shown = pipeline::select_functions(archive, a)?;
     show_functions(archive, a, &shown, device, out, err, tty)
 }

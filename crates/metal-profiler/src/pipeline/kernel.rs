@@ -31,9 +31,8 @@ use agx_isa::Flow;
 /// code left out of it (full lines, `warning: …`, without the exit-code
 /// note).
 pub struct Kernel {
+    /// (main's undecodable positions: its `unknown_encodings`)
     pub profile: agx_report::Profile,
-    /// Main's undecodable positions (`unknown_encodings`).
-    pub failed: usize,
     /// The warning about main's code (unknown encodings), if any.
     pub main_warning: Option<String>,
     /// The warnings about its called functions ([`program_checks`]).
@@ -127,7 +126,6 @@ impl<'a> Decoded<'a> {
         }
         Ok(Kernel {
             profile,
-            failed,
             main_warning,
             call_warnings,
         })
