@@ -43,7 +43,8 @@ if [ -f pyproject.toml ] && [ "${SKIP_PYTHON:-0}" != "1" ]; then
   venv="$(mktemp -d)/venv"
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --upgrade pip
-  "$venv/bin/pip" install --quiet pytest
+  # nbformat, nbconvert: the notebook test (python/tests/test_notebook.py)
+  "$venv/bin/pip" install --quiet pytest nbformat nbconvert
   # the extension in cargo's dev profile (dependencies at opt-level 2, see
   # Cargo.toml): it reuses what `cargo test` just built in the same target
   # directory instead of a second, release build of every crate (issue 29:

@@ -306,7 +306,8 @@ class ProfileResult:
     ``report`` (the text report) and ``disassembly`` (applegpu listing).
     Every figure is a field of the record (``kernel``): nothing is parsed
     from prose or from assembly text. In a notebook the result shows as
-    the HTML report (``_repr_html_``).
+    the HTML report (``_repr_html_``: a fragment whose styles apply only
+    inside it).
     """
 
     __slots__ = ("_native", "_doc", "_insns")
@@ -587,8 +588,10 @@ class ProfileResult:
         return self.report
 
     def _repr_html_(self) -> str:
-        """The HTML report (``to_html()``), shown by Jupyter/IPython."""
-        return self.to_html()
+        """The HTML report as Jupyter/IPython show it: the body of
+        ``to_html()`` as a fragment (one ``div``) whose styles apply only
+        inside it, so the notebook around it keeps its own look."""
+        return self._native.html_fragment()
 
     def __repr__(self) -> str:
         # one short line: the bottleneck sentence up to its first clause

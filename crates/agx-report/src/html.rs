@@ -115,22 +115,97 @@ pub fn esc(s: &str) -> String {
     o
 }
 
+/// The page's title.
+fn title(profiles: &[Profile]) -> String {
+    match profiles {
+        [p] => format!("metal-profiler: {}", p.name),
+        _ => format!("metal-profiler: {} kernels", profiles.len()),
+    }
+}
+
 /// The whole page for `profiles` (one section each; an index when more
 /// than one).
 pub fn document(profiles: &[Profile]) -> String {
     let n_insns: usize = profiles.iter().map(|p| p.insns.len()).sum();
     let mut o = String::with_capacity(16384 + n_insns * 400);
-    let title = match profiles {
-        [p] => format!("metal-profiler: {}", p.name),
-        _ => format!("metal-profiler: {} kernels", profiles.len()),
-    };
     let _ = write!(
         o,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
-        esc(&title)
+        esc(&title(profiles))
     );
+    body(&mut o, profiles);
+    let _ = write!(o, "<script>{JS}</script>\n</body>\n</html>\n");
+    o
+}
+
+/// The report as a fragment for another page (a notebook's output:
+/// Python's `_repr_html_`): the body of [`document`] in one `div` whose
+/// `id` (a hash of its content) scopes every style rule ([`scoped_css`]),
+/// so nothing outside it is restyled; no `<html>`, `<head>`, `<body>` or
+/// script (the page's hash highlighting is left out: the notebook owns
+/// the page).
+pub fn fragment(profiles: &[Profile]) -> String {
+    let n_insns: usize = profiles.iter().map(|p| p.insns.len()).sum();
+    let mut b = String::with_capacity(16384 + n_insns * 400);
+    body(&mut b, profiles);
+    // FNV-1a: the same report gets the same id (same rules, harmless)
+    let hash = b.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, c| {
+        (h ^ c as u64).wrapping_mul(0x0100_0000_01b3)
+    });
+    let id = format!("metal-profiler-report-{hash:016x}");
+    let css = scoped_css(&format!("#{id}"), &format!("{FRAGMENT_RESET}{CSS}"));
+    format!("<div class=\"metal-profiler-report\" id=\"{id}\">\n<style>{css}</style>\n{b}</div>\n")
+}
+
+/// What a host page's stylesheet (Jupyter's) sets on the elements the
+/// report uses and the report's own rules leave to the browser: back to
+/// the browser's defaults inside a [`fragment`] (e.g. JupyterLab centres
+/// output tables and right-aligns their cells).
+const FRAGMENT_RESET: &str = r#"
+table{margin:0;table-layout:auto;font-size:inherit;color:inherit;border:none;border-spacing:0}
+td,th{text-align:left;padding:1px;vertical-align:inherit;line-height:inherit;white-space:inherit;max-width:none;border:none}
+th{font-weight:bold}
+tr,tbody tr{background:none}
+p{margin:1em 0;text-align:inherit}
+pre{font-family:monospace;font-size:13px;line-height:normal;margin:1em 0;padding:0;border:none;background:none;color:inherit}
+code{font-family:monospace;font-size:inherit;background:none;padding:0;color:inherit}
+a:not(svg *){text-decoration:underline}
+svg{max-width:none}
+"#;
+
+/// `css` with every selector scoped under `scope` (an `#id`): `:root` and
+/// `body` become the scope element itself, `*` the element and everything
+/// in it, any other selector its descendants. `css` is plain rules
+/// (`selectors{declarations}`, no at-rules).
+pub fn scoped_css(scope: &str, css: &str) -> String {
+    let mut out = String::with_capacity(css.len() * 2);
+    let mut rest = css;
+    while let Some(open) = rest.find('{') {
+        let close = rest[open..].find('}').map_or(rest.len(), |c| open + c + 1);
+        let selectors: Vec<String> = rest[..open]
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| match s {
+                ":root" | "body" => scope.to_string(),
+                "*" => format!("{scope},{scope} *"),
+                _ => format!("{scope} {s}"),
+            })
+            .collect();
+        out.push_str(&selectors.join(","));
+        out.push_str(&rest[open..close]);
+        out.push('\n');
+        rest = &rest[close..];
+    }
+    out
+}
+
+/// The page's content: its header, the index (several kernels) and one
+/// section per kernel.
+fn body(o: &mut String, profiles: &[Profile]) {
+    let title = title(profiles);
     let _ = writeln!(
         o,
         "<header class=\"page\"><h1>{}</h1><div class=\"sub\">static profile of Apple GPU (AGX) machine code; estimates from the timing model ({}), see <code>metal-profile --explain-model</code></div></header>",
@@ -154,10 +229,8 @@ pub fn document(profiles: &[Profile]) -> String {
         o.push_str("</ol></nav>\n");
     }
     for (k, p) in profiles.iter().enumerate() {
-        kernel(&mut o, k, p, profiles);
+        kernel(o, k, p, profiles);
     }
-    let _ = write!(o, "<script>{JS}</script>\n</body>\n</html>\n");
-    o
 }
 
 fn kernel(o: &mut String, k: usize, p: &Profile, all: &[Profile]) {

@@ -1,8 +1,10 @@
 //! `metal_profiler._native`: the PyO3 binding of the metal-profiler pipeline.
 //!
 //! Thin by design: every function here loads input, calls the same pipeline
-//! functions as the `metal-profile` CLI (`metal_profiler::{app, pipeline}`)
-//! and converts the result to Python objects. The Python-facing API (names
+//! functions as the `metal-profile` CLI (`metal_profiler::pipeline`, whose
+//! `kernel` module is the one wiring from input to profile; `run_cli` runs
+//! `metal_profiler::app` as the binary does) and converts the result to
+//! Python objects. The Python-facing API (names
 //! and shapes of the seed tool) lives in `python/metal_profiler/`.
 //!
 //! Errors become Python exceptions carrying the CLI's one-line message:
@@ -12,7 +14,7 @@
 //! in Rust never unwinds into the interpreter: [`guard`] turns it into a
 //! `RuntimeError`.
 
-use agx_container::{Archive, Part};
+use agx_container::Archive;
 use agx_isa::format::{format_asm, format_line, write_reg};
 use agx_isa::{Instruction, Syntax};
 use metal_profiler::cli::{Cli, ProfileArgs};
@@ -146,7 +148,7 @@ fn profile_args(
             .map_err(|e| Fail::Value(format!("trip_count={n}: {e}")))?;
         a.model.trip_count = Some(n);
     }
-    metal_profiler::app::check_model_flags(&a)?;
+    pipeline::check_model_flags(&a)?;
     Ok(a)
 }
 
@@ -202,6 +204,14 @@ impl PyProfile {
         let p = &self.profile;
         detached(py, || {
             Ok(agx_report::html::document(std::slice::from_ref(p)))
+        })
+    }
+    /// The `--format html` report as a fragment whose styles apply only
+    /// inside it (`_repr_html_`: a notebook keeps its own look).
+    fn html_fragment(&self, py: Python<'_>) -> PyResult<String> {
+        let p = &self.profile;
+        detached(py, || {
+            Ok(agx_report::html::fragment(std::slice::from_ref(p)))
         })
     }
     /// The CLI's `--format dot` graph for this one profile.
@@ -299,47 +309,31 @@ fn insn_dict<'py>(
 }
 
 /// Builds the profile of raw code exactly as `metal-profile --binary
-/// [--gpu NAME]`.
+/// [--offset N]`: the CLI's own wiring ([`pipeline::kernel`]).
 fn profile_raw(
     name: &str,
     bytes: &[u8],
     offset: u64,
-    args: ProfileArgs,
-    gpu: Option<&str>,
+    mut args: ProfileArgs,
 ) -> Result<PyProfile, Fail> {
-    pipeline::check_raw_extent(name, bytes.len() as u64, offset)?;
-    let mut code = pipeline::raw_code(bytes, offset, 0, args.function.as_deref())?;
-    if let Some(name) = gpu {
-        let g = pipeline::raw_gpu(name)?;
-        code.gpu = Some(g.name.to_string());
-        code.gpu_info = Some(g);
-    }
+    args.offset = Some(offset);
+    let code = pipeline::raw_input(name, bytes, &args)?;
     // empty, cut or not code: ValueError naming the problem, as the CLI
-    let (insns, failed) = pipeline::decode_code_checked(&code, pipeline::raw_origin(name, bytes))?;
-    let mut warnings: Vec<String> = pipeline::raw_code_warning(insns.len(), failed)
-        .into_iter()
-        .collect();
-    let listing = pipeline::listing(&code, Syntax::Default);
-    let mut profile = metal_profiler::app::profile_one(&code, insns, &args, None, None);
+    let d = pipeline::decode_raw(name, code)?;
+    let listing = pipeline::listing(d.code(), Syntax::Default);
     // called functions: cut code is a ValueError, the rest warnings
-    warnings.extend(metal_profiler::app::program_checks(
-        name,
-        &profile.program,
-        true,
-    )?);
-    profile.unknown_encodings = failed;
-    if failed > 0 {
-        profile.unknown_lines = pipeline::unknown_lines(&code);
-    }
+    let k = d.profile(&args, true)?;
+    let warnings = k.warnings().cloned().collect();
     Ok(PyProfile {
-        profile,
+        profile: k.profile,
         listing,
         warnings,
     })
 }
 
 /// Builds the profile of one archive function exactly as `metal-profile
-/// ARCHIVE -f NAME [--gpu GPU]` (main part, with its prolog summarised).
+/// ARCHIVE -f NAME [--gpu GPU]` (main part, with its prolog summarised):
+/// the CLI's own wiring ([`pipeline::kernel`]).
 fn profile_in_archive(
     archive: &Archive,
     function: Option<String>,
@@ -350,36 +344,16 @@ fn profile_in_archive(
     let (one, note) = pipeline::choose_slice(archive, gpu)?;
     let archive = &one;
     let args = profile_args(function, trip_count, all_findings)?;
-    let selected = archive.select(args.function.as_deref())?;
-    let f = archive.main_of(selected).unwrap_or(selected);
-    let code = pipeline::function_code(archive, f);
-    let origin = pipeline::Origin::Function { symbol: &f.symbol };
-    let (insns, failed) = pipeline::decode_code_checked(&code, origin)?;
-    let prolog = if f.part == Part::Main {
-        archive.prolog_of(f).map(|p| {
-            let pc = pipeline::function_code(archive, p);
-            pipeline::decode_code(&pc).0
-        })
-    } else {
-        None
-    };
-    let listing = pipeline::listing(&code, Syntax::Default);
-    let mut profile =
-        metal_profiler::app::profile_one(&code, insns, &args, Some((archive, f)), prolog);
-    let calls =
-        metal_profiler::app::program_checks(&format!("`{}`", f.symbol), &profile.program, false)?;
-    profile.unknown_encodings = failed;
-    if failed > 0 {
-        profile.unknown_lines = pipeline::unknown_lines(&code);
-    }
+    // (no --all, --part main: the one function -f selects, its main body)
+    let f = pipeline::select_functions(archive, &args)?[0];
+    let d = pipeline::decode_function(archive, f, &args)?;
+    let listing = pipeline::listing(d.code(), Syntax::Default);
+    let k = d.profile(&args, true)?;
     let mut warnings = archive.warnings.clone();
     warnings.extend(note);
-    if failed > 0 {
-        warnings.push(metal_profiler::app::unknown_warning(&f.symbol, failed));
-    }
-    warnings.extend(calls);
+    warnings.extend(k.warnings().cloned());
     Ok(PyProfile {
-        profile,
+        profile: k.profile,
         listing,
         warnings,
     })
@@ -443,7 +417,7 @@ fn profile_raw_code(
         // recorded beside it is read the same way (issue 27)
         args.binary = path;
         let bytes = data.read()?;
-        profile_raw(&name, &bytes, offset, args, None)
+        profile_raw(&name, &bytes, offset, args)
     })
 }
 
@@ -619,7 +593,7 @@ fn profile_words(
             gpu: None,
             gpu_info: None,
         };
-        let profile = metal_profiler::app::profile_one(&code, insns, &args, None, None);
+        let profile = pipeline::profile_instructions(&code, insns, &args, None, None);
         Ok(PyProfile {
             profile,
             listing,

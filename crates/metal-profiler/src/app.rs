@@ -4,10 +4,8 @@
 use crate::cli::{
     AsmArgs, Cli, ColorArg, Command, ExportArgs, FormatArg, PartArg, ProfileArgs, SyntaxArg,
 };
-use crate::pipeline::{self, CodeRef, Error};
-use agx_analysis::raw_image::FirstWalk;
-use agx_container::{Archive, Function, Part};
-use agx_isa::Flow;
+use crate::pipeline::{self, check_model_flags, Error};
+use agx_container::{Archive, Function};
 use agx_isa::Syntax;
 use std::io::Write;
 use std::path::Path;
@@ -601,51 +599,18 @@ fn run_raw(
         .binary
         .as_deref()
         .map_or_else(|| "<stdin>".to_string(), pipeline::display_name);
-    let offset = a.offset.unwrap_or(0);
-    pipeline::check_raw_extent(&name, bytes.len() as u64, offset)?;
-    let origin = pipeline::raw_origin(&name, bytes);
-    let mut code = pipeline::raw_code(bytes, offset, a.base.unwrap_or(0), a.function.as_deref())?;
-    if let Some(name) = &a.gpu {
-        // labels the raw code's GPU and picks its timing table
-        let g = pipeline::raw_gpu(name)?;
-        code.gpu = Some(g.name.to_string());
-        code.gpu_info = Some(g);
-    }
+    let code = pipeline::raw_input(&name, bytes, a)?;
     if a.disasm_only {
         // streamed: constant memory for any code size (issue 15)
+        let origin = pipeline::raw_origin(&name, bytes);
         let (n, failed, cut) = pipeline::write_listing(out, &code, syntax(a))
             .map_err(|e| Error::input(format!("cannot write output: {e}")))?;
         return finish_raw_listing(origin, n, failed, cut, a, err);
     }
-    // (the unknown encodings' lines come from the same walk: no second one)
-    let mut d = pipeline::decode_main_checked(&code, origin)?;
-    let failed = d.failed;
-    let insns = std::mem::take(&mut d.insns);
-    let mut warnings: Vec<String> = pipeline::raw_code_warning(insns.len(), failed)
-        .into_iter()
-        .collect();
-    // main starts at byte 0: its decode is the first walk of the file's
-    // decode that finds called functions (not walked again)
-    let first = (code.start == 0 && insns.iter().any(|i| matches!(i.flow(), Flow::Call { .. })))
-        .then(|| {
-            FirstWalk::of_main(
-                &insns,
-                d.failed_addrs(),
-                d.cut,
-                code.addr,
-                code.buffer.len(),
-            )
-        })
-        .flatten();
-    let mut prof = profile_for(&code, insns, a, None, None, format_reads_graph(a), first);
-    // called functions: cut code is an error (no report), the rest warnings
-    warnings.extend(program_checks(&name, &prof.program, true)?);
-    prof.unknown_encodings = failed;
-    if failed > 0 {
-        prof.unknown_lines = d.unknown_lines();
-    }
+    let k = pipeline::decode_raw(&name, code)?.profile(a, format_reads_graph(a))?;
+    let warnings: Vec<String> = k.warnings().cloned().collect();
     // the report is written first; the warnings and exit code follow
-    render_and_release(a, vec![prof], out, tty)?;
+    render_and_release(a, vec![k.profile], out, tty)?;
     warn_all(&warnings, a.allow_unknown, err)
 }
 
@@ -756,45 +721,15 @@ fn run_archive(
     for w in &archive.warnings {
         let _ = writeln!(err, "warning: {w}");
     }
-    if a.all {
-        // every kernel's main body (prologs summarised), in archive order
-        let mains: Vec<&Function> = archive
-            .functions
-            .iter()
-            .filter(|f| f.part == Part::Main)
-            .collect();
-        if mains.is_empty() {
-            return Err(Error::input(
-                "--all: this archive has no kernel main body (_agc.main); try --list",
-            ));
-        }
-        return show_functions(archive, a, &mains, device, out, err, tty);
-    }
-    let selected = archive.select(a.function.as_deref())?;
-    let shown: Vec<&Function> = match a.part {
-        PartArg::Main => {
-            vec![archive.main_of(selected).unwrap_or(selected)]
-        }
-        PartArg::Prolog => match archive.prolog_of(selected) {
-            Some(p) => vec![p],
-            None => {
-                return Err(Error::input(format!(
-                "'{}' has no prolog (_agc.main.constant_program) in this archive; use --part main",
-                selected.name
-            )))
-            }
-        },
-        PartArg::All => {
-            let mut v: Vec<&Function> = archive
-                .functions
-                .iter()
-                .filter(|f| f.image == selected.image)
-                .collect();
-            v.sort_by_key(|f| f.text_offset);
-            v
-        }
-    };
+    // --all (every kernel's main body, prologs summarised), or -f and --part
+    let shown = pipeline::select_functions(archive, a)?;
     show_functions(archive, a, &shown, device, out, err, tty)
+}
+
+/// Whether `--format` renders the graph model ([`agx_report::Profile::graph`]):
+/// only the HTML and DOT views read it.
+fn format_reads_graph(a: &ProfileArgs) -> bool {
+    matches!(a.format, FormatArg::Html | FormatArg::Dot)
 }
 
 /// Disassembles or profiles `shown` (functions of `archive`).
@@ -832,45 +767,18 @@ fn show_functions(
     }
     let mut profiles = Vec::new();
     for f in shown {
-        let code = pipeline::function_code(archive, f);
-        let origin = pipeline::Origin::Function { symbol: &f.symbol };
-        let mut d = pipeline::decode_main_checked(&code, origin)?;
-        let failed = d.failed;
-        let insns = std::mem::take(&mut d.insns);
-        unknown += warn_unknown(err, &f.symbol, failed, a.allow_unknown);
-        let prolog = if a.part == PartArg::Main && f.part == Part::Main {
-            archive.prolog_of(f).map(|p| {
-                let pc = pipeline::function_code(archive, p);
-                pipeline::decode_code(&pc).0
-            })
-        } else {
-            None
-        };
-        let mut prof = profile_for(
-            &code,
-            insns,
-            a,
-            Some((archive, f)),
-            prolog,
-            format_reads_graph(a),
-            None,
-        );
-        let calls = program_checks(&format!("`{}`", f.symbol), &prof.program, false)?;
-        for w in &calls {
+        let d = pipeline::decode_function(archive, f, a)?;
+        unknown += warn_unknown(err, &f.symbol, d.failed(), a.allow_unknown);
+        let k = d.profile(a, format_reads_graph(a))?;
+        for w in &k.call_warnings {
             let _ = writeln!(
                 err,
                 "{}",
                 pipeline::with_exit_note(w.clone(), a.allow_unknown)
             );
         }
-        unknown += calls.len();
-        prof.unknown_encodings = failed;
-        if failed > 0 {
-            prof.unknown_lines = d.unknown_lines();
-        }
-        if a.part != PartArg::Main {
-            prof.part = Some(f.part.as_str());
-        }
+        unknown += k.call_warnings.len();
+        let mut prof = k.profile;
         if let Some(d) = device {
             // built on this Mac: name the device beside the APPLEGPU subtype
             prof.gpu = Some(format!("{} ({d})", prof.gpu.as_deref().unwrap_or("?")));
@@ -885,14 +793,6 @@ fn show_functions(
     unknown_exit(unknown, a.allow_unknown)
 }
 
-/// The warning for a function of an archive with `failed` unknown
-/// encodings.
-pub fn unknown_warning(symbol: &str, failed: usize) -> String {
-    format!(
-        "warning: `{symbol}`: {failed} position(s) hold encodings the G13 tables do not know; shown as <disassembly failed> (native syntax: `unknown.<group> (N bytes)`) and left out of the analysis"
-    )
-}
-
 /// Writes [`unknown_warning`] (with the exit-code note) to `err` when
 /// `failed > 0`; returns `failed`.
 fn warn_unknown(err: &mut dyn Write, symbol: &str, failed: usize, allow: bool) -> usize {
@@ -900,7 +800,7 @@ fn warn_unknown(err: &mut dyn Write, symbol: &str, failed: usize, allow: bool) -
         let _ = writeln!(
             err,
             "{}",
-            pipeline::with_exit_note(unknown_warning(symbol, failed), allow)
+            pipeline::with_exit_note(pipeline::unknown_warning(symbol, failed), allow)
         );
     }
     failed
@@ -917,84 +817,6 @@ fn unknown_exit(unknown: usize, allow_unknown: bool) -> Result<(), Error> {
     }
 }
 
-/// What the whole program adds to the checks of main's code (issue 21;
-/// docs/decoder.md, "Call targets"): a called function whose code ends
-/// inside an instruction is an error (exit 1: the input is cut short); a
-/// direct call whose target holds no code to follow (outside the input,
-/// not on an instruction, zero bytes or bytes that do not decode, not code)
-/// and encodings the G13 tables do not know in called functions are
-/// warnings, one line each (the output is written; each makes the run exit
-/// [`pipeline::EXIT_UNKNOWN`] unless `--allow-unknown`). `name` is how the
-/// code is named (the file, or an archive function's symbol in backticks);
-/// `raw`: raw code (`--binary`), for the hints.
-pub fn program_checks(
-    name: &str,
-    program: &agx_analysis::program::Program,
-    raw: bool,
-) -> Result<Vec<String>, Error> {
-    use agx_analysis::program::{fmt_target, NoFunction};
-    let mut first = None;
-    let mut more = 0;
-    for (c, why) in program.unfollowed_calls() {
-        let t = fmt_target(c.target.unwrap_or(0));
-        if let NoFunction::Cut(cut) = why {
-            let fix = if raw {
-                "the input is cut short: give the whole code"
-            } else {
-                "the archive is cut short or damaged: rebuild it"
-            };
-            return Err(Error::input(format!(
-                "{name}: the function at {t} (called at 0x{:x}): {cut}; {fix}",
-                c.at
-            )));
-        }
-        if first.is_none() {
-            first = Some(format!(
-                "the call at 0x{:x} to {t} is not followed: {why}",
-                c.at
-            ));
-        } else {
-            more += 1;
-        }
-    }
-    let mut warnings = Vec::new();
-    if let Some(first) = first {
-        let more = if more > 0 {
-            format!(" (and {more} more call(s) with no code to follow)")
-        } else {
-            String::new()
-        };
-        let hint = if raw {
-            " (check --offset and --base)"
-        } else {
-            ""
-        };
-        warnings.push(format!(
-            "warning: {name}: {first}{more}; only the call instruction is costed{hint}"
-        ));
-    }
-    let called: Vec<_> = program.functions[1..]
-        .iter()
-        .filter(|f| f.unknown > 0)
-        .collect();
-    if let Some(f) = called.first() {
-        let n: usize = called.iter().map(|f| f.unknown).sum();
-        let which = if called.len() == 1 {
-            format!("the function at 0x{:x}", f.entry)
-        } else {
-            format!(
-                "{} called functions (the first at 0x{:x})",
-                called.len(),
-                f.entry
-            )
-        };
-        warnings.push(format!(
-            "warning: {name}: {which}: {n} position(s) hold encodings the G13 tables do not know; left out of the analysis"
-        ));
-    }
-    Ok(warnings)
-}
-
 /// Writes each warning with the exit-code note; the run's outcome:
 /// [`pipeline::EXIT_UNKNOWN`] when there is any, unless `--allow-unknown`.
 fn warn_all(warnings: &[String], allow_unknown: bool, err: &mut dyn Write) -> Result<(), Error> {
@@ -1006,255 +828,6 @@ fn warn_all(warnings: &[String], allow_unknown: bool, err: &mut dyn Write) -> Re
         );
     }
     unknown_exit(warnings.len(), allow_unknown)
-}
-
-/// Model options from the command line, for code of the default GPU.
-pub fn report_options(a: &ProfileArgs) -> agx_report::Options {
-    report_options_for(a, None)
-}
-
-/// Model options from the command line for code of the slice GPU
-/// `slice_gpu` (e.g. `G13G`): the one place the GPU model
-/// (`agx_analysis::gpu::model_for_slice`) and the chip (`--chip`, else the
-/// model's default) are chosen; everything below reads them from the options.
-pub fn report_options_for(a: &ProfileArgs, slice_gpu: Option<&str>) -> agx_report::Options {
-    let gpu = agx_analysis::gpu::model_for_slice(slice_gpu);
-    let chip = a
-        .model
-        .chip
-        .as_deref()
-        .and_then(|c| gpu.chip(c))
-        .unwrap_or_else(|| gpu.default_chip());
-    let mut o = agx_report::Options {
-        trip_count: a.model.trip_count(),
-        trip_count_given: a.model.trip_count.is_some(),
-        mem: gpu.mem_params(chip),
-        gpu,
-        chip,
-        all_findings: a.all_findings,
-        ..Default::default()
-    };
-    if let Some(v) = a.model.l1_hit_latency {
-        o.mem.l1_hit_latency = v;
-    }
-    if let Some(v) = a.model.l1_miss_latency {
-        o.mem.l1_miss_latency = v;
-    }
-    if let Some(v) = a.model.l1_hit_rate {
-        o.mem.l1_hit_rate = v;
-    }
-    o.threadgroup = a
-        .model
-        .threadgroup
-        .or_else(|| a.binary.as_deref().and_then(recorded_threadgroup));
-    o
-}
-
-/// The threadgroup shape recorded with raw code: the `workgroup_size` of a
-/// `layout.json` beside it (the shared Mesa corpus layout); `None` when
-/// there is none or it does not read.
-fn recorded_threadgroup(bin: &std::path::Path) -> Option<agx_analysis::address::Shape> {
-    let layout = bin.parent()?.join("layout.json");
-    let text = std::fs::read_to_string(layout).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-    let ws = v.get("workgroup_size")?.as_array()?;
-    let dims: Vec<String> = ws
-        .iter()
-        .map(|x| x.as_u64().map(|n| n.to_string()))
-        .collect::<Option<_>>()?;
-    agx_analysis::address::Shape::parse(&dims.join("x"), "input").ok()
-}
-
-pub fn check_model_flags(a: &ProfileArgs) -> Result<(), Error> {
-    if a.model.trip_count == Some(0) {
-        return Err(Error::usage("--trip-count must be at least 1"));
-    }
-    for (flag, v) in [
-        ("--l1-hit-latency", a.model.l1_hit_latency),
-        ("--l1-miss-latency", a.model.l1_miss_latency),
-    ] {
-        if let Some(v) = v {
-            if !(v.is_finite() && v >= 0.0) {
-                return Err(Error::usage(format!(
-                    "{flag} must be a non-negative number of cycles"
-                )));
-            }
-        }
-    }
-    if let Some(r) = a.model.l1_hit_rate {
-        if !(0.0..=1.0).contains(&r) {
-            return Err(Error::usage("--l1-hit-rate must be between 0 and 1"));
-        }
-    }
-    if let Some(c) = &a.model.chip {
-        let models = agx_analysis::gpu::GPU_MODELS;
-        if !models.iter().any(|m| m.chip(c).is_some()) {
-            let known: Vec<&str> = models
-                .iter()
-                .flat_map(|m| m.chips.iter().map(|v| v.chip))
-                .collect();
-            return Err(Error::usage(format!(
-                "--chip '{c}' is not a known M1-family chip (use one of: {})",
-                known.join(", ")
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// Called functions of an archive kernel: `call` targets are `__text`
-/// offsets of the same image, resolved through its symbols.
-struct ArchiveCode<'a> {
-    archive: &'a Archive,
-    function: &'a Function,
-}
-
-impl agx_analysis::program::CodeSource for ArchiveCode<'_> {
-    fn function_at(
-        &self,
-        target: i64,
-    ) -> Result<agx_analysis::program::FunctionCode, agx_analysis::program::NoFunction> {
-        use agx_analysis::program::NoFunction;
-        let missing = || {
-            NoFunction::Missing(format!(
-                "no function of the archive starts at {}",
-                agx_analysis::program::fmt_target(target)
-            ))
-        };
-        let t = u64::try_from(target).map_err(|_| missing())?;
-        let g = self
-            .archive
-            .function_at(self.function, t)
-            .ok_or_else(missing)?;
-        let code = pipeline::function_code(self.archive, g);
-        // the checks of main's code (pipeline::check_decoded)
-        let d = agx_isa::stream::decode_checked(code.bytes(), code.addr);
-        if let Some(pct) = agx_isa::stream::not_code_percent(d.insns.len(), d.failed) {
-            return Err(NoFunction::Malformed(format!(
-                "`{}`: {pct}% of its code does not decode",
-                g.symbol
-            )));
-        }
-        if let Some(c) = d.cut {
-            return Err(NoFunction::Cut(c));
-        }
-        Ok(agx_analysis::program::FunctionCode {
-            entry: g.text_offset as u32,
-            symbol: Some(g.symbol.clone()),
-            insns: d.insns,
-            unknown: d.failed,
-        })
-    }
-}
-
-/// Called functions of raw code: targets that fall inside the given file
-/// (e.g. `--binary text.bin --offset 0x540` with the helper at 0x0), found
-/// in one decode of the file made at the first call
-/// ([`agx_analysis::raw_image::RawImage`]: a helper is the part of it its
-/// entry reaches without following calls). A helper is printed at its
-/// address in main's address space, or at its file offset when that address
-/// would be negative (`--offset` without `--base`).
-/// The image is freed once every function is found
-/// ([`agx_analysis::program::CodeSource::release`]): ~24 B per instruction of
-/// the file, held otherwise through the analyses of the whole program.
-struct RawCode<'a> {
-    code: &'a CodeRef<'a>,
-    image: std::cell::RefCell<Option<agx_analysis::raw_image::RawImage<'a>>>,
-    /// Main's decode as the image's first walk, when main starts at byte 0.
-    first: std::cell::Cell<Option<FirstWalk>>,
-}
-
-impl agx_analysis::program::CodeSource for RawCode<'_> {
-    fn function_at(
-        &self,
-        target: i64,
-    ) -> Result<agx_analysis::program::FunctionCode, agx_analysis::program::NoFunction> {
-        let c = self.code;
-        self.image
-            .borrow_mut()
-            .get_or_insert_with(|| {
-                agx_analysis::raw_image::RawImage::with_first_walk(
-                    c.buffer,
-                    c.start,
-                    c.addr,
-                    self.first.take(),
-                )
-            })
-            .function_at(target)
-    }
-
-    fn release(&self) {
-        self.image.borrow_mut().take();
-        self.first.take();
-    }
-}
-
-/// Builds the report model of one kernel: its main body and every
-/// function it reaches through `call` (in the archive's `__text`, or in the
-/// raw file).
-pub fn profile_one(
-    code: &CodeRef<'_>,
-    insns: Vec<agx_isa::Instruction>,
-    a: &ProfileArgs,
-    archive: Option<(&Archive, &Function)>,
-    prolog: Option<Vec<agx_isa::Instruction>>,
-) -> agx_report::Profile {
-    profile_for(code, insns, a, archive, prolog, true, None)
-}
-
-/// Whether `--format` renders the graph model ([`agx_report::Profile::graph`]):
-/// only the HTML and DOT views read it.
-fn format_reads_graph(a: &ProfileArgs) -> bool {
-    matches!(a.format, FormatArg::Html | FormatArg::Dot)
-}
-
-/// [`profile_one`], with the graph model built only when `graph` is set (the
-/// CLI's single-kernel paths: see [`agx_report::Options::graph`]).
-fn profile_for(
-    code: &CodeRef<'_>,
-    insns: Vec<agx_isa::Instruction>,
-    a: &ProfileArgs,
-    archive: Option<(&Archive, &Function)>,
-    prolog: Option<Vec<agx_isa::Instruction>>,
-    graph: bool,
-    first: Option<FirstWalk>,
-) -> agx_report::Profile {
-    // raw code: `-f` or "kernel" (see `pipeline::raw_code`); archives: the function's name
-    let name = archive.map_or_else(|| code.name.clone(), |(_, f)| f.name.clone());
-    let mut opts = report_options_for(a, code.gpu.as_deref());
-    opts.graph = graph;
-    // called functions: `__text` symbols in an archive, the same file for raw code
-    let archive_code;
-    let raw_code;
-    let source: &dyn agx_analysis::program::CodeSource = match archive {
-        Some((archive, function)) => {
-            archive_code = ArchiveCode { archive, function };
-            &archive_code
-        }
-        None => {
-            raw_code = RawCode {
-                code,
-                image: std::cell::RefCell::new(None),
-                first: std::cell::Cell::new(first),
-            };
-            &raw_code
-        }
-    };
-    let mut prof = agx_report::Profile::build_program(
-        name,
-        code.gpu.clone(),
-        insns,
-        prolog,
-        Vec::new(),
-        &opts,
-        source,
-    );
-    prof.annotate_callees = a.part == PartArg::All;
-    if let Some(g) = code.gpu_info {
-        prof.gpu_label = Some(g.describe());
-        prof.timing_note = g.timing_note().map(str::to_string);
-    }
-    prof
 }
 
 /// [`render`], then the profiles are freed on another thread: a big

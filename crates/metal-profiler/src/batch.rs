@@ -16,9 +16,8 @@
 //! - A bad file never stops the batch: it becomes an entry of `errors` and
 //!   the exit code is 1 at the end.
 
-use crate::app::{check_model_flags, profile_one};
 use crate::cli::{BatchArgs, BatchFormat, ProfileArgs};
-use crate::pipeline::{self, Error};
+use crate::pipeline::{self, check_model_flags, Error};
 use agx_container::{Archive, Input, Part};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -67,7 +66,7 @@ pub struct Row {
     /// Positions of main holding encodings the G13 tables do not know
     /// (`unknown_encodings`; not a table column).
     pub unknown_encodings: usize,
-    /// Warnings about its called functions ([`crate::app::program_checks`]:
+    /// Warnings about its called functions ([`pipeline::program_checks`]:
     /// calls with no code to follow, unknown encodings in callees); each
     /// counts as unknown code for the exit code.
     pub call_warnings: Vec<String>,
@@ -389,19 +388,10 @@ fn run_task(
         error,
     };
     let f = &archive.functions[function];
-    let code = pipeline::function_code(archive, f);
-    let origin = pipeline::Origin::Function { symbol: &f.symbol };
-    let (insns, failed) =
-        pipeline::decode_code_checked(&code, origin).map_err(|e| fail(e.message))?;
-    let prolog = archive.prolog_of(f).map(|p| {
-        let pc = pipeline::function_code(archive, p);
-        pipeline::decode_code(&pc).0
-    });
-    let mut prof = profile_one(&code, insns, a, Some((archive, f)), prolog);
-    let call_warnings =
-        crate::app::program_checks(&format!("`{}`", f.symbol), &prof.program, false)
-            .map_err(|e| fail(e.message))?;
-    prof.unknown_encodings = failed;
+    let k = pipeline::decode_function(archive, f, a)
+        .and_then(|d| d.profile(a, true))
+        .map_err(|e| fail(e.message))?;
+    let (prof, call_warnings) = (k.profile, k.call_warnings);
     let mut row = Row::of(&file.display, &prof);
     row.call_warnings = call_warnings;
     let json = if want == Want::Json {

@@ -1,4 +1,12 @@
-//! Loading inputs and selecting code: the shared front half of every mode.
+//! Loading inputs and selecting code: the shared front half of every mode;
+//! [`kernel`]: the one wiring from an input to its analysed profile.
+
+pub mod kernel;
+pub use kernel::{
+    check_model_flags, decode_function, decode_raw, profile_instructions, program_checks,
+    raw_input, report_options, report_options_for, select_functions, unknown_warning, Decoded,
+    Kernel,
+};
 
 use agx_container::{Archive, ContainerError, Function, Gpu, Input, ReadOptions, SliceKind};
 use agx_isa::stream::{walk, Item};

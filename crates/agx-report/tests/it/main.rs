@@ -8,6 +8,7 @@ mod shared_data;
 
 mod common;
 mod html_dot;
+mod html_fragment;
 mod schema;
 mod schema_calls;
 mod snapshots;

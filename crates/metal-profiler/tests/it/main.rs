@@ -25,4 +25,5 @@ mod dot_graphviz;
 mod gpu_model;
 mod html_chromium;
 mod instruction_facts;
+mod layers;
 mod one_record;
