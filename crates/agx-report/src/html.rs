@@ -13,8 +13,6 @@ use crate::layout::{self, Layout};
 use crate::Profile;
 use agx_analysis::timing::model::fmt_cy;
 use agx_analysis::timing::{bound_label, PartKind, Severity, Unit};
-use agx_isa::format::write_asm;
-use agx_isa::Syntax;
 use std::fmt::Write as _;
 
 const CSS: &str = r#"
@@ -666,7 +664,7 @@ fn listing(o: &mut String, k: usize, p: &Profile, all: &[Profile]) {
                 0.0
             };
             asm.clear();
-            write_asm(&mut asm, insn, Syntax::Default);
+            crate::profile::write_listing_asm(&mut asm, insn);
             let unit = match d {
                 Some(d) if d.unit() != Unit::Ctrl || d.cycles() > 0.0 => {
                     format!("{:<4} {:>4}cy", d.unit().name(), fmt_cy(d.cycles()))
