@@ -170,7 +170,9 @@ fn kernel(o: &mut String, k: usize, p: &Profile, all: &[Profile]) {
     loops_table(o, k, p);
     graph(o, k, p);
     memory(o, k, p);
-    suggestions(o, k, p);
+    let rec = crate::KernelRecord::build(p);
+    calls(o, k, &rec);
+    suggestions(o, k, &rec);
     listing(o, k, p, all);
     o.push_str("</section>\n");
 }
@@ -556,14 +558,69 @@ fn memory(o: &mut String, k: usize, p: &Profile) {
     o.push_str("</pre>\n");
 }
 
-fn suggestions(o: &mut String, k: usize, p: &Profile) {
+/// The called functions (the text report's Calls): each one's call sites,
+/// cycles, registers and stack, from the record's `functions` and `calls`;
+/// nothing when the kernel calls nothing.
+fn calls(o: &mut String, k: usize, rec: &crate::KernelRecord) {
+    if rec.calls.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "<h3>Calls</h3>\n<table class=\"grid\" id=\"k{k}-calls\"><tr><th class=\"l\">function</th><th class=\"l\">called at</th><th>cy per call</th><th>own cy</th><th>instructions</th><th>cy from main's calls</th><th>highest half-reg</th><th>spills</th><th>fills</th><th>suggestions</th></tr>"
+    );
+    for f in rec.functions.iter().skip(1) {
+        let at: Vec<String> = rec
+            .calls
+            .iter()
+            .filter(|c| c.callee == Some(f.entry))
+            .map(|c| {
+                let n = if c.executions != 1.0 {
+                    format!(" ×{}", fmt_cy(c.executions))
+                } else {
+                    String::new()
+                };
+                let r = if c.recursive { " (recursive)" } else { "" };
+                format!("0x{:x}{n}{r}", c.at)
+            })
+            .collect();
+        let stack = if f.spills > 0 || f.fills > 0 {
+            " style=\"color:var(--bad);font-weight:600\""
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            o,
+            "<tr><td class=\"l\">{} at 0x{:x}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td{stack}>{}</td><td{stack}>{}</td><td>{}</td></tr>",
+            esc(f.symbol.as_deref().unwrap_or("function")),
+            f.entry,
+            at.join(", "),
+            fmt_cy(f.total_cycles),
+            fmt_cy(f.own_cycles),
+            f.instructions,
+            fmt_cy(f.timing.as_ref().map_or(0.0, |t| t.cycles_from_main)),
+            f.highest_half_index,
+            f.spills,
+            f.fills,
+            f.suggestions.len()
+        );
+    }
+    o.push_str("</table>\n");
+    for a in &rec.call_assumptions {
+        let _ = writeln!(o, "<div class=\"dim\">assumption: {}</div>", esc(a));
+    }
+}
+
+/// Every function's suggestions: main's, then each called function's
+/// (named); "No problems" only when no function has one.
+fn suggestions(o: &mut String, k: usize, rec: &crate::KernelRecord) {
     o.push_str("<h3>Suggestions</h3>\n");
-    if p.suggestions.is_empty() {
+    if !rec.has_findings() {
         o.push_str("<p class=\"dim\">No problems found by the rules (see <code>--explain-model</code> for what they check).</p>\n");
         return;
     }
     o.push_str("<ul class=\"sugg\">\n");
-    for s in &p.suggestions {
+    for (function, s) in rec.all_suggestions() {
         let _ = write!(
             o,
             "<li><span class=\"sev {}\">{}</span> {} <a href=\"#k{k}-a{:x}\">[0x{:x}]</a> <span class=\"dim\">{}</span>",
@@ -574,6 +631,9 @@ fn suggestions(o: &mut String, k: usize, p: &Profile) {
             s.offset,
             esc(s.rule)
         );
+        if let Some(f) = function {
+            let _ = write!(o, " <span class=\"dim\">in called function {}</span>", esc(f));
+        }
         // the fact it rests on and its sites (issue 27 item 5)
         if !s.fact.is_empty() || s.sites.len() > 1 {
             let _ = write!(o, "<div class=\"dim\">fact: {}", esc(&s.fact));

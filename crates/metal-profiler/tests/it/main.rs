@@ -24,3 +24,4 @@ mod gpu_model;
 mod html_chromium;
 mod instruction_facts;
 mod one_record;
+mod views_agree;
