@@ -56,7 +56,10 @@ fn html_shows_the_helpers_findings_and_stack() {
         .nth(1)
         .and_then(|t| t.split("</table>").next())
         .expect("a Calls table");
-    assert!(calls.contains("l__Z6helperPU9MTLdeviceKjj at 0x0"), "{calls}");
+    assert!(
+        calls.contains("l__Z6helperPU9MTLdeviceKjj at 0x0"),
+        "{calls}"
+    );
     assert!(calls.contains(">5</td><td"), "{calls}");
 }
 
