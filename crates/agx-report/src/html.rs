@@ -632,7 +632,11 @@ fn suggestions(o: &mut String, k: usize, rec: &crate::KernelRecord) {
             esc(s.rule)
         );
         if let Some(f) = function {
-            let _ = write!(o, " <span class=\"dim\">in called function {}</span>", esc(f));
+            let _ = write!(
+                o,
+                " <span class=\"dim\">in called function {}</span>",
+                esc(f)
+            );
         }
         // the fact it rests on and its sites (issue 27 item 5)
         if !s.fact.is_empty() || s.sites.len() > 1 {

@@ -219,11 +219,7 @@ pub fn write_kernel<W: std::io::Write>(
 
 /// Writes the kernel object of record `r` of profile `p` (compact, no
 /// newline).
-pub fn write_record<W: std::io::Write>(
-    w: W,
-    r: &KernelRecord,
-    p: &Profile,
-) -> std::io::Result<()> {
+pub fn write_record<W: std::io::Write>(w: W, r: &KernelRecord, p: &Profile) -> std::io::Result<()> {
     let k = KernelJson {
         record: r,
         instructions_detail: DetailSeq(p),
@@ -329,7 +325,8 @@ mod tests {
     #[test]
     fn compact_and_pretty_documents_hold_the_same_values() {
         let code = std::fs::read(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/matmul_naive.bin"),
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../examples/matmul_naive.bin"),
         )
         .unwrap();
         let insns: Vec<_> = agx_isa::stream::walk(&code, 0)

@@ -557,10 +557,7 @@ pub struct FunctionLoop {
     pub body_bound: Bound,
 }
 
-fn loop_out(
-    tl: Option<&agx_analysis::timing::LoopTiming>,
-    l: &agx_analysis::LoopSummary,
-) -> Loop {
+fn loop_out(tl: Option<&agx_analysis::timing::LoopTiming>, l: &agx_analysis::LoopSummary) -> Loop {
     Loop {
         index: tl.map(|x| x.index),
         start: l.start,

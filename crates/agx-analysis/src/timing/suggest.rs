@@ -1282,4 +1282,3 @@ fn accumulators(body: &[&Instruction]) -> Vec<(u32, u16)> {
     }
     out
 }
-
