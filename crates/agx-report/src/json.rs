@@ -333,7 +333,8 @@ mod tests {
             .filter_map(|i| i.into_insn())
             .collect();
         let p = Profile::build("m".into(), None, insns, None, vec![], &Default::default());
-        let pretty: serde_json::Value = serde_json::from_str(&document(&[p.clone()])).unwrap();
+        let pretty: serde_json::Value =
+            serde_json::from_str(&document(std::slice::from_ref(&p))).unwrap();
         let mut compact = Vec::new();
         write_kernel(&mut compact, &p, None).unwrap();
         let compact: serde_json::Value = serde_json::from_slice(&compact).unwrap();

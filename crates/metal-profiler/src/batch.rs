@@ -73,8 +73,6 @@ pub struct Row {
     pub call_warnings: Vec<String>,
 }
 
-/// Rounds as the JSON document does, so a row equals what its document says.
-
 impl Row {
     pub fn of(source: &str, p: &agx_report::Profile) -> Row {
         Row::of_record(source, &agx_report::KernelRecord::build(p))
