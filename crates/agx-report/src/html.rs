@@ -621,14 +621,22 @@ fn suggestions(o: &mut String, k: usize, rec: &crate::KernelRecord) {
     }
     o.push_str("<ul class=\"sugg\">\n");
     for (function, s) in rec.all_suggestions() {
+        // an address of main links to its listing row; a called
+        // function's addresses are not in main's listing: plain text
+        let addr = |a: u32| match function {
+            None => format!("<a href=\"#k{k}-a{a:x}\">0x{a:x}</a>"),
+            Some(_) => format!("0x{a:x}"),
+        };
         let _ = write!(
             o,
-            "<li><span class=\"sev {}\">{}</span> {} <a href=\"#k{k}-a{:x}\">[0x{:x}]</a> <span class=\"dim\">{}</span>",
+            "<li><span class=\"sev {}\">{}</span> {} {} <span class=\"dim\">{}</span>",
             severity_name(s.severity),
             severity_name(s.severity),
             esc(&s.message),
-            s.offset,
-            s.offset,
+            match function {
+                None => format!("<a href=\"#k{k}-a{:x}\">[0x{:x}]</a>", s.offset, s.offset),
+                Some(_) => format!("[0x{:x}]", s.offset),
+            },
             esc(s.rule)
         );
         if let Some(f) = function {
@@ -643,8 +651,8 @@ fn suggestions(o: &mut String, k: usize, rec: &crate::KernelRecord) {
             let _ = write!(o, "<div class=\"dim\">fact: {}", esc(&s.fact));
             if s.sites.len() > 1 {
                 o.push_str("; sites:");
-                for a in &s.sites {
-                    let _ = write!(o, " <a href=\"#k{k}-a{a:x}\">0x{a:x}</a>");
+                for &a in &s.sites {
+                    let _ = write!(o, " {}", addr(a));
                 }
             }
             o.push_str("</div>");
