@@ -565,9 +565,21 @@ fn calls(o: &mut String, k: usize, rec: &crate::KernelRecord) {
     if rec.calls.is_empty() {
         return;
     }
+    o.push_str("<h3>Calls</h3>\n");
+    // (a function calling only itself has no other function to list)
+    if rec.functions.len() > 1 {
+        calls_table(o, k, rec);
+    }
+    for a in &rec.call_assumptions {
+        let _ = writeln!(o, "<div class=\"dim\">assumption: {}</div>", esc(a));
+    }
+}
+
+/// The Calls table: one row per called function.
+fn calls_table(o: &mut String, k: usize, rec: &crate::KernelRecord) {
     let _ = writeln!(
         o,
-        "<h3>Calls</h3>\n<table class=\"grid\" id=\"k{k}-calls\"><tr><th class=\"l\">function</th><th class=\"l\">called at</th><th>cy per call</th><th>own cy</th><th>instructions</th><th>cy from main's calls</th><th>highest half-reg</th><th>spills</th><th>fills</th><th>suggestions</th></tr>"
+        "<table class=\"grid\" id=\"k{k}-calls\"><tr><th class=\"l\">function</th><th class=\"l\">called at</th><th>cy per call</th><th>own cy</th><th>instructions</th><th>cy from main's calls</th><th>highest half-reg</th><th>spills</th><th>fills</th><th>suggestions</th></tr>"
     );
     for f in rec.functions.iter().skip(1) {
         let at: Vec<String> = rec
@@ -606,9 +618,6 @@ fn calls(o: &mut String, k: usize, rec: &crate::KernelRecord) {
         );
     }
     o.push_str("</table>\n");
-    for a in &rec.call_assumptions {
-        let _ = writeln!(o, "<div class=\"dim\">assumption: {}</div>", esc(a));
-    }
 }
 
 /// Every function's suggestions: main's, then each called function's
