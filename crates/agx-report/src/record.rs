@@ -920,3 +920,61 @@ impl KernelRecord {
         self.all_suggestions().next().is_some()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn matmul() -> Profile {
+        let code = std::fs::read(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../examples/matmul_naive.bin"),
+        )
+        .unwrap();
+        let insns: Vec<_> = agx_isa::stream::walk(&code, 0)
+            .filter_map(|i| i.into_insn())
+            .collect();
+        Profile::build("m".into(), None, insns, None, vec![], &Default::default())
+    }
+
+    /// A kernel without a timing model (the untimed case, e.g. Apple9
+    /// code) keeps the contract fields that do not depend on timing and
+    /// drops the timed sections.
+    #[test]
+    fn an_untimed_record_keeps_the_untimed_contract_fields() {
+        let mut r = KernelRecord::build(&matmul());
+        let timed = serde_json::to_value(&r).unwrap();
+        assert!(timed["cycles"]["alu"].as_f64().unwrap() > 0.0);
+        r.timing = None;
+        r.divergence_paths = None;
+        let v = serde_json::to_value(&r).unwrap();
+        for k in [
+            "cycles",
+            "total_cycles",
+            "breakdown",
+            "model",
+            "divergence_paths",
+        ] {
+            assert!(v.get(k).is_none(), "{k}");
+        }
+        for k in [
+            "name",
+            "gpu",
+            "instructions",
+            "code_bytes",
+            "registers",
+            "loops",
+            "spills",
+        ] {
+            assert_eq!(v[k], timed[k], "{k}");
+        }
+        assert!(v["loops"][0]["start"].is_u64() && v["loops"][0]["depth"].is_u64());
+    }
+
+    #[test]
+    fn stall_marks_have_one_rule() {
+        assert_eq!(StallMark::of(0.5, 0.0), Some(StallMark::Exposed));
+        assert_eq!(StallMark::of(0.49, 8.0), Some(StallMark::Hidden));
+        assert_eq!(StallMark::of(0.49, 7.99), None);
+    }
+}
