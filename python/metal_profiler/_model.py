@@ -270,13 +270,20 @@ class Suggestion(_Record):
     """One suggestion: ``severity`` (high/medium/low), ``offset`` (the
     instruction it names), ``message``, ``rule``, ``figures``, ``fact`` (the
     fact about the code the rule rests on) and ``sites`` (every instruction
-    the finding concerns). ``str()`` is the report line (with the severity
-    icon)."""
+    the finding concerns); ``function`` names the called function it was
+    found in (``None`` in main). ``str()`` is the report line (with the
+    severity icon)."""
 
     __slots__ = ()
     _REPR = ("severity", "rule", "offset")
 
     _ICONS = {"high": "\U0001f534", "medium": "\U0001f7e1", "low": "\U0001f7e2"}
+
+    @property
+    def function(self) -> Optional[str]:
+        """The called function the finding is in (its symbol, else its
+        entry as ``0x...``); ``None`` for main's own findings."""
+        return self.data.get("function")
 
     def __str__(self) -> str:
         icon = self._ICONS.get(self.data.get("severity", ""), "-")
@@ -510,7 +517,15 @@ class ProfileResult:
 
     @property
     def suggestions(self) -> List[Suggestion]:
-        return [Suggestion(d) for d in (self._get("suggestions") or [])]
+        """Every function's suggestions: main's (JSON ``suggestions``), then
+        each called function's (``functions[].suggestions``), those with
+        :attr:`Suggestion.function` naming the function they were found in
+        (``None`` for main's), as the text report lists them under Calls."""
+        out = [Suggestion(d) for d in (self._get("suggestions") or [])]
+        for f in (self._get("functions") or [])[1:]:
+            name = f.get("symbol") or f"0x{f.get('entry', 0):x}"
+            out.extend(Suggestion({**d, "function": name}) for d in f.get("suggestions") or [])
+        return out
 
     @property
     def calls(self) -> List["Call"]:

@@ -519,6 +519,22 @@ def test_simple_call_covers_the_helper():
     assert r.functions[0].main and r.functions[0].live_in == []
 
 
+def test_suggestions_include_the_helpers():
+    """Issue 29: ``suggestions`` holds every function's findings, a called
+    function's named by ``function`` (the text report lists them under
+    Calls); main's own keep ``function is None``."""
+    r = mp.profile_archive(DATA / "simple_call.archive", "simple_call")
+    k = r.kernel
+    helper = [f for f in k["functions"] if not f["main"]][0]
+    assert helper["suggestions"], "the helper has findings"
+    got = [(s.function, s.message) for s in r.suggestions]
+    want = [(None, s["message"]) for s in k["suggestions"]] + [
+        (helper["symbol"], s["message"]) for s in helper["suggestions"]
+    ]
+    assert got == want
+    assert any(s.function == "l__Z6helperPU9MTLdeviceKjj" for s in r.suggestions)
+
+
 def test_native_syntax_round_trip():
     """A stack adjust prints as `stack_store` in applegpu syntax and as
     itself in native syntax; native text assembles back to the same code."""

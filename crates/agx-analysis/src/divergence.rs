@@ -2234,7 +2234,7 @@ fn range_of(d: &Divergence, t: &crate::timing::KernelTiming) -> DivergenceRange 
             None => short += whole,
         }
     }
-    let round = |x: f64| (x * 1000.0).round() / 1000.0;
+    let round = crate::round::r3;
     let long = round(long.min(total).max(t.paths.longest));
     DivergenceRange {
         shortest: round(short.min(long).max(t.paths.shortest)),
@@ -2446,7 +2446,7 @@ fn fill_arms(d: &mut Divergence, t: &crate::timing::KernelTiming) {
     for b in &mut d.branches {
         b.arms_cycles = b.arms.map(|(s, e)| {
             let c: f64 = (s as usize..(e as usize).min(n)).map(|k| w[k]).sum();
-            (c * 100.0).round() / 100.0
+            crate::round::r2(c)
         });
     }
 }

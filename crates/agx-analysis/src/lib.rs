@@ -25,6 +25,7 @@ pub mod occupancy;
 pub mod par;
 pub mod program;
 pub mod raw_image;
+pub mod round;
 pub mod special_regs;
 pub mod stack_kind;
 pub mod timing;

@@ -1162,7 +1162,7 @@ impl Program {
         let own = m.timing.paths;
         let inc = m.inclusive.paths;
         let r = m.divergence.range;
-        let round = |x: f64| (x * 1000.0).round() / 1000.0;
+        let round = crate::round::r3;
         let total = m.inclusive.total_cycles;
         let longest = round(
             (inc.longest + r.longest - own.longest)

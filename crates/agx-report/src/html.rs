@@ -13,8 +13,6 @@ use crate::layout::{self, Layout};
 use crate::Profile;
 use agx_analysis::timing::model::fmt_cy;
 use agx_analysis::timing::{bound_label, PartKind, Severity, Unit};
-use agx_isa::format::write_asm;
-use agx_isa::Syntax;
 use std::fmt::Write as _;
 
 const CSS: &str = r#"
@@ -245,7 +243,9 @@ fn kernel(o: &mut String, k: usize, p: &Profile, all: &[Profile]) {
     loops_table(o, k, p);
     graph(o, k, p);
     memory(o, k, p);
-    suggestions(o, k, p);
+    let rec = crate::KernelRecord::build(p);
+    calls(o, k, &rec);
+    suggestions(o, k, &rec);
     listing(o, k, p, all);
     o.push_str("</section>\n");
 }
@@ -631,31 +631,110 @@ fn memory(o: &mut String, k: usize, p: &Profile) {
     o.push_str("</pre>\n");
 }
 
-fn suggestions(o: &mut String, k: usize, p: &Profile) {
+/// The called functions (the text report's Calls): each one's call sites,
+/// cycles, registers and stack, from the record's `functions` and `calls`;
+/// nothing when the kernel calls nothing.
+fn calls(o: &mut String, k: usize, rec: &crate::KernelRecord) {
+    if rec.calls.is_empty() {
+        return;
+    }
+    o.push_str("<h3>Calls</h3>\n");
+    // (a function calling only itself has no other function to list)
+    if rec.functions.len() > 1 {
+        calls_table(o, k, rec);
+    }
+    for a in &rec.call_assumptions {
+        let _ = writeln!(o, "<div class=\"dim\">assumption: {}</div>", esc(a));
+    }
+}
+
+/// The Calls table: one row per called function.
+fn calls_table(o: &mut String, k: usize, rec: &crate::KernelRecord) {
+    let _ = writeln!(
+        o,
+        "<table class=\"grid\" id=\"k{k}-calls\"><tr><th class=\"l\">function</th><th class=\"l\">called at</th><th>cy per call</th><th>own cy</th><th>instructions</th><th>cy from main's calls</th><th>highest half-reg</th><th>spills</th><th>fills</th><th>suggestions</th></tr>"
+    );
+    for f in rec.functions.iter().skip(1) {
+        let at: Vec<String> = rec
+            .calls
+            .iter()
+            .filter(|c| c.callee == Some(f.entry))
+            .map(|c| {
+                let n = if c.executions != 1.0 {
+                    format!(" ×{}", fmt_cy(c.executions))
+                } else {
+                    String::new()
+                };
+                let r = if c.recursive { " (recursive)" } else { "" };
+                format!("0x{:x}{n}{r}", c.at)
+            })
+            .collect();
+        let stack = if f.spills > 0 || f.fills > 0 {
+            " style=\"color:var(--bad);font-weight:600\""
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            o,
+            "<tr><td class=\"l\">{} at 0x{:x}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td{stack}>{}</td><td{stack}>{}</td><td>{}</td></tr>",
+            esc(f.symbol.as_deref().unwrap_or("function")),
+            f.entry,
+            at.join(", "),
+            fmt_cy(f.total_cycles),
+            fmt_cy(f.own_cycles),
+            f.instructions,
+            fmt_cy(f.timing.as_ref().map_or(0.0, |t| t.cycles_from_main)),
+            f.highest_half_index,
+            f.spills,
+            f.fills,
+            f.suggestions.len()
+        );
+    }
+    o.push_str("</table>\n");
+}
+
+/// Every function's suggestions: main's, then each called function's
+/// (named); "No problems" only when no function has one.
+fn suggestions(o: &mut String, k: usize, rec: &crate::KernelRecord) {
     o.push_str("<h3>Suggestions</h3>\n");
-    if p.suggestions.is_empty() {
+    if !rec.has_findings() {
         o.push_str("<p class=\"dim\">No problems found by the rules (see <code>--explain-model</code> for what they check).</p>\n");
         return;
     }
     o.push_str("<ul class=\"sugg\">\n");
-    for s in &p.suggestions {
+    for (function, s) in rec.all_suggestions() {
+        // an address of main links to its listing row; a called
+        // function's addresses are not in main's listing: plain text
+        let addr = |a: u32| match function {
+            None => format!("<a href=\"#k{k}-a{a:x}\">0x{a:x}</a>"),
+            Some(_) => format!("0x{a:x}"),
+        };
         let _ = write!(
             o,
-            "<li><span class=\"sev {}\">{}</span> {} <a href=\"#k{k}-a{:x}\">[0x{:x}]</a> <span class=\"dim\">{}</span>",
+            "<li><span class=\"sev {}\">{}</span> {} {} <span class=\"dim\">{}</span>",
             severity_name(s.severity),
             severity_name(s.severity),
             esc(&s.message),
-            s.offset,
-            s.offset,
+            match function {
+                None => format!("<a href=\"#k{k}-a{:x}\">[0x{:x}]</a>", s.offset, s.offset),
+                Some(_) => format!("[0x{:x}]", s.offset),
+            },
             esc(s.rule)
         );
+        if let Some(f) = function {
+            let _ = write!(
+                o,
+                " <span class=\"dim\">in called function {}</span>",
+                esc(f)
+            );
+        }
         // the fact it rests on and its sites (issue 27 item 5)
         if !s.fact.is_empty() || s.sites.len() > 1 {
             let _ = write!(o, "<div class=\"dim\">fact: {}", esc(&s.fact));
             if s.sites.len() > 1 {
                 o.push_str("; sites:");
-                for a in &s.sites {
-                    let _ = write!(o, " <a href=\"#k{k}-a{a:x}\">0x{a:x}</a>");
+                for &a in &s.sites {
+                    let _ = write!(o, " {}", addr(a));
                 }
             }
             o.push_str("</div>");
@@ -739,7 +818,7 @@ fn listing(o: &mut String, k: usize, p: &Profile, all: &[Profile]) {
                 0.0
             };
             asm.clear();
-            write_asm(&mut asm, insn, Syntax::Default);
+            crate::profile::write_listing_asm(&mut asm, insn);
             let unit = match d {
                 Some(d) if d.unit() != Unit::Ctrl || d.cycles() > 0.0 => {
                     format!("{:<4} {:>4}cy", d.unit().name(), fmt_cy(d.cycles()))

@@ -9,10 +9,12 @@ pub mod html;
 pub mod json;
 pub mod layout;
 pub mod profile;
+pub mod record;
 pub mod text;
 
 pub use graph::{BlockCost, FunctionGraph};
 pub use profile::{Options, Profile};
+pub use record::KernelRecord;
 
 /// `--explain-model`: every cost-table entry with its source, and every
 /// assumption of the timing model.

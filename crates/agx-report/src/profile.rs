@@ -457,3 +457,15 @@ pub fn memory_rows(p: &Profile) -> Vec<MemoryRegion> {
     regions.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal));
     regions.into_iter().map(|r| r.1).collect()
 }
+
+/// The asm text of an instruction in the annotated listings (text and
+/// HTML: one formatter). Native syntax: applegpu's text, except for an
+/// encoding applegpu prints as an earlier form that matches first
+/// (`agx_isa::native`): a stack adjust reads `TODO.stack_adjust 0, 1, 2, 0,
+/// 0, 8` (the form it matches, as the mix and the stack analysis count it),
+/// not `stack_store i8, 1, 2, 0, 8, 0` (applegpu's text, which assembles
+/// back to a spill). `--disasm-only` and JSON `text` keep applegpu's
+/// spelling; JSON `native` holds this one where it differs.
+pub fn write_listing_asm<S: agx_isa::format::Sink + ?Sized>(out: &mut S, insn: &Instruction) {
+    agx_isa::format::write_asm(out, insn, agx_isa::Syntax::Native);
+}

@@ -2,12 +2,13 @@
 //! Occupancy (with a bar), Pipeline cycles per unit, Critical path, one
 //! section per loop, Instruction mix, Annotated disassembly, Suggestions.
 
+use crate::record::{KernelRecord, StallMark};
 use crate::Profile;
 use agx_analysis::divergence::Branch;
 use agx_analysis::timing::model::{fmt_cy, push_cy};
 use agx_analysis::timing::{self, InsnDetail, LoopTiming, Unit};
 use agx_analysis::LoopSummary;
-use agx_isa::format::{write_addr, write_asm, write_line};
+use agx_isa::format::{write_addr, write_line};
 use agx_isa::Syntax;
 use std::fmt::Write as _;
 
@@ -63,10 +64,6 @@ impl Style {
 }
 
 const BOX_WIDTH: usize = 62;
-
-/// Stalls shorter than this are latency the scheduler hides routinely; only
-/// longer ones get a `◀◀◀ STALL` mark.
-const STALL_MARK_CYCLES: f64 = 8.0;
 
 fn section(out: &mut String, st: Style, title: &str) {
     let _ = writeln!(out, "\n  {}", st.head(&format!("── {title} ──")));
@@ -126,6 +123,7 @@ pub fn write_report(w: &mut dyn std::io::Write, p: &Profile, color: bool) -> std
     let st = Style { on: color };
     let mut out = String::with_capacity(PIECE + 4096);
     let mut flush = |b: &[u8]| w.write_all(b);
+    let rec = KernelRecord::build(p);
     header(&mut out, st, p);
     registers(&mut out, st, p);
     pipeline(&mut out, st, p);
@@ -138,17 +136,17 @@ pub fn write_report(w: &mut dyn std::io::Write, p: &Profile, color: bool) -> std
             loop_section(o, st, &idx, i, &loops[i]);
         }
     })?;
-    calls(&mut out, st, p);
+    calls(&mut out, st, p, &rec);
     mix(&mut out, st, p);
     memory(&mut out, st, p);
     annotated(&mut out, st, p, &mut flush)?;
-    suggestions(&mut out, st, p, &mut flush)?;
+    suggestions(&mut out, st, p, &rec, &mut flush)?;
     flush_all(&mut out, &mut flush)
 }
 
 /// One row per callee of the program: its call sites, the cycles its calls
 /// add, its registers, stack use and suggestions (addresses inside it).
-fn calls(out: &mut String, st: Style, p: &Profile) {
+fn calls(out: &mut String, st: Style, p: &Profile, rec: &KernelRecord) {
     let prog = &p.program;
     if prog.calls.is_empty() {
         return;
@@ -168,12 +166,11 @@ fn calls(out: &mut String, st: Style, p: &Profile) {
                 format!("0x{:x}{n}{r}", c.at)
             })
             .collect();
-        let inc = &f.inclusive;
-        let from_main: f64 = sites
-            .iter()
-            .filter(|c| c.caller == 0)
-            .map(|c| c.cycles)
-            .sum();
+        // (the figures are the record's: `functions[k]`)
+        let Some(fr) = rec.functions.get(k) else {
+            continue;
+        };
+        let from_main = fr.timing.as_ref().map_or(0.0, |t| t.cycles_from_main);
         let _ = writeln!(out, "  {} at 0x{:x}", f.label(), f.entry);
         kv(out, "  Called at", &at.join(", "));
         kv(
@@ -181,9 +178,9 @@ fn calls(out: &mut String, st: Style, p: &Profile) {
             "  Cycles",
             &format!(
                 "~{} cy per call ({} cy own, {} instructions); {} cy of the kernel's total from main's calls",
-                fmt_cy(inc.total_cycles),
-                fmt_cy(f.timing.total_cycles),
-                f.analysis.instructions,
+                fmt_cy(fr.total_cycles),
+                fmt_cy(fr.own_cycles),
+                fr.instructions,
                 fmt_cy(from_main)
             ),
         );
@@ -197,14 +194,11 @@ fn calls(out: &mut String, st: Style, p: &Profile) {
                 f.analysis.registers.peak_live_half
             ),
         );
-        if f.analysis.spills > 0 || f.analysis.fills > 0 {
+        if fr.spills > 0 || fr.fills > 0 {
             kv(
                 out,
                 "  Stack",
-                &st.bad(&format!(
-                    "{} spills, {} fills",
-                    f.analysis.spills, f.analysis.fills
-                )),
+                &st.bad(&format!("{} spills, {} fills", fr.spills, fr.fills)),
             );
         }
         for s in &f.suggestions {
@@ -856,22 +850,20 @@ const BARS: [&str; 9] = [
 /// `(true, "◀◀◀ STALL ~N cy exposed")` when at least half a cycle is left
 /// exposed at occupancy (the record's `stall`), else `(false, "◀ stall
 /// hidden by the other SIMD-groups")` for a stall of one SIMD-group alone
-/// (`stall_single`) of [`STALL_MARK_CYCLES`] or more (one stall figure per
-/// instruction: the exposed one).
+/// (`stall_single`) of [`crate::record::STALL_HIDDEN_CYCLES`] or more (one
+/// stall figure per instruction: the exposed one); the rule is the
+/// record's ([`StallMark::of`], JSON `instructions_detail[].stall_mark`).
 pub(crate) fn stall_mark(d: &InsnDetail) -> Option<(bool, String)> {
-    if d.stall >= 0.5 {
-        Some((
+    match StallMark::of(d.stall, d.stall_single)? {
+        StallMark::Exposed => Some((
             true,
             format!(
                 "◀◀◀ STALL ~{} cy exposed{}",
                 fmt_cy(d.stall),
                 if d.loop_depth > 0 { "/iter" } else { "" }
             ),
-        ))
-    } else if d.stall_single >= STALL_MARK_CYCLES {
-        Some((false, "◀ stall hidden by the other SIMD-groups".to_string()))
-    } else {
-        None
+        )),
+        StallMark::Hidden => Some((false, "◀ stall hidden by the other SIMD-groups".to_string())),
     }
 }
 
@@ -1046,8 +1038,7 @@ fn annotated_line(
     write_addr(out, insn.addr);
     out.push(b' ');
     asm.clear();
-    // native syntax: a stack adjust reads as one, not as a spill
-    write_asm(asm, insn, Syntax::Native);
+    crate::profile::write_listing_asm(asm, insn);
     let (mnem, ops) = match asm.iter().position(|&c| c == b' ') {
         Some(i) => (&asm[..i], &asm[i + 1..]),
         None => (&asm[..], &[][..]),
@@ -1123,7 +1114,8 @@ fn annotated_line(
             }
         }
         // stall_mark(d), written in place
-        if d.stall >= 0.5 {
+        let sm = StallMark::of(d.stall, d.stall_single);
+        if sm == Some(StallMark::Exposed) {
             mark(out);
             st.open(out, "31");
             out.extend_from_slice("◀◀◀ STALL ~".as_bytes());
@@ -1133,7 +1125,7 @@ fn annotated_line(
                 out.extend_from_slice(b"/iter");
             }
             st.close(out);
-        } else if d.stall_single >= STALL_MARK_CYCLES {
+        } else if sm == Some(StallMark::Hidden) {
             mark(out);
             st.put(out, "2", "◀ stall hidden by the other SIMD-groups");
         }
@@ -1148,17 +1140,17 @@ fn suggestions(
     out: &mut String,
     st: Style,
     p: &Profile,
+    rec: &KernelRecord,
     flush: &mut Flush<'_>,
 ) -> std::io::Result<()> {
     section(out, st, "Suggestions");
-    let in_callees: usize = p
-        .program
+    let in_callees: usize = rec
         .functions
         .iter()
         .skip(1)
         .map(|f| f.suggestions.len())
         .sum();
-    if p.suggestions.is_empty() && in_callees == 0 {
+    if !rec.has_findings() {
         let _ = writeln!(
             out,
             "  {}",

@@ -72,28 +72,39 @@ pub struct Row {
     pub call_warnings: Vec<String>,
 }
 
-/// Rounds as the JSON document does, so a row equals what its document says.
-use agx_analysis::timing::model::r2;
-
 impl Row {
     pub fn of(source: &str, p: &agx_report::Profile) -> Row {
-        let a = &p.analysis;
+        Row::of_record(source, &agx_report::KernelRecord::build(p))
+    }
+
+    /// The row of a kernel's record: its figures as the record holds them
+    /// (nothing computed here). The top suggestion is the first of the
+    /// highest severity over every function's (main's first, then each
+    /// called function's, named: `helper: message`).
+    pub fn of_record(source: &str, r: &agx_report::KernelRecord) -> Row {
+        let top = r
+            .all_suggestions()
+            .min_by_key(|(_, s)| s.severity)
+            .map(|(f, s)| match f {
+                None => s.message.clone(),
+                Some(f) => format!("{f}: {}", s.message),
+            });
         Row {
             source: source.to_string(),
-            name: p.name.clone(),
-            instructions: a.instructions,
-            registers_half: a.registers.allocated_half,
-            gprs: a.registers.allocated_gprs(),
-            occupancy_threads: a.occupancy.threads,
-            occupancy_percent: r2(a.occupancy.percent),
-            cycles: r2(p.timing.total_cycles),
+            name: r.name.clone(),
+            instructions: r.instructions,
+            registers_half: r.registers.allocated_half,
+            gprs: r.registers.allocated_gprs,
+            occupancy_threads: r.occupancy.threads,
+            occupancy_percent: r.occupancy.percent,
+            cycles: r.timing.as_ref().map_or(0.0, |t| t.total_cycles),
             // the bound component of the kernel's dearest part (`ic`,
             // `memory_latency`, `call`, ...), as JSON `loops[].bound.by` names it
-            bound: p.timing.dominant_bound().to_string(),
-            spills: a.spills,
-            fills: a.fills,
-            top_suggestion: p.suggestions.first().map(|s| s.message.clone()),
-            unknown_encodings: p.unknown_encodings,
+            bound: r.timing.as_ref().map_or("none", |t| t.bound_by).to_string(),
+            spills: r.spills,
+            fills: r.fills,
+            top_suggestion: top,
+            unknown_encodings: r.unknown_encodings,
             call_warnings: Vec::new(),
         }
     }
@@ -392,11 +403,14 @@ fn run_task(
         .and_then(|d| d.profile(a, true))
         .map_err(|e| fail(e.message))?;
     let (prof, call_warnings) = (k.profile, k.call_warnings);
-    let mut row = Row::of(&file.display, &prof);
+    // (the kernel's record, built once: the row and the JSON read it)
+    let mut record = agx_report::KernelRecord::build(&prof);
+    let mut row = Row::of_record(&file.display, &record);
     row.call_warnings = call_warnings;
     let json = if want == Want::Json {
         let mut buf = Vec::new();
-        agx_report::json::write_kernel(&mut buf, &prof, Some(&file.display))
+        record.source = Some(file.display.clone());
+        agx_report::json::write_record(&mut buf, &record, &prof)
             .map_err(|e| fail(format!("cannot serialize: {e}")))?;
         Some(buf)
     } else {

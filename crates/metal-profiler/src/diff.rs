@@ -826,7 +826,7 @@ pub fn to_json(c: &Comparison, old: &Path, new: &Path) -> Value {
             "old": metrics_json(&p.old),
             "new": metrics_json(&p.new),
             "cycles_change_percent": match (&p.old, &p.new) {
-                (Some(a), Some(b)) => pct(a.cycles, b.cycles).map(|x| (x * 100.0).round() / 100.0),
+                (Some(a), Some(b)) => pct(a.cycles, b.cycles).map(agx_analysis::round::r2),
                 _ => None,
             },
         })).collect::<Vec<_>>(),

@@ -1642,22 +1642,9 @@ fn model_region_in(
     }
 }
 
-fn round3(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
-}
-
-/// Rounds to 2 decimals, as the report record (JSON) holds every figure:
-/// the one rounding of every printed cycle figure ([`push_cy`], the JSON
-/// document, `batch`), so a printed figure is its record's number.
-pub fn r2(x: f64) -> f64 {
-    (x * 100.0).round() / 100.0
-}
-
-/// Rounds a share (0..1) to 4 decimals, as the record holds shares (a
-/// percentage to 2 decimals).
-pub fn r4(x: f64) -> f64 {
-    (x * 10_000.0).round() / 10_000.0
-}
+use crate::round::r3 as round3;
+/// The record's precisions of the one rounding rule ([`crate::round`]).
+pub use crate::round::{r2, r4};
 
 /// Formats cycles compactly (`12`, `5.84`): [`r2`] of `x`, whole when it is.
 pub fn fmt_cy(x: f64) -> String {

@@ -102,54 +102,9 @@ pub fn share_pct(part: f64, total: f64) -> f64 {
     }
 }
 
-/// Rounds a cited figure to the precision messages print: 2 decimals, as
-/// `{:.2}` rounds them (so the message reads as it did before the figures
-/// were fields).
-fn r2(x: f64) -> f64 {
-    r2_exact(x).unwrap_or_else(|| format!("{x:.2}").parse().unwrap_or(x))
-}
-
-/// [`r2`] without the formatter and the parser (a kernel of many loops
-/// cites ~4 figures per loop): `{:.2}` rounds the exact binary value of `x`
-/// to hundredths, ties to even; the hundredths `q` are found exactly from
-/// its mantissa and exponent, and `q / 100` is the double nearest q/100,
-/// as parsing "q/100" gives. `None` outside `|x| < 1e13` (and for NaN and
-/// infinities): there the formatter decides.
-fn r2_exact(x: f64) -> Option<f64> {
-    let a = x.abs();
-    if a.is_nan() || a >= 1e13 {
-        return None;
-    }
-    let bits = a.to_bits();
-    let exp = ((bits >> 52) & 0x7ff) as i32;
-    let frac = bits & ((1u64 << 52) - 1);
-    // a = m * 2^e
-    let (m, e) = if exp == 0 {
-        (frac, -1074)
-    } else {
-        (frac | (1u64 << 52), exp - 1075)
-    };
-    if e >= 0 {
-        // a whole number: its hundredths are exact
-        return Some(x);
-    }
-    let n = m as u128 * 100;
-    let s = (-e) as u32;
-    let q: u128 = if s >= 120 {
-        0
-    } else {
-        let q = n >> s;
-        let rem = n & ((1u128 << s) - 1);
-        let half = 1u128 << (s - 1);
-        if rem > half || (rem == half && q & 1 == 1) {
-            q + 1
-        } else {
-            q
-        }
-    };
-    let v = q as f64 / 100.0;
-    Some(if x.is_sign_negative() { -v } else { v })
-}
+/// A cited figure is rounded as the record holds cycles: the one rule
+/// ([`crate::round::r2`]).
+use crate::round::r2;
 
 impl Suggestion {
     /// A suggestion whose `message` is worded by `word` from its
@@ -1338,48 +1293,4 @@ fn accumulators(body: &[&Instruction]) -> Vec<(u32, u16)> {
         }
     }
     out
-}
-
-#[cfg(test)]
-mod r2_tests {
-    use super::*;
-
-    /// The exact hundredths are the formatter's and parser's: ties (odd
-    /// eighths), hundredths, thousandths, random values from 1e-8 to 1e14
-    /// and their negatives.
-    #[test]
-    fn r2_exact_matches_format_and_parse() {
-        let mut xs: Vec<f64> = (-40_000..40_000).map(|k| k as f64 / 8.0).collect();
-        xs.extend((-100_000..100_000).map(|k| k as f64 / 1000.0));
-        xs.extend((-100_000..100_000).map(|k| k as f64 / 100.0));
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        for _ in 0..300_000 {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            let m = (state >> 11) as f64 / (1u64 << 53) as f64;
-            let e = ((state >> 3) % 24) as i32 - 8;
-            xs.push(m * 10f64.powi(e));
-            xs.push(-m * 10f64.powi(e));
-        }
-        xs.extend([
-            0.0,
-            -0.0,
-            5e-324,
-            0.005,
-            0.015,
-            1.005,
-            9.999e12,
-            1e13,
-            f64::NAN,
-        ]);
-        for x in xs {
-            let slow: f64 = format!("{x:.2}").parse().unwrap_or(x);
-            let fast = r2(x);
-            assert!(
-                fast.to_bits() == slow.to_bits() || (fast.is_nan() && slow.is_nan()),
-                "{x:e}: {fast} vs {slow}"
-            );
-        }
-    }
 }

@@ -27,3 +27,4 @@ mod html_chromium;
 mod instruction_facts;
 mod layers;
 mod one_record;
+mod views_agree;

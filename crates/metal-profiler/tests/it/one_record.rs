@@ -39,6 +39,23 @@
 //! Every mismatch is reported (kernel, view, figure, the text around it),
 //! with a count by kind of context, and fails the test.
 //!
+//! # Named fields (issue 29)
+//!
+//! Equal to *some* number of the record is weak for small figures (any `1`
+//! passes). [`printed_figures_are_their_named_fields`] and
+//! [`batch_figures_are_their_named_fields`] read the lines that carry the
+//! kernel's headline figures — pipe cycles, estimate, uniform and
+//! divergence-aware paths, the bottleneck sentence (and, for a call-bound
+//! kernel, the callee's hot spot it quotes), each called function's
+//! Calls entry in text and HTML, and every `batch` row — through a template
+//! per kind of line, and match each figure to the one field path that holds
+//! it (`kernels[0].cycles.alu`, `kernels[0].functions[1].timing.
+//! cycles_from_main`, ...). A line of those kinds whose figures the
+//! template cannot read fails (a figure with no field). The other figures
+//! (loop sections, listing marks, HTML tooltips, DOT labels) are still
+//! checked against any number of the record by
+//! [`every_printed_figure_is_a_number_of_the_record`].
+//!
 //! # When a figure is a number of the record
 //!
 //! The record's numbers are every numeric leaf of the kernel objects of the
@@ -556,4 +573,370 @@ fn matmul_views_agree_on_pipes_and_the_hidden_stall() {
     let h = html.lines().find(|l| l.contains("id=\"k0-a5a\"")).unwrap();
     assert!(h.contains("◀ stall hidden by the other SIMD-groups"), "{h}");
     assert!(!h.contains("192.30"), "{h}");
+}
+
+// ── Named fields (issue 29 item 2) ─────────────────────────────────────────
+//
+// The figures of the headline, the pipe cycles, the critical path, the
+// Calls section (text and HTML) and the `batch` table, each matched to the
+// one field path of the record that holds it (e.g. `kernels[0].cycles.alu`):
+// a line of one of these kinds whose figures are not those fields at the
+// printed precision fails, and so does a line of these kinds that the
+// templates cannot read (a figure with no field).
+
+/// The value at `path` (`a.b[2].c`) of `v`.
+fn at<'a>(v: &'a Value, path: &str) -> &'a Value {
+    let mut v = v;
+    for part in path.split('.') {
+        let (key, idx) = match part.split_once('[') {
+            Some((k, i)) => (k, i.trim_end_matches(']').parse::<usize>().ok()),
+            None => (part, None),
+        };
+        if !key.is_empty() {
+            v = &v[key];
+        }
+        if let Some(i) = idx {
+            v = &v[i];
+        }
+    }
+    v
+}
+
+/// The numbers filling the `{}` holes of `template` in `line` (runs of
+/// blanks match any run of blanks), or `None` when the line is not of that
+/// form.
+fn holes(line: &str, template: &str) -> Option<Vec<String>> {
+    let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let line = squash(line);
+    let template = squash(template);
+    let pieces: Vec<&str> = template.split("{}").collect();
+    let mut rest = line.as_str();
+    let start = rest.find(pieces[0])?;
+    rest = &rest[start + pieces[0].len()..];
+    let mut out = Vec::new();
+    for piece in &pieces[1..] {
+        let n = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        if n == 0 {
+            return None;
+        }
+        out.push(rest[..n].trim_end_matches('.').to_string());
+        rest = &rest[n..];
+        if !rest.starts_with(piece) {
+            return None;
+        }
+        rest = &rest[piece.len()..];
+    }
+    Some(out)
+}
+
+/// Whether the printed `figure` is `v` at its printed precision (`v × 100`
+/// when `percent`).
+fn same(figure: &str, v: &Value, percent: bool) -> bool {
+    let Some(x) = v.as_f64() else { return false };
+    let x = if percent { x * 100.0 } else { x };
+    let d = figure.split_once('.').map_or(0, |(_, f)| f.len());
+    format!("{:.d$}", x.abs()) == figure
+}
+
+/// Checks the figures `got` of a line against the named `paths` of `doc`
+/// (a path ending in `%` is a share printed as a percentage).
+fn named(
+    checked: &mut usize,
+    bad: &mut Vec<String>,
+    case: &str,
+    line: &str,
+    doc: &Value,
+    got: Option<Vec<String>>,
+    paths: &[String],
+) {
+    let Some(got) = got else {
+        bad.push(format!(
+            "{case} | no field for the figures of: {}",
+            line.trim()
+        ));
+        return;
+    };
+    for (g, p) in got.iter().zip(paths) {
+        *checked += 1;
+        let (path, percent) = match p.strip_suffix('%') {
+            Some(p) => (p, true),
+            None => (p.as_str(), false),
+        };
+        if !same(g, at(doc, path), percent) {
+            bad.push(format!(
+                "{case} | {g} is not {path} = {} | {}",
+                at(doc, path),
+                line.trim()
+            ));
+        }
+    }
+}
+
+/// The index in `functions` of the function labelled `label` (its symbol,
+/// else `function at 0x..`).
+fn function_index(k: &Value, label: &str) -> Option<usize> {
+    k["functions"].as_array()?.iter().position(|f| {
+        f["symbol"].as_str() == Some(label)
+            || format!("function at 0x{:x}", f["entry"].as_u64().unwrap_or(0)) == label
+    })
+}
+
+fn text_named(case: &str, text: &str, doc: &Value, checked: &mut usize, bad: &mut Vec<String>) {
+    let k = "kernels[0]";
+    let kv = &doc["kernels"][0];
+    let p = |s: &str| format!("{k}.{s}");
+    let mut helper: Option<usize> = None;
+    for line in text.lines() {
+        let t = line.trim_start();
+        let mut check = |got: Option<Vec<String>>, paths: Vec<String>| {
+            named(checked, bad, case, line, doc, got, &paths)
+        };
+        if t.starts_with("F32 ") && t.contains(" SCIB ") {
+            check(
+                holes(t, "F32 {} F16 {} SCIB {} IC {}"),
+                ["f32", "f16", "scib", "ic"]
+                    .map(|c| p(&format!("cycles.{c}")))
+                    .to_vec(),
+            );
+        } else if t.starts_with("L1 bandwidth ") {
+            check(
+                holes(t, "L1 bandwidth {} DRAM bandwidth {}"),
+                vec![p("cycles.memory_bandwidth"), p("cycles.device_bandwidth")],
+            );
+        } else if t.starts_with("busiest ALU pipe") {
+            check(
+                holes(t, "max(F32+F16+SCIB, IC) {} exposed memory stall {}"),
+                vec![p("cycles.alu"), p("cycles.mem")],
+            );
+        } else if t.starts_with("Estimate:") {
+            check(holes(t, "Estimate: ~{} cy per"), vec![p("total_cycles")]);
+        } else if t.starts_with("Uniform paths:") {
+            check(
+                holes(t, "Uniform paths: {} cy shortest, {} cy longest"),
+                vec![p("paths.shortest"), p("paths.longest")],
+            );
+        } else if t.starts_with("Divergence-aware:") {
+            check(
+                holes(t, "Divergence-aware: {} cy shortest, {} cy longest ({} of"),
+                vec![
+                    p("divergence_paths.shortest"),
+                    p("divergence_paths.longest"),
+                    p("divergence.if_divergent"),
+                ],
+            );
+        } else if t.starts_with("Bottleneck:") && t.contains(" cy of ") {
+            // the kernel's hot spot, then (a call) the callee's
+            let mut rest = t;
+            let mut who: Option<usize> = None;
+            let mut level = 0;
+            while let Some(i) = rest.find(" cy of ") {
+                let from = rest[..i].rfind(", ").map_or(0, |j| j + 2);
+                let got = holes(&rest[from..], "{} cy of {} cy ({}%)");
+                let paths = match who {
+                    None => vec![
+                        p("bottleneck_detail.cycles"),
+                        p("total_cycles"),
+                        p("bottleneck_detail.share%"),
+                    ],
+                    Some(f) => vec![
+                        p(&format!("functions[{f}].timing.bottleneck_detail.cycles")),
+                        p(&format!("functions[{f}].total_cycles")),
+                        p(&format!("functions[{f}].timing.bottleneck_percent")),
+                    ],
+                };
+                check(got, paths);
+                level += 1;
+                // a call: the sentence goes on inside the callee (one level
+                // is checked; deeper levels quote the callee's own sentence)
+                let Some(to) = rest.find(" to ").filter(|&j| j < i) else {
+                    break;
+                };
+                let label = rest[to + 4..].split(", ").next().unwrap_or("");
+                who = function_index(kv, label);
+                // (a recursive call back into main quotes main's own hot
+                // spot before its calls were summed: a figure no field
+                // holds yet, issue 29 follow-up; not checked)
+                if who.is_none_or(|f| f == 0) || level > 1 {
+                    break;
+                }
+                rest = rest[i..].split_once("inside it: ").map_or("", |x| x.1);
+            }
+        } else if let Some(f) = t
+            .split_once(" at 0x")
+            .filter(|_| !t.contains(':'))
+            .and_then(|(label, _)| function_index(kv, label))
+        {
+            // a called function's heading in Calls
+            helper = Some(f);
+        } else if let Some(f) = helper.filter(|_| t.starts_with("Cycles:")) {
+            check(
+                holes(
+                    t,
+                    "Cycles: ~{} cy per call ({} cy own, {} instructions); {} cy of the kernel's total from main's calls",
+                ),
+                ["total_cycles", "own_cycles", "instructions", "timing.cycles_from_main"]
+                    .map(|s| p(&format!("functions[{f}].{s}")))
+                    .to_vec(),
+            );
+        } else if let Some(f) = helper.filter(|_| t.starts_with("Stack:")) {
+            check(
+                holes(t, "Stack: {} spills, {} fills"),
+                vec![
+                    p(&format!("functions[{f}].spills")),
+                    p(&format!("functions[{f}].fills")),
+                ],
+            );
+        }
+    }
+}
+
+/// The HTML Calls table: each called function's row, cell by cell.
+fn html_named(case: &str, html: &str, doc: &Value, checked: &mut usize, bad: &mut Vec<String>) {
+    let kv = &doc["kernels"][0];
+    let Some(table) = html
+        .split("id=\"k0-calls\"")
+        .nth(1)
+        .and_then(|t| t.split("</table>").next())
+    else {
+        return;
+    };
+    for row in table.split("<tr>").skip(2) {
+        let cells: Vec<String> = row
+            .split("<td")
+            .skip(1)
+            .map(|c| {
+                let c = &c[c.find('>').map_or(0, |i| i + 1)..];
+                c.split("</td>").next().unwrap_or("").to_string()
+            })
+            .collect();
+        let label = cells[0].split(" at 0x").next().unwrap_or("");
+        let Some(f) = function_index(kv, label) else {
+            bad.push(format!("{case} | html Calls row of no function: {row}"));
+            continue;
+        };
+        let paths: Vec<String> = [
+            "total_cycles",
+            "own_cycles",
+            "instructions",
+            "timing.cycles_from_main",
+            "highest_half_index",
+            "spills",
+            "fills",
+        ]
+        .iter()
+        .map(|s| format!("kernels[0].functions[{f}].{s}"))
+        .collect();
+        let got: Vec<String> = cells[2..9].to_vec();
+        named(checked, bad, case, row, doc, Some(got), &paths);
+        *checked += 1;
+        let n = kv["functions"][f]["suggestions"]
+            .as_array()
+            .map_or(0, |a| a.len());
+        if cells[9] != n.to_string() {
+            bad.push(format!(
+                "{case} | html suggestions {} is not functions[{f}].suggestions length {n}",
+                cells[9]
+            ));
+        }
+    }
+}
+
+#[test]
+fn printed_figures_are_their_named_fields() {
+    let mut bad = Vec::new();
+    let mut checked = 0usize;
+    let mut runs = 0usize;
+    for c in cases() {
+        let doc: Value = serde_json::from_str(&run(&c, "json")).unwrap();
+        if doc["kernels"].as_array().map_or(0, |k| k.len()) != 1 {
+            continue;
+        }
+        runs += 1;
+        text_named(&c.name, &run(&c, "text"), &doc, &mut checked, &mut bad);
+        html_named(&c.name, &run(&c, "html"), &doc, &mut checked, &mut bad);
+    }
+    assert!(
+        bad.is_empty(),
+        "{} of {checked} figures:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+    assert!(
+        runs > 100 && checked > runs * 15,
+        "{runs} runs, {checked} figures"
+    );
+}
+
+/// `batch`'s table: each row's figures are the named fields of that
+/// kernel's record in the batch JSON document.
+#[test]
+fn batch_figures_are_their_named_fields() {
+    let dir = repo().join("examples");
+    let csv = String::from_utf8(
+        bin()
+            .args([
+                "batch",
+                &dir.display().to_string(),
+                "--format",
+                "csv",
+                "--allow-unknown",
+            ])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let doc: Value = serde_json::from_slice(
+        &bin()
+            .args([
+                "batch",
+                &dir.display().to_string(),
+                "--format",
+                "json",
+                "--allow-unknown",
+            ])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let kernels = doc["kernels"].as_array().expect("batch kernels");
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let fields = [
+        ("instructions", "instructions"),
+        ("registers_half", "registers.allocated_half"),
+        ("occupancy_threads", "occupancy.threads"),
+        ("occupancy_percent", "occupancy.percent"),
+        ("cycles", "total_cycles"),
+        ("spills", "spills"),
+        ("fills", "fills"),
+    ];
+    let mut checked = 0;
+    for line in lines {
+        let cells: Vec<&str> = line.split(',').collect();
+        let cell = |name: &str| cells[header.iter().position(|h| *h == name).unwrap()];
+        let k = kernels
+            .iter()
+            .find(|k| {
+                k["name"] == cell("kernel")
+                    && k["source"]
+                        .as_str()
+                        .is_some_and(|s| s.ends_with(cell("source").trim_matches('"')))
+            })
+            .unwrap_or_else(|| panic!("no record for {line}"));
+        for (col, path) in fields {
+            checked += 1;
+            assert!(
+                same(cell(col), at(k, path), false),
+                "{line}: {col} = {} is not {path} = {}",
+                cell(col),
+                at(k, path)
+            );
+        }
+        assert_eq!(cell("bound"), k["bound_by"].as_str().unwrap(), "{line}");
+    }
+    assert!(checked >= 7 * 3, "{checked}");
 }
