@@ -10,6 +10,7 @@ pub mod json;
 pub mod layout;
 pub mod profile;
 pub mod text;
+pub mod untimed;
 
 pub use graph::{BlockCost, FunctionGraph};
 pub use profile::{Options, Profile};
