@@ -174,7 +174,11 @@ fn reg_text(half: u32, whole: bool) -> String {
     if whole {
         format!("r{}", half / 2)
     } else {
-        format!("r{}{}", half / 2, if half % 2 == 0 { 'l' } else { 'h' })
+        format!(
+            "r{}{}",
+            half / 2,
+            if half.is_multiple_of(2) { 'l' } else { 'h' }
+        )
     }
 }
 
@@ -246,7 +250,7 @@ fn registers(d: &Decoded, cfg: &Cfg, isa: &Isa) -> Registers {
             let last = r.range().end - 1;
             if highest_half.is_none_or(|h| last > h) {
                 highest_half = Some(last);
-                whole_at_highest = last % 2 == 1 && r.start as u32 <= last - 1;
+                whole_at_highest = !last.is_multiple_of(2) && (r.start as u32) < last;
             }
         }
     }

@@ -772,7 +772,7 @@ fn profile_untimed_code(
         let bytes = data.read()?;
         pipeline::check_raw_extent(&name, bytes.len() as u64, offset)?;
         let addr = pipeline::raw_placement(bytes.len() as u64, offset, 0)?;
-        let r = pipeline::untimed_record(
+        let r = metal_profiler::untimed::untimed_record(
             &bytes[offset as usize..],
             addr,
             name.clone(),
@@ -784,7 +784,7 @@ fn profile_untimed_code(
             agx_report::untimed::json_document(one),
             agx_report::untimed::text(&r),
             agx_report::untimed::html_document(one),
-            pipeline::untimed_warnings(&r, &name),
+            metal_profiler::untimed::untimed_warnings(&r, &name),
         ))
     })
 }

@@ -432,7 +432,7 @@ fn run_raw_other_isa(
         pipeline::check_raw_extent(&name, bytes.len() as u64, offset)?;
         let addr = pipeline::raw_placement(bytes.len() as u64, offset, a.base.unwrap_or(0))?;
         let code = &bytes[offset as usize..];
-        let r = pipeline::untimed_record(code, addr, name.clone(), a.gpu.as_deref(), isa);
+        let r = crate::untimed::untimed_record(code, addr, name.clone(), a.gpu.as_deref(), isa);
         if r.instructions == 0 && r.framing.stopped.is_none() {
             return Err(Error::input(format!(
                 "{name} holds no {} instructions (only zero bytes); check the file and --offset",
@@ -559,7 +559,7 @@ fn run_archive_other_isa(
         let img = &one.images[shown.image];
         let start = (shown.text_offset as usize).min(img.text.len());
         let end = (start + shown.code_size as usize).min(img.text.len());
-        let r = pipeline::untimed_record(
+        let r = crate::untimed::untimed_record(
             &img.text[start..end],
             shown.text_offset as u32,
             shown.symbol.clone(),
@@ -590,7 +590,7 @@ fn run_archive_other_isa(
     warn_all(&warnings, a.allow_unknown, &mut std::io::stderr())
 }
 
-/// Prints an untimed profile ([`pipeline::untimed_record`]) in the format
+/// Prints an untimed profile ([`crate::untimed::untimed_record`]) in the format
 /// asked (text, JSON, HTML; no DOT), then its warnings (exit
 /// [`pipeline::EXIT_UNKNOWN`] unless `--allow-unknown`).
 fn write_untimed(
@@ -613,7 +613,11 @@ fn write_untimed(
         }
     };
     write_all(out, &doc)?;
-    warn_all(&pipeline::untimed_warnings(r, who), a.allow_unknown, err)
+    warn_all(
+        &crate::untimed::untimed_warnings(r, who),
+        a.allow_unknown,
+        err,
+    )
 }
 
 /// After a raw listing: the checks of [`pipeline::check_decoded`] (the

@@ -12,5 +12,6 @@ pub mod batch;
 pub mod cli;
 pub mod diff;
 pub mod pipeline;
+pub mod untimed;
 
 pub use pipeline::Error;
