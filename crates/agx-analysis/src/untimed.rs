@@ -189,15 +189,22 @@ pub fn analyze(d: &Decoded, isa: &Isa) -> Untimed {
     let dom = dominators(&cfg);
     let forest = find_loops(&cfg, &dom);
     let nest = LoopNest::new(&cfg, &forest);
+    // the instructions of each loop (nested loops included): each
+    // instruction joins its innermost loop and that loop's ancestors
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); nest.loops.len()];
+    for (i, o) in nest.owner.iter().enumerate() {
+        let mut cur = o.map(|x| x as usize);
+        while let Some(l) = cur {
+            members[l].push(i);
+            cur = nest.loops[l].parent;
+        }
+    }
     let loops = nest
         .loops
         .iter()
-        .enumerate()
-        .map(|(k, nl)| {
+        .zip(members)
+        .map(|(nl, members)| {
             let lp = &forest.loops[nl.forest];
-            let members: Vec<usize> = (0..d.insns.len())
-                .filter(|&i| nest.contains(k, i))
-                .collect();
             Loop {
                 start: lp.start,
                 end: lp.end,

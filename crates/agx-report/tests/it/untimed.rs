@@ -258,3 +258,51 @@ fn every_stream_and_case_profiles() {
     }
     assert!(k >= 330, "{k}");
 }
+
+/// Nested loops from two backward jumps (`jmp_exec_any`, Mesa's encoding
+/// with our offsets): the forest, depths, parents and the memory and
+/// register facts of each.
+#[test]
+fn nested_loops() {
+    fn jmp(off: i64) -> Vec<u8> {
+        let mut v = vec![0x0f, 0x00, 0x54];
+        v.extend_from_slice(&off.to_le_bytes()[..6]);
+        v.push(0);
+        v
+    }
+    let fadd = [0x49, 0x05, 0x3c, 0x07, 0x00, 0x00];
+    let load = [0x67, 0, 0x54, 4, 3, 1, 0x20, 0, 0x51, 1, 0, 0x40, 0x46, 0];
+    let mut code = Vec::new();
+    code.extend_from_slice(&fadd); // 0x0: outer loop head
+    code.extend_from_slice(&load); // 0x6: inner loop head
+    code.extend(jmp(0x6 - 0x14)); // 0x14 -> 0x6
+    code.extend_from_slice(&fadd); // 0x1e
+    code.extend(jmp(-0x24)); // 0x24 -> 0x0
+    code.extend_from_slice(&[0x0e, 0, 0, 0]); // 0x2e
+    let r = record("nested", &code, 0);
+    check_invariants("nested", &r);
+    check_schema(&validator(), "nested", &r);
+    let shape: Vec<(u32, u32, u32, Option<usize>)> = r
+        .loops
+        .iter()
+        .map(|l| (l.start, l.end, l.depth, l.parent))
+        .collect();
+    assert_eq!(
+        shape,
+        vec![(0x0, 0x24, 1, None), (0x6, 0x14, 2, Some(0))],
+        "{r:#?}"
+    );
+    assert_eq!(r.backward_branches, 2);
+    // the load is in both loops; its innermost is the inner one
+    assert_eq!(r.loops[0].memory, vec![0x6]);
+    assert_eq!(r.loops[1].memory, vec![0x6]);
+    assert_eq!(r.memory[0].in_loop, Some(1));
+    // every operand decoded: exact figures, not a lower bound
+    assert!(!r.registers.lower_bound, "{:?}", r.registers);
+    assert_eq!(r.registers.highest_register.as_deref(), Some("r4"));
+    let t = text(&r);
+    assert!(
+        t.contains("Loop 1  0x6–0x14  depth 2") && !t.contains("LOWER BOUND"),
+        "{t}"
+    );
+}
