@@ -439,7 +439,10 @@ fn run_raw_other_isa(
                 isa.name
             )));
         }
-        return write_untimed(&r, &name, a, out, err);
+        let listing = a
+            .show_disasm
+            .then(|| (isa.listing)(code, addr, syntax(a)).0);
+        return write_untimed(&r, listing, &name, a, out, err);
     }
     if a.syntax == SyntaxArg::Native && !isa.native {
         return Err(Error::usage(format!(
@@ -567,7 +570,8 @@ fn run_archive_other_isa(
             isa,
         );
         let who = format!("`{}`", shown.symbol);
-        return write_untimed(&r, &who, a, out, &mut std::io::stderr());
+        let listing = a.show_disasm.then(|| listing_of(shown).0);
+        return write_untimed(&r, listing, &who, a, out, &mut std::io::stderr());
     }
     let (text, s) = listing_of(shown);
     write_all(out, &text)?;
@@ -592,9 +596,11 @@ fn run_archive_other_isa(
 
 /// Prints an untimed profile ([`crate::untimed::untimed_record`]) in the format
 /// asked (text, JSON, HTML; no DOT), then its warnings (exit
-/// [`pipeline::EXIT_UNKNOWN`] unless `--allow-unknown`).
+/// [`pipeline::EXIT_UNKNOWN`] unless `--allow-unknown`). `listing`
+/// (`--show-disasm`): the family's listing, after the text report.
 fn write_untimed(
     r: &agx_report::untimed::UntimedRecord,
+    listing: Option<String>,
     who: &str,
     a: &ProfileArgs,
     out: &mut dyn Write,
@@ -602,7 +608,10 @@ fn write_untimed(
 ) -> Result<(), Error> {
     use agx_report::untimed;
     let doc = match a.format {
-        FormatArg::Text => untimed::text(r),
+        FormatArg::Text => match listing {
+            Some(l) => format!("{}\nDisassembly ({})\n{l}", untimed::text(r), r.isa),
+            None => untimed::text(r),
+        },
         FormatArg::Json => untimed::json_document(std::slice::from_ref(r)),
         FormatArg::Html => untimed::html_document(std::slice::from_ref(r)),
         _ => {

@@ -56,6 +56,15 @@ fn example_profile_text() {
         assert!(t.contains(want), "missing {want:?} in\n{t}");
     }
     assert!(!has_cycle_figure(&t), "{t}");
+    // --show-disasm: the listing after the report
+    let o = run(&with(&["--show-disasm"]));
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let listing = std::fs::read_to_string(repo().join("examples/apple9_loop.txt")).unwrap();
+    assert!(
+        out(&o).ends_with(&format!("Disassembly (Apple9)\n{listing}")),
+        "{}",
+        out(&o)
+    );
     // the preamble alone (offset 0): one stop, no loop
     let o = run(&["--binary", "examples/apple9_loop.a9bin", "--gpu", "g16g"]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
