@@ -10,10 +10,9 @@
 //! tested on every name): in the reference's syntax an ALU form prints its
 //! destination first, so its first register operand is the one written
 //! and every other register operand is read. Memory forms are read from
-//! their bits (the reference's `DeviceLoadStoreInstructionDesc` field
-//! positions: `g` "output wait group" 70..73, type 68..70, mask 64..68,
-//! data register 24..32, base 32..39 with its file bit at `hb + 26`, index
-//! 39..55 with its kind at `hb + 27`, `hb` = 75 for loads, 73 for stores;
+//! their bits, read by the same [`DevMem`] the listing prints from (the
+//! reference's `DeviceLoadStoreInstructionDesc`: `g` "output wait group",
+//! type, mask, data register, base with its file bit, index with its kind;
 //! address = base + index << shift + offset, in bytes).
 //!
 //! What is not decoded is said: the exec-mask instructions' payload
@@ -21,6 +20,7 @@
 //! `unknown` position has no operands at all; both are `complete: false`.
 
 use super::fields::{reg_name, Ctx, Kind as RegKind};
+use super::forms::DevMem;
 use super::{Item, Kind};
 use crate::{Flow, MemDir, MemSpace};
 
@@ -235,25 +235,9 @@ fn reg_of(kind: RegKind, n: u32) -> Option<(Reg, String)> {
 /// The memory facts of a device load/store word `n` (`load`: which).
 fn device_mem(n: u128, load: bool) -> Option<Mem> {
     const MASK_COUNT: [u8; 16] = [0, 1, 2, 3, 2, 3, 3, 4, 1, 2, 1, 2, 2, 3, 1, 2];
-    let hb = if load { 75 } else { 73 };
     let mut c = Ctx::new(n);
-    let ty = c.f(68, 2);
-    let mask = c.f(64, 4);
-    let rv = c.merged(&[(24, 1), (25, 7)]);
-    let bv = c.f(32, 7);
-    let br = c.f(hb + 26, 1);
-    let iv = c.merged(&[(39, 1), (40, 7)]);
-    let (id, iz) = if load {
-        (c.f(47, 1), c.f(48, 1))
-    } else {
-        (c.f(48, 1), c.f(47, 1))
-    };
-    let ix = c.f(49, 4);
-    let is = c.f(53, 1);
-    let ih = c.f(54, 1);
-    let it = c.f(hb + 27, 2);
-    let shift = c.f(hb + 22, 3);
-    let off = c.f(hb + 2, 16) as u16 as i16;
+    let m = DevMem::read(&mut c, load);
+    let (ty, mask, rv, bv, br, iv, is, it) = (m.ty, m.mask, m.rv, m.bv, m.br, m.iv, m.is, m.it);
     let (elem, elem_bytes) = match ty {
         0 => ("i16", 2u8),
         2 => ("i8", 1),
@@ -283,11 +267,7 @@ fn device_mem(n: u128, load: bool) -> Option<Mem> {
         (parse_reg(&name)?.first().copied()?, name)
     };
     let index = match it {
-        0 => Index::Imm(if load {
-            iv + (id << 8) + (iz << 9) + (ix << 10) + (is << 14) + (ih << 15)
-        } else {
-            iv + (iz << 8) + (id << 9) + (ix << 10) + (is << 14) + (ih << 15)
-        }),
+        0 => Index::Imm(m.index_imm(load)),
         1 | 2 => {
             let (kind, v) = match (it, is) {
                 (2, 1) => (RegKind::U32, iv >> 1),
@@ -313,17 +293,9 @@ fn device_mem(n: u128, load: bool) -> Option<Mem> {
         base,
         base_name,
         index,
-        shift: if shift == 0 { 4 } else { shift as u8 - 1 },
-        offset: off,
+        shift: m.shift_bits() as u8,
+        offset: m.off as u16 as i16,
     })
-}
-
-fn word(b: &[u8]) -> u128 {
-    let mut n = 0u128;
-    for (i, &x) in b.iter().take(16).enumerate() {
-        n |= (x as u128) << (8 * i);
-    }
-    n
 }
 
 /// The wait groups of a wait operand's text (`wait 01` → 0, 1; a `wait`
@@ -405,7 +377,7 @@ pub fn facts(item: &Item, bytes: &[u8]) -> Option<Facts> {
                     }
                 }
                 Mem(_, dir) => {
-                    let n = word(bytes);
+                    let n = super::word(bytes);
                     f.wait_group = Some(((n >> 70) & 7) as u8);
                     match device_mem(n, dir == MemDir::Load) {
                         Some(m) => {
