@@ -47,6 +47,7 @@ from ._model import (
     Loop,
     ProfileResult,
     Suggestion,
+    UntimedProfile,
 )
 from ._parse import parse_disassembly
 
@@ -61,6 +62,7 @@ __all__ = [
     "Loop",
     "ProfileResult",
     "Suggestion",
+    "UntimedProfile",
     "analyze",
     "assemble",
     "decode",
@@ -75,6 +77,7 @@ __all__ = [
     "profile_metal_file",
     "profile_many",
     "profile_metal_source",
+    "profile_untimed",
     "run_cli",
 ]
 
@@ -137,6 +140,26 @@ def profile_binary(
             bool(all_findings),
         )
     )
+
+
+def profile_untimed(
+    path_or_bytes: PathOrBytes,
+    gpu: str,
+    offset: int = 0,
+) -> UntimedProfile:
+    """Profile raw code of a GPU no timing model applies to (Apple9:
+    ``gpu="g15g"``, ``"g16g"``, ``"g17p"`` …), as ``metal-profile --binary
+    FILE --gpu GPU [--offset N]``: counts, framing, CFG and loops, memory
+    instructions per loop, registers (a lower bound where operands are not
+    decoded) and the wait fields; no cycle figure. Framing that stops and
+    unknown encodings are ``RuntimeWarning``s. A G13/G14 ``gpu`` is refused
+    (``ValueError``): use :func:`profile_binary`.
+    """
+    document, report, html, warnings = _native.profile_untimed_code(
+        _input(path_or_bytes), str(gpu), int(offset)
+    )
+    _warn(warnings)
+    return UntimedProfile(document, report, html)
 
 
 def profile_archive(

@@ -617,3 +617,30 @@ class ProfileResult:
             f"<ProfileResult {self.name!r}: {self.total_instructions} instructions, "
             f"occupancy {self.occupancy_pct}%, bottleneck {b!r}>"
         )
+
+
+class UntimedProfile(_Record):
+    """The profile of code no timing model applies to (Apple9: M3, M4,
+    A18 Pro; ``metal-profile --binary FILE --gpu g16g``): one kernel record
+    of the JSON document (``$defs/untimed_kernel`` in docs/schema.json) with
+    attribute access to its fields (``instructions``, ``code_bytes``,
+    ``framing``, ``cfg``, ``registers``, ``loops``, ``memory``, ``waits``,
+    ``unknowns``, ``mix``, ``timing``); ``timing["model"]`` is ``None`` and
+    no field holds a cycle figure. ``report`` is the text report, ``html``
+    the HTML page, ``to_json()`` the whole document as the CLI prints it.
+    """
+
+    __slots__ = ("report", "html", "_document")
+    _REPR = ("name", "gpu", "isa", "instructions", "code_bytes")
+
+    def __init__(self, document: str, report: str, html: str) -> None:
+        super().__init__(json.loads(document)["kernels"][0])
+        self._document = document
+        self.report = report
+        self.html = html
+
+    def to_json(self) -> str:
+        return self._document
+
+    def _repr_html_(self) -> str:
+        return self.html

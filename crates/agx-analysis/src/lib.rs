@@ -14,6 +14,7 @@
 //! plus extra fields (never renamed, only added to).
 
 pub mod address;
+pub mod apple9_adapter;
 pub mod cfg;
 pub mod dataflow;
 pub mod divergence;
@@ -29,6 +30,7 @@ pub mod round;
 pub mod special_regs;
 pub mod stack_kind;
 pub mod timing;
+pub mod untimed;
 
 use agx_isa::Instruction;
 use serde::Serialize;

@@ -11,6 +11,7 @@ pub mod layout;
 pub mod profile;
 pub mod record;
 pub mod text;
+pub mod untimed;
 
 pub use graph::{BlockCost, FunctionGraph};
 pub use profile::{Options, Profile};

@@ -724,6 +724,45 @@ fn run_cli(
     })
 }
 
+/// Profiles raw code of a family no timing model applies to (`metal-profile
+/// --binary FILE --gpu NAME` for Apple9 GPUs: g15g, g16g, g17p …): the
+/// untimed record as (JSON document, text report, HTML page, warnings).
+#[pyfunction]
+#[pyo3(signature = (data, gpu, offset=0))]
+fn profile_untimed_code(
+    py: Python<'_>,
+    data: Input,
+    gpu: String,
+    offset: i64,
+) -> PyResult<(String, String, String, Vec<String>)> {
+    detached(py, move || {
+        let offset = non_negative("offset", offset)?;
+        let Some(isa) = pipeline::raw_other_isa(Some(&gpu))? else {
+            return Err(Fail::Value(format!(
+                "gpu={gpu}: its code has a timing model; use profile_binary()"
+            )));
+        };
+        let name = data.name();
+        let bytes = data.read()?;
+        pipeline::check_raw_extent(&name, bytes.len() as u64, offset)?;
+        let addr = pipeline::raw_placement(bytes.len() as u64, offset, 0)?;
+        let r = metal_profiler::pipeline::untimed::untimed_record(
+            &bytes[offset as usize..],
+            addr,
+            name.clone(),
+            Some(&gpu),
+            isa,
+        );
+        let one = std::slice::from_ref(&r);
+        Ok((
+            agx_report::untimed::json_document(one),
+            agx_report::untimed::text(&r),
+            agx_report::untimed::html_document(one),
+            metal_profiler::pipeline::untimed::untimed_warnings(&r, &name),
+        ))
+    })
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyProfile>()?;
@@ -731,6 +770,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(profile_raw_code, m)?)?;
     m.add_function(wrap_pyfunction!(profile_archive_input, m)?)?;
     m.add_function(wrap_pyfunction!(profile_words, m)?)?;
+    m.add_function(wrap_pyfunction!(profile_untimed_code, m)?)?;
     m.add_function(wrap_pyfunction!(archive_functions, m)?)?;
     m.add_function(wrap_pyfunction!(disassemble, m)?)?;
     m.add_function(wrap_pyfunction!(decode, m)?)?;

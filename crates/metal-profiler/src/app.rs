@@ -423,12 +423,24 @@ fn run_raw_other_isa(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), Error> {
-    let gpu = a.gpu.as_deref().unwrap_or_default();
     if !a.disasm_only {
-        return Err(Error::input(format!(
-            "--gpu {gpu}: {} code has no profile yet (no cycle measurements exist for it); use --disasm-only for its listing",
-            isa.describe
-        )));
+        let bytes = pipeline::read_path(path)?;
+        let name = pipeline::display_name(path);
+        let offset = a.offset.unwrap_or(0);
+        pipeline::check_raw_extent(&name, bytes.len() as u64, offset)?;
+        let addr = pipeline::raw_placement(bytes.len() as u64, offset, a.base.unwrap_or(0))?;
+        let code = &bytes[offset as usize..];
+        let r = crate::pipeline::untimed::untimed_record(code, addr, name.clone(), a.gpu.as_deref(), isa);
+        if r.instructions == 0 && r.framing.stopped.is_none() {
+            return Err(Error::input(format!(
+                "{name} holds no {} instructions (only zero bytes); check the file and --offset",
+                isa.name
+            )));
+        }
+        let listing = a
+            .show_disasm
+            .then(|| (isa.listing)(code, addr, syntax(a)).0);
+        return write_untimed(&r, listing, &name, a, out, err);
     }
     if a.syntax == SyntaxArg::Native && !isa.native {
         return Err(Error::usage(format!(
@@ -479,12 +491,6 @@ fn run_archive_other_isa(
     out: &mut dyn Write,
 ) -> Result<(), Error> {
     let gpu = a.gpu.as_deref().unwrap_or_default();
-    if !a.disasm_only && !a.list {
-        return Err(Error::input(format!(
-            "--gpu {gpu}: {} code has no profile yet (no cycle measurements exist for it); use --disasm-only for its listing or --list",
-            isa.describe
-        )));
-    }
     if a.syntax == SyntaxArg::Native && !isa.native {
         return Err(Error::usage(format!(
             "--syntax native: {} code has no native (assemblable) syntax; use --syntax default or cryptic",
@@ -550,6 +556,21 @@ fn run_archive_other_isa(
             )))
         }
     };
+    if !a.disasm_only {
+        let img = &one.images[shown.image];
+        let start = (shown.text_offset as usize).min(img.text.len());
+        let end = (start + shown.code_size as usize).min(img.text.len());
+        let r = crate::pipeline::untimed::untimed_record(
+            &img.text[start..end],
+            shown.text_offset as u32,
+            shown.symbol.clone(),
+            Some(gpu),
+            isa,
+        );
+        let who = format!("`{}`", shown.symbol);
+        let listing = a.show_disasm.then(|| listing_of(shown).0);
+        return write_untimed(&r, listing, &who, a, out, &mut std::io::stderr());
+    }
     let (text, s) = listing_of(shown);
     write_all(out, &text)?;
     let mut warnings = Vec::new();
@@ -569,6 +590,41 @@ fn run_archive_other_isa(
         ));
     }
     warn_all(&warnings, a.allow_unknown, &mut std::io::stderr())
+}
+
+/// Prints an untimed profile ([`crate::pipeline::untimed::untimed_record`]) in the format
+/// asked (text, JSON, HTML; no DOT), then its warnings (exit
+/// [`pipeline::EXIT_UNKNOWN`] unless `--allow-unknown`). `listing`
+/// (`--show-disasm`): the family's listing, after the text report.
+fn write_untimed(
+    r: &agx_report::untimed::UntimedRecord,
+    listing: Option<String>,
+    who: &str,
+    a: &ProfileArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<(), Error> {
+    use agx_report::untimed;
+    let doc = match a.format {
+        FormatArg::Text => match listing {
+            Some(l) => format!("{}\nDisassembly ({})\n{l}", untimed::text(r), r.isa),
+            None => untimed::text(r),
+        },
+        FormatArg::Json => untimed::json_document(std::slice::from_ref(r)),
+        FormatArg::Html => untimed::html_document(std::slice::from_ref(r)),
+        _ => {
+            return Err(Error::usage(format!(
+                "--format: a {} profile has text, json and html views",
+                r.isa
+            )))
+        }
+    };
+    write_all(out, &doc)?;
+    warn_all(
+        &crate::pipeline::untimed::untimed_warnings(r, who),
+        a.allow_unknown,
+        err,
+    )
 }
 
 /// After a raw listing: the checks of [`pipeline::check_decoded`] (the

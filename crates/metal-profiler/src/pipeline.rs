@@ -2,6 +2,7 @@
 //! [`kernel`]: the one wiring from an input to its analysed profile.
 
 pub mod kernel;
+pub mod untimed;
 pub use kernel::{
     check_model_flags, decode_function, decode_raw, profile_instructions, program_checks,
     raw_input, report_options, report_options_for, select_functions, unknown_warning, Decoded,

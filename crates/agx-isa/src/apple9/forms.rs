@@ -140,28 +140,101 @@ const LS_MASK: [&str; 16] = [
 ];
 const LS_TYPE: [&str; 4] = ["i16", "i32", "i8", "i32"];
 
+/// The fields of a device load/store (the reference's
+/// `DeviceLoadStoreInstructionDesc`; `hb` = 75 for loads, 73 for stores),
+/// read once for its text ([`device_mem`]) and its facts
+/// (`super::facts`).
+pub(crate) struct DevMem {
+    pub hb: u32,
+    pub g: u32,
+    pub ty: u32,
+    pub mask: u32,
+    pub rv: u32,
+    pub bv: u32,
+    pub br: u32,
+    pub iv: u32,
+    pub id: u32,
+    pub iz: u32,
+    pub ix: u32,
+    pub is: u32,
+    pub ih: u32,
+    pub isx: u32,
+    pub it: u32,
+    pub shift: u32,
+    pub off: u32,
+}
+
+impl DevMem {
+    pub fn read(c: &mut Ctx, load: bool) -> DevMem {
+        let hb = if load { 75 } else { 73 };
+        let (g, ty, mask) = (c.f(70, 3), c.f(68, 2), c.f(64, 4));
+        let rv = c.merged(&[(24, 1), (25, 7)]);
+        let (bv, br) = (c.f(32, 7), c.f(hb + 26, 1));
+        let iv = c.merged(&[(39, 1), (40, 7)]);
+        let (id, iz) = if load {
+            (c.f(47, 1), c.f(48, 1))
+        } else {
+            (c.f(48, 1), c.f(47, 1))
+        };
+        DevMem {
+            hb,
+            g,
+            ty,
+            mask,
+            rv,
+            bv,
+            br,
+            iv,
+            id,
+            iz,
+            ix: c.f(49, 4),
+            is: c.f(53, 1),
+            ih: c.f(54, 1),
+            isx: c.f(hb, 1),
+            it: c.f(hb + 27, 2),
+            shift: c.f(hb + 22, 3),
+            off: c.f(hb + 2, 16),
+        }
+    }
+    /// The immediate index (`it == 0`).
+    pub fn index_imm(&self, load: bool) -> u32 {
+        let (a, b) = if load {
+            (self.id, self.iz)
+        } else {
+            (self.iz, self.id)
+        };
+        self.iv + (a << 8) + (b << 9) + (self.ix << 10) + (self.is << 14) + (self.ih << 15)
+    }
+    /// The index shift in bytes (`lsl N`).
+    pub fn shift_bits(&self) -> u32 {
+        if self.shift == 0 {
+            4
+        } else {
+            self.shift - 1
+        }
+    }
+}
+
 fn device_mem(c: &mut Ctx, load: bool) -> R<Asm> {
-    let hb = if load { 75 } else { 73 };
-    let g = c.f(70, 3);
-    let ty = c.f(68, 2);
-    let mask = c.f(64, 4);
-    let rv = c.merged(&[(24, 1), (25, 7)]);
-    let bv = c.f(32, 7);
-    let br = c.f(hb + 26, 1);
-    // index
-    let iv = c.merged(&[(39, 1), (40, 7)]);
-    let (id, iz) = if load {
-        (c.f(47, 1), c.f(48, 1))
-    } else {
-        (c.f(48, 1), c.f(47, 1))
-    };
-    let ix = c.f(49, 4);
-    let is = c.f(53, 1);
-    let ih = c.f(54, 1);
-    let isx = c.f(hb, 1);
-    let it = c.f(hb + 27, 2);
-    let shift = c.f(hb + 22, 3);
-    let off = c.f(hb + 2, 16);
+    let m = DevMem::read(c, load);
+    let DevMem {
+        hb,
+        g,
+        ty,
+        mask,
+        rv,
+        bv,
+        br,
+        iv,
+        id,
+        ix,
+        is,
+        ih,
+        isx,
+        it,
+        off,
+        ..
+    } = m;
     let w = wait(c, 12, Some(15), true);
     let cache = c.f(hb + 19, 1);
     let q0 = c.f(20, 1);
@@ -193,14 +266,7 @@ fn device_mem(c: &mut Ctx, load: bool) -> R<Asm> {
         return Err(Bad("memory index register with immediate bits"));
     }
     let index = match it {
-        0 => {
-            let v = if load {
-                iv + (id << 8) + (iz << 9) + (ix << 10) + (is << 14) + (ih << 15)
-            } else {
-                iv + (iz << 8) + (id << 9) + (ix << 10) + (is << 14) + (ih << 15)
-            };
-            v.to_string()
-        }
+        0 => m.index_imm(load).to_string(),
         _ => {
             let mut o = match (it, is) {
                 (2, 1) => reg(Kind::U32, iv >> 1)?,
@@ -217,7 +283,7 @@ fn device_mem(c: &mut Ctx, load: bool) -> R<Asm> {
             o.text()
         }
     };
-    let sh = if shift == 0 { 4 } else { shift - 1 };
+    let sh = m.shift_bits();
     let sh = if sh != 0 {
         format!("lsl {sh}")
     } else {

@@ -15,6 +15,7 @@
 //!
 //! Never panics on any input (fuzzed: fuzz/fuzz_targets/apple9.rs).
 
+pub mod facts;
 mod fields;
 pub mod forms;
 pub mod length;

@@ -13,3 +13,4 @@ mod schema;
 mod schema_calls;
 mod snapshots;
 mod timing_invariants;
+mod untimed;

@@ -1,0 +1,129 @@
+//! Fills the analysis [`Facts`] (and the untimed profile's per-instruction
+//! [`Insn`]s) from an Apple9 walk (`agx_isa::apple9`): the one place that
+//! reads Apple9 instruction facts (`agx_isa::apple9::facts`) for the
+//! analysis passes, which then run unchanged (docs/architecture.md,
+//! "Adding an instruction-set family").
+
+use crate::facts::{Facts, RegRange};
+use crate::untimed::{Decoded, FramingStop, Insn, MemSite, ALL_HALVES, ALL_UNIFORM_HALVES};
+use agx_isa::apple9::facts::{facts, Index};
+use agx_isa::apple9::{self, Item};
+
+fn push(f: &mut Facts, start: u32, len: u32, bits: u8) {
+    f.ranges.push(RegRange {
+        start: start.min(u16::MAX as u32) as u16,
+        len: len.min(u16::MAX as u32) as u16,
+        bits,
+    });
+}
+
+/// The decoded facts of Apple9 `code` placed at `base`.
+pub fn decode(code: &[u8], base: u32) -> Decoded {
+    from_listing(code, base, &apple9::walk(code, base))
+}
+
+/// [`decode`] of a walk already made (`l = apple9::walk(code, base)`).
+pub fn from_listing(code: &[u8], base: u32, l: &apple9::Listing) -> Decoded {
+    let mut d = Decoded {
+        input_bytes: code.len(),
+        stop: l.stop,
+        framing_stop: l.framing.as_ref().map(|s| FramingStop {
+            offset: s.offset,
+            addr: s.addr,
+            reason: s.reason.clone(),
+        }),
+        ..Decoded::default()
+    };
+    let f = &mut d.facts;
+    let (mut hi, mut uhi): (Option<u32>, Option<u32>) = (None, None);
+    for it in &l.items {
+        let (addr, len) = match it {
+            Item::Gap { .. } => continue,
+            Item::Insn { addr, len, .. } | Item::Unknown { addr, len } => (*addr, *len),
+        };
+        let p = addr.wrapping_sub(base) as usize;
+        let bytes = code.get(p..p + len as usize).unwrap_or(&[]);
+        let Some(x) = facts(it, bytes) else { continue };
+        d.framed_bytes += len as usize;
+        f.addr.push(addr);
+        f.len.push(len);
+        f.flow.push(x.flow);
+        f.range_start.push(f.ranges.len() as u32);
+        if x.complete {
+            for (regs, bit) in [(&x.defs, RegRange::DEF), (&x.uses, RegRange::USE)] {
+                for r in regs {
+                    let last = r.range().end - 1;
+                    if r.uniform {
+                        uhi = Some(uhi.map_or(last, |h| h.max(last)));
+                        push(f, r.half as u32, r.halves as u32, bit | RegRange::UNIFORM);
+                    } else {
+                        hi = Some(hi.map_or(last, |h| h.max(last)));
+                        push(f, r.half as u32, r.halves as u32, bit);
+                    }
+                }
+            }
+        } else {
+            // operands unknown: defines everything, uses nothing (the
+            // liveness found is then a lower bound: crate::untimed)
+            push(f, 0, ALL_HALVES, RegRange::DEF);
+            push(f, 0, ALL_UNIFORM_HALVES, RegRange::DEF | RegRange::UNIFORM);
+        }
+        let (mnemonic, text) = match it {
+            Item::Insn { mnem, .. } => (
+                Some(mnem.clone()),
+                apple9::asm_text(it, false).unwrap_or_default(),
+            ),
+            _ => (None, apple9::asm_text(it, false).unwrap_or_default()),
+        };
+        let mem = x.mem.as_ref().map(|m| {
+            let (index, index_reg) = match &m.index {
+                Index::Imm(v) => (v.to_string(), None),
+                Index::Reg { reg, name } => (name.clone(), Some((reg, name))),
+            };
+            let mut lane_registers = Vec::new();
+            if !m.base.uniform {
+                lane_registers.push(m.base_name.clone());
+            }
+            if let Some((r, n)) = index_reg {
+                if !r.uniform {
+                    lane_registers.push(n.clone());
+                }
+            }
+            MemSite {
+                space: m.space,
+                dir: m.dir,
+                elem: m.elem,
+                components: m.components,
+                bytes_per_lane: m.bytes_per_lane,
+                data: m.data_name.clone(),
+                base: m.base_name.clone(),
+                index,
+                shift: m.shift,
+                offset: m.offset,
+                uniform_address: m.uniform_address(),
+                lane_registers,
+            }
+        });
+        d.insns.push(Insn {
+            addr,
+            len,
+            mnemonic,
+            text: text.trim_end().to_string(),
+            complete: x.complete,
+            mem,
+            wait_group: x.wait_group,
+            waits_on: x.waits_on,
+        });
+    }
+    f.range_start.push(f.ranges.len() as u32);
+    f.highest_gpr = hi;
+    f.highest_uniform = uhi;
+    // the code's extent: to the end of the `stop` that ended the walk,
+    // else all of it; gaps are the zero runs skipped inside it
+    d.code_bytes = l.stop.map_or(code.len(), |s| {
+        (s.wrapping_sub(base) as usize + 4).min(code.len())
+    });
+    let walked = l.framing.as_ref().map_or(d.code_bytes, |s| s.offset);
+    d.gap_bytes = walked.saturating_sub(d.framed_bytes);
+    d
+}

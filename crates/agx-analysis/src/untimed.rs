@@ -1,0 +1,321 @@
+//! The structural analysis of code no timing model applies to (an
+//! instruction-set family whose `Isa::timed` is false): counts, framing,
+//! the CFG and loops, memory accesses per loop, registers against the
+//! family's register file and the wait fields, nothing priced.
+//!
+//! It reads a [`Decoded`] (the [`Facts`] every pass reads, plus what each
+//! instruction says of memory and waits), filled by a family's adapter
+//! ([`crate::apple9_adapter`]); the CFG, loop forest and liveness are the
+//! same passes the G13 profile runs over the same facts. Nothing here
+//! names a generation: the register file is the `Isa` value's.
+//!
+//! What an instruction's operands do is unknown for an `unknown` position
+//! and for instructions whose operands are not all decoded. Such an
+//! instruction is given, for liveness, a definition of every register and
+//! no use: every live range computed is then inside a true one, so the
+//! peak found is a lower bound (and marked so); the pressure at the
+//! unknown instruction itself is not counted.
+
+use crate::cfg::{Cfg, CfgOptions};
+use crate::facts::Facts;
+use crate::loops::{dominators, find_loops, LoopNest};
+use agx_isa::isa::Isa;
+use agx_isa::{MemDir, MemSpace};
+
+/// A memory access as decoded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemSite {
+    pub space: MemSpace,
+    pub dir: MemDir,
+    /// Element type as the family's reference prints it (`i32`).
+    pub elem: &'static str,
+    pub components: u8,
+    pub bytes_per_lane: u32,
+    /// Register texts: data, 64-bit base, index (a register or an
+    /// immediate's digits).
+    pub data: String,
+    pub base: String,
+    pub index: String,
+    /// Index shift and byte offset (address = base + index << shift + offset).
+    pub shift: u8,
+    pub offset: i16,
+    /// Whether base and index are uniform registers or immediates (every
+    /// lane the same address).
+    pub uniform_address: bool,
+    /// The per-lane registers the address reads (none when uniform).
+    pub lane_registers: Vec<String>,
+}
+
+/// One instruction as the untimed profile needs it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Insn {
+    pub addr: u32,
+    pub len: u8,
+    /// Mnemonic (`None`: an unknown encoding).
+    pub mnemonic: Option<String>,
+    /// The listing's asm text (`unknown          6 bytes` when unknown).
+    pub text: String,
+    /// Every operand decoded.
+    pub complete: bool,
+    pub mem: Option<MemSite>,
+    /// Output wait group set (`g`), as decoded.
+    pub wait_group: Option<u8>,
+    /// Wait groups waited on, as decoded.
+    pub waits_on: Vec<u8>,
+}
+
+/// Where framing stopped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FramingStop {
+    pub offset: usize,
+    pub addr: u32,
+    pub reason: String,
+}
+
+/// A family's walk of some code, as facts.
+#[derive(Clone, Debug, Default)]
+pub struct Decoded {
+    pub facts: Facts,
+    pub insns: Vec<Insn>,
+    /// Bytes given; the code's extent (to the end of the `stop` that ended
+    /// the walk, else all); bytes framed (instructions and unknown
+    /// positions).
+    pub input_bytes: usize,
+    pub code_bytes: usize,
+    pub framed_bytes: usize,
+    /// Zero bytes skipped between instructions (the reference's gaps).
+    pub gap_bytes: usize,
+    pub framing_stop: Option<FramingStop>,
+    /// The address of the `stop` that ended the walk.
+    pub stop: Option<u32>,
+}
+
+impl Decoded {
+    pub fn named(&self) -> usize {
+        self.insns.iter().filter(|i| i.mnemonic.is_some()).count()
+    }
+    pub fn unknown(&self) -> usize {
+        self.insns.len() - self.named()
+    }
+    /// Framed bytes (zero runs skipped between instructions counted as
+    /// framed) over the code's extent.
+    pub fn framed_fraction(&self) -> f64 {
+        if self.code_bytes == 0 {
+            return 0.0;
+        }
+        (self.framed_bytes + self.gap_bytes) as f64 / self.code_bytes as f64
+    }
+    /// Named instructions over instructions.
+    pub fn named_fraction(&self) -> f64 {
+        if self.insns.is_empty() {
+            return 0.0;
+        }
+        self.named() as f64 / self.insns.len() as f64
+    }
+    /// Instructions whose operands are not all decoded (unknown ones included).
+    pub fn incomplete(&self) -> usize {
+        self.insns.iter().filter(|i| !i.complete).count()
+    }
+}
+
+/// Registers from decoded operands against the register file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Registers {
+    /// 32-bit GPRs per thread (the family's `Isa::gprs`).
+    pub file_gprs: u32,
+    pub highest_half_index: Option<u32>,
+    pub highest_gpr: Option<u32>,
+    /// e.g. `r4` or `r4h`.
+    pub highest_register: Option<String>,
+    /// Distinct 32-bit GPRs touched.
+    pub gprs_touched: u32,
+    pub highest_uniform_half: Option<u32>,
+    /// Peak live halves / GPRs (rounded up), where; `None` when liveness
+    /// could not run (no instruction decoded).
+    pub peak_live_half: Option<u32>,
+    pub peak_live_gprs: Option<u32>,
+    pub peak_live_offset: Option<u32>,
+    /// Whether the figures are lower bounds, and why.
+    pub lower_bound: bool,
+    pub lower_bound_reasons: Vec<String>,
+    /// A register past the file was decoded.
+    pub exceeds_file: bool,
+}
+
+/// One loop.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Loop {
+    pub start: u32,
+    pub end: u32,
+    pub header: u32,
+    pub depth: u32,
+    pub parent: Option<usize>,
+    pub blocks: usize,
+    pub instructions: usize,
+    /// Indices into [`Decoded::insns`] of its memory instructions and of
+    /// those carrying wait fields (nested loops included).
+    pub memory: Vec<usize>,
+    pub waits: Vec<usize>,
+    /// Instructions of the loop whose operands are not all decoded.
+    pub incomplete: usize,
+}
+
+/// The untimed analysis of one piece of code.
+#[derive(Clone, Debug)]
+pub struct Untimed {
+    pub cfg: Cfg,
+    pub loops: Vec<Loop>,
+    pub irreducible: usize,
+    pub backward_branches: usize,
+    pub registers: Registers,
+}
+
+fn reg_text(half: u32, whole: bool) -> String {
+    if whole {
+        format!("r{}", half / 2)
+    } else {
+        format!(
+            "r{}{}",
+            half / 2,
+            if half.is_multiple_of(2) { 'l' } else { 'h' }
+        )
+    }
+}
+
+/// Runs the CFG, loop and liveness passes over `d` for family `isa`.
+pub fn analyze(d: &Decoded, isa: &Isa) -> Untimed {
+    let f = &d.facts;
+    let cfg = Cfg::from_facts(f, &CfgOptions::default());
+    let dom = dominators(&cfg);
+    let forest = find_loops(&cfg, &dom);
+    let nest = LoopNest::new(&cfg, &forest);
+    // the instructions of each loop (nested loops included): each
+    // instruction joins its innermost loop and that loop's ancestors
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); nest.loops.len()];
+    for (i, o) in nest.owner.iter().enumerate() {
+        let mut cur = o.map(|x| x as usize);
+        while let Some(l) = cur {
+            members[l].push(i);
+            cur = nest.loops[l].parent;
+        }
+    }
+    let loops = nest
+        .loops
+        .iter()
+        .zip(members)
+        .map(|(nl, members)| {
+            let lp = &forest.loops[nl.forest];
+            Loop {
+                start: lp.start,
+                end: lp.end,
+                header: f.addr[nl.header],
+                depth: lp.depth,
+                parent: nl.parent,
+                blocks: lp.blocks,
+                instructions: lp.instructions,
+                memory: members
+                    .iter()
+                    .copied()
+                    .filter(|&i| d.insns[i].mem.is_some())
+                    .collect(),
+                waits: members
+                    .iter()
+                    .copied()
+                    .filter(|&i| d.insns[i].wait_group.is_some() || !d.insns[i].waits_on.is_empty())
+                    .collect(),
+                incomplete: members.iter().filter(|&&i| !d.insns[i].complete).count(),
+            }
+        })
+        .collect();
+    Untimed {
+        registers: registers(d, &cfg, isa),
+        backward_branches: cfg.backward_branches(),
+        irreducible: forest.irreducible.len(),
+        loops,
+        cfg,
+    }
+}
+
+fn registers(d: &Decoded, cfg: &Cfg, isa: &Isa) -> Registers {
+    let f = &d.facts;
+    let mut touched = std::collections::BTreeSet::new();
+    let mut highest_half: Option<u32> = None;
+    let mut whole_at_highest = false;
+    for (i, ins) in d.insns.iter().enumerate() {
+        // an instruction with unknown operands holds only its "defines
+        // everything" ranges: no decoded register
+        if !ins.complete {
+            continue;
+        }
+        for r in f.regs(i) {
+            if r.bits & crate::facts::RegRange::UNIFORM != 0 {
+                continue;
+            }
+            for h in r.range() {
+                touched.insert(h / 2);
+            }
+            let last = r.range().end - 1;
+            if highest_half.is_none_or(|h| last > h) {
+                highest_half = Some(last);
+                whole_at_highest = !last.is_multiple_of(2) && (r.start as u32) < last;
+            }
+        }
+    }
+    let mut reasons = Vec::new();
+    let unknown = d.unknown();
+    let incomplete = d.incomplete() - unknown;
+    if unknown > 0 {
+        reasons.push(format!(
+            "{unknown} unknown instruction{} (operands not read)",
+            if unknown == 1 { "" } else { "s" }
+        ));
+    }
+    if incomplete > 0 {
+        reasons.push(format!(
+            "{incomplete} instruction{} with undecoded operand fields",
+            if incomplete == 1 { "" } else { "s" }
+        ));
+    }
+    if let Some(s) = &d.framing_stop {
+        reasons.push(format!(
+            "framing stopped at 0x{:x}: the code after it is not read",
+            s.addr
+        ));
+    }
+    let (mut peak_half, mut peak_offset) = (None, None);
+    if d.insns.iter().any(|i| i.complete) {
+        let live = crate::liveness::liveness_from_facts(cfg, f);
+        let mut best: Option<(u16, usize)> = None;
+        for (i, &c) in live.live_count.iter().enumerate() {
+            if d.insns[i].complete && best.is_none_or(|b| c > b.0) {
+                best = Some((c, i));
+            }
+        }
+        if let Some((c, i)) = best {
+            peak_half = Some(c as u32);
+            peak_offset = Some(f.addr[i]);
+        }
+    }
+    let highest_gpr = highest_half.map(|h| h / 2);
+    Registers {
+        file_gprs: isa.gprs,
+        highest_half_index: highest_half,
+        highest_gpr,
+        highest_register: highest_half.map(|h| reg_text(h, whole_at_highest)),
+        gprs_touched: touched.len() as u32,
+        highest_uniform_half: f.highest_uniform,
+        peak_live_half: peak_half,
+        peak_live_gprs: peak_half.map(|h| h.div_ceil(2)),
+        peak_live_offset: peak_offset,
+        lower_bound: !reasons.is_empty(),
+        lower_bound_reasons: reasons,
+        exceeds_file: highest_gpr.is_some_and(|g| g >= isa.gprs),
+    }
+}
+
+/// GPR halves an instruction with unknown operands is said to define (the
+/// whole 256-half set liveness tracks, so whatever register number a
+/// decoded operand names).
+pub const ALL_HALVES: u32 = 256;
+/// Uniform halves likewise.
+pub const ALL_UNIFORM_HALVES: u32 = 512;

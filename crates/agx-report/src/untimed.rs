@@ -1,0 +1,821 @@
+//! The record and views of a kernel no timing model applies to (Apple9:
+//! M3, M4, A18 Pro code; `Isa::timed` false): counts, framing, CFG and
+//! loops, memory accesses per loop, registers against the family's file,
+//! the wait fields, and what is unknown. No cycle figure: no measurements
+//! exist for these GPUs, and the record says so in `timing`.
+//!
+//! One owned record ([`UntimedRecord`], the `kernels[]` object of the
+//! JSON document, `$defs/untimed_kernel` in docs/schema.json), built once
+//! from the untimed analysis (`agx_analysis::untimed`); the text, HTML
+//! and JSON views print its fields and compute none. Field names are the
+//! timed record's where they mean the same (`name`, `gpu`,
+//! `instructions`, `code_bytes`, `registers.highest_half_index`, …,
+//! `loops[].start/end/depth/instructions`, `cfg.blocks/edges`,
+//! `backward_branches`, `irreducible`).
+
+use agx_analysis::untimed::{Decoded, Untimed};
+use agx_isa::isa::Isa;
+use agx_isa::{MemDir, MemSpace};
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// Why no cycle figure is given.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Timing {
+    /// Always `null` here: no timing model applies.
+    pub model: Option<String>,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FramingStop {
+    pub offset: u32,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Framing {
+    pub input_bytes: usize,
+    pub code_bytes: usize,
+    pub framed_bytes: usize,
+    pub gap_bytes: usize,
+    /// (framed + gap) / code bytes, 4 decimals.
+    pub framed_fraction: f64,
+    pub named: usize,
+    pub unknown: usize,
+    /// named / instructions, 4 decimals.
+    pub named_fraction: f64,
+    /// Instructions whose operand fields are not all decoded (unknown ones
+    /// included).
+    pub operands_incomplete: usize,
+    /// Address of the `stop` that ended the walk.
+    pub stop_offset: Option<u32>,
+    pub stopped: Option<FramingStop>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct CfgSummary {
+    pub blocks: usize,
+    pub edges: usize,
+    pub calls: usize,
+    pub unresolved_targets: usize,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Registers {
+    pub file_gprs: u32,
+    pub file_half: u32,
+    pub highest_half_index: Option<u32>,
+    pub highest_gpr: Option<u32>,
+    pub highest_register: Option<String>,
+    pub gprs_touched: u32,
+    pub highest_uniform_half: Option<u32>,
+    pub peak_live_half: Option<u32>,
+    pub peak_live_gprs: Option<u32>,
+    pub peak_live_offset: Option<u32>,
+    pub lower_bound: bool,
+    pub lower_bound_reasons: Vec<String>,
+    pub exceeds_file: bool,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct LoopRecord {
+    pub index: usize,
+    pub start: u32,
+    pub end: u32,
+    pub header: u32,
+    pub depth: u32,
+    pub parent: Option<usize>,
+    pub blocks: usize,
+    pub instructions: usize,
+    pub operands_incomplete: usize,
+    /// Offsets of its memory instructions (nested loops included): their
+    /// facts are in the kernel's `memory[]`.
+    pub memory: Vec<u32>,
+    /// Offsets of its instructions carrying wait fields (`waits[]`).
+    pub waits: Vec<u32>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct MemoryRecord {
+    pub offset: u32,
+    pub text: String,
+    pub space: &'static str,
+    pub dir: &'static str,
+    pub elem: &'static str,
+    pub components: u8,
+    pub bytes_per_lane: u32,
+    pub data: String,
+    pub base: String,
+    pub index: String,
+    pub shift: u8,
+    pub byte_offset: i16,
+    /// `uniform` (every lane the same address) or `unknown`.
+    pub lane_pattern: &'static str,
+    pub lane_pattern_reason: Option<String>,
+    /// Innermost loop (index into `loops[]`), `null` outside loops.
+    #[serde(rename = "loop")]
+    pub in_loop: Option<usize>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct WaitRecord {
+    pub offset: u32,
+    pub mnemonic: String,
+    /// The output wait group field (`g`) as decoded.
+    pub wait_group: Option<u8>,
+    /// The wait groups waited on, as decoded.
+    pub waits_on: Vec<u8>,
+    #[serde(rename = "loop")]
+    pub in_loop: Option<usize>,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct UnknownRecord {
+    pub offset: u32,
+    pub bytes: u8,
+    /// `unknown_encoding` or `undecoded_operands`.
+    pub kind: &'static str,
+    pub text: String,
+}
+
+/// The record of one kernel without a timing model.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct UntimedRecord {
+    pub name: String,
+    pub gpu: Option<String>,
+    /// The instruction-set family (`Apple9`) and its description.
+    pub isa: &'static str,
+    pub isa_name: &'static str,
+    pub timing: Timing,
+    pub instructions: usize,
+    pub code_bytes: usize,
+    pub framing: Framing,
+    pub cfg: CfgSummary,
+    pub backward_branches: usize,
+    pub irreducible: usize,
+    pub registers: Registers,
+    pub loops: Vec<LoopRecord>,
+    pub memory: Vec<MemoryRecord>,
+    pub waits: Vec<WaitRecord>,
+    pub unknowns: Vec<UnknownRecord>,
+    /// Instructions per mnemonic (`unknown` for unknown encodings).
+    pub mix: std::collections::BTreeMap<String, usize>,
+}
+
+fn frac(a: usize, b: usize) -> f64 {
+    if b == 0 {
+        return 0.0;
+    }
+    (a as f64 / b as f64 * 10000.0).round() / 10000.0
+}
+
+fn space_name(s: MemSpace) -> &'static str {
+    match s {
+        MemSpace::Device => "device",
+        MemSpace::Threadgroup => "threadgroup",
+        MemSpace::Stack => "stack",
+        MemSpace::Uniform => "uniform",
+        MemSpace::Texture => "texture",
+        MemSpace::TextureState => "texture_state",
+        MemSpace::Tile => "tile",
+    }
+}
+
+fn dir_name(d: MemDir) -> &'static str {
+    match d {
+        MemDir::Load => "load",
+        MemDir::Store => "store",
+        MemDir::Atomic => "atomic",
+    }
+}
+
+/// The reason no timing figure is given, for `isa`.
+pub fn timing_reason(isa: &Isa) -> String {
+    format!(
+        "no timing model applies to {} code: no per-instruction cycle measurements exist for it, so this profile gives counts and structure and no cycle figure",
+        isa.describe
+    )
+}
+
+impl UntimedRecord {
+    /// The record of `d` analysed as `u`, for family `isa`.
+    pub fn build(
+        name: String,
+        gpu: Option<String>,
+        isa: &'static Isa,
+        d: &Decoded,
+        u: &Untimed,
+    ) -> UntimedRecord {
+        let innermost = |i: usize| -> Option<usize> {
+            // loops are ordered by start, outer before inner: the last
+            // (deepest) loop holding i
+            u.loops
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| l.memory.contains(&i) || l.waits.contains(&i))
+                .max_by_key(|(_, l)| l.depth)
+                .map(|(k, _)| k)
+        };
+        let memory = d
+            .insns
+            .iter()
+            .enumerate()
+            .filter_map(|(i, ins)| {
+                let m = ins.mem.as_ref()?;
+                let (pattern, reason) = if m.uniform_address {
+                    ("uniform", None)
+                } else {
+                    (
+                        "unknown",
+                        Some(format!(
+                            "the address reads per-lane register{} {}; no address analysis reads {} code yet: its special-register numbers are not public",
+                            if m.lane_registers.len() == 1 { "" } else { "s" },
+                            m.lane_registers.join(", "),
+                            isa.name
+                        )),
+                    )
+                };
+                Some(MemoryRecord {
+                    offset: ins.addr,
+                    text: ins.text.clone(),
+                    space: space_name(m.space),
+                    dir: dir_name(m.dir),
+                    elem: m.elem,
+                    components: m.components,
+                    bytes_per_lane: m.bytes_per_lane,
+                    data: m.data.clone(),
+                    base: m.base.clone(),
+                    index: m.index.clone(),
+                    shift: m.shift,
+                    byte_offset: m.offset,
+                    lane_pattern: pattern,
+                    lane_pattern_reason: reason,
+                    in_loop: innermost(i),
+                })
+            })
+            .collect();
+        let waits = d
+            .insns
+            .iter()
+            .enumerate()
+            .filter(|(_, ins)| ins.wait_group.is_some() || !ins.waits_on.is_empty())
+            .map(|(i, ins)| WaitRecord {
+                offset: ins.addr,
+                mnemonic: ins.mnemonic.clone().unwrap_or_default(),
+                wait_group: ins.wait_group,
+                waits_on: ins.waits_on.clone(),
+                in_loop: innermost(i),
+            })
+            .collect();
+        let unknowns = d
+            .insns
+            .iter()
+            .filter(|i| !i.complete)
+            .map(|i| UnknownRecord {
+                offset: i.addr,
+                bytes: i.len,
+                kind: if i.mnemonic.is_none() {
+                    "unknown_encoding"
+                } else {
+                    "undecoded_operands"
+                },
+                text: i.text.clone(),
+            })
+            .collect();
+        let mut mix = std::collections::BTreeMap::new();
+        for i in &d.insns {
+            *mix.entry(i.mnemonic.clone().unwrap_or_else(|| "unknown".into()))
+                .or_insert(0) += 1;
+        }
+        let r = &u.registers;
+        UntimedRecord {
+            name,
+            gpu,
+            isa: isa.name,
+            isa_name: isa.describe,
+            timing: Timing {
+                model: None,
+                reason: timing_reason(isa),
+            },
+            instructions: d.insns.len(),
+            code_bytes: d.code_bytes,
+            framing: Framing {
+                input_bytes: d.input_bytes,
+                code_bytes: d.code_bytes,
+                framed_bytes: d.framed_bytes,
+                gap_bytes: d.gap_bytes,
+                framed_fraction: frac(d.framed_bytes + d.gap_bytes, d.code_bytes),
+                named: d.named(),
+                unknown: d.unknown(),
+                named_fraction: frac(d.named(), d.insns.len()),
+                operands_incomplete: d.incomplete(),
+                stop_offset: d.stop,
+                stopped: d.framing_stop.as_ref().map(|s| FramingStop {
+                    offset: s.addr,
+                    reason: s.reason.clone(),
+                }),
+            },
+            cfg: CfgSummary {
+                blocks: u.cfg.blocks.len(),
+                edges: u.cfg.edge_count(),
+                calls: u.cfg.calls.len(),
+                unresolved_targets: u.cfg.unresolved.len(),
+            },
+            backward_branches: u.backward_branches,
+            irreducible: u.irreducible,
+            registers: Registers {
+                file_gprs: r.file_gprs,
+                file_half: 2 * r.file_gprs,
+                highest_half_index: r.highest_half_index,
+                highest_gpr: r.highest_gpr,
+                highest_register: r.highest_register.clone(),
+                gprs_touched: r.gprs_touched,
+                highest_uniform_half: r.highest_uniform_half,
+                peak_live_half: r.peak_live_half,
+                peak_live_gprs: r.peak_live_gprs,
+                peak_live_offset: r.peak_live_offset,
+                lower_bound: r.lower_bound,
+                lower_bound_reasons: r.lower_bound_reasons.clone(),
+                exceeds_file: r.exceeds_file,
+            },
+            loops: u
+                .loops
+                .iter()
+                .enumerate()
+                .map(|(k, l)| LoopRecord {
+                    index: k,
+                    start: l.start,
+                    end: l.end,
+                    header: l.header,
+                    depth: l.depth,
+                    parent: l.parent,
+                    blocks: l.blocks,
+                    instructions: l.instructions,
+                    operands_incomplete: l.incomplete,
+                    memory: l.memory.iter().map(|&i| d.insns[i].addr).collect(),
+                    waits: l.waits.iter().map(|&i| d.insns[i].addr).collect(),
+                })
+                .collect(),
+            memory,
+            waits,
+            unknowns,
+            mix,
+        }
+    }
+}
+
+/// The JSON document (schema `metal-profiler/1`, `kernels[]` of
+/// `$defs/untimed_kernel`).
+pub fn json_document(records: &[UntimedRecord]) -> String {
+    let doc = serde_json::json!({
+        "schema": crate::json::SCHEMA,
+        "tool": { "name": "metal-profiler", "version": env!("CARGO_PKG_VERSION") },
+        "kernels": records,
+    });
+    let mut s = serde_json::to_string_pretty(&doc).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+fn pct(f: f64) -> String {
+    format!("{:.1}%", f * 100.0)
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn waits_text(w: &WaitRecord) -> String {
+    let mut parts = Vec::new();
+    if let Some(g) = w.wait_group {
+        parts.push(format!("wait group field g={g}"));
+    }
+    if !w.waits_on.is_empty() {
+        let g: Vec<String> = w.waits_on.iter().map(|x| x.to_string()).collect();
+        parts.push(format!("waits on {}", g.join(", ")));
+    }
+    parts.join("; ")
+}
+
+fn mem_line(m: &MemoryRecord) -> String {
+    let mut s = format!(
+        "{:>6x}  {} {} {}×{} = {} B/lane, data {}, base {}, index {}{}{}",
+        m.offset,
+        m.space,
+        m.dir,
+        m.components,
+        m.elem,
+        m.bytes_per_lane,
+        if m.data.is_empty() { "-" } else { &m.data },
+        m.base,
+        m.index,
+        if m.shift != 0 {
+            format!(" << {}", m.shift)
+        } else {
+            String::new()
+        },
+        if m.byte_offset != 0 {
+            format!(" + {}", m.byte_offset)
+        } else {
+            String::new()
+        },
+    );
+    let _ = write!(s, "; lanes: {}", m.lane_pattern);
+    if let Some(r) = &m.lane_pattern_reason {
+        let _ = write!(s, " ({r})");
+    }
+    s
+}
+
+/// The text report.
+pub fn text(r: &UntimedRecord) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "{} — {} code{}",
+        r.name,
+        r.isa_name,
+        r.gpu
+            .as_deref()
+            .map_or(String::new(), |g| format!(" ({g})"))
+    );
+    let _ = writeln!(o, "timing: none. {}.", r.timing.reason);
+    let f = &r.framing;
+    let _ = writeln!(o, "\nCode");
+    let _ = writeln!(
+        o,
+        "  instructions     {} ({} named, {} unknown: {} named)",
+        r.instructions,
+        f.named,
+        f.unknown,
+        pct(f.named_fraction)
+    );
+    let end = match (&f.stopped, f.stop_offset) {
+        (Some(s), _) => format!("framing stopped at 0x{:x}: {}", s.offset, s.reason),
+        (None, Some(a)) => format!("walk ended by the stop at 0x{a:x}"),
+        (None, None) => "no stop: the walk ran to the end of the code".into(),
+    };
+    let _ = writeln!(
+        o,
+        "  code bytes       {} ({} framed{}: {}); {end}",
+        r.code_bytes,
+        f.framed_bytes,
+        if f.gap_bytes > 0 {
+            format!(" + {} zero bytes skipped", f.gap_bytes)
+        } else {
+            String::new()
+        },
+        pct(f.framed_fraction)
+    );
+    let _ = writeln!(
+        o,
+        "  CFG              {}, {}, {}, {}, {}",
+        plural(r.cfg.blocks, "block", "blocks"),
+        plural(r.cfg.edges, "edge", "edges"),
+        plural(r.backward_branches, "backward branch", "backward branches"),
+        plural(r.cfg.calls, "call", "calls"),
+        plural(
+            r.cfg.unresolved_targets,
+            "unresolved target",
+            "unresolved targets"
+        ),
+    );
+    let mut mix: Vec<(&String, &usize)> = r.mix.iter().collect();
+    mix.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let mix: Vec<String> = mix.iter().map(|(m, n)| format!("{m} {n}")).collect();
+    let _ = writeln!(o, "  mix              {}", mix.join(", "));
+
+    let g = &r.registers;
+    let _ = writeln!(
+        o,
+        "\nRegisters (from decoded operands; register file {} GPRs per thread)",
+        g.file_gprs
+    );
+    let bound = if g.lower_bound { "at least " } else { "" };
+    match (&g.highest_register, g.highest_gpr) {
+        (Some(name), Some(h)) => {
+            let _ = writeln!(
+                o,
+                "  highest          {bound}{name} ({bound}{} of {} GPRs; {} touched){}",
+                h + 1,
+                g.file_gprs,
+                g.gprs_touched,
+                if g.exceeds_file {
+                    " — past the register file"
+                } else {
+                    ""
+                }
+            );
+        }
+        _ => {
+            let _ = writeln!(o, "  highest          no GPR operand decoded");
+        }
+    }
+    if let (Some(p), Some(h)) = (g.peak_live_gprs, g.peak_live_half) {
+        let _ = writeln!(
+            o,
+            "  peak live        {bound}{p} GPRs ({h} halves){}",
+            g.peak_live_offset
+                .map_or(String::new(), |a| format!(" at 0x{a:x}"))
+        );
+    }
+    if g.lower_bound {
+        let _ = writeln!(o, "  LOWER BOUND: {}", g.lower_bound_reasons.join("; "));
+    }
+
+    let _ = writeln!(o, "\nLoops");
+    if r.loops.is_empty() {
+        let _ = writeln!(o, "  none found");
+    }
+    for l in &r.loops {
+        let _ = writeln!(
+            o,
+            "  Loop {}  0x{:x}–0x{:x}  depth {}, {}, {}{}",
+            l.index,
+            l.start,
+            l.end,
+            l.depth,
+            plural(l.instructions, "instruction", "instructions"),
+            plural(l.blocks, "block", "blocks"),
+            if l.operands_incomplete > 0 {
+                format!(", {} with undecoded operands", l.operands_incomplete)
+            } else {
+                String::new()
+            }
+        );
+        let ms: Vec<&MemoryRecord> = r
+            .memory
+            .iter()
+            .filter(|m| m.in_loop == Some(l.index))
+            .collect();
+        if ms.is_empty() {
+            let _ = writeln!(o, "    memory: none");
+        }
+        for m in ms {
+            let _ = writeln!(o, "    {}", mem_line(m));
+        }
+    }
+    let outside: Vec<&MemoryRecord> = r.memory.iter().filter(|m| m.in_loop.is_none()).collect();
+    if !outside.is_empty() {
+        let _ = writeln!(o, "\nMemory outside loops");
+        for m in outside {
+            let _ = writeln!(o, "  {}", mem_line(m));
+        }
+    }
+
+    let _ = writeln!(o, "\nWaits (fields in the instruction bits, as decoded)");
+    if r.waits.is_empty() {
+        let _ = writeln!(o, "  none");
+    }
+    for w in &r.waits {
+        let _ = writeln!(
+            o,
+            "  {:>6x}  {:<14} {}{}",
+            w.offset,
+            w.mnemonic,
+            waits_text(w),
+            w.in_loop.map_or(String::new(), |l| format!("  (loop {l})"))
+        );
+    }
+
+    let _ = writeln!(o, "\nNot known");
+    let _ = writeln!(o, "  cycles: no timing model applies (no figure given)");
+    if r.unknowns.is_empty() && f.stopped.is_none() {
+        let _ = writeln!(
+            o,
+            "  every instruction framed, named and its operands decoded"
+        );
+    }
+    for u in &r.unknowns {
+        let _ = writeln!(
+            o,
+            "  {:>6x}  {} ({} bytes): {}",
+            u.offset,
+            u.text,
+            u.bytes,
+            if u.kind == "unknown_encoding" {
+                "no source decodes this encoding"
+            } else {
+                "operand fields not decoded (no public layout); counted as writing every register for liveness"
+            }
+        );
+    }
+    if let Some(s) = &f.stopped {
+        let _ = writeln!(
+            o,
+            "  code from 0x{:x} on: not framed ({})",
+            s.offset, s.reason
+        );
+    }
+    let unknown_lanes = r
+        .memory
+        .iter()
+        .filter(|m| m.lane_pattern == "unknown")
+        .count();
+    if unknown_lanes > 0 {
+        let _ = writeln!(
+            o,
+            "  lane patterns: {} of {} memory instructions unknown (per-lane address registers)",
+            unknown_lanes,
+            r.memory.len()
+        );
+    }
+    o
+}
+
+/// The HTML page of `records`.
+pub fn html_document(records: &[UntimedRecord]) -> String {
+    use crate::html::esc;
+    let mut o = String::new();
+    let title = match records {
+        [r] => format!("metal-profiler: {}", r.name),
+        _ => format!("metal-profiler: {} kernels", records.len()),
+    };
+    let _ = write!(
+        o,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n\
+         <style>body{{font-family:system-ui,sans-serif;margin:1.5em;max-width:70em}}\
+         table{{border-collapse:collapse;margin:.4em 0}}td,th{{border:1px solid #ccc;padding:.2em .5em;text-align:left}}\
+         code,.mono{{font-family:ui-monospace,monospace}}.note{{background:#fff6d5;padding:.4em .7em;border-left:4px solid #e0b000}}\
+         .bound{{color:#a40}}</style>\n</head>\n<body>\n<h1>{}</h1>\n",
+        esc(&title),
+        esc(&title)
+    );
+    for (k, r) in records.iter().enumerate() {
+        kernel_html(&mut o, k, r);
+    }
+    o.push_str("</body>\n</html>\n");
+    o
+}
+
+fn kernel_html(o: &mut String, k: usize, r: &UntimedRecord) {
+    use crate::html::esc;
+    let f = &r.framing;
+    let _ = writeln!(
+        o,
+        "<section id=\"k{k}\"><h2>{}</h2><p>{} code{}</p>",
+        esc(&r.name),
+        esc(r.isa_name),
+        r.gpu
+            .as_deref()
+            .map_or(String::new(), |g| format!(" ({})", esc(g)))
+    );
+    let _ = writeln!(
+        o,
+        "<p class=\"note\">Timing: none. {}.</p>",
+        esc(&r.timing.reason)
+    );
+    let _ = writeln!(o, "<h3>Code</h3><table>");
+    let _ = writeln!(
+        o,
+        "<tr><th>Instructions</th><td>{} ({} named, {} unknown: {} named)</td></tr>",
+        r.instructions,
+        f.named,
+        f.unknown,
+        pct(f.named_fraction)
+    );
+    let _ = writeln!(
+        o,
+        "<tr><th>Code bytes</th><td>{} ({} framed, {} zero bytes skipped: {})</td></tr>",
+        r.code_bytes,
+        f.framed_bytes,
+        f.gap_bytes,
+        pct(f.framed_fraction)
+    );
+    if let Some(s) = &f.stopped {
+        let _ = writeln!(
+            o,
+            "<tr><th>Framing stopped</th><td>0x{:x}: {}</td></tr>",
+            s.offset,
+            esc(&s.reason)
+        );
+    }
+    let _ = writeln!(
+        o,
+        "<tr><th>CFG</th><td>{}, {}, {}, {}</td></tr></table>",
+        plural(r.cfg.blocks, "block", "blocks"),
+        plural(r.cfg.edges, "edge", "edges"),
+        plural(r.backward_branches, "backward branch", "backward branches"),
+        plural(
+            r.cfg.unresolved_targets,
+            "unresolved target",
+            "unresolved targets"
+        )
+    );
+    let g = &r.registers;
+    let bound = if g.lower_bound { "at least " } else { "" };
+    let _ = writeln!(
+        o,
+        "<h3>Registers</h3><table><tr><th>Register file</th><td>{} GPRs per thread</td></tr>",
+        g.file_gprs
+    );
+    if let (Some(name), Some(h)) = (&g.highest_register, g.highest_gpr) {
+        let _ = writeln!(
+            o,
+            "<tr><th>Highest</th><td>{bound}<code>{}</code> ({bound}{} GPRs; {} touched)</td></tr>",
+            esc(name),
+            h + 1,
+            g.gprs_touched
+        );
+    }
+    if let (Some(p), Some(h)) = (g.peak_live_gprs, g.peak_live_half) {
+        let _ = writeln!(
+            o,
+            "<tr><th>Peak live</th><td>{bound}{p} GPRs ({h} halves){}</td></tr>",
+            g.peak_live_offset
+                .map_or(String::new(), |a| format!(" at 0x{a:x}"))
+        );
+    }
+    o.push_str("</table>\n");
+    if g.lower_bound {
+        let _ = writeln!(
+            o,
+            "<p class=\"bound\">LOWER BOUND: {}</p>",
+            esc(&g.lower_bound_reasons.join("; "))
+        );
+    }
+    let _ = writeln!(o, "<h3>Loops</h3>");
+    if r.loops.is_empty() {
+        o.push_str("<p>none found</p>\n");
+    }
+    for l in &r.loops {
+        let _ = writeln!(
+            o,
+            "<h4>Loop {} <span class=\"mono\">0x{:x}–0x{:x}</span></h4><p>depth {}, {}, {}</p>",
+            l.index,
+            l.start,
+            l.end,
+            l.depth,
+            plural(l.instructions, "instruction", "instructions"),
+            plural(l.blocks, "block", "blocks")
+        );
+        mem_table(o, r.memory.iter().filter(|m| m.in_loop == Some(l.index)));
+    }
+    if r.memory.iter().any(|m| m.in_loop.is_none()) {
+        o.push_str("<h3>Memory outside loops</h3>\n");
+        mem_table(o, r.memory.iter().filter(|m| m.in_loop.is_none()));
+    }
+    o.push_str("<h3>Waits (fields in the instruction bits, as decoded)</h3>\n");
+    if r.waits.is_empty() {
+        o.push_str("<p>none</p>\n");
+    } else {
+        o.push_str("<table><tr><th>Offset</th><th>Instruction</th><th>Wait fields</th><th>Loop</th></tr>\n");
+        for w in &r.waits {
+            let _ = writeln!(
+                o,
+                "<tr><td class=\"mono\">0x{:x}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                w.offset,
+                esc(&w.mnemonic),
+                esc(&waits_text(w)),
+                w.in_loop.map_or(String::new(), |l| l.to_string())
+            );
+        }
+        o.push_str("</table>\n");
+    }
+    o.push_str(
+        "<h3>Not known</h3><ul><li>cycles: no timing model applies (no figure given)</li>\n",
+    );
+    for u in &r.unknowns {
+        let _ = writeln!(
+            o,
+            "<li class=\"mono\">0x{:x} {} ({} bytes): {}</li>",
+            u.offset,
+            esc(&u.text),
+            u.bytes,
+            u.kind
+        );
+    }
+    o.push_str("</ul></section>\n");
+}
+
+fn mem_table<'a>(o: &mut String, ms: impl Iterator<Item = &'a MemoryRecord>) {
+    use crate::html::esc;
+    let ms: Vec<&MemoryRecord> = ms.collect();
+    if ms.is_empty() {
+        o.push_str("<p>memory: none</p>\n");
+        return;
+    }
+    o.push_str("<table><tr><th>Offset</th><th>Access</th><th>B/lane</th><th>Address</th><th>Lanes</th></tr>\n");
+    for m in ms {
+        let _ = writeln!(
+            o,
+            "<tr><td class=\"mono\">0x{:x}</td><td>{} {} {}×{}</td><td>{}</td><td class=\"mono\">{} + {} &lt;&lt; {} + {}</td><td>{}{}</td></tr>",
+            m.offset,
+            m.space,
+            m.dir,
+            m.components,
+            m.elem,
+            m.bytes_per_lane,
+            esc(&m.base),
+            esc(&m.index),
+            m.shift,
+            m.byte_offset,
+            m.lane_pattern,
+            m.lane_pattern_reason
+                .as_deref()
+                .map_or(String::new(), |r| format!(" ({})", esc(r)))
+        );
+    }
+    o.push_str("</table>\n");
+}

@@ -1,0 +1,133 @@
+//! `metal-profile --binary F --gpu g16g` (no `--disasm-only`): the
+//! profile of Apple9 code in text, JSON and HTML (issue 28 item 4): counts,
+//! framing, the loop, memory per loop, registers as a lower bound, wait
+//! fields, no cycle figure; JSON valid against docs/schema.json.
+
+use crate::common::{err, one_line, out, repo, run};
+
+const EXAMPLE: [&str; 6] = [
+    "--binary",
+    "examples/apple9_loop.a9bin",
+    "--gpu",
+    "g16g",
+    "--offset",
+    "0x40",
+];
+
+fn with(extra: &[&'static str]) -> Vec<&'static str> {
+    let mut v = EXAMPLE.to_vec();
+    v.extend_from_slice(extra);
+    v
+}
+
+/// Any `N cy` / `N cycles` figure.
+fn has_cycle_figure(s: &str) -> bool {
+    let w: Vec<&str> = s.split_whitespace().collect();
+    w.windows(2).any(|p| {
+        p[0].trim_start_matches('~')
+            .chars()
+            .all(|c| c.is_ascii_digit() || c == '.')
+            && !p[0].is_empty()
+            && ["cy", "cycles", "cycle"].contains(&p[1].trim_end_matches([',', '.', ';', ')']))
+    })
+}
+
+#[test]
+fn example_profile_text() {
+    let o = run(&with(&[]));
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(err(&o).is_empty(), "{}", err(&o));
+    let t = out(&o);
+    for want in [
+        "Apple9 (M3/M4/A18 Pro) code (G16G)",
+        "timing: none",
+        "instructions     9 (9 named, 0 unknown: 100.0% named)",
+        "code bytes       66 (66 framed: 100.0%); walk ended by the stop at 0x3e",
+        "1 backward branch",
+        "register file 96 GPRs per thread",
+        "at least r4",
+        "LOWER BOUND: 3 instructions with undecoded operand fields",
+        "Loop 0  0x8–0x2e  depth 1, 5 instructions",
+        "device load 1×i32 = 4 B/lane, data r2, base u6_u7, index r1 << 2",
+        "device store 2×i32 = 8 B/lane, data r0_r1",
+        "device_load    wait group field g=5  (loop 0)",
+        "push_exec",
+    ] {
+        assert!(t.contains(want), "missing {want:?} in\n{t}");
+    }
+    assert!(!has_cycle_figure(&t), "{t}");
+    // --show-disasm: the listing after the report
+    let o = run(&with(&["--show-disasm"]));
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let listing = std::fs::read_to_string(repo().join("examples/apple9_loop.txt")).unwrap();
+    assert!(
+        out(&o).ends_with(&format!("Disassembly (Apple9)\n{listing}")),
+        "{}",
+        out(&o)
+    );
+    // the preamble alone (offset 0): one stop, no loop
+    let o = run(&["--binary", "examples/apple9_loop.a9bin", "--gpu", "g16g"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(
+        out(&o).contains("instructions     1 (1 named"),
+        "{}",
+        out(&o)
+    );
+}
+
+#[test]
+fn example_profile_json_and_html() {
+    let o = run(&with(&["--format", "json"]));
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let v: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(repo().join("docs/schema.json")).unwrap())
+            .unwrap();
+    let val = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = val.iter_errors(&v).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let k = &v["kernels"][0];
+    assert_eq!(k["timing"]["model"], serde_json::Value::Null);
+    assert!(k.get("cycles").is_none() && k.get("total_cycles").is_none());
+    assert_eq!(k["loops"][0]["start"], 8);
+    assert_eq!(k["loops"][0]["end"], 0x2e);
+    assert_eq!(k["loops"][0]["memory"], serde_json::json!([8, 0x1c]));
+    assert_eq!(k["registers"]["lower_bound"], true);
+    assert_eq!(k["registers"]["file_gprs"], 96);
+    assert_eq!(k["memory"][0]["lane_pattern"], "unknown");
+    let o = run(&with(&["--format", "html"]));
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let h = out(&o);
+    assert!(h.starts_with("<!DOCTYPE html>") && h.contains("Loop 0") && h.contains("LOWER BOUND"));
+    assert!(!has_cycle_figure(&h));
+    // no DOT view
+    let o = run(&with(&["--format", "dot"]));
+    let (code, line) = one_line(&o);
+    assert_eq!(code, Some(2), "{line}");
+}
+
+/// Framing that stops and unknown encodings: the profile covers what was
+/// framed, warns (exit 4, --allow-unknown 0) and says so in the record.
+#[test]
+fn framing_stop_profile_warns() {
+    let t = crate::common::tmp("apple9-profile");
+    let f = t.0.join("a.a9bin");
+    // mov_imm, then an iadd key no source sizes (0x31f), then a stop
+    std::fs::write(&f, [0x04, 0x00, 0x1f, 0x03, 0, 0, 0, 0, 0x0e, 0, 0, 0]).unwrap();
+    let p = f.to_str().unwrap();
+    let o = run(&["--binary", p, "--gpu", "g16g", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(4), "{}", err(&o));
+    assert!(err(&o).contains("framing stops at 0x2"), "{}", err(&o));
+    let v: serde_json::Value = serde_json::from_str(&out(&o)).unwrap();
+    let k = &v["kernels"][0];
+    assert_eq!(k["framing"]["stopped"]["offset"], 2);
+    assert_eq!(k["instructions"], 1);
+    assert_eq!(k["registers"]["lower_bound"], true);
+    let o = run(&["--binary", p, "--gpu", "g16g", "--allow-unknown"]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(
+        out(&o).contains("code from 0x2 on: not framed"),
+        "{}",
+        out(&o)
+    );
+}
