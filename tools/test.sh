@@ -34,6 +34,7 @@ phase_end() {
   child_cpu
   cpu=$(awk -v a="$cpu_now" -v b="$phase_cpu0" 'BEGIN { printf "%.1f", a - b }')
   phase_report+="$(printf '%-44s %5d s wall %7s s CPU' "$phase_name" "$wall" "$cpu")"$'\n'
+  echo "== done: $(printf '%s' "$phase_report" | tail -1)"
   phase_name=""
 }
 phase() {

@@ -631,6 +631,8 @@ pub fn suggest(
     }
 
     // each loop's rules, on all cores; the suggestions are kept in loop order
+    // the kernel-wide half of tiling_already_done, once per kernel
+    let stages = stages_through_threadgroup(insns);
     let per_loop = |l: &LoopTiming| -> Vec<Suggestion> {
         let mut mine: Vec<Suggestion> = Vec::new();
         let mut push = |s: Suggestion| mine.push(s);
@@ -680,7 +682,7 @@ pub fn suggest(
             "memory_bandwidth" | "device_bandwidth" | "memory_latency"
         );
         let loop_share = share_pct(loop_cycles.get(l.index).copied().unwrap_or(0.0), total);
-        if !dev_loads.is_empty() && mem_bound && !tiling_already_done(insns, &body()) {
+        if !dev_loads.is_empty() && mem_bound && !stages && !stores_to_threadgroup(&body()) {
             let sites: Vec<u32> = dev_loads.iter().map(|i| i.addr).collect();
             push(
                 Suggestion::new(
@@ -1214,16 +1216,31 @@ pub fn suggest(
 /// tile-loading loop (it stores to threadgroup memory). The reuse facts of
 /// the address analysis join here.
 pub fn tiling_already_done(insns: &[Instruction], body: &[&Instruction]) -> bool {
-    let tg = |i: &Instruction, dir: MemDir| {
-        i.mem_access()
-            .is_some_and(|m| m.space == MemSpace::Threadgroup && m.dir == dir)
-    };
-    let stages = insns.iter().any(|i| tg(i, MemDir::Store))
+    stages_through_threadgroup(insns) || stores_to_threadgroup(body)
+}
+
+fn is_tg(i: &Instruction, dir: MemDir) -> bool {
+    i.mem_access()
+        .is_some_and(|m| m.space == MemSpace::Threadgroup && m.dir == dir)
+}
+
+/// The kernel-wide half of [`tiling_already_done`]: the kernel stores to
+/// threadgroup memory, synchronises at a barrier and loads from it. (The
+/// suggestion pass computes it once per kernel, not once per loop: per loop
+/// it was a walk of every instruction, quadratic on a kernel of many loops —
+/// the scale bench's 1M-instruction loop nests took minutes.)
+pub fn stages_through_threadgroup(insns: &[Instruction]) -> bool {
+    insns.iter().any(|i| is_tg(i, MemDir::Store))
         && insns
             .iter()
             .any(|i| i.cost_key() == agx_isa::CostKey::Barrier)
-        && insns.iter().any(|i| tg(i, MemDir::Load));
-    stages || body.iter().any(|i| tg(i, MemDir::Store))
+        && insns.iter().any(|i| is_tg(i, MemDir::Load))
+}
+
+/// The loop half of [`tiling_already_done`]: the loop (`body`, nested loops
+/// included) stores to threadgroup memory (a tile-loading loop).
+fn stores_to_threadgroup(body: &[&Instruction]) -> bool {
+    body.iter().any(|i| is_tg(i, MemDir::Store))
 }
 
 /// The instructions of a loop (`body`, in address order, nested loops
