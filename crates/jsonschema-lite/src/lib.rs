@@ -269,15 +269,11 @@ impl Validator {
                         fail(out, k, format!("{v} is not of type {kv}"));
                     }
                 }
-                "const" => {
-                    if !same(v, kv) {
-                        fail(out, k, format!("{kv} was expected, not {v}"));
-                    }
+                "const" if !same(v, kv) => {
+                    fail(out, k, format!("{kv} was expected, not {v}"));
                 }
-                "enum" => {
-                    if !kv.as_array().expect("checked").iter().any(|e| same(v, e)) {
-                        fail(out, k, format!("{v} is not one of {kv}"));
-                    }
+                "enum" if !kv.as_array().expect("checked").iter().any(|e| same(v, e)) => {
+                    fail(out, k, format!("{v} is not one of {kv}"));
                 }
                 "minimum" | "maximum" => {
                     if let (Some(x), Some(lim)) = (v.as_f64(), kv.as_f64()) {
