@@ -279,9 +279,77 @@ pub enum Val {
 // State
 // ---------------------------------------------------------------------------
 
+/// Registers per shared chunk of [`Regs`].
+const CHUNK: usize = 16;
+const _: () = assert!(258usize.div_ceil(CHUNK) <= 64, "join's chunk mask is a u64");
+
+/// The register values of a state, in chunks of [`CHUNK`] shared between
+/// states until one of them writes (copy on write): the walk copies a state
+/// along every CFG edge and stores one per join, and most chunks are the
+/// same on both sides (issue 29: a `Vec<Val>` of up to 258 values copied per
+/// edge, each `Rc` polynomial touched, was most of the analysis' time and
+/// memory at 1M instructions). Same values, same results.
+#[derive(Clone, Debug)]
+struct Regs {
+    len: usize,
+    chunks: Vec<Rc<[Val; CHUNK]>>,
+}
+
+impl Regs {
+    fn new(len: usize, v: Val) -> Regs {
+        let one = Rc::new(std::array::from_fn(|_| v.clone()));
+        Regs {
+            len,
+            chunks: vec![one; len.div_ceil(CHUNK)],
+        }
+    }
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn get(&self, h: usize) -> Option<&Val> {
+        (h < self.len).then(|| &self.chunks[h / CHUNK][h % CHUNK])
+    }
+    fn set(&mut self, h: usize, v: Val) {
+        assert!(h < self.len, "register half {h} out of range");
+        let c = &mut self.chunks[h / CHUNK];
+        if c[h % CHUNK] != v {
+            Rc::make_mut(c)[h % CHUNK] = v;
+        }
+    }
+    fn swap(&mut self, a: usize, b: usize) {
+        let (x, y) = (self[a].clone(), self[b].clone());
+        self.set(a, y);
+        self.set(b, x);
+    }
+    /// Every value `f` gives a replacement for is replaced (chunks without
+    /// one stay shared).
+    fn update(&mut self, mut f: impl FnMut(&Val) -> Option<Val>) {
+        let len = self.len;
+        for (ci, c) in self.chunks.iter_mut().enumerate() {
+            let n = (len - ci * CHUNK).min(CHUNK);
+            for k in 0..n {
+                if let Some(v) = f(&c[k]) {
+                    Rc::make_mut(c)[k] = v;
+                }
+            }
+        }
+    }
+    /// Every value set to `v` (one chunk shared by all).
+    fn fill(&mut self, v: Val) {
+        *self = Regs::new(self.len, v);
+    }
+}
+
+impl std::ops::Index<usize> for Regs {
+    type Output = Val;
+    fn index(&self, h: usize) -> &Val {
+        self.get(h).expect("register half in range")
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct State {
-    regs: Vec<Val>,
+    regs: Regs,
     depth: u16,
     /// Something the pass does not follow happened: every value unknown.
     broken: Option<u32>,
@@ -293,27 +361,22 @@ pub struct State {
 impl State {
     fn entry(n: usize) -> State {
         State {
-            regs: vec![Val::Unk(Why::Undefined); n],
+            regs: Regs::new(n, Val::Unk(Why::Undefined)),
             depth: 0,
             broken: None,
             slots: Vec::new(),
         }
     }
     fn kill_from(&mut self, k: u16, at: u32) {
-        for v in self.regs.iter_mut() {
-            if let Val::P(_, d) = v {
-                if *d >= k {
-                    *v = Val::Unk(Why::Mixed(at));
-                }
-            }
-        }
+        self.regs.update(|v| match v {
+            Val::P(_, d) if *d >= k => Some(Val::Unk(Why::Mixed(at))),
+            _ => None,
+        });
         self.slots
             .retain(|(_, v)| !matches!(v, Val::P(_, d) if *d >= k));
     }
     fn kill_all(&mut self, w: Why) {
-        for v in self.regs.iter_mut() {
-            *v = Val::Unk(w);
-        }
+        self.regs.fill(Val::Unk(w));
         self.slots.clear();
     }
     fn slot(&self, o: i64) -> Option<&Val> {
@@ -574,24 +637,27 @@ impl Flowing<'_> {
         let n = (r.width.halves() as usize) * (r.count as usize);
         let d = s.depth;
         for k in h..(h + n).min(s.regs.len()) {
-            s.regs[k] = Val::Unk(Why::NotAffine(at));
+            s.regs.set(k, Val::Unk(Why::NotAffine(at)));
         }
         if h >= s.regs.len() {
             return;
         }
-        s.regs[h] = match v {
-            Addr::P(p) if r.count == 1 && r.width != Width::W64 => Val::P(Rc::new(p), d),
-            Addr::P(_) => Val::Unk(Why::NotAffine(at)),
-            Addr::Unk(w) => Val::Unk(w),
-        };
+        s.regs.set(
+            h,
+            match v {
+                Addr::P(p) if r.count == 1 && r.width != Width::W64 => Val::P(Rc::new(p), d),
+                Addr::P(_) => Val::Unk(Why::NotAffine(at)),
+                Addr::Unk(w) => Val::Unk(w),
+            },
+        );
         if r.width == Width::W32 && r.count == 1 && h + 1 < s.regs.len() {
-            s.regs[h + 1] = Val::Hi;
+            s.regs.set(h + 1, Val::Hi);
         }
         // a 16-bit write into the high half breaks the 32-bit value below
         if r.width == Width::W16 && h % 2 == 1 {
             if let Val::P(..) = s.regs[h - 1] {
                 if s.regs[h] != Val::Hi {
-                    s.regs[h - 1] = Val::Unk(Why::NotAffine(at));
+                    s.regs.set(h - 1, Val::Unk(Why::NotAffine(at)));
                 }
             }
         }
@@ -1064,13 +1130,10 @@ impl Forward for Flowing<'_> {
             }
             let k = Sym::K(x as u32);
             let hdr = self.forest.loops[x].header as u32;
-            for v in s.regs.iter_mut() {
-                if let Val::P(p, _) = v {
-                    if p.syms().any(|y| y == k) {
-                        *v = Val::Unk(Why::LoopExit(hdr));
-                    }
-                }
-            }
+            s.regs.update(|v| match v {
+                Val::P(p, _) if p.syms().any(|y| y == k) => Some(Val::Unk(Why::LoopExit(hdr))),
+                _ => None,
+            });
             l = self.forest.loops[x].parent;
         }
     }
@@ -1103,7 +1166,19 @@ impl Forward for Flowing<'_> {
         changed |= into.slots.len() != before;
         let back = is_back(self.cfg, pred, to);
         let hl = if back { self.header_loop(to) } else { None };
-        for h in 0..into.regs.len().min(from.regs.len()) {
+        let n = into.regs.len().min(from.regs.len());
+        // the chunks that differ (a chunk both sides share holds the same
+        // values); at most 258 / CHUNK + 1 of them
+        let mut differ = 0u64;
+        for c in 0..n.div_ceil(CHUNK) {
+            if !Rc::ptr_eq(&into.regs.chunks[c], &from.regs.chunks[c]) {
+                differ |= 1 << c;
+            }
+        }
+        for h in (0..n.div_ceil(CHUNK))
+            .filter(|c| differ & (1 << c) != 0)
+            .flat_map(|c| c * CHUNK..((c + 1) * CHUNK).min(n))
+        {
             let (a, b) = (&into.regs[h], &from.regs[h]);
             if a == b {
                 continue;
@@ -1125,7 +1200,7 @@ impl Forward for Flowing<'_> {
                 }
             };
             if into.regs[h] != new {
-                into.regs[h] = new;
+                into.regs.set(h, new);
                 changed = true;
             }
         }

@@ -40,7 +40,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-const BIN: &str = env!("CARGO_BIN_EXE_metal-profile");
+const BUILT: &str = env!("CARGO_BIN_EXE_metal-profile");
+
+/// The binary measured: the one cargo built for the bench, or
+/// `SCALE_BIN=/path/to/metal-profile` (e.g. a copy of the previous tree's,
+/// for a before/after table measured in one session).
+static BIN: std::sync::LazyLock<PathBuf> = std::sync::LazyLock::new(|| {
+    std::env::var_os("SCALE_BIN").map_or_else(|| PathBuf::from(BUILT), PathBuf::from)
+});
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -467,6 +474,7 @@ fn main() {
     let want = |row: &str| o.only.as_deref().is_none_or(|x| x == row);
 
     println!("machine: {}", machine());
+    println!("binary: {}", BIN.display());
     println!();
     println!(
         "CPU s is user + system time of the processes measured (on a loaded machine the wall time"
@@ -504,7 +512,7 @@ fn shapes(tmp: &Path, only: Option<&str>) {
             let (insns, _) = agx_isa::stream::decode_all_native(&code, 0);
             std::fs::write(&f, &code).unwrap();
             let c = best(if n < 500_000 { 3 } else { 2 }, false, || {
-                let mut c = Command::new(BIN);
+                let mut c = Command::new(&*BIN);
                 // call-dense mixes in random encodings: a few positions do
                 // not decode, which exits 4 without --allow-unknown
                 c.arg("--binary").arg(&f).arg("--allow-unknown");
@@ -598,7 +606,7 @@ fn batch(tmp: &Path) {
         ),
     ] {
         let run = |jobs: &str, format: &str| {
-            let out = Command::new(BIN)
+            let out = Command::new(&*BIN)
                 .arg("batch")
                 .arg(dir)
                 .args(["--jobs", jobs, "--format", format])
@@ -620,7 +628,7 @@ fn batch(tmp: &Path) {
         let mut one = None;
         for jobs in ["1", "2"] {
             let c = best(3, false, || {
-                let mut c = Command::new(BIN);
+                let mut c = Command::new(&*BIN);
                 c.arg("batch").arg(dir).args(["--jobs", jobs]);
                 c
             });
@@ -645,7 +653,7 @@ fn disasm(tmp: &Path, applegpu: Option<&Path>) {
     println!("|---|---|---:|---:|---:|---|");
     // ~20 ms a run: best of 15 (one applegpu run takes many seconds)
     let d = best(15, true, || {
-        let mut c = Command::new(BIN);
+        let mut c = Command::new(&*BIN);
         c.arg("--binary").arg(&dis).arg("--disasm-only");
         c
     });

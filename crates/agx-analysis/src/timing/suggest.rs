@@ -586,6 +586,8 @@ pub fn suggest(
     }
 
     // each loop's rules, on all cores; the suggestions are kept in loop order
+    // the kernel-wide half of tiling_already_done, once per kernel
+    let stages = stages_through_threadgroup(insns);
     let per_loop = |l: &LoopTiming| -> Vec<Suggestion> {
         let mut mine: Vec<Suggestion> = Vec::new();
         let mut push = |s: Suggestion| mine.push(s);
@@ -635,7 +637,7 @@ pub fn suggest(
             "memory_bandwidth" | "device_bandwidth" | "memory_latency"
         );
         let loop_share = share_pct(loop_cycles.get(l.index).copied().unwrap_or(0.0), total);
-        if !dev_loads.is_empty() && mem_bound && !tiling_already_done(insns, &body()) {
+        if !dev_loads.is_empty() && mem_bound && !stages && !stores_to_threadgroup(&body()) {
             let sites: Vec<u32> = dev_loads.iter().map(|i| i.addr).collect();
             push(
                 Suggestion::new(
@@ -1162,23 +1164,6 @@ pub fn suggest(
     out
 }
 
-/// Whether the kernel stages data through threadgroup memory: it stores to
-/// threadgroup memory, synchronises the threadgroup at a
-/// `threadgroup_barrier` and loads from threadgroup memory (what it stored
-/// is read back, by other threads). The one test of this fact: the tiling
-/// rule here and its refinement in [`super::memory_advice`] read it. (A
-/// `memory_barrier` orders memory but does not wait for the other threads,
-/// and a store never read back stages nothing.)
-pub fn stages_through_threadgroup(insns: &[Instruction]) -> bool {
-    let tg = |i: &Instruction, dir: MemDir| {
-        i.mem_access()
-            .is_some_and(|m| m.space == MemSpace::Threadgroup && m.dir == dir)
-    };
-    insns.iter().any(|i| tg(i, MemDir::Store))
-        && insns.iter().any(|i| i.mnemonic() == "threadgroup_barrier")
-        && insns.iter().any(|i| tg(i, MemDir::Load))
-}
-
 /// Whether tiling through threadgroup memory is already what the code does
 /// (the tiling rule's condition, issue 27 item 5): the kernel stages data
 /// through threadgroup memory ([`stages_through_threadgroup`]), or the loop
@@ -1186,11 +1171,35 @@ pub fn stages_through_threadgroup(insns: &[Instruction]) -> bool {
 /// threadgroup memory). The reuse facts of the address analysis join in
 /// [`super::memory_advice`].
 pub fn tiling_already_done(insns: &[Instruction], body: &[&Instruction]) -> bool {
-    stages_through_threadgroup(insns)
-        || body.iter().any(|i| {
-            i.mem_access()
-                .is_some_and(|m| m.space == MemSpace::Threadgroup && m.dir == MemDir::Store)
-        })
+    stages_through_threadgroup(insns) || stores_to_threadgroup(body)
+}
+
+fn is_tg(i: &Instruction, dir: MemDir) -> bool {
+    i.mem_access()
+        .is_some_and(|m| m.space == MemSpace::Threadgroup && m.dir == dir)
+}
+
+/// Whether the kernel stages data through threadgroup memory: it stores to
+/// threadgroup memory, synchronises the threadgroup at a
+/// `threadgroup_barrier` and loads from threadgroup memory (what it stored
+/// is read back, by other threads). The one test of this fact: the tiling
+/// rule here and its refinement in [`super::memory_advice`] read it. (A
+/// `memory_barrier` orders memory but does not wait for the other threads,
+/// and a store never read back stages nothing.) The suggestion pass
+/// computes it once per kernel, not once per loop: per loop it was a walk
+/// of every instruction, quadratic on a kernel of many loops (the scale
+/// bench's 1M-instruction loop nests took minutes).
+pub fn stages_through_threadgroup(insns: &[Instruction]) -> bool {
+    insns.iter().any(|i| is_tg(i, MemDir::Store))
+        && insns.iter().any(|i| i.mnemonic() == "threadgroup_barrier")
+        && insns.iter().any(|i| is_tg(i, MemDir::Load))
+}
+
+/// The loop half of [`tiling_already_done`]: the loop (`body`, nested loops
+/// included) stores to threadgroup memory (a tile-loading loop).
+fn stores_to_threadgroup(body: &[&Instruction]) -> bool {
+    body.iter().any(|i| is_tg(i, MemDir::Store))
+}
 }
 
 /// The instructions of a loop (`body`, in address order, nested loops
