@@ -1200,7 +1200,6 @@ pub fn stages_through_threadgroup(insns: &[Instruction]) -> bool {
 fn stores_to_threadgroup(body: &[&Instruction]) -> bool {
     body.iter().any(|i| is_tg(i, MemDir::Store))
 }
-}
 
 /// The instructions of a loop (`body`, in address order, nested loops
 /// included) that accumulate into a value carried across iterations through
