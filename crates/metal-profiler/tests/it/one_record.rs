@@ -49,15 +49,16 @@
 //! kernel, the callee's hot spot it quotes), the critical path's breakdown
 //! rows, every line of every loop section (`kernels[0].loops[j]` by its
 //! `index`; a line of no known kind fails), each called function's
-//! Calls entry in text and HTML, the DOT title, block labels and tooltips
+//! Calls entry in text and HTML, the HTML pipes and cost-breakdown cards
+//! and the Timing table's rows, the DOT title, block labels and tooltips
 //! and loop clusters, and every `batch` row — through a template
 //! per kind of line, and match each figure to the one field path that holds
 //! it (`kernels[0].cycles.alu`, `kernels[0].functions[1].timing.
 //! cycles_from_main`, `kernels[0].loops[0].nested_cycles`, ...). A line of
 //! those kinds whose figures the template cannot read fails (a figure with
-//! no field). The other figures (listing marks, the Memory section, HTML
-//! cards, loop rows and tooltips) are still checked against any number of
-//! the record by [`every_printed_figure_is_a_number_of_the_record`].
+//! no field). The other figures (listing marks, the Memory section, the
+//! HTML occupancy card, graph and tooltips) are still checked against any
+//! number of the record by [`every_printed_figure_is_a_number_of_the_record`].
 //!
 //! # When a figure is a number of the record
 //!
@@ -1059,6 +1060,224 @@ fn dot_named(case: &str, dot: &str, doc: &Value, checked: &mut usize, bad: &mut 
     }
 }
 
+/// The cells (`<td>` / `<th>` contents, tags inside removed, entities
+/// decoded) of one table row.
+fn cells(row: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = row;
+    while let Some(i) = rest.find("<t") {
+        let c = &rest[i..];
+        if !(c.starts_with("<td") || c.starts_with("<th")) {
+            rest = &c[2..];
+            continue;
+        }
+        let body = &c[c.find('>').map_or(c.len(), |j| j + 1)..];
+        let end = body.find("</t").unwrap_or(body.len());
+        let mut text = String::new();
+        let mut tag = false;
+        for ch in body[..end].chars() {
+            match ch {
+                '<' => tag = true,
+                '>' => tag = false,
+                _ if !tag => text.push(ch),
+                _ => {}
+            }
+        }
+        out.push(decode_entities(&text));
+        rest = &body[end..];
+    }
+    out
+}
+
+/// The HTML cards and the Timing table: the pipes card's figures, each
+/// cost-breakdown row, the Timing table's straight-line and loop rows,
+/// each matched to its field (the straight-line row's depth `0` and
+/// trip count `1` are the row's kind, not figures of the record).
+fn html_cards_named(
+    case: &str,
+    html: &str,
+    doc: &Value,
+    checked: &mut usize,
+    bad: &mut Vec<String>,
+) {
+    let kv = &doc["kernels"][0];
+    let k = |s: &str| format!("kernels[0].{s}");
+    let loop_of = |i: u64| {
+        kv["loops"]
+            .as_array()
+            .and_then(|a| a.iter().position(|l| l["index"].as_u64() == Some(i)))
+    };
+    let section = |id: &str| {
+        html.split(&format!("id=\"{id}\""))
+            .nth(1)
+            .and_then(|t| t.split("</table>").next())
+    };
+    // the pipes card
+    if let Some(card) = html
+        .split("id=\"k0-pipes\"")
+        .nth(1)
+        .and_then(|t| t.split("</div></div>").next())
+    {
+        for line in card.lines().filter(|l| l.starts_with("<div class=\"pipe")) {
+            let spans: Vec<&str> = line
+                .split("<span>")
+                .skip(1)
+                .map(|x| x.split("</span>").next().unwrap_or(""))
+                .collect();
+            let field = match spans.first().copied() {
+                Some("F32") => "f32",
+                Some("F16") => "f16",
+                Some("SCIB") => "scib",
+                Some("IC") => "ic",
+                Some("L1") => "memory_bandwidth",
+                Some("DRAM") => "device_bandwidth",
+                Some("MEM") => "mem",
+                _ => "",
+            };
+            let got = spans.last().and_then(|v| holes(v, "{}"));
+            named(
+                checked,
+                bad,
+                case,
+                line,
+                doc,
+                got.filter(|_| !field.is_empty()),
+                &[k(&format!("cycles.{field}"))],
+            );
+        }
+        if let Some(alu) = card.split("ALU max(F32+F16+SCIB, IC) = ").nth(1) {
+            named(
+                checked,
+                bad,
+                case,
+                alu,
+                doc,
+                holes(alu, "{} cy;"),
+                &[k("cycles.alu")],
+            );
+        }
+    }
+    // the cost breakdown: one row per part, in order, then the total
+    if let Some(table) = section("k0-breakdown").and_then(|t| t.split("<table").nth(1)) {
+        let mut i = 0usize;
+        for row in table.split("<tr>").skip(1) {
+            let c = cells(row);
+            let mut check = |got: Option<Vec<String>>, paths: Vec<String>| {
+                named(checked, bad, case, row, doc, got, &paths)
+            };
+            if c.first().is_some_and(|x| x.starts_with("total")) {
+                check(
+                    c.get(1).and_then(|x| holes(x, "{} cy")),
+                    vec![k("total_cycles")],
+                );
+                continue;
+            }
+            let b = format!("breakdown[{i}]");
+            let part = &kv["breakdown"][i];
+            i += 1;
+            let got = match (c.get(1), c.get(2)) {
+                (Some(cy), Some(pct)) => holes(&format!("{cy} {pct}"), "{} cy {}%"),
+                _ => None,
+            };
+            check(
+                got,
+                vec![k(&format!("{b}.cycles")), k(&format!("{b}.share%"))],
+            );
+            let name = c.first().map_or("", |x| x.trim_start_matches('■').trim());
+            match part["part"].as_str() {
+                Some("straight_line") => check(
+                    holes(name, "straight-line code ({} instructions)"),
+                    vec![k("straight_line.instructions")],
+                ),
+                Some("loop") => {
+                    let j = part["loop_index"].as_u64().and_then(loop_of);
+                    let got = name.split_once(" at 0x").and_then(|(a, rest)| {
+                        let mut v = holes(a, "loop {}")?;
+                        v.extend(holes(rest, ": {} cy/iter × {}")?);
+                        Some(v)
+                    });
+                    check(
+                        got.filter(|_| j.is_some()),
+                        ["index", "cycles_per_iteration", "trip_count"]
+                            .map(|f| k(&format!("loops[{}].{f}", j.unwrap_or(0))))
+                            .to_vec(),
+                    );
+                }
+                Some("call") => check(
+                    name.rfind(" × ").and_then(|x| holes(&name[x..], " × {}")),
+                    vec![k(&format!("{b}.executions"))],
+                ),
+                _ => check(None, vec![]),
+            }
+        }
+    }
+    // the Timing table
+    if let Some(table) = section("k0-timing") {
+        for row in table.split("<tr>").skip(2) {
+            let c = cells(row);
+            if c.len() < 8 {
+                continue;
+            }
+            let (got, paths, sentence) = if c[0] == "straight-line" {
+                (
+                    holes(
+                        &format!("{} {} {} {}", c[2], c[4], c[5], c[6]),
+                        "{} {} {} {}",
+                    ),
+                    [
+                        "instructions",
+                        "bound.cycles",
+                        "bound.cycles",
+                        "stall.exposed",
+                    ]
+                    .map(|f| k(&format!("straight_line.{f}")))
+                    .to_vec(),
+                    k("straight_line.bottleneck"),
+                )
+            } else {
+                let j = holes(&c[0], "loop {} 0x")
+                    .and_then(|v| v[0].parse::<u64>().ok())
+                    .and_then(loop_of);
+                let l = |f: &str| k(&format!("loops[{}].{f}", j.unwrap_or(0)));
+                // (the trip count's cell is `N (source)`)
+                let one = [
+                    (&c[1], "{}"),
+                    (&c[2], "{}"),
+                    (&c[3], "{} ("),
+                    (&c[4], "{}"),
+                    (&c[5], "{}"),
+                    (&c[6], "{}"),
+                ]
+                .iter()
+                .map(|(cell, t)| holes(cell, t).map(|v| v[0].clone()))
+                .collect::<Option<Vec<String>>>();
+                (
+                    one.filter(|_| j.is_some()),
+                    [
+                        "depth",
+                        "body.instructions",
+                        "trip_count",
+                        "cycles_per_iteration",
+                        "latency_bound_cycles",
+                        "body.exposed_stall",
+                    ]
+                    .map(l)
+                    .to_vec(),
+                    l("bottleneck"),
+                )
+            };
+            named(checked, bad, case, row, doc, got, &paths);
+            *checked += 1;
+            if at(doc, &sentence).as_str() != Some(c[7].as_str()) {
+                bad.push(format!(
+                    "{case} | html Timing sentence is not {sentence} | {}",
+                    c[7]
+                ));
+            }
+        }
+    }
+}
+
 /// The HTML Calls table: each called function's row, cell by cell.
 fn html_named(case: &str, html: &str, doc: &Value, checked: &mut usize, bad: &mut Vec<String>) {
     let kv = &doc["kernels"][0];
@@ -1123,6 +1342,8 @@ fn printed_figures_are_their_named_fields() {
         runs += 1;
         text_named(&c.name, &run(&c, "text"), &doc, &mut checked, &mut bad);
         html_named(&c.name, &run(&c, "html"), &doc, &mut checked, &mut bad);
+        let html = run(&c, "html");
+        html_cards_named(&c.name, &html, &doc, &mut checked, &mut bad);
         dot_named(&c.name, &run(&c, "dot"), &doc, &mut checked, &mut bad);
     }
     assert!(
