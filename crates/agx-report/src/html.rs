@@ -246,7 +246,7 @@ fn kernel(o: &mut String, k: usize, p: &Profile, all: &[Profile]) {
     }
     o.push_str("</div>\n");
     loops_table(o, k, &rec);
-    graph(o, k, p);
+    graph(o, k, p, &rec);
     memory(o, k, p);
     calls(o, k, &rec);
     suggestions(o, k, &rec);
@@ -525,14 +525,16 @@ fn loops_table(o: &mut String, k: usize, rec: &KernelRecord) {
     o.push_str("</table>\n");
 }
 
-fn graph(o: &mut String, k: usize, p: &Profile) {
+fn graph(o: &mut String, k: usize, p: &Profile, rec: &KernelRecord) {
     let lay: Layout = layout::layout(&p.graph.cfg, &p.graph.loops);
-    let max_share = p
-        .graph
-        .block_costs
-        .iter()
-        .map(|c| c.share)
-        .fold(0.0, f64::max);
+    // the record's blocks by index (the figures of the block labels)
+    let mut blocks: Vec<Option<&crate::record::BlockOut>> = vec![None; p.graph.cfg.blocks.len()];
+    for b in rec.timing.iter().flat_map(|t| &t.blocks) {
+        if let Some(x) = blocks.get_mut(b.index) {
+            *x = Some(b);
+        }
+    }
+    let max_share = blocks.iter().flatten().map(|c| c.share).fold(0.0, f64::max);
     let _ = writeln!(
         o,
         "<h3>Control-flow graph</h3>\n<div class=\"legend\"><span><b style=\"border-color:#6b7280\"></b>fall-through</span><span><b style=\"border-color:#2563eb\"></b>taken</span><span><b style=\"border-color:#c0262d;border-top-style:dashed\"></b>back edge</span><span><b style=\"border-color:#7c3aed;border-top-style:dotted\"></b>call / return</span><span>shaded: loops (nested)</span><span>block cycles: issue + exposed stall × executions; colour: its share (white → red = hottest block); a loop's bound can be higher (see Timing)</span><span>click a block for its instructions</span></div>"
@@ -555,10 +557,16 @@ fn graph(o: &mut String, k: usize, p: &Profile) {
     for l in order {
         let r = lay.loops[l];
         let lp = &p.graph.loops.loops[l];
+        // (the model's loop of forest loop `l`, by its record `index`)
         let trip = p
             .graph
-            .timing_of_loop(&p.timing, l)
-            .map(|t| format!(", × {}", t.trip_count))
+            .loop_timing
+            .get(l)
+            .copied()
+            .flatten()
+            .and_then(|i| rec.loops.iter().find(|x| x.index == Some(i)))
+            .and_then(|x| x.trip_count)
+            .map(|n| format!(", × {n}"))
             .unwrap_or_default();
         let _ = writeln!(
             o,
@@ -590,7 +598,15 @@ fn graph(o: &mut String, k: usize, p: &Profile) {
     let div = p.divergent_blocks();
     for (b, blk) in p.graph.cfg.blocks.iter().enumerate() {
         let r = lay.blocks[b];
-        let c = p.graph.block_costs.get(b).copied().unwrap_or_default();
+        let (insns, cycles, share, per, n) = blocks[b].map_or((0, 0.0, 0.0, 0.0, 0.0), |c| {
+            (
+                c.instructions,
+                c.cycles,
+                c.share,
+                c.cycles_per_execution,
+                c.executions,
+            )
+        });
         // a divergent branch: both sides run for the SIMD-group (issue 22)
         let d = div.get(b).map(String::as_str).unwrap_or("");
         let (cls, note) = if d.is_empty() {
@@ -599,7 +615,7 @@ fn graph(o: &mut String, k: usize, p: &Profile) {
             (" data-divergent=\"1\"", format!("; {}", esc(d)))
         };
         let t = if max_share > 0.0 {
-            c.share / max_share
+            share / max_share
         } else {
             0.0
         };
@@ -609,11 +625,11 @@ fn graph(o: &mut String, k: usize, p: &Profile) {
             "<a href=\"#k{k}-b{b}\"><g class=\"blk\" id=\"k{k}-n{b}\" data-block=\"{b}\"{cls}><title>block {b}: 0x{:x}–0x{:x}, {} instructions, {} cy per execution × {} = {} cy ({:.1}% of cycles){note}</title><rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" rx=\"4\" fill=\"{fill}\"/><text x=\"{:.1}\" y=\"{:.1}\">B{b} 0x{:x}–0x{:x}</text><text x=\"{:.1}\" y=\"{:.1}\">{} insn · {} cy · {:.1}%</text></g></a>",
             blk.start,
             blk.last,
-            c.instructions,
-            fmt_cy(c.cycles_per_execution),
-            fmt_cy(c.executions),
-            fmt_cy(c.cycles),
-            c.share * 100.0,
+            insns,
+            fmt_cy(per),
+            fmt_cy(n),
+            fmt_cy(cycles),
+            share * 100.0,
             r.x,
             r.y,
             r.w,
@@ -624,9 +640,9 @@ fn graph(o: &mut String, k: usize, p: &Profile) {
             blk.last,
             r.x + 6.0,
             r.y + 31.0,
-            c.instructions,
-            short_cy(c.cycles),
-            c.share * 100.0
+            insns,
+            short_cy(cycles),
+            share * 100.0
         );
     }
     o.push_str("</svg></div>\n");
