@@ -7,6 +7,7 @@
 //! not rank blocks, so each function's entry block is drawn at its top.
 
 use crate::layout::heat_color;
+use crate::record::{BlockOut, KernelRecord};
 use crate::Profile;
 use agx_analysis::cfg::EdgeKind;
 use agx_analysis::timing::model::fmt_cy;
@@ -66,14 +67,16 @@ pub fn wrap_title(text: &str) -> String {
 pub fn document(profiles: &[Profile]) -> String {
     let mut o = String::new();
     if let [p] = profiles {
+        // the figures are the record's, built once per kernel
+        let rec = KernelRecord::build(p);
         let _ = writeln!(o, "digraph {} {{", q(&p.name));
         let _ = writeln!(
             o,
             "  label={}; labelloc=t; fontname=\"Helvetica\";",
-            q(&title(p))
+            q(&title(&rec))
         );
         o.push_str(NODE_STYLE);
-        body(&mut o, p, "", 1);
+        body(&mut o, p, &rec, "", 1);
         o.push_str("}\n");
         return o;
     }
@@ -81,13 +84,14 @@ pub fn document(profiles: &[Profile]) -> String {
     o.push_str("  fontname=\"Helvetica\";\n");
     o.push_str(NODE_STYLE);
     for (k, p) in profiles.iter().enumerate() {
+        let rec = KernelRecord::build(p);
         let _ = writeln!(o, "  subgraph cluster_k{k} {{");
         let _ = writeln!(
             o,
             "    label={}; labelloc=t; style=solid; color=\"#9ca3af\";",
-            q(&title(p))
+            q(&title(&rec))
         );
-        body(&mut o, p, &format!("k{k}"), 2);
+        body(&mut o, p, &rec, &format!("k{k}"), 2);
         o.push_str("  }\n");
     }
     o.push_str("}\n");
@@ -97,27 +101,32 @@ pub fn document(profiles: &[Profile]) -> String {
 const NODE_STYLE: &str =
     "  node [shape=box, style=\"rounded,filled\", fontname=\"Menlo\", fontsize=10];\n";
 
-/// A profile's title, wrapped.
-fn title(p: &Profile) -> String {
-    wrap_title(&format!(
-        "{}: ~{} cy per SIMD-group; {}; unknown trip counts = {}",
-        p.name,
-        fmt_cy(p.timing.total_cycles),
-        p.timing.bottleneck,
-        p.options.trip_count
-    ))
+/// A kernel's title, wrapped.
+fn title(rec: &KernelRecord) -> String {
+    match &rec.timing {
+        Some(t) => wrap_title(&format!(
+            "{}: ~{} cy per SIMD-group; {}; unknown trip counts = {}",
+            rec.name,
+            fmt_cy(t.total_cycles),
+            t.bottleneck,
+            t.model.trip_count
+        )),
+        None => rec.name.clone(),
+    }
 }
 
 /// One profile's blocks, loops (clusters) and edges; node names start with
 /// `prefix`.
-fn body(o: &mut String, p: &Profile, prefix: &str, indent: usize) {
+fn body(o: &mut String, p: &Profile, rec: &KernelRecord, prefix: &str, indent: usize) {
     let pad = "  ".repeat(indent);
-    let max_share = p
-        .graph
-        .block_costs
-        .iter()
-        .map(|c| c.share)
-        .fold(0.0, f64::max);
+    // the record's blocks by index
+    let mut blocks: Vec<Option<&BlockOut>> = vec![None; p.graph.cfg.blocks.len()];
+    for b in rec.timing.iter().flat_map(|t| &t.blocks) {
+        if let Some(x) = blocks.get_mut(b.index) {
+            *x = Some(b);
+        }
+    }
+    let max_share = blocks.iter().flatten().map(|c| c.share).fold(0.0, f64::max);
     let forest = &p.graph.loops;
     // children of each loop, and blocks directly in each loop
     let nl = forest.loops.len();
@@ -130,7 +139,17 @@ fn body(o: &mut String, p: &Profile, prefix: &str, indent: usize) {
         own[forest.loop_of.get(b).copied().flatten().unwrap_or(nl)].push(b);
     }
     let div = p.divergent_blocks();
-    write_region(o, p, prefix, nl, &sub, &own, (max_share, &div), indent);
+    let g = Region {
+        p,
+        rec,
+        blocks: &blocks,
+        prefix,
+        sub: &sub,
+        own: &own,
+        max_share,
+        div: &div,
+    };
+    write_region(o, &g, nl, indent);
     let back: std::collections::HashSet<(usize, usize)> =
         forest.back_edges.iter().copied().collect();
     for (u, blk) in p.graph.cfg.blocks.iter().enumerate() {
@@ -154,23 +173,44 @@ fn body(o: &mut String, p: &Profile, prefix: &str, indent: usize) {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn write_region(
-    o: &mut String,
-    p: &Profile,
-    prefix: &str,
-    r: usize,
-    sub: &[Vec<usize>],
-    own: &[Vec<usize>],
-    (max_share, div): (f64, &[String]),
-    indent: usize,
-) {
+/// What every region of one graph reads.
+struct Region<'a> {
+    p: &'a Profile,
+    rec: &'a KernelRecord,
+    /// The record's `blocks`, by block index.
+    blocks: &'a [Option<&'a BlockOut>],
+    prefix: &'a str,
+    sub: &'a [Vec<usize>],
+    own: &'a [Vec<usize>],
+    max_share: f64,
+    div: &'a [String],
+}
+
+fn write_region(o: &mut String, g: &Region<'_>, r: usize, indent: usize) {
+    let Region {
+        p,
+        rec,
+        prefix,
+        sub,
+        own,
+        max_share,
+        div,
+        ..
+    } = *g;
     let pad = "  ".repeat(indent);
     for &b in &own[r] {
         let blk = &p.graph.cfg.blocks[b];
-        let c = p.graph.block_costs.get(b).copied().unwrap_or_default();
+        let (insns, cycles, share, per, n) = g.blocks[b].map_or((0, 0.0, 0.0, 0.0, 0.0), |c| {
+            (
+                c.instructions,
+                c.cycles,
+                c.share,
+                c.cycles_per_execution,
+                c.executions,
+            )
+        });
         let t = if max_share > 0.0 {
-            c.share / max_share
+            share / max_share
         } else {
             0.0
         };
@@ -178,15 +218,11 @@ fn write_region(
             "B{b} 0x{:x}–0x{:x}\n{} insn · {} cy · {:.1}%",
             blk.start,
             blk.last,
-            c.instructions,
-            crate::html::short_cy(c.cycles),
-            c.share * 100.0
+            insns,
+            crate::html::short_cy(cycles),
+            share * 100.0
         );
-        let mut tip = format!(
-            "{} cy per execution × {}",
-            fmt_cy(c.cycles_per_execution),
-            fmt_cy(c.executions)
-        );
+        let mut tip = format!("{} cy per execution × {}", fmt_cy(per), fmt_cy(n));
         // a divergent branch: both sides run for the SIMD-group (issue 22)
         let d = div.get(b).map(String::as_str).unwrap_or("");
         let extra = if d.is_empty() {
@@ -207,10 +243,16 @@ fn write_region(
     }
     for &l in &sub[r] {
         let lp = &p.graph.loops.loops[l];
+        // (the model's loop of forest loop `l`, by its record `index`)
         let trip = p
             .graph
-            .timing_of_loop(&p.timing, l)
-            .map(|t| format!(", × {}", t.trip_count))
+            .loop_timing
+            .get(l)
+            .copied()
+            .flatten()
+            .and_then(|i| rec.loops.iter().find(|x| x.index == Some(i)))
+            .and_then(|x| x.trip_count)
+            .map(|n| format!(", × {n}"))
             .unwrap_or_default();
         let _ = writeln!(o, "{pad}subgraph cluster_{prefix}loop{l} {{");
         let _ = writeln!(
@@ -221,7 +263,7 @@ fn write_region(
                 lp.start, lp.end, lp.depth
             ))
         );
-        write_region(o, p, prefix, l, sub, own, (max_share, div), indent + 1);
+        write_region(o, g, l, indent + 1);
         let _ = writeln!(o, "{pad}}}");
     }
 }

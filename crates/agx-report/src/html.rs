@@ -10,6 +10,7 @@
 //! `k{K}-n{B}`, block in the listing `k{K}-b{B}`, instruction `k{K}-a{ADDR:x}`.
 
 use crate::layout::{self, Layout};
+use crate::record::{KernelRecord, Loop, Timed};
 use crate::Profile;
 use agx_analysis::timing::model::fmt_cy;
 use agx_analysis::timing::{bound_label, PartKind, Severity, Unit};
@@ -234,65 +235,69 @@ fn body(o: &mut String, profiles: &[Profile]) {
 fn kernel(o: &mut String, k: usize, p: &Profile, all: &[Profile]) {
     let _ = writeln!(o, "<section class=\"kernel\" id=\"k{k}\">");
     let _ = writeln!(o, "<h2>{}</h2>", esc(&p.name));
-    header(o, p);
+    // the figures are the record's, built once per kernel
+    let rec = crate::KernelRecord::build(p);
+    header(o, p, &rec);
     o.push_str("<div class=\"cards\">\n");
     occupancy(o, k, p);
-    pipes(o, k, p);
-    breakdown(o, k, p);
+    if let Some(t) = &rec.timing {
+        pipes(o, k, t, &p.timing.cycles);
+        breakdown(o, k, &rec, t);
+    }
     o.push_str("</div>\n");
-    loops_table(o, k, p);
-    graph(o, k, p);
+    loops_table(o, k, &rec);
+    graph(o, k, p, &rec);
     memory(o, k, p);
-    let rec = crate::KernelRecord::build(p);
     calls(o, k, &rec);
     suggestions(o, k, &rec);
     listing(o, k, p, all);
     o.push_str("</section>\n");
 }
 
-fn header(o: &mut String, p: &Profile) {
-    let a = &p.analysis;
+fn header(o: &mut String, p: &Profile, rec: &KernelRecord) {
     o.push_str("<table class=\"meta\">\n");
     let row = |o: &mut String, k: &str, v: &str| {
         let _ = writeln!(o, "<tr><td>{k}</td><td>{v}</td></tr>");
     };
     let assumed = format!("{} (assumed)", p.options.gpu.short);
-    row(o, "GPU", &esc(p.gpu.as_deref().unwrap_or(&assumed)));
+    row(o, "GPU", &esc(rec.gpu.as_deref().unwrap_or(&assumed)));
     row(
         o,
         "Code",
         &format!(
             "{} instructions, {} bytes, {} basic blocks, {} loops",
-            a.instructions,
-            a.code_bytes,
-            p.graph.cfg.blocks.len(),
-            p.timing.loops.len()
+            rec.instructions,
+            rec.code_bytes,
+            rec.cfg.blocks,
+            rec.loops.iter().filter(|l| l.index.is_some()).count()
         ),
     );
-    row(o, "Timing model", &esc(p.timing.gpu));
-    row(o, "Chip", &esc(p.options.chip.chip));
-    row(
-        o,
-        "Trip counts",
-        &format!(
-            "unknown loop trip counts = {} (<code>--trip-count</code>)",
-            p.options.trip_count
-        ),
-    );
-    row(
-        o,
-        "Estimate",
-        &format!(
-            "<b>~{} cy</b> per SIMD-group for the whole kernel",
-            fmt_cy(p.timing.total_cycles)
-        ),
-    );
-    row(
-        o,
-        "Bound",
-        &format!("<span class=\"bound\">{}</span>", esc(&p.timing.bottleneck)),
-    );
-    if let Some(pr) = &p.prolog {
+    if let Some(t) = &rec.timing {
+        row(o, "Timing model", &esc(t.model.gpu));
+        row(o, "Chip", &esc(t.model.chip));
+        row(
+            o,
+            "Trip counts",
+            &format!(
+                "unknown loop trip counts = {} (<code>--trip-count</code>)",
+                t.model.trip_count
+            ),
+        );
+        row(
+            o,
+            "Estimate",
+            &format!(
+                "<b>~{} cy</b> per SIMD-group for the whole kernel",
+                fmt_cy(t.total_cycles)
+            ),
+        );
+        row(
+            o,
+            "Bound",
+            &format!("<span class=\"bound\">{}</span>", esc(&t.bottleneck)),
+        );
+    }
+    if let Some(pr) = &rec.prolog {
         row(
             o,
             "Prolog",
@@ -302,7 +307,7 @@ fn header(o: &mut String, p: &Profile) {
             ),
         );
     }
-    let raised = p.raised;
+    let raised = rec.raised_instructions;
     if raised > 0 {
         row(
             o,
@@ -310,13 +315,13 @@ fn header(o: &mut String, p: &Profile) {
             &format!("{raised} instruction(s) use encodings applegpu cannot print; shown with our best rendering"),
         );
     }
-    if p.outside_targets > 0 {
+    if rec.cfg.outside_targets > 0 {
         row(
             o,
             "Note",
             &format!(
                 "{} branch/call target(s) lie outside the code analysed",
-                p.outside_targets
+                rec.cfg.outside_targets
             ),
         );
     }
@@ -352,25 +357,27 @@ fn occupancy(o: &mut String, k: usize, p: &Profile) {
     );
 }
 
-fn pipes(o: &mut String, k: usize, p: &Profile) {
-    let c = &p.timing.cycles;
+/// The pipes card: the figures are the record's `cycles`; the bars'
+/// lengths (drawing, no printed figure) are the model's unrounded `bars`.
+fn pipes(o: &mut String, k: usize, t: &Timed, bars: &agx_analysis::timing::model::UnitCycles) {
+    let c = &t.cycles;
     let rows = [
-        ("F32", c.f32),
-        ("F16", c.f16),
-        ("SCIB", c.scib),
-        ("IC", c.ic),
-        ("L1", c.memory_bandwidth),
-        ("DRAM", c.device_bandwidth),
-        ("MEM", c.mem),
+        ("F32", c.f32, bars.f32),
+        ("F16", c.f16, bars.f16),
+        ("SCIB", c.scib, bars.scib),
+        ("IC", c.ic, bars.ic),
+        ("L1", c.memory_bandwidth, bars.memory_bandwidth),
+        ("DRAM", c.device_bandwidth, bars.device_bandwidth),
+        ("MEM", c.mem, bars.mem),
     ];
-    let max = rows.iter().map(|r| r.1).fold(0.0, f64::max);
+    let max = rows.iter().map(|r| r.2).fold(0.0, f64::max);
     let _ = writeln!(
         o,
         "<div class=\"card\" id=\"k{k}-pipes\"><h4>Pipes (cy per SIMD-group, loops weighted)</h4>"
     );
-    for (name, v) in rows {
-        let w = if max > 0.0 { v / max * 100.0 } else { 0.0 };
-        let top = if max > 0.0 && v >= max { " top" } else { "" };
+    for (name, v, bar) in rows {
+        let w = if max > 0.0 { bar / max * 100.0 } else { 0.0 };
+        let top = if max > 0.0 && bar >= max { " top" } else { "" };
         let _ = writeln!(
             o,
             "<div class=\"pipe{top}\"><span>{name}</span><span class=\"bar\"><i style=\"width:{w:.1}%\"></i></span><span>{}</span></div>",
@@ -386,8 +393,7 @@ fn pipes(o: &mut String, k: usize, p: &Profile) {
 
 /// The model's breakdown of the total (straight-line code, each outer
 /// loop, each call), as a stacked bar and a table.
-fn breakdown(o: &mut String, k: usize, p: &Profile) {
-    let t = &p.timing;
+fn breakdown(o: &mut String, k: usize, rec: &KernelRecord, t: &Timed) {
     let parts: Vec<(String, Option<String>, f64, f64)> = t
         .breakdown
         .iter()
@@ -396,23 +402,26 @@ fn breakdown(o: &mut String, k: usize, p: &Profile) {
                 PartKind::StraightLine => (
                     format!(
                         "straight-line code ({} instructions), {}",
-                        t.outside_loops.instructions,
-                        bound_label(t.outside_loops.bound.by)
+                        t.straight_line.instructions,
+                        bound_label(t.straight_line.bound.by)
                     ),
                     None,
                 ),
-                PartKind::Loop => match b.loop_index.and_then(|i| t.loops.get(i)) {
-                    Some(l) => (
-                        format!(
-                            "loop {} at 0x{:x}: {} cy/iter × {}",
-                            l.index,
-                            l.header,
-                            fmt_cy(l.cycles_per_iteration),
-                            l.trip_count
-                        ),
-                        Some(format!("#k{k}-a{:x}", l.header)),
+                PartKind::Loop => match b
+                    .loop_index
+                    .and_then(|i| rec.loops.iter().find(|l| l.index == Some(i)))
+                {
+                    Some(Loop {
+                        index: Some(i),
+                        header,
+                        cycles_per_iteration: Some(cpi),
+                        trip_count: Some(n),
+                        ..
+                    }) => (
+                        format!("loop {i} at 0x{header:x}: {} cy/iter × {n}", fmt_cy(*cpi)),
+                        Some(format!("#k{k}-a{header:x}")),
                     ),
-                    None => (format!("loop at 0x{:x}", b.at), None),
+                    _ => (format!("loop at 0x{:x}", b.at), None),
                 },
                 PartKind::Call => (
                     format!(
@@ -424,7 +433,7 @@ fn breakdown(o: &mut String, k: usize, p: &Profile) {
                     Some(format!("#k{k}-a{:x}", b.at)),
                 ),
             };
-            (name, href, b.cycles, t.part_share(b) * 100.0)
+            (name, href, b.cycles, b.share * 100.0)
         })
         .collect();
     const COLORS: [&str; 6] = [
@@ -468,48 +477,64 @@ fn breakdown(o: &mut String, k: usize, p: &Profile) {
     );
 }
 
-fn loops_table(o: &mut String, k: usize, p: &Profile) {
-    let t = &p.timing;
+fn loops_table(o: &mut String, k: usize, rec: &KernelRecord) {
+    let Some(t) = &rec.timing else {
+        return;
+    };
     let _ = writeln!(o, "<h3>Timing</h3>\n<table class=\"grid\" id=\"k{k}-timing\"><tr><th class=\"l\">region</th><th>depth</th><th>instructions</th><th>trip count</th><th>cy/iter (throughput)</th><th>cy/iter (latency)</th><th>wait stall</th><th class=\"l\">bound</th></tr>");
-    let r = &t.outside_loops;
+    let r = &t.straight_line;
+    // (a pass's cycles and its latency view are its bound: one figure)
     let _ = writeln!(
         o,
         "<tr><td class=\"l\">straight-line</td><td>0</td><td>{}</td><td>1</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
         r.instructions,
-        fmt_cy(r.cycles_per_iteration),
-        fmt_cy(r.latency_bound_cycles),
-        fmt_cy(r.exposed_stall),
+        fmt_cy(r.bound.cycles),
+        fmt_cy(r.bound.cycles),
+        fmt_cy(r.stall.exposed),
         esc(&r.bottleneck)
     );
-    for l in &t.loops {
+    for l in &rec.loops {
+        let (Some(i), Some(b), Some(n), Some(src), Some(cpi), Some(lat), Some(bn)) = (
+            l.index,
+            &l.body,
+            l.trip_count,
+            l.trip_count_source,
+            l.cycles_per_iteration,
+            l.latency_bound_cycles,
+            &l.bottleneck,
+        ) else {
+            continue;
+        };
         let _ = writeln!(
             o,
             "<tr><td class=\"l\"><a href=\"#k{k}-a{:x}\">loop {}</a> 0x{:x}–0x{:x}</td><td>{}</td><td>{}</td><td>{} ({})</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td></tr>",
             l.header,
-            l.index,
+            i,
             l.header,
-            l.latch,
+            l.end,
             l.depth,
-            l.body.instructions,
-            l.trip_count,
-            esc(l.trip_count_source),
-            fmt_cy(l.cycles_per_iteration),
-            fmt_cy(l.latency_bound_cycles),
-            fmt_cy(l.body.exposed_stall),
-            esc(l.bottleneck())
+            b.instructions,
+            n,
+            esc(src),
+            fmt_cy(cpi),
+            fmt_cy(lat),
+            fmt_cy(b.exposed_stall),
+            esc(bn)
         );
     }
     o.push_str("</table>\n");
 }
 
-fn graph(o: &mut String, k: usize, p: &Profile) {
+fn graph(o: &mut String, k: usize, p: &Profile, rec: &KernelRecord) {
     let lay: Layout = layout::layout(&p.graph.cfg, &p.graph.loops);
-    let max_share = p
-        .graph
-        .block_costs
-        .iter()
-        .map(|c| c.share)
-        .fold(0.0, f64::max);
+    // the record's blocks by index (the figures of the block labels)
+    let mut blocks: Vec<Option<&crate::record::BlockOut>> = vec![None; p.graph.cfg.blocks.len()];
+    for b in rec.timing.iter().flat_map(|t| &t.blocks) {
+        if let Some(x) = blocks.get_mut(b.index) {
+            *x = Some(b);
+        }
+    }
+    let max_share = blocks.iter().flatten().map(|c| c.share).fold(0.0, f64::max);
     let _ = writeln!(
         o,
         "<h3>Control-flow graph</h3>\n<div class=\"legend\"><span><b style=\"border-color:#6b7280\"></b>fall-through</span><span><b style=\"border-color:#2563eb\"></b>taken</span><span><b style=\"border-color:#c0262d;border-top-style:dashed\"></b>back edge</span><span><b style=\"border-color:#7c3aed;border-top-style:dotted\"></b>call / return</span><span>shaded: loops (nested)</span><span>block cycles: issue + exposed stall × executions; colour: its share (white → red = hottest block); a loop's bound can be higher (see Timing)</span><span>click a block for its instructions</span></div>"
@@ -532,10 +557,16 @@ fn graph(o: &mut String, k: usize, p: &Profile) {
     for l in order {
         let r = lay.loops[l];
         let lp = &p.graph.loops.loops[l];
+        // (the model's loop of forest loop `l`, by its record `index`)
         let trip = p
             .graph
-            .timing_of_loop(&p.timing, l)
-            .map(|t| format!(", × {}", t.trip_count))
+            .loop_timing
+            .get(l)
+            .copied()
+            .flatten()
+            .and_then(|i| rec.loops.iter().find(|x| x.index == Some(i)))
+            .and_then(|x| x.trip_count)
+            .map(|n| format!(", × {n}"))
             .unwrap_or_default();
         let _ = writeln!(
             o,
@@ -567,7 +598,15 @@ fn graph(o: &mut String, k: usize, p: &Profile) {
     let div = p.divergent_blocks();
     for (b, blk) in p.graph.cfg.blocks.iter().enumerate() {
         let r = lay.blocks[b];
-        let c = p.graph.block_costs.get(b).copied().unwrap_or_default();
+        let (insns, cycles, share, per, n) = blocks[b].map_or((0, 0.0, 0.0, 0.0, 0.0), |c| {
+            (
+                c.instructions,
+                c.cycles,
+                c.share,
+                c.cycles_per_execution,
+                c.executions,
+            )
+        });
         // a divergent branch: both sides run for the SIMD-group (issue 22)
         let d = div.get(b).map(String::as_str).unwrap_or("");
         let (cls, note) = if d.is_empty() {
@@ -576,7 +615,7 @@ fn graph(o: &mut String, k: usize, p: &Profile) {
             (" data-divergent=\"1\"", format!("; {}", esc(d)))
         };
         let t = if max_share > 0.0 {
-            c.share / max_share
+            share / max_share
         } else {
             0.0
         };
@@ -586,11 +625,11 @@ fn graph(o: &mut String, k: usize, p: &Profile) {
             "<a href=\"#k{k}-b{b}\"><g class=\"blk\" id=\"k{k}-n{b}\" data-block=\"{b}\"{cls}><title>block {b}: 0x{:x}–0x{:x}, {} instructions, {} cy per execution × {} = {} cy ({:.1}% of cycles){note}</title><rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" rx=\"4\" fill=\"{fill}\"/><text x=\"{:.1}\" y=\"{:.1}\">B{b} 0x{:x}–0x{:x}</text><text x=\"{:.1}\" y=\"{:.1}\">{} insn · {} cy · {:.1}%</text></g></a>",
             blk.start,
             blk.last,
-            c.instructions,
-            fmt_cy(c.cycles_per_execution),
-            fmt_cy(c.executions),
-            fmt_cy(c.cycles),
-            c.share * 100.0,
+            insns,
+            fmt_cy(per),
+            fmt_cy(n),
+            fmt_cy(cycles),
+            share * 100.0,
             r.x,
             r.y,
             r.w,
@@ -601,9 +640,9 @@ fn graph(o: &mut String, k: usize, p: &Profile) {
             blk.last,
             r.x + 6.0,
             r.y + 31.0,
-            c.instructions,
-            short_cy(c.cycles),
-            c.share * 100.0
+            insns,
+            short_cy(cycles),
+            share * 100.0
         );
     }
     o.push_str("</svg></div>\n");

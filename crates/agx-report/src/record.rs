@@ -354,6 +354,10 @@ pub struct Part {
     pub callee: Option<u32>,
     /// `cycles / total_cycles` (0..1, 4 decimals).
     pub share: f64,
+    /// A loop part's loop: its `index` in `loops` (absent for the other
+    /// parts).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loop_index: Option<usize>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -378,6 +382,9 @@ pub struct Loop {
     pub trip_count_source: Option<&'static str>,
     pub cycles_per_iteration: Option<f64>,
     pub latency_bound_cycles: Option<f64>,
+    /// Cycles of `cycles_per_iteration` that its nested loops take (the
+    /// iteration less its own body's).
+    pub nested_cycles: Option<f64>,
     pub bottleneck: Option<String>,
     pub bound: Option<Bound>,
     pub body: Option<LoopBody>,
@@ -572,6 +579,7 @@ fn loop_out(tl: Option<&agx_analysis::timing::LoopTiming>, l: &agx_analysis::Loo
         trip_count_source: tl.map(|x| x.trip_count_source),
         cycles_per_iteration: tl.map(|x| r2(x.cycles_per_iteration)),
         latency_bound_cycles: tl.map(|x| r2(x.latency_bound_cycles)),
+        nested_cycles: tl.map(|x| r2(x.cycles_per_iteration - x.body.cycles_per_iteration)),
         bottleneck: tl.map(|x| x.bottleneck().to_string()),
         bound: tl.map(|x| Bound::of(&x.bound)),
         body: tl.map(|x| LoopBody {
@@ -635,6 +643,7 @@ fn parts_out(t: &agx_analysis::timing::KernelTiming) -> Vec<Part> {
             executions: b.executions,
             callee: b.callee,
             share: t.part_share(b),
+            loop_index: b.loop_index,
         })
         .collect()
 }

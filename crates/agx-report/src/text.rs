@@ -2,12 +2,11 @@
 //! Occupancy (with a bar), Pipeline cycles per unit, Critical path, one
 //! section per loop, Instruction mix, Annotated disassembly, Suggestions.
 
-use crate::record::{KernelRecord, StallMark};
+use crate::record::{KernelRecord, Loop, StallMark, Timed};
 use crate::Profile;
 use agx_analysis::divergence::Branch;
 use agx_analysis::timing::model::{fmt_cy, push_cy};
-use agx_analysis::timing::{self, InsnDetail, LoopTiming, Unit};
-use agx_analysis::LoopSummary;
+use agx_analysis::timing::{self, InsnDetail, Unit};
 use agx_isa::format::{write_addr, write_line};
 use agx_isa::Syntax;
 use std::fmt::Write as _;
@@ -124,16 +123,18 @@ pub fn write_report(w: &mut dyn std::io::Write, p: &Profile, color: bool) -> std
     let mut out = String::with_capacity(PIECE + 4096);
     let mut flush = |b: &[u8]| w.write_all(b);
     let rec = KernelRecord::build(p);
-    header(&mut out, st, p);
+    header(&mut out, st, p, &rec);
     registers(&mut out, st, p);
-    pipeline(&mut out, st, p);
-    critical_path(&mut out, st, p, &mut flush)?;
-    let idx = loop_index(p);
-    let loops = &p.timing.loops;
+    if let Some(t) = &rec.timing {
+        pipeline(&mut out, st, t);
+        critical_path(&mut out, st, p, &rec, t, &mut flush)?;
+    }
+    // the timed loops, in the model's order (`Loop N` is their `index`)
+    let loops: Vec<&Loop> = rec.loops.iter().filter(|l| l.index.is_some()).collect();
     // (a loop's section is ~700 bytes: ~1 MB of text per batch)
     par_write(&mut out, loops.len(), 1 << 10, &mut flush, &|r, o| {
         for i in r {
-            loop_section(o, st, &idx, i, &loops[i]);
+            loop_section(o, st, loops[i]);
         }
     })?;
     calls(&mut out, st, p, &rec);
@@ -210,7 +211,7 @@ fn calls(out: &mut String, st: Style, p: &Profile, rec: &KernelRecord) {
     }
 }
 
-fn header(out: &mut String, st: Style, p: &Profile) {
+fn header(out: &mut String, st: Style, p: &Profile, rec: &KernelRecord) {
     let title = match p.part {
         Some(part) => format!("  metal-profiler: {} ({part})", p.name),
         None => format!("  metal-profiler: {}", p.name),
@@ -220,48 +221,49 @@ fn header(out: &mut String, st: Style, p: &Profile) {
     let _ = writeln!(out, "╔{}╗", "═".repeat(BOX_WIDTH));
     let _ = writeln!(out, "║{}{}║", st.head(&title), " ".repeat(pad));
     let _ = writeln!(out, "╚{}╝", "═".repeat(BOX_WIDTH));
-    let a = &p.analysis;
-    let gpu = p.gpu_label.as_deref().or(p.gpu.as_deref()).map_or_else(
+    let gpu = rec.gpu_name.as_deref().or(rec.gpu.as_deref()).map_or_else(
         || format!("{} (assumed)", p.options.gpu.short),
         str::to_string,
     );
-    let _ = writeln!(
-        out,
-        "  {} instructions, {} bytes · GPU {} · timing model {} · chip {} · unknown loop trip counts = {} ({})",
-        a.instructions,
-        a.code_bytes,
-        gpu,
-        p.timing.gpu,
-        p.options.chip.chip,
-        p.options.trip_count,
-        if p.options.trip_count_given {
-            "given with --trip-count"
-        } else {
-            "default; set with --trip-count"
-        }
-    );
-    if let Some(pr) = &p.prolog {
+    if let Some(m) = rec.timing.as_ref().map(|t| &t.model) {
+        let _ = writeln!(
+            out,
+            "  {} instructions, {} bytes · GPU {} · timing model {} · chip {} · unknown loop trip counts = {} ({})",
+            rec.instructions,
+            rec.code_bytes,
+            gpu,
+            m.gpu,
+            m.chip,
+            m.trip_count,
+            if m.trip_count_source == "given" {
+                "given with --trip-count"
+            } else {
+                "default; set with --trip-count"
+            }
+        );
+    }
+    if let Some(pr) = &rec.prolog {
         let _ = writeln!(
             out,
             "  prolog: {} instructions ({} bytes, {} state stores), runs once per dispatch, not per thread (--part prolog)",
             pr.instructions, pr.code_bytes, pr.state_stores
         );
     }
-    if let Some(note) = &p.timing_note {
+    if let Some(note) = &rec.timing_note {
         let _ = writeln!(out, "  {}", st.warn(&format!("note: {note}")));
     }
-    if p.unknown_encodings > 0 {
+    if rec.unknown_encodings > 0 {
         let _ = writeln!(
             out,
             "  {}",
             st.warn(&format!(
                 "warning: {} encoding(s) the {} tables do not know (marked not decoded below; <disassembly failed> in applegpu syntax); left out of the profile",
-                p.unknown_encodings,
+                rec.unknown_encodings,
                 p.options.gpu.short
             ))
         );
     }
-    let raised = p.raised;
+    let raised = rec.raised_instructions;
     if raised > 0 {
         let _ = writeln!(
             out,
@@ -271,7 +273,7 @@ fn header(out: &mut String, st: Style, p: &Profile) {
             ))
         );
     }
-    let outside = p.outside_targets;
+    let outside = rec.cfg.outside_targets;
     if outside > 0 {
         let _ = writeln!(
             out,
@@ -281,7 +283,7 @@ fn header(out: &mut String, st: Style, p: &Profile) {
             ))
         );
     }
-    let helpers = p.program.functions.len() - 1;
+    let helpers = rec.functions.len().saturating_sub(1);
     if helpers > 0 {
         let _ = writeln!(
             out,
@@ -393,13 +395,13 @@ fn registers(out: &mut String, st: Style, p: &Profile) {
     }
 }
 
-fn pipeline(out: &mut String, st: Style, p: &Profile) {
+fn pipeline(out: &mut String, st: Style, t: &Timed) {
     section(
         out,
         st,
         "Pipe cycles (per SIMD-group, loops weighted by trip count)",
     );
-    let c = &p.timing.cycles;
+    let c = &t.cycles;
     let _ = writeln!(
         out,
         "  F32 {:>8}   F16 {:>8}   SCIB {:>8}   IC {:>8}",
@@ -420,7 +422,7 @@ fn pipeline(out: &mut String, st: Style, p: &Profile) {
         fmt_cy(c.alu),
         fmt_cy(c.mem)
     );
-    let m = &p.timing.mesa_estimate;
+    let m = &t.mesa_estimate;
     let _ = writeln!(
         out,
         "  {}",
@@ -435,10 +437,11 @@ fn critical_path(
     out: &mut String,
     st: Style,
     p: &Profile,
+    rec: &KernelRecord,
+    t: &Timed,
     flush: &mut Flush<'_>,
 ) -> std::io::Result<()> {
     section(out, st, "Critical path");
-    let t = &p.timing;
     kv(out, "Bottleneck", &t.bottleneck);
     kv(
         out,
@@ -457,9 +460,9 @@ fn critical_path(
             fmt_cy(t.paths.longest)
         ),
     );
-    let r = p.program.divergence_range();
-    let c = p.program.divergence_counts();
-    kv(
+    let c = &rec.divergence;
+    if let Some(r) = &rec.divergence_paths {
+        kv(
         out,
         "Divergence-aware",
         &format!(
@@ -472,10 +475,11 @@ fn critical_path(
             c.loop_uniform + c.loop_divergent
         ),
     );
+    }
     for b in &t.breakdown {
         let what = match b.part {
             timing::PartKind::StraightLine => {
-                let o = &t.outside_loops;
+                let o = &t.straight_line;
                 format!(
                     "straight-line code ({} instructions), bound by {}",
                     o.instructions,
@@ -483,15 +487,17 @@ fn critical_path(
                 )
             }
             timing::PartKind::Loop => {
-                let l = b.loop_index.and_then(|i| t.loops.get(i));
+                let l = b
+                    .loop_index
+                    .and_then(|i| rec.loops.iter().find(|l| l.index == Some(i)));
                 match l {
-                    Some(l) => format!(
-                        "loop {}: {} cy/iter x {} iterations",
-                        l.index,
-                        fmt_cy(l.cycles_per_iteration),
-                        l.trip_count
-                    ),
-                    None => "loop".to_string(),
+                    Some(Loop {
+                        index: Some(i),
+                        cycles_per_iteration: Some(cpi),
+                        trip_count: Some(n),
+                        ..
+                    }) => format!("loop {i}: {} cy/iter x {n} iterations", fmt_cy(*cpi)),
+                    _ => "loop".to_string(),
                 }
             }
             timing::PartKind::Call => format!(
@@ -512,55 +518,39 @@ fn critical_path(
     Ok(())
 }
 
-/// The analysis' loops: loop `i` of the timing model is loop `i` there
-/// (both are the loop forest's, in one order).
-struct LoopIndex<'a> {
-    loops: &'a [LoopSummary],
-}
-
-fn loop_index(p: &Profile) -> LoopIndex<'_> {
-    LoopIndex {
-        loops: &p.analysis.loops[..],
-    }
-}
-
-fn summary_for<'a>(idx: &LoopIndex<'a>, l: &LoopTiming) -> Option<&'a LoopSummary> {
-    idx.loops.get(l.index)
-}
-
-/// One loop's section, written straight into `out` (~120k loops in a
-/// 1M-instruction kernel: no `format!` per row).
-fn loop_section(out: &mut Vec<u8>, st: Style, idx: &LoopIndex<'_>, i: usize, l: &LoopTiming) {
-    let s = summary_for(idx, l);
-    let (from, to) = s.map_or((l.header, l.latch), |s| (s.start, s.end));
+/// One loop's section (the record's `loops[]` entry of a timed loop),
+/// written straight into `out` (~120k loops in a 1M-instruction kernel: no
+/// `format!` per row).
+fn loop_section(out: &mut Vec<u8>, st: Style, l: &Loop) {
+    let (Some(i), Some(b), Some(bound)) = (l.index, &l.body, &l.bound) else {
+        return;
+    };
     // section(): "\n  " + head("── Loop {i} (0x{from:x}–0x{to:x}, depth {d}) ──")
     out.extend_from_slice(b"\n  ");
     st.open(out, "1;36");
     out.extend_from_slice("── Loop ".as_bytes());
     put_u(out, i as u64);
     out.extend_from_slice(b" (0x");
-    put_hex(out, from);
+    put_hex(out, l.start);
     out.extend_from_slice("–0x".as_bytes());
-    put_hex(out, to);
+    put_hex(out, l.end);
     out.extend_from_slice(b", depth ");
     put_u(out, l.depth as u64);
     out.extend_from_slice(") ──".as_bytes());
     st.close(out);
     out.push(b'\n');
-    let b = &l.body;
-    let n = s.map(|s| s.instructions).unwrap_or(b.instructions);
     put_key(out, "Instructions");
-    put_u(out, n as u64);
+    put_u(out, l.instructions as u64);
     out.extend_from_slice(b" (");
     put_u(out, b.instructions as u64);
     out.extend_from_slice(b" in its own body)\n");
-    let src = match l.trip_count_source {
+    let src = match l.trip_count_source.unwrap_or("default") {
         "default" => "default; set with --trip-count",
         "given" => "given with --trip-count",
         other => other,
     };
     put_key(out, "Trip count");
-    put_u(out, l.trip_count as u64);
+    put_u(out, l.trip_count.unwrap_or(0) as u64);
     out.extend_from_slice(b" (");
     out.extend_from_slice(src.as_bytes());
     out.extend_from_slice(b")\n");
@@ -571,11 +561,10 @@ fn loop_section(out: &mut Vec<u8>, st: Style, idx: &LoopIndex<'_>, i: usize, l: 
     put_u(out, b.stores as u64);
     out.push(b'\n');
     put_key(out, "Cost/iter");
-    put_cy(out, l.cycles_per_iteration);
+    put_cy(out, l.cycles_per_iteration.unwrap_or(0.0));
     out.extend_from_slice(b" cy, bound by ");
-    out.extend_from_slice(timing::bound_label(l.bound.by).as_bytes());
+    out.extend_from_slice(timing::bound_label(bound.by).as_bytes());
     out.push(b'\n');
-    let nested = l.cycles_per_iteration - b.cycles_per_iteration;
     put_key(out, "Bounds/iter");
     for (k, n) in timing::BOUND_NAMES.iter().enumerate() {
         if k > 0 {
@@ -583,9 +572,10 @@ fn loop_section(out: &mut Vec<u8>, st: Style, idx: &LoopIndex<'_>, i: usize, l: 
         }
         out.extend_from_slice(n.as_bytes());
         out.push(b' ');
-        put_cy(out, l.bound.components.get(n).copied().unwrap_or(0.0));
+        put_cy(out, bound.components.get(n).copied().unwrap_or(0.0));
     }
-    if nested > 0.005 {
+    // (printed from a hundredth on)
+    if let Some(nested) = l.nested_cycles.filter(|&c| c > 0.0) {
         out.extend_from_slice(b" (each includes ");
         put_cy(out, nested);
         out.extend_from_slice(b" cy of nested loops)");
@@ -604,7 +594,7 @@ fn loop_section(out: &mut Vec<u8>, st: Style, idx: &LoopIndex<'_>, i: usize, l: 
         out.push(b'\n');
     }
     put_key(out, "Bottleneck");
-    out.extend_from_slice(l.bottleneck().as_bytes());
+    out.extend_from_slice(l.bottleneck.as_deref().unwrap_or("").as_bytes());
     out.push(b'\n');
 }
 

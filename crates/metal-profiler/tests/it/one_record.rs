@@ -46,15 +46,19 @@
 //! [`batch_figures_are_their_named_fields`] read the lines that carry the
 //! kernel's headline figures — pipe cycles, estimate, uniform and
 //! divergence-aware paths, the bottleneck sentence (and, for a call-bound
-//! kernel, the callee's hot spot it quotes), each called function's
-//! Calls entry in text and HTML, and every `batch` row — through a template
+//! kernel, the callee's hot spot it quotes), the critical path's breakdown
+//! rows, every line of every loop section (`kernels[0].loops[j]` by its
+//! `index`; a line of no known kind fails), each called function's
+//! Calls entry in text and HTML, the HTML pipes and cost-breakdown cards
+//! and the Timing table's rows, the DOT title, block labels and tooltips
+//! and loop clusters, and every `batch` row — through a template
 //! per kind of line, and match each figure to the one field path that holds
 //! it (`kernels[0].cycles.alu`, `kernels[0].functions[1].timing.
-//! cycles_from_main`, ...). A line of those kinds whose figures the
-//! template cannot read fails (a figure with no field). The other figures
-//! (loop sections, listing marks, HTML tooltips, DOT labels) are still
-//! checked against any number of the record by
-//! [`every_printed_figure_is_a_number_of_the_record`].
+//! cycles_from_main`, `kernels[0].loops[0].nested_cycles`, ...). A line of
+//! those kinds whose figures the template cannot read fails (a figure with
+//! no field). The other figures (listing marks, the Memory section, the
+//! HTML occupancy card, graph and tooltips) are still checked against any
+//! number of the record by [`every_printed_figure_is_a_number_of_the_record`].
 //!
 //! # When a figure is a number of the record
 //!
@@ -578,7 +582,8 @@ fn matmul_views_agree_on_pipes_and_the_hidden_stall() {
 // ── Named fields (issue 29 item 2) ─────────────────────────────────────────
 //
 // The figures of the headline, the pipe cycles, the critical path, the
-// Calls section (text and HTML) and the `batch` table, each matched to the
+// loop sections, the Calls section (text and HTML), the DOT labels and the
+// `batch` table, each matched to the
 // one field path of the record that holds it (e.g. `kernels[0].cycles.alu`):
 // a line of one of these kinds whose figures are not those fields at the
 // printed precision fails, and so does a line of these kinds that the
@@ -688,11 +693,83 @@ fn text_named(case: &str, text: &str, doc: &Value, checked: &mut usize, bad: &mu
     let kv = &doc["kernels"][0];
     let p = |s: &str| format!("{k}.{s}");
     let mut helper: Option<usize> = None;
+    // the section a line is in, the loop section's `loops[]` entry, the
+    // critical path's breakdown row
+    let mut sec = String::new();
+    let mut lp: Option<usize> = None;
+    let mut row = 0usize;
+    let loop_of = |i: u64| {
+        kv["loops"]
+            .as_array()
+            .and_then(|a| a.iter().position(|l| l["index"].as_u64() == Some(i)))
+    };
     for line in text.lines() {
         let t = line.trim_start();
+        if let Some(title) = t.strip_prefix("── ") {
+            sec = title.to_string();
+            lp = None;
+            if let Some(i) = title
+                .strip_prefix("Loop ")
+                .and_then(|r| r.split(' ').next())
+                .and_then(|n| n.parse::<u64>().ok())
+            {
+                lp = loop_of(i);
+                let paths = lp.map(|j| vec![p(&format!("loops[{j}].depth"))]);
+                named(
+                    checked,
+                    bad,
+                    case,
+                    line,
+                    doc,
+                    holes(t, ", depth {}) ──").filter(|_| paths.is_some()),
+                    &paths.unwrap_or_default(),
+                );
+            }
+            continue;
+        }
+        if let Some(j) = lp {
+            loop_line(case, line, doc, j, checked, bad);
+            continue;
+        }
         let mut check = |got: Option<Vec<String>>, paths: Vec<String>| {
             named(checked, bad, case, line, doc, got, &paths)
         };
+        if sec.starts_with("Critical path") && t.starts_with("0x") {
+            // a row of the breakdown, in its order
+            let b = format!("breakdown[{row}]");
+            let part = &kv["breakdown"][row];
+            row += 1;
+            let (cy, what) = match t.split_once(" cy  ") {
+                Some((a, w)) => (holes(a, ": {}"), w),
+                None => (None, ""),
+            };
+            check(cy, vec![p(&format!("{b}.cycles"))]);
+            let mut check = |got: Option<Vec<String>>, paths: Vec<String>| {
+                named(checked, bad, case, line, doc, got, &paths)
+            };
+            match part["part"].as_str() {
+                Some("straight_line") => check(
+                    holes(what, "straight-line code ({} instructions)"),
+                    vec![p("straight_line.instructions")],
+                ),
+                Some("loop") => {
+                    let j = part["loop_index"].as_u64().and_then(loop_of);
+                    check(
+                        holes(what, "loop {}: {} cy/iter x {} iterations").filter(|_| j.is_some()),
+                        ["index", "cycles_per_iteration", "trip_count"]
+                            .map(|f| p(&format!("loops[{}].{f}", j.unwrap_or(0))))
+                            .to_vec(),
+                    );
+                }
+                Some("call") => check(
+                    what.rfind(" x ")
+                        .and_then(|i| holes(&what[i..], " x {} (its whole cost")),
+                    vec![p(&format!("{b}.executions"))],
+                ),
+                _ => check(None, vec![]),
+            }
+            continue;
+        }
         if t.starts_with("F32 ") && t.contains(" SCIB ") {
             check(
                 holes(t, "F32 {} F16 {} SCIB {} IC {}"),
@@ -792,6 +869,415 @@ fn text_named(case: &str, text: &str, doc: &Value, checked: &mut usize, bad: &mu
     }
 }
 
+/// A line of a loop section (the record's `loops[j]`): each figure its
+/// field; a line of no known kind fails.
+fn loop_line(
+    case: &str,
+    line: &str,
+    doc: &Value,
+    j: usize,
+    checked: &mut usize,
+    bad: &mut Vec<String>,
+) {
+    let t = line.trim();
+    if t.is_empty() {
+        return;
+    }
+    let l = format!("kernels[0].loops[{j}]");
+    let f = |s: &str| format!("{l}.{s}");
+    let mut check = |got: Option<Vec<String>>, paths: Vec<String>| {
+        named(checked, bad, case, line, doc, got, &paths)
+    };
+    if t.starts_with("Instructions:") {
+        check(
+            holes(t, "Instructions: {} ({} in its own body)"),
+            vec![f("instructions"), f("body.instructions")],
+        );
+    } else if t.starts_with("Trip count:") {
+        check(holes(t, "Trip count: {} ("), vec![f("trip_count")]);
+    } else if t.starts_with("Loads/iter:") {
+        check(holes(t, "Loads/iter: {}"), vec![f("body.loads")]);
+    } else if t.starts_with("Stores/iter:") {
+        check(holes(t, "Stores/iter: {}"), vec![f("body.stores")]);
+    } else if t.starts_with("Cost/iter:") {
+        check(
+            holes(t, "Cost/iter: {} cy, bound by "),
+            vec![f("cycles_per_iteration")],
+        );
+    } else if let Some(rest) = t.strip_prefix("Bounds/iter:") {
+        // `name value` pairs, then the nested loops' share
+        let (pairs, nested) = match rest.split_once(" (each includes ") {
+            Some((a, b)) => (a, Some(b)),
+            None => (rest, None),
+        };
+        for pair in pairs.split(" · ") {
+            let (name, v) = pair.trim().split_once(' ').unwrap_or(("", ""));
+            check(
+                holes(v, "{}").filter(|_| !name.is_empty()),
+                vec![f(&format!("bound.components.{name}"))],
+            );
+        }
+        if let Some(n) = nested {
+            check(holes(n, "{} cy of nested loops)"), vec![f("nested_cycles")]);
+        }
+    } else if t.starts_with("Stall:") {
+        check(
+            holes(
+                t,
+                "Stall: ~{} cy/iter exposed at this occupancy ({} of it at memory waits)",
+            ),
+            vec![f("body.exposed_stall"), f("body.memory_stall")],
+        );
+    } else if let Some(b) = t.strip_prefix("Bottleneck:") {
+        // the sentence is the field, every figure in it
+        *checked += 1;
+        if at(doc, &f("bottleneck")).as_str() != Some(b.trim()) {
+            bad.push(format!(
+                "{case} | loop sentence is not {l}.bottleneck | {t}"
+            ));
+        }
+    } else {
+        bad.push(format!("{case} | no field for the loop line: {t}"));
+    }
+}
+
+/// A DOT string attribute (`label="..."`) of `line`, unescaped, and the
+/// rest of the line after it.
+fn dot_attr<'a>(line: &'a str, attr: &str) -> Option<(String, &'a str)> {
+    let k = line.find(&format!("{attr}=\""))?;
+    let v = &line[k + attr.len() + 2..];
+    let mut out = String::new();
+    let mut esc = false;
+    for (j, c) in v.char_indices() {
+        match c {
+            '\\' if !esc => esc = true,
+            '"' if !esc => return Some((out, &v[j + 1..])),
+            'n' if esc => {
+                out.push('\n');
+                esc = false;
+            }
+            _ => {
+                out.push(c);
+                esc = false;
+            }
+        }
+    }
+    None
+}
+
+/// The DOT graph of one kernel: the title's, each block's label and
+/// tooltip, each loop cluster's figures, each matched to its field.
+fn dot_named(case: &str, dot: &str, doc: &Value, checked: &mut usize, bad: &mut Vec<String>) {
+    let kv = &doc["kernels"][0];
+    let k = |s: &str| format!("kernels[0].{s}");
+    let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).ok();
+    for line in dot.lines() {
+        let t = line.trim_start();
+        let mut check = |got: Option<Vec<String>>, paths: Vec<String>| {
+            named(checked, bad, case, line, doc, got, &paths)
+        };
+        if t.starts_with("label=") && t.contains("labelloc=t") {
+            // the title, unwrapped (lines break after a clause's blank)
+            let Some((title, _)) = dot_attr(t, "label") else {
+                continue;
+            };
+            let title = title.replace('\n', " ");
+            let sentence = kv["bottleneck"].as_str().unwrap_or("");
+            check(
+                holes(&title, ": ~{} cy per SIMD-group; "),
+                vec![k("total_cycles")],
+            );
+            check(
+                title
+                    .rsplit_once("unknown trip counts = ")
+                    .and_then(|(_, n)| holes(n, "{}")),
+                vec![k("model.trip_count")],
+            );
+            let want = format!("; {sentence}; unknown trip counts = ");
+            *checked += 1;
+            if !title.contains(&want) {
+                bad.push(format!(
+                    "{case} | dot title sentence is not bottleneck | {title}"
+                ));
+            }
+        } else if t.starts_with("label=\"loop ") {
+            let Some((label, _)) = dot_attr(t, "label") else {
+                continue;
+            };
+            // `loop 0xS–0xE (depth D, × N)`: the loop by its addresses
+            let addrs: Vec<u64> = label
+                .trim_start_matches("loop ")
+                .split([' ', '–'])
+                .take(2)
+                .filter_map(hex)
+                .collect();
+            let j = kv["loops"].as_array().and_then(|a| {
+                a.iter().position(|l| {
+                    addrs.len() == 2
+                        && l["start"].as_u64() == Some(addrs[0])
+                        && l["end"].as_u64() == Some(addrs[1])
+                })
+            });
+            let l = |s: &str| k(&format!("loops[{}].{s}", j.unwrap_or(0)));
+            if label.contains(", × ") {
+                check(
+                    holes(&label, "(depth {}, × {})").filter(|_| j.is_some()),
+                    vec![l("depth"), l("trip_count")],
+                );
+            } else {
+                check(
+                    holes(&label, "(depth {})").filter(|_| j.is_some()),
+                    vec![l("depth")],
+                );
+            }
+        } else if let Some((label, rest)) = t
+            .split_once(" [label=\"B")
+            .and_then(|(_, r)| dot_attr(&format!("label=\"B{r}"), "label").map(|x| (x.0, r)))
+        {
+            // a block: `B{index} 0x..–0x..` then its figures
+            let b = label[1..]
+                .split(' ')
+                .next()
+                .and_then(|n| n.parse::<u64>().ok());
+            let m = b.and_then(|b| {
+                kv["blocks"]
+                    .as_array()
+                    .and_then(|a| a.iter().position(|x| x["index"].as_u64() == Some(b)))
+            });
+            let f = |s: &str| k(&format!("blocks[{}].{s}", m.unwrap_or(0)));
+            let figures = label.lines().nth(1).unwrap_or("");
+            check(
+                holes(figures, "{} insn · {} cy · {}%").filter(|_| m.is_some()),
+                vec![f("instructions"), f("cycles"), f("share%")],
+            );
+            let tip = dot_attr(rest, "tooltip").map(|x| x.0).unwrap_or_default();
+            check(
+                holes(tip.lines().next().unwrap_or(""), "{} cy per execution × {}")
+                    .filter(|_| m.is_some()),
+                vec![f("cycles_per_execution"), f("executions")],
+            );
+        }
+    }
+}
+
+/// The cells (`<td>` / `<th>` contents, tags inside removed, entities
+/// decoded) of one table row.
+fn cells(row: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = row;
+    while let Some(i) = rest.find("<t") {
+        let c = &rest[i..];
+        if !(c.starts_with("<td") || c.starts_with("<th")) {
+            rest = &c[2..];
+            continue;
+        }
+        let body = &c[c.find('>').map_or(c.len(), |j| j + 1)..];
+        let end = body.find("</t").unwrap_or(body.len());
+        let mut text = String::new();
+        let mut tag = false;
+        for ch in body[..end].chars() {
+            match ch {
+                '<' => tag = true,
+                '>' => tag = false,
+                _ if !tag => text.push(ch),
+                _ => {}
+            }
+        }
+        out.push(decode_entities(&text));
+        rest = &body[end..];
+    }
+    out
+}
+
+/// The HTML cards and the Timing table: the pipes card's figures, each
+/// cost-breakdown row, the Timing table's straight-line and loop rows,
+/// each matched to its field (the straight-line row's depth `0` and
+/// trip count `1` are the row's kind, not figures of the record).
+fn html_cards_named(
+    case: &str,
+    html: &str,
+    doc: &Value,
+    checked: &mut usize,
+    bad: &mut Vec<String>,
+) {
+    let kv = &doc["kernels"][0];
+    let k = |s: &str| format!("kernels[0].{s}");
+    let loop_of = |i: u64| {
+        kv["loops"]
+            .as_array()
+            .and_then(|a| a.iter().position(|l| l["index"].as_u64() == Some(i)))
+    };
+    let section = |id: &str| {
+        html.split(&format!("id=\"{id}\""))
+            .nth(1)
+            .and_then(|t| t.split("</table>").next())
+    };
+    // the pipes card
+    if let Some(card) = html
+        .split("id=\"k0-pipes\"")
+        .nth(1)
+        .and_then(|t| t.split("</div></div>").next())
+    {
+        for line in card.lines().filter(|l| l.starts_with("<div class=\"pipe")) {
+            let spans: Vec<&str> = line
+                .split("<span>")
+                .skip(1)
+                .map(|x| x.split("</span>").next().unwrap_or(""))
+                .collect();
+            let field = match spans.first().copied() {
+                Some("F32") => "f32",
+                Some("F16") => "f16",
+                Some("SCIB") => "scib",
+                Some("IC") => "ic",
+                Some("L1") => "memory_bandwidth",
+                Some("DRAM") => "device_bandwidth",
+                Some("MEM") => "mem",
+                _ => "",
+            };
+            let got = spans.last().and_then(|v| holes(v, "{}"));
+            named(
+                checked,
+                bad,
+                case,
+                line,
+                doc,
+                got.filter(|_| !field.is_empty()),
+                &[k(&format!("cycles.{field}"))],
+            );
+        }
+        if let Some(alu) = card.split("ALU max(F32+F16+SCIB, IC) = ").nth(1) {
+            named(
+                checked,
+                bad,
+                case,
+                alu,
+                doc,
+                holes(alu, "{} cy;"),
+                &[k("cycles.alu")],
+            );
+        }
+    }
+    // the cost breakdown: one row per part, in order, then the total
+    if let Some(table) = section("k0-breakdown").and_then(|t| t.split("<table").nth(1)) {
+        let mut i = 0usize;
+        for row in table.split("<tr>").skip(1) {
+            let c = cells(row);
+            let mut check = |got: Option<Vec<String>>, paths: Vec<String>| {
+                named(checked, bad, case, row, doc, got, &paths)
+            };
+            if c.first().is_some_and(|x| x.starts_with("total")) {
+                check(
+                    c.get(1).and_then(|x| holes(x, "{} cy")),
+                    vec![k("total_cycles")],
+                );
+                continue;
+            }
+            let b = format!("breakdown[{i}]");
+            let part = &kv["breakdown"][i];
+            i += 1;
+            let got = match (c.get(1), c.get(2)) {
+                (Some(cy), Some(pct)) => holes(&format!("{cy} {pct}"), "{} cy {}%"),
+                _ => None,
+            };
+            check(
+                got,
+                vec![k(&format!("{b}.cycles")), k(&format!("{b}.share%"))],
+            );
+            let name = c.first().map_or("", |x| x.trim_start_matches('■').trim());
+            match part["part"].as_str() {
+                Some("straight_line") => check(
+                    holes(name, "straight-line code ({} instructions)"),
+                    vec![k("straight_line.instructions")],
+                ),
+                Some("loop") => {
+                    let j = part["loop_index"].as_u64().and_then(loop_of);
+                    let got = name.split_once(" at 0x").and_then(|(a, rest)| {
+                        let mut v = holes(a, "loop {}")?;
+                        v.extend(holes(rest, ": {} cy/iter × {}")?);
+                        Some(v)
+                    });
+                    check(
+                        got.filter(|_| j.is_some()),
+                        ["index", "cycles_per_iteration", "trip_count"]
+                            .map(|f| k(&format!("loops[{}].{f}", j.unwrap_or(0))))
+                            .to_vec(),
+                    );
+                }
+                Some("call") => check(
+                    name.rfind(" × ").and_then(|x| holes(&name[x..], " × {}")),
+                    vec![k(&format!("{b}.executions"))],
+                ),
+                _ => check(None, vec![]),
+            }
+        }
+    }
+    // the Timing table
+    if let Some(table) = section("k0-timing") {
+        for row in table.split("<tr>").skip(2) {
+            let c = cells(row);
+            if c.len() < 8 {
+                continue;
+            }
+            let (got, paths, sentence) = if c[0] == "straight-line" {
+                (
+                    holes(
+                        &format!("{} {} {} {}", c[2], c[4], c[5], c[6]),
+                        "{} {} {} {}",
+                    ),
+                    [
+                        "instructions",
+                        "bound.cycles",
+                        "bound.cycles",
+                        "stall.exposed",
+                    ]
+                    .map(|f| k(&format!("straight_line.{f}")))
+                    .to_vec(),
+                    k("straight_line.bottleneck"),
+                )
+            } else {
+                let j = holes(&c[0], "loop {} 0x")
+                    .and_then(|v| v[0].parse::<u64>().ok())
+                    .and_then(loop_of);
+                let l = |f: &str| k(&format!("loops[{}].{f}", j.unwrap_or(0)));
+                // (the trip count's cell is `N (source)`)
+                let one = [
+                    (&c[1], "{}"),
+                    (&c[2], "{}"),
+                    (&c[3], "{} ("),
+                    (&c[4], "{}"),
+                    (&c[5], "{}"),
+                    (&c[6], "{}"),
+                ]
+                .iter()
+                .map(|(cell, t)| holes(cell, t).map(|v| v[0].clone()))
+                .collect::<Option<Vec<String>>>();
+                (
+                    one.filter(|_| j.is_some()),
+                    [
+                        "depth",
+                        "body.instructions",
+                        "trip_count",
+                        "cycles_per_iteration",
+                        "latency_bound_cycles",
+                        "body.exposed_stall",
+                    ]
+                    .map(l)
+                    .to_vec(),
+                    l("bottleneck"),
+                )
+            };
+            named(checked, bad, case, row, doc, got, &paths);
+            *checked += 1;
+            if at(doc, &sentence).as_str() != Some(c[7].as_str()) {
+                bad.push(format!(
+                    "{case} | html Timing sentence is not {sentence} | {}",
+                    c[7]
+                ));
+            }
+        }
+    }
+}
+
 /// The HTML Calls table: each called function's row, cell by cell.
 fn html_named(case: &str, html: &str, doc: &Value, checked: &mut usize, bad: &mut Vec<String>) {
     let kv = &doc["kernels"][0];
@@ -856,6 +1342,9 @@ fn printed_figures_are_their_named_fields() {
         runs += 1;
         text_named(&c.name, &run(&c, "text"), &doc, &mut checked, &mut bad);
         html_named(&c.name, &run(&c, "html"), &doc, &mut checked, &mut bad);
+        let html = run(&c, "html");
+        html_cards_named(&c.name, &html, &doc, &mut checked, &mut bad);
+        dot_named(&c.name, &run(&c, "dot"), &doc, &mut checked, &mut bad);
     }
     assert!(
         bad.is_empty(),
