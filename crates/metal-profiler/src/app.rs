@@ -430,7 +430,13 @@ fn run_raw_other_isa(
         pipeline::check_raw_extent(&name, bytes.len() as u64, offset)?;
         let addr = pipeline::raw_placement(bytes.len() as u64, offset, a.base.unwrap_or(0))?;
         let code = &bytes[offset as usize..];
-        let r = crate::pipeline::untimed::untimed_record(code, addr, name.clone(), a.gpu.as_deref(), isa);
+        let r = crate::pipeline::untimed::untimed_record(
+            code,
+            addr,
+            name.clone(),
+            a.gpu.as_deref(),
+            isa,
+        );
         if r.instructions == 0 && r.framing.stopped.is_none() {
             return Err(Error::input(format!(
                 "{name} holds no {} instructions (only zero bytes); check the file and --offset",
