@@ -124,7 +124,7 @@ pub fn write_report(w: &mut dyn std::io::Write, p: &Profile, color: bool) -> std
     let mut flush = |b: &[u8]| w.write_all(b);
     let rec = KernelRecord::build(p);
     header(&mut out, st, p, &rec);
-    registers(&mut out, st, p);
+    registers(&mut out, st, &rec);
     if let Some(t) = &rec.timing {
         pipeline(&mut out, st, t);
         critical_path(&mut out, st, p, &rec, t, &mut flush)?;
@@ -138,7 +138,7 @@ pub fn write_report(w: &mut dyn std::io::Write, p: &Profile, color: bool) -> std
         }
     })?;
     calls(&mut out, st, p, &rec);
-    mix(&mut out, st, p);
+    mix(&mut out, st, &rec);
     memory(&mut out, st, p);
     annotated(&mut out, st, p, &mut flush)?;
     suggestions(&mut out, st, p, &rec, &mut flush)?;
@@ -305,18 +305,17 @@ fn bar(st: Style, pct: f64) -> String {
     format!("{s} ({label})")
 }
 
-fn registers(out: &mut String, st: Style, p: &Profile) {
+fn registers(out: &mut String, st: Style, rec: &KernelRecord) {
     section(out, st, "Registers & Occupancy");
-    let r = &p.analysis.registers;
-    let o = &p.analysis.occupancy;
+    let r = &rec.registers;
+    let o = &rec.occupancy;
     if r.allocated_half > 0 {
         kv(
             out,
             "Highest register",
             &format!(
                 "{} (half-register index {})",
-                r.highest_register(),
-                r.highest_half_index
+                r.highest_register, r.highest_half_index
             ),
         );
     }
@@ -325,9 +324,7 @@ fn registers(out: &mut String, st: Style, p: &Profile) {
         "Half-regs",
         &format!(
             "{} / {} allocated ({} GPRs; the hardware allocates up to the highest register used)",
-            r.allocated_half,
-            agx_analysis::Registers::FILE_HALF,
-            r.allocated_gprs()
+            r.allocated_half, r.file_half, r.allocated_gprs
         ),
     );
     let peak_at = r
@@ -339,9 +336,7 @@ fn registers(out: &mut String, st: Style, p: &Profile) {
         "Peak live",
         &format!(
             "{} half-regs ({} GPRs){}",
-            r.peak_live_half,
-            r.peak_live_gprs(),
-            peak_at
+            r.peak_live_half, r.peak_live_gprs, peak_at
         ),
     );
     if !r.peak_live_registers.is_empty() {
@@ -366,10 +361,8 @@ fn registers(out: &mut String, st: Style, p: &Profile) {
         &format!("{:.0}% ({} threads per core)", o.percent, o.threads),
     );
     let _ = writeln!(out, "  {:<18}{}", "", bar(st, o.percent));
-    let a = &p.analysis;
-    if a.spills > 0 || a.fills > 0 || a.stack.scratch_reserved.is_some() {
-        let scratch = a
-            .stack
+    if rec.spills > 0 || rec.fills > 0 || rec.scratch_reserved.is_some() {
+        let scratch = rec
             .scratch_reserved
             .map(|s| format!(", scratch reserved {s}"))
             .unwrap_or_default();
@@ -378,10 +371,10 @@ fn registers(out: &mut String, st: Style, p: &Profile) {
             "Stack",
             &st.bad(&format!(
                 "{} spills, {} fills{}",
-                a.spills, a.fills, scratch
+                rec.spills, rec.fills, scratch
             )),
         );
-        let k = &a.stack_kinds;
+        let k = &rec.stack_kinds;
         if k.total() > 0 {
             kv(
                 out,
@@ -630,21 +623,21 @@ fn memory(out: &mut String, st: Style, p: &Profile) {
     }
 }
 
-fn mix(out: &mut String, st: Style, p: &Profile) {
+fn mix(out: &mut String, st: Style, rec: &KernelRecord) {
     section(out, st, "Instruction mix");
-    let units: Vec<String> = p
+    let units: Vec<String> = rec
         .mix
         .by_unit
         .iter()
         .map(|(u, n)| format!("{u} {n}"))
         .collect();
     let _ = writeln!(out, "  by unit: {}", units.join(" · "));
-    let top: Vec<String> = p
+    let top: Vec<String> = rec
         .mix
         .by_mnemonic
         .iter()
         .take(12)
-        .map(|(k, v)| format!("{k} {v}"))
+        .map(|m| format!("{} {}", m.mnemonic, m.count))
         .collect();
     let _ = writeln!(out, "  top:     {}", top.join(" · "));
 }
