@@ -14,6 +14,8 @@
 //! `backward_branches`, `irreducible`).
 
 use agx_analysis::untimed::{Decoded, Untimed};
+/// The `registers` object: the analysis's figures, serialized as they are.
+pub use agx_analysis::untimed::Registers;
 use agx_isa::isa::Isa;
 use agx_isa::{MemDir, MemSpace};
 use serde::Serialize;
@@ -59,23 +61,6 @@ pub struct CfgSummary {
     pub edges: usize,
     pub calls: usize,
     pub unresolved_targets: usize,
-}
-
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct Registers {
-    pub file_gprs: u32,
-    pub file_half: u32,
-    pub highest_half_index: Option<u32>,
-    pub highest_gpr: Option<u32>,
-    pub highest_register: Option<String>,
-    pub gprs_touched: u32,
-    pub highest_uniform_half: Option<u32>,
-    pub peak_live_half: Option<u32>,
-    pub peak_live_gprs: Option<u32>,
-    pub peak_live_offset: Option<u32>,
-    pub lower_bound: bool,
-    pub lower_bound_reasons: Vec<String>,
-    pub exceeds_file: bool,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -288,7 +273,6 @@ impl UntimedRecord {
             *mix.entry(i.mnemonic.clone().unwrap_or_else(|| "unknown".into()))
                 .or_insert(0) += 1;
         }
-        let r = &u.registers;
         UntimedRecord {
             name,
             gpu,
@@ -324,21 +308,7 @@ impl UntimedRecord {
             },
             backward_branches: u.backward_branches,
             irreducible: u.irreducible,
-            registers: Registers {
-                file_gprs: r.file_gprs,
-                file_half: 2 * r.file_gprs,
-                highest_half_index: r.highest_half_index,
-                highest_gpr: r.highest_gpr,
-                highest_register: r.highest_register.clone(),
-                gprs_touched: r.gprs_touched,
-                highest_uniform_half: r.highest_uniform_half,
-                peak_live_half: r.peak_live_half,
-                peak_live_gprs: r.peak_live_gprs,
-                peak_live_offset: r.peak_live_offset,
-                lower_bound: r.lower_bound,
-                lower_bound_reasons: r.lower_bound_reasons.clone(),
-                exceeds_file: r.exceeds_file,
-            },
+            registers: u.registers.clone(),
             loops: u
                 .loops
                 .iter()
