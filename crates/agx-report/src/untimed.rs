@@ -13,6 +13,7 @@
 //! `loops[].start/end/depth/instructions`, `cfg.blocks/edges`,
 //! `backward_branches`, `irreducible`).
 
+use agx_analysis::round::r4;
 use agx_analysis::untimed::{Decoded, Untimed};
 /// The `registers` object: the analysis's figures, serialized as they are.
 pub use agx_analysis::untimed::Registers;
@@ -146,13 +147,6 @@ pub struct UntimedRecord {
     pub unknowns: Vec<UnknownRecord>,
     /// Instructions per mnemonic (`unknown` for unknown encodings).
     pub mix: std::collections::BTreeMap<String, usize>,
-}
-
-fn frac(a: usize, b: usize) -> f64 {
-    if b == 0 {
-        return 0.0;
-    }
-    (a as f64 / b as f64 * 10000.0).round() / 10000.0
 }
 
 fn space_name(s: MemSpace) -> &'static str {
@@ -289,10 +283,10 @@ impl UntimedRecord {
                 code_bytes: d.code_bytes,
                 framed_bytes: d.framed_bytes,
                 gap_bytes: d.gap_bytes,
-                framed_fraction: frac(d.framed_bytes + d.gap_bytes, d.code_bytes),
+                framed_fraction: r4(d.framed_fraction()),
                 named: d.named(),
                 unknown: d.unknown(),
-                named_fraction: frac(d.named(), d.insns.len()),
+                named_fraction: r4(d.named_fraction()),
                 operands_incomplete: d.incomplete(),
                 stop_offset: d.stop,
                 stopped: d.framing_stop.as_ref().map(|s| FramingStop {
