@@ -14,9 +14,9 @@
 //! `backward_branches`, `irreducible`).
 
 use agx_analysis::round::r4;
-use agx_analysis::untimed::{Decoded, Untimed};
 /// The `registers` object: the analysis's figures, serialized as they are.
 pub use agx_analysis::untimed::Registers;
+use agx_analysis::untimed::{Decoded, Untimed};
 use agx_isa::isa::Isa;
 use agx_isa::{MemDir, MemSpace};
 use serde::Serialize;
