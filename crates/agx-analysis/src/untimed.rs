@@ -118,11 +118,14 @@ impl Decoded {
     }
 }
 
-/// Registers from decoded operands against the register file.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Registers from decoded operands against the register file (also the
+/// untimed record's `registers` object, serialized as is).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Registers {
     /// 32-bit GPRs per thread (the family's `Isa::gprs`).
     pub file_gprs: u32,
+    /// The same file in 16-bit halves.
+    pub file_half: u32,
     pub highest_half_index: Option<u32>,
     pub highest_gpr: Option<u32>,
     /// e.g. `r4` or `r4h`.
@@ -299,6 +302,7 @@ fn registers(d: &Decoded, cfg: &Cfg, isa: &Isa) -> Registers {
     let highest_gpr = highest_half.map(|h| h / 2);
     Registers {
         file_gprs: isa.gprs,
+        file_half: 2 * isa.gprs,
         highest_half_index: highest_half,
         highest_gpr,
         highest_register: highest_half.map(|h| reg_text(h, whole_at_highest)),

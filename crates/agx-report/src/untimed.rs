@@ -13,6 +13,9 @@
 //! `loops[].start/end/depth/instructions`, `cfg.blocks/edges`,
 //! `backward_branches`, `irreducible`).
 
+use agx_analysis::round::r4;
+/// The `registers` object: the analysis's figures, serialized as they are.
+pub use agx_analysis::untimed::Registers;
 use agx_analysis::untimed::{Decoded, Untimed};
 use agx_isa::isa::Isa;
 use agx_isa::{MemDir, MemSpace};
@@ -59,23 +62,6 @@ pub struct CfgSummary {
     pub edges: usize,
     pub calls: usize,
     pub unresolved_targets: usize,
-}
-
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct Registers {
-    pub file_gprs: u32,
-    pub file_half: u32,
-    pub highest_half_index: Option<u32>,
-    pub highest_gpr: Option<u32>,
-    pub highest_register: Option<String>,
-    pub gprs_touched: u32,
-    pub highest_uniform_half: Option<u32>,
-    pub peak_live_half: Option<u32>,
-    pub peak_live_gprs: Option<u32>,
-    pub peak_live_offset: Option<u32>,
-    pub lower_bound: bool,
-    pub lower_bound_reasons: Vec<String>,
-    pub exceeds_file: bool,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -161,13 +147,6 @@ pub struct UntimedRecord {
     pub unknowns: Vec<UnknownRecord>,
     /// Instructions per mnemonic (`unknown` for unknown encodings).
     pub mix: std::collections::BTreeMap<String, usize>,
-}
-
-fn frac(a: usize, b: usize) -> f64 {
-    if b == 0 {
-        return 0.0;
-    }
-    (a as f64 / b as f64 * 10000.0).round() / 10000.0
 }
 
 fn space_name(s: MemSpace) -> &'static str {
@@ -288,7 +267,6 @@ impl UntimedRecord {
             *mix.entry(i.mnemonic.clone().unwrap_or_else(|| "unknown".into()))
                 .or_insert(0) += 1;
         }
-        let r = &u.registers;
         UntimedRecord {
             name,
             gpu,
@@ -305,10 +283,10 @@ impl UntimedRecord {
                 code_bytes: d.code_bytes,
                 framed_bytes: d.framed_bytes,
                 gap_bytes: d.gap_bytes,
-                framed_fraction: frac(d.framed_bytes + d.gap_bytes, d.code_bytes),
+                framed_fraction: r4(d.framed_fraction()),
                 named: d.named(),
                 unknown: d.unknown(),
-                named_fraction: frac(d.named(), d.insns.len()),
+                named_fraction: r4(d.named_fraction()),
                 operands_incomplete: d.incomplete(),
                 stop_offset: d.stop,
                 stopped: d.framing_stop.as_ref().map(|s| FramingStop {
@@ -324,21 +302,7 @@ impl UntimedRecord {
             },
             backward_branches: u.backward_branches,
             irreducible: u.irreducible,
-            registers: Registers {
-                file_gprs: r.file_gprs,
-                file_half: 2 * r.file_gprs,
-                highest_half_index: r.highest_half_index,
-                highest_gpr: r.highest_gpr,
-                highest_register: r.highest_register.clone(),
-                gprs_touched: r.gprs_touched,
-                highest_uniform_half: r.highest_uniform_half,
-                peak_live_half: r.peak_live_half,
-                peak_live_gprs: r.peak_live_gprs,
-                peak_live_offset: r.peak_live_offset,
-                lower_bound: r.lower_bound,
-                lower_bound_reasons: r.lower_bound_reasons.clone(),
-                exceeds_file: r.exceeds_file,
-            },
+            registers: u.registers.clone(),
             loops: u
                 .loops
                 .iter()

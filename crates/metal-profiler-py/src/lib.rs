@@ -170,6 +170,18 @@ struct PyProfile {
     warnings: Vec<String>,
 }
 
+impl PyProfile {
+    /// The document `view` makes of this one profile (a CLI `--format`).
+    fn document(
+        &self,
+        py: Python<'_>,
+        view: fn(&[agx_report::Profile]) -> String,
+    ) -> PyResult<String> {
+        let p = &self.profile;
+        detached(py, || Ok(view(std::slice::from_ref(p))))
+    }
+}
+
 #[pymethods]
 impl PyProfile {
     /// Kernel name shown in reports.
@@ -194,32 +206,20 @@ impl PyProfile {
     }
     /// The CLI's `--format json` document for this one profile.
     fn json(&self, py: Python<'_>) -> PyResult<String> {
-        let p = &self.profile;
-        detached(py, || {
-            Ok(agx_report::json::document(std::slice::from_ref(p)))
-        })
+        self.document(py, agx_report::json::document)
     }
     /// The CLI's `--format html` page for this one profile.
     fn html(&self, py: Python<'_>) -> PyResult<String> {
-        let p = &self.profile;
-        detached(py, || {
-            Ok(agx_report::html::document(std::slice::from_ref(p)))
-        })
+        self.document(py, agx_report::html::document)
     }
     /// The `--format html` report as a fragment whose styles apply only
     /// inside it (`_repr_html_`: a notebook keeps its own look).
     fn html_fragment(&self, py: Python<'_>) -> PyResult<String> {
-        let p = &self.profile;
-        detached(py, || {
-            Ok(agx_report::html::fragment(std::slice::from_ref(p)))
-        })
+        self.document(py, agx_report::html::fragment)
     }
     /// The CLI's `--format dot` graph for this one profile.
     fn dot(&self, py: Python<'_>) -> PyResult<String> {
-        let p = &self.profile;
-        detached(py, || {
-            Ok(agx_report::dot::document(std::slice::from_ref(p)))
-        })
+        self.document(py, agx_report::dot::document)
     }
     /// The CLI's text report; `name` replaces the kernel name shown.
     #[pyo3(signature = (name=None, color=false, show_disasm=false))]

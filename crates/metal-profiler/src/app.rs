@@ -225,6 +225,18 @@ fn compile(
     Ok((archive.bytes, jit.then_some(archive.device_name)))
 }
 
+/// Compiles `src` as the profile's flags ask ([`compile`]) and reads the
+/// archive made; with the device's name on the JIT path.
+fn compiled_archive(
+    a: &ProfileArgs,
+    src: metal_compile::Source,
+    err: &mut dyn Write,
+) -> Result<(Archive, Option<String>), Error> {
+    let (b, device) = compile(&compile_request(a, src), a.compile.jit, err)?;
+    let archive = pipeline::load_archive(&b, "the compiled archive", pipeline::RAW_HINT_CLI)?;
+    Ok((archive, device))
+}
+
 fn run_export(e: &ExportArgs, err: &mut dyn Write) -> Result<(), Error> {
     let mut req = metal_compile::CompileRequest::new(metal_compile::Source::File(e.source.clone()));
     req.functions = e.functions.clone();
@@ -314,13 +326,9 @@ fn run_profile(
     // Obtain the code: raw (--binary), an archive (a file or `-`), or compiled source.
     let mut device: Option<String> = None;
     let archive = if let Some(src) = &a.source {
-        let (b, d) = compile(
-            &compile_request(a, metal_compile::Source::Text(src.clone())),
-            a.compile.jit,
-            err,
-        )?;
+        let (archive, d) = compiled_archive(a, metal_compile::Source::Text(src.clone()), err)?;
         device = d;
-        pipeline::load_archive(&b, "the compiled archive", pipeline::RAW_HINT_CLI)?
+        archive
     } else if let Some(b) = &a.binary {
         if let Some(isa) = pipeline::raw_other_isa(a.gpu.as_deref())? {
             return run_raw_other_isa(b, isa, a, out, err);
@@ -332,13 +340,9 @@ fn run_profile(
         return run_raw(&bytes, a, out, err, tty);
     } else if let Some(p) = &a.input {
         if is_metal_source(p) {
-            let (b, d) = compile(
-                &compile_request(a, metal_compile::Source::File(p.clone())),
-                a.compile.jit,
-                err,
-            )?;
+            let (archive, d) = compiled_archive(a, metal_compile::Source::File(p.clone()), err)?;
             device = d;
-            pipeline::load_archive(&b, "the compiled archive", pipeline::RAW_HINT_CLI)?
+            archive
         } else {
             let bytes = pipeline::read_path(p)?;
             if let Some(isa) = pipeline::raw_other_isa(a.gpu.as_deref())? {
@@ -410,6 +414,21 @@ fn run_raw_listing(
     finish_raw_listing(origin, n, failed, cut, a, err)
 }
 
+/// The `--binary` file of [`run_raw_other_isa`]: its bytes, display name,
+/// where its code starts (`--offset`, checked against its length) and the
+/// address that code is placed at (`--base`).
+fn raw_other_isa_code(
+    path: &Path,
+    a: &ProfileArgs,
+) -> Result<(Vec<u8>, String, usize, u32), Error> {
+    let bytes = pipeline::read_path(path)?;
+    let name = pipeline::display_name(path);
+    let offset = a.offset.unwrap_or(0);
+    pipeline::check_raw_extent(&name, bytes.len() as u64, offset)?;
+    let addr = pipeline::raw_placement(bytes.len() as u64, offset, a.base.unwrap_or(0))?;
+    Ok((bytes, name, offset as usize, addr))
+}
+
 /// `--binary FILE --gpu NAME` where NAME's code is another family than
 /// G13 (Apple9: G15/G16/G17P): its listing with `--disasm-only`; no
 /// profile (that family has no cycle model). Framing that stops (unknown
@@ -424,12 +443,8 @@ fn run_raw_other_isa(
     err: &mut dyn Write,
 ) -> Result<(), Error> {
     if !a.disasm_only {
-        let bytes = pipeline::read_path(path)?;
-        let name = pipeline::display_name(path);
-        let offset = a.offset.unwrap_or(0);
-        pipeline::check_raw_extent(&name, bytes.len() as u64, offset)?;
-        let addr = pipeline::raw_placement(bytes.len() as u64, offset, a.base.unwrap_or(0))?;
-        let code = &bytes[offset as usize..];
+        let (bytes, name, offset, addr) = raw_other_isa_code(path, a)?;
+        let code = &bytes[offset..];
         let r = crate::pipeline::untimed::untimed_record(
             code,
             addr,
@@ -454,12 +469,8 @@ fn run_raw_other_isa(
             isa.name
         )));
     }
-    let bytes = pipeline::read_path(path)?;
-    let name = pipeline::display_name(path);
-    let offset = a.offset.unwrap_or(0);
-    pipeline::check_raw_extent(&name, bytes.len() as u64, offset)?;
-    let addr = pipeline::raw_placement(bytes.len() as u64, offset, a.base.unwrap_or(0))?;
-    let code = &bytes[offset as usize..];
+    let (bytes, name, offset, addr) = raw_other_isa_code(path, a)?;
+    let code = &bytes[offset..];
     let (text, sum) = (isa.listing)(code, addr, syntax(a));
     if sum.named + sum.unknown == 0 && sum.framing_stop.is_none() {
         return Err(Error::input(format!(

@@ -162,8 +162,7 @@ fn prolog_is_its_own_part() {
     );
     // default view: main, with the prolog summarised
     let o = run(&[p.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", err(&o));
-    assert!(out(&o).contains("prolog:"), "{}", out(&o));
+    assert_prints(&o, "prolog:");
     let o = run(&[p.to_str().unwrap(), "--part", "all", "--disasm-only"]);
     assert!(
         out(&o).contains("_texread_agc.main.constant_program"),
@@ -216,8 +215,7 @@ fn truncated_archive_names_the_offset() {
     let a = simple_call_archive();
     let (_t, p) = write_tmp("trunc.archive", &a[..a.len() / 2]);
     let o = run(&[p.to_str().unwrap()]);
-    let e = one_line_error(&o, 1);
-    assert!(e.contains("at offset 0x"), "{e}");
+    assert_one_line_error(&o, 1, "at offset 0x");
 }
 
 #[test]

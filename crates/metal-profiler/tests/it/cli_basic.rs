@@ -74,11 +74,7 @@ fn cryptic_syntax() {
 #[test]
 fn missing_file_is_a_clean_error() {
     let o = run(&["--binary", "no/such/file.bin", "--disasm-only"]);
-    let e = one_line_error(&o, 1);
-    assert!(
-        e.contains("cannot read no/such/file.bin: no such file"),
-        "{e}"
-    );
+    assert_one_line_error(&o, 1, "cannot read no/such/file.bin: no such file");
 }
 
 #[test]

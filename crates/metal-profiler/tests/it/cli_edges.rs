@@ -58,8 +58,7 @@ fn batch_and_diff_with_nothing_fail() {
     let o = run(&["batch", s(&t.0), "--format", "json"]);
     assert_eq!(o.status.code(), Some(1), "{}", err(&o));
     let o = run(&["diff", s(&t.0), s(&t.0)]);
-    let line = one_line_error(&o, 1);
-    assert!(line.contains("nothing to compare"), "{line}");
+    assert_one_line_error(&o, 1, "nothing to compare");
     // a non-archive named alone: no kernel was profiled, none "other"
     let o = run(&["batch", "examples/matmul_naive.bin"]);
     assert_eq!(o.status.code(), Some(1));

@@ -405,10 +405,10 @@ fn without_xcrun_linux_says_how_to_get_an_archive() {
         .env("PATH", env.path("no-such-dir"))
         .output()
         .unwrap();
-    let e = one_line_error(&o, 1);
-    assert!(
-        e.contains("metal-profile export kernel.metal -f NAME -o kernel.archive"),
-        "{e}"
+    assert_one_line_error(
+        &o,
+        1,
+        "metal-profile export kernel.metal -f NAME -o kernel.archive",
     );
     // --jit is the driver path: macOS only
     let o = env.run(&[&env.source(), "-f", "simple_call", "--jit"], None, None);

@@ -91,11 +91,7 @@ fn unwritable_output_is_a_one_line_error() {
         "-o",
         "/nonexistent-dir/x/report.html",
     ]);
-    let err = one_line_error(&o, 1);
-    assert!(
-        err.contains("cannot write /nonexistent-dir/x/report.html"),
-        "{err}"
-    );
+    assert_one_line_error(&o, 1, "cannot write /nonexistent-dir/x/report.html");
 }
 
 #[test]

@@ -90,6 +90,20 @@ fn default_is_the_newest_decodable_slice_and_gpu_picks_one() {
     }
 }
 
+/// Asserts that the run printed the untimed Apple9 profile for `gpu` (e.g.
+/// `G15G`) and exited 4, warning of the encodings no Apple9 source decodes
+/// (the code is G13's).
+fn assert_g13_code_profiled_as_apple9(o: &std::process::Output, gpu: &str) {
+    assert_eq!(o.status.code(), Some(4), "{}", err(o));
+    let title = format!("Apple9 (M3/M4/A18 Pro) code ({gpu})");
+    assert!(out(o).contains(&title), "{}", out(o));
+    assert!(
+        err(o).contains("Apple9 encodings no source decodes"),
+        "{}",
+        err(o)
+    );
+}
+
 #[test]
 fn undecodable_or_absent_slices_are_refused_naming_the_alternatives() {
     let (_t, p) = write_tmp("multi3.archive", &multi_slice_archive());
@@ -97,17 +111,7 @@ fn undecodable_or_absent_slices_are_refused_naming_the_alternatives() {
     // an Apple9 (M3) slice is read as Apple9 (issue 28; cli_apple9): this
     // one holds G13 code, so the untimed profile warns of unknown encodings
     let o = run(&[p, "--gpu", "g15g"]);
-    assert_eq!(o.status.code(), Some(4), "{}", err(&o));
-    assert!(
-        out(&o).contains("Apple9 (M3/M4/A18 Pro) code (G15G)"),
-        "{}",
-        out(&o)
-    );
-    assert!(
-        err(&o).contains("Apple9 encodings no source decodes"),
-        "{}",
-        err(&o)
-    );
+    assert_g13_code_profiled_as_apple9(&o, "G15G");
     let o = run(&[p, "--gpu", "g14s", "--list"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
@@ -230,17 +234,7 @@ fn binary_gpu_labels_raw_code() {
     // G13 code read as Apple9 (--gpu g16g): the untimed profile, warning
     // of the encodings no source decodes
     let o = run(&["--binary", bin, "--gpu", "g16g"]);
-    assert_eq!(o.status.code(), Some(4));
-    assert!(
-        out(&o).contains("Apple9 (M3/M4/A18 Pro) code (G16G)"),
-        "{}",
-        out(&o)
-    );
-    assert!(
-        err(&o).contains("Apple9 encodings no source decodes"),
-        "{}",
-        err(&o)
-    );
+    assert_g13_code_profiled_as_apple9(&o, "G16G");
     let o = run(&["--binary", bin, "--gpu", "g16p"]);
     assert_fails(&o, 1, "--gpu g16p: G16P (iPhone/iPad SoC) code cannot be decoded (decoding supports G13G, G13S, G13C, G13D, G14G, G14S, G14D)");
     let o = run(&["--binary", bin, "--gpu", "m2"]);

@@ -193,3 +193,10 @@ pub fn one_line_error(o: &Output, code: i32) -> String {
     assert_eq!(c, Some(code), "{line}");
     line
 }
+
+/// Asserts that the run exited with `code` and said one line on standard
+/// error, holding `needle`.
+pub fn assert_one_line_error(o: &Output, code: i32, needle: &str) {
+    let e = one_line_error(o, code);
+    assert!(e.contains(needle), "{e}");
+}
