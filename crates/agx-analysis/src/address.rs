@@ -1308,14 +1308,12 @@ pub fn analyze(
     Addresses { accesses, unknown }
 }
 
+/// An access's space: [`MemSpace::name`], texture state counted with the
+/// texture accesses it describes.
 fn space_name(s: MemSpace) -> &'static str {
     match s {
-        MemSpace::Device => "device",
-        MemSpace::Threadgroup => "threadgroup",
-        MemSpace::Stack => "stack",
-        MemSpace::Uniform => "uniform",
-        MemSpace::Texture | MemSpace::TextureState => "texture",
-        MemSpace::Tile => "tile",
+        MemSpace::TextureState => MemSpace::Texture.name(),
+        s => s.name(),
     }
 }
 

@@ -50,6 +50,22 @@ pub enum MemSpace {
     Tile,
 }
 
+impl MemSpace {
+    /// The space's name in records and reports (`device`, `threadgroup`,
+    /// `stack`, `uniform`, `texture`, `texture_state`, `tile`).
+    pub fn name(self) -> &'static str {
+        match self {
+            MemSpace::Device => "device",
+            MemSpace::Threadgroup => "threadgroup",
+            MemSpace::Stack => "stack",
+            MemSpace::Uniform => "uniform",
+            MemSpace::Texture => "texture",
+            MemSpace::TextureState => "texture_state",
+            MemSpace::Tile => "tile",
+        }
+    }
+}
+
 /// Direction of a memory access.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MemDir {

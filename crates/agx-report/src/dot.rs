@@ -244,14 +244,8 @@ fn write_region(o: &mut String, g: &Region<'_>, r: usize, indent: usize) {
     for &l in &sub[r] {
         let lp = &p.graph.loops.loops[l];
         // (the model's loop of forest loop `l`, by its record `index`)
-        let trip = p
-            .graph
-            .loop_timing
-            .get(l)
-            .copied()
-            .flatten()
-            .and_then(|i| rec.loops.iter().find(|x| x.index == Some(i)))
-            .and_then(|x| x.trip_count)
+        let trip = rec
+            .trip_of_timed_loop(p.graph.loop_timing.get(l).copied().flatten())
             .map(|n| format!(", × {n}"))
             .unwrap_or_default();
         let _ = writeln!(o, "{pad}subgraph cluster_{prefix}loop{l} {{");

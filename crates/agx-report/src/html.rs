@@ -558,14 +558,8 @@ fn graph(o: &mut String, k: usize, p: &Profile, rec: &KernelRecord) {
         let r = lay.loops[l];
         let lp = &p.graph.loops.loops[l];
         // (the model's loop of forest loop `l`, by its record `index`)
-        let trip = p
-            .graph
-            .loop_timing
-            .get(l)
-            .copied()
-            .flatten()
-            .and_then(|i| rec.loops.iter().find(|x| x.index == Some(i)))
-            .and_then(|x| x.trip_count)
+        let trip = rec
+            .trip_of_timed_loop(p.graph.loop_timing.get(l).copied().flatten())
             .map(|n| format!(", × {n}"))
             .unwrap_or_default();
         let _ = writeln!(
@@ -694,20 +688,7 @@ fn calls_table(o: &mut String, k: usize, rec: &crate::KernelRecord) {
         "<table class=\"grid\" id=\"k{k}-calls\"><tr><th class=\"l\">function</th><th class=\"l\">called at</th><th>cy per call</th><th>own cy</th><th>instructions</th><th>cy from main's calls</th><th>highest half-reg</th><th>spills</th><th>fills</th><th>suggestions</th></tr>"
     );
     for f in rec.functions.iter().skip(1) {
-        let at: Vec<String> = rec
-            .calls
-            .iter()
-            .filter(|c| c.callee == Some(f.entry))
-            .map(|c| {
-                let n = if c.executions != 1.0 {
-                    format!(" ×{}", fmt_cy(c.executions))
-                } else {
-                    String::new()
-                };
-                let r = if c.recursive { " (recursive)" } else { "" };
-                format!("0x{:x}{n}{r}", c.at)
-            })
-            .collect();
+        let at = rec.call_sites_of(f.entry);
         let stack = if f.spills > 0 || f.fills > 0 {
             " style=\"color:var(--bad);font-weight:600\""
         } else {
@@ -718,7 +699,7 @@ fn calls_table(o: &mut String, k: usize, rec: &crate::KernelRecord) {
             "<tr><td class=\"l\">{} at 0x{:x}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td{stack}>{}</td><td{stack}>{}</td><td>{}</td></tr>",
             esc(f.symbol.as_deref().unwrap_or("function")),
             f.entry,
-            at.join(", "),
+            at,
             fmt_cy(f.total_cycles),
             fmt_cy(f.own_cycles),
             f.instructions,

@@ -324,15 +324,7 @@ mod tests {
 
     #[test]
     fn compact_and_pretty_documents_hold_the_same_values() {
-        let code = std::fs::read(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../examples/matmul_naive.bin"),
-        )
-        .unwrap();
-        let insns: Vec<_> = agx_isa::stream::walk(&code, 0)
-            .filter_map(|i| i.into_insn())
-            .collect();
-        let p = Profile::build("m".into(), None, insns, None, vec![], &Default::default());
+        let p = crate::record::tests::matmul();
         let pretty: serde_json::Value =
             serde_json::from_str(&document(std::slice::from_ref(&p))).unwrap();
         let mut compact = Vec::new();

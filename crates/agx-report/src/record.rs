@@ -177,36 +177,21 @@ pub struct LoopBody {
     pub pipes: Pipes,
 }
 
-/// Pipe pressure of one pass of a region
-/// (`agx_analysis::timing::model::PipeCycles`, rounded).
-#[derive(Clone, Debug, Serialize)]
-pub struct Pipes {
-    pub f32: f64,
-    pub f16: f64,
-    pub scib: f64,
-    pub ic: f64,
-    /// Memory-pipe (L1) bandwidth cycles.
-    pub mem: f64,
-    /// Dispatch cycles.
-    pub issue: f64,
-    /// Device-memory (DRAM) bandwidth cycles.
-    pub dram: f64,
-    /// Back-to-back RAW penalties (counted on the consumers' pipes).
-    pub raw_penalty: f64,
-}
+/// Pipe pressure of one pass of a region: the model's
+/// [`agx_analysis::timing::model::PipeCycles`], every figure rounded
+/// ([`pipes_of`]).
+pub type Pipes = agx_analysis::timing::model::PipeCycles;
 
-impl Pipes {
-    fn of(p: &agx_analysis::timing::model::PipeCycles) -> Pipes {
-        Pipes {
-            f32: r2(p.f32),
-            f16: r2(p.f16),
-            scib: r2(p.scib),
-            ic: r2(p.ic),
-            mem: r2(p.mem),
-            issue: r2(p.issue),
-            dram: r2(p.dram),
-            raw_penalty: r2(p.raw_penalty),
-        }
+fn pipes_of(p: &Pipes) -> Pipes {
+    Pipes {
+        f32: r2(p.f32),
+        f16: r2(p.f16),
+        scib: r2(p.scib),
+        ic: r2(p.ic),
+        mem: r2(p.mem),
+        issue: r2(p.issue),
+        dram: r2(p.dram),
+        raw_penalty: r2(p.raw_penalty),
     }
 }
 
@@ -269,23 +254,9 @@ pub struct StraightLine {
     pub pipes: Pipes,
 }
 
-#[derive(Clone, Debug, Serialize)]
-pub struct RegionOut {
-    pub at: u32,
-    pub kind: agx_analysis::timing::PartKind,
-    pub depth: u32,
-    pub executions: f64,
-    pub cycles_per_execution: f64,
-    pub self_cycles: f64,
-    pub self_share: f64,
-    pub by: &'static str,
-    pub stall_raw: f64,
-    pub stall_exposed: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub loop_index: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub callee: Option<u32>,
-}
+/// A region of the model ([`agx_analysis::timing::model::Region`]) with its
+/// figures rounded ([`region_out`]).
+pub type RegionOut = agx_analysis::timing::model::Region;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct BlockOut {
@@ -301,27 +272,16 @@ pub struct BlockOut {
     pub cycles_per_execution: f64,
 }
 
-/// A hot spot: the region with the largest share of a function's cost.
-#[derive(Clone, Debug, Serialize)]
-pub struct BottleneckDetailOut {
-    pub at: u32,
-    pub kind: &'static str,
-    pub by: &'static str,
-    pub cycles: f64,
-    pub share: f64,
-    pub depth: u32,
-}
+/// A hot spot: the region with the largest share of a function's cost (the
+/// model's [`agx_analysis::timing::model::BottleneckDetail`], rounded by
+/// [`bottleneck_detail_of`]).
+pub type BottleneckDetailOut = agx_analysis::timing::model::BottleneckDetail;
 
-impl BottleneckDetailOut {
-    fn of(d: &agx_analysis::timing::model::BottleneckDetail) -> BottleneckDetailOut {
-        BottleneckDetailOut {
-            at: d.at,
-            kind: d.kind,
-            by: d.by,
-            cycles: r2(d.cycles),
-            share: r4(d.share),
-            depth: d.depth,
-        }
+fn bottleneck_detail_of(d: &BottleneckDetailOut) -> BottleneckDetailOut {
+    BottleneckDetailOut {
+        cycles: r2(d.cycles),
+        share: r4(d.share),
+        ..d.clone()
     }
 }
 
@@ -417,19 +377,9 @@ pub struct MnemonicCount {
     pub count: usize,
 }
 
-#[derive(Clone, Debug, Serialize)]
-pub struct Cycles {
-    pub f32: f64,
-    pub f16: f64,
-    pub scib: f64,
-    pub ic: f64,
-    pub mem: f64,
-    pub alu: f64,
-    /// The L1/memory-pipe bandwidth bound, loops weighted.
-    pub memory_bandwidth: f64,
-    /// The device-memory (DRAM) bandwidth bound, loops weighted.
-    pub device_bandwidth: f64,
-}
+/// The kernel's weighted per-unit cycles: the model's
+/// [`agx_analysis::timing::model::UnitCycles`], every figure rounded.
+pub type Cycles = agx_analysis::timing::model::UnitCycles;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Mesa {
@@ -597,25 +547,19 @@ fn loop_out(tl: Option<&agx_analysis::timing::LoopTiming>, l: &agx_analysis::Loo
             stall: Stall::of(&x.body),
             next: Next::of(&x.body.bound),
             single_simd_cycles: r2(x.body.single_simd_iteration_cycles),
-            pipes: Pipes::of(&x.body.pipes),
+            pipes: pipes_of(&x.body.pipes),
         }),
     }
 }
 
 fn region_out(r: &agx_analysis::timing::model::Region) -> RegionOut {
     RegionOut {
-        at: r.at,
-        kind: r.kind,
-        depth: r.depth,
-        executions: r.executions,
         cycles_per_execution: r2(r.cycles_per_execution),
         self_cycles: r2(r.self_cycles),
         self_share: r4(r.self_share),
-        by: r.by,
         stall_raw: r2(r.stall_raw),
         stall_exposed: r2(r.stall_exposed),
-        loop_index: r.loop_index,
-        callee: r.callee,
+        ..r.clone()
     }
 }
 
@@ -731,7 +675,7 @@ fn functions_out(p: &Profile) -> Vec<FunctionOut> {
                     let t = &f.timing;
                     // (the hot spot with the function's own calls: the
                     // figures of the sentence a call-bound kernel quotes)
-                    let detail = BottleneckDetailOut::of(&t.bottleneck_detail);
+                    let detail = bottleneck_detail_of(&t.bottleneck_detail);
                     FunctionTiming {
                         bottleneck: t.bottleneck.clone(),
                         total_cycles: r2(t.total_cycles),
@@ -764,6 +708,33 @@ fn functions_out(p: &Profile) -> Vec<FunctionOut> {
 }
 
 impl KernelRecord {
+    /// The call sites of the function entered at `entry`, as every view
+    /// prints them: `0x1c`, `0x1c ×4`, `0x30 (recursive)`, comma-separated.
+    pub fn call_sites_of(&self, entry: u32) -> String {
+        let sites: Vec<String> = self
+            .calls
+            .iter()
+            .filter(|c| c.callee == Some(entry))
+            .map(|c| {
+                let n = if c.executions != 1.0 {
+                    format!(" ×{}", agx_analysis::timing::model::fmt_cy(c.executions))
+                } else {
+                    String::new()
+                };
+                let r = if c.recursive { " (recursive)" } else { "" };
+                format!("0x{:x}{n}{r}", c.at)
+            })
+            .collect();
+        sites.join(", ")
+    }
+
+    /// The trip count of the timed loop `index` (the model's loop of a
+    /// forest loop, `FunctionGraph::loop_timing`), when the record has one.
+    pub fn trip_of_timed_loop(&self, index: Option<usize>) -> Option<u32> {
+        let i = index?;
+        self.loops.iter().find(|x| x.index == Some(i))?.trip_count
+    }
+
     /// The record of one profiled kernel: the one place its figures are
     /// read from the analysis and the model and rounded.
     pub fn build(p: &Profile) -> KernelRecord {
@@ -846,7 +817,7 @@ impl KernelRecord {
                     b @ ("call" | "none") => b,
                     b => agx_analysis::timing::bound_label(b),
                 },
-                bottleneck_detail: BottleneckDetailOut::of(&t.bottleneck_detail),
+                bottleneck_detail: bottleneck_detail_of(&t.bottleneck_detail),
                 straight_line: {
                     let o = &t.outside_loops;
                     StraightLine {
@@ -864,7 +835,7 @@ impl KernelRecord {
                         bottleneck: o.bottleneck.clone(),
                         bottleneck_unit: o.bottleneck_unit,
                         single_simd_cycles: r2(o.single_simd_iteration_cycles),
-                        pipes: Pipes::of(&o.pipes),
+                        pipes: pipes_of(&o.pipes),
                     }
                 },
                 regions: t.regions.iter().map(region_out).collect(),
@@ -931,10 +902,11 @@ impl KernelRecord {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn matmul() -> Profile {
+    /// examples/matmul_naive.bin profiled with the default options.
+    pub(crate) fn matmul() -> Profile {
         let code = std::fs::read(
             std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("../../examples/matmul_naive.bin"),

@@ -154,26 +154,14 @@ fn calls(out: &mut String, st: Style, p: &Profile, rec: &KernelRecord) {
     }
     section(out, st, "Calls");
     for (k, f) in prog.functions.iter().enumerate().skip(1) {
-        let sites: Vec<_> = prog.calls.iter().filter(|c| c.callee == Some(k)).collect();
-        let at: Vec<String> = sites
-            .iter()
-            .map(|c| {
-                let n = if c.executions != 1.0 {
-                    format!(" ×{}", fmt_cy(c.executions))
-                } else {
-                    String::new()
-                };
-                let r = if c.recursive { " (recursive)" } else { "" };
-                format!("0x{:x}{n}{r}", c.at)
-            })
-            .collect();
         // (the figures are the record's: `functions[k]`)
         let Some(fr) = rec.functions.get(k) else {
             continue;
         };
+        let at = rec.call_sites_of(fr.entry);
         let from_main = fr.timing.as_ref().map_or(0.0, |t| t.cycles_from_main);
         let _ = writeln!(out, "  {} at 0x{:x}", f.label(), f.entry);
-        kv(out, "  Called at", &at.join(", "));
+        kv(out, "  Called at", &at);
         kv(
             out,
             "  Cycles",

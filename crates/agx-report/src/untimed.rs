@@ -18,7 +18,7 @@ use agx_analysis::round::r4;
 pub use agx_analysis::untimed::Registers;
 use agx_analysis::untimed::{Decoded, Untimed};
 use agx_isa::isa::Isa;
-use agx_isa::{MemDir, MemSpace};
+use agx_isa::MemDir;
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -149,18 +149,6 @@ pub struct UntimedRecord {
     pub mix: std::collections::BTreeMap<String, usize>,
 }
 
-fn space_name(s: MemSpace) -> &'static str {
-    match s {
-        MemSpace::Device => "device",
-        MemSpace::Threadgroup => "threadgroup",
-        MemSpace::Stack => "stack",
-        MemSpace::Uniform => "uniform",
-        MemSpace::Texture => "texture",
-        MemSpace::TextureState => "texture_state",
-        MemSpace::Tile => "tile",
-    }
-}
-
 fn dir_name(d: MemDir) -> &'static str {
     match d {
         MemDir::Load => "load",
@@ -218,7 +206,7 @@ impl UntimedRecord {
                 Some(MemoryRecord {
                     offset: ins.addr,
                     text: ins.text.clone(),
-                    space: space_name(m.space),
+                    space: m.space.name(),
                     dir: dir_name(m.dir),
                     elem: m.elem,
                     components: m.components,

@@ -770,39 +770,50 @@ fn text_named(case: &str, text: &str, doc: &Value, checked: &mut usize, bad: &mu
             }
             continue;
         }
-        if t.starts_with("F32 ") && t.contains(" SCIB ") {
-            check(
-                holes(t, "F32 {} F16 {} SCIB {} IC {}"),
-                ["f32", "f16", "scib", "ic"]
-                    .map(|c| p(&format!("cycles.{c}")))
-                    .to_vec(),
-            );
-        } else if t.starts_with("L1 bandwidth ") {
-            check(
-                holes(t, "L1 bandwidth {} DRAM bandwidth {}"),
-                vec![p("cycles.memory_bandwidth"), p("cycles.device_bandwidth")],
-            );
-        } else if t.starts_with("busiest ALU pipe") {
-            check(
-                holes(t, "max(F32+F16+SCIB, IC) {} exposed memory stall {}"),
-                vec![p("cycles.alu"), p("cycles.mem")],
-            );
-        } else if t.starts_with("Estimate:") {
-            check(holes(t, "Estimate: ~{} cy per"), vec![p("total_cycles")]);
-        } else if t.starts_with("Uniform paths:") {
-            check(
-                holes(t, "Uniform paths: {} cy shortest, {} cy longest"),
-                vec![p("paths.shortest"), p("paths.longest")],
-            );
-        } else if t.starts_with("Divergence-aware:") {
-            check(
-                holes(t, "Divergence-aware: {} cy shortest, {} cy longest ({} of"),
-                vec![
-                    p("divergence_paths.shortest"),
-                    p("divergence_paths.longest"),
-                    p("divergence.if_divergent"),
+        // (a line of the text's timing sections: its prefix, a word it
+        // holds, its template and the record paths of its holes)
+        const TIMING_LINES: &[(&str, &str, &str, &[&str])] = &[
+            (
+                "F32 ",
+                " SCIB ",
+                "F32 {} F16 {} SCIB {} IC {}",
+                &["cycles.f32", "cycles.f16", "cycles.scib", "cycles.ic"],
+            ),
+            (
+                "L1 bandwidth ",
+                "",
+                "L1 bandwidth {} DRAM bandwidth {}",
+                &["cycles.memory_bandwidth", "cycles.device_bandwidth"],
+            ),
+            (
+                "busiest ALU pipe",
+                "",
+                "max(F32+F16+SCIB, IC) {} exposed memory stall {}",
+                &["cycles.alu", "cycles.mem"],
+            ),
+            ("Estimate:", "", "Estimate: ~{} cy per", &["total_cycles"]),
+            (
+                "Uniform paths:",
+                "",
+                "Uniform paths: {} cy shortest, {} cy longest",
+                &["paths.shortest", "paths.longest"],
+            ),
+            (
+                "Divergence-aware:",
+                "",
+                "Divergence-aware: {} cy shortest, {} cy longest ({} of",
+                &[
+                    "divergence_paths.shortest",
+                    "divergence_paths.longest",
+                    "divergence.if_divergent",
                 ],
-            );
+            ),
+        ];
+        if let Some((_, _, template, paths)) = TIMING_LINES
+            .iter()
+            .find(|(start, has, _, _)| t.starts_with(start) && t.contains(has))
+        {
+            check(holes(t, template), paths.iter().map(|f| p(f)).collect());
         } else if t.starts_with("Bottleneck:") && t.contains(" cy of ") {
             // the kernel's hot spot, then (a call) the callee's
             let mut rest = t;
