@@ -6,7 +6,7 @@
 //! It checks the draft 2020-12 meaning of exactly these keywords: `type`
 //! (a name or a list), `const`, `enum`, `properties`, `required`,
 //! `additionalProperties` (a boolean or a schema), `items` (one schema for
-//! every element), `minimum`, `maximum`, `oneOf` and `$ref` (a JSON pointer
+//! every element), `minimum`, `maximum`, `oneOf`, `anyOf` and `$ref` (a JSON pointer
 //! into the same document, `#/...`); `$schema`, `$id`, `$defs`, `title`,
 //! `description` and `$comment` are annotations. Any other keyword is
 //! refused when the schema is compiled ([`validator_for`] fails), so a
@@ -39,6 +39,7 @@ const CHECKED: &[&str] = &[
     "minimum",
     "maximum",
     "oneOf",
+    "anyOf",
     "$ref",
 ];
 const TYPES: &[&str] = &[
@@ -146,7 +147,7 @@ fn check_schema(root: &Value, s: &Value, at: &str) -> Result<(), SchemaError> {
                 }
             }
             "additionalProperties" | "items" => check_schema(root, v, &here)?,
-            "oneOf" if v.as_array().is_some_and(|a| !a.is_empty()) => {
+            "oneOf" | "anyOf" if v.as_array().is_some_and(|a| !a.is_empty()) => {
                 for (i, sub) in v.as_array().expect("array").iter().enumerate() {
                     check_schema(root, sub, &format!("{here}/{i}"))?;
                 }
@@ -353,7 +354,9 @@ impl Validator {
                         }
                     }
                 }
-                "oneOf" => {
+                "oneOf" | "anyOf" => {
+                    // how many branches the value is valid under: oneOf
+                    // wants exactly one, anyOf at least one
                     let n = kv
                         .as_array()
                         .expect("checked")
@@ -361,15 +364,21 @@ impl Validator {
                         .enumerate()
                         .filter(|(i, sub)| {
                             let mut e = Vec::new();
-                            self.check(sub, &format!("{sp}/oneOf/{i}"), v, ip, &mut e, true);
+                            self.check(sub, &format!("{sp}/{k}/{i}"), v, ip, &mut e, true);
                             e.is_empty()
                         })
                         .count();
-                    if n != 1 {
+                    if k == "oneOf" && n != 1 {
                         fail(
                             out,
                             k,
                             format!("{v} is valid under {n} of the oneOf schemas, not exactly one"),
+                        );
+                    } else if k == "anyOf" && n == 0 {
+                        fail(
+                            out,
+                            k,
+                            format!("{v} is valid under none of the anyOf schemas"),
                         );
                     }
                 }
@@ -469,6 +478,11 @@ mod tests {
         assert_eq!(errors(o.clone(), json!(2)).len(), 1);
         assert!(errors(o.clone(), json!(2.5)).is_empty());
         assert_eq!(errors(o, json!("x")).len(), 1);
+        // anyOf: one branch or more
+        let a = json!({"anyOf": [{"type": "integer"}, {"type": "number"}]});
+        assert!(errors(a.clone(), json!(2)).is_empty());
+        assert!(errors(a.clone(), json!(2.5)).is_empty());
+        assert_eq!(errors(a, json!("x")).len(), 1);
         assert!(errors(json!(true), json!({"any": 1})).is_empty());
         assert_eq!(errors(json!({"items": false}), json!([1])).len(), 1);
     }
