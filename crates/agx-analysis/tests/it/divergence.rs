@@ -222,25 +222,28 @@ fn loop_with_a_divergent_break() {
              stop\n"
         )
     };
-    let (b, c) = branches(&prog("get_sr r3, sr80 (thread_position_in_grid.x)"));
-    assert_eq!(
-        c,
-        Counts {
-            loop_divergent: 1,
-            ..Counts::default()
-        },
-        "{b:?}"
-    );
-    assert!(b.iter().any(|b| b.kind == BranchKind::Break && !b.uniform));
-    let (b, c) = branches(&prog("mov r3, u6"));
-    assert_eq!(
-        c,
-        Counts {
-            loop_uniform: 1,
-            ..Counts::default()
-        },
-        "{b:?}"
-    );
+    // (the loop counter r3 read per lane, then from a uniform)
+    let divergent = Counts {
+        loop_divergent: 1,
+        ..Counts::default()
+    };
+    let uniform = Counts {
+        loop_uniform: 1,
+        ..Counts::default()
+    };
+    for (setup, want, break_divergent) in [
+        (
+            "get_sr r3, sr80 (thread_position_in_grid.x)",
+            divergent,
+            true,
+        ),
+        ("mov r3, u6", uniform, false),
+    ] {
+        let (b, c) = branches(&prog(setup));
+        assert_eq!(c, want, "{b:?}");
+        let broken = b.iter().any(|b| b.kind == BranchKind::Break && !b.uniform);
+        assert_eq!(broken, break_divergent, "{b:?}");
+    }
 }
 
 /// Calls: a helper's uniform result stays uniform in the caller, its

@@ -109,34 +109,34 @@ fn cases() -> Vec<Case> {
             .chain(args.iter().map(|s| s.to_string()))
             .collect(),
     };
-    for c in [
-        archive("examples/kernels.archive", &["-f", "matmul_naive"]),
-        archive("examples/kernels.archive", &["-f", "mandelbrot"]),
-        archive("examples/simple_call.archive", &["-f", "simple_call"]),
-        archive(
+    // (archive, arguments): every part, call and model option of the examples
+    const ARCHIVES: &[(&str, &[&str])] = &[
+        ("examples/kernels.archive", &["-f", "matmul_naive"]),
+        ("examples/kernels.archive", &["-f", "mandelbrot"]),
+        ("examples/simple_call.archive", &["-f", "simple_call"]),
+        (
             "examples/simple_call.archive",
             &["-f", "simple_call", "--part", "all"],
         ),
-        archive("examples/texread.archive", &["-f", "texread"]),
-        archive(
+        ("examples/texread.archive", &["-f", "texread"]),
+        (
             "examples/texread.archive",
             &["-f", "texread", "--part", "prolog"],
         ),
-        archive(
+        (
             "examples/kernels.archive",
             &["-f", "matmul_naive", "--trip-count", "8"],
         ),
-        archive(
+        (
             "examples/kernels.archive",
             &["-f", "matmul_naive", "--trip-count", "16"],
         ),
-        archive(
+        (
             "examples/kernels.archive",
             &["-f", "matmul_naive", "--chip", "M1-Max"],
         ),
-    ] {
-        cases.push(c);
-    }
+    ];
+    cases.extend(ARCHIVES.iter().map(|(name, args)| archive(name, args)));
     if let Some(mesa) = shared_data::shared("corpus/mesa") {
         let more = shared_data::files_with_ext(&mesa, "bin");
         bin_cases(&more, &mut cases);
