@@ -1532,11 +1532,7 @@ fn facts_of(
     line_bytes: u32,
 ) -> Access {
     let space = space_name(m.space);
-    let dir = match m.dir {
-        MemDir::Load => "load",
-        MemDir::Store => "store",
-        MemDir::Atomic => "atomic",
-    };
+    let dir = m.dir.name();
     let mut a = Access {
         index: i as u32,
         space,

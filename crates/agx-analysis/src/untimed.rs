@@ -22,10 +22,13 @@ use crate::loops::{dominators, find_loops, LoopNest};
 use agx_isa::isa::Isa;
 use agx_isa::{MemDir, MemSpace};
 
-/// A memory access as decoded.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A memory access as decoded; serialized as the fields of the untimed
+/// record's `memory[]` entries (agx-report `untimed::MemoryRecord`).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct MemSite {
+    #[serde(serialize_with = "space_name")]
     pub space: MemSpace,
+    #[serde(serialize_with = "dir_name")]
     pub dir: MemDir,
     /// Element type as the family's reference prints it (`i32`).
     pub elem: &'static str,
@@ -38,12 +41,23 @@ pub struct MemSite {
     pub index: String,
     /// Index shift and byte offset (address = base + index << shift + offset).
     pub shift: u8,
+    #[serde(rename = "byte_offset")]
     pub offset: i16,
     /// Whether base and index are uniform registers or immediates (every
     /// lane the same address).
+    #[serde(skip)]
     pub uniform_address: bool,
     /// The per-lane registers the address reads (none when uniform).
+    #[serde(skip)]
     pub lane_registers: Vec<String>,
+}
+
+fn space_name<S: serde::Serializer>(s: &MemSpace, ser: S) -> Result<S::Ok, S::Error> {
+    ser.serialize_str(s.name())
+}
+
+fn dir_name<S: serde::Serializer>(d: &MemDir, ser: S) -> Result<S::Ok, S::Error> {
+    ser.serialize_str(d.name())
 }
 
 /// One instruction as the untimed profile needs it.

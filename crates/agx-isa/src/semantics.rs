@@ -77,6 +77,18 @@ pub enum MemDir {
     Atomic,
 }
 
+impl MemDir {
+    /// The direction's name in records and reports (`load`, `store`,
+    /// `atomic`).
+    pub fn name(self) -> &'static str {
+        match self {
+            MemDir::Load => "load",
+            MemDir::Store => "store",
+            MemDir::Atomic => "atomic",
+        }
+    }
+}
+
 /// The memory column of a form (tools/gen_forms.py): space and direction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MemForm {

@@ -18,7 +18,6 @@ use agx_analysis::round::r4;
 pub use agx_analysis::untimed::Registers;
 use agx_analysis::untimed::{Decoded, Untimed};
 use agx_isa::isa::Isa;
-use agx_isa::MemDir;
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -86,16 +85,10 @@ pub struct LoopRecord {
 pub struct MemoryRecord {
     pub offset: u32,
     pub text: String,
-    pub space: &'static str,
-    pub dir: &'static str,
-    pub elem: &'static str,
-    pub components: u8,
-    pub bytes_per_lane: u32,
-    pub data: String,
-    pub base: String,
-    pub index: String,
-    pub shift: u8,
-    pub byte_offset: i16,
+    /// The access as decoded (space, dir, elem, components, bytes_per_lane,
+    /// data, base, index, shift, byte_offset).
+    #[serde(flatten)]
+    pub site: agx_analysis::untimed::MemSite,
     /// `uniform` (every lane the same address) or `unknown`.
     pub lane_pattern: &'static str,
     pub lane_pattern_reason: Option<String>,
@@ -149,14 +142,6 @@ pub struct UntimedRecord {
     pub mix: std::collections::BTreeMap<String, usize>,
 }
 
-fn dir_name(d: MemDir) -> &'static str {
-    match d {
-        MemDir::Load => "load",
-        MemDir::Store => "store",
-        MemDir::Atomic => "atomic",
-    }
-}
-
 /// The reason no timing figure is given, for `isa`.
 pub fn timing_reason(isa: &Isa) -> String {
     format!(
@@ -206,16 +191,7 @@ impl UntimedRecord {
                 Some(MemoryRecord {
                     offset: ins.addr,
                     text: ins.text.clone(),
-                    space: m.space.name(),
-                    dir: dir_name(m.dir),
-                    elem: m.elem,
-                    components: m.components,
-                    bytes_per_lane: m.bytes_per_lane,
-                    data: m.data.clone(),
-                    base: m.base.clone(),
-                    index: m.index.clone(),
-                    shift: m.shift,
-                    byte_offset: m.offset,
+                    site: m.clone(),
                     lane_pattern: pattern,
                     lane_pattern_reason: reason,
                     in_loop: innermost(i),
@@ -351,24 +327,25 @@ fn waits_text(w: &WaitRecord) -> String {
 }
 
 fn mem_line(m: &MemoryRecord) -> String {
+    let a = &m.site;
     let mut s = format!(
         "{:>6x}  {} {} {}×{} = {} B/lane, data {}, base {}, index {}{}{}",
         m.offset,
-        m.space,
-        m.dir,
-        m.components,
-        m.elem,
-        m.bytes_per_lane,
-        if m.data.is_empty() { "-" } else { &m.data },
-        m.base,
-        m.index,
-        if m.shift != 0 {
-            format!(" << {}", m.shift)
+        a.space.name(),
+        a.dir.name(),
+        a.components,
+        a.elem,
+        a.bytes_per_lane,
+        if a.data.is_empty() { "-" } else { &a.data },
+        a.base,
+        a.index,
+        if a.shift != 0 {
+            format!(" << {}", a.shift)
         } else {
             String::new()
         },
-        if m.byte_offset != 0 {
-            format!(" + {}", m.byte_offset)
+        if a.offset != 0 {
+            format!(" + {}", a.offset)
         } else {
             String::new()
         },
@@ -754,15 +731,15 @@ fn mem_table<'a>(o: &mut String, ms: impl Iterator<Item = &'a MemoryRecord>) {
             o,
             "<tr><td class=\"mono\">0x{:x}</td><td>{} {} {}×{}</td><td>{}</td><td class=\"mono\">{} + {} &lt;&lt; {} + {}</td><td>{}{}</td></tr>",
             m.offset,
-            m.space,
-            m.dir,
-            m.components,
-            m.elem,
-            m.bytes_per_lane,
-            esc(&m.base),
-            esc(&m.index),
-            m.shift,
-            m.byte_offset,
+            m.site.space.name(),
+            m.site.dir.name(),
+            m.site.components,
+            m.site.elem,
+            m.site.bytes_per_lane,
+            esc(&m.site.base),
+            esc(&m.site.index),
+            m.site.shift,
+            m.site.offset,
             m.lane_pattern,
             m.lane_pattern_reason
                 .as_deref()

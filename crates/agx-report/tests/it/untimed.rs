@@ -87,15 +87,15 @@ fn check_invariants(name: &str, r: &UntimedRecord) {
         assert!(m.in_loop.is_none_or(|l| l < r.loops.len()), "{name}");
         // the access facts (from the bits) name the registers the listing
         // prints (from the operand decoders)
-        for reg in [&m.data, &m.base, &m.index] {
+        for reg in [&m.site.data, &m.site.base, &m.site.index] {
             assert!(m.text.contains(reg.as_str()), "{name}: {reg} in {}", m.text);
         }
         assert_eq!(
-            m.bytes_per_lane,
-            m.components as u32
-                * if m.elem == "i32" {
+            m.site.bytes_per_lane,
+            m.site.components as u32
+                * if m.site.elem == "i32" {
                     4
-                } else if m.elem == "i16" {
+                } else if m.site.elem == "i16" {
                     2
                 } else {
                     1
@@ -141,21 +141,29 @@ fn example_kernel_profile() {
     // its memory: a 4-byte load into r2 and an 8-byte store from r0_r1
     let (ld, st) = (&r.memory[0], &r.memory[1]);
     assert_eq!(
-        (ld.dir, ld.bytes_per_lane, ld.data.as_str()),
+        (
+            ld.site.dir.name(),
+            ld.site.bytes_per_lane,
+            ld.site.data.as_str()
+        ),
         ("load", 4, "r2")
     );
     assert_eq!(
-        (ld.base.as_str(), ld.index.as_str(), ld.shift),
+        (ld.site.base.as_str(), ld.site.index.as_str(), ld.site.shift),
         ("u6_u7", "r1", 2)
     );
     assert_eq!(
-        (st.dir, st.bytes_per_lane, st.data.as_str()),
+        (
+            st.site.dir.name(),
+            st.site.bytes_per_lane,
+            st.site.data.as_str()
+        ),
         ("store", 8, "r0_r1")
     );
     assert!(r
         .memory
         .iter()
-        .all(|m| m.space == "device" && m.in_loop == Some(0)));
+        .all(|m| m.site.space.name() == "device" && m.in_loop == Some(0)));
     assert!(r.memory.iter().all(|m| m.lane_pattern == "unknown"
         && m.lane_pattern_reason
             .as_deref()
