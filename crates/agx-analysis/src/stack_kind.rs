@@ -118,7 +118,7 @@ pub fn classify(insns: &[Instruction]) -> Vec<(u32, StackKind)> {
     if accesses.is_empty() {
         return Vec::new();
     }
-    let calls: Vec<u32> = insns
+    let mut calls: Vec<u32> = insns
         .iter()
         .filter(|i| {
             matches!(
@@ -129,18 +129,28 @@ pub fn classify(insns: &[Instruction]) -> Vec<(u32, StackKind)> {
         .map(|i| i.addr)
         .collect();
     let indexed = accesses.iter().any(|a| a.2 == Addr::Register);
-    // per fixed slot: its stores' and loads' addresses
-    let mut slots: HashMap<i64, (Vec<u32>, Vec<u32>)> = HashMap::new();
+    // per fixed slot: its first store's and last load's addresses (a call
+    // lies between a store at `a` and some load of its slot iff the first
+    // call after `a` comes before the slot's last load; likewise for a
+    // load and the slot's first store): one binary search an access, not
+    // a scan of loads × calls (quadratic on call-dense code)
+    let mut slots: HashMap<i64, (Option<u32>, Option<u32>)> = HashMap::new();
     for &(k, dir, a) in &accesses {
         if let Addr::Slot(o) = a {
+            let at = insns[k].addr;
             let e = slots.entry(o).or_default();
             match dir {
-                MemDir::Store => e.0.push(insns[k].addr),
-                _ => e.1.push(insns[k].addr),
+                MemDir::Store => e.0 = Some(e.0.map_or(at, |s| s.min(at))),
+                _ => e.1 = Some(e.1.map_or(at, |l| l.max(at))),
             }
         }
     }
-    let call_between = |a: u32, b: u32| calls.iter().any(|&c| a < c && c < b);
+    calls.sort_unstable();
+    let first_call_after = |a: u32| calls.get(calls.partition_point(|&c| c <= a)).copied();
+    let last_call_before = |a: u32| {
+        let n = calls.partition_point(|&c| c < a);
+        n.checked_sub(1).map(|i| calls[i])
+    };
     accesses
         .iter()
         .map(|&(k, dir, a)| {
@@ -148,12 +158,16 @@ pub fn classify(insns: &[Instruction]) -> Vec<(u32, StackKind)> {
             let kind = match a {
                 Addr::Register => StackKind::PrivateArray,
                 Addr::Slot(o) => {
-                    let (st, ld) = &slots[&o];
+                    let (first_store, last_load) = slots[&o];
                     let at = insns[k].addr;
                     let around_call = if store {
-                        ld.iter().any(|&l| call_between(at, l))
+                        first_call_after(at)
+                            .zip(last_load)
+                            .is_some_and(|(c, l)| c < l)
                     } else {
-                        st.iter().any(|&s| call_between(s, at))
+                        last_call_before(at)
+                            .zip(first_store)
+                            .is_some_and(|(c, s)| s < c)
                     };
                     if around_call {
                         if store {
@@ -161,7 +175,7 @@ pub fn classify(insns: &[Instruction]) -> Vec<(u32, StackKind)> {
                         } else {
                             StackKind::Restore
                         }
-                    } else if indexed && (st.is_empty() || ld.is_empty()) {
+                    } else if indexed && (first_store.is_none() || last_load.is_none()) {
                         StackKind::PrivateArray
                     } else if store {
                         StackKind::Spill

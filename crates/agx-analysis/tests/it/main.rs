@@ -4,6 +4,8 @@
 mod common;
 #[path = "../../../../testdata/shared_data.rs"]
 mod shared_data;
+#[path = "../../../../testdata/xorshift.rs"]
+mod xorshift;
 
 mod apple_stack;
 mod asm_kernels;
@@ -13,6 +15,7 @@ mod handbuilt;
 mod mesa_corpus;
 mod program;
 mod raw_image;
+mod stack_kinds;
 mod timing_mesa;
 mod timing_model;
 mod timing_suggest;
