@@ -407,10 +407,7 @@ fn breakdown(o: &mut String, k: usize, rec: &KernelRecord, t: &Timed) {
                     ),
                     None,
                 ),
-                PartKind::Loop => match b
-                    .loop_index
-                    .and_then(|i| rec.loops.iter().find(|l| l.index == Some(i)))
-                {
+                PartKind::Loop => match b.loop_index.and_then(|i| rec.timed_loop(i)) {
                     Some(Loop {
                         index: Some(i),
                         header,

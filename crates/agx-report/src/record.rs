@@ -731,8 +731,19 @@ impl KernelRecord {
     /// The trip count of the timed loop `index` (the model's loop of a
     /// forest loop, `FunctionGraph::loop_timing`), when the record has one.
     pub fn trip_of_timed_loop(&self, index: Option<usize>) -> Option<u32> {
-        let i = index?;
-        self.loops.iter().find(|x| x.index == Some(i))?.trip_count
+        self.timed_loop(index?)?.trip_count
+    }
+
+    /// The loop whose timing is the model's loop `i` (`Loop::index`). Loop
+    /// `k` of the record is loop `k` of the model (one forest), so this is
+    /// one look-up; the scan is the fallback (a view asking for every part
+    /// of the breakdown scanned every loop each time: quadratic on
+    /// loop-dense code).
+    pub fn timed_loop(&self, i: usize) -> Option<&Loop> {
+        match self.loops.get(i) {
+            Some(l) if l.index == Some(i) => Some(l),
+            _ => self.loops.iter().find(|x| x.index == Some(i)),
+        }
     }
 
     /// The record of one profiled kernel: the one place its figures are

@@ -468,9 +468,7 @@ fn critical_path(
                 )
             }
             timing::PartKind::Loop => {
-                let l = b
-                    .loop_index
-                    .and_then(|i| rec.loops.iter().find(|l| l.index == Some(i)));
+                let l = b.loop_index.and_then(|i| rec.timed_loop(i));
                 match l {
                     Some(Loop {
                         index: Some(i),
