@@ -4,6 +4,8 @@
 mod common;
 #[path = "../../../../testdata/shared_data.rs"]
 mod shared_data;
+#[path = "../../../../testdata/xorshift.rs"]
+mod xorshift;
 
 mod apple_stack;
 mod asm_kernels;

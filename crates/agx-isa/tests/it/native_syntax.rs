@@ -471,13 +471,7 @@ fn unknown_lines_that_contradict_themselves_are_refused() {
 #[test]
 fn native_round_trip_keeps_random_unknown_encodings() {
     use agx_isa::decode::{match_form, read_word, unknown_encoding};
-    let mut s = 0x9E37_79B9_7F4A_7C15_u64;
-    let mut next = move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        s
-    };
+    let mut next = crate::xorshift::xorshift64(0x9E37_79B9_7F4A_7C15);
     let (mut known, mut halves) = (0, 0);
     for _ in 0..200 {
         let mut code = Vec::new();
@@ -487,7 +481,7 @@ fn native_round_trip_keeps_random_unknown_encodings() {
             for b in w.iter_mut() {
                 *b = (next() >> 24) as u8;
             }
-            if next() % 4 == 0 {
+            if next().is_multiple_of(4) {
                 // a first byte no form has: length unknown, 2 bytes
                 w[0] = 0x01;
             }
@@ -532,17 +526,10 @@ fn native_round_trip_keeps_random_unknown_encodings() {
 /// instructions): the native listing is a fixpoint of assemble → disassemble.
 #[test]
 fn native_round_trip_is_a_fixpoint_on_random_bytes() {
-    let mut s = 0x9E37_79B9_7F4A_7C15_u64;
+    let mut next = crate::xorshift::xorshift64(0x9E37_79B9_7F4A_7C15);
     let mut unknown = 0;
     for _ in 0..300 {
-        let mut code: Vec<u8> = (0..96)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                (s >> 24) as u8
-            })
-            .collect();
+        let mut code: Vec<u8> = (0..96).map(|_| (next() >> 24) as u8).collect();
         // zeros after: no encoding is cut off by the end of the buffer (its
         // listing line would show only part of it)
         code.extend([0; 12]);
