@@ -155,18 +155,6 @@ pub(crate) fn operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
     }
 }
 
-/// Spelling of an `EnumDesc` value (None: printed as the number). No form
-/// of this group has an `EnumDesc` operand.
-#[inline(always)]
-pub(crate) fn enum_value(
-    ctx: &Ctx,
-    op: &'static OperandDesc,
-    v: u64,
-) -> Option<&'static &'static str> {
-    let _ = (ctx, op, v);
-    None
-}
-
 /// Whether `o` prints exactly `0.0` (a float immediate 0 with no modifier).
 fn is_plain_zero(o: &crate::model::Operand) -> bool {
     matches!(o.kind, OperandKind::FloatImm(0)) && o.flags == 0

@@ -681,7 +681,9 @@ pub(crate) fn operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
                 imm(value as i64)
             }
         }
-        UVSIndexDesc => {
+        // type 0: a 16-bit register, else an immediate (the discard mask is
+        // a fragment output read the same way)
+        UVSIndexDesc | DiscardMaskDesc => {
             if t(ctx) == 0 {
                 g16(ctx, value, 1, Role::Use)
             } else {
@@ -705,13 +707,6 @@ pub(crate) fn operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
                 imm(value as i64)
             } else {
                 g16(ctx, value, 1, Role::Use)
-            }
-        }
-        DiscardMaskDesc => {
-            if t(ctx) == 0 {
-                g16(ctx, value, 1, Role::Use)
-            } else {
-                imm(value as i64)
             }
         }
         ZSDesc => {
