@@ -112,20 +112,25 @@ pub fn subdirs(dir: &Path) -> Vec<PathBuf> {
 /// Every file below `dir` (recursively) whose name ends in `.EXT`, sorted
 /// by path (a directory that cannot be read holds none).
 pub fn files_with_ext(dir: &Path, ext: &str) -> Vec<PathBuf> {
-    fn walk(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
+    files_with_exts(dir, &[ext])
+}
+
+/// [`files_with_ext`] for names ending in any of `exts`.
+pub fn files_with_exts(dir: &Path, exts: &[&str]) -> Vec<PathBuf> {
+    fn walk(dir: &Path, exts: &[&str], out: &mut Vec<PathBuf>) {
         let Ok(rd) = std::fs::read_dir(dir) else {
             return;
         };
         for p in rd.flatten().map(|e| e.path()) {
             if p.is_dir() {
-                walk(&p, ext, out);
-            } else if p.extension().is_some_and(|x| x == ext) {
+                walk(&p, exts, out);
+            } else if p.extension().is_some_and(|x| exts.iter().any(|e| x == *e)) {
                 out.push(p);
             }
         }
     }
     let mut out = Vec::new();
-    walk(dir, ext, &mut out);
+    walk(dir, exts, &mut out);
     out.sort();
     out
 }

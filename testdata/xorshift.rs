@@ -1,7 +1,20 @@
-//! A small deterministic generator (xorshift64*) for the tests and benches
-//! that make random inputs: every run makes the same ones. One copy,
-//! included as `mod xorshift;`.
+//! The small deterministic generators (xorshift64*, xorshift64) of the
+//! tests and benches that make random inputs: every run makes the same
+//! ones. One copy, included as `mod xorshift;` (in a library crate's unit
+//! tests too, under `#[cfg(test)]`).
 #![allow(dead_code)]
+
+/// Marsaglia's xorshift64 (shifts 13, 7, 17; "Xorshift RNGs", 2003) seeded
+/// with `seed` (nonzero): each call returns the next value. The randomized
+/// tests written before [`Rng`] keep their inputs with it.
+pub fn xorshift64(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    }
+}
 
 /// xorshift64* (Vigna), seeded with a nonzero state.
 pub struct Rng(pub u64);

@@ -3,36 +3,19 @@
 //! same instruction: the form and operands native syntax shows, and
 //! everything the analysis reads from the first-match decode (operands,
 //! implicit operands, stack adjust, flow, exec-mask effect, memory space,
-//! category, and the `raised` flag: native syntax appends the field bits of
-//! encodings applegpu refuses to print as `raw(0x..)`; docs/decoder.md).
+//! category, the scoreboard fields `g`/`i`, and the `raised` flag: native
+//! syntax appends the field bits of encodings applegpu refuses to print as
+//! `raw(0x..)`; docs/decoder.md). The comparison is the native-syntax
+//! test's (testdata/native_signature.rs).
 #![no_main]
 
-use agx_isa::native::native_instruction;
 use agx_isa::stream::walk;
-use agx_isa::{decode, format_asm, Instruction, Syntax};
+use agx_isa::{decode, format_asm, Syntax};
 use libfuzzer_sys::fuzz_target;
 
-fn view(i: &Instruction) -> String {
-    let n = native_instruction(i);
-    let s = n.as_ref().unwrap_or(i);
-    format!(
-        "{} {} {:?} {:?} | {} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} raised={}",
-        s.form,
-        s.mnemonic(),
-        s.operands,
-        s.implicit,
-        i.form,
-        i.operands,
-        i.implicit,
-        i.stack_adjust(),
-        i.flow(),
-        i.exec_op(),
-        i.exec_count(),
-        i.mem_space(),
-        i.category(),
-        i.raised
-    )
-}
+#[path = "../../testdata/native_signature.rs"]
+mod native_signature;
+use native_signature::signature;
 
 fuzz_target!(|data: &[u8]| {
     for item in walk(data, 0) {
@@ -44,8 +27,8 @@ fuzz_target!(|data: &[u8]| {
         };
         let back = decode(&bytes, i.addr).expect("assembled bytes decode");
         assert_eq!(
-            view(&back),
-            view(i),
+            signature(&back, true),
+            signature(i, true),
             "`{}` came back as `{}`",
             text.trim_end(),
             format_asm(&back, Syntax::Native).trim_end()

@@ -131,19 +131,17 @@ def _import(module: str):
         _missing(f"the Python package {module}")
 
 
+def _headless_flags() -> list:
+    """The flags every headless run takes (shared with the Rust HTML test)."""
+    text = (REPO / "testdata" / "chromium-headless.flags").read_text()
+    return [line for line in text.splitlines() if line and not line.startswith("#")]
+
+
 def _chrome(chromium: str, tmp: Path, page: Path, *extra: str) -> subprocess.CompletedProcess:
     profile = tempfile.mkdtemp(dir=tmp)
     cmd = [
         chromium,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--hide-scrollbars",
-        "--disable-dev-shm-usage",
+        *_headless_flags(),
         f"--user-data-dir={profile}",
         f"--window-size={WIDTH},{HEIGHT}",
         *extra,

@@ -105,6 +105,11 @@ impl Edges {
             EdgeStore::Heap(v) => v,
         }
     }
+    /// The blocks at the other end of the intra-procedural edges (every
+    /// edge but a `Call`).
+    pub fn intra(&self) -> impl Iterator<Item = usize> + '_ {
+        self.iter().filter(|e| e.kind.is_intra()).map(|e| e.to)
+    }
     /// Frees a heap list's growth slack.
     fn shrink_to_fit(&mut self) {
         if let EdgeStore::Heap(v) = &mut self.0 {

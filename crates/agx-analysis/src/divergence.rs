@@ -512,12 +512,7 @@ impl State {
         };
         let mut changed = join_bytes(d, s);
         if !self.slots.is_empty() {
-            let other: Vec<Slot> = self
-                .slots
-                .iter()
-                .filter(|x| x.0 as usize == src)
-                .map(|x| x.1)
-                .collect();
+            let other = slots_of(&self.slots, src);
             changed |= join_slots(&mut self.slots, dst, &other);
         }
         changed
@@ -641,13 +636,7 @@ impl State {
         }
         let mut changed = join_bytes(&mut self.regs[r * n..(r + 1) * n], o.row(r));
         if self.slots.iter().any(|x| x.0 as usize == r) {
-            let other: Vec<Slot> = o
-                .slots
-                .iter()
-                .filter(|x| x.0 as usize == r)
-                .map(|x| x.1)
-                .collect();
-            changed |= join_slots(&mut self.slots, r, &other);
+            changed |= join_slots(&mut self.slots, r, &slots_of(&o.slots, r));
         }
         changed
     }
@@ -674,6 +663,15 @@ fn join_bytes(dst: &mut [u8], src: &[u8]) -> bool {
         *a = m;
     }
     g != 0
+}
+
+/// The slots of row `r`.
+fn slots_of(slots: &[(u8, Slot)], r: usize) -> Vec<Slot> {
+    slots
+        .iter()
+        .filter(|x| x.0 as usize == r)
+        .map(|x| x.1)
+        .collect()
 }
 
 /// Joins the slots of row `r` with `other` (the other side's slots of the
@@ -2483,52 +2481,36 @@ fn trace(cx: &Ctx, rec: &Record, i: usize, h: u16) -> String {
             }
         }
         let m = cx.insns[j].mnemonic();
-        match rec.why[j].as_ref() {
-            Some(Why::Sr(n)) => {
-                out.push_str(&format!(" ← {m} {}", sr_name(*n)));
-                return out;
-            }
-            Some(Why::Source) => {
-                out.push_str(&format!(" ← {m} (one value per thread)"));
-                return out;
-            }
-            Some(Why::LaneIndex) => {
-                out.push_str(&format!(" ← {m} with a divergent lane index"));
-                return out;
-            }
-            Some(Why::CrossLane) => {
-                out.push_str(&format!(" ← {m} (per-lane cross-lane op)"));
-                return out;
-            }
-            Some(Why::Spill) => {
-                out.push_str(&format!(" ← {m} (spill slot not known uniform)"));
-                return out;
-            }
-            Some(Why::Call(known)) => {
-                out.push_str(&format!(
-                    " ← call at 0x{:x} ({})",
-                    cx.facts.addr[j],
-                    if *known {
-                        "result divergent in the callee"
-                    } else {
-                        "to code not analysed"
-                    }
-                ));
-                return out;
-            }
+        // an operand leads one more step back; anything else ends the chain
+        let cause = match rec.why[j].as_ref() {
             Some(Why::Operand(h2)) => {
                 out.push_str(&format!(" ← {m} {}", half_name_in(&cx.insns[j], *h2)));
                 at = j;
                 half = *h2;
+                continue;
             }
-            None => {
-                out.push_str(&format!(
-                    " ← {m} at 0x{:x}, written under a divergent exec mask (set in a divergent branch or loop, read after it)",
-                    cx.facts.addr[j]
-                ));
-                return out;
-            }
-        }
+            Some(Why::Sr(n)) => format!("{m} {}", sr_name(*n)),
+            Some(Why::Source) => format!("{m} (one value per thread)"),
+            Some(Why::LaneIndex) => format!("{m} with a divergent lane index"),
+            Some(Why::CrossLane) => format!("{m} (per-lane cross-lane op)"),
+            Some(Why::Spill) => format!("{m} (spill slot not known uniform)"),
+            Some(Why::Call(known)) => format!(
+                "call at 0x{:x} ({})",
+                cx.facts.addr[j],
+                if *known {
+                    "result divergent in the callee"
+                } else {
+                    "to code not analysed"
+                }
+            ),
+            None => format!(
+                "{m} at 0x{:x}, written under a divergent exec mask (set in a divergent branch or loop, read after it)",
+                cx.facts.addr[j]
+            ),
+        };
+        out.push_str(" ← ");
+        out.push_str(&cause);
+        return out;
     }
     out
 }

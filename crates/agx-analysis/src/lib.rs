@@ -31,6 +31,9 @@ pub mod special_regs;
 pub mod stack_kind;
 pub mod timing;
 pub mod untimed;
+#[cfg(test)]
+#[path = "../../../testdata/xorshift.rs"]
+mod xorshift;
 
 use agx_isa::Instruction;
 use serde::Serialize;

@@ -48,23 +48,6 @@ impl Dominators {
     }
 }
 
-/// Intra-procedural successors of `b`.
-fn intra_succs(cfg: &Cfg, b: usize) -> impl Iterator<Item = usize> + '_ {
-    cfg.blocks[b]
-        .succs
-        .iter()
-        .filter(|e| e.kind.is_intra())
-        .map(|e| e.to)
-}
-
-fn intra_preds(cfg: &Cfg, b: usize) -> impl Iterator<Item = usize> + '_ {
-    cfg.blocks[b]
-        .preds
-        .iter()
-        .filter(|e| e.kind.is_intra())
-        .map(|e| e.to)
-}
-
 /// Computes dominators.
 pub fn dominators(cfg: &Cfg) -> Dominators {
     let nb = cfg.blocks.len();
@@ -131,7 +114,7 @@ pub fn dominators(cfg: &Cfg) -> Dominators {
             if is_entry[b] {
                 new_idom = root;
             }
-            for p in intra_preds(cfg, b) {
+            for p in cfg.blocks[b].preds.intra() {
                 if idom[p] == usize::MAX {
                     continue;
                 }
@@ -392,7 +375,7 @@ pub fn find_loops(cfg: &Cfg, dom: &Dominators) -> LoopForest {
     let mut back_edges = Vec::new();
     let mut bad_edges = Vec::new();
     for &u in &dom.rpo {
-        for v in intra_succs(cfg, u) {
+        for v in cfg.blocks[u].succs.intra() {
             if dom.reachable(v) && dom.rpo_index[v] <= dom.rpo_index[u] {
                 if dom.dominates(v, u) {
                     back_edges.push((u, v));
@@ -471,7 +454,7 @@ pub fn find_loops(cfg: &Cfg, dom: &Dominators) -> LoopForest {
                 None => {
                     loop_of[x] = Some(li);
                     if x != h {
-                        work.extend(intra_preds(cfg, x).filter(|&p| dom.reachable(p)));
+                        work.extend(cfg.blocks[x].preds.intra().filter(|&p| dom.reachable(p)));
                     }
                 }
                 Some(l) => {
@@ -482,7 +465,7 @@ pub fn find_loops(cfg: &Cfg, dom: &Dominators) -> LoopForest {
                     loops[t].parent = Some(li);
                     true_parent[t] = Some(li);
                     let sh = loops[t].header;
-                    work.extend(intra_preds(cfg, sh).filter(|&p| dom.reachable(p)));
+                    work.extend(cfg.blocks[sh].preds.intra().filter(|&p| dom.reachable(p)));
                 }
             }
         }
@@ -525,7 +508,7 @@ pub fn find_loops(cfg: &Cfg, dom: &Dominators) -> LoopForest {
     // Exits: for each edge b → s, every loop containing b but not s.
     for b in 0..nb {
         let Some(lb) = loop_of[b] else { continue };
-        for s in intra_succs(cfg, b) {
+        for s in cfg.blocks[b].succs.intra() {
             let mut x = Some(lb);
             let mut y = loop_of[s];
             let d = |l: Option<usize>| l.map(|l| loops[l].depth).unwrap_or(0);
@@ -597,7 +580,7 @@ fn irreducible_regions(
         stack.push(s);
         on_stack[s] = true;
         while let Some(&mut (v, ref mut k)) = call.last_mut() {
-            let succs: Vec<usize> = intra_succs(cfg, v).collect();
+            let succs: Vec<usize> = cfg.blocks[v].succs.intra().collect();
             if *k < succs.len() {
                 let w = succs[*k];
                 *k += 1;
@@ -650,7 +633,7 @@ fn irreducible_regions(
             let entries = blocks
                 .iter()
                 .copied()
-                .filter(|&b| is_entry[b] || intra_preds(cfg, b).any(|p| comp[p] != c))
+                .filter(|&b| is_entry[b] || cfg.blocks[b].preds.intra().any(|p| comp[p] != c))
                 .collect();
             let instructions = blocks.iter().map(|&b| cfg.blocks[b].len()).sum();
             IrreducibleRegion {

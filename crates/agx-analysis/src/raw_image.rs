@@ -736,26 +736,20 @@ mod tests {
     /// at any address.
     #[test]
     fn first_walk_from_main_gives_the_same_image() {
-        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::xorshift::xorshift64(0x9E37_79B9_7F4A_7C15);
         for round in 0..300 {
             let n = 2 + (next() % 3000) as usize;
             let mut b: Vec<u8> = (0..n).map(|_| next() as u8).collect();
             for i in 0..n {
-                if next() % 31 == 0 {
+                if next().is_multiple_of(31) {
                     for v in b.iter_mut().skip(i).take((next() % 10) as usize) {
                         *v = 0;
                     }
                 }
-                if round % 3 != 0 && i + 1 < n && next() % 400 == 0 {
+                if round % 3 != 0 && i + 1 < n && next().is_multiple_of(400) {
                     (b[i], b[i + 1]) = (0x88, 0x00);
                 }
-                if round % 5 == 0 && next() % 40 == 0 {
+                if round % 5 == 0 && next().is_multiple_of(40) {
                     // a `call`
                     b[i] = 0x10;
                 }

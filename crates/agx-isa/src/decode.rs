@@ -408,13 +408,7 @@ mod tests {
     /// random words and on random words forced onto each form.
     #[test]
     fn dispatch_matches_linear_scan() {
-        let mut s = 0x2545_F491_4F6C_DD1D_u64;
-        let mut next = move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
-        };
+        let mut next = crate::xorshift::xorshift64(0x2545_F491_4F6C_DD1D);
         let check = |w: u128| {
             let w = w & ((1u128 << 96) - 1);
             assert_eq!(match_form(w).map(|f| f.idx), linear(w), "word {w:x}");

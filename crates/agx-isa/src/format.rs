@@ -347,7 +347,8 @@ fn push_u_long<S: Sink + ?Sized>(out: &mut S, v: u64) {
     out.put_ascii(&buf[i..]);
 }
 
-fn push_i<S: Sink + ?Sized>(out: &mut S, v: i64) {
+/// `{}` of an integer, appended (no formatter).
+pub fn write_int<S: Sink + ?Sized>(out: &mut S, v: i64) {
     if v < 0 {
         out.put(b'-');
     }
@@ -420,7 +421,7 @@ fn write_operand<S: Sink + ?Sized>(out: &mut S, insn: &Instruction, o: &Operand,
     match o.kind {
         OperandKind::Reg(ref r) => write_reg(out, r, syntax),
         OperandKind::Imm(v) => {
-            push_i(out, v.get());
+            write_int(out, v.get());
             push_flags(out, o.flags, syntax);
         }
         OperandKind::HexImm(v) => {

@@ -155,18 +155,6 @@ pub(crate) fn operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
     }
 }
 
-/// Spelling of an `EnumDesc` value (None: printed as the number). No form
-/// of this group has an `EnumDesc` operand.
-#[inline(always)]
-pub(crate) fn enum_value(
-    ctx: &Ctx,
-    op: &'static OperandDesc,
-    v: u64,
-) -> Option<&'static &'static str> {
-    let _ = (ctx, op, v);
-    None
-}
-
 /// Whether `o` prints exactly `0.0` (a float immediate 0 with no modifier).
 fn is_plain_zero(o: &crate::model::Operand) -> bool {
     matches!(o.kind, OperandKind::FloatImm(0)) && o.flags == 0
@@ -223,13 +211,7 @@ mod tests {
     /// panic, and every word decodes to some form of the table.
     #[test]
     fn random_words_never_panic() {
-        let mut s: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut next = move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
-        };
+        let mut next = crate::xorshift::xorshift64(0x9E37_79B9_7F4A_7C15);
         use crate::forms::idx;
         for f in FORMS
             .iter()

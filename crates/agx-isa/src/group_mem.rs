@@ -681,7 +681,9 @@ pub(crate) fn operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
                 imm(value as i64)
             }
         }
-        UVSIndexDesc => {
+        // type 0: a 16-bit register, else an immediate (the discard mask is
+        // a fragment output read the same way)
+        UVSIndexDesc | DiscardMaskDesc => {
             if t(ctx) == 0 {
                 g16(ctx, value, 1, Role::Use)
             } else {
@@ -705,13 +707,6 @@ pub(crate) fn operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
                 imm(value as i64)
             } else {
                 g16(ctx, value, 1, Role::Use)
-            }
-        }
-        DiscardMaskDesc => {
-            if t(ctx) == 0 {
-                g16(ctx, value, 1, Role::Use)
-            } else {
-                imm(value as i64)
             }
         }
         ZSDesc => {
@@ -793,23 +788,16 @@ mod tests {
     use crate::format::{format_asm, Syntax};
     use crate::forms::FORMS;
 
-    fn xorshift(s: &mut u64) -> u64 {
-        *s ^= *s << 13;
-        *s ^= *s >> 7;
-        *s ^= *s << 17;
-        *s
-    }
-
     /// Random words with each form's fixed bits: decoding and printing never
     /// panics, and register operands stay within sane bounds.
     #[test]
     fn no_panic_on_random_words() {
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = crate::xorshift::xorshift64(0x9E37_79B9_7F4A_7C15);
         for f in &FORMS[114..=160] {
             for i in 0..4000 {
-                let mut w = (xorshift(&mut seed) as u128) | (xorshift(&mut seed) as u128) << 64;
+                let mut w = (next() as u128) | (next() as u128) << 64;
                 if i % 3 == 0 {
-                    w &= (xorshift(&mut seed) as u128) | (xorshift(&mut seed) as u128) << 64;
+                    w &= (next() as u128) | (next() as u128) << 64;
                 }
                 w = (w & !f.mask) | f.bits;
                 let bytes = w.to_le_bytes();

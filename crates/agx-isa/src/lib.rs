@@ -21,6 +21,9 @@ pub mod native;
 mod operands;
 pub mod semantics;
 pub mod stream;
+#[cfg(test)]
+#[path = "../../../testdata/xorshift.rs"]
+mod xorshift;
 
 pub use cost::{CostKey, CostRule, Transcendental};
 pub use decode::{decode, DecodeError};

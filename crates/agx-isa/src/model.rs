@@ -1119,13 +1119,7 @@ mod size_tests {
     /// keywords read back their spelling.
     #[test]
     fn decoded_keywords_are_statics() {
-        let mut s = 0x9E37_79B9_7F4A_7C15_u64;
-        let mut next = move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
-        };
+        let mut next = crate::xorshift::xorshift64(0x9E37_79B9_7F4A_7C15);
         let mut seen = 0;
         for f in crate::forms::FORMS.iter() {
             for _ in 0..3000 {

@@ -454,11 +454,18 @@ fn group_operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
     }
 }
 
+/// Spelling of an `EnumDesc` value by the group that owns the form (None:
+/// printed as the number).
 #[inline(always)]
-fn group_enum(ctx: &Ctx, op: &'static OperandDesc, v: u64) -> Option<&'static &'static str> {
+pub(crate) fn group_enum(
+    ctx: &Ctx,
+    op: &'static OperandDesc,
+    v: u64,
+) -> Option<&'static &'static str> {
     match group_of(ctx.form) {
         Group::Alu => crate::group_alu::enum_value(ctx, op, v),
-        Group::Ctrl => crate::group_ctrl::enum_value(ctx, op, v),
+        // no form of the control group has an `EnumDesc` operand
+        Group::Ctrl => None,
         Group::Mem => crate::group_mem::enum_value(ctx, op, v),
     }
 }

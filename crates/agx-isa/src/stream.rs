@@ -556,20 +556,11 @@ mod tests {
     use super::*;
     use crate::forms::FORMS;
 
-    fn rng(mut s: u64) -> impl FnMut() -> u64 {
-        move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
-        }
-    }
-
     /// [`Walk::skim`] ends the walk on the form called `stop`, the decoding
     /// walk on the mnemonic `stop`: the same instructions.
     #[test]
     fn stop_mnemonic_is_its_form() {
-        let mut next = rng(0x9E37_79B9_7F4A_7C15);
+        let mut next = crate::xorshift::xorshift64(0x9E37_79B9_7F4A_7C15);
         for f in FORMS.iter() {
             for _ in 0..3000 {
                 let w = ((next() as u128) | (next() as u128) << 64) & ((1u128 << 96) - 1);
@@ -588,7 +579,7 @@ mod tests {
     /// random bytes (gaps, failures, cut-off tails) in both walk kinds.
     #[test]
     fn skim_then_decode_matches_next_into() {
-        let mut next = rng(0x2545_F491_4F6C_DD1D);
+        let mut next = crate::xorshift::xorshift64(0x2545_F491_4F6C_DD1D);
         for round in 0..60 {
             let n = 64 + (next() % 4000) as usize;
             let mut code: Vec<u8> = (0..n).map(|_| next() as u8).collect();

@@ -52,20 +52,14 @@ pub struct Diagnostic {
     pub context: Vec<String>,
 }
 
+/// `: severity: ` after a location; without its leading `: ` the same
+/// marker opens a message that has no location.
 const MARKERS: [(&str, Severity); 5] = [
     (": fatal error: ", Severity::Fatal),
     (": error: ", Severity::Error),
     (": warning: ", Severity::Warning),
     (": note: ", Severity::Note),
     (": remark: ", Severity::Remark),
-];
-
-const BARE: [(&str, Severity); 5] = [
-    ("fatal error: ", Severity::Fatal),
-    ("error: ", Severity::Error),
-    ("warning: ", Severity::Warning),
-    ("note: ", Severity::Note),
-    ("remark: ", Severity::Remark),
 ];
 
 /// Parse compiler output into diagnostics. Lines that are not diagnostic headers are attached
@@ -100,8 +94,8 @@ fn is_summary(line: &str) -> bool {
 
 fn parse_header(line: &str) -> Option<Diagnostic> {
     // `severity: message` with no location at all.
-    for (prefix, severity) in BARE {
-        if let Some(message) = line.strip_prefix(prefix) {
+    for (marker, severity) in MARKERS {
+        if let Some(message) = line.strip_prefix(&marker[": ".len()..]) {
             return Some(Diagnostic {
                 file: None,
                 line: None,

@@ -1,6 +1,6 @@
 //! The compile sequence, independent of the platform: validate the request, put the source on
 //! disk, run the compiler command(s), let an [`ArchiveHarvester`] build and serialize the binary
-//! archive, read it back. All intermediate files live in one [`TempDir`] that is removed on
+//! archive, read it back. All intermediate files live in one [`crate::TempDir`] that is removed on
 //! every exit path.
 
 use std::io;
@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use crate::command::{metal_commands, BuildMode, ToolCommand};
 use crate::diagnostics::parse_diagnostics;
-use crate::source::{materialize_source, write_file};
-use crate::{CompileError, CompileRequest, CompiledArchive, MetalCompiler, Source, TempDir};
+use crate::source::{keep_archive, prepare};
+use crate::{CompileError, CompileRequest, CompiledArchive, MetalCompiler, Source};
 
 /// What a finished tool process reported.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -305,13 +305,7 @@ pub(crate) fn selection(req: &CompileRequest) -> Result<FunctionSelection, Compi
 impl<R: ToolRunner, H: ArchiveHarvester> MetalCompiler for XcrunCompiler<R, H> {
     fn compile(&self, req: &CompileRequest) -> Result<CompiledArchive, CompileError> {
         let selection = selection(req)?;
-        let tmp = match &self.temp_parent {
-            Some(parent) => TempDir::new_in(parent, TEMP_PREFIX),
-            None => TempDir::new(TEMP_PREFIX),
-        }
-        .map_err(|e| CompileError::io("cannot create a temporary directory", e))?;
-
-        let source = materialize_source(&req.source, &tmp)?;
+        let (tmp, source) = prepare(&req.source, self.temp_parent.as_deref(), TEMP_PREFIX)?;
         let text_source = matches!(req.source, Source::Text(_)).then_some(source.path.as_path());
         let metallib = tmp.join(METALLIB_NAME);
         let mut compiler_output = String::new();
@@ -342,13 +336,7 @@ impl<R: ToolRunner, H: ArchiveHarvester> MetalCompiler for XcrunCompiler<R, H> {
             )
         })?;
 
-        let kept_at = match &req.keep_archive {
-            Some(path) => {
-                write_file(path, &bytes)?;
-                Some(path.clone())
-            }
-            None => None,
-        };
+        let kept_at = keep_archive(req, &bytes)?;
         // Dropping `tmp` removes the directory; do it explicitly so the success path has no
         // leftovers even if the caller leaks the result.
         let _ = tmp.close();

@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 
 use crate::command::{air_then_metallib, compiler_flags, xcrun, ToolCommand};
 use crate::driver::{run_tool, selection, FunctionSelection, SystemRunner, ToolRunner};
-use crate::source::{materialize_source, write_file};
-use crate::{CompileError, CompileRequest, CompiledArchive, MetalCompiler, Source, TempDir};
+use crate::source::{keep_archive, prepare, write_file};
+use crate::{CompileError, CompileRequest, CompiledArchive, MetalCompiler, Source};
 
 const TEMP_PREFIX: &str = "metal-compile-tt";
 const AIR_NAME: &str = "kernel.air";
@@ -243,12 +243,7 @@ impl<R: ToolRunner> MetalCompiler for OfflineCompiler<R> {
             notes.extend(note);
             targets.push(t);
         }
-        let tmp = match &self.temp_parent {
-            Some(parent) => TempDir::new_in(parent, TEMP_PREFIX),
-            None => TempDir::new(TEMP_PREFIX),
-        }
-        .map_err(|e| CompileError::io("cannot create a temporary directory", e))?;
-        let source = materialize_source(&req.source, &tmp)?;
+        let (tmp, source) = prepare(&req.source, self.temp_parent.as_deref(), TEMP_PREFIX)?;
         let text_source = matches!(req.source, Source::Text(_)).then_some(source.path.as_path());
         write_file(
             &tmp.join(SCRIPT_NAME),
@@ -301,13 +296,7 @@ impl<R: ToolRunner> MetalCompiler for OfflineCompiler<R> {
             });
         }
         notes.extend(missing_targets(&bytes, &targets));
-        let kept_at = match &req.keep_archive {
-            Some(path) => {
-                write_file(path, &bytes)?;
-                Some(path.clone())
-            }
-            None => None,
-        };
+        let kept_at = keep_archive(req, &bytes)?;
         let _ = tmp.close();
         Ok(CompiledArchive {
             bytes,

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::{CompileError, Source, TempDir};
+use crate::{CompileError, CompileRequest, Source, TempDir};
 
 /// The `.metal` file to compile.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,6 +40,35 @@ pub fn materialize_source(
             })
         }
     }
+}
+
+/// A new temporary directory for one compile (under `parent` when given,
+/// else under `std::env::temp_dir()`) with the source in place.
+pub(crate) fn prepare(
+    source: &Source,
+    parent: Option<&Path>,
+    prefix: &str,
+) -> Result<(TempDir, MaterializedSource), CompileError> {
+    let tmp = match parent {
+        Some(parent) => TempDir::new_in(parent, prefix),
+        None => TempDir::new(prefix),
+    }
+    .map_err(|e| CompileError::io("cannot create a temporary directory", e))?;
+    let source = materialize_source(source, &tmp)?;
+    Ok((tmp, source))
+}
+
+/// Saves the archive where the request's `keep_archive` says: that path,
+/// or `None` when it asks for no copy.
+pub(crate) fn keep_archive(
+    req: &CompileRequest,
+    bytes: &[u8],
+) -> Result<Option<PathBuf>, CompileError> {
+    let Some(path) = &req.keep_archive else {
+        return Ok(None);
+    };
+    write_file(path, bytes)?;
+    Ok(Some(path.clone()))
 }
 
 pub(crate) fn write_file(path: &Path, bytes: &[u8]) -> Result<(), CompileError> {

@@ -385,14 +385,18 @@ pub struct ProfileArgs {
     pub compile: CompileFlags,
 }
 
-/// Parses `123` or `0x7b`.
-pub fn parse_u64(s: &str) -> Result<u64, String> {
+/// `s` trimmed, refused when it is negative: "-4 is negative; give `give`".
+fn not_negative<'a>(s: &'a str, give: &str) -> Result<&'a str, String> {
     let t = s.trim();
     if t.starts_with('-') {
-        return Err(format!(
-            "{t} is negative; give 0 or more (decimal or 0x-prefixed hex)"
-        ));
+        return Err(format!("{t} is negative; give {give}"));
     }
+    Ok(t)
+}
+
+/// Parses `123` or `0x7b`.
+pub fn parse_u64(s: &str) -> Result<u64, String> {
+    let t = not_negative(s, "0 or more (decimal or 0x-prefixed hex)")?;
     let r = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
         u64::from_str_radix(h, 16)
     } else {
@@ -403,25 +407,15 @@ pub fn parse_u64(s: &str) -> Result<u64, String> {
 
 /// Parses a count of loop iterations (`--trip-count`): 1 or more.
 pub fn parse_count(s: &str) -> Result<u32, String> {
-    let t = s.trim();
-    if t.starts_with('-') {
-        return Err(format!(
-            "{t} is negative; give the iterations assumed per loop, 1 or more"
-        ));
-    }
-    t.parse::<u32>()
+    not_negative(s, "the iterations assumed per loop, 1 or more")?
+        .parse::<u32>()
         .map_err(|_| format!("'{s}' is not a whole number of iterations (1 to 4294967295)"))
 }
 
 /// Parses `--jobs`: a whole number of threads (0 is refused by the run).
 pub fn parse_jobs(s: &str) -> Result<usize, String> {
-    let t = s.trim();
-    if t.starts_with('-') {
-        return Err(format!(
-            "{t} is negative; give a number of threads, 1 or more"
-        ));
-    }
-    t.parse::<usize>()
+    not_negative(s, "a number of threads, 1 or more")?
+        .parse::<usize>()
         .map_err(|_| format!("'{s}' is not a whole number of threads"))
 }
 

@@ -1659,7 +1659,7 @@ pub fn push_cy(out: &mut String, x: f64) {
     use std::fmt::Write;
     let x = r2(x);
     if (x - x.round()).abs() < 0.005 {
-        push_int(out, x.round() as i64);
+        agx_isa::format::write_int(out, x.round() as i64);
     } else if x.is_finite() && x.abs() < 1e12 {
         // `{x:.2}` of a figure already rounded to hundredths: the hundredths
         // `k` are exact (x is within an ulp of k/100, far below 0.005 at
@@ -1670,33 +1670,13 @@ pub fn push_cy(out: &mut String, x: f64) {
             out.push('-');
         }
         let a = k.unsigned_abs();
-        push_int(out, (a / 100) as i64);
+        agx_isa::format::write_int(out, (a / 100) as i64);
         out.push('.');
         out.push(char::from(b'0' + (a / 10 % 10) as u8));
         out.push(char::from(b'0' + (a % 10) as u8));
     } else {
         let _ = write!(out, "{x:.2}");
     }
-}
-
-/// `{}` of an integer, appended (no formatter).
-fn push_int(out: &mut String, v: i64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    let mut a = v.unsigned_abs();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (a % 10) as u8;
-        a /= 10;
-        if a == 0 {
-            break;
-        }
-    }
-    if v < 0 {
-        out.push('-');
-    }
-    // (ASCII digits)
-    out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or_default());
 }
 
 /// Models one straight-line body as a loop body (every instruction once per

@@ -144,29 +144,25 @@ fn ic_dispatch_bound_imul_with_three_fmul() {
     assert_eq!(t.loops[0].bound.components["ic"], 16.0);
 }
 
+/// The IC pipe of a loop: integer/transcendental pairs cost the switch
+/// cycles (2 exp2 + 2 imadd: 2 pairs), and a transcendental of another kind
+/// than the most frequent one saves IC_OVERLAP_CYCLES (rsqrt 8 + rcp 6).
 #[test]
-fn ic_integer_transcendental_pairs_cost_the_switch_cycles() {
-    // 2 exp2 + 2 imadd: 2 pairs on the IC pipe
-    let text = "loop:\nexp2 r6, r2\nexp2 r7, r2\nimadd r8, r2, r3, r4\nimadd r9, r2, r3, r4\njmp_exec_any loop\nstop\n";
-    let (_, _, t) = model(text);
-    let ic = t.loops[0].bound.components["ic"];
-    assert!(
-        (ic - (16.0 + 2.0 * timing::IC_SWITCH_CYCLES)).abs() < 1e-9,
-        "{ic}"
-    );
-}
-
-#[test]
-fn ic_transcendentals_of_two_kinds_overlap() {
-    // rsqrt (8) + rcp (6): one transcendental of another kind than the most
-    // frequent one saves IC_OVERLAP_CYCLES
-    let text = "loop:\nrsqrt r6, r2\nrcp r7, r2\njmp_exec_any loop\nstop\n";
-    let (_, _, t) = model(text);
-    let ic = t.loops[0].bound.components["ic"];
-    assert!(
-        (ic - (14.0 - timing::IC_OVERLAP_CYCLES)).abs() < 1e-9,
-        "{ic}"
-    );
+fn ic_pipe_switch_and_overlap_cycles() {
+    for (body, want) in [
+        (
+            "exp2 r6, r2\nexp2 r7, r2\nimadd r8, r2, r3, r4\nimadd r9, r2, r3, r4\n",
+            16.0 + 2.0 * timing::IC_SWITCH_CYCLES,
+        ),
+        (
+            "rsqrt r6, r2\nrcp r7, r2\n",
+            14.0 - timing::IC_OVERLAP_CYCLES,
+        ),
+    ] {
+        let (_, _, t) = model(&format!("loop:\n{body}jmp_exec_any loop\nstop\n"));
+        let ic = t.loops[0].bound.components["ic"];
+        assert!((ic - want).abs() < 1e-9, "{body}: {ic}");
+    }
 }
 
 #[test]

@@ -189,14 +189,12 @@ fn every_target_of_random_bytes_between_real_code() {
     // random bytes (unknown encodings, random branches, stray `stop`s and
     // zero runs) between copies of real code: the walks fall out of step
     // and back into it everywhere
-    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = crate::xorshift::xorshift64(0x2545_f491_4f6c_dd1d);
     let mut buf = Vec::new();
     let real = read("testdata/mesa/cf_bubble_sort8/cf_bubble_sort8.bin");
     for round in 0..6u32 {
         for _ in 0..700 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = next();
             buf.push(if x.is_multiple_of(11) {
                 0
             } else {

@@ -1,7 +1,8 @@
 //! Throughput / latency views of the loop model on built kernels.
 
 use agx_analysis::timing::build::{r, u, Builder};
-use agx_analysis::timing::{analyze_kernel, body_timing, g13, ModelParams, Unit};
+use agx_analysis::timing::{analyze_kernel, body_timing, g13, ModelParams, RegionTiming, Unit};
+use agx_isa::Reg;
 
 use crate::shared_data;
 
@@ -20,13 +21,18 @@ fn sixty_four_independent_fadd32_cost_64() {
     assert_eq!(t.pipes.raw_penalty, 0.0);
 }
 
-#[test]
-fn back_to_back_dependency_adds_raw_penalty() {
+/// Eight `op r3, r3, src`, each reading the one before, as a loop body.
+fn chain_of_eight(op: &str, src: Reg) -> RegionTiming {
     let mut b = Builder::new();
     for _ in 0..8 {
-        b.op("fmul32", &[r(3)], &[r(3), r(4)]);
+        b.op(op, &[r(3)], &[r(3), src]);
     }
-    let t = body_timing(&b.finish(), &params());
+    body_timing(&b.finish(), &params())
+}
+
+#[test]
+fn back_to_back_dependency_adds_raw_penalty() {
+    let t = chain_of_eight("fmul32", r(4));
     // 8 dependent FMUL32: 8 * 1.84 (metal-benchmarks ALU Bottlenecks).
     assert!((t.cycles_per_iteration - 8.0 * 1.84).abs() < 1e-6, "{t:?}");
     // One dependency-chain figure: the bound component (the in-order pass
@@ -37,11 +43,7 @@ fn back_to_back_dependency_adds_raw_penalty() {
 
 #[test]
 fn single_register_fetch_has_no_raw_penalty() {
-    let mut b = Builder::new();
-    for _ in 0..8 {
-        b.op("fmadd32", &[r(3)], &[r(3), r(3)]);
-    }
-    let t = body_timing(&b.finish(), &params());
+    let t = chain_of_eight("fmadd32", r(3));
     assert_eq!(t.pipes.raw_penalty, 0.0);
 }
 

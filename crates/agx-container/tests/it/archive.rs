@@ -2,8 +2,8 @@ use crate::common;
 
 use agx_container::testutil::*;
 use agx_container::{
-    read, read_with, trim_trap_padding, ContainerError, Input, Part, ReadOptions, SliceKind, Stage,
-    CPU_TYPE_AIR64, CPU_TYPE_AMDGPU, CPU_TYPE_APPLEGPU,
+    read, read_with, trim_trap_padding, Archive, ContainerError, Input, Part, ReadOptions,
+    SliceKind, Stage, CPU_TYPE_AIR64, CPU_TYPE_AMDGPU, CPU_TYPE_APPLEGPU,
 };
 use common::*;
 
@@ -186,11 +186,7 @@ fn thin_nested_image_alone_is_read_as_compute() {
     let a = archive(&code_image(&text, Some(&sym_refs(&syms))));
     assert_eq!(a.functions.len(), 2);
     assert_eq!(a.functions[0].stage, Stage::Compute);
-    assert!(
-        a.warnings.iter().any(|w| w.contains("no __compute")),
-        "{:?}",
-        a.warnings
-    );
+    assert_warns(&a, "no __compute");
 }
 
 #[test]
@@ -210,11 +206,7 @@ fn image_without_symtab_is_one_main() {
         "trailing traps after the main's stop trimmed"
     );
     assert!(!a.images[0].has_symbols);
-    assert!(
-        a.warnings.iter().any(|w| w.contains("no LC_SYMTAB")),
-        "{:?}",
-        a.warnings
-    );
+    assert_warns(&a, "no LC_SYMTAB");
     assert_eq!(a.select(None).unwrap(), f);
 }
 
@@ -398,23 +390,25 @@ fn malformed_inputs_name_offset_and_expectation() {
         "{s}"
     );
 
-    // Fat header with more records than fit.
-    let mut bad = good.clone();
-    bad[4..8].copy_from_slice(&1000u32.to_be_bytes());
-    let s = read(&bad).unwrap_err().to_string();
-    assert!(
-        s.starts_with("archive: at offset 0x4: the fat header lists 1000 slices"),
-        "{s}"
-    );
-
-    // Slice past the end of the file.
-    let mut bad = good.clone();
-    bad[20..24].copy_from_slice(&0x10_0000u32.to_be_bytes());
-    let s = read(&bad).unwrap_err().to_string();
-    assert!(
-        s.starts_with("archive: at offset 0x8: fat record 0 (APPLEGPU) places its slice"),
-        "{s}"
-    );
+    // A fat header with more records than fit; a slice past the end of the
+    // file (big-endian fields of the fat header and of its first record).
+    for (field, value, prefix) in [
+        (
+            4..8,
+            1000u32,
+            "archive: at offset 0x4: the fat header lists 1000 slices",
+        ),
+        (
+            20..24,
+            0x10_0000,
+            "archive: at offset 0x8: fat record 0 (APPLEGPU) places its slice",
+        ),
+    ] {
+        let mut bad = good.clone();
+        bad[field].copy_from_slice(&value.to_be_bytes());
+        let s = read(&bad).unwrap_err().to_string();
+        assert!(s.starts_with(prefix), "{s}");
+    }
 
     // Truncated file: every error is one line.
     for n in [9, 30, 60, 200, good.len() - 1] {
@@ -482,11 +476,7 @@ fn aliases_ltmp_and_out_of_range_symbols() {
             ("_agc.main", 0x180, 0x50)
         ]
     );
-    assert!(
-        a.warnings.iter().any(|w| w.contains("_far")),
-        "{:?}",
-        a.warnings
-    );
+    assert_warns(&a, "_far");
 }
 
 #[test]
@@ -533,5 +523,15 @@ fn nested_image_errors_name_absolute_offsets() {
     assert!(
         offset as usize > nested && (offset as usize) < good.len(),
         "{offset:#x}"
+    );
+}
+
+/// Asserts that one of the archive's warnings contains `needle` (all shown
+/// when none does).
+fn assert_warns(a: &Archive, needle: &str) {
+    assert!(
+        a.warnings.iter().any(|w| w.contains(needle)),
+        "{needle}: {:?}",
+        a.warnings
     );
 }

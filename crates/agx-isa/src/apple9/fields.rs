@@ -113,6 +113,18 @@ pub fn reg(kind: Kind, n: u32) -> R<Op> {
     Ok(Op::reg(reg_name(kind, n)?))
 }
 
+/// A 16-bit register (`v` counts halves) or, when `wide`, the 32-bit one
+/// at that half (`v >> 1`), of the uniform or the general register file.
+fn reg16_or_32(uniform: bool, wide: bool, v: u32) -> R<Op> {
+    let kind = match (uniform, wide) {
+        (false, false) => Kind::R16,
+        (false, true) => Kind::R32,
+        (true, false) => Kind::U16,
+        (true, true) => Kind::U32,
+    };
+    reg(kind, if wide { v >> 1 } else { v })
+}
+
 /// The reference's `register_from_fields`.
 pub fn from_fields(
     value: u32,
@@ -226,29 +238,23 @@ pub fn layout(which: char, bit: u32) -> VSrc {
 pub fn layout_l(which: char, bit: u32, l: Option<u32>) -> VSrc {
     let c = bit + 6;
     match which {
-        'A' => {
-            let l = l.unwrap_or(51);
+        'A' | 'B' => {
+            // (default low bit, discard bit, `u` after the low bit); `h`
+            // follows `u`
+            let (l0, d, u) = if which == 'A' {
+                (51, 19, 4)
+            } else {
+                (52, 20, 5)
+            };
+            let l = l.unwrap_or(l0);
             VSrc {
                 bit,
                 c,
                 s: Some(bit - 1),
-                d: 19,
+                d,
                 l: Some(l),
-                u: Some(l + 4),
-                h: Some(l + 5),
-                ..VSrc::default()
-            }
-        }
-        'B' => {
-            let l = l.unwrap_or(52);
-            VSrc {
-                bit,
-                c,
-                s: Some(bit - 1),
-                d: 20,
-                l: Some(l),
-                u: Some(l + 5),
-                h: Some(l + 6),
+                u: Some(l + u),
+                h: Some(l + u + 1),
                 ..VSrc::default()
             }
         }
@@ -305,18 +311,10 @@ pub fn vsrc(c: &mut Ctx, o: &VSrc, size: Size, int: bool, u_default: u32) -> R<O
                 imm(float_imm(value))
             });
         }
-        r = if size_bit != 0 {
-            reg(Kind::U32, value >> 1)?
-        } else {
-            reg(Kind::U16, value)?
-        };
+        r = reg16_or_32(true, size_bit != 0, value)?;
     } else {
         value |= high << 7;
-        r = if size_bit != 0 {
-            reg(Kind::R32, value >> 1)?
-        } else {
-            reg(Kind::R16, value)?
-        };
+        r = reg16_or_32(false, size_bit != 0, value)?;
         if cache != 0 {
             r.flags.push("cache");
         }
@@ -388,16 +386,9 @@ pub fn vdst(c: &mut Ctx, o: &VDst) -> R<Op> {
     let high = c.opt(o.z, 0);
     let bf = c.opt(o.b, 0);
     let mut r = if uniform != 0 {
-        let v = value | (high << 8);
-        if size_bit != 0 {
-            reg(Kind::U32, v >> 1)?
-        } else {
-            reg(Kind::U16, v)?
-        }
-    } else if size_bit != 0 {
-        reg(Kind::R32, value >> 1)?
+        reg16_or_32(true, size_bit != 0, value | (high << 8))?
     } else {
-        reg(Kind::R16, value)?
+        reg16_or_32(false, size_bit != 0, value)?
     };
     if bf != 0 {
         r.flags.push("bfloat");

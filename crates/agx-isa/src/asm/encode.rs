@@ -232,12 +232,7 @@ fn group_op_text(form: &'static Form, op: &'static OperandDesc, word: u128, pc: 
     };
     let out = if op.kind == OpKind::EnumDesc {
         let v = ctx.op(op, 0);
-        let s = match group_of(form) {
-            Group::Alu => crate::group_alu::enum_value(&ctx, op, v),
-            Group::Ctrl => crate::group_ctrl::enum_value(&ctx, op, v),
-            Group::Mem => crate::group_mem::enum_value(&ctx, op, v),
-        };
-        match s {
+        match crate::operands::group_enum(&ctx, op, v) {
             Some(s) => crate::operands::kw(s),
             None => crate::operands::imm(v as i64),
         }

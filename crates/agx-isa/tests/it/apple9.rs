@@ -307,13 +307,7 @@ fn check_stream(bin: &Path, expected: &Path, cryptic: bool, t: &mut StreamTally,
 fn run_streams(dir: &Path) -> StreamTally {
     let mut t = StreamTally::default();
     let mut show = show_limit();
-    let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "bin" || x == "a9bin"))
-        .collect();
-    names.sort();
-    for bin in names {
+    for bin in shared_data::files_with_exts(dir, &["bin", "a9bin"]) {
         let stem = bin.file_stem().unwrap().to_str().unwrap().to_string();
         let plain = bin.with_file_name(format!("{stem}.expected.txt"));
         check_stream(&bin, &plain, false, &mut t, &mut show);

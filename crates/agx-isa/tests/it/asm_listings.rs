@@ -91,16 +91,7 @@ fn mesa_cases(dir: &Path, out: &mut Vec<Case>) {
 
 /// Corpus streams: `NAME.expected.txt` / `.expected.cryptic.txt` vs `NAME.bin`.
 fn stream_cases(dir: &Path, out: &mut Vec<Case>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut bins: Vec<PathBuf> = rd
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "bin"))
-        .collect();
-    bins.sort();
-    for b in bins {
+    for b in shared_data::files_with_ext(dir, "bin") {
         let code = std::fs::read(&b).unwrap();
         for (suffix, syntax) in [
             ("expected.txt", Syntax::Default),

@@ -1,6 +1,8 @@
 //! All integration tests of this crate in one test binary (one link instead of
 //! one per file: issue 29). Each file is a module; `common` holds their helpers.
 
+#[path = "../../../../testdata/native_signature.rs"]
+mod native_signature;
 #[path = "../../../../testdata/shared_data.rs"]
 mod shared_data;
 #[path = "../../../../testdata/xorshift.rs"]

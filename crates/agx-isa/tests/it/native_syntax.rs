@@ -4,55 +4,13 @@
 
 use agx_isa::asm::{assemble_at, assemble_program};
 use agx_isa::forms::FORMS;
-use agx_isa::native::native_instruction;
 use agx_isa::stream::walk_native;
 use agx_isa::{decode, disassemble_listing, format_asm, Instruction, Syntax};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::native_signature::signature;
 use crate::shared_data;
-
-/// Everything about an instruction that later stages read: the form and
-/// operands native syntax prints (role, register file, width, count, hints),
-/// implicit operands, and what the analysis takes from the first-match
-/// decode: its operands (defs/uses), stack adjust, flow, exec-mask effect,
-/// memory space, category and the scoreboard fields (`g` of loads, `i` of
-/// `wait`). `raised` only with `with_raised`.
-fn signature(i: &Instruction, with_raised: bool) -> String {
-    let n = native_instruction(i);
-    let shown = n.as_ref().unwrap_or(i);
-    let field = |name: &str| {
-        let f = &FORMS[i.form as usize];
-        f.fields.iter().find(|x| x.name == name).map(|x| {
-            x.parts.iter().fold(0u64, |v, &(start, width, shift)| {
-                v | ((((i.raw() >> start) & ((1u128 << width) - 1)) as u64) << shift)
-            })
-        })
-    };
-    format!(
-        "{} {} {:?} {:?} | {} {:?} {:?} adj={:?} flow={:?} exec={:?}/{:?} mem={:?} cat={:?} g={:?} i={:?}{}",
-        shown.form,
-        shown.mnemonic(),
-        shown.operands,
-        shown.implicit,
-        i.form,
-        i.operands,
-        i.implicit,
-        i.stack_adjust(),
-        i.flow(),
-        i.exec_op(),
-        i.exec_count(),
-        i.mem_space(),
-        i.category(),
-        field("g"),
-        field("i"),
-        if with_raised {
-            format!(" raised={}", i.raised)
-        } else {
-            String::new()
-        }
-    )
-}
 
 fn strict_raised() -> bool {
     std::env::var("SURVEY_RAISED").is_ok()
@@ -471,13 +429,7 @@ fn unknown_lines_that_contradict_themselves_are_refused() {
 #[test]
 fn native_round_trip_keeps_random_unknown_encodings() {
     use agx_isa::decode::{match_form, read_word, unknown_encoding};
-    let mut s = 0x9E37_79B9_7F4A_7C15_u64;
-    let mut next = move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        s
-    };
+    let mut next = crate::xorshift::xorshift64(0x9E37_79B9_7F4A_7C15);
     let (mut known, mut halves) = (0, 0);
     for _ in 0..200 {
         let mut code = Vec::new();
@@ -487,7 +439,7 @@ fn native_round_trip_keeps_random_unknown_encodings() {
             for b in w.iter_mut() {
                 *b = (next() >> 24) as u8;
             }
-            if next() % 4 == 0 {
+            if next().is_multiple_of(4) {
                 // a first byte no form has: length unknown, 2 bytes
                 w[0] = 0x01;
             }
@@ -532,17 +484,10 @@ fn native_round_trip_keeps_random_unknown_encodings() {
 /// instructions): the native listing is a fixpoint of assemble → disassemble.
 #[test]
 fn native_round_trip_is_a_fixpoint_on_random_bytes() {
-    let mut s = 0x9E37_79B9_7F4A_7C15_u64;
+    let mut next = crate::xorshift::xorshift64(0x9E37_79B9_7F4A_7C15);
     let mut unknown = 0;
     for _ in 0..300 {
-        let mut code: Vec<u8> = (0..96)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                (s >> 24) as u8
-            })
-            .collect();
+        let mut code: Vec<u8> = (0..96).map(|_| (next() >> 24) as u8).collect();
         // zeros after: no encoding is cut off by the end of the buffer (its
         // listing line would show only part of it)
         code.extend([0; 12]);

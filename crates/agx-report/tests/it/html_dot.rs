@@ -194,13 +194,7 @@ fn large_branchy_kernel_lays_out_without_overlaps() {
 /// with random bytes, from a fixed-seed generator.
 #[test]
 fn random_code_renders_without_panics() {
-    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut next = crate::xorshift::xorshift64(0x9e37_79b9_7f4a_7c15);
     let base = std::fs::read(repo().join("testdata/mesa/cf_mandelbrot/cf_mandelbrot.bin")).unwrap();
     let mut irreducible = 0;
     for round in 0..300 {

@@ -5,6 +5,8 @@
 mod graphviz;
 #[path = "../../../../testdata/shared_data.rs"]
 mod shared_data;
+#[path = "../../../../testdata/xorshift.rs"]
+mod xorshift;
 
 mod common;
 mod html_dot;

@@ -6,8 +6,8 @@
 //! rewrites them.
 
 use crate::common::{profile, repo};
+use crate::shared_data;
 use agx_report::{json, text, Options, Profile};
-use std::path::PathBuf;
 
 fn settings() -> insta::Settings {
     let mut s = insta::Settings::clone_current();
@@ -35,13 +35,7 @@ fn mesa_kernel_reports() {
 #[test]
 fn apple_kernel_reports() {
     let dir = repo().join("testdata/real/marysaka_applegpu_stack_tests");
-    let mut bins: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().and_then(|x| x.to_str()) == Some("bin"))
-        .collect();
-    bins.sort();
+    let bins = shared_data::files_with_ext(&dir, "bin");
     assert!(bins.len() >= 5);
     let s = settings();
     for b in bins {

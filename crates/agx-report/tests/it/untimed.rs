@@ -210,16 +210,6 @@ fn waits_carried_in_bits() {
     }
 }
 
-fn streams(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "bin" || x == "a9bin"))
-        .collect();
-    v.sort();
-    v
-}
-
 /// Every Apple9 stream of testdata (and the shared corpus's tk-streams
 /// when present) and every single-instruction case profiles without a
 /// panic, with a schema-valid document and the record's invariants.
@@ -230,7 +220,7 @@ fn every_stream_and_case_profiles() {
     dirs.extend(shared_data::shared("corpus/apple9/tk-streams"));
     let mut n = 0;
     for dir in &dirs {
-        for p in streams(dir) {
+        for p in shared_data::files_with_exts(dir, &["bin", "a9bin"]) {
             let bytes = std::fs::read(&p).unwrap();
             let name = p.display().to_string();
             let r = record(&name, &bytes, 0);

@@ -400,46 +400,34 @@ fn xcrun_missing_is_tool_not_found() {
     assert!(sb.leftovers().is_empty());
 }
 
+/// `metal` missing from the toolchain, as xcrun says it and as Xcode 26
+/// without the Metal Toolchain component says it: `ToolNotFound`, one line
+/// naming the component to install.
 #[test]
 fn metal_missing_from_toolchain_is_tool_not_found() {
-    let sb = Sandbox::new();
-    let err = compile_error(
-        &sb,
-        Behaviour::Fail {
-            stderr:
-                "xcrun: error: unable to find utility \"metal\", not a developer tool or in PATH\n"
-                    .into(),
-            code: 72,
-        },
-        HarvestBehaviour::Ok,
-    );
-    let text = err.to_string();
-    assert!(matches!(err, CompileError::ToolNotFound { .. }), "{text}");
-    assert!(text.contains("unable to find utility \"metal\""));
-    assert!(text.contains("MetalToolchain"));
-    assert_eq!(text.lines().count(), 1);
-    assert!(sb.leftovers().is_empty());
-}
-
-#[test]
-fn xcode_26_without_metal_toolchain_is_tool_not_found() {
-    let sb = Sandbox::new();
-    let c = compiler(
-        &sb,
-        Behaviour::Fail {
-            stderr: "error: error: cannot execute tool 'metal' due to missing Metal Toolchain; \
-                     use: xcodebuild -downloadComponent MetalToolchain\n"
-                .into(),
-            code: 1,
-        },
-        HarvestBehaviour::Ok,
-    );
-    let err = c.compile(&file_request(&sb)).unwrap_err();
-    assert!(matches!(err, CompileError::ToolNotFound { .. }), "{err}");
-    assert!(err
-        .to_string()
-        .contains("xcodebuild -downloadComponent MetalToolchain"));
-    assert!(sb.leftovers().is_empty());
+    for (stderr, code, says) in [
+        (
+            "xcrun: error: unable to find utility \"metal\", not a developer tool or in PATH\n",
+            72,
+            "unable to find utility \"metal\"",
+        ),
+        (
+            "error: error: cannot execute tool 'metal' due to missing Metal Toolchain; \
+             use: xcodebuild -downloadComponent MetalToolchain\n",
+            1,
+            "xcodebuild -downloadComponent MetalToolchain",
+        ),
+    ] {
+        let sb = Sandbox::new();
+        let stderr = stderr.into();
+        let err = compile_error(&sb, Behaviour::Fail { stderr, code }, HarvestBehaviour::Ok);
+        let text = err.to_string();
+        assert!(matches!(err, CompileError::ToolNotFound { .. }), "{text}");
+        assert!(text.contains(says), "{text}");
+        assert!(text.contains("MetalToolchain"), "{text}");
+        assert_eq!(text.lines().count(), 1, "{text}");
+        assert!(sb.leftovers().is_empty());
+    }
 }
 
 #[test]

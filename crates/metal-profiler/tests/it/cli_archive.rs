@@ -65,9 +65,7 @@ fn rebase(listing: &str, base: i64) -> String {
 #[test]
 fn list_shows_every_function() {
     let (_t, p) = write_tmp("simple_call.archive", &simple_call_archive());
-    let o = run(&[p.to_str().unwrap(), "--list"]);
-    assert!(o.status.success(), "{}", err(&o));
-    let text = out(&o);
+    let text = ok_out(&[p.to_str().unwrap(), "--list"]);
     let lines: Vec<&str> = text.lines().collect();
     // the slice table first (see cli_targets.rs), then the functions
     assert!(lines[0].starts_with("slice"), "{text}");
@@ -120,9 +118,7 @@ fn helper_disassembles_like_applegpu() {
 #[test]
 fn report_resolves_call_targets_to_the_helper() {
     let (_t, p) = write_tmp("sc3.archive", &simple_call_archive());
-    let o = run(&[p.to_str().unwrap(), "-f", "simple_call"]);
-    assert!(o.status.success(), "{}", err(&o));
-    let text = out(&o);
+    let text = ok_out(&[p.to_str().unwrap(), "-f", "simple_call"]);
     let call = text
         .lines()
         // (the disassembly's line, not the headline's "inside it: call at")
@@ -164,11 +160,7 @@ fn prolog_is_its_own_part() {
     let o = run(&[p.to_str().unwrap()]);
     assert_prints(&o, "prolog:");
     let o = run(&[p.to_str().unwrap(), "--part", "all", "--disasm-only"]);
-    assert!(
-        out(&o).contains("_texread_agc.main.constant_program"),
-        "{}",
-        out(&o)
-    );
+    assert_prints(&o, "_texread_agc.main.constant_program");
 }
 
 #[test]

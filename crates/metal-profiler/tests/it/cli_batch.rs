@@ -90,9 +90,7 @@ fn corpus(dir: &Path) {
 fn batch_profiles_every_kernel_and_sorts_by_cycles() {
     let t = tmp("all");
     corpus(&t.0);
-    let o = run(&["batch", s(&t.0), "--jobs", "2"]);
-    assert!(o.status.success(), "{}", err(&o));
-    let text = out(&o);
+    let text = ok_out(&["batch", s(&t.0), "--jobs", "2"]);
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[0].starts_with("kernel"), "{text}");
     for col in [
@@ -146,9 +144,7 @@ fn batch_profiles_every_kernel_and_sorts_by_cycles() {
 fn batch_html_is_one_page_with_every_kernel_and_an_index() {
     let t = tmp("html");
     corpus(&t.0);
-    let o = run(&["batch", s(&t.0), "--format", "html", "--jobs", "2"]);
-    assert!(o.status.success(), "{}", err(&o));
-    let page = out(&o);
+    let page = ok_out(&["batch", s(&t.0), "--format", "html", "--jobs", "2"]);
     assert!(page.starts_with("<!DOCTYPE html>") && page.trim_end().ends_with("</html>"));
     assert_eq!(page.matches("<!DOCTYPE html>").count(), 1, "one page");
     assert!(

@@ -14,15 +14,8 @@ fn matmul() -> Vec<u8> {
 
 /// A deterministic stream of bytes (xorshift).
 fn noise(n: usize) -> Vec<u8> {
-    let mut s = 0x2545_F491_4F6C_DD1Du64;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s as u8
-        })
-        .collect()
+    let mut next = crate::xorshift::xorshift64(0x2545_F491_4F6C_DD1D);
+    (0..n).map(|_| next() as u8).collect()
 }
 
 #[test]

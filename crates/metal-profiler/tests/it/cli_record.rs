@@ -69,14 +69,7 @@ fn every_kernel() -> Vec<Vec<String>> {
         .iter()
         .map(|b| vec!["--binary".to_string(), b.display().to_string()])
         .collect();
-    let mut ex: Vec<PathBuf> = std::fs::read_dir(repo().join("examples"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "archive"))
-        .collect();
-    ex.sort();
-    for a in ex {
+    for a in shared_data::files_with_ext(&repo().join("examples"), "archive") {
         runs.push(vec![a.display().to_string(), "--all".to_string()]);
     }
     runs

@@ -28,9 +28,7 @@ pub fn multi_slice_archive() -> Vec<u8> {
 #[test]
 fn list_shows_every_slice_and_the_chosen_one() {
     let (_t, p) = write_tmp("multi.archive", &multi_slice_archive());
-    let o = run(&[p.to_str().unwrap(), "--list"]);
-    assert!(o.status.success(), "{}", err(&o));
-    let text = out(&o);
+    let text = ok_out(&[p.to_str().unwrap(), "--list"]);
     let slices: Vec<&str> = text.lines().take(6).collect();
     assert_eq!(
         slices,
@@ -49,9 +47,7 @@ fn list_shows_every_slice_and_the_chosen_one() {
     assert_eq!(funcs.len(), 2, "{text}");
     assert!(funcs.iter().all(|l| l.ends_with("G14G (M2)")), "{text}");
 
-    let o = run(&[p.to_str().unwrap(), "--list", "--gpu", "G13G"]);
-    assert!(o.status.success(), "{}", err(&o));
-    let text = out(&o);
+    let text = ok_out(&[p.to_str().unwrap(), "--list", "--gpu", "G13G"]);
     assert!(
         text.contains("1     APPLEGPU  G13G (M1)                yes       *"),
         "{text}"

@@ -49,29 +49,29 @@ fn profiler(args: &[&str]) -> Output {
     o
 }
 
+/// The flags every headless run takes (shared with the Python notebook
+/// test).
+fn headless_flags() -> Vec<String> {
+    std::fs::read_to_string(repo().join("testdata/chromium-headless.flags"))
+        .expect("testdata/chromium-headless.flags")
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(str::to_string)
+        .collect()
+}
+
 /// Runs headless Chromium on `page` with `extra` arguments; kills it after
 /// two minutes.
 fn run_chromium(bin: &Path, dir: &Path, page: &Path, extra: &[String]) -> Output {
     let profile = dir.join(format!("profile-{}", extra.len()));
     let mut cmd = Command::new(bin);
-    cmd.args([
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--hide-scrollbars",
-        "--disable-dev-shm-usage",
-    ])
-    .arg(format!("--user-data-dir={}", profile.display()))
-    .args(extra)
-    .arg(format!("file://{}", page.display()))
-    .stdin(Stdio::null())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
+    cmd.args(headless_flags())
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(extra)
+        .arg(format!("file://{}", page.display()))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("start chromium");
     let start = Instant::now();
     // stdout/stderr are read after exit; a page this size fits the pipes

@@ -6,6 +6,8 @@ mod common;
 mod graphviz;
 #[path = "../../../../testdata/shared_data.rs"]
 mod shared_data;
+#[path = "../../../../testdata/xorshift.rs"]
+mod xorshift;
 
 mod access_labels;
 mod advice_facts;

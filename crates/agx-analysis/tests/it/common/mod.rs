@@ -74,8 +74,9 @@ impl Prog {
         Prog::default()
     }
 
-    fn push(&mut self, form: u8, mnemonic: &'static str, len: u8, ops: &[Operand], target: Tgt) {
-        self.push_raw(form, mnemonic, len, ops, &[], target, 0);
+    /// An instruction of the form named `mnemonic`.
+    fn push(&mut self, mnemonic: &'static str, len: u8, ops: &[Operand], target: Tgt) {
+        self.push_raw(form_by_name(mnemonic), mnemonic, len, ops, &[], target, 0);
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -143,7 +144,7 @@ impl Prog {
     pub fn alu(&mut self, defs: &[Reg], uses: &[Reg]) {
         let mut ops: Vec<Operand> = defs.iter().map(|&d| Operand::reg(d, Role::Def)).collect();
         ops.extend(uses.iter().map(|&s| Operand::reg(s, Role::Use)));
-        self.push(form_by_name("iadd"), "iadd", 8, &ops, Tgt::None);
+        self.push("iadd", 8, &ops, Tgt::None);
     }
 
     pub fn alu_u(&mut self, defs: &[Reg], uses: &[Reg]) {
@@ -152,7 +153,6 @@ impl Prog {
 
     pub fn mov_imm(&mut self, d: Reg, v: i64) {
         self.push(
-            form_by_name("mov_imm"),
             "mov_imm",
             4,
             &[
@@ -165,23 +165,11 @@ impl Prog {
 
     pub fn store(&mut self, uses: &[Reg]) {
         let ops: Vec<Operand> = uses.iter().map(|&s| Operand::reg(s, Role::Use)).collect();
-        self.push(
-            form_by_name("device_store"),
-            "device_store",
-            8,
-            &ops,
-            Tgt::None,
-        );
+        self.push("device_store", 8, &ops, Tgt::None);
     }
 
     fn branch(&mut self, name: &'static str, t: Tgt) {
-        self.push(
-            form_by_name(name),
-            name,
-            6,
-            &[Operand::new(OperandKind::target(0))],
-            t,
-        );
+        self.push(name, 6, &[Operand::new(OperandKind::target(0))], t);
     }
 
     pub fn jmp_any(&mut self, label: &str) {
@@ -214,19 +202,13 @@ impl Prog {
     }
 
     pub fn ret(&mut self) {
-        self.push(
-            form_by_name("ret"),
-            "ret",
-            2,
-            &[Operand::reg(r(1), Role::Use)],
-            Tgt::None,
-        );
+        self.push("ret", 2, &[Operand::reg(r(1), Role::Use)], Tgt::None);
     }
     pub fn stop(&mut self) {
-        self.push(form_by_name("stop"), "stop", 2, &[], Tgt::None);
+        self.push("stop", 2, &[], Tgt::None);
     }
     pub fn trap(&mut self) {
-        self.push(form_by_name("trap"), "trap", 2, &[], Tgt::None);
+        self.push("trap", 2, &[], Tgt::None);
     }
 
     /// `if_icmp`/`else_icmp`/`while_icmp`-like exec op: r0l (use+def),
@@ -235,20 +217,11 @@ impl Prog {
         let mut ops = vec![Operand::reg(R0L, Role::UseDef)];
         ops.extend(uses.iter().map(|&s| Operand::reg(s, Role::Use)));
         ops.push(Operand::new(OperandKind::imm(n)));
-        self.push(form_by_name(name), name, 6, &ops, Tgt::None);
+        self.push(name, 6, &ops, Tgt::None);
     }
 
     pub fn pop(&mut self, n: i64) {
-        self.push(
-            form_by_name("pop_exec"),
-            "pop_exec",
-            6,
-            &[
-                Operand::reg(R0L, Role::UseDef),
-                Operand::new(OperandKind::imm(n)),
-            ],
-            Tgt::None,
-        );
+        self.exec("pop_exec", n, &[]);
     }
 
     /// The stack-adjust encoding (applegpu `TODO.stack_adjust`, printed as
