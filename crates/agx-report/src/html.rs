@@ -3,8 +3,11 @@
 //! table, an occupancy gauge, per-pipe bars, the bound and the cost
 //! breakdown, the control-flow graph (see [`crate::layout`]), the
 //! suggestions and the annotated disassembly. Several kernels share one
-//! page with an index. Like the other views it prints what the
-//! [`Profile`] holds and computes nothing itself.
+//! page with an index. Like the other views it prints the kernel's
+//! [`KernelRecord`] (its instructions' rows: [`crate::record::FunctionRows`])
+//! and computes nothing itself; the [`Profile`] gives the instructions'
+//! text and the graph's layout (CFG, loop forest, the bars' unrounded
+//! lengths).
 //!
 //! Anchors (stable, used by the tests): kernel `k{K}`, graph node
 //! `k{K}-n{B}`, block in the listing `k{K}-b{B}`, instruction `k{K}-a{ADDR:x}`.
@@ -205,51 +208,56 @@ pub fn scoped_css(scope: &str, css: &str) -> String {
 /// section per kernel.
 fn body(o: &mut String, profiles: &[Profile]) {
     let title = title(profiles);
+    // the figures are the records', built once per kernel
+    let records: Vec<KernelRecord> = profiles.iter().map(KernelRecord::build).collect();
     let _ = writeln!(
         o,
         "<header class=\"page\"><h1>{}</h1><div class=\"sub\">static profile of Apple GPU (AGX) machine code; estimates from the timing model ({}), see <code>metal-profile --explain-model</code></div></header>",
         esc(&title),
-        esc(profiles
+        esc(records
             .first()
-            .map_or(agx_analysis::gpu::default_model().short, |p| p.timing.gpu))
+            .and_then(|r| r.timing.as_ref())
+            .map_or(agx_analysis::gpu::default_model().short, |t| t.model.gpu))
     );
     if profiles.len() > 1 {
         o.push_str("<nav class=\"index\"><b>Kernels</b><ol>\n");
-        for (k, p) in profiles.iter().enumerate() {
+        for (k, r) in records.iter().enumerate() {
+            let (cy, bottleneck) = r
+                .timing
+                .as_ref()
+                .map_or((0.0, ""), |t| (t.total_cycles, t.bottleneck.as_str()));
             let _ = writeln!(
                 o,
                 "<li><a href=\"#k{k}\">{}</a> <span class=\"dim\">— {} instructions, ~{} cy, {}</span></li>",
-                esc(&p.name),
-                p.insns.len(),
-                fmt_cy(p.timing.total_cycles),
-                esc(&p.timing.bottleneck)
+                esc(&r.name),
+                r.instructions,
+                fmt_cy(cy),
+                esc(bottleneck)
             );
         }
         o.push_str("</ol></nav>\n");
     }
-    for (k, p) in profiles.iter().enumerate() {
-        kernel(o, k, p, profiles);
+    for (k, (p, rec)) in profiles.iter().zip(&records).enumerate() {
+        kernel(o, k, p, rec, profiles);
     }
 }
 
-fn kernel(o: &mut String, k: usize, p: &Profile, all: &[Profile]) {
+fn kernel(o: &mut String, k: usize, p: &Profile, rec: &KernelRecord, all: &[Profile]) {
     let _ = writeln!(o, "<section class=\"kernel\" id=\"k{k}\">");
-    let _ = writeln!(o, "<h2>{}</h2>", esc(&p.name));
-    // the figures are the record's, built once per kernel
-    let rec = crate::KernelRecord::build(p);
-    header(o, p, &rec);
+    let _ = writeln!(o, "<h2>{}</h2>", esc(&rec.name));
+    header(o, p, rec);
     o.push_str("<div class=\"cards\">\n");
-    occupancy(o, k, &rec);
+    occupancy(o, k, rec);
     if let Some(t) = &rec.timing {
         pipes(o, k, t, &p.timing.cycles);
-        breakdown(o, k, &rec, t);
+        breakdown(o, k, rec, t);
     }
     o.push_str("</div>\n");
-    loops_table(o, k, &rec);
-    graph(o, k, p, &rec);
-    memory(o, k, &rec, FunctionRows::main(p));
-    calls(o, k, &rec);
-    suggestions(o, k, &rec);
+    loops_table(o, k, rec);
+    graph(o, k, p, rec);
+    memory(o, k, rec, FunctionRows::main(p));
+    calls(o, k, rec);
+    suggestions(o, k, rec);
     listing(o, k, p, all);
     o.push_str("</section>\n");
 }

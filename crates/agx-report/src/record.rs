@@ -1264,6 +1264,16 @@ impl FunctionOut {
             .clone()
             .unwrap_or_else(|| format!("function at 0x{:x}", self.entry))
     }
+
+    /// The highest register by name (`r6h`), the analysis's name of
+    /// `highest_half_index` ([`agx_analysis::Registers::highest_register`]).
+    pub fn highest_register(&self) -> String {
+        agx_analysis::Registers {
+            highest_half_index: self.highest_half_index,
+            ..Default::default()
+        }
+        .highest_register()
+    }
 }
 
 impl KernelRecord {

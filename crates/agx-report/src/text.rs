@@ -3,7 +3,7 @@
 //! section per loop, Instruction mix, Annotated disassembly, Suggestions.
 
 use crate::record::{
-    FunctionRows, InsnRow, KernelRecord, Loop, StallMark, Timed, STALL_HIDDEN_WORDS,
+    FunctionRows, InsnRow, KernelRecord, Loop, StallMark, SuggestionOut, Timed, STALL_HIDDEN_WORDS,
 };
 use crate::Profile;
 use agx_analysis::divergence::Branch;
@@ -139,30 +139,26 @@ pub fn write_report(w: &mut dyn std::io::Write, p: &Profile, color: bool) -> std
             loop_section(o, st, loops[i]);
         }
     })?;
-    calls(&mut out, st, p, &rec);
+    calls(&mut out, st, &rec);
     mix(&mut out, st, &rec);
     memory(&mut out, st, &rec, FunctionRows::main(p));
     annotated(&mut out, st, p, &rec, &mut flush)?;
-    suggestions(&mut out, st, p, &rec, &mut flush)?;
+    suggestions(&mut out, st, &rec, &mut flush)?;
     flush_all(&mut out, &mut flush)
 }
 
 /// One row per callee of the program: its call sites, the cycles its calls
-/// add, its registers, stack use and suggestions (addresses inside it).
-fn calls(out: &mut String, st: Style, p: &Profile, rec: &KernelRecord) {
-    let prog = &p.program;
-    if prog.calls.is_empty() {
+/// add, its registers, stack use and suggestions (addresses inside it),
+/// each the record's `functions[k]`.
+fn calls(out: &mut String, st: Style, rec: &KernelRecord) {
+    if rec.calls.is_empty() {
         return;
     }
     section(out, st, "Calls");
-    for (k, f) in prog.functions.iter().enumerate().skip(1) {
-        // (the figures are the record's: `functions[k]`)
-        let Some(fr) = rec.functions.get(k) else {
-            continue;
-        };
+    for fr in rec.functions.iter().skip(1) {
         let at = rec.call_sites_of(fr.entry);
         let from_main = fr.timing.as_ref().map_or(0.0, |t| t.cycles_from_main);
-        let _ = writeln!(out, "  {} at 0x{:x}", f.label(), f.entry);
+        let _ = writeln!(out, "  {} at 0x{:x}", fr.label(), fr.entry);
         kv(out, "  Called at", &at);
         kv(
             out,
@@ -180,9 +176,9 @@ fn calls(out: &mut String, st: Style, p: &Profile, rec: &KernelRecord) {
             "  Registers",
             &format!(
                 "highest {} (half-register index {}), peak live {} half-regs",
-                f.analysis.registers.highest_register(),
-                f.analysis.registers.highest_half_index,
-                f.analysis.registers.peak_live_half
+                fr.highest_register(),
+                fr.highest_half_index,
+                fr.peak_live_half
             ),
         );
         if fr.spills > 0 || fr.fills > 0 {
@@ -192,19 +188,19 @@ fn calls(out: &mut String, st: Style, p: &Profile, rec: &KernelRecord) {
                 &st.bad(&format!("{} spills, {} fills", fr.spills, fr.fills)),
             );
         }
-        for s in &f.suggestions {
+        for s in &fr.suggestions {
             suggestion_line(out, st, "    ", s);
         }
     }
-    for a in &prog.assumptions {
+    for a in &rec.call_assumptions {
         let _ = writeln!(out, "  {}", st.dim(&format!("assumption: {a}")));
     }
 }
 
 fn header(out: &mut String, st: Style, p: &Profile, rec: &KernelRecord) {
     let title = match p.part {
-        Some(part) => format!("  metal-profiler: {} ({part})", p.name),
-        None => format!("  metal-profiler: {}", p.name),
+        Some(part) => format!("  metal-profiler: {} ({part})", rec.name),
+        None => format!("  metal-profiler: {}", rec.name),
     };
     let title: String = title.chars().take(BOX_WIDTH).collect();
     let pad = BOX_WIDTH.saturating_sub(title.chars().count());
@@ -1033,7 +1029,6 @@ fn annotated_line(
 fn suggestions(
     out: &mut String,
     st: Style,
-    p: &Profile,
     rec: &KernelRecord,
     flush: &mut Flush<'_>,
 ) -> std::io::Result<()> {
@@ -1061,22 +1056,22 @@ fn suggestions(
             ))
         );
     }
-    par_write(out, p.suggestions.len(), 1 << 13, flush, &|r, o| {
+    par_write(out, rec.suggestions.len(), 1 << 13, flush, &|r, o| {
         for k in r {
-            suggestion_bytes(o, st, "  ", &p.suggestions[k]);
+            suggestion_bytes(o, st, "  ", &rec.suggestions[k]);
         }
     })
 }
 
 /// One suggestion: severity, message, its address.
-fn suggestion_line(out: &mut String, st: Style, indent: &str, s: &timing::Suggestion) {
+fn suggestion_line(out: &mut String, st: Style, indent: &str, s: &SuggestionOut) {
     let mut b = Vec::new();
     suggestion_bytes(&mut b, st, indent, s);
     out.push_str(std::str::from_utf8(&b).unwrap_or_default());
 }
 
 /// [`suggestion_line`], written to bytes.
-fn suggestion_bytes(out: &mut Vec<u8>, st: Style, indent: &str, s: &timing::Suggestion) {
+fn suggestion_bytes(out: &mut Vec<u8>, st: Style, indent: &str, s: &SuggestionOut) {
     out.extend_from_slice(indent.as_bytes());
     out.extend_from_slice(s.severity.icon().as_bytes());
     out.push(b' ');
