@@ -2052,3 +2052,48 @@ fn batch_figures_are_their_named_fields() {
     }
     assert!(checked >= 7 * 3, "{checked}");
 }
+
+/// A called function's listing (`--part all`) marks that function's own
+/// memory instructions (each listing prints its function's rows,
+/// `record::FunctionRows`; the helper's listing used to show main's access
+/// `k` on the helper's instruction `k`): the addresses with an access mark
+/// in simple_call's listing of its helper are those of the helper profiled
+/// as a kernel of its own.
+#[test]
+fn a_called_functions_listing_marks_its_own_accesses() {
+    let text = |args: &[&str]| {
+        let o = bin()
+            .arg(repo().join("examples/simple_call.archive"))
+            .args(args)
+            .args(["--color", "never"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{args:?}");
+        String::from_utf8(o.stdout).unwrap()
+    };
+    // the addresses of the lines with an access mark, from the line after
+    // which `start` holds until the next heading
+    let marked = |t: &str, start: &dyn Fn(&str) -> bool| -> Vec<String> {
+        let mut on = false;
+        let mut out = Vec::new();
+        for line in t.lines() {
+            let l = line.trim_start_matches([' ', '│']);
+            if l.starts_with("── ") || l.starts_with("; ── ") {
+                on = start(l);
+                continue;
+            }
+            if on && l.contains('▤') {
+                out.push(l.split(':').next().unwrap_or("").to_string());
+            }
+        }
+        out
+    };
+    let all = text(&["-f", "simple_call", "--part", "all"]);
+    let in_caller = marked(&all, &|l| {
+        l.contains("helper") && l.contains("(called function)")
+    });
+    let own = text(&["-f", "helper"]);
+    let as_kernel = marked(&own, &|l| l.starts_with("── Annotated disassembly"));
+    assert!(as_kernel.len() >= 10, "{as_kernel:?}");
+    assert_eq!(in_caller, as_kernel);
+}
