@@ -129,7 +129,7 @@ pub fn write_report(w: &mut dyn std::io::Write, p: &Profile, color: bool) -> std
     registers(&mut out, st, &rec);
     if let Some(t) = &rec.timing {
         pipeline(&mut out, st, t);
-        critical_path(&mut out, st, p, &rec, t, &mut flush)?;
+        critical_path(&mut out, st, &rec, t, &mut flush)?;
     }
     // the timed loops, in the model's order (`Loop N` is their `index`)
     let loops: Vec<&Loop> = rec.loops.iter().filter(|l| l.index.is_some()).collect();
@@ -415,7 +415,6 @@ fn pipeline(out: &mut String, st: Style, t: &Timed) {
 fn critical_path(
     out: &mut String,
     st: Style,
-    p: &Profile,
     rec: &KernelRecord,
     t: &Timed,
     flush: &mut Flush<'_>,
@@ -481,7 +480,10 @@ fn critical_path(
             }
             timing::PartKind::Call => format!(
                 "call to {} x {} (its whole cost, see Calls)",
-                p.call_symbol(b.at)
+                rec.calls
+                    .iter()
+                    .find(|c| c.at == b.at)
+                    .and_then(|c| c.symbol.as_deref())
                     .map_or_else(|| format!("0x{:x}", b.callee.unwrap_or(0)), str::to_string),
                 fmt_cy(b.executions)
             ),
