@@ -258,7 +258,7 @@ fn kernel(o: &mut String, k: usize, p: &Profile, rec: &KernelRecord, all: &[Prof
     memory(o, k, rec, FunctionRows::main(p));
     calls(o, k, rec);
     suggestions(o, k, rec);
-    listing(o, k, p, all);
+    listing(o, k, p, rec, all);
     o.push_str("</section>\n");
 }
 
@@ -818,7 +818,7 @@ fn call_link(
     site.callee_block.map(|b| format!("#k{k}-b{b}"))
 }
 
-fn listing(o: &mut String, k: usize, p: &Profile, all: &[Profile]) {
+fn listing(o: &mut String, k: usize, p: &Profile, rec: &KernelRecord, all: &[Profile]) {
     let _ = writeln!(
         o,
         "<h3>Annotated disassembly</h3>\n<table class=\"asm\" id=\"k{k}-asm\">"
@@ -826,17 +826,25 @@ fn listing(o: &mut String, k: usize, p: &Profile, all: &[Profile]) {
     // (the heat bars' widths are layout: the model's unrounded cycles)
     let max_heat = p.graph.insn_cycles.iter().copied().fold(0.0, f64::max);
     let rows = FunctionRows::main(p);
+    // the record's blocks by index (the figures of the block headers)
+    let mut blocks: Vec<Option<&crate::record::BlockOut>> = vec![None; p.graph.cfg.blocks.len()];
+    for b in rec.timing.iter().flat_map(|t| &t.blocks) {
+        if let Some(x) = blocks.get_mut(b.index) {
+            *x = Some(b);
+        }
+    }
     let mut asm = String::new();
     for (b, blk) in p.graph.cfg.blocks.iter().enumerate() {
-        let c = p.graph.block_costs.get(b).copied().unwrap_or_default();
+        let (instructions, cycles, share) =
+            blocks[b].map_or((0, 0.0, 0.0), |c| (c.instructions, c.cycles, c.share));
         let _ = writeln!(
             o,
             "<tr class=\"bh\" id=\"k{k}-b{b}\" data-block=\"k{k}-{b}\"><td colspan=\"6\">B{b} 0x{:x}–0x{:x} · {} instructions · {} cy ({:.1}%)<a href=\"#k{k}-n{b}\">↑ graph</a></td></tr>",
             blk.start,
             blk.last,
-            c.instructions,
-            fmt_cy(c.cycles),
-            c.share * 100.0
+            instructions,
+            fmt_cy(cycles),
+            share * 100.0
         );
         for i in blk.insns.clone() {
             let insn = &p.insns[i];

@@ -15,7 +15,7 @@ pub mod record;
 pub mod text;
 pub mod untimed;
 
-pub use graph::{BlockCost, FunctionGraph};
+pub use graph::FunctionGraph;
 pub use profile::{Options, Profile};
 pub use record::KernelRecord;
 
