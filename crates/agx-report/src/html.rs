@@ -3,17 +3,20 @@
 //! table, an occupancy gauge, per-pipe bars, the bound and the cost
 //! breakdown, the control-flow graph (see [`crate::layout`]), the
 //! suggestions and the annotated disassembly. Several kernels share one
-//! page with an index. Like the other views it prints what the
-//! [`Profile`] holds and computes nothing itself.
+//! page with an index. Like the other views it prints the kernel's
+//! [`KernelRecord`] (its instructions' rows: [`crate::record::FunctionRows`])
+//! and computes nothing itself; the [`Profile`] gives the instructions'
+//! text and the graph's layout (CFG, loop forest, the bars' unrounded
+//! lengths).
 //!
 //! Anchors (stable, used by the tests): kernel `k{K}`, graph node
 //! `k{K}-n{B}`, block in the listing `k{K}-b{B}`, instruction `k{K}-a{ADDR:x}`.
 
 use crate::layout::{self, Layout};
-use crate::record::{KernelRecord, Loop, Timed};
+use crate::record::{FunctionRows, KernelRecord, Loop, StallMark, Timed};
 use crate::Profile;
 use agx_analysis::timing::model::fmt_cy;
-use agx_analysis::timing::{bound_label, PartKind, Severity, Unit};
+use agx_analysis::timing::{bound_label, PartKind, Severity};
 use std::fmt::Write as _;
 
 const CSS: &str = r#"
@@ -205,52 +208,57 @@ pub fn scoped_css(scope: &str, css: &str) -> String {
 /// section per kernel.
 fn body(o: &mut String, profiles: &[Profile]) {
     let title = title(profiles);
+    // the figures are the records', built once per kernel
+    let records: Vec<KernelRecord> = profiles.iter().map(KernelRecord::build).collect();
     let _ = writeln!(
         o,
         "<header class=\"page\"><h1>{}</h1><div class=\"sub\">static profile of Apple GPU (AGX) machine code; estimates from the timing model ({}), see <code>metal-profile --explain-model</code></div></header>",
         esc(&title),
-        esc(profiles
+        esc(records
             .first()
-            .map_or(agx_analysis::gpu::default_model().short, |p| p.timing.gpu))
+            .and_then(|r| r.timing.as_ref())
+            .map_or(agx_analysis::gpu::default_model().short, |t| t.model.gpu))
     );
     if profiles.len() > 1 {
         o.push_str("<nav class=\"index\"><b>Kernels</b><ol>\n");
-        for (k, p) in profiles.iter().enumerate() {
+        for (k, r) in records.iter().enumerate() {
+            let (cy, bottleneck) = r
+                .timing
+                .as_ref()
+                .map_or((0.0, ""), |t| (t.total_cycles, t.bottleneck.as_str()));
             let _ = writeln!(
                 o,
                 "<li><a href=\"#k{k}\">{}</a> <span class=\"dim\">— {} instructions, ~{} cy, {}</span></li>",
-                esc(&p.name),
-                p.insns.len(),
-                fmt_cy(p.timing.total_cycles),
-                esc(&p.timing.bottleneck)
+                esc(&r.name),
+                r.instructions,
+                fmt_cy(cy),
+                esc(bottleneck)
             );
         }
         o.push_str("</ol></nav>\n");
     }
-    for (k, p) in profiles.iter().enumerate() {
-        kernel(o, k, p, profiles);
+    for (k, (p, rec)) in profiles.iter().zip(&records).enumerate() {
+        kernel(o, k, p, rec, profiles);
     }
 }
 
-fn kernel(o: &mut String, k: usize, p: &Profile, all: &[Profile]) {
+fn kernel(o: &mut String, k: usize, p: &Profile, rec: &KernelRecord, all: &[Profile]) {
     let _ = writeln!(o, "<section class=\"kernel\" id=\"k{k}\">");
-    let _ = writeln!(o, "<h2>{}</h2>", esc(&p.name));
-    // the figures are the record's, built once per kernel
-    let rec = crate::KernelRecord::build(p);
-    header(o, p, &rec);
+    let _ = writeln!(o, "<h2>{}</h2>", esc(&rec.name));
+    header(o, p, rec);
     o.push_str("<div class=\"cards\">\n");
-    occupancy(o, k, p);
+    occupancy(o, k, rec);
     if let Some(t) = &rec.timing {
         pipes(o, k, t, &p.timing.cycles);
-        breakdown(o, k, &rec, t);
+        breakdown(o, k, rec, t);
     }
     o.push_str("</div>\n");
-    loops_table(o, k, &rec);
-    graph(o, k, p, &rec);
-    memory(o, k, p);
-    calls(o, k, &rec);
-    suggestions(o, k, &rec);
-    listing(o, k, p, all);
+    loops_table(o, k, rec);
+    graph(o, k, p, rec);
+    memory(o, k, rec, FunctionRows::main(p));
+    calls(o, k, rec);
+    suggestions(o, k, rec);
+    listing(o, k, p, rec, all);
     o.push_str("</section>\n");
 }
 
@@ -328,9 +336,10 @@ fn header(o: &mut String, p: &Profile, rec: &KernelRecord) {
     o.push_str("</table>\n");
 }
 
-fn occupancy(o: &mut String, k: usize, p: &Profile) {
-    let occ = &p.analysis.occupancy;
-    let r = &p.analysis.registers;
+/// The occupancy card: the record's `occupancy` and `registers`.
+fn occupancy(o: &mut String, k: usize, rec: &KernelRecord) {
+    let occ = &rec.occupancy;
+    let r = &rec.registers;
     let pct = occ.percent.clamp(0.0, 100.0);
     let color = if pct >= 75.0 {
         "#15803d"
@@ -352,7 +361,7 @@ fn occupancy(o: &mut String, k: usize, p: &Profile) {
          <div>{} threads per core</div><div class=\"dim\">{} half-regs allocated ({} GPRs), peak live {}</div></div>",
         occ.threads,
         r.allocated_half,
-        r.allocated_gprs(),
+        r.allocated_gprs,
         r.peak_live_half
     );
 }
@@ -640,22 +649,25 @@ fn graph(o: &mut String, k: usize, p: &Profile, rec: &KernelRecord) {
 }
 
 /// The "Memory" section (issue 27): per loop with memory instructions
-/// (hottest first), each access's pattern, bytes and lines per iteration.
-fn memory(o: &mut String, k: usize, p: &Profile) {
-    let rows = crate::profile::memory_rows(p);
-    if rows.is_empty() {
+/// (hottest first), each access's pattern, bytes and lines per iteration:
+/// the record's regions, each access the row of its instruction.
+fn memory(o: &mut String, k: usize, rec: &KernelRecord, rows: FunctionRows<'_>) {
+    let m = &rec.memory;
+    if m.regions.is_empty() {
         return;
     }
     let _ = writeln!(
         o,
         "<h3>Memory</h3>\n<p class=\"dim\">lanes over a {} threadgroup ({}); lines: cache lines one SIMD-group request touches (cache_line_bytes, --explain-model)</p>\n<pre id=\"k{k}-memory\">",
-        esc(&rows[0].shape),
-        rows[0].shape_source
+        esc(&m.shape_text()),
+        m.shape.source_text()
     );
-    for r in rows.iter().take(12) {
-        let _ = writeln!(o, "{}", esc(&r.title));
-        for a in r.accesses.iter().take(16) {
-            let _ = writeln!(o, "  {}", esc(a));
+    for r in m.regions.iter().take(12) {
+        let _ = writeln!(o, "{}", esc(&rec.memory_title(r)));
+        for &i in r.rows.iter().take(16) {
+            if let Some(a) = crate::record::memory_line(&rows.row(i)) {
+                let _ = writeln!(o, "  {}", esc(&a));
+            }
         }
     }
     o.push_str("</pre>\n");
@@ -803,31 +815,38 @@ fn call_link(
     site.callee_block.map(|b| format!("#k{k}-b{b}"))
 }
 
-fn listing(o: &mut String, k: usize, p: &Profile, all: &[Profile]) {
+fn listing(o: &mut String, k: usize, p: &Profile, rec: &KernelRecord, all: &[Profile]) {
     let _ = writeln!(
         o,
         "<h3>Annotated disassembly</h3>\n<table class=\"asm\" id=\"k{k}-asm\">"
     );
+    // (the heat bars' widths are layout: the model's unrounded cycles)
     let max_heat = p.graph.insn_cycles.iter().copied().fold(0.0, f64::max);
-    let detail = &p.timing.instructions_detail;
+    let rows = FunctionRows::main(p);
+    // the record's blocks by index (the figures of the block headers)
+    let mut blocks: Vec<Option<&crate::record::BlockOut>> = vec![None; p.graph.cfg.blocks.len()];
+    for b in rec.timing.iter().flat_map(|t| &t.blocks) {
+        if let Some(x) = blocks.get_mut(b.index) {
+            *x = Some(b);
+        }
+    }
     let mut asm = String::new();
     for (b, blk) in p.graph.cfg.blocks.iter().enumerate() {
-        let c = p.graph.block_costs.get(b).copied().unwrap_or_default();
+        let (instructions, cycles, share) =
+            blocks[b].map_or((0, 0.0, 0.0), |c| (c.instructions, c.cycles, c.share));
         let _ = writeln!(
             o,
             "<tr class=\"bh\" id=\"k{k}-b{b}\" data-block=\"k{k}-{b}\"><td colspan=\"6\">B{b} 0x{:x}–0x{:x} · {} instructions · {} cy ({:.1}%)<a href=\"#k{k}-n{b}\">↑ graph</a></td></tr>",
             blk.start,
             blk.last,
-            c.instructions,
-            fmt_cy(c.cycles),
-            c.share * 100.0
+            instructions,
+            fmt_cy(cycles),
+            share * 100.0
         );
         for i in blk.insns.clone() {
             let insn = &p.insns[i];
-            let d = detail
-                .binary_search_by_key(&insn.addr, |x| x.addr)
-                .ok()
-                .map(|j| &detail[j]);
+            // every figure and mark of the line is the row's
+            let row = rows.row(i);
             let heat = p.graph.insn_cycles.get(i).copied().unwrap_or(0.0);
             let hw = if max_heat > 0.0 {
                 (heat / max_heat * 60.0).round()
@@ -836,16 +855,16 @@ fn listing(o: &mut String, k: usize, p: &Profile, all: &[Profile]) {
             };
             asm.clear();
             crate::profile::write_listing_asm(&mut asm, insn);
-            let unit = match d {
-                Some(d) if d.unit() != Unit::Ctrl || d.cycles() > 0.0 => {
-                    format!("{:<4} {:>4}cy", d.unit().name(), fmt_cy(d.cycles()))
+            let unit = match (row.unit, row.cycles) {
+                (Some(u), Some(c)) if u != "CTRL" || c > 0.0 => {
+                    format!("{u:<4} {:>4}cy", fmt_cy(c))
                 }
-                Some(_) => "CTRL".to_string(),
-                None => String::new(),
+                (Some(_), _) => "CTRL".to_string(),
+                _ => String::new(),
             };
-            let depth = d.map_or(0, |d| d.loop_depth) as usize;
+            let depth = row.loop_depth.unwrap_or(0) as usize;
             let mut marks = Vec::new();
-            let sym = p.call_symbol(insn.addr);
+            let sym = row.call_target;
             let is_call = sym.is_some()
                 || matches!(p.graph.cfg.flows.get(i), Some(agx_isa::Flow::Call { .. }));
             if is_call {
@@ -855,30 +874,34 @@ fn listing(o: &mut String, k: usize, p: &Profile, all: &[Profile]) {
                     None => marks.push(label),
                 }
             }
-            if let Some(d) = d {
+            if row.unit.is_some() {
                 // what a stack access is for (issue 27 item 4)
-                if let Some(sk) = d.stack_kind {
-                    marks.push(format!("<span class=\"dim\">◇ stack: {}</span>", sk.name()));
+                if let Some(sk) = row.stack_kind {
+                    marks.push(format!("<span class=\"dim\">◇ stack: {sk}</span>"));
                 }
-                if let Some(dep) = &d.raw_dep() {
+                if let Some(dep) = &row.raw_dep {
                     if dep.penalty > 0.0 {
                         marks.push(format!(
                             "<span class=\"raw\">◀ RAW dep +{:.2} cy (on <a href=\"#k{k}-a{:x}\">0x{:x}</a>)</span>",
-                            agx_analysis::timing::model::r2(dep.penalty), dep.producer, dep.producer
+                            dep.penalty, dep.producer, dep.producer
                         ));
                     }
                 }
                 // the access pattern of a memory instruction (issue 27)
-                if let Some(a) = p.access(i) {
+                if let (Some(a), Some(m)) = (row.access, row.access_words()) {
                     marks.push(format!(
                         "<span class=\"dim\" title=\"{}\">{}</span>",
                         esc(&a.reason),
-                        esc(&crate::profile::access_mark(a))
+                        esc(&m)
                     ));
                 }
-                match crate::text::stall_mark(d) {
-                    Some((true, m)) => marks.push(format!("<span class=\"stall\">{m}</span>")),
-                    Some((false, m)) => marks.push(format!("<span class=\"dim\">{m}</span>")),
+                match row.stall_words() {
+                    Some((StallMark::Exposed, m)) => {
+                        marks.push(format!("<span class=\"stall\">{m}</span>"))
+                    }
+                    Some((StallMark::Hidden, m)) => {
+                        marks.push(format!("<span class=\"dim\">{m}</span>"))
+                    }
                     None => {}
                 }
             }
@@ -886,7 +909,7 @@ fn listing(o: &mut String, k: usize, p: &Profile, all: &[Profile]) {
                 o,
                 "<tr id=\"k{k}-a{:x}\" data-block=\"k{k}-{b}\"><td class=\"heat\" title=\"{} cy weighted\"><i style=\"width:{hw:.0}px\"></i></td><td class=\"depth\">{}</td><td class=\"addr\">{:>6x}:</td><td>{}</td><td class=\"unit\">{}</td><td>{}</td></tr>",
                 insn.addr,
-                fmt_cy(heat),
+                fmt_cy(row.self_cycles.unwrap_or(0.0)),
                 "│".repeat(depth.min(8)),
                 insn.addr,
                 esc(&asm),

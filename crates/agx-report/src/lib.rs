@@ -1,7 +1,9 @@
 //! `agx-report`: views over one profile — the seed's terminal report
 //! ([`text`]), the versioned JSON document ([`json`]), annotated
 //! disassembly, the self-contained HTML page with the CFG ([`html`],
-//! laid out by [`layout`]) and Graphviz ([`dot`]). Reports read a [`Profile`]; they compute nothing themselves.
+//! laid out by [`layout`]) and Graphviz ([`dot`]). Reports print the kernel's
+//! [`KernelRecord`] (built once from its [`Profile`]) and its per-instruction
+//! rows ([`record::FunctionRows`]); they compute nothing themselves.
 
 pub mod dot;
 pub mod graph;
@@ -13,7 +15,7 @@ pub mod record;
 pub mod text;
 pub mod untimed;
 
-pub use graph::{BlockCost, FunctionGraph};
+pub use graph::FunctionGraph;
 pub use profile::{Options, Profile};
 pub use record::KernelRecord;
 

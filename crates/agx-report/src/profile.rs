@@ -187,11 +187,6 @@ impl Profile {
     /// Per block of [`Profile::graph`]: the divergent branches it holds
     /// (`"divergent if at 0x1c: r2 ← …"`, one per line), for the graph views;
     /// empty when none.
-    /// The access facts of main's instruction `k` (a memory instruction).
-    pub fn access(&self, k: usize) -> Option<&agx_analysis::address::Access> {
-        self.program.functions.first().and_then(|f| f.access.get(k))
-    }
-
     pub fn divergent_blocks(&self) -> Vec<String> {
         let cfg = &self.graph.cfg;
         let mut v = vec![String::new(); cfg.blocks.len()];
@@ -347,115 +342,6 @@ impl Profile {
             .ok()
             .map(|i| self.calls[i].1.as_str())
     }
-}
-
-/// One region of the "Memory" section (text and HTML reports).
-pub struct MemoryRegion {
-    /// e.g. `loop at 0x34 (depth 1, 16 iterations, 1840.77 cy)`.
-    pub title: String,
-    /// One line per access.
-    pub accesses: Vec<String>,
-    /// The threadgroup shape, `WxHxD`, and where it came from.
-    pub shape: String,
-    /// Where the shape came from, in words.
-    pub shape_source: &'static str,
-}
-
-/// The short listing mark of an access: its pattern, the lane stride, the
-/// lines per request and the loop stride.
-pub fn access_mark(a: &agx_analysis::address::Access) -> String {
-    use agx_analysis::address::Pattern;
-    let mut m = format!("▤ {}", a.lane_pattern.name());
-    match (a.lane_pattern, a.lane_stride, a.run) {
-        (Pattern::Rows, s, Some(r)) => {
-            m.push_str(&format!(" {r}x"));
-            m.push_str(&s.map_or("?".to_string(), |s| format!("{s} B")));
-        }
-        (Pattern::Strided, Some(s), _) => m.push_str(&format!(" {s} B")),
-        _ => {}
-    }
-    if let Some(l) = a.lines_per_request {
-        m.push_str(&format!(", {l} line{}", if l == 1 { "" } else { "s" }));
-    }
-    match a.loop_stride {
-        Some(0) => m.push_str(", loop-invariant"),
-        Some(s) => m.push_str(&format!(", {s:+} B/iter")),
-        None => {}
-    }
-    m
-}
-
-/// The "Memory" section's regions: the loops holding memory instructions,
-/// by their cycles (hottest first), then the code outside loops.
-pub fn memory_rows(p: &Profile) -> Vec<MemoryRegion> {
-    let Some(main) = p.program.functions.first() else {
-        return Vec::new();
-    };
-    let acc = &main.access.accesses;
-    if acc.is_empty() {
-        return Vec::new();
-    }
-    let sh = p
-        .options
-        .threadgroup
-        .unwrap_or(agx_analysis::address::Shape::DEFAULT);
-    let shape = format!("{}x{}x{}", sh.w, sh.h, sh.d);
-    let details = &p.timing.instructions_detail;
-    let mut by_loop: std::collections::BTreeMap<Option<u32>, Vec<String>> = Default::default();
-    for a in acc {
-        let i = a.index as usize;
-        let Some(insn) = p.insns.get(i) else { continue };
-        let lp = details
-            .get(i)
-            .filter(|d| d.addr == insn.addr)
-            .and_then(|d| d.loop_index);
-        let bytes = a.bytes_per_request;
-        let lines = a.lines_per_request.map_or("lines ?".to_string(), |l| {
-            format!("{l} line{}", if l == 1 { "" } else { "s" })
-        });
-        by_loop.entry(lp).or_default().push(format!(
-            "0x{:<5x} {:<18} {:<11} {:<11} {} B/lane, {} B, {}{}",
-            insn.addr,
-            insn.mnemonic(),
-            a.space,
-            a.lane_pattern.name(),
-            a.bytes_per_lane,
-            bytes,
-            lines,
-            match a.loop_stride {
-                Some(0) => ", loop-invariant".to_string(),
-                Some(s) => format!(", {s:+} B/iter"),
-                None => String::new(),
-            }
-        ));
-    }
-    let mut regions: Vec<(f64, MemoryRegion)> = Vec::new();
-    for (lp, rows) in by_loop {
-        let (cy, title) = match lp.and_then(|l| p.timing.loops.get(l as usize)) {
-            Some(l) => (
-                l.cycles_per_iteration * l.trip_count as f64,
-                format!(
-                    "loop at 0x{:x} (depth {}, {} iterations, {} cy/iter): per iteration",
-                    l.header,
-                    l.depth,
-                    l.trip_count,
-                    agx_analysis::timing::model::fmt_cy(l.cycles_per_iteration)
-                ),
-            ),
-            None => (-1.0, "outside loops: per execution".to_string()),
-        };
-        regions.push((
-            cy,
-            MemoryRegion {
-                title,
-                accesses: rows,
-                shape: shape.clone(),
-                shape_source: sh.source_text(),
-            },
-        ));
-    }
-    regions.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal));
-    regions.into_iter().map(|r| r.1).collect()
 }
 
 /// The asm text of an instruction in the annotated listings (text and

@@ -100,6 +100,10 @@ pub struct KernelRecord {
     /// ones charge both arms, uniform ones the cheaper / dearer arm.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub divergence_paths: Option<agx_analysis::divergence::DivergenceRange>,
+    /// The Memory section's regions (record3: its figures are
+    /// `instructions_detail[].access` and `loops[]`; not serialized).
+    #[serde(skip)]
+    pub memory: MemorySection,
 }
 
 /// The kernel's timed sections, in the document's order.
@@ -892,6 +896,7 @@ impl KernelRecord {
             call_assumptions: p.program.assumptions.clone(),
             divergence: p.program.divergence_counts(),
             divergence_paths: Some(p.program.divergence_range()),
+            memory: MemorySection::of(p),
         }
     }
 
@@ -911,6 +916,422 @@ impl KernelRecord {
         self.all_suggestions().next().is_some()
     }
 }
+
+// ── Per-instruction rows and the Memory section (issue 29 item 1, record3) ──
+//
+// The record does not own `instructions_detail[]` (a 1M-instruction kernel
+// would hold a million rows): [`FunctionRows::row`] makes each row from the
+// analysis when asked, the one place a row's figures and marks are read and
+// rounded. JSON serializes these rows (main's: `instructions_detail[]`); the
+// text and HTML annotated listings print them (main's and, with `--part
+// all`, each called function's).
+
+/// A back-to-back RAW dependency of a row (`instructions_detail[].raw_dep`).
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct RawDepOut {
+    pub producer: u32,
+    pub penalty: f64,
+    pub bits: u32,
+}
+
+/// The asm text of an instruction, serialized without an intermediate
+/// `String` per instruction.
+#[derive(Clone, Copy)]
+pub struct AsmText<'a>(pub &'a agx_isa::Instruction, pub agx_isa::Syntax);
+
+thread_local! {
+    /// The asm text being written (one buffer per thread, reused).
+    static ASM: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+impl AsmText<'_> {
+    /// `f` of the instruction's asm text (trailing blanks trimmed).
+    fn with<R>(&self, f: impl FnOnce(&str) -> R) -> R {
+        ASM.with(|b| {
+            let mut b = b.borrow_mut();
+            b.clear();
+            agx_isa::format::write_asm(&mut *b, self.0, self.1);
+            f(b.trim_end())
+        })
+    }
+}
+
+impl std::fmt::Display for AsmText<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.with(|s| f.write_str(s))
+    }
+}
+
+impl Serialize for AsmText<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// One instruction's row: `instructions_detail[k]` of the JSON document,
+/// and every figure and mark an annotated listing prints of it.
+#[derive(Clone, Copy, Serialize)]
+pub struct InsnRow<'a> {
+    pub offset: u32,
+    pub size: u8,
+    pub mnemonic: &'static str,
+    pub text: AsmText<'a>,
+    /// Native syntax, only where it differs from `text` (an encoding
+    /// applegpu prints as another form, e.g. a stack adjust).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub native: Option<AsmText<'a>>,
+    pub unit: Option<&'static str>,
+    pub cycles: Option<f64>,
+    pub latency: Option<f64>,
+    pub loop_depth: Option<u32>,
+    pub stall: Option<f64>,
+    pub stall_single: Option<f64>,
+    pub raw_dep: Option<RawDepOut>,
+    pub call_target: Option<&'a str>,
+    pub raised: bool,
+    /// Issue cycles of one execution (pipe throughput + RAW penalty, at
+    /// least a dispatch slot).
+    pub issue_cycles: Option<f64>,
+    /// Its share of its region's cost × executions (the heat column; they
+    /// sum to `total_cycles`).
+    pub self_cycles: Option<f64>,
+    pub executions: Option<f64>,
+    /// Present (true) on a load whose address the divergence analysis
+    /// proved uniform: one value for the whole SIMD-group, charged once per
+    /// SIMD-group (issue 22).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub uniform_address: bool,
+    /// On a stack access: `spill`, `fill`, `save`, `restore` or
+    /// `private_array` (issue 27 item 4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stack_kind: Option<&'static str>,
+    /// The access facts of a memory instruction (issue 27): what its
+    /// addresses are across the lanes and the iterations.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub access: Option<&'a agx_analysis::address::Access>,
+    /// The listing's stall mark (`exposed` or `hidden`, thresholds
+    /// [`STALL_EXPOSED_CYCLES`] and [`STALL_HIDDEN_CYCLES`]); absent when
+    /// none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stall_mark: Option<StallMark>,
+}
+
+impl InsnRow<'_> {
+    /// The listings' stall mark in words (text and HTML): `◀◀◀ STALL ~N cy
+    /// exposed` (`/iter` in a loop) for an exposed stall, `◀ stall hidden by
+    /// the other SIMD-groups` for a hidden one.
+    pub fn stall_words(&self) -> Option<(StallMark, String)> {
+        let m = self.stall_mark?;
+        Some((
+            m,
+            match m {
+                StallMark::Exposed => format!(
+                    "◀◀◀ STALL ~{} cy exposed{}",
+                    agx_analysis::timing::model::fmt_cy(self.stall.unwrap_or(0.0)),
+                    if self.loop_depth.unwrap_or(0) > 0 {
+                        "/iter"
+                    } else {
+                        ""
+                    }
+                ),
+                StallMark::Hidden => STALL_HIDDEN_WORDS.to_string(),
+            },
+        ))
+    }
+
+    /// The listings' access mark (text and HTML) of a memory instruction:
+    /// its pattern, the lane stride, the lines per request and the loop
+    /// stride ([`access_mark`]).
+    pub fn access_words(&self) -> Option<String> {
+        self.access.map(access_mark)
+    }
+}
+
+/// The words of a hidden stall's mark.
+pub const STALL_HIDDEN_WORDS: &str = "◀ stall hidden by the other SIMD-groups";
+
+/// The short listing mark of an access (`▤ rows 4x8 B, 2 lines, +16
+/// B/iter`): its pattern, the lane stride, the lines per request and the
+/// loop stride, each a field of `instructions_detail[].access`.
+pub fn access_mark(a: &agx_analysis::address::Access) -> String {
+    use agx_analysis::address::Pattern;
+    let mut m = format!("▤ {}", a.lane_pattern.name());
+    match (a.lane_pattern, a.lane_stride, a.run) {
+        (Pattern::Rows, s, Some(r)) => {
+            m.push_str(&format!(" {r}x"));
+            m.push_str(&s.map_or("?".to_string(), |s| format!("{s} B")));
+        }
+        (Pattern::Strided, Some(s), _) => m.push_str(&format!(" {s} B")),
+        _ => {}
+    }
+    if let Some(l) = a.lines_per_request {
+        m.push_str(&format!(", {l} line{}", if l == 1 { "" } else { "s" }));
+    }
+    match a.loop_stride {
+        Some(0) => m.push_str(", loop-invariant"),
+        Some(s) => m.push_str(&format!(", {s:+} B/iter")),
+        None => {}
+    }
+    m
+}
+
+/// The rows of one function of a profile: main's (the JSON document's
+/// `instructions_detail[]`) or a called function's (its listing under
+/// `--part all`).
+#[derive(Clone, Copy)]
+pub struct FunctionRows<'a> {
+    p: &'a Profile,
+    insns: &'a [agx_isa::Instruction],
+    details: &'a [agx_analysis::timing::InsnDetail],
+    insn_cycles: &'a [f64],
+    executions: &'a [f64],
+    access: Option<&'a agx_analysis::address::Addresses>,
+}
+
+impl<'a> FunctionRows<'a> {
+    /// Main's rows.
+    pub fn main(p: &'a Profile) -> Self {
+        FunctionRows {
+            p,
+            insns: &p.insns,
+            details: &p.timing.instructions_detail,
+            insn_cycles: &p.timing.insn_cycles,
+            executions: &p.timing.executions,
+            access: p.program.functions.first().map(|f| &f.access),
+        }
+    }
+
+    /// The rows of the program's function `k` (`functions[k]`; 0 is main).
+    pub fn function(p: &'a Profile, k: usize) -> Option<Self> {
+        if k == 0 {
+            return Some(Self::main(p));
+        }
+        let f = p.program.functions.get(k)?;
+        Some(FunctionRows {
+            p,
+            insns: &f.insns,
+            details: &f.timing.instructions_detail,
+            insn_cycles: &f.timing.insn_cycles,
+            executions: &f.timing.executions,
+            access: Some(&f.access),
+        })
+    }
+
+    /// The function's instructions (row `k` is instruction `k`'s).
+    pub fn insns(&self) -> &'a [agx_isa::Instruction] {
+        self.insns
+    }
+
+    pub fn len(&self) -> usize {
+        self.insns.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.insns.is_empty()
+    }
+
+    /// The timing detail of instruction `k` (details follow the
+    /// instructions; else found by address).
+    fn detail(&self, k: usize, addr: u32) -> Option<&'a agx_analysis::timing::InsnDetail> {
+        let d = self.details;
+        match d.get(k) {
+            Some(x) if x.addr == addr => Some(x),
+            _ => d
+                .binary_search_by_key(&addr, |x| x.addr)
+                .ok()
+                .map(|i| &d[i])
+                .or_else(|| d.iter().find(|x| x.addr == addr)),
+        }
+    }
+
+    /// Row `k`: the one place an instruction's figures and marks are read
+    /// from the analysis and the model and rounded.
+    pub fn row(&self, k: usize) -> InsnRow<'a> {
+        let i = &self.insns[k];
+        let d = self.detail(k, i.addr);
+        let p = self.p;
+        InsnRow {
+            offset: i.addr,
+            size: i.len,
+            mnemonic: i.mnemonic(),
+            text: AsmText(i, agx_isa::Syntax::Default),
+            native: agx_isa::native::shadowed_form(i).map(|_| AsmText(i, agx_isa::Syntax::Native)),
+            unit: d.map(|d| d.unit().name()),
+            cycles: d.map(|d| r2(d.cycles())),
+            latency: d.map(|d| r2(d.latency())),
+            loop_depth: d.map(|d| d.loop_depth),
+            stall: d.map(|d| r2(d.stall)),
+            stall_single: d.map(|d| r2(d.stall_single)),
+            raw_dep: d.and_then(|d| d.raw_dep()).map(|r| RawDepOut {
+                producer: r.producer,
+                penalty: r2(r.penalty),
+                bits: r.bits,
+            }),
+            call_target: p.call_symbol(i.addr),
+            raised: i.raised,
+            issue_cycles: d.map(|d| r2(d.issue_cycles(p.options.gpu.timing))),
+            self_cycles: d.map(|_| r2(self.insn_cycles.get(k).copied().unwrap_or(0.0))),
+            executions: d.map(|_| self.executions.get(k).copied().unwrap_or(1.0)),
+            uniform_address: d.is_some_and(|d| d.uniform_address),
+            stack_kind: d.and_then(|d| d.stack_kind).map(|k| k.name()),
+            access: self.access.and_then(|a| a.get(k)),
+            stall_mark: d.and_then(|d| StallMark::of(d.stall, d.stall_single)),
+        }
+    }
+}
+
+impl Serialize for FunctionRows<'_> {
+    /// The rows one at a time (no vector of a million rows in memory).
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.len()))?;
+        for k in 0..self.len() {
+            seq.serialize_element(&self.row(k))?;
+        }
+        seq.end()
+    }
+}
+
+/// The Memory section (issue 27) of the text and HTML reports: main's
+/// memory instructions by region — each loop holding some (hottest first:
+/// its cycles per iteration × trip count), then the code outside loops.
+/// Its figures are fields of the JSON record already (each access's
+/// `instructions_detail[k].access`, each loop's `loops[j]`): this is the
+/// section's grouping and order only, not serialized.
+#[derive(Clone, Debug)]
+pub struct MemorySection {
+    /// The threadgroup shape the lanes are laid over.
+    pub shape: agx_analysis::address::Shape,
+    pub regions: Vec<MemoryRegion>,
+}
+
+/// One region of the [`MemorySection`].
+#[derive(Clone, Debug)]
+pub struct MemoryRegion {
+    /// The loop (its position in the record's `loops`); `None`: outside
+    /// loops.
+    pub looped: Option<usize>,
+    /// Main's memory instructions in the region (row indices, in order).
+    pub rows: Vec<usize>,
+}
+
+impl MemorySection {
+    fn of(p: &Profile) -> MemorySection {
+        let shape = p
+            .options
+            .threadgroup
+            .unwrap_or(agx_analysis::address::Shape::DEFAULT);
+        let Some(main) = p.program.functions.first() else {
+            return MemorySection {
+                shape,
+                regions: Vec::new(),
+            };
+        };
+        let details = &p.timing.instructions_detail;
+        let mut by_loop: std::collections::BTreeMap<Option<u32>, Vec<usize>> = Default::default();
+        for a in &main.access.accesses {
+            let i = a.index as usize;
+            let Some(insn) = p.insns.get(i) else { continue };
+            let lp = details
+                .get(i)
+                .filter(|d| d.addr == insn.addr)
+                .and_then(|d| d.loop_index);
+            by_loop.entry(lp).or_default().push(i);
+        }
+        let mut regions: Vec<(f64, MemoryRegion)> = by_loop
+            .into_iter()
+            .map(|(lp, rows)| {
+                // (ordered by the model's unrounded cost; loop `l` of the
+                // model is the record's `loops[l]`)
+                let l = lp.and_then(|l| p.timing.loops.get(l as usize).map(|t| (l as usize, t)));
+                let cy = l.map_or(-1.0, |(_, t)| t.cycles_per_iteration * t.trip_count as f64);
+                (
+                    cy,
+                    MemoryRegion {
+                        looped: l.map(|(l, _)| l),
+                        rows,
+                    },
+                )
+            })
+            .collect();
+        regions.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal));
+        MemorySection {
+            shape,
+            regions: regions.into_iter().map(|r| r.1).collect(),
+        }
+    }
+
+    /// The shape as printed (`32x1x1`).
+    pub fn shape_text(&self) -> String {
+        format!("{}x{}x{}", self.shape.w, self.shape.h, self.shape.d)
+    }
+}
+
+impl FunctionOut {
+    /// The function's name in the views: its symbol, else `function at
+    /// 0x..` (its entry).
+    pub fn label(&self) -> String {
+        self.symbol
+            .clone()
+            .unwrap_or_else(|| format!("function at 0x{:x}", self.entry))
+    }
+
+    /// The highest register by name (`r6h`), the analysis's name of
+    /// `highest_half_index` ([`agx_analysis::Registers::highest_register`]).
+    pub fn highest_register(&self) -> String {
+        agx_analysis::Registers {
+            highest_half_index: self.highest_half_index,
+            ..Default::default()
+        }
+        .highest_register()
+    }
+}
+
+impl KernelRecord {
+    /// The title of a Memory region (text and HTML): `loop at 0x34 (depth
+    /// 1, 16 iterations, 5.5 cy/iter): per iteration`, its figures the
+    /// record's `loops[j]`.
+    pub fn memory_title(&self, r: &MemoryRegion) -> String {
+        match r.looped.and_then(|j| self.loops.get(j)) {
+            Some(l) => format!(
+                "loop at 0x{:x} (depth {}, {} iterations, {} cy/iter): per iteration",
+                l.header,
+                l.depth,
+                l.trip_count.unwrap_or(0),
+                agx_analysis::timing::model::fmt_cy(l.cycles_per_iteration.unwrap_or(0.0))
+            ),
+            None => "outside loops: per execution".to_string(),
+        }
+    }
+}
+
+/// One access of the Memory section (text and HTML): its address,
+/// mnemonic, space, lane pattern, bytes per lane and per request, cache
+/// lines and loop stride, each a field of the row
+/// (`instructions_detail[k]`); `None` for a row without an access.
+pub fn memory_line(r: &InsnRow<'_>) -> Option<String> {
+    let a = r.access?;
+    let lines = a.lines_per_request.map_or("lines ?".to_string(), |l| {
+        format!("{l} line{}", if l == 1 { "" } else { "s" })
+    });
+    Some(format!(
+        "0x{:<5x} {:<18} {:<11} {:<11} {} B/lane, {} B, {}{}",
+        r.offset,
+        r.mnemonic,
+        a.space,
+        a.lane_pattern.name(),
+        a.bytes_per_lane,
+        a.bytes_per_request,
+        lines,
+        match a.loop_stride {
+            Some(0) => ", loop-invariant".to_string(),
+            Some(s) => format!(", {s:+} B/iter"),
+            None => String::new(),
+        }
+    ))
+}
+
+// ── end of the per-instruction rows and the Memory section ──
 
 #[cfg(test)]
 pub(crate) mod tests {

@@ -2,11 +2,13 @@
 //! Occupancy (with a bar), Pipeline cycles per unit, Critical path, one
 //! section per loop, Instruction mix, Annotated disassembly, Suggestions.
 
-use crate::record::{KernelRecord, Loop, StallMark, Timed};
+use crate::record::{
+    FunctionRows, InsnRow, KernelRecord, Loop, StallMark, SuggestionOut, Timed, STALL_HIDDEN_WORDS,
+};
 use crate::Profile;
 use agx_analysis::divergence::Branch;
+use agx_analysis::timing;
 use agx_analysis::timing::model::{fmt_cy, push_cy};
-use agx_analysis::timing::{self, InsnDetail, Unit};
 use agx_isa::format::{write_addr, write_line};
 use agx_isa::Syntax;
 use std::fmt::Write as _;
@@ -127,7 +129,7 @@ pub fn write_report(w: &mut dyn std::io::Write, p: &Profile, color: bool) -> std
     registers(&mut out, st, &rec);
     if let Some(t) = &rec.timing {
         pipeline(&mut out, st, t);
-        critical_path(&mut out, st, p, &rec, t, &mut flush)?;
+        critical_path(&mut out, st, &rec, t, &mut flush)?;
     }
     // the timed loops, in the model's order (`Loop N` is their `index`)
     let loops: Vec<&Loop> = rec.loops.iter().filter(|l| l.index.is_some()).collect();
@@ -137,30 +139,26 @@ pub fn write_report(w: &mut dyn std::io::Write, p: &Profile, color: bool) -> std
             loop_section(o, st, loops[i]);
         }
     })?;
-    calls(&mut out, st, p, &rec);
+    calls(&mut out, st, &rec);
     mix(&mut out, st, &rec);
-    memory(&mut out, st, p);
-    annotated(&mut out, st, p, &mut flush)?;
-    suggestions(&mut out, st, p, &rec, &mut flush)?;
+    memory(&mut out, st, &rec, FunctionRows::main(p));
+    annotated(&mut out, st, p, &rec, &mut flush)?;
+    suggestions(&mut out, st, &rec, &mut flush)?;
     flush_all(&mut out, &mut flush)
 }
 
 /// One row per callee of the program: its call sites, the cycles its calls
-/// add, its registers, stack use and suggestions (addresses inside it).
-fn calls(out: &mut String, st: Style, p: &Profile, rec: &KernelRecord) {
-    let prog = &p.program;
-    if prog.calls.is_empty() {
+/// add, its registers, stack use and suggestions (addresses inside it),
+/// each the record's `functions[k]`.
+fn calls(out: &mut String, st: Style, rec: &KernelRecord) {
+    if rec.calls.is_empty() {
         return;
     }
     section(out, st, "Calls");
-    for (k, f) in prog.functions.iter().enumerate().skip(1) {
-        // (the figures are the record's: `functions[k]`)
-        let Some(fr) = rec.functions.get(k) else {
-            continue;
-        };
+    for fr in rec.functions.iter().skip(1) {
         let at = rec.call_sites_of(fr.entry);
         let from_main = fr.timing.as_ref().map_or(0.0, |t| t.cycles_from_main);
-        let _ = writeln!(out, "  {} at 0x{:x}", f.label(), f.entry);
+        let _ = writeln!(out, "  {} at 0x{:x}", fr.label(), fr.entry);
         kv(out, "  Called at", &at);
         kv(
             out,
@@ -178,9 +176,9 @@ fn calls(out: &mut String, st: Style, p: &Profile, rec: &KernelRecord) {
             "  Registers",
             &format!(
                 "highest {} (half-register index {}), peak live {} half-regs",
-                f.analysis.registers.highest_register(),
-                f.analysis.registers.highest_half_index,
-                f.analysis.registers.peak_live_half
+                fr.highest_register(),
+                fr.highest_half_index,
+                fr.peak_live_half
             ),
         );
         if fr.spills > 0 || fr.fills > 0 {
@@ -190,19 +188,19 @@ fn calls(out: &mut String, st: Style, p: &Profile, rec: &KernelRecord) {
                 &st.bad(&format!("{} spills, {} fills", fr.spills, fr.fills)),
             );
         }
-        for s in &f.suggestions {
+        for s in &fr.suggestions {
             suggestion_line(out, st, "    ", s);
         }
     }
-    for a in &prog.assumptions {
+    for a in &rec.call_assumptions {
         let _ = writeln!(out, "  {}", st.dim(&format!("assumption: {a}")));
     }
 }
 
 fn header(out: &mut String, st: Style, p: &Profile, rec: &KernelRecord) {
     let title = match p.part {
-        Some(part) => format!("  metal-profiler: {} ({part})", p.name),
-        None => format!("  metal-profiler: {}", p.name),
+        Some(part) => format!("  metal-profiler: {} ({part})", rec.name),
+        None => format!("  metal-profiler: {}", rec.name),
     };
     let title: String = title.chars().take(BOX_WIDTH).collect();
     let pad = BOX_WIDTH.saturating_sub(title.chars().count());
@@ -417,7 +415,6 @@ fn pipeline(out: &mut String, st: Style, t: &Timed) {
 fn critical_path(
     out: &mut String,
     st: Style,
-    p: &Profile,
     rec: &KernelRecord,
     t: &Timed,
     flush: &mut Flush<'_>,
@@ -481,7 +478,10 @@ fn critical_path(
             }
             timing::PartKind::Call => format!(
                 "call to {} x {} (its whole cost, see Calls)",
-                p.call_symbol(b.at)
+                rec.calls
+                    .iter()
+                    .find(|c| c.at == b.at)
+                    .and_then(|c| c.symbol.as_deref())
                     .map_or_else(|| format!("0x{:x}", b.callee.unwrap_or(0)), str::to_string),
                 fmt_cy(b.executions)
             ),
@@ -579,32 +579,37 @@ fn loop_section(out: &mut Vec<u8>, st: Style, l: &Loop) {
 
 /// The "Memory" section (issue 27): per loop holding memory instructions
 /// (hottest first; then the code outside loops), each access with its lane
-/// pattern, the bytes and cache lines one SIMD-group moves per iteration.
-fn memory(out: &mut String, st: Style, p: &Profile) {
-    let rows = crate::profile::memory_rows(p);
-    if rows.is_empty() {
+/// pattern, the bytes and cache lines one SIMD-group moves per iteration:
+/// the record's regions ([`crate::record::MemorySection`]), each access
+/// the row of its instruction ([`crate::record::memory_line`]).
+fn memory(out: &mut String, st: Style, rec: &KernelRecord, rows: FunctionRows<'_>) {
+    let m = &rec.memory;
+    if m.regions.is_empty() {
         return;
     }
     section(out, st, "Memory");
     let _ = writeln!(
         out,
         "  lanes over a {} threadgroup ({}); lines: cache lines one SIMD-group request touches (cache_line_bytes, --explain-model)",
-        rows[0].shape, rows[0].shape_source
+        m.shape_text(),
+        m.shape.source_text()
     );
     const MAX_REGIONS: usize = 12;
     const MAX_ROWS: usize = 16;
-    for (g, r) in rows.iter().enumerate() {
+    for (g, r) in m.regions.iter().enumerate() {
         if g == MAX_REGIONS {
             let _ = writeln!(out, "  ... more regions: JSON instructions_detail[].access");
             break;
         }
-        let _ = writeln!(out, "  {}", r.title);
-        for (k, a) in r.accesses.iter().enumerate() {
+        let _ = writeln!(out, "  {}", rec.memory_title(r));
+        for (k, &i) in r.rows.iter().enumerate() {
             if k == MAX_ROWS {
                 let _ = writeln!(out, "      ... more: JSON instructions_detail[].access");
                 break;
             }
-            let _ = writeln!(out, "    {}", a);
+            if let Some(a) = crate::record::memory_line(&rows.row(i)) {
+                let _ = writeln!(out, "    {}", a);
+            }
         }
     }
 }
@@ -632,6 +637,7 @@ fn annotated(
     out: &mut String,
     st: Style,
     p: &Profile,
+    rec: &KernelRecord,
     flush: &mut Flush<'_>,
 ) -> std::io::Result<()> {
     section(out, st, "Annotated disassembly");
@@ -640,26 +646,25 @@ fn annotated(
         "  {}",
         st.dim("[UNIT N cy/op] = the pipe and its reciprocal throughput (cycles per instruction per SIMD-group); STALL = cycles left exposed at this occupancy")
     );
-    let prog = &p.program;
-    let marks = p.annotate_callees && prog.functions.len() > 1;
+    let marks = p.annotate_callees && rec.functions.len() > 1;
     if marks {
-        let _ = writeln!(out, "  {}", st.head(&format!("; ── main ({}) ──", p.name)));
+        let _ = writeln!(
+            out,
+            "  {}",
+            st.head(&format!("; ── main ({}) ──", rec.name))
+        );
     }
-    let main_branches = prog
-        .functions
-        .first()
-        .map_or(&[][..], |f| &f.divergence.branches[..]);
+    let branches = |k: usize| rec.functions.get(k).map_or(&[][..], |f| &f.branches[..]);
     annotated_function(
         out,
         st,
-        p,
-        &p.insns,
-        &p.timing.instructions_detail,
-        main_branches,
+        FunctionRows::main(p),
+        &p.unknown_lines,
+        branches(0),
         flush,
     )?;
     if marks {
-        for f in prog.functions.iter().skip(1) {
+        for (k, f) in rec.functions.iter().enumerate().skip(1) {
             let _ = writeln!(
                 out,
                 "  {}",
@@ -669,33 +674,22 @@ fn annotated(
                     f.entry
                 ))
             );
-            annotated_function(
-                out,
-                st,
-                p,
-                &f.insns,
-                &f.timing.instructions_detail,
-                &f.divergence.branches,
-                flush,
-            )?;
+            let Some(rows) = FunctionRows::function(p, k) else {
+                continue;
+            };
+            annotated_function(out, st, rows, &[], branches(k), flush)?;
         }
     }
     Ok(())
 }
 
-fn detail_in(d: &[InsnDetail], addr: u32) -> Option<&InsnDetail> {
-    d.binary_search_by_key(&addr, |x| x.addr)
-        .ok()
-        .map(|i| &d[i])
-        .or_else(|| d.iter().find(|x| x.addr == addr))
-}
-
+/// One function's annotated listing: its rows, with the unknown encodings
+/// `unknown` (main's) printed in place.
 fn annotated_function(
     out: &mut String,
     st: Style,
-    p: &Profile,
-    insns: &[agx_isa::Instruction],
-    details: &[InsnDetail],
+    rows: FunctionRows<'_>,
+    unknown: &[(u32, String)],
     branches: &[Branch],
     flush: &mut Flush<'_>,
 ) -> std::io::Result<()> {
@@ -709,16 +703,13 @@ fn annotated_function(
         out.extend_from_slice(s.as_bytes());
         out.push(b'\n');
     };
-    // (all with main's instructions: in place, the rest after them)
-    let is_main = std::ptr::eq(insns.as_ptr(), p.insns.as_ptr());
-    let none: &[(u32, String)] = &[];
-    let unknown = if is_main { &p.unknown_lines[..] } else { none };
-    let listing = Listing::new(insns, details, branches);
+    let insns = rows.insns();
+    let listing = Listing::new(rows, branches);
     if unknown.is_empty() {
         // every line depends on its instruction only: formatted on all cores
         // (~120 bytes a line: ~1 MB of text per batch)
         return par_write(out, insns.len(), 1 << 13, flush, &|r, o| {
-            annotated_lines(o, st, p, insns, r, &listing)
+            annotated_lines(o, st, r, &listing)
         });
     }
     flush_all(out, flush)?;
@@ -728,7 +719,7 @@ fn annotated_function(
         while let Some(u) = pending.next_if(|(a, _)| *a < insn.addr) {
             unknown_line(&mut buf, u);
         }
-        annotated_lines(&mut buf, st, p, insns, k..k + 1, &listing);
+        annotated_lines(&mut buf, st, k..k + 1, &listing);
         if buf.len() >= PIECE {
             flush(&buf)?;
             buf.clear();
@@ -815,63 +806,34 @@ const BARS: [&str; 9] = [
     "│ │ │ │ │ │ │ │ ",
 ];
 
-/// The stall mark of an instruction, the same words in every view:
-/// `(true, "◀◀◀ STALL ~N cy exposed")` when at least half a cycle is left
-/// exposed at occupancy (the record's `stall`), else `(false, "◀ stall
-/// hidden by the other SIMD-groups")` for a stall of one SIMD-group alone
-/// (`stall_single`) of [`crate::record::STALL_HIDDEN_CYCLES`] or more (one
-/// stall figure per instruction: the exposed one); the rule is the
-/// record's ([`StallMark::of`], JSON `instructions_detail[].stall_mark`).
-pub(crate) fn stall_mark(d: &InsnDetail) -> Option<(bool, String)> {
-    match StallMark::of(d.stall, d.stall_single)? {
-        StallMark::Exposed => Some((
-            true,
-            format!(
-                "◀◀◀ STALL ~{} cy exposed{}",
-                fmt_cy(d.stall),
-                if d.loop_depth > 0 { "/iter" } else { "" }
-            ),
-        )),
-        StallMark::Hidden => Some((false, "◀ stall hidden by the other SIMD-groups".to_string())),
-    }
-}
-
-/// The `[UNIT N cy/op]` column of a detail: a function of its cost-table
-/// row alone.
-fn bracket_of(d: &InsnDetail) -> String {
-    if d.unit() != Unit::Ctrl || d.cycles() > 0.0 {
-        format!("[{:<4} {:>4}cy/op]", d.unit().name(), fmt_cy(d.cycles()))
-    } else {
-        format!("[{:<4} {:>4}     ]", "CTRL", "")
-    }
-}
-
-/// The `[UNIT N cy/op]` column of every cost-table row a function's details
-/// use, made once per row (a listing of 1M lines has ~100 distinct ones:
-/// formatting the figure per line was a fifth of the listing).
-struct Brackets {
-    by_key: Vec<Option<(&'static timing::CostEntry, String)>>,
-}
-
-impl Brackets {
-    /// Appends `d`'s column to `out` (a row of another table than the one
-    /// first seen for its key is formatted in place).
-    fn push(&self, out: &mut Vec<u8>, d: &InsnDetail) {
-        match self.by_key.get(d.entry.key as usize) {
-            Some(Some((e, s))) if std::ptr::eq(*e, d.entry) => out.extend_from_slice(s.as_bytes()),
-            _ => out.extend_from_slice(bracket_of(d).as_bytes()),
+/// The `[UNIT N cy/op]` column of a row (`[CTRL          ]` for a
+/// control instruction of no cost, blank without a detail), written in
+/// place: the unit padded to 4, the row's `cycles` right-aligned in 4.
+fn put_bracket(out: &mut Vec<u8>, r: &InsnRow<'_>) {
+    match (r.unit, r.cycles) {
+        (Some(u), Some(c)) if u != "CTRL" || c > 0.0 => {
+            out.push(b'[');
+            out.extend_from_slice(u.as_bytes());
+            pad_bytes(out, u.len(), 4);
+            out.push(b' ');
+            let s = out.len();
+            put_cy(out, c);
+            let n = out.len() - s;
+            if n < 4 {
+                pad_bytes(out, n, 4);
+                out[s..].rotate_right(4 - n);
+            }
+            out.extend_from_slice(b"cy/op]");
         }
+        (Some(_), _) => out.extend_from_slice(b"[CTRL          ]"),
+        _ => out.extend_from_slice(b"[              ]"),
     }
 }
 
-/// What the lines of one function's listing share: its details, their
-/// columns, its branches.
+/// What the lines of one function's listing share: its rows, its
+/// branches.
 struct Listing<'a> {
-    details: &'a [InsnDetail],
-    /// `details[k]` is the detail of the `k`-th instruction (addresses
-    /// strictly increasing, one detail per instruction): no search.
-    by_index: bool,
-    brackets: Brackets,
+    rows: FunctionRows<'a>,
     branches: &'a [Branch],
     /// `branches` in address order and the instructions in strictly
     /// increasing address order: a run of lines walks the branches once.
@@ -879,44 +841,13 @@ struct Listing<'a> {
 }
 
 impl<'a> Listing<'a> {
-    fn new(
-        insns: &[agx_isa::Instruction],
-        details: &'a [InsnDetail],
-        branches: &'a [Branch],
-    ) -> Self {
-        // one pass over the instructions and their details (a 1M-line
-        // listing reads ~200 MB of them: each pass is worth saving)
-        let mut by_index = details.len() == insns.len();
-        let mut by_key: Vec<Option<(&'static timing::CostEntry, String)>> =
-            vec![None; agx_isa::CostKey::COUNT];
-        let mut prev: Option<u32> = None;
-        for (k, d) in details.iter().enumerate() {
-            let slot = &mut by_key[d.entry.key as usize];
-            if slot.is_none() {
-                *slot = Some((d.entry, bracket_of(d)));
-            }
-            by_index &=
-                prev.is_none_or(|a| a < d.addr) && insns.get(k).is_some_and(|i| i.addr == d.addr);
-            prev = Some(d.addr);
-        }
-        // (by index, the instructions' addresses are the details': increasing)
+    fn new(rows: FunctionRows<'a>, branches: &'a [Branch]) -> Self {
         let walk = branches.windows(2).all(|w| w[0].at <= w[1].at)
-            && (by_index || insns.windows(2).all(|w| w[0].addr < w[1].addr));
+            && rows.insns().windows(2).all(|w| w[0].addr < w[1].addr);
         Listing {
-            details,
-            by_index,
-            brackets: Brackets { by_key },
+            rows,
             branches,
             walk,
-        }
-    }
-
-    /// The detail of instruction `k` (at `addr`), as [`detail_in`] finds it.
-    fn detail(&self, k: usize, addr: u32) -> Option<&'a InsnDetail> {
-        if self.by_index {
-            self.details.get(k)
-        } else {
-            detail_in(self.details, addr)
         }
     }
 }
@@ -951,19 +882,13 @@ fn trim_end_bytes(s: &[u8]) -> &[u8] {
 
 /// Lines `r` of the annotated disassembly of the function `l` lists (each
 /// with its newline), written straight into `out`.
-fn annotated_lines(
-    out: &mut Vec<u8>,
-    st: Style,
-    p: &Profile,
-    insns: &[agx_isa::Instruction],
-    r: std::ops::Range<usize>,
-    l: &Listing<'_>,
-) {
+fn annotated_lines(out: &mut Vec<u8>, st: Style, r: std::ops::Range<usize>, l: &Listing<'_>) {
     thread_local! {
         static ASM: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
     }
     ASM.with(|b| {
         let asm = &mut *b.borrow_mut();
+        let insns = l.rows.insns();
         let branches = l.branches;
         // the first branch at or after the line's address
         let mut j = match insns.get(r.start) {
@@ -979,29 +904,25 @@ fn annotated_lines(
             } else {
                 j = branches.partition_point(|b| b.at < insn.addr);
             }
-            annotated_line(out, asm, st, p, insn, k, l, &branches[j..]);
+            annotated_line(out, asm, st, insn, &l.rows.row(k), &branches[j..]);
         }
     })
 }
 
-/// One line of the annotated disassembly (with its newline), the `k`-th
-/// instruction of the function `l` lists, written straight into `out`
-/// (`asm` is scratch space; `branches` start at the first at or after the
-/// instruction).
-#[allow(clippy::too_many_arguments)]
+/// One line of the annotated disassembly (with its newline): the
+/// instruction `insn` and its row `row` (every figure and mark is the
+/// row's), written straight into `out` (`asm` is scratch space; `branches`
+/// start at the first at or after the instruction).
 fn annotated_line(
     out: &mut Vec<u8>,
     asm: &mut Vec<u8>,
     st: Style,
-    p: &Profile,
     insn: &agx_isa::Instruction,
-    k: usize,
-    l: &Listing<'_>,
+    row: &InsnRow<'_>,
     branches: &[Branch],
 ) {
     let start = out.len();
-    let d = l.detail(k, insn.addr);
-    let depth = d.map(|d| d.loop_depth).unwrap_or(0) as usize;
+    let depth = row.loop_depth.unwrap_or(0) as usize;
     out.extend_from_slice(b"  ");
     out.extend_from_slice(BARS[depth.min(8)].as_bytes());
     write_addr(out, insn.addr);
@@ -1015,10 +936,7 @@ fn annotated_line(
     out.extend_from_slice(mnem);
     pad_bytes(out, char_count(mnem), 18);
     out.push(b' ');
-    match d {
-        Some(d) => l.brackets.push(out, d),
-        None => out.extend_from_slice(b"[              ]"),
-    }
+    put_bracket(out, row);
     out.push(b' ');
     out.extend_from_slice(trim_bytes(ops));
     // the marks: the first after padding to column 86, the others two
@@ -1037,7 +955,7 @@ fn annotated_line(
             }
         }
     };
-    if let Some(sym) = p.call_symbol(insn.addr) {
+    if let Some(sym) = row.call_target {
         mark(out);
         out.extend_from_slice(b"; -> ");
         out.extend_from_slice(sym.as_bytes());
@@ -1054,23 +972,23 @@ fn annotated_line(
             st.close(out);
         }
     }
-    if let Some(d) = d {
+    if row.unit.is_some() {
         // one address for the whole SIMD-group: charged once (issue 22)
-        if d.uniform_address {
+        if row.uniform_address {
             mark(out);
             st.put(out, "2", "◇ uniform address");
         }
         // what a stack access is for (issue 27 item 4)
-        if let Some(k) = d.stack_kind {
+        if let Some(k) = row.stack_kind {
             mark(out);
-            st.put(out, "2", &["◇ stack: ", k.name()].concat());
+            st.put(out, "2", &["◇ stack: ", k].concat());
         }
         // the access pattern of a memory instruction (issue 27)
-        if let Some(a) = p.access(k) {
+        if let Some(a) = row.access_words() {
             mark(out);
-            st.put(out, "36", &crate::profile::access_mark(a));
+            st.put(out, "36", &a);
         }
-        if let Some(dep) = &d.raw_dep() {
+        if let Some(dep) = &row.raw_dep {
             if dep.penalty > 0.0 {
                 mark(out);
                 st.open(out, "33");
@@ -1082,21 +1000,24 @@ fn annotated_line(
                 st.close(out);
             }
         }
-        // stall_mark(d), written in place
-        let sm = StallMark::of(d.stall, d.stall_single);
-        if sm == Some(StallMark::Exposed) {
-            mark(out);
-            st.open(out, "31");
-            out.extend_from_slice("◀◀◀ STALL ~".as_bytes());
-            put_cy(out, d.stall);
-            out.extend_from_slice(b" cy exposed");
-            if d.loop_depth > 0 {
-                out.extend_from_slice(b"/iter");
+        // the row's stall mark (`InsnRow::stall_words`), written in place
+        match row.stall_mark {
+            Some(StallMark::Exposed) => {
+                mark(out);
+                st.open(out, "31");
+                out.extend_from_slice("◀◀◀ STALL ~".as_bytes());
+                put_cy(out, row.stall.unwrap_or(0.0));
+                out.extend_from_slice(b" cy exposed");
+                if depth > 0 {
+                    out.extend_from_slice(b"/iter");
+                }
+                st.close(out);
             }
-            st.close(out);
-        } else if sm == Some(StallMark::Hidden) {
-            mark(out);
-            st.put(out, "2", "◀ stall hidden by the other SIMD-groups");
+            Some(StallMark::Hidden) => {
+                mark(out);
+                st.put(out, "2", STALL_HIDDEN_WORDS);
+            }
+            None => {}
         }
     }
     // trailing blanks trimmed, as `str::trim_end` trims them
@@ -1108,7 +1029,6 @@ fn annotated_line(
 fn suggestions(
     out: &mut String,
     st: Style,
-    p: &Profile,
     rec: &KernelRecord,
     flush: &mut Flush<'_>,
 ) -> std::io::Result<()> {
@@ -1136,22 +1056,22 @@ fn suggestions(
             ))
         );
     }
-    par_write(out, p.suggestions.len(), 1 << 13, flush, &|r, o| {
+    par_write(out, rec.suggestions.len(), 1 << 13, flush, &|r, o| {
         for k in r {
-            suggestion_bytes(o, st, "  ", &p.suggestions[k]);
+            suggestion_bytes(o, st, "  ", &rec.suggestions[k]);
         }
     })
 }
 
 /// One suggestion: severity, message, its address.
-fn suggestion_line(out: &mut String, st: Style, indent: &str, s: &timing::Suggestion) {
+fn suggestion_line(out: &mut String, st: Style, indent: &str, s: &SuggestionOut) {
     let mut b = Vec::new();
     suggestion_bytes(&mut b, st, indent, s);
     out.push_str(std::str::from_utf8(&b).unwrap_or_default());
 }
 
 /// [`suggestion_line`], written to bytes.
-fn suggestion_bytes(out: &mut Vec<u8>, st: Style, indent: &str, s: &timing::Suggestion) {
+fn suggestion_bytes(out: &mut Vec<u8>, st: Style, indent: &str, s: &SuggestionOut) {
     out.extend_from_slice(indent.as_bytes());
     out.extend_from_slice(s.severity.icon().as_bytes());
     out.push(b' ');

@@ -56,9 +56,22 @@
 //! it (`kernels[0].cycles.alu`, `kernels[0].functions[1].timing.
 //! cycles_from_main`, `kernels[0].loops[0].nested_cycles`, ...). A line of
 //! those kinds whose figures the template cannot read fails (a figure with
-//! no field). The other figures (listing marks, the Memory section, the
-//! HTML occupancy card, graph and tooltips) are still checked against any
-//! number of the record by [`every_printed_figure_is_a_number_of_the_record`].
+//! no field). The same test reads main's annotated listings in text and
+//! HTML (each row's unit column `instructions_detail[k].unit`/`.cycles`,
+//! the heat tooltip `.self_cycles`, the RAW mark `.raw_dep.penalty` and
+//! `.producer`, the stall mark `.stall_mark` and `.stall`, the stack mark
+//! `.stack_kind`, the access mark built from `.access`'s fields and its
+//! tooltip `.access.reason`; a `◀` mark of no known kind fails, and a row
+//! missing a mark its record has fails), the Memory section in text and
+//! HTML (a region's title `loops[j]` by its header; an access's words and
+//! figures `instructions_detail[k].access` by its address), the HTML
+//! occupancy card (`occupancy`, `registers`), the listing's block headers
+//! and the graph's block tooltips and labels (`blocks[m]`), the graph's
+//! loop labels (`loops[j]`) and the breakdown's tooltips (its rows' names).
+//! A called function's listing (`--part all`) has no rows in the document
+//! (`instructions_detail` is main's): its figures, and the rest (the
+//! divergence notes' figures), are checked against any number of the
+//! record by [`every_printed_figure_is_a_number_of_the_record`].
 //!
 //! # When a figure is a number of the record
 //!
@@ -1340,21 +1353,619 @@ fn html_named(case: &str, html: &str, doc: &Value, checked: &mut usize, bad: &mu
     }
 }
 
+// ── Listings, Memory, occupancy card and tooltips by name (issue 29, record3) ──
+//
+// The annotated listings' unit column and marks (text and HTML), the heat
+// column's tooltip, the Memory section (text and HTML), the HTML occupancy
+// card, the graph's block tooltips and labels, the listing's block headers,
+// the graph's loop labels and the breakdown's tooltips: each figure matched
+// to the field path that holds it (`kernels[0].instructions_detail[k].stall`
+// for the row `k` of the printed address, `kernels[0].loops[j].depth` for
+// the loop of the printed header, ...). Main's rows only: a called
+// function's listing (`--part all`) has no `instructions_detail` in the
+// document (it is checked against any number of the record).
+
+/// `s` with every tag (`<...>`) replaced by a blank, entities decoded.
+fn strip_tags(s: &str) -> String {
+    let mut out = String::new();
+    let mut tag = false;
+    for c in s.chars() {
+        match c {
+            '<' => tag = true,
+            '>' if tag => {
+                tag = false;
+                out.push(' ');
+            }
+            _ if !tag => out.push(c),
+            _ => {}
+        }
+    }
+    decode_entities(&out)
+}
+
+/// `instructions_detail` index of each address of `kernels[0]`.
+fn rows_by_offset(kv: &Value) -> BTreeMap<u64, usize> {
+    kv["instructions_detail"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .filter_map(|(k, r)| Some((r["offset"].as_u64()?, k)))
+        .collect()
+}
+
+/// The listing's access mark of an `instructions_detail[].access` object,
+/// built from its named fields (`lane_pattern`, `run`, `lane_stride`,
+/// `lines_per_request`, `loop_stride`): the printed mark must be it.
+fn access_mark_of(a: &Value) -> String {
+    let pat = a["lane_pattern"].as_str().unwrap_or("?");
+    let mut m = format!("▤ {pat}");
+    match (pat, a["lane_stride"].as_i64(), a["run"].as_u64()) {
+        ("rows", s, Some(r)) => {
+            m.push_str(&format!(" {r}x"));
+            m.push_str(&s.map_or("?".to_string(), |s| format!("{s} B")));
+        }
+        ("strided", Some(s), _) => m.push_str(&format!(" {s} B")),
+        _ => {}
+    }
+    if let Some(l) = a["lines_per_request"].as_u64() {
+        m.push_str(&format!(", {l} line{}", if l == 1 { "" } else { "s" }));
+    }
+    match a["loop_stride"].as_i64() {
+        Some(0) => m.push_str(", loop-invariant"),
+        Some(s) => m.push_str(&format!(", {s:+} B/iter")),
+        None => {}
+    }
+    m
+}
+
+/// The marks of a listing line after its operands (text, or the HTML
+/// marks cell as text): each mark by its glyph, matched to row `r`'s
+/// fields (`path` is the row's path).
+#[allow(clippy::too_many_arguments)]
+fn marks_named(
+    case: &str,
+    line: &str,
+    marks: &str,
+    doc: &Value,
+    path: &str,
+    checked: &mut usize,
+    bad: &mut Vec<String>,
+) {
+    let row = at(doc, path);
+    let f = |s: &str| format!("{path}.{s}");
+    macro_rules! check {
+        ($got:expr, $paths:expr $(,)?) => {
+            named(checked, bad, case, line, doc, $got, &$paths)
+        };
+    }
+    macro_rules! word {
+        ($ok:expr, $what:expr $(,)?) => {{
+            *checked += 1;
+            if !$ok {
+                bad.push(format!(
+                    "{case} | {} is not {path}'s | {}",
+                    $what,
+                    line.trim()
+                ));
+            }
+        }};
+    }
+    // the access mark: `▤ ...` up to the next mark
+    match marks.find('▤') {
+        Some(i) => {
+            let m = &marks[i..];
+            let end = ["  ◀", "  ◇", "  ◆"]
+                .iter()
+                .filter_map(|g| m.find(g))
+                .min()
+                .unwrap_or(m.len());
+            let want = access_mark_of(&row["access"]);
+            word!(
+                !row["access"].is_null() && m[..end].trim_end() == want,
+                &format!("access mark `{}` (want `{want}`)", m[..end].trim_end()),
+            );
+        }
+        None => word!(row["access"].is_null(), "a missing access mark"),
+    }
+    match marks.find("◇ stack: ") {
+        Some(i) => {
+            let kind = marks[i + "◇ stack: ".len()..]
+                .split_whitespace()
+                .next()
+                .unwrap_or("");
+            word!(row["stack_kind"].as_str() == Some(kind), "stack mark");
+        }
+        None => word!(row["stack_kind"].is_null(), "a missing stack mark"),
+    }
+    let mut stall = None;
+    for m in marks
+        .split('◀')
+        .skip(1)
+        .map(str::trim)
+        .filter(|m| !m.is_empty())
+    {
+        if let Some(r) = m.strip_prefix("RAW dep +") {
+            check!(holes(r, "{} cy (on 0x"), [f("raw_dep.penalty")]);
+            let producer = r
+                .split("(on 0x")
+                .nth(1)
+                .and_then(|h| h.split(')').next())
+                .and_then(|h| u64::from_str_radix(h, 16).ok());
+            word!(
+                producer.is_some() && row["raw_dep"]["producer"].as_u64() == producer,
+                "RAW producer",
+            );
+        } else if let Some(r) = m.strip_prefix("STALL ~") {
+            stall = Some("exposed");
+            check!(holes(r, "{} cy exposed"), [f("stall")]);
+        } else if m.starts_with("stall hidden by the other SIMD-groups") {
+            stall = Some("hidden");
+        } else {
+            bad.push(format!(
+                "{case} | no field for the mark ◀{m} | {}",
+                line.trim()
+            ));
+        }
+    }
+    word!(row["stall_mark"].as_str() == stall, "stall mark");
+}
+
+/// A Memory section's line (text, or the HTML `<pre>`): a region's title
+/// (`loops[j]` by its header) or an access (`instructions_detail[k]` by
+/// its address).
+fn memory_line_named(
+    case: &str,
+    line: &str,
+    doc: &Value,
+    rows: &BTreeMap<u64, usize>,
+    checked: &mut usize,
+    bad: &mut Vec<String>,
+) {
+    let kv = &doc["kernels"][0];
+    let t = line.trim();
+    if t.is_empty() {
+        return;
+    }
+    macro_rules! check {
+        ($got:expr, $paths:expr $(,)?) => {
+            named(checked, bad, case, line, doc, $got, &$paths)
+        };
+    }
+    let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).ok();
+    if let Some(r) = t.strip_prefix("loop at ") {
+        let h = r.split(' ').next().and_then(hex);
+        let j = kv["loops"].as_array().and_then(|a| {
+            a.iter()
+                .position(|l| l["header"].as_u64() == h && !l["index"].is_null())
+        });
+        let l = |s: &str| format!("kernels[0].loops[{}].{s}", j.unwrap_or(0));
+        check!(
+            holes(r, "(depth {}, {} iterations, {} cy/iter): per iteration")
+                .filter(|_| j.is_some()),
+            [l("depth"), l("trip_count"), l("cycles_per_iteration")],
+        );
+    } else if t.starts_with("0x") {
+        let w: Vec<&str> = t.split_whitespace().collect();
+        let k = w.first().and_then(|a| hex(a)).and_then(|a| rows.get(&a));
+        let Some(&k) = k.filter(|_| w.len() > 4) else {
+            check!(None, []);
+            return;
+        };
+        let r = format!("kernels[0].instructions_detail[{k}]");
+        let a = |s: &str| format!("{r}.access.{s}");
+        let row = at(doc, &r);
+        *checked += 1;
+        if row["mnemonic"].as_str() != Some(w[1])
+            || row["access"]["space"].as_str() != Some(w[2])
+            || row["access"]["lane_pattern"].as_str() != Some(w[3])
+        {
+            bad.push(format!("{case} | memory words are not {r}'s | {t}"));
+        }
+        let rest = w[4..].join(" ");
+        if row["access"]["lines_per_request"].is_null() {
+            check!(
+                holes(&rest, "{} B/lane, {} B, lines ?"),
+                [a("bytes_per_lane"), a("bytes_per_request")],
+            );
+        } else {
+            check!(
+                holes(&rest, "{} B/lane, {} B, {} line"),
+                [
+                    a("bytes_per_lane"),
+                    a("bytes_per_request"),
+                    a("lines_per_request"),
+                ],
+            );
+        }
+        let stride = row["access"]["loop_stride"].as_i64();
+        if rest.ends_with(", loop-invariant") {
+            *checked += 1;
+            if stride != Some(0) {
+                bad.push(format!("{case} | loop-invariant is not {r}'s | {t}"));
+            }
+        } else if let Some(i) = rest.rfind(", ").filter(|_| rest.ends_with(" B/iter")) {
+            let s = &rest[i + 2..];
+            let digits = s.trim_start_matches(['+', '-']);
+            check!(holes(digits, "{} B/iter"), [a("loop_stride")]);
+            *checked += 1;
+            if stride.is_none_or(|x| (x < 0) != s.starts_with('-')) {
+                bad.push(format!("{case} | loop stride sign is not {r}'s | {t}"));
+            }
+        } else {
+            *checked += 1;
+            if stride.is_some() {
+                bad.push(format!("{case} | no loop stride, {r} has one | {t}"));
+            }
+        }
+    } else if !(t.starts_with("outside loops: per execution")
+        || t.starts_with("lanes over a ")
+        || t.starts_with("... more"))
+    {
+        check!(None, []);
+    }
+}
+
+/// The text report's listing (main's rows) and Memory section.
+fn text_rows_named(
+    case: &str,
+    text: &str,
+    doc: &Value,
+    checked: &mut usize,
+    bad: &mut Vec<String>,
+) {
+    let rows = rows_by_offset(&doc["kernels"][0]);
+    let mut sec = "";
+    for line in text.lines() {
+        let t = line.trim_start();
+        if let Some(title) = t.strip_prefix("── ") {
+            sec = if title.starts_with("Annotated disassembly") {
+                "listing"
+            } else if title.starts_with("Memory") {
+                "memory"
+            } else {
+                ""
+            };
+            continue;
+        }
+        if t.starts_with("; ── ") && t.contains("(called function)") {
+            // a called function's rows: not in the document
+            sec = "";
+            continue;
+        }
+        match sec {
+            "memory" => memory_line_named(case, line, doc, &rows, checked, bad),
+            "listing" => {
+                let Some((unit, _)) =
+                    listing_line(line).filter(|_| !line.contains("[not decoded]"))
+                else {
+                    continue;
+                };
+                let addr = line
+                    .trim_start_matches([' ', '│'])
+                    .split(':')
+                    .next()
+                    .and_then(|a| u64::from_str_radix(a, 16).ok());
+                let Some(&k) = addr.and_then(|a| rows.get(&a)) else {
+                    bad.push(format!(
+                        "{case} | listing row of no instructions_detail | {t}"
+                    ));
+                    continue;
+                };
+                let r = format!("kernels[0].instructions_detail[{k}]");
+                // `[UNIT N cy/op]`
+                let inner = unit.trim_matches(['[', ']']);
+                let mut w = inner.split_whitespace();
+                let name = w.next().unwrap_or("");
+                *checked += 1;
+                if at(doc, &format!("{r}.unit")).as_str() != Some(name) {
+                    bad.push(format!("{case} | unit {name} is not {r}.unit | {t}"));
+                }
+                if let Some(cy) = w.next() {
+                    named(
+                        checked,
+                        bad,
+                        case,
+                        line,
+                        doc,
+                        holes(cy, "{}cy/op"),
+                        &[format!("{r}.cycles")],
+                    );
+                }
+                let close = line.find(']').map_or(line.len(), |i| i + 1);
+                marks_named(case, line, &line[close..], doc, &r, checked, bad);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The HTML page's listing rows and block headers, Memory `<pre>`,
+/// occupancy card, graph blocks and loop labels, and breakdown tooltips.
+fn html_rows_named(
+    case: &str,
+    html: &str,
+    doc: &Value,
+    checked: &mut usize,
+    bad: &mut Vec<String>,
+) {
+    let kv = &doc["kernels"][0];
+    let rows = rows_by_offset(kv);
+    let k = |s: &str| format!("kernels[0].{s}");
+    let attr = |tag: &str, name: &str| {
+        tag.split(&format!("{name}=\""))
+            .nth(1)
+            .and_then(|v| v.split('"').next())
+            .map(decode_entities)
+    };
+    let block = |b: Option<u64>| {
+        b.and_then(|b| {
+            kv["blocks"]
+                .as_array()
+                .and_then(|a| a.iter().position(|x| x["index"].as_u64() == Some(b)))
+        })
+    };
+    // the occupancy card
+    if let Some(card) = html
+        .split("id=\"k0-occupancy\"")
+        .nth(1)
+        .and_then(|c| c.split("</div></div>").next())
+    {
+        macro_rules! check {
+            ($got:expr, $paths:expr $(,)?) => {
+                named(checked, bad, case, card, doc, $got, &$paths)
+            };
+        }
+        check!(
+            attr(card, "aria-label").and_then(|a| holes(&a, "occupancy {}%")),
+            [k("occupancy.percent")],
+        );
+        let text = strip_tags(card);
+        check!(
+            holes(&text, "Occupancy {}% {} threads per core"),
+            [k("occupancy.percent"), k("occupancy.threads")],
+        );
+        check!(
+            text.split("threads per core")
+                .nth(1)
+                .and_then(|t| holes(t.trim(), "{} half-regs allocated ({} GPRs), peak live {}")),
+            [
+                k("registers.allocated_half"),
+                k("registers.allocated_gprs"),
+                k("registers.peak_live_half"),
+            ],
+        );
+    } else {
+        bad.push(format!("{case} | no occupancy card"));
+    }
+    // the Memory section
+    if let Some(pre) = html
+        .split("<pre id=\"k0-memory\">")
+        .nth(1)
+        .and_then(|p| p.split("</pre>").next())
+    {
+        for line in decode_entities(pre).lines() {
+            memory_line_named(case, line, doc, &rows, checked, bad);
+        }
+    }
+    // the breakdown's tooltips: the table's row names
+    if let Some(stack) = html
+        .split("id=\"k0-breakdown\"")
+        .nth(1)
+        .and_then(|c| c.split("</div>").next())
+    {
+        let names: Vec<String> = html
+            .split("id=\"k0-breakdown\"")
+            .nth(1)
+            .and_then(|t| t.split("</table>").next())
+            .map(|t| {
+                t.split("<tr>")
+                    .skip(1)
+                    .map(|r| {
+                        cells(r).first().map_or(String::new(), |c| {
+                            c.trim_start_matches('■').trim().to_string()
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        for (i, tag) in stack.split("<i ").skip(1).enumerate() {
+            *checked += 1;
+            if attr(tag, "title").as_deref() != names.get(i).map(String::as_str) {
+                bad.push(format!(
+                    "{case} | breakdown tooltip {i} is not its row's name | {tag}"
+                ));
+            }
+        }
+    }
+    // (a graph block's tooltip holds a line per divergent branch: one
+    // element per `<a>`)
+    let mut lines: Vec<String> = Vec::new();
+    let mut open = false;
+    for l in html.lines() {
+        match lines.last_mut() {
+            Some(last) if open => {
+                last.push('\n');
+                last.push_str(l);
+            }
+            _ => lines.push(l.to_string()),
+        }
+        open = lines
+            .last()
+            .is_some_and(|x| x.starts_with("<a href=\"#k0-b") && !x.ends_with("</a>"));
+    }
+    for line in &lines {
+        let line = line.as_str();
+        macro_rules! check {
+            ($got:expr, $paths:expr $(,)?) => {
+                named(checked, bad, case, line, doc, $got, &$paths)
+            };
+        }
+        if let Some(rest) = line.strip_prefix("<tr id=\"k0-a") {
+            // a listing row: the heat tooltip, the unit cell, the marks
+            let addr = rest
+                .split('"')
+                .next()
+                .and_then(|a| u64::from_str_radix(a, 16).ok());
+            let Some(&j) = addr.and_then(|a| rows.get(&a)) else {
+                bad.push(format!(
+                    "{case} | html listing row of no instructions_detail | {line}"
+                ));
+                continue;
+            };
+            let r = format!("kernels[0].instructions_detail[{j}]");
+            check!(
+                attr(line, "title").and_then(|t| holes(&t, "{} cy weighted")),
+                [format!("{r}.self_cycles")],
+            );
+            let c = cells(line);
+            let unit = c.get(4).map_or("", |u| u.as_str());
+            let mut w = unit.split_whitespace();
+            let name = w.next();
+            *checked += 1;
+            if at(doc, &format!("{r}.unit")).as_str() != name {
+                bad.push(format!("{case} | unit {unit} is not {r}.unit | {line}"));
+            }
+            if let Some(cy) = w.next() {
+                check!(holes(cy, "{}cy"), [format!("{r}.cycles")]);
+            }
+            // the marks cell (its access tooltip is the row's reason)
+            let marks = line.rsplit("<td>").next().unwrap_or("");
+            if let Some(i) = marks.find("<span class=\"dim\" title=\"") {
+                *checked += 1;
+                if attr(&marks[i..], "title").as_deref()
+                    != at(doc, &format!("{r}.access.reason")).as_str()
+                {
+                    bad.push(format!(
+                        "{case} | access tooltip is not {r}.access.reason | {line}"
+                    ));
+                }
+            }
+            let text = c.get(5).cloned().unwrap_or_default();
+            marks_named(case, line, &text, doc, &r, checked, bad);
+        } else if let Some(rest) = line.strip_prefix("<tr class=\"bh\" id=\"k0-b") {
+            // a block header of the listing
+            let m = block(rest.split('"').next().and_then(|b| b.parse().ok()));
+            let f = |s: &str| k(&format!("blocks[{}].{s}", m.unwrap_or(0)));
+            let c = cells(line);
+            let head = c.first().map_or("", |x| x.as_str());
+            check!(
+                head.split_once(" · ")
+                    .and_then(|(_, t)| holes(t, "{} instructions · {} cy ({}%)"))
+                    .filter(|_| m.is_some()),
+                [f("instructions"), f("cycles"), f("share%")],
+            );
+        } else if line.starts_with("<a href=\"#k0-b") && line.contains("<g class=\"blk\"") {
+            // a graph block: its tooltip and its label
+            let b = line
+                .split("data-block=\"")
+                .nth(1)
+                .and_then(|b| b.split('"').next())
+                .and_then(|b| b.parse().ok());
+            let m = block(b);
+            let f = |s: &str| k(&format!("blocks[{}].{s}", m.unwrap_or(0)));
+            let tip = line
+                .split("<title>")
+                .nth(1)
+                .and_then(|t| t.split("</title>").next())
+                .map(decode_entities)
+                .unwrap_or_default();
+            check!(
+                tip.split_once(", ")
+                    .and_then(|(_, t)| {
+                        holes(
+                            t,
+                            "{} instructions, {} cy per execution × {} = {} cy ({}% of cycles)",
+                        )
+                    })
+                    .filter(|_| m.is_some()),
+                [
+                    f("instructions"),
+                    f("cycles_per_execution"),
+                    f("executions"),
+                    f("cycles"),
+                    f("share%"),
+                ],
+            );
+            let label = line
+                .rsplit("<text ")
+                .next()
+                .and_then(|t| t.split('>').nth(1))
+                .and_then(|t| t.split('<').next())
+                .unwrap_or("");
+            check!(
+                holes(label, "{} insn · {} cy · {}%").filter(|_| m.is_some()),
+                [f("instructions"), f("cycles"), f("share%")],
+            );
+        } else if line.starts_with("<g class=\"region\">") {
+            // a loop of the graph: `loop 0xS–0xE (depth D, × N)`
+            let label = line
+                .split("class=\"loop-label\"")
+                .nth(1)
+                .and_then(|t| t.split('>').nth(1))
+                .and_then(|t| t.split('<').next())
+                .unwrap_or("");
+            let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).ok();
+            let addrs: Vec<u64> = label
+                .trim_start_matches("loop ")
+                .split([' ', '–'])
+                .take(2)
+                .filter_map(hex)
+                .collect();
+            let j = kv["loops"].as_array().and_then(|a| {
+                a.iter().position(|l| {
+                    addrs.len() == 2
+                        && l["start"].as_u64() == Some(addrs[0])
+                        && l["end"].as_u64() == Some(addrs[1])
+                })
+            });
+            let l = |s: &str| k(&format!("loops[{}].{s}", j.unwrap_or(0)));
+            if label.contains(", × ") {
+                check!(
+                    holes(label, "(depth {}, × {})").filter(|_| j.is_some()),
+                    [l("depth"), l("trip_count")],
+                );
+            } else {
+                check!(
+                    holes(label, "(depth {})").filter(|_| j.is_some()),
+                    [l("depth")],
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn printed_figures_are_their_named_fields() {
     let mut bad = Vec::new();
     let mut checked = 0usize;
     let mut runs = 0usize;
+    let mut rows = 0usize;
     for c in cases() {
         let doc: Value = serde_json::from_str(&run(&c, "json")).unwrap();
         if doc["kernels"].as_array().map_or(0, |k| k.len()) != 1 {
             continue;
         }
         runs += 1;
-        text_named(&c.name, &run(&c, "text"), &doc, &mut checked, &mut bad);
-        html_named(&c.name, &run(&c, "html"), &doc, &mut checked, &mut bad);
+        let text = run(&c, "text");
+        text_named(&c.name, &text, &doc, &mut checked, &mut bad);
         let html = run(&c, "html");
+        html_named(&c.name, &html, &doc, &mut checked, &mut bad);
         html_cards_named(&c.name, &html, &doc, &mut checked, &mut bad);
+        let before = checked;
+        text_rows_named(&c.name, &text, &doc, &mut checked, &mut bad);
+        html_rows_named(&c.name, &html, &doc, &mut checked, &mut bad);
+        // (every kernel has listing rows: each row's unit, marks, heat)
+        let n = doc["kernels"][0]["instructions_detail"]
+            .as_array()
+            .map_or(0, |a| a.len());
+        assert!(
+            checked - before >= 2 * n,
+            "{}: {} row figures",
+            c.name,
+            checked - before
+        );
+        rows += checked - before;
         dot_named(&c.name, &run(&c, "dot"), &doc, &mut checked, &mut bad);
     }
     assert!(
@@ -1367,6 +1978,7 @@ fn printed_figures_are_their_named_fields() {
         runs > 100 && checked > runs * 15,
         "{runs} runs, {checked} figures"
     );
+    eprintln!("{runs} runs, {checked} figures by name ({rows} of listings, Memory, occupancy and tooltips)");
 }
 
 /// `batch`'s table: each row's figures are the named fields of that
@@ -1439,4 +2051,49 @@ fn batch_figures_are_their_named_fields() {
         assert_eq!(cell("bound"), k["bound_by"].as_str().unwrap(), "{line}");
     }
     assert!(checked >= 7 * 3, "{checked}");
+}
+
+/// A called function's listing (`--part all`) marks that function's own
+/// memory instructions (each listing prints its function's rows,
+/// `record::FunctionRows`; the helper's listing used to show main's access
+/// `k` on the helper's instruction `k`): the addresses with an access mark
+/// in simple_call's listing of its helper are those of the helper profiled
+/// as a kernel of its own.
+#[test]
+fn a_called_functions_listing_marks_its_own_accesses() {
+    let text = |args: &[&str]| {
+        let o = bin()
+            .arg(repo().join("examples/simple_call.archive"))
+            .args(args)
+            .args(["--color", "never"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{args:?}");
+        String::from_utf8(o.stdout).unwrap()
+    };
+    // the addresses of the lines with an access mark, from the line after
+    // which `start` holds until the next heading
+    let marked = |t: &str, start: &dyn Fn(&str) -> bool| -> Vec<String> {
+        let mut on = false;
+        let mut out = Vec::new();
+        for line in t.lines() {
+            let l = line.trim_start_matches([' ', '│']);
+            if l.starts_with("── ") || l.starts_with("; ── ") {
+                on = start(l);
+                continue;
+            }
+            if on && l.contains('▤') {
+                out.push(l.split(':').next().unwrap_or("").to_string());
+            }
+        }
+        out
+    };
+    let all = text(&["-f", "simple_call", "--part", "all"]);
+    let in_caller = marked(&all, &|l| {
+        l.contains("helper") && l.contains("(called function)")
+    });
+    let own = text(&["-f", "helper"]);
+    let as_kernel = marked(&own, &|l| l.starts_with("── Annotated disassembly"));
+    assert!(as_kernel.len() >= 10, "{as_kernel:?}");
+    assert_eq!(in_caller, as_kernel);
 }
