@@ -185,7 +185,7 @@ fn detail<'a>(
         }),
         call_target: p.call_symbol(i.addr),
         raised: i.raised,
-        issue_cycles: d.map(|d| r2(d.issue_cycles(p.options.gpu.timing))),
+        issue_cycles: d.map(|d| r2(d.issue_cycles(p.options.gpu.table()))),
         self_cycles: d.map(|_| r2(p.timing.insn_cycles.get(k).copied().unwrap_or(0.0))),
         executions: d.map(|_| p.timing.executions.get(k).copied().unwrap_or(1.0)),
         uniform_address: d.is_some_and(|d| d.uniform_address),
@@ -285,7 +285,7 @@ pub fn document(profiles: &[Profile]) -> String {
 /// model rules, memory-parameter defaults), under the same schema id, with
 /// `model` in place of `kernels`.
 pub fn model_document() -> String {
-    let t = agx_analysis::gpu::default_model().timing;
+    let t = agx_analysis::gpu::default_model().table();
     let doc = serde_json::json!({
         "schema": SCHEMA,
         "tool": { "name": "metal-profiler", "version": env!("CARGO_PKG_VERSION") },

@@ -843,7 +843,7 @@ impl KernelRecord {
                 model: Model {
                     gpu: t.gpu,
                     chip: p.options.chip.chip,
-                    measured_on: p.options.gpu.measured_on,
+                    measured_on: p.options.gpu.table().measured_on,
                     trip_count: p.options.trip_count,
                     trip_count_source: if p.options.trip_count_given {
                         "given"

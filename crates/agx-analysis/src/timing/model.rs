@@ -1712,7 +1712,7 @@ pub fn body_timing(insns: &[Instruction], params: &ModelParams) -> RegionTiming 
         lines: &[],
         invariant: &[],
     };
-    let t = model_region(params.gpu.timing, params, &code, true, true).timing;
+    let t = model_region(params.gpu.table(), params, &code, true, true).timing;
     release_scratch();
     t
 }
@@ -1722,7 +1722,7 @@ pub fn body_timing(insns: &[Instruction], params: &ModelParams) -> RegionTiming 
 pub fn analyze_kernel(insns: &[Instruction], params: &ModelParams) -> KernelTiming {
     let d = crate::analyze_detailed(insns, &crate::CfgOptions::default());
     analyze_kernel_with_nest(
-        params.gpu.timing,
+        params.gpu.table(),
         insns,
         &d.nest,
         &d.divergence.uniform_loads,
@@ -2580,7 +2580,7 @@ pub fn analyze_with_analysis(
     analysis: &crate::Analysis,
     params: &ModelParams,
 ) -> KernelTiming {
-    analyze_with_analysis_on(params.gpu.timing, insns, analysis, params)
+    analyze_with_analysis_on(params.gpu.table(), insns, analysis, params)
 }
 
 /// [`analyze_with_analysis`] with another cost table (e.g. one whose fitted
@@ -2640,7 +2640,7 @@ pub fn analyze_with_access(
         p.threads_per_core = p.threads_per_core.min(analysis.occupancy.threads);
     }
     let mut t =
-        analyze_kernel_with_access(params.gpu.timing, insns, nest, uniform_loads, access, &p);
+        analyze_kernel_with_access(params.gpu.table(), insns, nest, uniform_loads, access, &p);
     set_stack_kinds(&mut t, analysis);
     t
 }

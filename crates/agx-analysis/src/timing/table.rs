@@ -207,6 +207,9 @@ impl MemParams {
 pub struct GpuTiming {
     /// e.g. `"G13 (M1 family)"`.
     pub name: &'static str,
+    /// The chip family the table was measured on (JSON `model.measured_on`).
+    #[serde(skip)]
+    pub measured_on: &'static str,
     /// The rows, in the order `--explain-model` prints them: exactly one
     /// per [`CostKey`] ([`index_rows`] checks it when the table compiles).
     pub entries: &'static [CostEntry],
@@ -363,6 +366,8 @@ pub const G13_ENTRIES: &[CostEntry] = &[
 /// The G13 generation.
 pub static G13: GpuTiming = GpuTiming {
     name: "G13 (Apple M1 family)",
+    // every cost-table figure is an M1 (G13) measurement (docs/timing-model.md)
+    measured_on: "M1",
     entries: G13_ENTRIES,
     index: index_rows(G13_ENTRIES),
     schedulers_per_core: 4,
