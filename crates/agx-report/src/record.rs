@@ -759,7 +759,7 @@ impl KernelRecord {
                 peak_live_registers: a.registers.peak_live_registers.clone(),
                 allocated_gprs: a.registers.allocated_gprs(),
                 peak_live_gprs: a.registers.peak_live_gprs(),
-                file_half: agx_analysis::Registers::FILE_HALF,
+                file_half: p.options.gpu.file_half(),
                 highest_gpr: a.registers.highest_gpr(),
                 highest_register: a.registers.highest_register(),
                 uniform_gprs: a.registers.uniform_gprs(),
