@@ -595,6 +595,7 @@ impl Serialize for LoopTiming {
 /// Weighted per-unit cycles of the whole kernel.
 #[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
 pub struct UnitCycles {
+    /// Cycles of each ALU pipe (see [`UnitCycles::pipe`]).
     pub f32: f64,
     pub f16: f64,
     pub scib: f64,
@@ -610,6 +611,20 @@ pub struct UnitCycles {
     /// The device-memory (DRAM) bandwidth bound (`device_bandwidth`) of
     /// every region's own code, loops weighted by trip count.
     pub device_bandwidth: f64,
+}
+
+impl UnitCycles {
+    /// The cycles of the ALU pipe `unit` (0 for a unit that is no ALU pipe:
+    /// memory is a stall and bandwidth bounds, control has no cycles).
+    pub fn pipe(&self, unit: Unit) -> f64 {
+        match unit {
+            Unit::F32 => self.f32,
+            Unit::F16 => self.f16,
+            Unit::Scib => self.scib,
+            Unit::Ic => self.ic,
+            Unit::Mem | Unit::Ctrl => 0.0,
+        }
+    }
 }
 
 /// Kind of a [`BreakdownPart`].
@@ -1405,7 +1420,7 @@ fn model_region_in(
             }
             let pipe = match s.unit() {
                 Unit::Ic => Some(1),
-                u if u.is_fscib() => Some(0),
+                u if gpu.shares_fscib(u) => Some(0),
                 _ => None,
             };
             if let Some(p) = pipe {
@@ -1415,7 +1430,7 @@ fn model_region_in(
             let mut wait_lat = 0.0;
             if s.key() == CostKey::Wait {
                 let slot = scoreboard_slot(code.insn(i));
-                let takes = |k: Option<u32>| slot.is_none() || k == slot || k.is_none();
+                let takes = |k: Option<u32>| params.gpu.scoreboard.waits_for(slot, k);
                 pending.retain(|&(k, li, lat, done)| {
                     if takes(k) {
                         completed.push((k, li, lat, done));
