@@ -152,6 +152,16 @@ mod tests {
     }
 
     #[test]
+    fn instructions_know_their_isa() {
+        let g13 = crate::decode(&[0x88, 0x00], 0).unwrap();
+        assert_eq!(g13.isa().family, Family::G13);
+        // an Apple9 mov_imm + stop
+        let l = crate::apple9::walk(&[0x04, 0x00, 0x0e, 0x00, 0x00, 0x00], 0);
+        assert!(!l.items.is_empty());
+        assert!(l.items.iter().all(|i| i.isa().family == Family::Apple9));
+    }
+
+    #[test]
     fn listings_count_alike() {
         // an Apple9 mov_imm + stop; the same bytes are no G13 stop
         let code = [0x04, 0x00, 0x0e, 0x00, 0x00, 0x00];
