@@ -273,6 +273,29 @@ impl GpuModel {
         crate::occupancy::occupancy_in(self.occupancy.unwrap_or(&[]), half_regs)
     }
 
+    /// What the report says of timing code of a GPU of `generation`, whose
+    /// own model is `own` (`None`: no model decodes it), with this model:
+    /// nothing when the table was measured on that generation; that the
+    /// table was measured on another GPU running the same code; or that
+    /// the code is not this model's, so the figures do not apply.
+    pub fn timing_note(&self, generation: u8, own: Option<&GpuModel>) -> Option<String> {
+        let t = self.table();
+        let same = own.is_some_and(|m| std::ptr::eq(m, self));
+        if same && t.measured_generations.contains(&generation) {
+            None
+        } else if same {
+            Some(format!(
+                "timed with the {} table measured on {}: this GPU runs the same instruction set, its own timings were not measured",
+                self.short, t.measured_on
+            ))
+        } else {
+            Some(format!(
+                "timed with the {} table measured on {}; this GPU's code is not {} code, so the figures do not apply",
+                self.short, t.measured_on, self.short
+            ))
+        }
+    }
+
     /// The analysis facts of `code` at `addr` through the family's walk;
     /// `None` for a family whose code decodes to typed instructions (the
     /// timed pipeline decodes and scans those itself).
@@ -338,6 +361,18 @@ mod tests {
         }
         assert_eq!(default_model().file_half(), 256);
         assert_eq!(model_for_gpu(16, "G16G", false).unwrap().gprs(), 96);
+    }
+
+    #[test]
+    fn timing_notes_say_what_was_measured() {
+        let g13 = default_model();
+        let own = |g, n| model_for_gpu(g, n, false);
+        assert_eq!(g13.timing_note(13, own(13, "G13G")), None);
+        let g14 = g13.timing_note(14, own(14, "G14G")).unwrap();
+        assert!(g14.contains("same instruction set"), "{g14}");
+        let g16 = g13.timing_note(16, own(16, "G16G")).unwrap();
+        assert!(g16.contains("not G13 code"), "{g16}");
+        assert_eq!(g13.timing_note(0, None).unwrap(), g16);
     }
 
     #[test]

@@ -220,20 +220,6 @@ impl Gpu {
             format!("{} ({})", self.name, self.family)
         }
     }
-
-    /// What to say about the timing table for this GPU's code: every figure was
-    /// measured on M1 (Mesa's "crude cycle model for G13G", metal-benchmarks
-    /// on M1), and G14 shares the ISA.
-    /// `None` for G13 itself.
-    pub fn timing_note(&self) -> Option<&'static str> {
-        if self.is_g13 {
-            None
-        } else if self.decodable {
-            Some("timed with the G13 table measured on M1: this GPU runs the same instruction set, its own timings were not measured")
-        } else {
-            Some("timed with the G13 table measured on M1; this GPU's code is not G13 code, so the figures do not apply")
-        }
-    }
 }
 
 impl fmt::Display for Gpu {

@@ -262,6 +262,10 @@ pub struct GpuTiming {
     /// The chip family the table was measured on (JSON `model.measured_on`).
     #[serde(skip)]
     pub measured_on: &'static str,
+    /// The generations it was measured on (code of the model's other
+    /// generations is timed with it, and the report's timing note says so).
+    #[serde(skip)]
+    pub measured_generations: &'static [u8],
     /// The rows, in the order `--explain-model` prints them: exactly one
     /// per [`CostKey`] ([`index_rows`] checks it when the table compiles).
     pub entries: &'static [CostEntry],
@@ -426,6 +430,7 @@ pub static G13: GpuTiming = GpuTiming {
     name: "G13 (Apple M1 family)",
     // every cost-table figure is an M1 (G13) measurement (docs/timing-model.md)
     measured_on: "M1",
+    measured_generations: &[13],
     entries: G13_ENTRIES,
     index: index_rows(G13_ENTRIES),
     pipes: G13_PIPES,
