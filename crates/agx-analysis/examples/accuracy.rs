@@ -521,7 +521,7 @@ const FOLDS: usize = 5;
 fn table_with(
     (ic_issue, ic_switch, ic_overlap): (f64, f64, f64),
 ) -> &'static agx_analysis::timing::GpuTiming {
-    let mut g = agx_analysis::timing::G13.clone();
+    let mut g = agx_analysis::timing::table::G13.clone();
     g.ic_issue_cycles = ic_issue;
     g.ic_switch_cycles = ic_switch;
     g.ic_overlap_cycles = ic_overlap;

@@ -62,10 +62,6 @@ pub struct Registers {
 }
 
 impl Registers {
-    /// Half-registers of the register file a thread can be given: the
-    /// occupancy table's last row (256 on G13).
-    pub const FILE_HALF: u32 = occupancy::OCCUPANCY_TABLE[occupancy::OCCUPANCY_TABLE.len() - 1].0;
-
     /// 32-bit GPRs allocated: `allocated_half` rounded up to whole
     /// registers (the one place this count is made; every view prints it).
     pub fn allocated_gprs(&self) -> u32 {

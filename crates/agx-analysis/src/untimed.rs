@@ -1,13 +1,14 @@
-//! The structural analysis of code no timing model applies to (an
-//! instruction-set family whose `Isa::timed` is false): counts, framing,
+//! The structural analysis of code no timing model applies to (a GPU
+//! model without a timing table, `GpuModel::timing` `None`): counts, framing,
 //! the CFG and loops, memory accesses per loop, registers against the
 //! family's register file and the wait fields, nothing priced.
 //!
 //! It reads a [`Decoded`] (the [`Facts`] every pass reads, plus what each
 //! instruction says of memory and waits), filled by a family's adapter
-//! ([`crate::apple9_adapter`]); the CFG, loop forest and liveness are the
-//! same passes the G13 profile runs over the same facts. Nothing here
-//! names a generation: the register file is the `Isa` value's.
+//! ([`crate::apple9_adapter`], chosen through the model's
+//! [`crate::gpu::Adapter`]); the CFG, loop forest and liveness are the
+//! same passes the timed profile runs over the same facts. Nothing here
+//! names a generation: the register file is the model's.
 //!
 //! What an instruction's operands do is unknown for an `unknown` position
 //! and for instructions whose operands are not all decoded. Such an
@@ -18,8 +19,8 @@
 
 use crate::cfg::{Cfg, CfgOptions};
 use crate::facts::Facts;
+use crate::gpu::GpuModel;
 use crate::loops::{dominators, find_loops, LoopNest};
-use agx_isa::isa::Isa;
 use agx_isa::{MemDir, MemSpace};
 
 /// A memory access as decoded; serialized as the fields of the untimed
@@ -199,8 +200,8 @@ fn reg_text(half: u32, whole: bool) -> String {
     }
 }
 
-/// Runs the CFG, loop and liveness passes over `d` for family `isa`.
-pub fn analyze(d: &Decoded, isa: &Isa) -> Untimed {
+/// Runs the CFG, loop and liveness passes over `d` for the GPU `model`.
+pub fn analyze(d: &Decoded, model: &GpuModel) -> Untimed {
     let f = &d.facts;
     let cfg = Cfg::from_facts(f, &CfgOptions::default());
     let dom = dominators(&cfg);
@@ -245,7 +246,7 @@ pub fn analyze(d: &Decoded, isa: &Isa) -> Untimed {
         })
         .collect();
     Untimed {
-        registers: registers(d, &cfg, isa),
+        registers: registers(d, &cfg, model),
         backward_branches: cfg.backward_branches(),
         irreducible: forest.irreducible.len(),
         loops,
@@ -253,7 +254,7 @@ pub fn analyze(d: &Decoded, isa: &Isa) -> Untimed {
     }
 }
 
-fn registers(d: &Decoded, cfg: &Cfg, isa: &Isa) -> Registers {
+fn registers(d: &Decoded, cfg: &Cfg, model: &GpuModel) -> Registers {
     let f = &d.facts;
     let mut touched = std::collections::BTreeSet::new();
     let mut highest_half: Option<u32> = None;
@@ -315,8 +316,8 @@ fn registers(d: &Decoded, cfg: &Cfg, isa: &Isa) -> Registers {
     }
     let highest_gpr = highest_half.map(|h| h / 2);
     Registers {
-        file_gprs: isa.gprs,
-        file_half: 2 * isa.gprs,
+        file_gprs: model.gprs(),
+        file_half: model.file_half(),
         highest_half_index: highest_half,
         highest_gpr,
         highest_register: highest_half.map(|h| reg_text(h, whole_at_highest)),
@@ -327,7 +328,7 @@ fn registers(d: &Decoded, cfg: &Cfg, isa: &Isa) -> Registers {
         peak_live_offset: peak_offset,
         lower_bound: !reasons.is_empty(),
         lower_bound_reasons: reasons,
-        exceeds_file: highest_gpr.is_some_and(|g| g >= isa.gprs),
+        exceeds_file: highest_gpr.is_some_and(|g| g >= model.gprs()),
     }
 }
 

@@ -91,23 +91,31 @@ pub const GPUS: &[GpuRow] = &[
     row("G18P", None, 18, PHONE_FAMILY, "community"),
 ];
 
-/// Generations whose code this project decodes and profiles: those of the
-/// G13 family value ([`agx_isa::isa::G13`]: G13 and G14, which Mesa compiles
-/// with the same backend and ISA). Derived from that value, not a second
-/// list. Phone parts are not included: no source here checks them.
-pub const DECODABLE_GENERATIONS: &[u8] = agx_isa::isa::G13.mac_generations;
+/// Mac generations whose code this project decodes and profiles with a
+/// timing model (G13 and G14, which Mesa compiles with the same backend and
+/// ISA): derived from the GPU models
+/// ([`agx_analysis::gpu::timed_generations`]), not a second list.
+pub fn decodable_generations() -> Vec<u8> {
+    agx_analysis::gpu::timed_generations()
+}
 
 impl GpuRow {
+    /// The GPU model of this GPU's code, if one decodes it (an entry of
+    /// [`agx_analysis::gpu::GPU_MODELS`]).
+    pub fn model(&self) -> Option<&'static agx_analysis::gpu::GpuModel> {
+        agx_analysis::gpu::model_for_gpu(self.generation, self.name, self.family == PHONE_FAMILY)
+    }
+
     /// Whether the profiler's decoder and timing model apply to code for
-    /// this GPU (the G13 family; see [`GpuRow::isa`] for every family).
+    /// this GPU (a timed model; see [`GpuRow::model`] for every model).
     pub fn decodable(&self) -> bool {
-        self.isa().is_some_and(|i| i.timed)
+        self.model().is_some_and(|m| m.timed())
     }
 
     /// The instruction-set family of this GPU's code, if one is decoded
-    /// here (derived from the [`agx_isa::isa::ISAS`] values).
+    /// here (its model's).
     pub fn isa(&self) -> Option<&'static agx_isa::isa::Isa> {
-        agx_isa::isa::for_gpu(self.generation, self.name, self.family == PHONE_FAMILY)
+        self.model().map(|m| m.isa)
     }
 
     /// Why this GPU's code is refused when it is known to be an encoding
@@ -212,20 +220,6 @@ impl Gpu {
             format!("{} ({})", self.name, self.family)
         }
     }
-
-    /// What to say about the timing table for this GPU's code: every figure was
-    /// measured on M1 (Mesa's "crude cycle model for G13G", metal-benchmarks
-    /// on M1), and G14 shares the ISA.
-    /// `None` for G13 itself.
-    pub fn timing_note(&self) -> Option<&'static str> {
-        if self.is_g13 {
-            None
-        } else if self.decodable {
-            Some("timed with the G13 table measured on M1: this GPU runs the same instruction set, its own timings were not measured")
-        } else {
-            Some("timed with the G13 table measured on M1; this GPU's code is not G13 code, so the figures do not apply")
-        }
-    }
 }
 
 impl fmt::Display for Gpu {
@@ -283,7 +277,7 @@ mod tests {
         assert_eq!(Gpu::from_name("g14g").unwrap().isa, Some(Family::G13));
         assert_eq!(Gpu::from_name("g17g").unwrap().isa, None);
         assert!(gpu_row("g17s").unwrap().refusal().unwrap().contains("M5"));
-        assert_eq!(DECODABLE_GENERATIONS, &[13, 14]);
+        assert_eq!(decodable_generations(), [13, 14]);
         assert_eq!(
             decodable_names(),
             ["G13G", "G13S", "G13C", "G13D", "G14G", "G14S", "G14D"]

@@ -38,8 +38,8 @@ use std::fmt;
 use buf::{Buf, Result};
 pub use error::ContainerError;
 pub use gpu::{
-    decodable_names, gpu_row, Gpu, GpuRow, CPU_TYPE_AIR64, CPU_TYPE_AMDGPU, CPU_TYPE_APPLEGPU,
-    CPU_TYPE_INTELGPU, DECODABLE_GENERATIONS, GPUS, PHONE_FAMILY,
+    decodable_generations, decodable_names, gpu_row, Gpu, GpuRow, CPU_TYPE_AIR64, CPU_TYPE_AMDGPU,
+    CPU_TYPE_APPLEGPU, CPU_TYPE_INTELGPU, GPUS, PHONE_FAMILY,
 };
 use macho::{MachO, MH_MAGIC_64_BYTES};
 pub use sniff::describe_non_archive;

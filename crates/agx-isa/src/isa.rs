@@ -1,10 +1,11 @@
 //! The instruction set as a value: one [`Isa`] per family (G13, Apple9),
-//! with what the rest of the project asks of a family: which GPUs it
-//! covers, its register file, whether a timing model exists for it, and
-//! its decoder entry points (a listing, a length). The decodable GPUs are
-//! derived from these values (agx-container's `GpuRow::isa`), so adding a
-//! family is one decoder module plus one row here (docs/architecture.md,
-//! "Adding an instruction-set family").
+//! with what the rest of the project asks of a family: its register file
+//! and its decoder entry points (a listing with its counts). Which GPUs run
+//! a family's code, and whether a timing model exists for them, are GPU
+//! model data (`agx_analysis::gpu::GPU_MODELS`, each entry pointing at its
+//! family value here); the decodable GPUs are derived from those entries.
+//! Adding a family is one decoder module plus one value here
+//! (docs/architecture.md, "Adding a GPU family").
 
 /// An instruction-set family.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -37,15 +38,10 @@ pub struct Isa {
     pub name: &'static str,
     /// e.g. "Apple9 (M3/M4/A18 Pro)".
     pub describe: &'static str,
-    /// Mac GPU generations whose code is this family.
-    pub mac_generations: &'static [u8],
-    /// Phone/tablet parts (by name) checked to be this family.
-    pub phone_parts: &'static [&'static str],
-    /// 32-bit general registers per thread.
+    /// 32-bit general registers per thread (the register file a GPU
+    /// model of this family compares register counts against:
+    /// `GpuModel::file_half`).
     pub gprs: u32,
-    /// Whether the project's cycle model applies (G13 only: no cycle
-    /// measurements exist for M3 or later, apple9-isa.md "Timing").
-    pub timed: bool,
     /// The listing of `code` at `base` in the family's reference syntax
     /// (`Syntax::Default` or `Cryptic`; `Native` where [`Isa::native`]),
     /// and its counts.
@@ -90,31 +86,27 @@ fn apple9_listing(code: &[u8], base: u32, syntax: crate::Syntax) -> (String, Sum
     )
 }
 
-/// G13 (M1) and G14 (M2) Mac parts: Mesa compiles both with one backend and
-/// gives G14 the G13 shader library. Phone parts: no source here checks them.
+/// The code of G13 (M1) and G14 (M2) Mac parts: Mesa compiles both with
+/// one backend and gives G14 the G13 shader library. 256 half-registers
+/// (128 GPRs) per thread: the occupancy table's last row (timing.md, from
+/// Mesa).
 pub static G13: Isa = Isa {
     family: Family::G13,
     name: "G13",
     describe: "G13 (M1/M2)",
-    mac_generations: &[13, 14],
-    phone_parts: &[],
     gprs: 128,
-    timed: true,
     listing: g13_listing,
     native: true,
 };
 
-/// M3 (G15), M4 (G16) and A18 Pro (G17P) share the Apple9 framing as far
-/// as the data go (apple9-isa.md); the register file is 96 GPRs per thread
-/// (Mesa `agx_apple9_machine.h`, hardware).
+/// The code of M3 (G15), M4 (G16) and A18 Pro (G17P), which share the
+/// Apple9 framing as far as the data go (apple9-isa.md); the register file
+/// is 96 GPRs per thread (Mesa `agx_apple9_machine.h`, hardware).
 pub static APPLE9: Isa = Isa {
     family: Family::Apple9,
     name: "Apple9",
     describe: "Apple9 (M3/M4/A18 Pro)",
-    mac_generations: &[15, 16],
-    phone_parts: &["G17P"],
     gprs: 96,
-    timed: false,
     listing: apple9_listing,
     native: false,
 };
@@ -128,18 +120,6 @@ pub static REFUSED: &[(u8, &str)] = &[(
     17,
     "M5 (G17G/G17S) code is not Apple9: its memory operations sit where Apple9 has jumps, and no public length rule exists (apple9-isa.md)",
 )];
-
-/// The family of a GPU's code: `generation` and whether it is a phone
-/// part named `name`.
-pub fn for_gpu(generation: u8, name: &str, phone: bool) -> Option<&'static Isa> {
-    ISAS.iter().copied().find(|i| {
-        if phone {
-            i.phone_parts.iter().any(|p| p.eq_ignore_ascii_case(name))
-        } else {
-            i.mac_generations.contains(&generation)
-        }
-    })
-}
 
 /// Why a Mac generation's code is refused, when it is known to be
 /// another encoding.
@@ -162,22 +142,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn families_cover_disjoint_gpus() {
-        assert_eq!(for_gpu(13, "G13G", false).unwrap().family, Family::G13);
-        assert_eq!(for_gpu(14, "G14S", false).unwrap().family, Family::G13);
-        assert_eq!(for_gpu(16, "G16G", false).unwrap().family, Family::Apple9);
-        assert_eq!(for_gpu(17, "G17P", true).unwrap().family, Family::Apple9);
-        assert!(for_gpu(17, "G17G", false).is_none());
+    fn families_by_name_and_refusals() {
+        assert_eq!(by_name("apple9").unwrap().family, Family::Apple9);
+        assert_eq!(by_name("G13").unwrap().family, Family::G13);
+        assert!(by_name("g17").is_none());
         assert!(refusal(17, false).unwrap().contains("M5"));
-        assert!(for_gpu(13, "G13P", true).is_none());
-        for (i, a) in ISAS.iter().enumerate() {
-            for b in &ISAS[i + 1..] {
-                assert!(a
-                    .mac_generations
-                    .iter()
-                    .all(|g| !b.mac_generations.contains(g)));
-            }
-        }
+        assert!(refusal(17, true).is_none());
+        assert!(refusal(16, false).is_none());
+    }
+
+    #[test]
+    fn instructions_know_their_isa() {
+        let g13 = crate::decode(&[0x88, 0x00], 0).unwrap();
+        assert_eq!(g13.isa().family, Family::G13);
+        // an Apple9 mov_imm + stop
+        let l = crate::apple9::walk(&[0x04, 0x00, 0x0e, 0x00, 0x00, 0x00], 0);
+        assert!(!l.items.is_empty());
+        assert!(l.items.iter().all(|i| i.isa().family == Family::Apple9));
     }
 
     #[test]

@@ -766,6 +766,11 @@ impl std::fmt::Debug for Instruction {
 }
 
 impl Instruction {
+    /// The instruction-set family it belongs to: this type is the G13
+    /// decoder's (its form indexes the G13 form table).
+    pub fn isa(&self) -> &'static crate::isa::Isa {
+        &crate::isa::G13
+    }
     /// All operands, printed then implicit.
     pub fn all_operands(&self) -> impl Iterator<Item = &Operand> {
         self.operands.iter().chain(self.implicit.iter())

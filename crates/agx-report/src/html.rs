@@ -249,7 +249,7 @@ fn kernel(o: &mut String, k: usize, p: &Profile, rec: &KernelRecord, all: &[Prof
     o.push_str("<div class=\"cards\">\n");
     occupancy(o, k, rec);
     if let Some(t) = &rec.timing {
-        pipes(o, k, t, &p.timing.cycles);
+        pipes(o, k, t, &p.timing.cycles, p.options.gpu.table());
         breakdown(o, k, rec, t);
     }
     o.push_str("</div>\n");
@@ -366,19 +366,28 @@ fn occupancy(o: &mut String, k: usize, rec: &KernelRecord) {
     );
 }
 
-/// The pipes card: the figures are the record's `cycles`; the bars'
-/// lengths (drawing, no printed figure) are the model's unrounded `bars`.
-fn pipes(o: &mut String, k: usize, t: &Timed, bars: &agx_analysis::timing::model::UnitCycles) {
+/// The pipes card: the figures are the record's `cycles` (each pipe the
+/// timing table lists, in its order, then the bandwidth bounds and the
+/// memory stall); the bars' lengths (drawing, no printed figure) are the
+/// model's unrounded `bars`.
+fn pipes(
+    o: &mut String,
+    k: usize,
+    t: &Timed,
+    bars: &agx_analysis::timing::model::UnitCycles,
+    table: &agx_analysis::timing::GpuTiming,
+) {
     let c = &t.cycles;
-    let rows = [
-        ("F32", c.f32, bars.f32),
-        ("F16", c.f16, bars.f16),
-        ("SCIB", c.scib, bars.scib),
-        ("IC", c.ic, bars.ic),
+    let mut rows: Vec<(&str, f64, f64)> = table
+        .pipes
+        .iter()
+        .map(|p| (p.name(), c.pipe(p.unit), bars.pipe(p.unit)))
+        .collect();
+    rows.extend([
         ("L1", c.memory_bandwidth, bars.memory_bandwidth),
         ("DRAM", c.device_bandwidth, bars.device_bandwidth),
         ("MEM", c.mem, bars.mem),
-    ];
+    ]);
     let max = rows.iter().map(|r| r.2).fold(0.0, f64::max);
     let _ = writeln!(
         o,
@@ -395,7 +404,8 @@ fn pipes(o: &mut String, k: usize, t: &Timed, bars: &agx_analysis::timing::model
     }
     let _ = writeln!(
         o,
-        "<div class=\"dim\">ALU max(F32+F16+SCIB, IC) = {} cy; L1 / DRAM = memory-pipe / device-memory bandwidth bound; MEM = exposed memory stall</div></div>",
+        "<div class=\"dim\">ALU {} = {} cy; L1 / DRAM = memory-pipe / device-memory bandwidth bound; MEM = exposed memory stall</div></div>",
+        table.alu_bound_label(),
         fmt_cy(c.alu)
     );
 }

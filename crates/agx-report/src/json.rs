@@ -134,7 +134,7 @@ pub fn document(profiles: &[Profile]) -> String {
 /// model rules, memory-parameter defaults), under the same schema id, with
 /// `model` in place of `kernels`.
 pub fn model_document() -> String {
-    let t = agx_analysis::gpu::default_model().timing;
+    let t = agx_analysis::gpu::default_model().table();
     let doc = serde_json::json!({
         "schema": SCHEMA,
         "tool": { "name": "metal-profiler", "version": env!("CARGO_PKG_VERSION") },

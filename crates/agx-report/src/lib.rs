@@ -22,5 +22,5 @@ pub use record::KernelRecord;
 /// `--explain-model`: every cost-table entry with its source, and every
 /// assumption of the timing model.
 pub fn explain_model() -> String {
-    agx_analysis::gpu::default_model().timing.explain_model()
+    agx_analysis::gpu::default_model().table().explain_model()
 }

@@ -774,7 +774,7 @@ impl KernelRecord {
                 peak_live_registers: a.registers.peak_live_registers.clone(),
                 allocated_gprs: a.registers.allocated_gprs(),
                 peak_live_gprs: a.registers.peak_live_gprs(),
-                file_half: agx_analysis::Registers::FILE_HALF,
+                file_half: p.options.gpu.file_half(),
                 highest_gpr: a.registers.highest_gpr(),
                 highest_register: a.registers.highest_register(),
                 uniform_gprs: a.registers.uniform_gprs(),
@@ -858,7 +858,7 @@ impl KernelRecord {
                 model: Model {
                     gpu: t.gpu,
                     chip: p.options.chip.chip,
-                    measured_on: p.options.gpu.measured_on,
+                    measured_on: p.options.gpu.table().measured_on,
                     trip_count: p.options.trip_count,
                     trip_count_source: if p.options.trip_count_given {
                         "given"
@@ -1169,7 +1169,7 @@ impl<'a> FunctionRows<'a> {
             }),
             call_target: p.call_symbol(i.addr),
             raised: i.raised,
-            issue_cycles: d.map(|d| r2(d.issue_cycles(p.options.gpu.timing))),
+            issue_cycles: d.map(|d| r2(d.issue_cycles(p.options.gpu.table()))),
             self_cycles: d.map(|_| r2(self.insn_cycles.get(k).copied().unwrap_or(0.0))),
             executions: d.map(|_| self.executions.get(k).copied().unwrap_or(1.0)),
             uniform_address: d.is_some_and(|d| d.uniform_address),

@@ -128,7 +128,7 @@ pub fn write_report(w: &mut dyn std::io::Write, p: &Profile, color: bool) -> std
     header(&mut out, st, p, &rec);
     registers(&mut out, st, &rec);
     if let Some(t) = &rec.timing {
-        pipeline(&mut out, st, t);
+        pipeline(&mut out, st, t, p.options.gpu.table());
         critical_path(&mut out, st, &rec, t, &mut flush)?;
     }
     // the timed loops, in the model's order (`Loop N` is their `index`)
@@ -374,21 +374,21 @@ fn registers(out: &mut String, st: Style, rec: &KernelRecord) {
     }
 }
 
-fn pipeline(out: &mut String, st: Style, t: &Timed) {
+/// The Pipe cycles section: the record's `cycles` of each pipe the timing
+/// table lists (`pipes`, in its order).
+fn pipeline(out: &mut String, st: Style, t: &Timed, table: &agx_analysis::timing::GpuTiming) {
     section(
         out,
         st,
         "Pipe cycles (per SIMD-group, loops weighted by trip count)",
     );
     let c = &t.cycles;
-    let _ = writeln!(
-        out,
-        "  F32 {:>8}   F16 {:>8}   SCIB {:>8}   IC {:>8}",
-        fmt_cy(c.f32),
-        fmt_cy(c.f16),
-        fmt_cy(c.scib),
-        fmt_cy(c.ic)
-    );
+    let pipes: Vec<String> = table
+        .pipes
+        .iter()
+        .map(|p| format!("{} {:>8}", p.name(), fmt_cy(c.pipe(p.unit))))
+        .collect();
+    let _ = writeln!(out, "  {}", pipes.join("   "));
     let _ = writeln!(
         out,
         "  L1 bandwidth {}   DRAM bandwidth {}",
@@ -397,7 +397,8 @@ fn pipeline(out: &mut String, st: Style, t: &Timed) {
     );
     let _ = writeln!(
         out,
-        "  busiest ALU pipe max(F32+F16+SCIB, IC) {}   exposed memory stall {}",
+        "  busiest ALU pipe {} {}   exposed memory stall {}",
+        table.alu_bound_label(),
         fmt_cy(c.alu),
         fmt_cy(c.mem)
     );

@@ -737,7 +737,7 @@ fn profile_untimed_code(
 ) -> PyResult<(String, String, String, Vec<String>)> {
     detached(py, move || {
         let offset = non_negative("offset", offset)?;
-        let Some(isa) = pipeline::raw_other_isa(Some(&gpu))? else {
+        let Some(model) = pipeline::untimed_model(Some(&gpu))? else {
             return Err(Fail::Value(format!(
                 "gpu={gpu}: its code has a timing model; use profile_binary()"
             )));
@@ -751,7 +751,7 @@ fn profile_untimed_code(
             addr,
             name.clone(),
             Some(&gpu),
-            isa,
+            model,
         );
         let one = std::slice::from_ref(&r);
         Ok((

@@ -330,8 +330,8 @@ fn run_profile(
         device = d;
         archive
     } else if let Some(b) = &a.binary {
-        if let Some(isa) = pipeline::raw_other_isa(a.gpu.as_deref())? {
-            return run_raw_other_isa(b, isa, a, out, err);
+        if let Some(model) = pipeline::untimed_model(a.gpu.as_deref())? {
+            return run_raw_other_isa(b, model, a, out, err);
         }
         if a.disasm_only && b.as_os_str() != "-" {
             return run_raw_listing(b, a, out, err);
@@ -345,8 +345,8 @@ fn run_profile(
             archive
         } else {
             let bytes = pipeline::read_path(p)?;
-            if let Some(isa) = pipeline::raw_other_isa(a.gpu.as_deref())? {
-                return run_archive_other_isa(&bytes, &pipeline::display_name(p), isa, a, out);
+            if let Some(model) = pipeline::untimed_model(a.gpu.as_deref())? {
+                return run_archive_other_isa(&bytes, &pipeline::display_name(p), model, a, out);
             }
             pipeline::load_archive(&bytes, &pipeline::display_name(p), pipeline::RAW_HINT_CLI)?
         }
@@ -437,11 +437,12 @@ fn raw_other_isa_code(
 /// `--allow-unknown`.
 fn run_raw_other_isa(
     path: &Path,
-    isa: &'static agx_isa::isa::Isa,
+    model: &'static agx_analysis::gpu::GpuModel,
     a: &ProfileArgs,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<(), Error> {
+    let isa = model.isa;
     if !a.disasm_only {
         let (bytes, name, offset, addr) = raw_other_isa_code(path, a)?;
         let code = &bytes[offset..];
@@ -450,7 +451,7 @@ fn run_raw_other_isa(
             addr,
             name.clone(),
             a.gpu.as_deref(),
-            isa,
+            model,
         );
         if r.instructions == 0 && r.framing.stopped.is_none() {
             return Err(Error::input(format!(
@@ -503,10 +504,11 @@ fn run_raw_other_isa(
 fn run_archive_other_isa(
     bytes: &[u8],
     name: &str,
-    isa: &'static agx_isa::isa::Isa,
+    model: &'static agx_analysis::gpu::GpuModel,
     a: &ProfileArgs,
     out: &mut dyn Write,
 ) -> Result<(), Error> {
+    let isa = model.isa;
     let gpu = a.gpu.as_deref().unwrap_or_default();
     if a.syntax == SyntaxArg::Native && !isa.native {
         return Err(Error::usage(format!(
@@ -582,7 +584,7 @@ fn run_archive_other_isa(
             shown.text_offset as u32,
             shown.symbol.clone(),
             Some(gpu),
-            isa,
+            model,
         );
         let who = format!("`{}`", shown.symbol);
         let listing = a.show_disasm.then(|| listing_of(shown).0);

@@ -10,6 +10,30 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
+/// A `--gpu` help text: `what`, the GPUs whose code a timed model profiles
+/// and, with `untimed`, those an untimed one does (from the GPU models,
+/// `agx_analysis::gpu::GPU_MODELS`, through agx-container's rows), then
+/// `default`.
+fn gpu_help(what: &str, untimed: bool, default: &str) -> String {
+    let gpus = |timed: bool| -> String {
+        let names: Vec<String> = agx_container::GPUS
+            .iter()
+            .filter(|r| r.model().is_some_and(|m| m.timed() == timed))
+            .map(|r| r.name.to_ascii_lowercase())
+            .collect();
+        names.join(", ")
+    };
+    let untimed = if untimed {
+        format!("; untimed, counts and structure: {}", gpus(false))
+    } else {
+        String::new()
+    };
+    format!(
+        "{what} (case-insensitive; timed: {}{untimed}); {default}",
+        gpus(true)
+    )
+}
+
 /// Static profiler for Apple GPU (AGX G13/G14: M1 and M2 family) compute shaders.
 ///
 /// Give it a serialized Metal binary archive (or `-` for one on stdin), a raw
@@ -77,9 +101,12 @@ pub struct BatchArgs {
     pub output: Option<PathBuf>,
     #[command(flatten)]
     pub model: ModelFlags,
-    /// Profile each archive's slice for this GPU (e.g. g13g, g14g); default:
-    /// the newest decodable slice of each archive.
-    #[arg(long, value_name = "NAME")]
+    // help: the timed models' GPUs (gpu_help)
+    #[arg(long, value_name = "NAME", help = gpu_help(
+        "Profile each archive's slice for this GPU",
+        false,
+        "default: the newest decodable slice of each archive",
+    ))]
     pub gpu: Option<String>,
     /// Exit 0 when kernels hold encodings the G13 tables do not know (the
     /// warning stays); without it such a batch exits 4.
@@ -354,9 +381,12 @@ pub struct ProfileArgs {
     /// List the slices (GPU, decodable, chosen) and the shaders of the chosen one.
     #[arg(long)]
     pub list: bool,
-    /// GPU slice to profile (g13g, g14g, …; case-insensitive); default: the
-    /// newest decodable. With --binary: the GPU the raw code is for.
-    #[arg(long, value_name = "NAME")]
+    // help: every model's GPUs (gpu_help)
+    #[arg(long, value_name = "NAME", help = gpu_help(
+        "GPU slice to profile",
+        true,
+        "default: the newest decodable. With --binary: the GPU the raw code is for",
+    ))]
     pub gpu: Option<String>,
     /// Which part of the function to show.
     #[arg(long, value_enum, default_value_t)]

@@ -509,11 +509,13 @@ pub fn choose_slice(
     Ok((archive.only_slice(index), note))
 }
 
-/// The family of raw code named by `--gpu` when it is not G13 (Apple9:
-/// G15/G16 Macs, G17P); `None` for G13/G14, no `--gpu` (G13 is the
-/// default) or a GPU [`raw_gpu`] reports on. M5 code is refused with the
-/// reason.
-pub fn raw_other_isa(name: Option<&str>) -> Result<Option<&'static agx_isa::isa::Isa>, Error> {
+/// The GPU model of code named by `--gpu` when it has no timing table
+/// (G15/G16 Macs, G17P: the untimed profile); `None` for a timed model's
+/// GPU (G13/G14), no `--gpu` (the default model is timed) or a GPU
+/// [`raw_gpu`] reports on. M5 code is refused with the reason.
+pub fn untimed_model(
+    name: Option<&str>,
+) -> Result<Option<&'static agx_analysis::gpu::GpuModel>, Error> {
     let Some(row) = name.and_then(agx_container::gpu_row) else {
         return Ok(None);
     };
@@ -523,7 +525,7 @@ pub fn raw_other_isa(name: Option<&str>) -> Result<Option<&'static agx_isa::isa:
             name.unwrap_or_default()
         )));
     }
-    Ok(row.isa().filter(|i| !i.timed))
+    Ok(row.model().filter(|m| !m.timed()))
 }
 
 /// The GPU named by `--gpu` for raw code: decodable ones only.

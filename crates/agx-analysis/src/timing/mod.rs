@@ -7,8 +7,8 @@ pub mod table;
 
 pub use mesa::{mesa_estimate, MesaEstimate};
 pub use table::{
-    dram_variant, g13, CostEntry, CostKey, DramVariant, GpuTiming, MemParams, Unit, DRAM_VARIANTS,
-    G13, IC_ISSUE_CYCLES, IC_OVERLAP_CYCLES, IC_SWITCH_CYCLES,
+    dram_variant, CostEntry, CostKey, DramVariant, GpuTiming, MemParams, Unit, DRAM_VARIANTS,
+    IC_ISSUE_CYCLES, IC_OVERLAP_CYCLES, IC_SWITCH_CYCLES,
 };
 pub mod model;
 

@@ -595,6 +595,7 @@ impl Serialize for LoopTiming {
 /// Weighted per-unit cycles of the whole kernel.
 #[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
 pub struct UnitCycles {
+    /// Cycles of each ALU pipe (see [`UnitCycles::pipe`]).
     pub f32: f64,
     pub f16: f64,
     pub scib: f64,
@@ -610,6 +611,20 @@ pub struct UnitCycles {
     /// The device-memory (DRAM) bandwidth bound (`device_bandwidth`) of
     /// every region's own code, loops weighted by trip count.
     pub device_bandwidth: f64,
+}
+
+impl UnitCycles {
+    /// The cycles of the ALU pipe `unit` (0 for a unit that is no ALU pipe:
+    /// memory is a stall and bandwidth bounds, control has no cycles).
+    pub fn pipe(&self, unit: Unit) -> f64 {
+        match unit {
+            Unit::F32 => self.f32,
+            Unit::F16 => self.f16,
+            Unit::Scib => self.scib,
+            Unit::Ic => self.ic,
+            Unit::Mem | Unit::Ctrl => 0.0,
+        }
+    }
 }
 
 /// Kind of a [`BreakdownPart`].
@@ -1405,7 +1420,7 @@ fn model_region_in(
             }
             let pipe = match s.unit() {
                 Unit::Ic => Some(1),
-                u if u.is_fscib() => Some(0),
+                u if gpu.shares_fscib(u) => Some(0),
                 _ => None,
             };
             if let Some(p) = pipe {
@@ -1415,7 +1430,7 @@ fn model_region_in(
             let mut wait_lat = 0.0;
             if s.key() == CostKey::Wait {
                 let slot = scoreboard_slot(code.insn(i));
-                let takes = |k: Option<u32>| slot.is_none() || k == slot || k.is_none();
+                let takes = |k: Option<u32>| params.gpu.scoreboard.waits_for(slot, k);
                 pending.retain(|&(k, li, lat, done)| {
                     if takes(k) {
                         completed.push((k, li, lat, done));
@@ -1692,7 +1707,7 @@ pub fn body_timing(insns: &[Instruction], params: &ModelParams) -> RegionTiming 
         lines: &[],
         invariant: &[],
     };
-    let t = model_region(params.gpu.timing, params, &code, true, true).timing;
+    let t = model_region(params.gpu.table(), params, &code, true, true).timing;
     release_scratch();
     t
 }
@@ -1702,7 +1717,7 @@ pub fn body_timing(insns: &[Instruction], params: &ModelParams) -> RegionTiming 
 pub fn analyze_kernel(insns: &[Instruction], params: &ModelParams) -> KernelTiming {
     let d = crate::analyze_detailed(insns, &crate::CfgOptions::default());
     analyze_kernel_with_nest(
-        params.gpu.timing,
+        params.gpu.table(),
         insns,
         &d.nest,
         &d.divergence.uniform_loads,
@@ -2560,7 +2575,7 @@ pub fn analyze_with_analysis(
     analysis: &crate::Analysis,
     params: &ModelParams,
 ) -> KernelTiming {
-    analyze_with_analysis_on(params.gpu.timing, insns, analysis, params)
+    analyze_with_analysis_on(params.gpu.table(), insns, analysis, params)
 }
 
 /// [`analyze_with_analysis`] with another cost table (e.g. one whose fitted
@@ -2620,7 +2635,7 @@ pub fn analyze_with_access(
         p.threads_per_core = p.threads_per_core.min(analysis.occupancy.threads);
     }
     let mut t =
-        analyze_kernel_with_access(params.gpu.timing, insns, nest, uniform_loads, access, &p);
+        analyze_kernel_with_access(params.gpu.table(), insns, nest, uniform_loads, access, &p);
     set_stack_kinds(&mut t, analysis);
     t
 }

@@ -892,7 +892,7 @@ pub fn suggest(
                 .map(|(_, i)| i.addr)
                 .collect();
             let share = share_of(&f32_insns);
-            let g = timing.params.gpu.timing;
+            let g = timing.params.gpu.table();
             push(
                 Suggestion::new(
                     // (whether the precision allows is not known: at most 🟢)
@@ -971,7 +971,7 @@ pub fn suggest(
             }
         }
         if let Some(at) = first {
-            let simd = timing.params.gpu.timing.simd_width as f64;
+            let simd = timing.params.gpu.table().simd_width as f64;
             let share = share_of(&usites);
             push(Suggestion::new(
                 // (nothing to do: at most 🟢)

@@ -33,6 +33,9 @@ pub enum Unit {
 }
 
 impl Unit {
+    /// How many units there are.
+    pub const COUNT: usize = 6;
+
     pub fn name(self) -> &'static str {
         match self {
             Unit::F32 => "F32",
@@ -43,11 +46,60 @@ impl Unit {
             Unit::Ctrl => "CTRL",
         }
     }
-    /// Units that share the FP32/integer/conditional pipes.
-    pub fn is_fscib(self) -> bool {
-        matches!(self, Unit::F32 | Unit::F16 | Unit::Scib)
+}
+
+/// One ALU pipe of a generation, in the order the pipe-cycle views print
+/// them (the kernel's `cycles`, a loop's pipes).
+#[derive(Clone, Copy, Debug)]
+pub struct Pipe {
+    pub unit: Unit,
+    /// Whether it shares the FP32/integer/conditional pipes: the busiest
+    /// ALU pipe bound adds these and compares the sum with the others.
+    pub fscib: bool,
+}
+
+impl Pipe {
+    /// Its name as the views print it (`F32`, `SCIB`).
+    pub fn name(&self) -> &'static str {
+        self.unit.name()
     }
 }
+
+/// Which units share the FP32/integer/conditional pipes, by `Unit as
+/// usize` (evaluated when a table compiles, from its pipes).
+pub const fn fscib_units(pipes: &[Pipe]) -> [bool; Unit::COUNT] {
+    let mut out = [false; Unit::COUNT];
+    let mut i = 0;
+    while i < pipes.len() {
+        if pipes[i].fscib {
+            out[pipes[i].unit as usize] = true;
+        }
+        i += 1;
+    }
+    out
+}
+
+/// G13's ALU pipes: F32, F16 and SCIB share one pipe, IC is its own
+/// (docs/timing-model.md; Mesa `agx_performance.c`: the F+SCIB and IC
+/// units).
+pub const G13_PIPES: &[Pipe] = &[
+    Pipe {
+        unit: Unit::F32,
+        fscib: true,
+    },
+    Pipe {
+        unit: Unit::F16,
+        fscib: true,
+    },
+    Pipe {
+        unit: Unit::Scib,
+        fscib: true,
+    },
+    Pipe {
+        unit: Unit::Ic,
+        fscib: false,
+    },
+];
 
 fn key_name<S: serde::Serializer>(k: &CostKey, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(k.name())
@@ -207,12 +259,25 @@ impl MemParams {
 pub struct GpuTiming {
     /// e.g. `"G13 (M1 family)"`.
     pub name: &'static str,
+    /// The chip family the table was measured on (JSON `model.measured_on`).
+    #[serde(skip)]
+    pub measured_on: &'static str,
+    /// The generations it was measured on (code of the model's other
+    /// generations is timed with it, and the report's timing note says so).
+    #[serde(skip)]
+    pub measured_generations: &'static [u8],
     /// The rows, in the order `--explain-model` prints them: exactly one
     /// per [`CostKey`] ([`index_rows`] checks it when the table compiles).
     pub entries: &'static [CostEntry],
     /// Row of each key in `entries`, by `CostKey as usize` ([`index_rows`]).
     #[serde(skip)]
     pub index: [u8; CostKey::COUNT],
+    /// Its ALU pipes, in the order the views print them.
+    #[serde(skip)]
+    pub pipes: &'static [Pipe],
+    /// [`fscib_units`] of `pipes`.
+    #[serde(skip)]
+    pub fscib: [bool; Unit::COUNT],
     /// Schedulers per core (each issues one instruction per cycle).
     pub schedulers_per_core: u32,
     /// Threads per SIMD-group.
@@ -363,8 +428,13 @@ pub const G13_ENTRIES: &[CostEntry] = &[
 /// The G13 generation.
 pub static G13: GpuTiming = GpuTiming {
     name: "G13 (Apple M1 family)",
+    // every cost-table figure is an M1 (G13) measurement (docs/timing-model.md)
+    measured_on: "M1",
+    measured_generations: &[13],
     entries: G13_ENTRIES,
     index: index_rows(G13_ENTRIES),
+    pipes: G13_PIPES,
+    fscib: fscib_units(G13_PIPES),
     schedulers_per_core: 4,
     simd_width: 32,
     raw_penalty_32: 0.84,
@@ -445,6 +515,27 @@ pub fn mem_class(insn: &Instruction) -> Option<MemClass> {
 }
 
 impl GpuTiming {
+    /// Whether `unit` shares the FP32/integer/conditional pipes.
+    #[inline]
+    pub fn shares_fscib(&self, unit: Unit) -> bool {
+        self.fscib[unit as usize]
+    }
+
+    /// The busiest-ALU-pipe bound in words: `max(F32+F16+SCIB, IC)` (the
+    /// pipes sharing the FP/SCIB pipes added, then the others).
+    pub fn alu_bound_label(&self) -> String {
+        let names = |f: bool| -> Vec<&str> {
+            self.pipes
+                .iter()
+                .filter(|p| p.fscib == f)
+                .map(Pipe::name)
+                .collect()
+        };
+        let mut parts = vec![names(true).join("+")];
+        parts.extend(names(false).into_iter().map(String::from));
+        format!("max({})", parts.join(", "))
+    }
+
     /// The row of `key` (every key has one: [`index_rows`]).
     pub fn entry(&self, key: CostKey) -> &'static CostEntry {
         &self.entries[self.index[key as usize] as usize]
@@ -511,5 +602,23 @@ impl GpuTiming {
         }
         s.push_str(&format!("\nMesa-compatible estimate: {MESA}, agx_estimate_cycles (ic += 2*tp for IC ops, fscib += tp for F32/F16/SCIB ops, alu = max); see timing::mesa.\n"));
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pipes_say_the_fp_scib_bound() {
+        assert_eq!(G13.alu_bound_label(), "max(F32+F16+SCIB, IC)");
+        let names: Vec<&str> = G13.pipes.iter().map(Pipe::name).collect();
+        assert_eq!(names, ["F32", "F16", "SCIB", "IC"]);
+        for u in [Unit::F32, Unit::F16, Unit::Scib] {
+            assert!(G13.shares_fscib(u), "{u:?}");
+        }
+        for u in [Unit::Ic, Unit::Mem, Unit::Ctrl] {
+            assert!(!G13.shares_fscib(u), "{u:?}");
+        }
     }
 }

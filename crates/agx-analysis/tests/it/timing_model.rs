@@ -1,7 +1,8 @@
 //! Throughput / latency views of the loop model on built kernels.
 
 use agx_analysis::timing::build::{r, u, Builder};
-use agx_analysis::timing::{analyze_kernel, body_timing, g13, ModelParams, RegionTiming, Unit};
+use agx_analysis::timing::table::g13;
+use agx_analysis::timing::{analyze_kernel, body_timing, ModelParams, RegionTiming, Unit};
 use agx_isa::Reg;
 
 use crate::shared_data;

@@ -80,7 +80,7 @@ fn expected_bandwidth(
     p: &ModelParams,
     facts: &[(u32, Option<u32>, bool)],
 ) -> (f64, f64) {
-    let gpu = p.gpu.timing;
+    let gpu = p.gpu.table();
     let sched = gpu.schedulers_per_core as f64;
     let l1 = p.mem.l1_bytes_per_cycle_per_core / sched;
     let dram = p.mem.dram_bytes_per_cycle_per_core / sched;
@@ -181,14 +181,14 @@ fn julia_vadd_bandwidth_charges_the_lengths_once_per_simd_group() {
         .filter(|x| !lengths.contains(&x.0))
         .collect();
     let (_, per_thread) = expected_bandwidth(&f.insns, &[], params, &per_row);
-    let simd = params.gpu.timing.simd_width as f64;
+    let simd = params.gpu.table().simd_width as f64;
     let len_bytes: f64 = f
         .insns
         .iter()
         .filter(|i| lengths.contains(&i.addr))
         .map(|i| i.mem_access().unwrap().bytes_per_lane() as f64)
         .sum();
-    let sched = params.gpu.timing.schedulers_per_core as f64;
+    let sched = params.gpu.table().schedulers_per_core as f64;
     let dram_bw = params.mem.dram_bytes_per_cycle_per_core / sched;
     let miss = 1.0 - params.mem.l1_hit_rate;
     close(
@@ -261,7 +261,7 @@ fn julia_vadd_bottleneck_and_suggestions_do_not_blame_the_bounds_checks() {
     // per thread
     let u = of_rule(&f.suggestions, "uniform-address-loads");
     assert_eq!(u.len(), 1, "{:?}", f.suggestions);
-    let simd = t.params.gpu.timing.simd_width as f64;
+    let simd = t.params.gpu.table().simd_width as f64;
     assert_eq!(u[0].offset, lengths[0]);
     assert_eq!(u[0].figures.get("uniform_loads"), 3.0);
     assert_eq!(u[0].figures.get("bytes_per_simd_group"), 24.0);

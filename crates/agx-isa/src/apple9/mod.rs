@@ -44,6 +44,14 @@ pub enum Item {
     Gap { addr: u32 },
 }
 
+impl Item {
+    /// The instruction-set family it belongs to: this type is the Apple9
+    /// decoder's (its form indexes the Apple9 form table).
+    pub fn isa(&self) -> &'static crate::isa::Isa {
+        &crate::isa::APPLE9
+    }
+}
+
 /// What an instruction is, for counting and the CFG.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {

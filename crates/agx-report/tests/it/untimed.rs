@@ -18,7 +18,8 @@ fn repo() -> PathBuf {
 
 fn record(name: &str, code: &[u8], base: u32) -> UntimedRecord {
     let d = apple9_adapter::decode(code, base);
-    let u = untimed::analyze(&d, &APPLE9);
+    let model = agx_analysis::gpu::model_for_gpu(16, "G16G", false).expect("a G16 model");
+    let u = untimed::analyze(&d, model);
     UntimedRecord::build(name.into(), Some("G16G".into()), &APPLE9, &d, &u)
 }
 

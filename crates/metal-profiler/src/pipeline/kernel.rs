@@ -565,7 +565,8 @@ fn build_profile(
     prof.annotate_callees = a.part == PartArg::All;
     if let Some(g) = code.gpu_info {
         prof.gpu_label = Some(g.describe());
-        prof.timing_note = g.timing_note().map(str::to_string);
+        let own = agx_container::gpu_row(g.name).and_then(|r| r.model());
+        prof.timing_note = opts.gpu.timing_note(g.generation, own);
     }
     prof
 }

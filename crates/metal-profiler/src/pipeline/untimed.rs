@@ -1,26 +1,25 @@
 //! The untimed profile's front-end wiring (one place for the CLI and
-//! Python): code of a family no timing model applies to (Apple9 for
-//! G15/G16/G17P) goes through the family's adapter, the untimed analysis
-//! and one record (agx-report `untimed.rs`).
+//! Python): code of a GPU model without a timing table (G15/G16/G17P) goes
+//! through the adapter its model names, the untimed analysis and one
+//! record (agx-report `untimed.rs`).
 
-/// The profile of code no timing model applies to (`Isa::timed` false:
-/// Apple9 for G15/G16/G17P): the family's adapter fills the analysis
-/// facts, the untimed analysis runs the CFG, loop and liveness passes, and
-/// one record holds the result (counts and structure, no cycle figure).
-/// `gpu`: the `--gpu` name given (its row's name labels the record).
+/// The profile of code no timing model applies to (`model.timing` `None`:
+/// G15/G16/G17P): the model's adapter fills the analysis facts, the
+/// untimed analysis runs the CFG, loop and liveness passes, and one record
+/// holds the result (counts and structure, no cycle figure). `gpu`: the
+/// `--gpu` name given (its row's name labels the record).
 pub fn untimed_record(
     code: &[u8],
     addr: u32,
     name: String,
     gpu: Option<&str>,
-    isa: &'static agx_isa::isa::Isa,
+    model: &'static agx_analysis::gpu::GpuModel,
 ) -> agx_report::untimed::UntimedRecord {
-    let decoded = match isa.family {
-        agx_isa::isa::Family::Apple9 => agx_analysis::apple9_adapter::decode(code, addr),
-        // a timed family is profiled by the timing pipeline
-        agx_isa::isa::Family::G13 => agx_analysis::untimed::Decoded::default(),
-    };
-    let analysis = agx_analysis::untimed::analyze(&decoded, isa);
+    // a model whose code decodes to typed instructions is profiled by the
+    // timing pipeline, never here
+    let decoded = model.walk(code, addr).unwrap_or_default();
+    let analysis = agx_analysis::untimed::analyze(&decoded, model);
+    let isa = model.isa;
     let gpu = gpu.map(|g| {
         agx_container::gpu_row(g).map_or_else(|| g.to_ascii_uppercase(), |r| r.name.to_string())
     });

@@ -56,3 +56,19 @@ fn the_default_chip_is_named_too() {
         .unwrap();
     assert!((dram - 68.25 / (8.0 * 1.278)).abs() < 1e-9, "{dram}");
 }
+
+/// The timing note comes from the chosen model (`GpuModel::timing_note`):
+/// none for code of a generation its table was measured on, a note for G14
+/// code (the same instruction set, timed with the G13 table).
+#[test]
+fn the_timing_note_says_which_generation_the_table_was_measured_on() {
+    let note = |gpu: &str| {
+        json(&["--binary", "examples/matmul_naive.bin", "--gpu", gpu])["kernels"][0]["timing_note"]
+            .clone()
+    };
+    assert_eq!(note("g13g"), serde_json::Value::Null);
+    assert_eq!(
+        note("g14s"),
+        "timed with the G13 table measured on M1: this GPU runs the same instruction set, its own timings were not measured"
+    );
+}

@@ -29,5 +29,6 @@ mod gpu_model;
 mod html_chromium;
 mod instruction_facts;
 mod layers;
+mod no_generation_names;
 mod one_record;
 mod views_agree;
