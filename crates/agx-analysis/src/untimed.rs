@@ -185,6 +185,8 @@ pub struct Untimed {
     pub irreducible: usize,
     pub backward_branches: usize,
     pub registers: Registers,
+    /// Innermost loop (index into `loops`) of each instruction.
+    pub owner: Vec<Option<u32>>,
 }
 
 fn reg_text(half: u32, whole: bool) -> String {
@@ -249,6 +251,7 @@ pub fn analyze(d: &Decoded, isa: &Isa) -> Untimed {
         backward_branches: cfg.backward_branches(),
         irreducible: forest.irreducible.len(),
         loops,
+        owner: nest.owner,
         cfg,
     }
 }

@@ -54,8 +54,13 @@ impl StallMark {
     }
 }
 
-/// One kernel, every figure rounded once.
+/// One kernel, every figure rounded once. A kernel of a family no timing
+/// model applies to (Apple9) is one too: built by
+/// [`KernelRecord::build_untimed`], its `timing` is `None` and its own
+/// sections are in [`KernelRecord::untimed`] (serialized as
+/// `$defs/untimed_kernel`, see the `Serialize` impl below).
 #[derive(Clone, Debug, Serialize)]
+#[serde(remote = "Self")]
 pub struct KernelRecord {
     pub name: String,
     /// The input file, in `batch` documents (absent for single runs).
@@ -100,7 +105,32 @@ pub struct KernelRecord {
     /// ones charge both arms, uniform ones the cheaper / dearer arm.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub divergence_paths: Option<agx_analysis::divergence::DivergenceRange>,
+    /// The sections of a kernel no timing model applies to (Apple9:
+    /// framing, the named fraction, registers as a lower bound against the
+    /// family's file, loops with their memory and waits, the unknown
+    /// list; [`crate::untimed`]); `None` for a timed kernel. When set, the
+    /// timed-family sections above (`registers`, `occupancy`, `cfg`,
+    /// `mix`, `loops`, ...) are empty and the record serializes as
+    /// `$defs/untimed_kernel`.
+    #[serde(skip)]
+    pub untimed: Option<Box<crate::untimed::UntimedSections>>,
 }
+
+// ---- fold: one record type for timed and untimed kernels ----
+
+/// A timed kernel serializes as `$defs/kernel` (the derived fields
+/// above); an untimed one as `$defs/untimed_kernel`
+/// ([`crate::untimed::UntimedSections::json`]).
+impl Serialize for KernelRecord {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.untimed {
+            Some(u) => u.json(self).serialize(s),
+            None => KernelRecord::serialize(self, s),
+        }
+    }
+}
+
+// ---- end fold ----
 
 /// The kernel's timed sections, in the document's order.
 #[derive(Clone, Debug, Serialize)]
@@ -126,7 +156,7 @@ pub struct Timed {
     pub model: Model,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct Registers {
     pub highest_half_index: u32,
     pub allocated_half: u32,
@@ -148,7 +178,7 @@ pub struct Registers {
     pub uniform_gprs: u32,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct Occupancy {
     pub threads: u32,
     pub percent: f64,
@@ -350,7 +380,7 @@ pub struct Loop {
     pub body: Option<LoopBody>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct Cfg {
     pub blocks: usize,
     pub edges: usize,
@@ -363,7 +393,7 @@ pub struct Cfg {
 }
 
 /// Main's instruction mix ([`crate::profile::Mix`]).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct MixOut {
     /// Instructions per unit, by unit name.
     pub by_unit: serde_json::Map<String, serde_json::Value>,
@@ -881,6 +911,7 @@ impl KernelRecord {
             call_assumptions: p.program.assumptions.clone(),
             divergence: p.program.divergence_counts(),
             divergence_paths: Some(p.program.divergence_range()),
+            untimed: None,
         }
     }
 

@@ -452,7 +452,8 @@ fn run_raw_other_isa(
             a.gpu.as_deref(),
             isa,
         );
-        if r.instructions == 0 && r.framing.stopped.is_none() {
+        let stopped = r.untimed.as_ref().and_then(|u| u.framing.stopped.as_ref());
+        if r.instructions == 0 && stopped.is_none() {
             return Err(Error::input(format!(
                 "{name} holds no {} instructions (only zero bytes); check the file and --offset",
                 isa.name
@@ -610,11 +611,11 @@ fn run_archive_other_isa(
 }
 
 /// Prints an untimed profile ([`crate::pipeline::untimed::untimed_record`]) in the format
-/// asked (text, JSON, HTML; no DOT), then its warnings (exit
+/// asked (text, JSON, HTML, DOT: its CFG), then its warnings (exit
 /// [`pipeline::EXIT_UNKNOWN`] unless `--allow-unknown`). `listing`
 /// (`--show-disasm`): the family's listing, after the text report.
 fn write_untimed(
-    r: &agx_report::untimed::UntimedRecord,
+    r: &agx_report::KernelRecord,
     listing: Option<String>,
     who: &str,
     a: &ProfileArgs,
@@ -622,19 +623,15 @@ fn write_untimed(
     err: &mut dyn Write,
 ) -> Result<(), Error> {
     use agx_report::untimed;
+    let isa = r.untimed.as_ref().map_or("", |u| u.isa);
     let doc = match a.format {
         FormatArg::Text => match listing {
-            Some(l) => format!("{}\nDisassembly ({})\n{l}", untimed::text(r), r.isa),
+            Some(l) => format!("{}\nDisassembly ({isa})\n{l}", untimed::text(r)),
             None => untimed::text(r),
         },
         FormatArg::Json => untimed::json_document(std::slice::from_ref(r)),
         FormatArg::Html => untimed::html_document(std::slice::from_ref(r)),
-        _ => {
-            return Err(Error::usage(format!(
-                "--format: a {} profile has text, json and html views",
-                r.isa
-            )))
-        }
+        FormatArg::Dot => agx_report::dot::untimed_document(std::slice::from_ref(r)),
     };
     write_all(out, &doc)?;
     warn_all(

@@ -1,7 +1,8 @@
 //! The untimed profile's front-end wiring (one place for the CLI and
 //! Python): code of a family no timing model applies to (Apple9 for
 //! G15/G16/G17P) goes through the family's adapter, the untimed analysis
-//! and one record (agx-report `untimed.rs`).
+//! and the one record type (`KernelRecord::build_untimed`, agx-report
+//! `untimed.rs`).
 
 /// The profile of code no timing model applies to (`Isa::timed` false:
 /// Apple9 for G15/G16/G17P): the family's adapter fills the analysis
@@ -14,7 +15,7 @@ pub fn untimed_record(
     name: String,
     gpu: Option<&str>,
     isa: &'static agx_isa::isa::Isa,
-) -> agx_report::untimed::UntimedRecord {
+) -> agx_report::KernelRecord {
     let decoded = match isa.family {
         agx_isa::isa::Family::Apple9 => agx_analysis::apple9_adapter::decode(code, addr),
         // a timed family is profiled by the timing pipeline
@@ -24,23 +25,26 @@ pub fn untimed_record(
     let gpu = gpu.map(|g| {
         agx_container::gpu_row(g).map_or_else(|| g.to_ascii_uppercase(), |r| r.name.to_string())
     });
-    agx_report::untimed::UntimedRecord::build(name, gpu, isa, &decoded, &analysis)
+    agx_report::KernelRecord::build_untimed(name, gpu, isa, &decoded, &analysis)
 }
 
 /// The warnings of an untimed profile (`who`: the file or function):
 /// framing that stopped, unknown encodings.
-pub fn untimed_warnings(r: &agx_report::untimed::UntimedRecord, who: &str) -> Vec<String> {
+pub fn untimed_warnings(r: &agx_report::KernelRecord, who: &str) -> Vec<String> {
     let mut w = Vec::new();
-    if let Some(s) = &r.framing.stopped {
+    let Some(u) = r.untimed.as_deref() else {
+        return w;
+    };
+    if let Some(s) = &u.framing.stopped {
         w.push(format!(
             "warning: {who}: {} framing stops at 0x{:x}: {}; the profile covers the code before it",
-            r.isa, s.offset, s.reason
+            u.isa, s.offset, s.reason
         ));
     }
-    if r.framing.unknown > 0 {
+    if u.framing.unknown > 0 {
         w.push(format!(
             "warning: {who}: {} of {} positions hold {} encodings no source decodes (counted as unknown; registers are a lower bound)",
-            r.framing.unknown, r.instructions, r.isa
+            u.framing.unknown, r.instructions, u.isa
         ));
     }
     w

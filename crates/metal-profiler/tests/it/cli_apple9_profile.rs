@@ -3,7 +3,7 @@
 //! framing, the loop, memory per loop, registers as a lower bound, wait
 //! fields, no cycle figure; JSON valid against docs/schema.json.
 
-use crate::common::{assert_prints, err, one_line, out, repo, run};
+use crate::common::{assert_prints, err, out, repo, run};
 
 const EXAMPLE: [&str; 6] = [
     "--binary",
@@ -95,10 +95,47 @@ fn example_profile_json_and_html() {
     let h = out(&o);
     assert!(h.starts_with("<!DOCTYPE html>") && h.contains("Loop 0") && h.contains("LOWER BOUND"));
     assert!(!has_cycle_figure(&h));
-    // no DOT view
+}
+
+/// `--format dot`: the kernel's CFG as one graph (blocks with their
+/// address ranges and instruction counts, the loop as a cluster, no cycle
+/// figure), which Graphviz renders.
+#[test]
+fn example_profile_dot() {
     let o = run(&with(&["--format", "dot"]));
-    let (code, line) = one_line(&o);
-    assert_eq!(code, Some(2), "{line}");
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let d = out(&o);
+    assert!(
+        d.starts_with("digraph \"examples/apple9_loop.a9bin\" {"),
+        "{d}"
+    );
+    assert_eq!(d.matches("digraph").count(), 1, "{d}");
+    // the record's blocks: 0x0–0x4 (2), the loop 0x8–0x2e (5), 0x38–0x3e (2)
+    for want in [
+        "b0 [label=\"B0 0x0–0x4\\n2 insn\"",
+        "subgraph cluster_loop0 {",
+        "loop 0 0x8–0x2e (depth 1, 5 insn)",
+        "b1 [label=\"B1 0x8–0x2e\\n5 insn\"",
+        "b2 [label=\"B2 0x38–0x3e\\n2 insn\"",
+        "b1 -> b1 [color=\"#c0262d\", style=dashed",
+        "b1 -> b2 [",
+    ] {
+        assert!(d.contains(want), "missing {want:?} in\n{d}");
+    }
+    assert!(!has_cycle_figure(&d), "{d}");
+    // the block and loop figures are the JSON record's
+    let v: serde_json::Value =
+        serde_json::from_str(&out(&run(&with(&["--format", "json"])))).unwrap();
+    let blocks = v["kernels"][0]["blocks"].as_array().unwrap();
+    assert_eq!(blocks.len(), 3);
+    assert_eq!(blocks[1]["loop"], 0);
+    assert_eq!(blocks[1]["instructions"], 5);
+    if !crate::graphviz::have_dot() {
+        return;
+    }
+    let svg = String::from_utf8(crate::graphviz::graphviz("svg", &d)).unwrap();
+    assert!(svg.contains("<svg") && svg.contains("B1 0x8–0x2e"), "{svg}");
+    assert_eq!(svg.matches("class=\"cluster\"").count(), 1, "{svg}");
 }
 
 /// Framing that stops and unknown encodings: the profile covers what was
