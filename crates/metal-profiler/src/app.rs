@@ -515,23 +515,14 @@ fn run_archive_other_isa(
             isa.name
         )));
     }
-    let archive = pipeline::load_archive_all_gpus(bytes, name)?;
-    let wanted = agx_container::gpu_row(gpu).map(|r| r.name);
-    let Some(index) = archive
-        .slices
-        .iter()
-        .position(|s| s.gpu().is_some_and(|g| Some(g.name) == wanted))
-    else {
-        // the archive's own message (what it holds)
-        archive.choose_slice(Some(gpu))?;
-        return Err(Error::input(format!("{name}: no slice for GPU `{gpu}`")));
-    };
+    let (archive, index) = crate::pipeline::untimed::untimed_slice(bytes, name, gpu)?;
     let one = archive.only_slice(index);
     let listing_of = |f: &Function| {
-        let img = &one.images[f.image];
-        let start = (f.text_offset as usize).min(img.text.len());
-        let end = (start + f.code_size as usize).min(img.text.len());
-        (isa.listing)(&img.text[start..end], f.text_offset as u32, syntax(a))
+        (isa.listing)(
+            crate::pipeline::untimed::function_code(&one, f),
+            f.text_offset as u32,
+            syntax(a),
+        )
     };
     if a.list {
         if a.format == FormatArg::Json {
@@ -575,16 +566,8 @@ fn run_archive_other_isa(
         }
     };
     if !a.disasm_only {
-        let img = &one.images[shown.image];
-        let start = (shown.text_offset as usize).min(img.text.len());
-        let end = (start + shown.code_size as usize).min(img.text.len());
-        let r = crate::pipeline::untimed::untimed_record(
-            &img.text[start..end],
-            shown.text_offset as u32,
-            shown.symbol.clone(),
-            Some(gpu),
-            isa,
-        );
+        let r =
+            crate::pipeline::untimed::function_record(&one, shown, shown.symbol.clone(), gpu, isa);
         let who = format!("`{}`", shown.symbol);
         let listing = a.show_disasm.then(|| listing_of(shown).0);
         return write_untimed(&r, listing, &who, a, out, &mut std::io::stderr());

@@ -49,3 +49,53 @@ pub fn untimed_warnings(r: &agx_report::KernelRecord, who: &str) -> Vec<String> 
     }
     w
 }
+
+/// The slice for `gpu` of an archive read with every GPU's code (a family
+/// other than G13: the G13 reader drops those slices): the archive and
+/// the slice's index; an archive without that slice is refused naming
+/// what it holds.
+pub fn untimed_slice(
+    bytes: &[u8],
+    name: &str,
+    gpu: &str,
+) -> Result<(agx_container::Archive, usize), super::Error> {
+    let archive = super::load_archive_all_gpus(bytes, name)?;
+    let wanted = agx_container::gpu_row(gpu).map(|r| r.name);
+    let Some(index) = archive
+        .slices
+        .iter()
+        .position(|s| s.gpu().is_some_and(|g| Some(g.name) == wanted))
+    else {
+        // the archive's own message (what it holds)
+        archive.choose_slice(Some(gpu))?;
+        return Err(super::Error::input(format!(
+            "{name}: no slice for GPU `{gpu}`"
+        )));
+    };
+    Ok((archive, index))
+}
+
+/// The code of function `f` of a one-slice archive.
+pub fn function_code<'a>(one: &'a agx_container::Archive, f: &agx_container::Function) -> &'a [u8] {
+    let img = &one.images[f.image];
+    let start = (f.text_offset as usize).min(img.text.len());
+    let end = (start + f.code_size as usize).min(img.text.len());
+    &img.text[start..end]
+}
+
+/// The record of function `f` of a one-slice archive of `gpu`, named `name`.
+pub fn function_record(
+    one: &agx_container::Archive,
+    f: &agx_container::Function,
+    name: String,
+    gpu: &str,
+    isa: &'static agx_isa::isa::Isa,
+) -> agx_report::KernelRecord {
+    untimed_record(
+        function_code(one, f),
+        f.text_offset as u32,
+        name,
+        Some(gpu),
+        isa,
+    )
+}
