@@ -78,6 +78,13 @@ pub struct Insn {
     pub waits_on: Vec<u8>,
 }
 
+impl Insn {
+    /// Whether it carries wait fields (a wait group set or waited on).
+    pub fn carries_waits(&self) -> bool {
+        self.wait_group.is_some() || !self.waits_on.is_empty()
+    }
+}
+
 /// Where framing stopped.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FramingStop {
@@ -159,9 +166,12 @@ pub struct Registers {
     pub exceeds_file: bool,
 }
 
-/// One loop.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One loop (also the untimed record's `loops[]` entry, serialized as
+/// is).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Loop {
+    /// Its index in [`Untimed::loops`] (ordered by start, outer first).
+    pub index: usize,
     pub start: u32,
     pub end: u32,
     pub header: u32,
@@ -169,12 +179,13 @@ pub struct Loop {
     pub parent: Option<usize>,
     pub blocks: usize,
     pub instructions: usize,
-    /// Indices into [`Decoded::insns`] of its memory instructions and of
-    /// those carrying wait fields (nested loops included).
-    pub memory: Vec<usize>,
-    pub waits: Vec<usize>,
     /// Instructions of the loop whose operands are not all decoded.
-    pub incomplete: usize,
+    pub operands_incomplete: usize,
+    /// Addresses of its memory instructions and of those carrying wait
+    /// fields (nested loops included): their facts are in the record's
+    /// `memory[]` and `waits[]`.
+    pub memory: Vec<u32>,
+    pub waits: Vec<u32>,
 }
 
 /// The untimed analysis of one piece of code.
@@ -222,9 +233,19 @@ pub fn analyze(d: &Decoded, isa: &Isa) -> Untimed {
         .loops
         .iter()
         .zip(members)
-        .map(|(nl, members)| {
+        .enumerate()
+        .map(|(index, (nl, members))| {
             let lp = &forest.loops[nl.forest];
+            let addrs = |keep: &dyn Fn(&Insn) -> bool| -> Vec<u32> {
+                members
+                    .iter()
+                    .map(|&i| &d.insns[i])
+                    .filter(|ins| keep(ins))
+                    .map(|ins| ins.addr)
+                    .collect()
+            };
             Loop {
+                index,
                 start: lp.start,
                 end: lp.end,
                 header: f.addr[nl.header],
@@ -232,17 +253,9 @@ pub fn analyze(d: &Decoded, isa: &Isa) -> Untimed {
                 parent: nl.parent,
                 blocks: lp.blocks,
                 instructions: lp.instructions,
-                memory: members
-                    .iter()
-                    .copied()
-                    .filter(|&i| d.insns[i].mem.is_some())
-                    .collect(),
-                waits: members
-                    .iter()
-                    .copied()
-                    .filter(|&i| d.insns[i].wait_group.is_some() || !d.insns[i].waits_on.is_empty())
-                    .collect(),
-                incomplete: members.iter().filter(|&&i| !d.insns[i].complete).count(),
+                operands_incomplete: members.iter().filter(|&&i| !d.insns[i].complete).count(),
+                memory: addrs(&|ins| ins.mem.is_some()),
+                waits: addrs(&Insn::carries_waits),
             }
         })
         .collect();

@@ -65,33 +65,49 @@ pub fn wrap_title(text: &str) -> String {
 /// The whole output: one digraph. One profile is the graph itself; several
 /// are a cluster each (`cluster_k0`, ...), their nodes named `k0b3`.
 pub fn document(profiles: &[Profile]) -> String {
+    // the figures are the record's, built once per kernel
+    let recs: Vec<KernelRecord> = profiles.iter().map(KernelRecord::build).collect();
+    digraph(
+        profiles.len(),
+        profiles.first().map_or("", |p| &p.name),
+        |k| title(&recs[k]),
+        |o, k, prefix, indent| body(o, &profiles[k], &recs[k], prefix, indent),
+    )
+}
+
+/// One digraph of `n` kernels (`title(k)`, `body(o, k, node prefix,
+/// indent)`): for one, the graph itself, named `name`; for several, a
+/// cluster each.
+fn digraph(
+    n: usize,
+    name: &str,
+    title: impl Fn(usize) -> String,
+    mut body: impl FnMut(&mut String, usize, &str, usize),
+) -> String {
     let mut o = String::new();
-    if let [p] = profiles {
-        // the figures are the record's, built once per kernel
-        let rec = KernelRecord::build(p);
-        let _ = writeln!(o, "digraph {} {{", q(&p.name));
+    if n == 1 {
+        let _ = writeln!(o, "digraph {} {{", q(name));
         let _ = writeln!(
             o,
             "  label={}; labelloc=t; fontname=\"Helvetica\";",
-            q(&title(&rec))
+            q(&title(0))
         );
         o.push_str(NODE_STYLE);
-        body(&mut o, p, &rec, "", 1);
+        body(&mut o, 0, "", 1);
         o.push_str("}\n");
         return o;
     }
     let _ = writeln!(o, "digraph \"metal-profiler\" {{");
     o.push_str("  fontname=\"Helvetica\";\n");
     o.push_str(NODE_STYLE);
-    for (k, p) in profiles.iter().enumerate() {
-        let rec = KernelRecord::build(p);
+    for k in 0..n {
         let _ = writeln!(o, "  subgraph cluster_k{k} {{");
         let _ = writeln!(
             o,
             "    label={}; labelloc=t; style=solid; color=\"#9ca3af\";",
-            q(&title(&rec))
+            q(&title(k))
         );
-        body(&mut o, p, &rec, &format!("k{k}"), 2);
+        body(&mut o, k, &format!("k{k}"), 2);
         o.push_str("  }\n");
     }
     o.push_str("}\n");
@@ -270,34 +286,12 @@ fn write_region(o: &mut String, g: &Region<'_>, r: usize, indent: usize) {
 /// (`loops[]`), no cycle figure. One record is the graph itself; several
 /// are a cluster each, as [`document`] draws timed kernels.
 pub fn untimed_document(records: &[KernelRecord]) -> String {
-    let mut o = String::new();
-    if let [r] = records {
-        let _ = writeln!(o, "digraph {} {{", q(&r.name));
-        let _ = writeln!(
-            o,
-            "  label={}; labelloc=t; fontname=\"Helvetica\";",
-            q(&untimed_title(r))
-        );
-        o.push_str(NODE_STYLE);
-        untimed_body(&mut o, r, "", 1);
-        o.push_str("}\n");
-        return o;
-    }
-    let _ = writeln!(o, "digraph \"metal-profiler\" {{");
-    o.push_str("  fontname=\"Helvetica\";\n");
-    o.push_str(NODE_STYLE);
-    for (k, r) in records.iter().enumerate() {
-        let _ = writeln!(o, "  subgraph cluster_k{k} {{");
-        let _ = writeln!(
-            o,
-            "    label={}; labelloc=t; style=solid; color=\"#9ca3af\";",
-            q(&untimed_title(r))
-        );
-        untimed_body(&mut o, r, &format!("k{k}"), 2);
-        o.push_str("  }\n");
-    }
-    o.push_str("}\n");
-    o
+    digraph(
+        records.len(),
+        records.first().map_or("", |r| &r.name),
+        |k| untimed_title(&records[k]),
+        |o, k, prefix, indent| untimed_body(o, &records[k], prefix, indent),
+    )
 }
 
 fn untimed_title(r: &KernelRecord) -> String {

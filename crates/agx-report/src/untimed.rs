@@ -70,23 +70,8 @@ pub struct CfgSummary {
     pub unresolved_targets: usize,
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct LoopRecord {
-    pub index: usize,
-    pub start: u32,
-    pub end: u32,
-    pub header: u32,
-    pub depth: u32,
-    pub parent: Option<usize>,
-    pub blocks: usize,
-    pub instructions: usize,
-    pub operands_incomplete: usize,
-    /// Offsets of its memory instructions (nested loops included): their
-    /// facts are in the kernel's `memory[]`.
-    pub memory: Vec<u32>,
-    /// Offsets of its instructions carrying wait fields (`waits[]`).
-    pub waits: Vec<u32>,
-}
+/// A `loops[]` entry: the analysis's loop, serialized as it is.
+pub use agx_analysis::untimed::Loop as LoopRecord;
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct MemoryRecord {
@@ -311,7 +296,7 @@ impl KernelRecord {
             .insns
             .iter()
             .enumerate()
-            .filter(|(_, ins)| ins.wait_group.is_some() || !ins.waits_on.is_empty())
+            .filter(|(_, ins)| ins.carries_waits())
             .map(|(i, ins)| WaitRecord {
                 offset: ins.addr,
                 mnemonic: ins.mnemonic.clone().unwrap_or_default(),
@@ -356,24 +341,7 @@ impl KernelRecord {
             },
             irreducible: u.irreducible,
             registers: u.registers.clone(),
-            loops: u
-                .loops
-                .iter()
-                .enumerate()
-                .map(|(k, l)| LoopRecord {
-                    index: k,
-                    start: l.start,
-                    end: l.end,
-                    header: l.header,
-                    depth: l.depth,
-                    parent: l.parent,
-                    blocks: l.blocks,
-                    instructions: l.instructions,
-                    operands_incomplete: l.incomplete,
-                    memory: l.memory.iter().map(|&i| d.insns[i].addr).collect(),
-                    waits: l.waits.iter().map(|&i| d.insns[i].addr).collect(),
-                })
-                .collect(),
+            loops: u.loops.clone(),
             memory: memory_of(isa, d, &u.owner),
             waits,
             unknowns,

@@ -71,14 +71,10 @@ pub struct Row {
     /// counts as unknown code for the exit code. For a kernel without a
     /// timing model: its untimed profile's warnings (framing, unknowns).
     pub call_warnings: Vec<String>,
-    /// Whether a timing model applies (false for Apple9 kernels: their
-    /// occupancy, cycles, bound, spills and fills are not known and print
-    /// as `-`; `gprs` is then a lower bound when the record says so).
-    pub timed: bool,
-    /// Code bytes and loops (compared by `diff` for kernels without a
-    /// timing model).
-    pub code_bytes: u64,
-    pub loops: usize,
+    /// A kernel without a timing model (Apple9): its code bytes and
+    /// loops, which `diff` compares; its occupancy, cycles, bound, spills
+    /// and fills are not known and print as `-` (`None`: a timed kernel).
+    pub untimed: Option<(u64, usize)>,
 }
 
 impl Row {
@@ -118,9 +114,7 @@ impl Row {
             top_suggestion: top,
             unknown_encodings: r.unknown_encodings,
             call_warnings: Vec::new(),
-            timed: true,
-            code_bytes: 0,
-            loops: 0,
+            untimed: None,
         }
     }
 
@@ -149,9 +143,7 @@ impl Row {
             // (its unknowns are in its warnings, worded for its family)
             unknown_encodings: 0,
             call_warnings: crate::pipeline::untimed::untimed_warnings(r, &format!("`{}`", r.name)),
-            timed: false,
-            code_bytes: r.code_bytes,
-            loops: u.loops.len(),
+            untimed: Some((r.code_bytes, u.loops.len())),
         }
     }
 
@@ -1009,7 +1001,7 @@ pub fn table(rows: &[Row], plan: &Plan, failed: usize) -> String {
     );
     for r in rows {
         // (a kernel without a timing model: `-` where a figure is priced)
-        let (occ, cycles) = if r.timed {
+        let (occ, cycles) = if r.untimed.is_none() {
             (
                 format!("{:.0}% ({})", r.occupancy_percent, r.occupancy_threads),
                 format!("{:.1}", r.cycles),
@@ -1054,19 +1046,23 @@ pub fn csv(rows: &[Row]) -> String {
     );
     for r in rows {
         // (a kernel without a timing model: `-` where a figure is priced)
-        let priced = |x: String| if r.timed { x } else { "-".into() };
+        let (occ_cycles, stack) = match r.untimed {
+            None => (
+                format!(
+                    "{},{},{}",
+                    r.occupancy_threads, r.occupancy_percent, r.cycles
+                ),
+                format!("{},{}", r.spills, r.fills),
+            ),
+            Some(_) => ("-,-,-".to_string(), "-,-".to_string()),
+        };
         s.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{}\n",
+            "{},{},{},{},{occ_cycles},{},{stack},{}\n",
             csv_field(&r.name),
             csv_field(&r.source),
             r.instructions,
             r.registers_half,
-            priced(r.occupancy_threads.to_string()),
-            priced(r.occupancy_percent.to_string()),
-            priced(r.cycles.to_string()),
             csv_field(&r.bound),
-            priced(r.spills.to_string()),
-            priced(r.fills.to_string()),
             csv_field(r.top_suggestion.as_deref().unwrap_or(""))
         ));
     }

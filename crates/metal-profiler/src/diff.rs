@@ -71,9 +71,9 @@ impl Entry {
                 spills: f64::from(r.spills),
                 fills: f64::from(r.fills),
                 instructions: r.instructions as f64,
-                timed: r.timed,
-                code_bytes: if r.timed { 0.0 } else { r.code_bytes as f64 },
-                loops: if r.timed { 0.0 } else { r.loops as f64 },
+                timed: r.untimed.is_none(),
+                code_bytes: r.untimed.map_or(0.0, |(b, _)| b as f64),
+                loops: r.untimed.map_or(0.0, |(_, l)| l as f64),
             },
         }
     }
@@ -543,9 +543,8 @@ pub fn entries_from_json(
                 .get("name")
                 .and_then(Value::as_str)
                 .ok_or_else(|| Error::input(format!("{label}: kernels[{k}] has no \"name\"")))?;
-            if v.pointer("/timing/model").is_some_and(Value::is_null) {
-                return untimed_entry(v, name, &num);
-            }
+            // a kernel without a timing model (`untimed_kernel`: Apple9)
+            let untimed = v.pointer("/timing/model").is_some_and(Value::is_null);
             Ok(Entry {
                 source: v
                     .get("source")
@@ -553,59 +552,51 @@ pub fn entries_from_json(
                     .unwrap_or("")
                     .to_string(),
                 name: name.to_string(),
-                m: Metrics {
-                    cycles: num("/total_cycles")?,
-                    occupancy: num("/occupancy/percent")?,
-                    // (documents written before `allocated_gprs` existed:
-                    // the half-registers in whole registers)
-                    registers: match v
-                        .pointer("/registers/allocated_gprs")
-                        .and_then(Value::as_f64)
-                    {
-                        Some(g) => g,
-                        None => (num("/registers/allocated_half")? / 2.0).ceil(),
-                    },
-                    spills: num("/spills")?,
-                    fills: num("/fills")?,
-                    instructions: num("/instructions")?,
-                    timed: true,
-                    code_bytes: 0.0,
-                    loops: 0.0,
+                m: if untimed {
+                    untimed_metrics(v, &num)?
+                } else {
+                    Metrics {
+                        cycles: num("/total_cycles")?,
+                        occupancy: num("/occupancy/percent")?,
+                        // (documents written before `allocated_gprs` existed:
+                        // the half-registers in whole registers)
+                        registers: match v
+                            .pointer("/registers/allocated_gprs")
+                            .and_then(Value::as_f64)
+                        {
+                            Some(g) => g,
+                            None => (num("/registers/allocated_half")? / 2.0).ceil(),
+                        },
+                        spills: num("/spills")?,
+                        fills: num("/fills")?,
+                        instructions: num("/instructions")?,
+                        timed: true,
+                        code_bytes: 0.0,
+                        loops: 0.0,
+                    }
                 },
             })
         })
         .collect()
 }
 
-/// The entry of an `untimed_kernel` object (no timing model: Apple9):
+/// The metrics of an `untimed_kernel` object (no timing model: Apple9):
 /// instructions, registers (the highest GPR + 1, from decoded operands),
 /// code bytes and loops.
-fn untimed_entry(
-    v: &Value,
-    name: &str,
-    num: &dyn Fn(&str) -> Result<f64, Error>,
-) -> Result<Entry, Error> {
-    Ok(Entry {
-        source: v
-            .get("source")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string(),
-        name: name.to_string(),
-        m: Metrics {
-            cycles: 0.0,
-            occupancy: 0.0,
-            registers: v
-                .pointer("/registers/highest_gpr")
-                .and_then(Value::as_f64)
-                .map_or(0.0, |h| h + 1.0),
-            spills: 0.0,
-            fills: 0.0,
-            instructions: num("/instructions")?,
-            timed: false,
-            code_bytes: num("/code_bytes")?,
-            loops: v.get("loops").and_then(Value::as_array).map_or(0, Vec::len) as f64,
-        },
+fn untimed_metrics(v: &Value, num: &dyn Fn(&str) -> Result<f64, Error>) -> Result<Metrics, Error> {
+    Ok(Metrics {
+        cycles: 0.0,
+        occupancy: 0.0,
+        registers: v
+            .pointer("/registers/highest_gpr")
+            .and_then(Value::as_f64)
+            .map_or(0.0, |h| h + 1.0),
+        spills: 0.0,
+        fills: 0.0,
+        instructions: num("/instructions")?,
+        timed: false,
+        code_bytes: num("/code_bytes")?,
+        loops: v.get("loops").and_then(Value::as_array).map_or(0, Vec::len) as f64,
     })
 }
 

@@ -280,21 +280,7 @@ fn every_stream_and_case_profiles() {
 /// register facts of each.
 #[test]
 fn nested_loops() {
-    fn jmp(off: i64) -> Vec<u8> {
-        let mut v = vec![0x0f, 0x00, 0x54];
-        v.extend_from_slice(&off.to_le_bytes()[..6]);
-        v.push(0);
-        v
-    }
-    let fadd = [0x49, 0x05, 0x3c, 0x07, 0x00, 0x00];
-    let load = [0x67, 0, 0x54, 4, 3, 1, 0x20, 0, 0x51, 1, 0, 0x40, 0x46, 0];
-    let mut code = Vec::new();
-    code.extend_from_slice(&fadd); // 0x0: outer loop head
-    code.extend_from_slice(&load); // 0x6: inner loop head
-    code.extend(jmp(0x6 - 0x14)); // 0x14 -> 0x6
-    code.extend_from_slice(&fadd); // 0x1e
-    code.extend(jmp(-0x24)); // 0x24 -> 0x0
-    code.extend_from_slice(&[0x0e, 0, 0, 0]); // 0x2e
+    let code = std::fs::read(repo().join("testdata/apple9-cases/nested_loops.a9bin")).unwrap();
     let r = record("nested", &code, 0);
     let u = r.untimed.as_deref().unwrap();
     check_invariants("nested", &r);
@@ -325,22 +311,23 @@ fn nested_loops() {
     // the CFG's blocks (the graph view's nodes): address ranges and
     // instruction counts covering the code once, each in its innermost
     // loop, the loop heads' blocks with a back edge to them
-    let b: Vec<(u32, u32, usize, Option<usize>)> = u
+    let b: Vec<String> = u
         .blocks
         .iter()
-        .map(|b| (b.start, b.end, b.instructions, b.in_loop))
+        .map(|b| {
+            format!(
+                "{:#x}-{:#x} {} in {:?}",
+                b.start, b.end, b.instructions, b.in_loop
+            )
+        })
         .collect();
-    assert_eq!(
-        b,
-        vec![
-            (0x0, 0x0, 1, Some(0)),
-            (0x6, 0x14, 2, Some(1)),
-            (0x1e, 0x24, 2, Some(0)),
-            (0x2e, 0x2e, 1, None)
-        ],
-        "{:#?}",
-        u.blocks
-    );
+    let want = [
+        "0x0-0x0 1 in Some(0)",
+        "0x6-0x14 2 in Some(1)",
+        "0x1e-0x24 2 in Some(0)",
+        "0x2e-0x2e 1 in None",
+    ];
+    assert_eq!(b, want, "{:#?}", u.blocks);
     assert_eq!(
         u.blocks.iter().map(|b| b.instructions).sum::<usize>(),
         r.instructions

@@ -15,25 +15,10 @@ fn example_kernel() -> Vec<u8> {
     std::fs::read(repo().join("examples/apple9_loop.a9bin")).unwrap()[0x40..].to_vec()
 }
 
-/// Two nested loops around a device load (6 instructions, 50 bytes; the
-/// case of agx-report's `untimed` tests).
+/// Two nested loops around a device load (6 instructions, 50 bytes;
+/// testdata/apple9-cases/NOTE.md).
 fn nested_kernel() -> Vec<u8> {
-    fn jmp(off: i64) -> Vec<u8> {
-        let mut v = vec![0x0f, 0x00, 0x54];
-        v.extend_from_slice(&off.to_le_bytes()[..6]);
-        v.push(0);
-        v
-    }
-    let fadd = [0x49, 0x05, 0x3c, 0x07, 0x00, 0x00];
-    let load = [0x67, 0, 0x54, 4, 3, 1, 0x20, 0, 0x51, 1, 0, 0x40, 0x46, 0];
-    let mut code = Vec::new();
-    code.extend_from_slice(&fadd);
-    code.extend_from_slice(&load);
-    code.extend(jmp(0x6 - 0x14));
-    code.extend_from_slice(&fadd);
-    code.extend(jmp(-0x24));
-    code.extend_from_slice(&[0x0e, 0, 0, 0]);
-    code
+    std::fs::read(repo().join("testdata/apple9-cases/nested_loops.a9bin")).unwrap()
 }
 
 /// A G15G (M3) archive of `(metal name, code)` kernels.
@@ -68,6 +53,32 @@ fn sides(tag: &str) -> (Tmp, String, String) {
     (t, o, n)
 }
 
+/// Asserts that `v` is valid against docs/schema.json's `def` (`#`: the
+/// whole schema).
+fn assert_valid(v: &Value, def: &str) {
+    let s: Value =
+        serde_json::from_str(&std::fs::read_to_string(repo().join("docs/schema.json")).unwrap())
+            .unwrap();
+    let schema = match def {
+        "#" => s,
+        _ => serde_json::json!({ "$defs": s["$defs"], "$ref": def }),
+    };
+    let val = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = val.iter_errors(v).map(|e| e.to_string()).take(3).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
+/// The index of `loop_a` in the document's `kernels`.
+fn loop_a_index(v: &Value) -> usize {
+    let names: Vec<&str> = v["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|k| k["name"].as_str())
+        .collect();
+    names.iter().position(|n| *n == "loop_a").unwrap()
+}
+
 #[test]
 fn batch_rows_of_apple9_kernels() {
     let (_t, old, _) = sides("apple9-batch");
@@ -97,12 +108,7 @@ fn batch_rows_of_apple9_kernels() {
     let o = run(&["batch", &old, "--gpu", "g15g", "--format", "json"]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     let v: Value = serde_json::from_str(&out(&o)).unwrap();
-    let schema: Value =
-        serde_json::from_str(&std::fs::read_to_string(repo().join("docs/schema.json")).unwrap())
-            .unwrap();
-    let val = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = val.iter_errors(&v).map(|e| e.to_string()).take(3).collect();
-    assert!(errors.is_empty(), "{errors:?}");
+    assert_valid(&v, "#");
     let k = &v["kernels"][0];
     assert_eq!(k["name"], "loop_a");
     assert_eq!(k["source"], old.as_str());
@@ -173,12 +179,7 @@ fn diff_compares_apple9_kernels_on_their_figures() {
     let o = run(&["diff", &docs[0], &docs[1], "--format", "json"]);
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     let v: Value = serde_json::from_str(&out(&o)).unwrap();
-    let k = v["kernels"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|k| k["name"] == "loop_a")
-        .unwrap();
+    let k = &v["kernels"][loop_a_index(&v)];
     assert_eq!(k["status"], "changed");
     assert_eq!(k["old"]["cycles"], Value::Null);
     assert_eq!(k["cycles_change_percent"], Value::Null);
@@ -194,14 +195,5 @@ fn diff_compares_apple9_kernels_on_their_figures() {
         (Some(1), Some(2))
     );
     assert_eq!(k["new"]["instructions"], 6);
-    let schema: Value =
-        serde_json::from_str(&std::fs::read_to_string(repo().join("docs/schema.json")).unwrap())
-            .unwrap();
-    let val = jsonschema::validator_for(&serde_json::json!({
-        "$defs": schema["$defs"],
-        "$ref": "#/$defs/diff_document"
-    }))
-    .unwrap();
-    let errors: Vec<String> = val.iter_errors(&v).map(|e| e.to_string()).take(3).collect();
-    assert!(errors.is_empty(), "{errors:?}");
+    assert_valid(&v, "#/$defs/diff_document");
 }
