@@ -198,6 +198,8 @@ pub struct Untimed {
     pub registers: Registers,
     /// Innermost loop (index into `loops`) of each instruction.
     pub owner: Vec<Option<u32>>,
+    /// The loop forest's back edges (block, loop header block).
+    pub back_edges: Vec<(usize, usize)>,
 }
 
 fn reg_text(half: u32, whole: bool) -> String {
@@ -265,6 +267,7 @@ pub fn analyze(d: &Decoded, isa: &Isa) -> Untimed {
         irreducible: forest.irreducible.len(),
         loops,
         owner: nest.owner,
+        back_edges: forest.back_edges.clone(),
         cfg,
     }
 }

@@ -327,10 +327,8 @@ fn untimed_body(o: &mut String, r: &KernelRecord, prefix: &str, indent: usize) {
     let pad = "  ".repeat(indent);
     for b in &u.blocks {
         for &t in &b.successors {
-            // an edge to a block at or before this one closes a loop: it
-            // does not rank, so the entry stays on top
-            let back = u.blocks.get(t).is_some_and(|x| x.start <= b.start);
-            let attrs = if back {
+            // a back edge does not rank, so the entry stays on top
+            let attrs = if b.back_successors.contains(&t) {
                 "color=\"#c0262d\", style=dashed, penwidth=2, label=\"back\", constraint=false"
             } else {
                 "color=\"#6b7280\""

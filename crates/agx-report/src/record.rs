@@ -59,7 +59,7 @@ impl StallMark {
 /// [`KernelRecord::build_untimed`], its `timing` is `None` and its own
 /// sections are in [`KernelRecord::untimed`] (serialized as
 /// `$defs/untimed_kernel`, see the `Serialize` impl below).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 #[serde(remote = "Self")]
 pub struct KernelRecord {
     pub name: String,

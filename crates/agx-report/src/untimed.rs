@@ -120,6 +120,8 @@ pub struct BlockRecord {
     pub instructions: usize,
     /// Blocks it goes to (indices into `blocks[]`).
     pub successors: Vec<usize>,
+    /// Those of them reached by a loop's back edge (to the loop's header).
+    pub back_successors: Vec<usize>,
     /// Innermost loop (index into `loops[]`), `null` outside loops.
     #[serde(rename = "loop")]
     pub in_loop: Option<usize>,
@@ -274,6 +276,12 @@ fn blocks_of(u: &Untimed) -> Vec<BlockRecord> {
             end: b.last,
             instructions: b.len(),
             successors: b.succs.iter().map(|e| e.to).collect(),
+            back_successors: b
+                .succs
+                .iter()
+                .map(|e| e.to)
+                .filter(|&t| u.back_edges.contains(&(k, t)))
+                .collect(),
             in_loop: innermost(&u.owner, b.insns.start),
         })
         .collect()
@@ -348,36 +356,16 @@ impl KernelRecord {
             mix,
             blocks: blocks_of(u),
         };
+        // (the timed-family sections stay empty: `Default`)
         KernelRecord {
             name,
-            source: None,
             gpu,
-            gpu_name: None,
-            timing_note: None,
             unknown_encodings: d.unknown(),
             instructions: d.insns.len(),
             code_bytes: d.code_bytes as u64,
-            registers: Default::default(),
-            occupancy: Default::default(),
-            spills: 0,
-            fills: 0,
-            stack_kinds: Default::default(),
-            scratch_reserved: None,
             backward_branches: u.backward_branches,
-            loops: Vec::new(),
-            irreducible: Vec::new(),
-            cfg: Default::default(),
-            timing: None,
-            prolog: None,
-            mix: Default::default(),
-            raised_instructions: 0,
-            suggestions: Vec::new(),
-            calls: Vec::new(),
-            functions: Vec::new(),
-            call_assumptions: Vec::new(),
-            divergence: Default::default(),
-            divergence_paths: None,
             untimed: Some(Box::new(sections)),
+            ..KernelRecord::default()
         }
     }
 }

@@ -333,6 +333,9 @@ fn nested_loops() {
         r.instructions
     );
     assert!(u.blocks[1].successors.contains(&1) && u.blocks[2].successors.contains(&0));
+    // the back edges are the loop forest's: to each loop's header only
+    let back: Vec<&[usize]> = u.blocks.iter().map(|b| &b.back_successors[..]).collect();
+    assert_eq!(back, [&[][..], &[1], &[0], &[]], "{:#?}", u.blocks);
     // the graph: one digraph, loops as nested clusters, no cycle figure
     let dot = agx_report::dot::untimed_document(std::slice::from_ref(&r));
     assert!(dot.starts_with("digraph \"nested\" {"), "{dot}");
