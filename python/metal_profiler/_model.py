@@ -625,7 +625,8 @@ class UntimedProfile(_Record):
     of the JSON document (``$defs/untimed_kernel`` in docs/schema.json) with
     attribute access to its fields (``instructions``, ``code_bytes``,
     ``framing``, ``cfg``, ``registers``, ``loops``, ``memory``, ``waits``,
-    ``unknowns``, ``mix``, ``timing``); ``timing["model"]`` is ``None`` and
+    ``unknowns``, ``mix``, ``blocks``: main's CFG blocks, ``timing``);
+    ``timing["model"]`` is ``None`` and
     no field holds a cycle figure. ``report`` is the text report, ``html``
     the HTML page, ``to_json()`` the whole document as the CLI prints it.
     """

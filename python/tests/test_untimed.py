@@ -24,6 +24,9 @@ def test_example_profile_fields():
     assert r.registers["file_gprs"] == 96
     assert "LOWER BOUND" in r.report and "Loop 0" in r.html
     assert "cycles" not in r.data and "total_cycles" not in r.data
+    # the CFG's blocks (the DOT view's nodes): the loop is block 1
+    assert [(b["start"], b["end"], b["instructions"], b["loop"]) for b in r.blocks] == [
+        (0x0, 0x4, 2, None), (0x8, 0x2E, 5, 0), (0x38, 0x3E, 2, None)]
     # bytes profile alike, named "the data"
     b = mp.profile_untimed(EXAMPLE.read_bytes(), "g16g", offset=0x40)
     assert b.loops == r.loops and b.registers == r.registers

@@ -412,6 +412,12 @@ pub struct Shape {
     pub source: &'static str,
 }
 
+impl Default for Shape {
+    fn default() -> Shape {
+        Shape::DEFAULT
+    }
+}
+
 impl Shape {
     /// The default: 32x1x1, one SIMD-group per row. Every lane has its own
     /// x and shares y and z, which is what any threadgroup whose width is a

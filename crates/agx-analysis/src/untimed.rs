@@ -79,6 +79,13 @@ pub struct Insn {
     pub waits_on: Vec<u8>,
 }
 
+impl Insn {
+    /// Whether it carries wait fields (a wait group set or waited on).
+    pub fn carries_waits(&self) -> bool {
+        self.wait_group.is_some() || !self.waits_on.is_empty()
+    }
+}
+
 /// Where framing stopped.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FramingStop {
@@ -160,9 +167,12 @@ pub struct Registers {
     pub exceeds_file: bool,
 }
 
-/// One loop.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One loop (also the untimed record's `loops[]` entry, serialized as
+/// is).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Loop {
+    /// Its index in [`Untimed::loops`] (ordered by start, outer first).
+    pub index: usize,
     pub start: u32,
     pub end: u32,
     pub header: u32,
@@ -170,12 +180,13 @@ pub struct Loop {
     pub parent: Option<usize>,
     pub blocks: usize,
     pub instructions: usize,
-    /// Indices into [`Decoded::insns`] of its memory instructions and of
-    /// those carrying wait fields (nested loops included).
-    pub memory: Vec<usize>,
-    pub waits: Vec<usize>,
     /// Instructions of the loop whose operands are not all decoded.
-    pub incomplete: usize,
+    pub operands_incomplete: usize,
+    /// Addresses of its memory instructions and of those carrying wait
+    /// fields (nested loops included): their facts are in the record's
+    /// `memory[]` and `waits[]`.
+    pub memory: Vec<u32>,
+    pub waits: Vec<u32>,
 }
 
 /// The untimed analysis of one piece of code.
@@ -186,6 +197,10 @@ pub struct Untimed {
     pub irreducible: usize,
     pub backward_branches: usize,
     pub registers: Registers,
+    /// Innermost loop (index into `loops`) of each instruction.
+    pub owner: Vec<Option<u32>>,
+    /// The loop forest's back edges (block, loop header block).
+    pub back_edges: Vec<(usize, usize)>,
 }
 
 fn reg_text(half: u32, whole: bool) -> String {
@@ -221,9 +236,19 @@ pub fn analyze(d: &Decoded, model: &GpuModel) -> Untimed {
         .loops
         .iter()
         .zip(members)
-        .map(|(nl, members)| {
+        .enumerate()
+        .map(|(index, (nl, members))| {
             let lp = &forest.loops[nl.forest];
+            let addrs = |keep: &dyn Fn(&Insn) -> bool| -> Vec<u32> {
+                members
+                    .iter()
+                    .map(|&i| &d.insns[i])
+                    .filter(|ins| keep(ins))
+                    .map(|ins| ins.addr)
+                    .collect()
+            };
             Loop {
+                index,
                 start: lp.start,
                 end: lp.end,
                 header: f.addr[nl.header],
@@ -231,17 +256,9 @@ pub fn analyze(d: &Decoded, model: &GpuModel) -> Untimed {
                 parent: nl.parent,
                 blocks: lp.blocks,
                 instructions: lp.instructions,
-                memory: members
-                    .iter()
-                    .copied()
-                    .filter(|&i| d.insns[i].mem.is_some())
-                    .collect(),
-                waits: members
-                    .iter()
-                    .copied()
-                    .filter(|&i| d.insns[i].wait_group.is_some() || !d.insns[i].waits_on.is_empty())
-                    .collect(),
-                incomplete: members.iter().filter(|&&i| !d.insns[i].complete).count(),
+                operands_incomplete: members.iter().filter(|&&i| !d.insns[i].complete).count(),
+                memory: addrs(&|ins| ins.mem.is_some()),
+                waits: addrs(&Insn::carries_waits),
             }
         })
         .collect();
@@ -250,6 +267,8 @@ pub fn analyze(d: &Decoded, model: &GpuModel) -> Untimed {
         backward_branches: cfg.backward_branches(),
         irreducible: forest.irreducible.len(),
         loops,
+        owner: nest.owner,
+        back_edges: forest.back_edges.clone(),
         cfg,
     }
 }

@@ -65,33 +65,49 @@ pub fn wrap_title(text: &str) -> String {
 /// The whole output: one digraph. One profile is the graph itself; several
 /// are a cluster each (`cluster_k0`, ...), their nodes named `k0b3`.
 pub fn document(profiles: &[Profile]) -> String {
+    // the figures are the record's, built once per kernel
+    let recs: Vec<KernelRecord> = profiles.iter().map(KernelRecord::build).collect();
+    digraph(
+        profiles.len(),
+        profiles.first().map_or("", |p| &p.name),
+        |k| title(&recs[k]),
+        |o, k, prefix, indent| body(o, &profiles[k], &recs[k], prefix, indent),
+    )
+}
+
+/// One digraph of `n` kernels (`title(k)`, `body(o, k, node prefix,
+/// indent)`): for one, the graph itself, named `name`; for several, a
+/// cluster each.
+fn digraph(
+    n: usize,
+    name: &str,
+    title: impl Fn(usize) -> String,
+    mut body: impl FnMut(&mut String, usize, &str, usize),
+) -> String {
     let mut o = String::new();
-    if let [p] = profiles {
-        // the figures are the record's, built once per kernel
-        let rec = KernelRecord::build(p);
-        let _ = writeln!(o, "digraph {} {{", q(&p.name));
+    if n == 1 {
+        let _ = writeln!(o, "digraph {} {{", q(name));
         let _ = writeln!(
             o,
             "  label={}; labelloc=t; fontname=\"Helvetica\";",
-            q(&title(&rec))
+            q(&title(0))
         );
         o.push_str(NODE_STYLE);
-        body(&mut o, p, &rec, "", 1);
+        body(&mut o, 0, "", 1);
         o.push_str("}\n");
         return o;
     }
     let _ = writeln!(o, "digraph \"metal-profiler\" {{");
     o.push_str("  fontname=\"Helvetica\";\n");
     o.push_str(NODE_STYLE);
-    for (k, p) in profiles.iter().enumerate() {
-        let rec = KernelRecord::build(p);
+    for k in 0..n {
         let _ = writeln!(o, "  subgraph cluster_k{k} {{");
         let _ = writeln!(
             o,
             "    label={}; labelloc=t; style=solid; color=\"#9ca3af\";",
-            q(&title(&rec))
+            q(&title(k))
         );
-        body(&mut o, p, &rec, &format!("k{k}"), 2);
+        body(&mut o, k, &format!("k{k}"), 2);
         o.push_str("  }\n");
     }
     o.push_str("}\n");
@@ -261,3 +277,103 @@ fn write_region(o: &mut String, g: &Region<'_>, r: usize, indent: usize) {
         let _ = writeln!(o, "{pad}}}");
     }
 }
+
+// ---- fold: the graph of a kernel no timing model applies to ----
+
+/// The DOT of kernels no timing model applies to (Apple9; records with
+/// `untimed` sections): main's CFG blocks with their address ranges and
+/// instruction counts (the record's `blocks[]`), loops as nested clusters
+/// (`loops[]`), no cycle figure. One record is the graph itself; several
+/// are a cluster each, as [`document`] draws timed kernels.
+pub fn untimed_document(records: &[KernelRecord]) -> String {
+    digraph(
+        records.len(),
+        records.first().map_or("", |r| &r.name),
+        |k| untimed_title(&records[k]),
+        |o, k, prefix, indent| untimed_body(o, &records[k], prefix, indent),
+    )
+}
+
+fn untimed_title(r: &KernelRecord) -> String {
+    let Some(u) = r.untimed.as_deref() else {
+        return r.name.clone();
+    };
+    wrap_title(&format!(
+        "{}: {} code{}; {} instructions, {} code bytes; no timing model: counts and structure, no cycle figure",
+        r.name,
+        u.isa_name,
+        r.gpu.as_deref().map_or(String::new(), |g| format!(" ({g})")),
+        r.instructions,
+        r.code_bytes
+    ))
+}
+
+fn untimed_body(o: &mut String, r: &KernelRecord, prefix: &str, indent: usize) {
+    let Some(u) = r.untimed.as_deref() else {
+        return;
+    };
+    // blocks directly in each loop (the last slot: outside loops), and the
+    // loops directly inside each
+    let nl = u.loops.len();
+    let mut own: Vec<Vec<usize>> = vec![Vec::new(); nl + 1];
+    for b in &u.blocks {
+        own[b.in_loop.filter(|&l| l < nl).unwrap_or(nl)].push(b.index);
+    }
+    let mut sub: Vec<Vec<usize>> = vec![Vec::new(); nl + 1];
+    for l in &u.loops {
+        sub[l.parent.filter(|&p| p < nl).unwrap_or(nl)].push(l.index);
+    }
+    untimed_region(o, u, prefix, &own, &sub, nl, indent);
+    let pad = "  ".repeat(indent);
+    for b in &u.blocks {
+        for &t in &b.successors {
+            // a back edge does not rank, so the entry stays on top
+            let attrs = if b.back_successors.contains(&t) {
+                "color=\"#c0262d\", style=dashed, penwidth=2, label=\"back\", constraint=false"
+            } else {
+                "color=\"#6b7280\""
+            };
+            let _ = writeln!(o, "{pad}{prefix}b{} -> {prefix}b{t} [{attrs}];", b.index);
+        }
+    }
+}
+
+fn untimed_region(
+    o: &mut String,
+    u: &crate::untimed::UntimedSections,
+    prefix: &str,
+    own: &[Vec<usize>],
+    sub: &[Vec<usize>],
+    r: usize,
+    indent: usize,
+) {
+    let pad = "  ".repeat(indent);
+    for &k in &own[r] {
+        let b = &u.blocks[k];
+        let label = format!(
+            "B{k} 0x{:x}–0x{:x}\n{} insn",
+            b.start, b.end, b.instructions
+        );
+        let _ = writeln!(
+            o,
+            "{pad}{prefix}b{k} [label={}, fillcolor=\"#f3f4f6\"];",
+            q(&label)
+        );
+    }
+    for &l in &sub[r] {
+        let lp = &u.loops[l];
+        let _ = writeln!(o, "{pad}subgraph cluster_{prefix}loop{l} {{");
+        let _ = writeln!(
+            o,
+            "{pad}  label={}; style=\"filled,dashed\"; color=\"#6366f1\"; fillcolor=\"#6366f112\"; fontsize=10;",
+            q(&format!(
+                "loop {l} 0x{:x}–0x{:x} (depth {}, {} insn)",
+                lp.start, lp.end, lp.depth, lp.instructions
+            ))
+        );
+        untimed_region(o, u, prefix, own, sub, l, indent + 1);
+        let _ = writeln!(o, "{pad}}}");
+    }
+}
+
+// ---- end fold ----

@@ -54,8 +54,13 @@ impl StallMark {
     }
 }
 
-/// One kernel, every figure rounded once.
-#[derive(Clone, Debug, Serialize)]
+/// One kernel, every figure rounded once. A kernel of a family no timing
+/// model applies to (Apple9) is one too: built by
+/// [`KernelRecord::build_untimed`], its `timing` is `None` and its own
+/// sections are in [`KernelRecord::untimed`] (serialized as
+/// `$defs/untimed_kernel`, see the `Serialize` impl below).
+#[derive(Clone, Debug, Default, Serialize)]
+#[serde(remote = "Self")]
 pub struct KernelRecord {
     pub name: String,
     /// The input file, in `batch` documents (absent for single runs).
@@ -104,7 +109,32 @@ pub struct KernelRecord {
     /// `instructions_detail[].access` and `loops[]`; not serialized).
     #[serde(skip)]
     pub memory: MemorySection,
+    /// The sections of a kernel no timing model applies to (Apple9:
+    /// framing, the named fraction, registers as a lower bound against the
+    /// family's file, loops with their memory and waits, the unknown
+    /// list; [`crate::untimed`]); `None` for a timed kernel. When set, the
+    /// timed-family sections above (`registers`, `occupancy`, `cfg`,
+    /// `mix`, `loops`, ...) are empty and the record serializes as
+    /// `$defs/untimed_kernel`.
+    #[serde(skip)]
+    pub untimed: Option<Box<crate::untimed::UntimedSections>>,
 }
+
+// ---- fold: one record type for timed and untimed kernels ----
+
+/// A timed kernel serializes as `$defs/kernel` (the derived fields
+/// above); an untimed one as `$defs/untimed_kernel`
+/// ([`crate::untimed::UntimedSections::json`]).
+impl Serialize for KernelRecord {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.untimed {
+            Some(u) => u.json(self).serialize(s),
+            None => KernelRecord::serialize(self, s),
+        }
+    }
+}
+
+// ---- end fold ----
 
 /// The kernel's timed sections, in the document's order.
 #[derive(Clone, Debug, Serialize)]
@@ -130,7 +160,7 @@ pub struct Timed {
     pub model: Model,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct Registers {
     pub highest_half_index: u32,
     pub allocated_half: u32,
@@ -152,7 +182,7 @@ pub struct Registers {
     pub uniform_gprs: u32,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct Occupancy {
     pub threads: u32,
     pub percent: f64,
@@ -354,7 +384,7 @@ pub struct Loop {
     pub body: Option<LoopBody>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct Cfg {
     pub blocks: usize,
     pub edges: usize,
@@ -367,7 +397,7 @@ pub struct Cfg {
 }
 
 /// Main's instruction mix ([`crate::profile::Mix`]).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct MixOut {
     /// Instructions per unit, by unit name.
     pub by_unit: serde_json::Map<String, serde_json::Value>,
@@ -897,6 +927,7 @@ impl KernelRecord {
             divergence: p.program.divergence_counts(),
             divergence_paths: Some(p.program.divergence_range()),
             memory: MemorySection::of(p),
+            untimed: None,
         }
     }
 
@@ -1197,8 +1228,9 @@ impl Serialize for FunctionRows<'_> {
 /// its cycles per iteration × trip count), then the code outside loops.
 /// Its figures are fields of the JSON record already (each access's
 /// `instructions_detail[k].access`, each loop's `loops[j]`): this is the
-/// section's grouping and order only, not serialized.
-#[derive(Clone, Debug)]
+/// section's grouping and order only, not serialized (empty for an
+/// untimed kernel, whose memory is its loops' sites).
+#[derive(Clone, Debug, Default)]
 pub struct MemorySection {
     /// The threadgroup shape the lanes are laid over.
     pub shape: agx_analysis::address::Shape,

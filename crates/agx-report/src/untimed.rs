@@ -4,21 +4,28 @@
 //! the wait fields, and what is unknown. No cycle figure: no measurements
 //! exist for these GPUs, and the record says so in `timing`.
 //!
-//! One owned record ([`UntimedRecord`], the `kernels[]` object of the
-//! JSON document, `$defs/untimed_kernel` in docs/schema.json), built once
-//! from the untimed analysis (`agx_analysis::untimed`); the text, HTML
-//! and JSON views print its fields and compute none. Field names are the
+//! Such a kernel is a [`KernelRecord`] like any other (issue 29: one
+//! record type), built once by [`KernelRecord::build_untimed`] from the
+//! untimed analysis (`agx_analysis::untimed`): `timing` is `None` and the
+//! sections only it has ([`UntimedSections`]: framing, the named
+//! fraction, registers as a lower bound, loops with their memory and
+//! waits, the unknown list, the CFG's blocks) are its `untimed`. It
+//! serializes as `$defs/untimed_kernel` of docs/schema.json. The text and
+//! HTML views here print those sections and compute nothing; DOT, `batch`
+//! and `diff` read the same record. Field names are the
 //! timed record's where they mean the same (`name`, `gpu`,
 //! `instructions`, `code_bytes`, `registers.highest_half_index`, …,
 //! `loops[].start/end/depth/instructions`, `cfg.blocks/edges`,
 //! `backward_branches`, `irreducible`).
 
+use crate::record::KernelRecord;
 use agx_analysis::round::r4;
 /// The `registers` object: the analysis's figures, serialized as they are.
 pub use agx_analysis::untimed::Registers;
 use agx_analysis::untimed::{Decoded, Untimed};
 use agx_isa::isa::Isa;
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// Why no cycle figure is given.
@@ -63,23 +70,8 @@ pub struct CfgSummary {
     pub unresolved_targets: usize,
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct LoopRecord {
-    pub index: usize,
-    pub start: u32,
-    pub end: u32,
-    pub header: u32,
-    pub depth: u32,
-    pub parent: Option<usize>,
-    pub blocks: usize,
-    pub instructions: usize,
-    pub operands_incomplete: usize,
-    /// Offsets of its memory instructions (nested loops included): their
-    /// facts are in the kernel's `memory[]`.
-    pub memory: Vec<u32>,
-    /// Offsets of its instructions carrying wait fields (`waits[]`).
-    pub waits: Vec<u32>,
-}
+/// A `loops[]` entry: the analysis's loop, serialized as it is.
+pub use agx_analysis::untimed::Loop as LoopRecord;
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct MemoryRecord {
@@ -118,20 +110,34 @@ pub struct UnknownRecord {
     pub text: String,
 }
 
-/// The record of one kernel without a timing model.
+/// A CFG block of main (`blocks[]`: the graph view's nodes).
 #[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct UntimedRecord {
-    pub name: String,
-    pub gpu: Option<String>,
+pub struct BlockRecord {
+    pub index: usize,
+    /// Addresses of its first and last instruction.
+    pub start: u32,
+    pub end: u32,
+    pub instructions: usize,
+    /// Blocks it goes to (indices into `blocks[]`).
+    pub successors: Vec<usize>,
+    /// Those of them reached by a loop's back edge (to the loop's header).
+    pub back_successors: Vec<usize>,
+    /// Innermost loop (index into `loops[]`), `null` outside loops.
+    #[serde(rename = "loop")]
+    pub in_loop: Option<usize>,
+}
+
+/// The sections of a kernel no timing model applies to
+/// ([`KernelRecord::untimed`]): what the family's decoder and the untimed
+/// analysis know and a timed kernel has no field for.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct UntimedSections {
     /// The instruction-set family (`Apple9`) and its description.
     pub isa: &'static str,
     pub isa_name: &'static str,
     pub timing: Timing,
-    pub instructions: usize,
-    pub code_bytes: usize,
     pub framing: Framing,
     pub cfg: CfgSummary,
-    pub backward_branches: usize,
     pub irreducible: usize,
     pub registers: Registers,
     pub loops: Vec<LoopRecord>,
@@ -139,7 +145,61 @@ pub struct UntimedRecord {
     pub waits: Vec<WaitRecord>,
     pub unknowns: Vec<UnknownRecord>,
     /// Instructions per mnemonic (`unknown` for unknown encodings).
-    pub mix: std::collections::BTreeMap<String, usize>,
+    pub mix: BTreeMap<String, usize>,
+    pub blocks: Vec<BlockRecord>,
+}
+
+/// The `$defs/untimed_kernel` object: the record's shared fields and its
+/// untimed sections, in the document's order.
+#[derive(Serialize)]
+pub struct UntimedJson<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    source: Option<&'a str>,
+    gpu: Option<&'a str>,
+    isa: &'static str,
+    isa_name: &'static str,
+    timing: &'a Timing,
+    instructions: usize,
+    code_bytes: u64,
+    framing: &'a Framing,
+    cfg: &'a CfgSummary,
+    backward_branches: usize,
+    irreducible: usize,
+    registers: &'a Registers,
+    loops: &'a [LoopRecord],
+    memory: &'a [MemoryRecord],
+    waits: &'a [WaitRecord],
+    unknowns: &'a [UnknownRecord],
+    mix: &'a BTreeMap<String, usize>,
+    blocks: &'a [BlockRecord],
+}
+
+impl UntimedSections {
+    /// The JSON object of `r`, whose sections these are.
+    pub fn json<'a>(&'a self, r: &'a KernelRecord) -> UntimedJson<'a> {
+        UntimedJson {
+            name: &r.name,
+            source: r.source.as_deref(),
+            gpu: r.gpu.as_deref(),
+            isa: self.isa,
+            isa_name: self.isa_name,
+            timing: &self.timing,
+            instructions: r.instructions,
+            code_bytes: r.code_bytes,
+            framing: &self.framing,
+            cfg: &self.cfg,
+            backward_branches: r.backward_branches,
+            irreducible: self.irreducible,
+            registers: &self.registers,
+            loops: &self.loops,
+            memory: &self.memory,
+            waits: &self.waits,
+            unknowns: &self.unknowns,
+            mix: &self.mix,
+            blocks: &self.blocks,
+        }
+    }
 }
 
 /// The reason no timing figure is given, for `isa`.
@@ -150,65 +210,107 @@ pub fn timing_reason(isa: &Isa) -> String {
     )
 }
 
-impl UntimedRecord {
-    /// The record of `d` analysed as `u`, for family `isa`.
-    pub fn build(
+fn memory_of(isa: &Isa, d: &Decoded, owner: &[Option<u32>]) -> Vec<MemoryRecord> {
+    d.insns
+        .iter()
+        .enumerate()
+        .filter_map(|(i, ins)| {
+            let m = ins.mem.as_ref()?;
+            let (pattern, reason) = if m.uniform_address {
+                ("uniform", None)
+            } else {
+                (
+                    "unknown",
+                    Some(format!(
+                        "the address reads per-lane register{} {}; no address analysis reads {} code yet: its special-register numbers are not public",
+                        if m.lane_registers.len() == 1 { "" } else { "s" },
+                        m.lane_registers.join(", "),
+                        isa.name
+                    )),
+                )
+            };
+            Some(MemoryRecord {
+                offset: ins.addr,
+                text: ins.text.clone(),
+                site: m.clone(),
+                lane_pattern: pattern,
+                lane_pattern_reason: reason,
+                in_loop: innermost(owner, i),
+            })
+        })
+        .collect()
+}
+
+/// The innermost loop of instruction `i` (the analysis's loop nest).
+fn innermost(owner: &[Option<u32>], i: usize) -> Option<usize> {
+    owner.get(i).copied().flatten().map(|l| l as usize)
+}
+
+fn framing_of(d: &Decoded) -> Framing {
+    Framing {
+        input_bytes: d.input_bytes,
+        code_bytes: d.code_bytes,
+        framed_bytes: d.framed_bytes,
+        gap_bytes: d.gap_bytes,
+        framed_fraction: r4(d.framed_fraction()),
+        named: d.named(),
+        unknown: d.unknown(),
+        named_fraction: r4(d.named_fraction()),
+        operands_incomplete: d.incomplete(),
+        stop_offset: d.stop,
+        stopped: d.framing_stop.as_ref().map(|s| FramingStop {
+            offset: s.addr,
+            reason: s.reason.clone(),
+        }),
+    }
+}
+
+fn blocks_of(u: &Untimed) -> Vec<BlockRecord> {
+    u.cfg
+        .blocks
+        .iter()
+        .enumerate()
+        .map(|(k, b)| BlockRecord {
+            index: k,
+            start: b.start,
+            end: b.last,
+            instructions: b.len(),
+            successors: b.succs.iter().map(|e| e.to).collect(),
+            back_successors: b
+                .succs
+                .iter()
+                .map(|e| e.to)
+                .filter(|&t| u.back_edges.contains(&(k, t)))
+                .collect(),
+            in_loop: innermost(&u.owner, b.insns.start),
+        })
+        .collect()
+}
+
+impl KernelRecord {
+    /// The record of a kernel no timing model applies to: `d` (the
+    /// family's decoding) analysed as `u`, for family `isa`. The fields a
+    /// timed kernel shares (`name`, `gpu`, `instructions`, `code_bytes`,
+    /// `backward_branches`, `unknown_encodings`) are filled; `timing` is
+    /// `None`; the rest is in [`KernelRecord::untimed`].
+    pub fn build_untimed(
         name: String,
         gpu: Option<String>,
         isa: &'static Isa,
         d: &Decoded,
         u: &Untimed,
-    ) -> UntimedRecord {
-        let innermost = |i: usize| -> Option<usize> {
-            // loops are ordered by start, outer before inner: the last
-            // (deepest) loop holding i
-            u.loops
-                .iter()
-                .enumerate()
-                .filter(|(_, l)| l.memory.contains(&i) || l.waits.contains(&i))
-                .max_by_key(|(_, l)| l.depth)
-                .map(|(k, _)| k)
-        };
-        let memory = d
-            .insns
-            .iter()
-            .enumerate()
-            .filter_map(|(i, ins)| {
-                let m = ins.mem.as_ref()?;
-                let (pattern, reason) = if m.uniform_address {
-                    ("uniform", None)
-                } else {
-                    (
-                        "unknown",
-                        Some(format!(
-                            "the address reads per-lane register{} {}; no address analysis reads {} code yet: its special-register numbers are not public",
-                            if m.lane_registers.len() == 1 { "" } else { "s" },
-                            m.lane_registers.join(", "),
-                            isa.name
-                        )),
-                    )
-                };
-                Some(MemoryRecord {
-                    offset: ins.addr,
-                    text: ins.text.clone(),
-                    site: m.clone(),
-                    lane_pattern: pattern,
-                    lane_pattern_reason: reason,
-                    in_loop: innermost(i),
-                })
-            })
-            .collect();
+    ) -> KernelRecord {
         let waits = d
             .insns
             .iter()
             .enumerate()
-            .filter(|(_, ins)| ins.wait_group.is_some() || !ins.waits_on.is_empty())
+            .filter(|(_, ins)| ins.carries_waits())
             .map(|(i, ins)| WaitRecord {
                 offset: ins.addr,
                 mnemonic: ins.mnemonic.clone().unwrap_or_default(),
                 wait_group: ins.wait_group,
                 waits_on: ins.waits_on.clone(),
-                in_loop: innermost(i),
+                in_loop: innermost(&u.owner, i),
             })
             .collect();
         let unknowns = d
@@ -226,76 +328,51 @@ impl UntimedRecord {
                 text: i.text.clone(),
             })
             .collect();
-        let mut mix = std::collections::BTreeMap::new();
+        let mut mix = BTreeMap::new();
         for i in &d.insns {
             *mix.entry(i.mnemonic.clone().unwrap_or_else(|| "unknown".into()))
                 .or_insert(0) += 1;
         }
-        UntimedRecord {
-            name,
-            gpu,
+        let sections = UntimedSections {
             isa: isa.name,
             isa_name: isa.describe,
             timing: Timing {
                 model: None,
                 reason: timing_reason(isa),
             },
-            instructions: d.insns.len(),
-            code_bytes: d.code_bytes,
-            framing: Framing {
-                input_bytes: d.input_bytes,
-                code_bytes: d.code_bytes,
-                framed_bytes: d.framed_bytes,
-                gap_bytes: d.gap_bytes,
-                framed_fraction: r4(d.framed_fraction()),
-                named: d.named(),
-                unknown: d.unknown(),
-                named_fraction: r4(d.named_fraction()),
-                operands_incomplete: d.incomplete(),
-                stop_offset: d.stop,
-                stopped: d.framing_stop.as_ref().map(|s| FramingStop {
-                    offset: s.addr,
-                    reason: s.reason.clone(),
-                }),
-            },
+            framing: framing_of(d),
             cfg: CfgSummary {
                 blocks: u.cfg.blocks.len(),
                 edges: u.cfg.edge_count(),
                 calls: u.cfg.calls.len(),
                 unresolved_targets: u.cfg.unresolved.len(),
             },
-            backward_branches: u.backward_branches,
             irreducible: u.irreducible,
             registers: u.registers.clone(),
-            loops: u
-                .loops
-                .iter()
-                .enumerate()
-                .map(|(k, l)| LoopRecord {
-                    index: k,
-                    start: l.start,
-                    end: l.end,
-                    header: l.header,
-                    depth: l.depth,
-                    parent: l.parent,
-                    blocks: l.blocks,
-                    instructions: l.instructions,
-                    operands_incomplete: l.incomplete,
-                    memory: l.memory.iter().map(|&i| d.insns[i].addr).collect(),
-                    waits: l.waits.iter().map(|&i| d.insns[i].addr).collect(),
-                })
-                .collect(),
-            memory,
+            loops: u.loops.clone(),
+            memory: memory_of(isa, d, &u.owner),
             waits,
             unknowns,
             mix,
+            blocks: blocks_of(u),
+        };
+        // (the timed-family sections stay empty: `Default`)
+        KernelRecord {
+            name,
+            gpu,
+            unknown_encodings: d.unknown(),
+            instructions: d.insns.len(),
+            code_bytes: d.code_bytes as u64,
+            backward_branches: u.backward_branches,
+            untimed: Some(Box::new(sections)),
+            ..KernelRecord::default()
         }
     }
 }
 
 /// The JSON document (schema `metal-profiler/1`, `kernels[]` of
 /// `$defs/untimed_kernel`).
-pub fn json_document(records: &[UntimedRecord]) -> String {
+pub fn json_document(records: &[KernelRecord]) -> String {
     let doc = serde_json::json!({
         "schema": crate::json::SCHEMA,
         "tool": { "name": "metal-profiler", "version": env!("CARGO_PKG_VERSION") },
@@ -358,19 +435,22 @@ fn mem_line(m: &MemoryRecord) -> String {
 }
 
 /// The text report.
-pub fn text(r: &UntimedRecord) -> String {
+pub fn text(r: &KernelRecord) -> String {
     let mut o = String::new();
+    let Some(u) = r.untimed.as_deref() else {
+        return o;
+    };
     let _ = writeln!(
         o,
         "{} — {} code{}",
         r.name,
-        r.isa_name,
+        u.isa_name,
         r.gpu
             .as_deref()
             .map_or(String::new(), |g| format!(" ({g})"))
     );
-    let _ = writeln!(o, "timing: none. {}.", r.timing.reason);
-    let f = &r.framing;
+    let _ = writeln!(o, "timing: none. {}.", u.timing.reason);
+    let f = &u.framing;
     let _ = writeln!(o, "\nCode");
     let _ = writeln!(
         o,
@@ -400,22 +480,22 @@ pub fn text(r: &UntimedRecord) -> String {
     let _ = writeln!(
         o,
         "  CFG              {}, {}, {}, {}, {}",
-        plural(r.cfg.blocks, "block", "blocks"),
-        plural(r.cfg.edges, "edge", "edges"),
+        plural(u.cfg.blocks, "block", "blocks"),
+        plural(u.cfg.edges, "edge", "edges"),
         plural(r.backward_branches, "backward branch", "backward branches"),
-        plural(r.cfg.calls, "call", "calls"),
+        plural(u.cfg.calls, "call", "calls"),
         plural(
-            r.cfg.unresolved_targets,
+            u.cfg.unresolved_targets,
             "unresolved target",
             "unresolved targets"
         ),
     );
-    let mut mix: Vec<(&String, &usize)> = r.mix.iter().collect();
+    let mut mix: Vec<(&String, &usize)> = u.mix.iter().collect();
     mix.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
     let mix: Vec<String> = mix.iter().map(|(m, n)| format!("{m} {n}")).collect();
     let _ = writeln!(o, "  mix              {}", mix.join(", "));
 
-    let g = &r.registers;
+    let g = &u.registers;
     let _ = writeln!(
         o,
         "\nRegisters (from decoded operands; register file {} GPRs per thread)",
@@ -454,10 +534,10 @@ pub fn text(r: &UntimedRecord) -> String {
     }
 
     let _ = writeln!(o, "\nLoops");
-    if r.loops.is_empty() {
+    if u.loops.is_empty() {
         let _ = writeln!(o, "  none found");
     }
-    for l in &r.loops {
+    for l in &u.loops {
         let _ = writeln!(
             o,
             "  Loop {}  0x{:x}–0x{:x}  depth {}, {}, {}{}",
@@ -473,7 +553,7 @@ pub fn text(r: &UntimedRecord) -> String {
                 String::new()
             }
         );
-        let ms: Vec<&MemoryRecord> = r
+        let ms: Vec<&MemoryRecord> = u
             .memory
             .iter()
             .filter(|m| m.in_loop == Some(l.index))
@@ -485,7 +565,7 @@ pub fn text(r: &UntimedRecord) -> String {
             let _ = writeln!(o, "    {}", mem_line(m));
         }
     }
-    let outside: Vec<&MemoryRecord> = r.memory.iter().filter(|m| m.in_loop.is_none()).collect();
+    let outside: Vec<&MemoryRecord> = u.memory.iter().filter(|m| m.in_loop.is_none()).collect();
     if !outside.is_empty() {
         let _ = writeln!(o, "\nMemory outside loops");
         for m in outside {
@@ -494,10 +574,10 @@ pub fn text(r: &UntimedRecord) -> String {
     }
 
     let _ = writeln!(o, "\nWaits (fields in the instruction bits, as decoded)");
-    if r.waits.is_empty() {
+    if u.waits.is_empty() {
         let _ = writeln!(o, "  none");
     }
-    for w in &r.waits {
+    for w in &u.waits {
         let _ = writeln!(
             o,
             "  {:>6x}  {:<14} {}{}",
@@ -510,13 +590,13 @@ pub fn text(r: &UntimedRecord) -> String {
 
     let _ = writeln!(o, "\nNot known");
     let _ = writeln!(o, "  cycles: no timing model applies (no figure given)");
-    if r.unknowns.is_empty() && f.stopped.is_none() {
+    if u.unknowns.is_empty() && f.stopped.is_none() {
         let _ = writeln!(
             o,
             "  every instruction framed, named and its operands decoded"
         );
     }
-    for u in &r.unknowns {
+    for u in &u.unknowns {
         let _ = writeln!(
             o,
             "  {:>6x}  {} ({} bytes): {}",
@@ -537,7 +617,7 @@ pub fn text(r: &UntimedRecord) -> String {
             s.offset, s.reason
         );
     }
-    let unknown_lanes = r
+    let unknown_lanes = u
         .memory
         .iter()
         .filter(|m| m.lane_pattern == "unknown")
@@ -547,14 +627,14 @@ pub fn text(r: &UntimedRecord) -> String {
             o,
             "  lane patterns: {} of {} memory instructions unknown (per-lane address registers)",
             unknown_lanes,
-            r.memory.len()
+            u.memory.len()
         );
     }
     o
 }
 
 /// The HTML page of `records`.
-pub fn html_document(records: &[UntimedRecord]) -> String {
+pub fn html_document(records: &[KernelRecord]) -> String {
     use crate::html::esc;
     let mut o = String::new();
     let title = match records {
@@ -578,14 +658,17 @@ pub fn html_document(records: &[UntimedRecord]) -> String {
     o
 }
 
-fn kernel_html(o: &mut String, k: usize, r: &UntimedRecord) {
+fn kernel_html(o: &mut String, k: usize, r: &KernelRecord) {
     use crate::html::esc;
-    let f = &r.framing;
+    let Some(u) = r.untimed.as_deref() else {
+        return;
+    };
+    let f = &u.framing;
     let _ = writeln!(
         o,
         "<section id=\"k{k}\"><h2>{}</h2><p>{} code{}</p>",
         esc(&r.name),
-        esc(r.isa_name),
+        esc(u.isa_name),
         r.gpu
             .as_deref()
             .map_or(String::new(), |g| format!(" ({})", esc(g)))
@@ -593,7 +676,7 @@ fn kernel_html(o: &mut String, k: usize, r: &UntimedRecord) {
     let _ = writeln!(
         o,
         "<p class=\"note\">Timing: none. {}.</p>",
-        esc(&r.timing.reason)
+        esc(&u.timing.reason)
     );
     let _ = writeln!(o, "<h3>Code</h3><table>");
     let _ = writeln!(
@@ -623,16 +706,16 @@ fn kernel_html(o: &mut String, k: usize, r: &UntimedRecord) {
     let _ = writeln!(
         o,
         "<tr><th>CFG</th><td>{}, {}, {}, {}</td></tr></table>",
-        plural(r.cfg.blocks, "block", "blocks"),
-        plural(r.cfg.edges, "edge", "edges"),
+        plural(u.cfg.blocks, "block", "blocks"),
+        plural(u.cfg.edges, "edge", "edges"),
         plural(r.backward_branches, "backward branch", "backward branches"),
         plural(
-            r.cfg.unresolved_targets,
+            u.cfg.unresolved_targets,
             "unresolved target",
             "unresolved targets"
         )
     );
-    let g = &r.registers;
+    let g = &u.registers;
     let bound = if g.lower_bound { "at least " } else { "" };
     let _ = writeln!(
         o,
@@ -665,10 +748,10 @@ fn kernel_html(o: &mut String, k: usize, r: &UntimedRecord) {
         );
     }
     let _ = writeln!(o, "<h3>Loops</h3>");
-    if r.loops.is_empty() {
+    if u.loops.is_empty() {
         o.push_str("<p>none found</p>\n");
     }
-    for l in &r.loops {
+    for l in &u.loops {
         let _ = writeln!(
             o,
             "<h4>Loop {} <span class=\"mono\">0x{:x}–0x{:x}</span></h4><p>depth {}, {}, {}</p>",
@@ -679,18 +762,18 @@ fn kernel_html(o: &mut String, k: usize, r: &UntimedRecord) {
             plural(l.instructions, "instruction", "instructions"),
             plural(l.blocks, "block", "blocks")
         );
-        mem_table(o, r.memory.iter().filter(|m| m.in_loop == Some(l.index)));
+        mem_table(o, u.memory.iter().filter(|m| m.in_loop == Some(l.index)));
     }
-    if r.memory.iter().any(|m| m.in_loop.is_none()) {
+    if u.memory.iter().any(|m| m.in_loop.is_none()) {
         o.push_str("<h3>Memory outside loops</h3>\n");
-        mem_table(o, r.memory.iter().filter(|m| m.in_loop.is_none()));
+        mem_table(o, u.memory.iter().filter(|m| m.in_loop.is_none()));
     }
     o.push_str("<h3>Waits (fields in the instruction bits, as decoded)</h3>\n");
-    if r.waits.is_empty() {
+    if u.waits.is_empty() {
         o.push_str("<p>none</p>\n");
     } else {
         o.push_str("<table><tr><th>Offset</th><th>Instruction</th><th>Wait fields</th><th>Loop</th></tr>\n");
-        for w in &r.waits {
+        for w in &u.waits {
             let _ = writeln!(
                 o,
                 "<tr><td class=\"mono\">0x{:x}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -705,7 +788,7 @@ fn kernel_html(o: &mut String, k: usize, r: &UntimedRecord) {
     o.push_str(
         "<h3>Not known</h3><ul><li>cycles: no timing model applies (no figure given)</li>\n",
     );
-    for u in &r.unknowns {
+    for u in &u.unknowns {
         let _ = writeln!(
             o,
             "<li class=\"mono\">0x{:x} {} ({} bytes): {}</li>",

@@ -453,7 +453,8 @@ fn run_raw_other_isa(
             a.gpu.as_deref(),
             model,
         );
-        if r.instructions == 0 && r.framing.stopped.is_none() {
+        let stopped = r.untimed.as_ref().and_then(|u| u.framing.stopped.as_ref());
+        if r.instructions == 0 && stopped.is_none() {
             return Err(Error::input(format!(
                 "{name} holds no {} instructions (only zero bytes); check the file and --offset",
                 isa.name
@@ -516,23 +517,14 @@ fn run_archive_other_isa(
             isa.name
         )));
     }
-    let archive = pipeline::load_archive_all_gpus(bytes, name)?;
-    let wanted = agx_container::gpu_row(gpu).map(|r| r.name);
-    let Some(index) = archive
-        .slices
-        .iter()
-        .position(|s| s.gpu().is_some_and(|g| Some(g.name) == wanted))
-    else {
-        // the archive's own message (what it holds)
-        archive.choose_slice(Some(gpu))?;
-        return Err(Error::input(format!("{name}: no slice for GPU `{gpu}`")));
-    };
+    let (archive, index) = crate::pipeline::untimed::untimed_slice(bytes, name, gpu)?;
     let one = archive.only_slice(index);
     let listing_of = |f: &Function| {
-        let img = &one.images[f.image];
-        let start = (f.text_offset as usize).min(img.text.len());
-        let end = (start + f.code_size as usize).min(img.text.len());
-        (isa.listing)(&img.text[start..end], f.text_offset as u32, syntax(a))
+        (isa.listing)(
+            crate::pipeline::untimed::function_code(&one, f),
+            f.text_offset as u32,
+            syntax(a),
+        )
     };
     if a.list {
         if a.format == FormatArg::Json {
@@ -576,14 +568,11 @@ fn run_archive_other_isa(
         }
     };
     if !a.disasm_only {
-        let img = &one.images[shown.image];
-        let start = (shown.text_offset as usize).min(img.text.len());
-        let end = (start + shown.code_size as usize).min(img.text.len());
-        let r = crate::pipeline::untimed::untimed_record(
-            &img.text[start..end],
-            shown.text_offset as u32,
+        let r = crate::pipeline::untimed::function_record(
+            &one,
+            shown,
             shown.symbol.clone(),
-            Some(gpu),
+            gpu,
             model,
         );
         let who = format!("`{}`", shown.symbol);
@@ -612,11 +601,11 @@ fn run_archive_other_isa(
 }
 
 /// Prints an untimed profile ([`crate::pipeline::untimed::untimed_record`]) in the format
-/// asked (text, JSON, HTML; no DOT), then its warnings (exit
+/// asked (text, JSON, HTML, DOT: its CFG), then its warnings (exit
 /// [`pipeline::EXIT_UNKNOWN`] unless `--allow-unknown`). `listing`
 /// (`--show-disasm`): the family's listing, after the text report.
 fn write_untimed(
-    r: &agx_report::untimed::UntimedRecord,
+    r: &agx_report::KernelRecord,
     listing: Option<String>,
     who: &str,
     a: &ProfileArgs,
@@ -624,19 +613,15 @@ fn write_untimed(
     err: &mut dyn Write,
 ) -> Result<(), Error> {
     use agx_report::untimed;
+    let isa = r.untimed.as_ref().map_or("", |u| u.isa);
     let doc = match a.format {
         FormatArg::Text => match listing {
-            Some(l) => format!("{}\nDisassembly ({})\n{l}", untimed::text(r), r.isa),
+            Some(l) => format!("{}\nDisassembly ({isa})\n{l}", untimed::text(r)),
             None => untimed::text(r),
         },
         FormatArg::Json => untimed::json_document(std::slice::from_ref(r)),
         FormatArg::Html => untimed::html_document(std::slice::from_ref(r)),
-        _ => {
-            return Err(Error::usage(format!(
-                "--format: a {} profile has text, json and html views",
-                r.isa
-            )))
-        }
+        FormatArg::Dot => agx_report::dot::untimed_document(std::slice::from_ref(r)),
     };
     write_all(out, &doc)?;
     warn_all(

@@ -68,8 +68,13 @@ pub struct Row {
     pub unknown_encodings: usize,
     /// Warnings about its called functions ([`pipeline::program_checks`]:
     /// calls with no code to follow, unknown encodings in callees); each
-    /// counts as unknown code for the exit code.
+    /// counts as unknown code for the exit code. For a kernel without a
+    /// timing model: its untimed profile's warnings (framing, unknowns).
     pub call_warnings: Vec<String>,
+    /// A kernel without a timing model (Apple9): its code bytes and
+    /// loops, which `diff` compares; its occupancy, cycles, bound, spills
+    /// and fills are not known and print as `-` (`None`: a timed kernel).
+    pub untimed: Option<(u64, usize)>,
 }
 
 impl Row {
@@ -82,6 +87,9 @@ impl Row {
     /// highest severity over every function's (main's first, then each
     /// called function's, named: `helper: message`).
     pub fn of_record(source: &str, r: &agx_report::KernelRecord) -> Row {
+        if let Some(u) = r.untimed.as_deref() {
+            return Row::of_untimed(source, r, u);
+        }
         let top = r
             .all_suggestions()
             .min_by_key(|(_, s)| s.severity)
@@ -106,6 +114,36 @@ impl Row {
             top_suggestion: top,
             unknown_encodings: r.unknown_encodings,
             call_warnings: Vec::new(),
+            untimed: None,
+        }
+    }
+
+    /// The row of a kernel without a timing model (Apple9): its counts,
+    /// registers from decoded operands (the highest GPR + 1, a lower bound
+    /// when the record says so), code bytes and loops; nothing priced.
+    fn of_untimed(
+        source: &str,
+        r: &agx_report::KernelRecord,
+        u: &agx_report::untimed::UntimedSections,
+    ) -> Row {
+        let g = &u.registers;
+        Row {
+            source: source.to_string(),
+            name: r.name.clone(),
+            instructions: r.instructions,
+            registers_half: g.highest_half_index.map_or(0, |h| h + 1),
+            gprs: g.highest_gpr.map_or(0, |h| h + 1),
+            occupancy_threads: 0,
+            occupancy_percent: 0.0,
+            cycles: 0.0,
+            bound: "-".into(),
+            spills: 0,
+            fills: 0,
+            top_suggestion: None,
+            // (its unknowns are in its warnings, worded for its family)
+            unknown_encodings: 0,
+            call_warnings: crate::pipeline::untimed::untimed_warnings(r, &format!("`{}`", r.name)),
+            untimed: Some((r.code_bytes, u.loops.len())),
         }
     }
 
@@ -256,6 +294,16 @@ enum Opened {
 
 fn open(path: &Path, gpu: Option<&str>) -> Result<Opened, String> {
     let bytes = pipeline::read_path(path).map_err(|e| e.message)?;
+    // a family without a timing model (`--gpu g16g`): its slice, read
+    // with every GPU's code
+    if let (Some(g), Ok(Some(_))) = (gpu, pipeline::untimed_model(gpu)) {
+        return match agx_container::read(&bytes) {
+            Ok(Input::Raw(_)) => Ok(Opened::NotArchive),
+            _ => pipeline::untimed::untimed_slice(&bytes, &pipeline::display_name(path), g)
+                .map(|(a, i)| Opened::Archive(a.only_slice(i)))
+                .map_err(|e| e.message),
+        };
+    }
     match agx_container::read(&bytes) {
         // one slice per archive, chosen as a single run chooses it (`--gpu`,
         // else the newest decodable)
@@ -399,6 +447,9 @@ fn run_task(
         error,
     };
     let f = &archive.functions[function];
+    if let Ok(Some(model)) = pipeline::untimed_model(a.gpu.as_deref()) {
+        return untimed_task(file, archive, f, a, model, want);
+    }
     let k = pipeline::decode_function(archive, f, a)
         .and_then(|d| d.profile(a, true))
         .map_err(|e| fail(e.message))?;
@@ -422,6 +473,35 @@ fn run_task(
         Box::new(prof)
     });
     Ok(KernelResult { row, json, profile })
+}
+
+/// [`run_task`] for a kernel without a timing model (Apple9): its record,
+/// row and JSON object (`$defs/untimed_kernel`); no profile (no HTML).
+fn untimed_task(
+    file: &SourceFile,
+    archive: &Archive,
+    f: &agx_container::Function,
+    a: &ProfileArgs,
+    model: &'static agx_analysis::gpu::GpuModel,
+    want: Want,
+) -> Result<KernelResult, BatchError> {
+    let gpu = a.gpu.as_deref().unwrap_or_default();
+    let mut record = pipeline::untimed::function_record(archive, f, f.name.clone(), gpu, model);
+    let row = Row::of_record(&file.display, &record);
+    let json = if want == Want::Json {
+        record.source = Some(file.display.clone());
+        Some(serde_json::to_vec(&record).map_err(|e| BatchError {
+            source: file.display.clone(),
+            error: format!("cannot serialize: {e}"),
+        })?)
+    } else {
+        None
+    };
+    Ok(KernelResult {
+        row,
+        json,
+        profile: None,
+    })
 }
 
 /// Number of worker threads for `--jobs` (default: all cores).
@@ -730,6 +810,15 @@ pub fn run_batch(b: &BatchArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
     }
     let a = model_args(b);
     check_model_flags(&a)?;
+    if b.format == BatchFormat::Html {
+        if let Some(model) = pipeline::untimed_model(a.gpu.as_deref())? {
+            return Err(Error::usage(format!(
+                "batch --format html: {} kernels have text, csv and json summaries (one HTML page per kernel: metal-profile FILE --gpu {} --format html)",
+                model.isa.name,
+                a.gpu.as_deref().unwrap_or_default()
+            )));
+        }
+    }
     let jobs = jobs_or_default(b.jobs);
     let mut plan = plan(&b.paths);
     let bar = use_progress_bar();
@@ -911,15 +1000,23 @@ pub fn table(rows: &[Row], plan: &Plan, failed: usize) -> String {
         "kernel", "source", "insns", "regs", "occupancy", "cycles", "bound", "top suggestion"
     );
     for r in rows {
-        let occ = format!("{:.0}% ({})", r.occupancy_percent, r.occupancy_threads);
+        // (a kernel without a timing model: `-` where a figure is priced)
+        let (occ, cycles) = if r.untimed.is_none() {
+            (
+                format!("{:.0}% ({})", r.occupancy_percent, r.occupancy_threads),
+                format!("{:.1}", r.cycles),
+            )
+        } else {
+            ("-".into(), "-".into())
+        };
         s.push_str(&format!(
-            "{:<kw$}  {:<sw$}  {:>8}  {:>4}  {:>12}  {:>12.1}  {:<16}  {}\n",
+            "{:<kw$}  {:<sw$}  {:>8}  {:>4}  {:>12}  {:>12}  {:<16}  {}\n",
             clip(&r.name, kw),
             clip(&r.source, sw),
             r.instructions,
             r.gprs(),
             occ,
-            r.cycles,
+            cycles,
             clip(&r.bound, 16),
             clip(r.top_suggestion.as_deref().unwrap_or("-"), 72)
         ));
@@ -948,18 +1045,24 @@ pub fn csv(rows: &[Row]) -> String {
         "kernel,source,instructions,registers_half,occupancy_threads,occupancy_percent,cycles,bound,spills,fills,top_suggestion\n",
     );
     for r in rows {
+        // (a kernel without a timing model: `-` where a figure is priced)
+        let (occ_cycles, stack) = match r.untimed {
+            None => (
+                format!(
+                    "{},{},{}",
+                    r.occupancy_threads, r.occupancy_percent, r.cycles
+                ),
+                format!("{},{}", r.spills, r.fills),
+            ),
+            Some(_) => ("-,-,-".to_string(), "-,-".to_string()),
+        };
         s.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{}\n",
+            "{},{},{},{},{occ_cycles},{},{stack},{}\n",
             csv_field(&r.name),
             csv_field(&r.source),
             r.instructions,
             r.registers_half,
-            r.occupancy_threads,
-            r.occupancy_percent,
-            r.cycles,
             csv_field(&r.bound),
-            r.spills,
-            r.fills,
             csv_field(r.top_suggestion.as_deref().unwrap_or(""))
         ));
     }

@@ -217,6 +217,10 @@ pub struct DiffArgs {
     /// hold encodings the G13 tables do not know; without it: exit 4.
     #[arg(long)]
     pub allow_unknown: bool,
+    /// Profile each archive's slice for this GPU (as `batch --gpu`; e.g.
+    /// g15g for M3 code, compared on the figures it has: no cycles).
+    #[arg(long, value_name = "NAME")]
+    pub gpu: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]

@@ -42,6 +42,13 @@ pub struct Metrics {
     pub spills: f64,
     pub fills: f64,
     pub instructions: f64,
+    /// Whether a timing model applies. Without one (Apple9) cycles,
+    /// occupancy, spills and fills are not known (0 here, `-` and `null`
+    /// in the outputs) and not compared; code bytes and loops are
+    /// (0 for a timed kernel, which compares its six figures as before).
+    pub timed: bool,
+    pub code_bytes: f64,
+    pub loops: f64,
 }
 
 /// One kernel of one side.
@@ -64,6 +71,9 @@ impl Entry {
                 spills: f64::from(r.spills),
                 fills: f64::from(r.fills),
                 instructions: r.instructions as f64,
+                timed: r.untimed.is_none(),
+                code_bytes: r.untimed.map_or(0.0, |(b, _)| b as f64),
+                loops: r.untimed.map_or(0.0, |(_, l)| l as f64),
             },
         }
     }
@@ -92,6 +102,13 @@ const METRICS: &[(&str, Metric)] = &[
 ];
 
 impl Metric {
+    /// Whether the metric is known only with a timing model.
+    fn priced(self) -> bool {
+        matches!(
+            self,
+            Metric::Cycles | Metric::Occupancy | Metric::Spills | Metric::Fills
+        )
+    }
     fn value(self, m: &Metrics) -> f64 {
         match self {
             Metric::Cycles => m.cycles,
@@ -194,6 +211,10 @@ impl Gate {
         if self.metric == Metric::Removed {
             return false;
         }
+        // (a kernel without a timing model has no such figure to compare)
+        if self.metric.priced() && !(old.timed && new.timed) {
+            return false;
+        }
         let w = self.metric.worsening(old, new);
         match self.limit {
             Limit::Any => w > EPS,
@@ -250,7 +271,9 @@ impl Pair {
     }
     fn cycles_change(&self) -> f64 {
         match (&self.old, &self.new) {
-            (Some(a), Some(b)) => pct(a.cycles, b.cycles).unwrap_or(f64::INFINITY),
+            (Some(a), Some(b)) if a.timed && b.timed => {
+                pct(a.cycles, b.cycles).unwrap_or(f64::INFINITY)
+            }
             _ => 0.0,
         }
     }
@@ -433,13 +456,14 @@ pub fn load_side(
     jobs: usize,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<Entry>, Error> {
-    load_side_counted(path, jobs, warnings, &mut 0)
+    load_side_counted(path, &ProfileArgs::default(), jobs, warnings, &mut 0)
 }
 
 /// [`load_side`], adding to `unknown` the kernels profiled from archives
 /// that hold encodings the G13 tables do not know (each also a warning).
 fn load_side_counted(
     path: &Path,
+    a: &ProfileArgs,
     jobs: usize,
     warnings: &mut Vec<String>,
     unknown: &mut usize,
@@ -453,8 +477,7 @@ fn load_side_counted(
             return entries_from_json(&label, &bytes, warnings);
         }
     }
-    let (rows, errors, _) =
-        batch::collect_rows(&[path.to_path_buf()], &ProfileArgs::default(), jobs)?;
+    let (rows, errors, _) = batch::collect_rows(&[path.to_path_buf()], a, jobs)?;
     if rows.is_empty() && !errors.is_empty() {
         // the error's source is the path itself when `path` is a file: name it once
         let e = &errors[0];
@@ -520,6 +543,8 @@ pub fn entries_from_json(
                 .get("name")
                 .and_then(Value::as_str)
                 .ok_or_else(|| Error::input(format!("{label}: kernels[{k}] has no \"name\"")))?;
+            // a kernel without a timing model (`untimed_kernel`: Apple9)
+            let untimed = v.pointer("/timing/model").is_some_and(Value::is_null);
             Ok(Entry {
                 source: v
                     .get("source")
@@ -527,25 +552,52 @@ pub fn entries_from_json(
                     .unwrap_or("")
                     .to_string(),
                 name: name.to_string(),
-                m: Metrics {
-                    cycles: num("/total_cycles")?,
-                    occupancy: num("/occupancy/percent")?,
-                    // (documents written before `allocated_gprs` existed:
-                    // the half-registers in whole registers)
-                    registers: match v
-                        .pointer("/registers/allocated_gprs")
-                        .and_then(Value::as_f64)
-                    {
-                        Some(g) => g,
-                        None => (num("/registers/allocated_half")? / 2.0).ceil(),
-                    },
-                    spills: num("/spills")?,
-                    fills: num("/fills")?,
-                    instructions: num("/instructions")?,
+                m: if untimed {
+                    untimed_metrics(v, &num)?
+                } else {
+                    Metrics {
+                        cycles: num("/total_cycles")?,
+                        occupancy: num("/occupancy/percent")?,
+                        // (documents written before `allocated_gprs` existed:
+                        // the half-registers in whole registers)
+                        registers: match v
+                            .pointer("/registers/allocated_gprs")
+                            .and_then(Value::as_f64)
+                        {
+                            Some(g) => g,
+                            None => (num("/registers/allocated_half")? / 2.0).ceil(),
+                        },
+                        spills: num("/spills")?,
+                        fills: num("/fills")?,
+                        instructions: num("/instructions")?,
+                        timed: true,
+                        code_bytes: 0.0,
+                        loops: 0.0,
+                    }
                 },
             })
         })
         .collect()
+}
+
+/// The metrics of an `untimed_kernel` object (no timing model: Apple9):
+/// instructions, registers (the highest GPR + 1, from decoded operands),
+/// code bytes and loops.
+fn untimed_metrics(v: &Value, num: &dyn Fn(&str) -> Result<f64, Error>) -> Result<Metrics, Error> {
+    Ok(Metrics {
+        cycles: 0.0,
+        occupancy: 0.0,
+        registers: v
+            .pointer("/registers/highest_gpr")
+            .and_then(Value::as_f64)
+            .map_or(0.0, |h| h + 1.0),
+        spills: 0.0,
+        fills: 0.0,
+        instructions: num("/instructions")?,
+        timed: false,
+        code_bytes: num("/code_bytes")?,
+        loops: v.get("loops").and_then(Value::as_array).map_or(0, Vec::len) as f64,
+    })
 }
 
 /// `metal-profile diff`.
@@ -561,8 +613,12 @@ pub fn run_diff(d: &DiffArgs, out: &mut dyn Write, err: &mut dyn Write) -> Resul
     let jobs = batch::jobs_or_default(d.jobs);
     let mut warnings = Vec::new();
     let mut unknown = 0;
-    let old = load_side_counted(&d.old, jobs, &mut warnings, &mut unknown)?;
-    let new = load_side_counted(&d.new, jobs, &mut warnings, &mut unknown)?;
+    let a = ProfileArgs {
+        gpu: d.gpu.clone(),
+        ..ProfileArgs::default()
+    };
+    let old = load_side_counted(&d.old, &a, jobs, &mut warnings, &mut unknown)?;
+    let new = load_side_counted(&d.new, &a, jobs, &mut warnings, &mut unknown)?;
     for w in &warnings {
         let _ = writeln!(err, "warning: {w}");
     }
@@ -645,11 +701,16 @@ fn cell(old: Option<f64>, new: Option<f64>, unit: &str, percent: bool) -> String
 /// The five columns of a pair.
 fn cells(p: &Pair) -> [String; 5] {
     let g = |f: fn(&Metrics) -> f64| (p.old.as_ref().map(f), p.new.as_ref().map(f));
-    let (c0, c1) = g(|m| m.cycles);
-    let (o0, o1) = g(|m| m.occupancy);
+    // figures only a timing model gives: `-` for a side without one
+    let priced = |f: fn(&Metrics) -> f64| {
+        let side = |m: &Option<Metrics>| m.as_ref().filter(|m| m.timed).map(f);
+        (side(&p.old), side(&p.new))
+    };
+    let (c0, c1) = priced(|m| m.cycles);
+    let (o0, o1) = priced(|m| m.occupancy);
     let (r0, r1) = g(|m| m.registers);
-    let (s0, s1) = g(|m| m.spills);
-    let (f0, f1) = g(|m| m.fills);
+    let (s0, s1) = priced(|m| m.spills);
+    let (f0, f1) = priced(|m| m.fills);
     let (i0, i1) = g(|m| m.instructions);
     [
         cell(c0, c1, "", true),
@@ -735,6 +796,7 @@ pub fn text(c: &Comparison, old: &Path, new: &Path, all: bool) -> String {
         }
         s.push('\n');
     }
+    s.push_str(&untimed_note(c, all));
     for (g, k) in &c.gates {
         if k.is_empty() {
             let _ = writeln!(s, "gate {}: ok", g.spec);
@@ -742,6 +804,46 @@ pub fn text(c: &Comparison, old: &Path, new: &Path, all: bool) -> String {
             let _ = writeln!(s, "gate {}: TRIPPED by {}", g.spec, k.join(", "));
         }
     }
+    s
+}
+
+/// For kernels without a timing model (Apple9): their code bytes and
+/// loops, and that cycles (occupancy, spills, fills) are not compared.
+/// Empty when every kernel compared has a timing model.
+fn untimed_note(c: &Comparison, all: bool) -> String {
+    let untimed = |m: &Option<Metrics>| m.as_ref().is_some_and(|m| !m.timed);
+    let pairs: Vec<&Pair> = shown(c, all)
+        .filter(|p| untimed(&p.old) || untimed(&p.new))
+        .collect();
+    if pairs.is_empty() {
+        return String::new();
+    }
+    let mut s = format!(
+        "{} kernel(s) without a timing model (no cycle figure): cycles, occupancy, spills and fills are not compared; instructions, registers (from decoded operands, a lower bound where operands are unknown), code bytes and loops are\n",
+        pairs.len()
+    );
+    for p in pairs {
+        let side =
+            |m: &Option<Metrics>, f: fn(&Metrics) -> f64| m.as_ref().filter(|m| !m.timed).map(f);
+        let _ = writeln!(
+            s,
+            "  {}: code bytes {}, loops {}",
+            p.name,
+            cell(
+                side(&p.old, |m| m.code_bytes),
+                side(&p.new, |m| m.code_bytes),
+                "",
+                false
+            ),
+            cell(
+                side(&p.old, |m| m.loops),
+                side(&p.new, |m| m.loops),
+                "",
+                false
+            )
+        );
+    }
+    s.push('\n');
     s
 }
 
@@ -799,13 +901,25 @@ pub fn markdown(c: &Comparison, all: bool) -> String {
 fn metrics_json(m: &Option<Metrics>) -> Value {
     match m {
         None => Value::Null,
-        Some(m) => json!({
+        Some(m) if m.timed => json!({
             "cycles": m.cycles,
             "occupancy_percent": m.occupancy,
             "registers": m.registers as u64,
             "spills": m.spills as u64,
             "fills": m.fills as u64,
             "instructions": m.instructions as u64,
+        }),
+        // no timing model: the priced figures are null, not compared
+        Some(m) => json!({
+            "cycles": null,
+            "occupancy_percent": null,
+            "registers": m.registers as u64,
+            "spills": null,
+            "fills": null,
+            "instructions": m.instructions as u64,
+            "timed": false,
+            "code_bytes": m.code_bytes as u64,
+            "loops": m.loops as u64,
         }),
     }
 }
@@ -826,7 +940,9 @@ pub fn to_json(c: &Comparison, old: &Path, new: &Path) -> Value {
             "old": metrics_json(&p.old),
             "new": metrics_json(&p.new),
             "cycles_change_percent": match (&p.old, &p.new) {
-                (Some(a), Some(b)) => pct(a.cycles, b.cycles).map(agx_analysis::round::r2),
+                (Some(a), Some(b)) if a.timed && b.timed => {
+                    pct(a.cycles, b.cycles).map(agx_analysis::round::r2)
+                }
                 _ => None,
             },
         })).collect::<Vec<_>>(),

@@ -7,7 +7,8 @@
 
 use agx_analysis::{apple9_adapter, untimed};
 use agx_isa::isa::APPLE9;
-use agx_report::untimed::{html_document, json_document, text, UntimedRecord};
+use agx_report::untimed::{html_document, json_document, text};
+use agx_report::KernelRecord;
 use std::path::{Path, PathBuf};
 
 use crate::shared_data;
@@ -16,11 +17,11 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn record(name: &str, code: &[u8], base: u32) -> UntimedRecord {
+fn record(name: &str, code: &[u8], base: u32) -> KernelRecord {
     let d = apple9_adapter::decode(code, base);
     let model = agx_analysis::gpu::model_for_gpu(16, "G16G", false).expect("a G16 model");
     let u = untimed::analyze(&d, model);
-    UntimedRecord::build(name.into(), Some("G16G".into()), &APPLE9, &d, &u)
+    KernelRecord::build_untimed(name.into(), Some("G16G".into()), &APPLE9, &d, &u)
 }
 
 fn validator() -> jsonschema::Validator {
@@ -30,7 +31,7 @@ fn validator() -> jsonschema::Validator {
     jsonschema::validator_for(&schema).expect("schema compiles")
 }
 
-fn check_schema(v: &jsonschema::Validator, name: &str, r: &UntimedRecord) {
+fn check_schema(v: &jsonschema::Validator, name: &str, r: &KernelRecord) {
     let doc: serde_json::Value =
         serde_json::from_str(&json_document(std::slice::from_ref(r))).unwrap();
     let errors: Vec<String> = v
@@ -68,24 +69,29 @@ fn cycle_figures(s: &str) -> Vec<String> {
 }
 
 /// Invariants every record keeps, whatever the code.
-fn check_invariants(name: &str, r: &UntimedRecord) {
-    let f = &r.framing;
+fn check_invariants(name: &str, r: &KernelRecord) {
+    let u = r.untimed.as_deref().expect("untimed sections");
+    assert!(r.timing.is_none(), "{name}");
+    let f = &u.framing;
     assert_eq!(f.named + f.unknown, r.instructions, "{name}");
-    assert!(f.framed_bytes + f.gap_bytes <= r.code_bytes, "{name}");
+    assert!(
+        (f.framed_bytes + f.gap_bytes) as u64 <= r.code_bytes,
+        "{name}"
+    );
     assert!(f.unknown <= f.operands_incomplete, "{name}");
-    assert_eq!(r.unknowns.len(), f.operands_incomplete, "{name}");
+    assert_eq!(u.unknowns.len(), f.operands_incomplete, "{name}");
     assert_eq!(
-        r.registers.lower_bound,
+        u.registers.lower_bound,
         f.operands_incomplete > 0 || f.stopped.is_some(),
         "{name}"
     );
-    assert_eq!(r.registers.file_gprs, APPLE9.gprs, "{name}");
-    assert_eq!(r.mix.values().sum::<usize>(), r.instructions, "{name}");
-    if let (Some(p), Some(_)) = (r.registers.peak_live_half, r.registers.highest_half_index) {
+    assert_eq!(u.registers.file_gprs, APPLE9.gprs, "{name}");
+    assert_eq!(u.mix.values().sum::<usize>(), r.instructions, "{name}");
+    if let (Some(p), Some(_)) = (u.registers.peak_live_half, u.registers.highest_half_index) {
         assert!(p <= 256, "{name}");
     }
-    for m in &r.memory {
-        assert!(m.in_loop.is_none_or(|l| l < r.loops.len()), "{name}");
+    for m in &u.memory {
+        assert!(m.in_loop.is_none_or(|l| l < u.loops.len()), "{name}");
         // the access facts (from the bits) name the registers the listing
         // prints (from the operand decoders)
         for reg in [&m.site.data, &m.site.base, &m.site.index] {
@@ -104,10 +110,10 @@ fn check_invariants(name: &str, r: &UntimedRecord) {
             "{name}"
         );
     }
-    for l in &r.loops {
+    for l in &u.loops {
         assert!(l.start <= l.header && l.header <= l.end, "{name}");
         for off in &l.memory {
-            assert!(r.memory.iter().any(|m| m.offset == *off), "{name}");
+            assert!(u.memory.iter().any(|m| m.offset == *off), "{name}");
         }
     }
     let t = text(r);
@@ -128,19 +134,20 @@ fn check_invariants(name: &str, r: &UntimedRecord) {
 fn example_kernel_profile() {
     let bytes = std::fs::read(repo().join("examples/apple9_loop.a9bin")).unwrap();
     let r = record("apple9_loop", &bytes[0x40..], 0);
+    let u = r.untimed.as_deref().unwrap();
     check_invariants("example", &r);
     check_schema(&validator(), "example", &r);
     assert_eq!((r.instructions, r.code_bytes), (9, 0x42));
-    assert_eq!(r.framing.framed_fraction, 1.0);
-    assert_eq!(r.framing.stop_offset, Some(0x3e));
+    assert_eq!(u.framing.framed_fraction, 1.0);
+    assert_eq!(u.framing.stop_offset, Some(0x3e));
     // the loop: from the device_load to the jmp_exec_any back to it
-    assert_eq!(r.loops.len(), 1, "{r:#?}");
-    let l = &r.loops[0];
+    assert_eq!(u.loops.len(), 1, "{r:#?}");
+    let l = &u.loops[0];
     assert_eq!((l.start, l.end, l.depth, l.instructions), (0x8, 0x2e, 1, 5));
     assert_eq!(l.memory, vec![0x8, 0x1c]);
     assert_eq!(r.backward_branches, 1);
     // its memory: a 4-byte load into r2 and an 8-byte store from r0_r1
-    let (ld, st) = (&r.memory[0], &r.memory[1]);
+    let (ld, st) = (&u.memory[0], &u.memory[1]);
     assert_eq!(
         (
             ld.site.dir.name(),
@@ -161,17 +168,17 @@ fn example_kernel_profile() {
         ),
         ("store", 8, "r0_r1")
     );
-    assert!(r
+    assert!(u
         .memory
         .iter()
         .all(|m| m.site.space.name() == "device" && m.in_loop == Some(0)));
-    assert!(r.memory.iter().all(|m| m.lane_pattern == "unknown"
+    assert!(u.memory.iter().all(|m| m.lane_pattern == "unknown"
         && m.lane_pattern_reason
             .as_deref()
             .is_some_and(|s| s.contains("per-lane"))));
     // registers: r0..r4 decoded; the exec-mask instructions' payloads are
     // not, so the figures are lower bounds
-    let g = &r.registers;
+    let g = &u.registers;
     assert_eq!((g.highest_gpr, g.gprs_touched), (Some(4), 5));
     assert!(g.lower_bound && g.lower_bound_reasons[0].contains("3 instructions"));
     assert!(
@@ -179,9 +186,9 @@ fn example_kernel_profile() {
         "{g:?}"
     );
     // the wait group fields as decoded (get_sr 0, load 5, store 0)
-    let groups: Vec<(u32, Option<u8>)> = r.waits.iter().map(|w| (w.offset, w.wait_group)).collect();
+    let groups: Vec<(u32, Option<u8>)> = u.waits.iter().map(|w| (w.offset, w.wait_group)).collect();
     assert_eq!(groups, vec![(0, Some(0)), (0x8, Some(5)), (0x1c, Some(0))]);
-    assert!(r.timing.model.is_none());
+    assert!(u.timing.model.is_none());
     let t = text(&r);
     for want in [
         "Loop 0  0x8–0x2e",
@@ -200,13 +207,14 @@ fn waits_carried_in_bits() {
     let dir = repo().join("testdata/apple9");
     let bytes = std::fs::read(dir.join("stream10_wait.a9bin")).unwrap();
     let r = record("stream10_wait", &bytes, 0);
+    let u = r.untimed.as_deref().unwrap();
     let listing = std::fs::read_to_string(dir.join("stream10_wait.expected.txt")).unwrap();
     let printed = listing.matches("wait ").count();
     assert!(printed > 0);
     // every listing line with a `wait N` operand has its groups in waits[]
-    let with_mask = r.waits.iter().filter(|w| !w.waits_on.is_empty()).count();
+    let with_mask = u.waits.iter().filter(|w| !w.waits_on.is_empty()).count();
     assert!(with_mask > 0, "{r:#?}");
-    for w in r.waits.iter().filter(|w| !w.waits_on.is_empty()) {
+    for w in u.waits.iter().filter(|w| !w.waits_on.is_empty()) {
         assert!(w.waits_on.iter().all(|&g| g < 6), "{w:?}");
     }
 }
@@ -263,25 +271,12 @@ fn every_stream_and_case_profiles() {
 /// register facts of each.
 #[test]
 fn nested_loops() {
-    fn jmp(off: i64) -> Vec<u8> {
-        let mut v = vec![0x0f, 0x00, 0x54];
-        v.extend_from_slice(&off.to_le_bytes()[..6]);
-        v.push(0);
-        v
-    }
-    let fadd = [0x49, 0x05, 0x3c, 0x07, 0x00, 0x00];
-    let load = [0x67, 0, 0x54, 4, 3, 1, 0x20, 0, 0x51, 1, 0, 0x40, 0x46, 0];
-    let mut code = Vec::new();
-    code.extend_from_slice(&fadd); // 0x0: outer loop head
-    code.extend_from_slice(&load); // 0x6: inner loop head
-    code.extend(jmp(0x6 - 0x14)); // 0x14 -> 0x6
-    code.extend_from_slice(&fadd); // 0x1e
-    code.extend(jmp(-0x24)); // 0x24 -> 0x0
-    code.extend_from_slice(&[0x0e, 0, 0, 0]); // 0x2e
+    let code = std::fs::read(repo().join("testdata/apple9-cases/nested_loops.a9bin")).unwrap();
     let r = record("nested", &code, 0);
+    let u = r.untimed.as_deref().unwrap();
     check_invariants("nested", &r);
     check_schema(&validator(), "nested", &r);
-    let shape: Vec<(u32, u32, u32, Option<usize>)> = r
+    let shape: Vec<(u32, u32, u32, Option<usize>)> = u
         .loops
         .iter()
         .map(|l| (l.start, l.end, l.depth, l.parent))
@@ -293,15 +288,54 @@ fn nested_loops() {
     );
     assert_eq!(r.backward_branches, 2);
     // the load is in both loops; its innermost is the inner one
-    assert_eq!(r.loops[0].memory, vec![0x6]);
-    assert_eq!(r.loops[1].memory, vec![0x6]);
-    assert_eq!(r.memory[0].in_loop, Some(1));
+    assert_eq!(u.loops[0].memory, vec![0x6]);
+    assert_eq!(u.loops[1].memory, vec![0x6]);
+    assert_eq!(u.memory[0].in_loop, Some(1));
     // every operand decoded: exact figures, not a lower bound
-    assert!(!r.registers.lower_bound, "{:?}", r.registers);
-    assert_eq!(r.registers.highest_register.as_deref(), Some("r4"));
+    assert!(!u.registers.lower_bound, "{:?}", u.registers);
+    assert_eq!(u.registers.highest_register.as_deref(), Some("r4"));
     let t = text(&r);
     assert!(
         t.contains("Loop 1  0x6–0x14  depth 2") && !t.contains("LOWER BOUND"),
         "{t}"
     );
+    // the CFG's blocks (the graph view's nodes): address ranges and
+    // instruction counts covering the code once, each in its innermost
+    // loop, the loop heads' blocks with a back edge to them
+    let b: Vec<String> = u
+        .blocks
+        .iter()
+        .map(|b| {
+            format!(
+                "{:#x}-{:#x} {} in {:?}",
+                b.start, b.end, b.instructions, b.in_loop
+            )
+        })
+        .collect();
+    let want = [
+        "0x0-0x0 1 in Some(0)",
+        "0x6-0x14 2 in Some(1)",
+        "0x1e-0x24 2 in Some(0)",
+        "0x2e-0x2e 1 in None",
+    ];
+    assert_eq!(b, want, "{:#?}", u.blocks);
+    assert_eq!(
+        u.blocks.iter().map(|b| b.instructions).sum::<usize>(),
+        r.instructions
+    );
+    assert!(u.blocks[1].successors.contains(&1) && u.blocks[2].successors.contains(&0));
+    // the back edges are the loop forest's: to each loop's header only
+    let back: Vec<&[usize]> = u.blocks.iter().map(|b| &b.back_successors[..]).collect();
+    assert_eq!(back, [&[][..], &[1], &[0], &[]], "{:#?}", u.blocks);
+    // the graph: one digraph, loops as nested clusters, no cycle figure
+    let dot = agx_report::dot::untimed_document(std::slice::from_ref(&r));
+    assert!(dot.starts_with("digraph \"nested\" {"), "{dot}");
+    let outer = dot.find("subgraph cluster_loop0").unwrap();
+    let inner = dot.find("subgraph cluster_loop1").unwrap();
+    assert!(
+        outer < inner && dot.contains("B1 0x6–0x14\\n2 insn"),
+        "{dot}"
+    );
+    assert_eq!(dot.matches("label=\"back\"").count(), 2, "{dot}");
+    assert!(cycle_figures(&dot).is_empty(), "{dot}");
 }

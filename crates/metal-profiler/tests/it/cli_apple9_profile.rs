@@ -3,7 +3,7 @@
 //! framing, the loop, memory per loop, registers as a lower bound, wait
 //! fields, no cycle figure; JSON valid against docs/schema.json.
 
-use crate::common::{assert_prints, err, one_line, out, repo, run};
+use crate::common::{assert_prints, err, out, repo, run};
 
 const EXAMPLE: [&str; 6] = [
     "--binary",
@@ -32,29 +32,37 @@ fn has_cycle_figure(s: &str) -> bool {
     })
 }
 
+/// Asserts that `t` holds every string of `wants`.
+fn assert_has_all(t: &str, wants: &[&str]) {
+    for want in wants {
+        assert!(t.contains(want), "missing {want:?} in\n{t}");
+    }
+}
+
 #[test]
 fn example_profile_text() {
     let o = run(&with(&[]));
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     assert!(err(&o).is_empty(), "{}", err(&o));
     let t = out(&o);
-    for want in [
-        "Apple9 (M3/M4/A18 Pro) code (G16G)",
-        "timing: none",
-        "instructions     9 (9 named, 0 unknown: 100.0% named)",
-        "code bytes       66 (66 framed: 100.0%); walk ended by the stop at 0x3e",
-        "1 backward branch",
-        "register file 96 GPRs per thread",
-        "at least r4",
-        "LOWER BOUND: 3 instructions with undecoded operand fields",
-        "Loop 0  0x8–0x2e  depth 1, 5 instructions",
-        "device load 1×i32 = 4 B/lane, data r2, base u6_u7, index r1 << 2",
-        "device store 2×i32 = 8 B/lane, data r0_r1",
-        "device_load    wait group field g=5  (loop 0)",
-        "push_exec",
-    ] {
-        assert!(t.contains(want), "missing {want:?} in\n{t}");
-    }
+    assert_has_all(
+        &t,
+        &[
+            "Apple9 (M3/M4/A18 Pro) code (G16G)",
+            "timing: none",
+            "instructions     9 (9 named, 0 unknown: 100.0% named)",
+            "code bytes       66 (66 framed: 100.0%); walk ended by the stop at 0x3e",
+            "1 backward branch",
+            "register file 96 GPRs per thread",
+            "at least r4",
+            "LOWER BOUND: 3 instructions with undecoded operand fields",
+            "Loop 0  0x8–0x2e  depth 1, 5 instructions",
+            "device load 1×i32 = 4 B/lane, data r2, base u6_u7, index r1 << 2",
+            "device store 2×i32 = 8 B/lane, data r0_r1",
+            "device_load    wait group field g=5  (loop 0)",
+            "push_exec",
+        ],
+    );
     assert!(!has_cycle_figure(&t), "{t}");
     // --show-disasm: the listing after the report
     let o = run(&with(&["--show-disasm"]));
@@ -95,10 +103,48 @@ fn example_profile_json_and_html() {
     let h = out(&o);
     assert!(h.starts_with("<!DOCTYPE html>") && h.contains("Loop 0") && h.contains("LOWER BOUND"));
     assert!(!has_cycle_figure(&h));
-    // no DOT view
+}
+
+/// `--format dot`: the kernel's CFG as one graph (blocks with their
+/// address ranges and instruction counts, the loop as a cluster, no cycle
+/// figure), which Graphviz renders.
+#[test]
+fn example_profile_dot() {
     let o = run(&with(&["--format", "dot"]));
-    let (code, line) = one_line(&o);
-    assert_eq!(code, Some(2), "{line}");
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let d = out(&o);
+    assert!(
+        d.starts_with("digraph \"examples/apple9_loop.a9bin\" {"),
+        "{d}"
+    );
+    assert_eq!(d.matches("digraph").count(), 1, "{d}");
+    // the record's blocks: 0x0–0x4 (2), the loop 0x8–0x2e (5), 0x38–0x3e (2)
+    assert_has_all(
+        &d,
+        &[
+            "b0 [label=\"B0 0x0–0x4\\n2 insn\"",
+            "subgraph cluster_loop0 {",
+            "loop 0 0x8–0x2e (depth 1, 5 insn)",
+            "b1 [label=\"B1 0x8–0x2e\\n5 insn\"",
+            "b2 [label=\"B2 0x38–0x3e\\n2 insn\"",
+            "b1 -> b1 [color=\"#c0262d\", style=dashed",
+            "b1 -> b2 [",
+        ],
+    );
+    assert!(!has_cycle_figure(&d), "{d}");
+    // the block and loop figures are the JSON record's
+    let v: serde_json::Value =
+        serde_json::from_str(&out(&run(&with(&["--format", "json"])))).unwrap();
+    let blocks = v["kernels"][0]["blocks"].as_array().unwrap();
+    assert_eq!(blocks.len(), 3);
+    assert_eq!(blocks[1]["loop"], 0);
+    assert_eq!(blocks[1]["instructions"], 5);
+    if !crate::graphviz::have_dot() {
+        return;
+    }
+    let svg = String::from_utf8(crate::graphviz::graphviz("svg", &d)).unwrap();
+    assert!(svg.contains("<svg") && svg.contains("B1 0x8–0x2e"), "{svg}");
+    assert_eq!(svg.matches("class=\"cluster\"").count(), 1, "{svg}");
 }
 
 /// Framing that stops and unknown encodings: the profile covers what was
