@@ -5,10 +5,10 @@
 //! counts agree with the walk's.
 #![no_main]
 
-use agx_analysis::{apple9_adapter, untimed};
+use agx_analysis::{apple9_adapter, gpu, untimed};
 use agx_isa::apple9;
-use agx_isa::isa::APPLE9;
-use agx_report::untimed::{html_document, json_document, text, UntimedRecord};
+use agx_report::record::KernelRecord;
+use agx_report::untimed::{html_document, json_document, text};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -19,18 +19,24 @@ fuzz_target!(|data: &[u8]| {
     let l = apple9::walk(code, base);
     let d = apple9_adapter::from_listing(code, base, &l);
     let (named, unknown, framed) = l.counts();
-    assert_eq!((d.named(), d.unknown(), d.framed_bytes), (named, unknown, framed));
+    assert_eq!(
+        (d.named(), d.unknown(), d.framed_bytes),
+        (named, unknown, framed)
+    );
     assert_eq!(d.facts.len(), d.insns.len());
     assert_eq!(d.facts.range_start.len(), d.insns.len() + 1);
-    let u = untimed::analyze(&d, &APPLE9);
-    let r = UntimedRecord::build("fuzz".into(), None, &APPLE9, &d, &u);
+    // an Apple9 model (M4, G16): the untimed profile
+    let model = gpu::model_for_gpu(16, "G16G", false).expect("an Apple9 model");
+    let u = untimed::analyze(&d, model);
+    let r = KernelRecord::build_untimed("fuzz".into(), None, model.isa, &d, &u);
+    let s = r.untimed.as_deref().expect("an untimed record");
     assert_eq!(r.instructions, named + unknown);
-    assert!(r.framing.framed_bytes + r.framing.gap_bytes <= r.code_bytes);
+    assert!((s.framing.framed_bytes + s.framing.gap_bytes) as u64 <= r.code_bytes);
     assert_eq!(
-        r.registers.lower_bound,
-        r.framing.operands_incomplete > 0 || r.framing.stopped.is_some()
+        s.registers.lower_bound,
+        s.framing.operands_incomplete > 0 || s.framing.stopped.is_some()
     );
-    for lp in &r.loops {
+    for lp in &s.loops {
         assert!(lp.start <= lp.end);
     }
     let one = std::slice::from_ref(&r);
