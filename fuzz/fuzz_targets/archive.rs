@@ -15,8 +15,10 @@ fn walk(code: &[u8], base: u64) {
 }
 
 fuzz_target!(|data: &[u8]| {
+    // the profiler's decode predicate (the GPU models), every slice read
     let opts = ReadOptions {
         allow_other_gpus: true,
+        ..ReadOptions::new(agx_analysis::gpu::decodes)
     };
     match read_with(data, &opts) {
         Ok(Input::Archive(a)) => {

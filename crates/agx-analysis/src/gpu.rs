@@ -16,6 +16,7 @@
 
 use crate::occupancy::OCCUPANCY_TABLE;
 use crate::timing::table::{DramVariant, GpuTiming, MemParams, DRAM_VARIANTS, G13};
+use agx_container::GpuRow;
 use agx_isa::isa;
 
 /// How a family's code reaches the analysis passes (the per-family
@@ -194,6 +195,27 @@ pub fn timed_generations() -> Vec<u8> {
         .collect()
 }
 
+/// The model of the code of `gpu` (a row of agx-container's GPU table), if
+/// one decodes it.
+pub fn model_of(gpu: &GpuRow) -> Option<&'static GpuModel> {
+    model_for_gpu(gpu.generation, gpu.name, gpu.is_phone())
+}
+
+/// Whether the profile pipeline decodes code for `gpu`: a timed model
+/// covers it (G13/G14 Macs today). The predicate the front ends give
+/// agx-container (`ReadOptions::decodes`): which slices are read by
+/// default, which `choose_slice` picks from and what its messages name.
+pub fn decodes(gpu: &GpuRow) -> bool {
+    model_of(gpu).is_some_and(|m| m.timed())
+}
+
+/// Why `gpu`'s code is refused when it is known to be an encoding no
+/// decoder here reads (M5), one line: an instruction-set fact
+/// ([`isa::REFUSED`]).
+pub fn refusal(gpu: &GpuRow) -> Option<&'static str> {
+    isa::refusal(gpu.generation, gpu.is_phone())
+}
+
 /// The timed model for code of the slice GPU `gpu` (an architecture name
 /// such as `G13G` or `applegpu_g14g`): the timed entry covering its
 /// generation, else the default.
@@ -339,6 +361,23 @@ mod tests {
         assert_eq!(short(17, "G17G", false), None);
         assert_eq!(short(13, "G13P", true), None);
         assert_eq!(timed_generations(), [13, 14]);
+        // agx-container's rows: the models of its GPUs, the ones decoded
+        // (timed), the refused (M5 Macs)
+        let row = |n| agx_container::gpu_row(n).unwrap();
+        assert_eq!(model_of(row("g14s")).map(|m| m.short), Some("G13"));
+        assert_eq!(model_of(row("g17p")).map(|m| m.short), Some("G17P"));
+        assert!(model_of(row("g13p")).is_none() && model_of(row("g17g")).is_none());
+        assert_eq!(
+            agx_container::decodable_names(decodes),
+            ["G13G", "G13S", "G13C", "G13D", "G14G", "G14S", "G14D"]
+        );
+        assert_eq!(
+            agx_container::Supported::of(decodes).0,
+            timed_generations(),
+            "what decodes is what is timed"
+        );
+        assert!(refusal(row("g17s")).unwrap().contains("M5"));
+        assert!(refusal(row("g17p")).is_none() && refusal(row("g16g")).is_none());
         // each generation and part has one model
         for (i, a) in GPU_MODELS.iter().enumerate() {
             for b in &GPU_MODELS[i + 1..] {

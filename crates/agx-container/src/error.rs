@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use crate::gpu::Gpu;
+use crate::gpu::{Gpu, Supported};
 
 /// Why an input could not be read, or a function could not be selected.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -23,6 +23,8 @@ pub enum ContainerError {
     UnsupportedGpu {
         /// The GPU named by the slice's cpusubtype.
         gpu: Gpu,
+        /// The generations the caller decodes (named by the message).
+        supported: Supported,
     },
     /// `--gpu NAME` names a GPU that has no slice in this archive.
     NoSuchGpu {
@@ -37,6 +39,8 @@ pub enum ContainerError {
         gpu: Gpu,
         /// The decodable GPUs this archive does hold.
         decodable: Vec<String>,
+        /// The generations the caller decodes (named by the message).
+        supported: Supported,
     },
     /// A container without any Apple GPU code (AMD/Intel slices, unknown
     /// cputypes, an APPLEGPU image without shader sections).
@@ -81,21 +85,27 @@ impl fmt::Display for ContainerError {
                 "archive: this archive holds AIR bitcode only; build it for a device to get native code \
                  ({GET_ONE}, or pass a raw code dump with --binary)"
             ),
-            ContainerError::UnsupportedGpu { gpu } => write!(
+            ContainerError::UnsupportedGpu { gpu, supported } => write!(
                 f,
-                "archive: native code for GPU {} only: decoding supports G13 (M1) and G14 (M2) code; {GET_ONE}",
-                gpu.describe()
+                "archive: native code for GPU {} only: decoding supports {} code; {GET_ONE}",
+                gpu.describe(),
+                supported.with_families()
             ),
             ContainerError::NoSuchGpu { requested, present } => write!(
                 f,
                 "archive: no slice for GPU `{requested}` in this archive; it holds: {}",
                 list(present)
             ),
-            ContainerError::UndecodableGpu { gpu, decodable } => {
+            ContainerError::UndecodableGpu {
+                gpu,
+                decodable,
+                supported,
+            } => {
                 write!(
                     f,
-                    "archive: the {} slice cannot be decoded (decoding supports G13 (M1) and G14 (M2) code); ",
-                    gpu.describe()
+                    "archive: the {} slice cannot be decoded (decoding supports {} code); ",
+                    gpu.describe(),
+                    supported.with_families()
                 )?;
                 if decodable.is_empty() {
                     write!(f, "this archive has no decodable slice: {GET_ONE}")

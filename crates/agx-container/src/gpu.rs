@@ -1,6 +1,7 @@
 //! Apple GPU names: the APPLEGPU cpusubtype of a slice, the `applegpu_*`
-//! architecture names of Apple's tools, the chip family, and whether this
-//! project's decoder applies.
+//! architecture names of Apple's tools and the chip family: the GPUs'
+//! identity. Which GPUs' code decodes is not known here: the caller says it
+//! ([`Decodes`], from the profiler's GPU models).
 //!
 //! Every row cites its source (see `shared/reference/gpu-targets.md` and
 //! `archive-format.md`):
@@ -91,37 +92,17 @@ pub const GPUS: &[GpuRow] = &[
     row("G18P", None, 18, PHONE_FAMILY, "community"),
 ];
 
-/// Mac generations whose code this project decodes and profiles with a
-/// timing model (G13 and G14, which Mesa compiles with the same backend and
-/// ISA): derived from the GPU models
-/// ([`agx_analysis::gpu::timed_generations`]), not a second list.
-pub fn decodable_generations() -> Vec<u8> {
-    agx_analysis::gpu::timed_generations()
-}
+/// Which GPUs' code the caller decodes: a predicate over the rows of
+/// [`GPUS`]. The container owns the GPUs' identity and the archive format;
+/// which code decodes is the caller's knowledge (the profiler's GPU models,
+/// `agx_analysis::gpu::decodes`), passed in with
+/// [`ReadOptions`](crate::ReadOptions).
+pub type Decodes = fn(&GpuRow) -> bool;
 
 impl GpuRow {
-    /// The GPU model of this GPU's code, if one decodes it (an entry of
-    /// [`agx_analysis::gpu::GPU_MODELS`]).
-    pub fn model(&self) -> Option<&'static agx_analysis::gpu::GpuModel> {
-        agx_analysis::gpu::model_for_gpu(self.generation, self.name, self.family == PHONE_FAMILY)
-    }
-
-    /// Whether the profiler's decoder and timing model apply to code for
-    /// this GPU (a timed model; see [`GpuRow::model`] for every model).
-    pub fn decodable(&self) -> bool {
-        self.model().is_some_and(|m| m.timed())
-    }
-
-    /// The instruction-set family of this GPU's code, if one is decoded
-    /// here (its model's).
-    pub fn isa(&self) -> Option<&'static agx_isa::isa::Isa> {
-        self.model().map(|m| m.isa)
-    }
-
-    /// Why this GPU's code is refused when it is known to be an encoding
-    /// no decoder here reads (M5), one line.
-    pub fn refusal(&self) -> Option<&'static str> {
-        agx_isa::isa::refusal(self.generation, self.family == PHONE_FAMILY)
+    /// Whether this is a phone/tablet part (`…P`, [`PHONE_FAMILY`]).
+    pub fn is_phone(&self) -> bool {
+        self.family == PHONE_FAMILY
     }
 
     /// The tools' architecture name, e.g. `applegpu_g14g`.
@@ -141,12 +122,62 @@ pub fn gpu_row(name: &str) -> Option<&'static GpuRow> {
     GPUS.iter().find(|r| r.name.eq_ignore_ascii_case(n))
 }
 
-/// Names of the decodable Mac GPUs, e.g. "G13G, G13S, …".
-pub fn decodable_names() -> Vec<&'static str> {
-    GPUS.iter()
-        .filter(|r| r.decodable())
-        .map(|r| r.name)
-        .collect()
+/// Names of the Mac GPUs whose code `decodes`, e.g. "G13G, G13S, …".
+pub fn decodable_names(decodes: Decodes) -> Vec<&'static str> {
+    GPUS.iter().filter(|r| decodes(r)).map(|r| r.name).collect()
+}
+
+/// The Mac generations whose code a caller decodes, oldest first (the
+/// generations of the non-phone rows of [`GPUS`] its predicate accepts):
+/// what the reader's messages name ("decoding supports G13 and G14").
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Supported(pub Vec<u8>);
+
+impl Supported {
+    /// The generations `decodes` accepts a Mac part of.
+    pub fn of(decodes: Decodes) -> Supported {
+        let mut g: Vec<u8> = GPUS
+            .iter()
+            .filter(|r| !r.is_phone() && decodes(r))
+            .map(|r| r.generation)
+            .collect();
+        g.sort_unstable();
+        g.dedup();
+        Supported(g)
+    }
+
+    /// "G13 and G14".
+    pub fn generations(&self) -> String {
+        and_list(self.0.iter().map(|g| format!("G{g}")))
+    }
+
+    /// "G13 (M1) and G14 (M2)": each generation with its Mac family.
+    pub fn with_families(&self) -> String {
+        and_list(self.0.iter().map(|&g| {
+            let family = GPUS
+                .iter()
+                .find(|r| r.generation == g && !r.is_phone())
+                .map_or("unknown", |r| r.family);
+            format!("G{g} ({family})")
+        }))
+    }
+}
+
+/// "a", "a and b", "a, b and c"; "no GPU" when empty.
+fn and_list(items: impl Iterator<Item = String>) -> String {
+    let items: Vec<String> = items.collect();
+    match items.split_last() {
+        None => "no GPU".into(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// The row of an APPLEGPU slice's cpusubtype (its capability bits, the top
+/// byte, ignored).
+pub(crate) fn row_of(cpusubtype: u32) -> Option<&'static GpuRow> {
+    let key = cpusubtype & 0x00ff_ffff;
+    GPUS.iter().find(|r| r.cpusubtype == Some(key))
 }
 
 /// The GPU a slice of native code was compiled for.
@@ -163,11 +194,6 @@ pub struct Gpu {
     pub generation: u8,
     /// Whether this is G13 (M1 family) code, the ISA the tables were built on.
     pub is_g13: bool,
-    /// Whether this project's decoder applies (G13 and G14 Mac parts).
-    pub decodable: bool,
-    /// The instruction-set family of its code when one is decoded here
-    /// (G13 for G13/G14 Mac parts, Apple9 for G15/G16 Macs and G17P).
-    pub isa: Option<agx_isa::isa::Family>,
 }
 
 impl Gpu {
@@ -177,9 +203,7 @@ impl Gpu {
             name: r.name,
             family: r.family,
             generation: r.generation,
-            is_g13: r.generation == 13 && r.family != PHONE_FAMILY,
-            decodable: r.decodable(),
-            isa: r.isa().map(|i| i.family),
+            is_g13: r.generation == 13 && !r.is_phone(),
         }
     }
 
@@ -187,8 +211,7 @@ impl Gpu {
     /// cpusubtype holds capability bits (`CPU_SUBTYPE_MASK`), so it is ignored
     /// for the lookup.
     pub fn from_cpusubtype(cpusubtype: u32) -> Gpu {
-        let key = cpusubtype & 0x00ff_ffff;
-        match GPUS.iter().find(|r| r.cpusubtype == Some(key)) {
+        match row_of(cpusubtype) {
             Some(r) => Gpu::from_row(r, cpusubtype),
             None => Gpu {
                 cpusubtype,
@@ -196,8 +219,6 @@ impl Gpu {
                 family: "unknown",
                 generation: 0,
                 is_g13: false,
-                decodable: false,
-                isa: None,
             },
         }
     }
@@ -236,6 +257,13 @@ impl fmt::Display for Gpu {
 mod tests {
     use super::*;
 
+    /// The container's tests' own predicate: Mac parts of generations 13
+    /// and 14 (what the profiler's models decode today, stated here so the
+    /// container is tested alone).
+    fn g13_g14(r: &GpuRow) -> bool {
+        !r.is_phone() && matches!(r.generation, 13 | 14)
+    }
+
     #[test]
     fn names_are_unique_and_subtypes_too() {
         for (i, a) in GPUS.iter().enumerate() {
@@ -252,8 +280,9 @@ mod tests {
     fn phone_parts_are_not_macs() {
         for r in GPUS.iter().filter(|r| r.name.ends_with('P')) {
             assert_eq!(r.family, PHONE_FAMILY, "{}", r.name);
-            assert!(!r.decodable(), "{}", r.name);
+            assert!(r.is_phone(), "{}", r.name);
         }
+        assert!(!gpu_row("g13g").unwrap().is_phone());
         assert_eq!(
             Gpu::from_cpusubtype(435).describe(),
             "G16P (iPhone/iPad SoC)"
@@ -267,20 +296,29 @@ mod tests {
         assert!(gpu_row("g99x").is_none());
         let g = Gpu::from_cpusubtype(402);
         assert_eq!(g.describe(), "G14G (M2)");
-        assert!(g.decodable && !g.is_g13);
+        assert!(!g.is_g13);
         assert!(Gpu::from_cpusubtype(322).is_g13);
-        assert!(!Gpu::from_name("g16g").unwrap().decodable);
-        use agx_isa::isa::Family;
-        assert_eq!(Gpu::from_name("g16g").unwrap().isa, Some(Family::Apple9));
-        assert_eq!(Gpu::from_name("g15s").unwrap().isa, Some(Family::Apple9));
-        assert_eq!(Gpu::from_name("g17p").unwrap().isa, Some(Family::Apple9));
-        assert_eq!(Gpu::from_name("g14g").unwrap().isa, Some(Family::G13));
-        assert_eq!(Gpu::from_name("g17g").unwrap().isa, None);
-        assert!(gpu_row("g17s").unwrap().refusal().unwrap().contains("M5"));
-        assert_eq!(decodable_generations(), [13, 14]);
+        assert!(!Gpu::from_cpusubtype(290).is_g13, "G13P is a phone part");
+        assert_eq!(Gpu::from_cpusubtype(0x0100_0000 | 402).name, "G14G");
+        assert_eq!(Gpu::from_name("G17S").unwrap().cpusubtype, 0);
+        assert_eq!(Gpu::cpusubtype_of("applegpu_g15p"), Some(610));
+    }
+
+    #[test]
+    fn what_decodes_is_the_callers_predicate() {
         assert_eq!(
-            decodable_names(),
+            decodable_names(g13_g14),
             ["G13G", "G13S", "G13C", "G13D", "G14G", "G14S", "G14D"]
         );
+        let s = Supported::of(g13_g14);
+        assert_eq!(s, Supported(vec![13, 14]));
+        assert_eq!(s.generations(), "G13 and G14");
+        assert_eq!(s.with_families(), "G13 (M1) and G14 (M2)");
+        // another caller's knowledge: the wording follows the predicate
+        let s = Supported::of(|r| r.generation >= 15);
+        assert_eq!(s.0, [15, 16, 17], "G18P is a phone part only");
+        assert_eq!(s.with_families(), "G15 (M3), G16 (M4) and G17 (M5)");
+        assert_eq!(Supported::of(|r| r.name == "G16P").generations(), "no GPU");
+        assert_eq!(Supported(vec![13]).with_families(), "G13 (M1)");
     }
 }

@@ -1,4 +1,4 @@
-//! `agx-container`: serialized Metal binary archives → named G13 code blobs.
+//! `agx-container`: serialized Metal binary archives → named code blobs.
 //!
 //! Reads what `shared/reference/archive-format.md` describes: the "Metal fat"
 //! header (`cb fe ba be`, and its byte-swapped variant), thin 64-bit Mach-O
@@ -10,7 +10,10 @@
 //!
 //! ```no_run
 //! let bytes = std::fs::read("kernels.metallib-archive").unwrap();
-//! match agx_container::read(&bytes).unwrap() {
+//! // Which GPUs' code the caller decodes is its own knowledge (the profiler
+//! // passes `agx_analysis::gpu::decodes`): here G13 and G14 Macs.
+//! let decodes = |gpu: &agx_container::GpuRow| matches!(gpu.generation, 13 | 14) && !gpu.is_phone();
+//! match agx_container::read(&bytes, decodes).unwrap() {
 //!     agx_container::Input::Archive(a) => {
 //!         let f = a.select(Some("matmul_naive")).unwrap();
 //!         // Disassemble the whole __text at f.text_offset so calls resolve.
@@ -38,7 +41,7 @@ use std::fmt;
 use buf::{Buf, Result};
 pub use error::ContainerError;
 pub use gpu::{
-    decodable_generations, decodable_names, gpu_row, Gpu, GpuRow, CPU_TYPE_AIR64, CPU_TYPE_AMDGPU,
+    decodable_names, gpu_row, Decodes, Gpu, GpuRow, Supported, CPU_TYPE_AIR64, CPU_TYPE_AMDGPU,
     CPU_TYPE_APPLEGPU, CPU_TYPE_INTELGPU, GPUS, PHONE_FAMILY,
 };
 use macho::{MachO, MH_MAGIC_64_BYTES};
@@ -187,6 +190,9 @@ pub struct Slice {
     pub kind: SliceKind,
     /// Whether its code was read (false for skipped slices, e.g. G16G).
     pub decoded: bool,
+    /// Whether the caller decodes its GPU's code ([`ReadOptions::decodes`]);
+    /// false for a slice that is not Apple GPU code.
+    pub decodes: bool,
 }
 
 /// A parsed archive.
@@ -201,6 +207,10 @@ pub struct Archive {
     pub warnings: Vec<String>,
     /// True for a thin Mach-O file (no fat header).
     pub thin: bool,
+    /// The Mac generations the reader was told decode
+    /// ([`ReadOptions::decodes`]): what [`Archive::choose_slice`]'s refusals
+    /// name.
+    pub supported: Supported,
 }
 
 /// What [`read`] found.
@@ -212,10 +222,16 @@ pub enum Input {
 }
 
 /// Knobs for [`read_with`].
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct ReadOptions {
-    /// Also read slices for GPUs the decoder does not know (G15/G16/phone
-    /// parts/unknown) instead of skipping them; each gets a warning.
+    /// Which GPUs' code the caller decodes (the profiler passes
+    /// `agx_analysis::gpu::decodes`, from its GPU models): the slices whose
+    /// code is read, [`Slice::decodes`], what [`Archive::choose_slice`]
+    /// picks from, and the GPUs the messages name ([`Supported`]).
+    pub decodes: Decodes,
+    /// Also read slices for GPUs `decodes` rejects (another family, phone
+    /// parts, unknown subtypes) instead of skipping them; each gets a
+    /// warning.
     pub allow_other_gpus: bool,
     /// Return the archive even when no slice can be decoded (its `slices`
     /// list them), so that `--list` can show them and
@@ -224,9 +240,21 @@ pub struct ReadOptions {
     pub keep_undecodable: bool,
 }
 
-/// Reads an archive or recognises a raw dump.
-pub fn read(bytes: &[u8]) -> std::result::Result<Input, ContainerError> {
-    read_with(bytes, &ReadOptions::default())
+impl ReadOptions {
+    /// Reads the slices of the GPUs `decodes` accepts, nothing else.
+    pub fn new(decodes: Decodes) -> ReadOptions {
+        ReadOptions {
+            decodes,
+            allow_other_gpus: false,
+            keep_undecodable: false,
+        }
+    }
+}
+
+/// Reads an archive or recognises a raw dump, reading the code of the
+/// slices whose GPU `decodes` accepts.
+pub fn read(bytes: &[u8], decodes: Decodes) -> std::result::Result<Input, ContainerError> {
+    read_with(bytes, &ReadOptions::new(decodes))
 }
 
 /// Whether bytes starting with `head` (4 bytes are enough) begin as an
@@ -255,7 +283,10 @@ pub fn read_with(bytes: &[u8], opts: &ReadOptions) -> std::result::Result<Input,
     let file = Buf::new(bytes, 0, "the file");
     let mut b = Builder {
         opts,
-        a: Archive::default(),
+        a: Archive {
+            supported: Supported::of(opts.decodes),
+            ..Archive::default()
+        },
         unsupported: Vec::new(),
         pending: Vec::new(),
         image_hints: Vec::new(),
@@ -305,9 +336,10 @@ impl Slice {
         }
     }
 
-    /// Whether this slice's code was read and the decoder applies to it.
+    /// Whether this slice's code was read and the caller decodes it
+    /// ([`ReadOptions::decodes`]).
     pub fn decodable(&self) -> bool {
-        self.decoded && self.gpu().is_some_and(|g| g.decodable)
+        self.decoded && self.decodes
     }
 
     /// "APPLEGPU", "AIR64", "AMDGPU", "INTELGPU" or the raw cputype.
@@ -346,7 +378,10 @@ impl Archive {
             return match best {
                 Some((i, _)) => Ok(i),
                 None => match self.slices.iter().find_map(|s| s.gpu()) {
-                    Some(gpu) => Err(ContainerError::UnsupportedGpu { gpu }),
+                    Some(gpu) => Err(ContainerError::UnsupportedGpu {
+                        gpu,
+                        supported: self.supported.clone(),
+                    }),
                     None => Err(ContainerError::NoNativeCode {
                         found: summarize(&self.slices),
                     }),
@@ -366,6 +401,7 @@ impl Archive {
             Some((_, s)) => Err(ContainerError::UndecodableGpu {
                 gpu: s.gpu().expect("an Apple GPU slice"),
                 decodable,
+                supported: self.supported.clone(),
             }),
             None => Err(ContainerError::NoSuchGpu {
                 requested: name.trim().to_string(),
@@ -404,6 +440,7 @@ impl Archive {
             slices: self.slices.clone(),
             warnings: self.warnings.clone(),
             thin: self.thin,
+            supported: self.supported.clone(),
         }
     }
 
@@ -665,17 +702,21 @@ impl Builder<'_> {
             size: data.len(),
             kind: SliceKind::Unknown,
             decoded: false,
+            decodes: false,
         };
         match cputype {
             CPU_TYPE_APPLEGPU => {
                 let gpu = Gpu::from_cpusubtype(cpusubtype);
                 slice.kind = SliceKind::AppleGpu(gpu);
-                if gpu.decodable || self.opts.allow_other_gpus {
-                    if !gpu.decodable {
+                // an unknown subtype has no row: no caller decodes it
+                slice.decodes = gpu::row_of(cpusubtype).is_some_and(self.opts.decodes);
+                if slice.decodes || self.opts.allow_other_gpus {
+                    if !slice.decodes {
                         self.warn(format!(
-                            "slice {index} at {:#x}: native code for GPU {}: decoding supports G13 and G14 only; read anyway",
+                            "slice {index} at {:#x}: native code for GPU {}: decoding supports {} only; read anyway",
                             data.base,
-                            gpu.describe()
+                            gpu.describe(),
+                            self.a.supported.generations()
                         ));
                     }
                     slice.decoded = true;
@@ -918,7 +959,10 @@ impl Builder<'_> {
                 if self.opts.keep_undecodable {
                     return Ok(self.a);
                 }
-                return Err(ContainerError::UnsupportedGpu { gpu: *gpu });
+                return Err(ContainerError::UnsupportedGpu {
+                    gpu: *gpu,
+                    supported: self.a.supported.clone(),
+                });
             }
             if a.slices
                 .iter()

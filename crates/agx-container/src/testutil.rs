@@ -18,7 +18,9 @@
 //!     &text,
 //!     &[("l__Z6helperv", 0), ("_agc.main", 8)],
 //! );
-//! let agx_container::Input::Archive(a) = agx_container::read(&bytes).unwrap() else {
+//! // the caller says which GPUs' code it decodes: here G13 Macs
+//! let decodes = |gpu: &agx_container::GpuRow| gpu.generation == 13 && !gpu.is_phone();
+//! let agx_container::Input::Archive(a) = agx_container::read(&bytes, decodes).unwrap() else {
 //!     panic!()
 //! };
 //! assert_eq!(a.functions.len(), 2);

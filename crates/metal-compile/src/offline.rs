@@ -320,9 +320,11 @@ fn is_archive(bytes: &[u8]) -> bool {
 
 /// Notes for requested targets that have no slice in what metal-tt wrote.
 fn missing_targets(bytes: &[u8], targets: &[String]) -> Vec<String> {
+    // the profiler's decode predicate (the GPU models), as the profile of
+    // these bytes reads them
     let opts = agx_container::ReadOptions {
         keep_undecodable: true,
-        ..Default::default()
+        ..agx_container::ReadOptions::new(agx_analysis::gpu::decodes)
     };
     let Ok(agx_container::Input::Archive(a)) = agx_container::read_with(bytes, &opts) else {
         // the reader reports what is wrong with the file when it is profiled

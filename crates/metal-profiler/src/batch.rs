@@ -297,14 +297,14 @@ fn open(path: &Path, gpu: Option<&str>) -> Result<Opened, String> {
     // a family without a timing model (`--gpu g16g`): its slice, read
     // with every GPU's code
     if let (Some(g), Ok(Some(_))) = (gpu, pipeline::untimed_model(gpu)) {
-        return match agx_container::read(&bytes) {
+        return match pipeline::read_input(&bytes) {
             Ok(Input::Raw(_)) => Ok(Opened::NotArchive),
             _ => pipeline::untimed::untimed_slice(&bytes, &pipeline::display_name(path), g)
                 .map(|(a, i)| Opened::Archive(a.only_slice(i)))
                 .map_err(|e| e.message),
         };
     }
-    match agx_container::read(&bytes) {
+    match pipeline::read_input(&bytes) {
         // one slice per archive, chosen as a single run chooses it (`--gpu`,
         // else the newest decodable)
         Ok(Input::Archive(a)) => pipeline::choose_slice(&a, gpu)

@@ -12,13 +12,13 @@ use std::path::PathBuf;
 
 /// A `--gpu` help text: `what`, the GPUs whose code a timed model profiles
 /// and, with `untimed`, those an untimed one does (from the GPU models,
-/// `agx_analysis::gpu::GPU_MODELS`, through agx-container's rows), then
+/// `agx_analysis::gpu::GPU_MODELS`, of agx-container's rows), then
 /// `default`.
 fn gpu_help(what: &str, untimed: bool, default: &str) -> String {
     let gpus = |timed: bool| -> String {
         let names: Vec<String> = agx_container::GPUS
             .iter()
-            .filter(|r| r.model().is_some_and(|m| m.timed() == timed))
+            .filter(|r| agx_analysis::gpu::model_of(r).is_some_and(|m| m.timed() == timed))
             .map(|r| r.name.to_ascii_lowercase())
             .collect();
         names.join(", ")

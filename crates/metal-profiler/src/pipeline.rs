@@ -428,6 +428,19 @@ pub fn open_path(path: &Path) -> Result<(std::fs::File, u64), Error> {
     Ok((f, len))
 }
 
+/// What the profile pipeline decodes, for agx-container's reader: the GPU
+/// models' predicate ([`agx_analysis::gpu::decodes`]: a timed model covers
+/// the GPU), with the reader's other options off.
+pub fn read_options() -> ReadOptions {
+    ReadOptions::new(agx_analysis::gpu::decodes)
+}
+
+/// `bytes` read as [`agx_container::read`] reads them, the slices the
+/// profile pipeline decodes ([`read_options`]) read.
+pub fn read_input(bytes: &[u8]) -> Result<Input, ContainerError> {
+    agx_container::read_with(bytes, &read_options())
+}
+
 /// How the CLI tells a user where raw machine code goes.
 pub const RAW_HINT_CLI: &str = "for raw machine code use --binary FILE";
 
@@ -441,7 +454,7 @@ pub fn load_archive(bytes: &[u8], name: &str, raw_hint: &str) -> Result<Archive,
     // explains a refusal.
     let opts = ReadOptions {
         keep_undecodable: true,
-        ..Default::default()
+        ..read_options()
     };
     match agx_container::read_with(bytes, &opts) {
         Ok(Input::Archive(a)) => Ok(a),
@@ -463,6 +476,7 @@ pub fn load_archive_all_gpus(bytes: &[u8], name: &str) -> Result<Archive, Error>
     let opts = ReadOptions {
         keep_undecodable: true,
         allow_other_gpus: true,
+        ..read_options()
     };
     match agx_container::read_with(bytes, &opts) {
         Ok(Input::Archive(a)) => Ok(a),
@@ -519,18 +533,18 @@ pub fn untimed_model(
     let Some(row) = name.and_then(agx_container::gpu_row) else {
         return Ok(None);
     };
-    if let Some(why) = row.refusal() {
+    if let Some(why) = agx_analysis::gpu::refusal(row) {
         return Err(Error::input(format!(
             "--gpu {}: {why}; it cannot be decoded",
             name.unwrap_or_default()
         )));
     }
-    Ok(row.model().filter(|m| !m.timed()))
+    Ok(agx_analysis::gpu::model_of(row).filter(|m| !m.timed()))
 }
 
 /// The GPU named by `--gpu` for raw code: decodable ones only.
 pub fn raw_gpu(name: &str) -> Result<Gpu, Error> {
-    let Some(g) = Gpu::from_name(name) else {
+    let (Some(g), Some(row)) = (Gpu::from_name(name), agx_container::gpu_row(name)) else {
         let known: Vec<String> = agx_container::GPUS
             .iter()
             .map(|r| r.name.to_ascii_lowercase())
@@ -540,12 +554,12 @@ pub fn raw_gpu(name: &str) -> Result<Gpu, Error> {
             known.join(", ")
         )));
     };
-    if !g.decodable {
+    if !agx_analysis::gpu::decodes(row) {
         return Err(Error::input(format!(
             "--gpu {name}: {} code cannot be decoded (decoding supports {}); get such code with \
              `metal-profile export KERNEL.metal -f NAME --target g14g -o out.archive` on a Mac",
             g.describe(),
-            agx_container::decodable_names().join(", ")
+            agx_container::decodable_names(agx_analysis::gpu::decodes).join(", ")
         )));
     }
     Ok(g)
@@ -560,8 +574,10 @@ fn decodable_column(s: &agx_container::Slice) -> String {
     }
     let row = s.gpu().and_then(|g| agx_container::gpu_row(g.name));
     match row {
-        Some(r) if r.isa().is_some() => r.isa().map_or("no", |i| i.name).to_string(),
-        Some(r) if r.refusal().is_some() => format!("no ({})", r.family),
+        Some(r) if agx_analysis::gpu::model_of(r).is_some() => agx_analysis::gpu::model_of(r)
+            .map_or("no", |m| m.isa.name)
+            .to_string(),
+        Some(r) if agx_analysis::gpu::refusal(r).is_some() => format!("no ({})", r.family),
         _ => "no".into(),
     }
 }

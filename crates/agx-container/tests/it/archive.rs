@@ -2,8 +2,8 @@ use crate::common;
 
 use agx_container::testutil::*;
 use agx_container::{
-    read, read_with, trim_trap_padding, Archive, ContainerError, Input, Part, ReadOptions,
-    SliceKind, Stage, CPU_TYPE_AIR64, CPU_TYPE_AMDGPU, CPU_TYPE_APPLEGPU,
+    read_with, trim_trap_padding, Archive, ContainerError, Input, Part, ReadOptions, SliceKind,
+    Stage, CPU_TYPE_AIR64, CPU_TYPE_AMDGPU, CPU_TYPE_APPLEGPU,
 };
 use common::*;
 
@@ -232,7 +232,7 @@ fn undecodable_slice_is_an_error() {
     let (text, syms) = simple_call_text();
     let bytes = build_test_archive(G16P, Stage::Compute, &text, &sym_refs(&syms));
     let e = read(&bytes).unwrap_err();
-    assert!(matches!(e, ContainerError::UnsupportedGpu { gpu } if gpu.name == "G16P"));
+    assert!(matches!(e, ContainerError::UnsupportedGpu { gpu, .. } if gpu.name == "G16P"));
     assert!(
         e.to_string().contains(
             "native code for GPU G16P (iPhone/iPad SoC) only: decoding supports G13 (M1) and G14 (M2) code; \
@@ -241,25 +241,20 @@ fn undecodable_slice_is_an_error() {
         "{e}"
     );
     // With allow_other_gpus it is read, with a warning.
-    let opts = ReadOptions {
-        allow_other_gpus: true,
-        ..Default::default()
-    };
+    let opts = options(true, false);
     let Input::Archive(a) = read_with(&bytes, &opts).unwrap() else {
         panic!()
     };
     assert_eq!(a.functions.len(), 2);
-    assert!(!a.functions[0].gpu.unwrap().decodable);
+    assert!(a.slices[0].decoded && !a.slices[0].decodes && !a.slices[0].decodable());
+    assert_eq!(a.functions[0].gpu.unwrap().name, "G16P");
     assert!(
         a.warnings[0].contains("G16P (iPhone/iPad SoC)"),
         "{:?}",
         a.warnings
     );
     // keep_undecodable: the slices are listed, choose_slice explains.
-    let opts = ReadOptions {
-        keep_undecodable: true,
-        ..Default::default()
-    };
+    let opts = options(false, true);
     let Input::Archive(a) = read_with(&bytes, &opts).unwrap() else {
         panic!()
     };
@@ -356,6 +351,55 @@ fn g13_and_g14_slices_are_read_and_the_newest_is_chosen() {
         g14.symbol_at(f14, 0),
         Some("l__Z6helperPU9MTLdeviceKjj"),
         "images renumbered"
+    );
+}
+
+/// Which slices are read, chosen and named in refusals is the caller's
+/// predicate, not the container's: a caller decoding M3 (G15) code only.
+#[test]
+fn what_decodes_is_the_callers_predicate() {
+    fn g15(r: &agx_container::GpuRow) -> bool {
+        r.generation == 15 && !r.is_phone()
+    }
+    let opts = ReadOptions {
+        keep_undecodable: true,
+        ..ReadOptions::new(g15)
+    };
+    let Input::Archive(a) = read_with(&multi_slice_archive(), &opts).unwrap() else {
+        panic!()
+    };
+    let decodes: Vec<bool> = a.slices.iter().map(|s| s.decodable()).collect();
+    assert_eq!(decodes, [false, false, false, false, true]);
+    assert_eq!(a.functions.len(), 2, "the G15G slice only is read");
+    assert_eq!(a.supported.0, [15]);
+    assert_eq!(a.choose_slice(None).unwrap(), 4);
+    let e = a.choose_slice(Some("g14g")).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "archive: the G14G (M2) slice cannot be decoded (decoding supports G15 (M3) code); \
+         decodable slices here: G15G (M3) (pick one with --gpu)"
+    );
+    // reading the others anyway: the warning names what decodes
+    let opts = ReadOptions {
+        allow_other_gpus: true,
+        ..ReadOptions::new(g15)
+    };
+    let Input::Archive(a) = read_with(&multi_slice_archive(), &opts).unwrap() else {
+        panic!()
+    };
+    assert_eq!(a.functions.len(), 8);
+    assert!(
+        a.warnings[0]
+            .ends_with("native code for GPU G13G (M1): decoding supports G15 only; read anyway"),
+        "{:?}",
+        a.warnings
+    );
+    // nothing decodes: every APPLEGPU slice is listed, none read
+    let e = agx_container::read(&multi_slice_archive(), |_| false).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "archive: native code for GPU G13G (M1) only: decoding supports no GPU code; \
+         get a decodable slice on any Mac with `metal-profile export KERNEL.metal -f NAME --target g14g -o out.archive`"
     );
 }
 

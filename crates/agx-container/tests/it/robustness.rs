@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use agx_container::{read, read_with, Archive, Input, ReadOptions};
+use agx_container::{read_with, Archive, Input};
 use common::*;
 use proptest::prelude::*;
 
@@ -12,13 +12,7 @@ fn valid_archives() -> Vec<Vec<u8>> {
 }
 
 fn check(bytes: &[u8]) {
-    for opts in [
-        ReadOptions::default(),
-        ReadOptions {
-            allow_other_gpus: true,
-            keep_undecodable: true,
-        },
-    ] {
+    for opts in [options(false, false), options(true, true)] {
         match read_with(bytes, &opts) {
             Ok(Input::Archive(a)) => exercise(&a),
             Ok(Input::Raw(r)) => assert_eq!(r, bytes),

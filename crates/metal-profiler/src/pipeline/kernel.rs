@@ -565,7 +565,7 @@ fn build_profile(
     prof.annotate_callees = a.part == PartArg::All;
     if let Some(g) = code.gpu_info {
         prof.gpu_label = Some(g.describe());
-        let own = agx_container::gpu_row(g.name).and_then(|r| r.model());
+        let own = agx_container::gpu_row(g.name).and_then(agx_analysis::gpu::model_of);
         prof.timing_note = opts.gpu.timing_note(g.generation, own);
     }
     prof

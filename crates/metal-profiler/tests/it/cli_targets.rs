@@ -259,7 +259,8 @@ fn shipped_archives_rewrapped_as_g14_profile_the_same() {
             continue;
         }
         let bytes = std::fs::read(&path).unwrap();
-        let Ok(agx_container::Input::Archive(a)) = agx_container::read(&bytes) else {
+        let Ok(agx_container::Input::Archive(a)) = metal_profiler::pipeline::read_input(&bytes)
+        else {
             // e.g. python/tests/data/truncated.archive, an error-path fixture
             continue;
         };

@@ -75,8 +75,29 @@ pub fn render_archive() -> Vec<u8> {
     fat(&[(CPU_TYPE_APPLEGPU, G13S, image)], true)
 }
 
+/// The container's tests' own knowledge of what decodes: Mac parts of
+/// generations 13 and 14 (what the profiler's GPU models decode; stated
+/// here so that the container is tested alone).
+pub fn decodes(r: &agx_container::GpuRow) -> bool {
+    !r.is_phone() && matches!(r.generation, 13 | 14)
+}
+
+/// [`agx_container::read`] with [`decodes`].
+pub fn read(bytes: &[u8]) -> Result<agx_container::Input, agx_container::ContainerError> {
+    agx_container::read(bytes, decodes)
+}
+
+/// [`agx_container::ReadOptions`] with [`decodes`].
+pub fn options(allow_other_gpus: bool, keep_undecodable: bool) -> agx_container::ReadOptions {
+    agx_container::ReadOptions {
+        allow_other_gpus,
+        keep_undecodable,
+        ..agx_container::ReadOptions::new(decodes)
+    }
+}
+
 pub fn archive(bytes: &[u8]) -> agx_container::Archive {
-    match agx_container::read(bytes) {
+    match read(bytes) {
         Ok(agx_container::Input::Archive(a)) => a,
         Ok(agx_container::Input::Raw(_)) => panic!("read as raw"),
         Err(e) => panic!("{e}"),
