@@ -4,4 +4,5 @@
 mod common;
 
 mod archive;
+mod layering;
 mod robustness;
