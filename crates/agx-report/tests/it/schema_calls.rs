@@ -58,7 +58,7 @@ fn simple_call_document_validates() {
     let fs = k["functions"].as_array().unwrap();
     assert!(fs[0].get("instructions_detail").is_none());
     let helper = fs[1].as_object().unwrap();
-    assert_eq!(helper.keys().last().unwrap(), "instructions_detail");
+    assert_eq!(helper.keys().next_back().unwrap(), "instructions_detail");
     let rows = helper["instructions_detail"].as_array().unwrap();
     let wanted = agx_report::record::FunctionRows::function(&p, 1).unwrap();
     assert_eq!(rows.len(), wanted.len());
