@@ -206,6 +206,14 @@ class Function(_Record):
         ``loop_divergent``, ``uniform_loads``."""
         return dict(self.data.get("divergence") or {})
 
+    @property
+    def instructions_detail(self) -> List[Dict[str, Any]]:
+        """A called function's rows, one per instruction (the JSON
+        ``functions[].instructions_detail``, the rows of its annotated
+        listing); empty for main, whose rows are the kernel's
+        ``instructions_detail``."""
+        return [dict(d) for d in (self.data.get("instructions_detail") or [])]
+
 
 class Loop(_Record):
     """One natural loop: the JSON ``loops[]`` entry (``start``, ``end``,

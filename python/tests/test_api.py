@@ -517,6 +517,11 @@ def test_simple_call_covers_the_helper():
     assert c.cycles == pytest.approx(h.total_cycles, abs=0.02)
     assert isinstance(c, mp.Call) and isinstance(h, mp.Function)
     assert r.functions[0].main and r.functions[0].live_in == []
+    # the helper's own rows (its annotated listing's), main's are the kernel's
+    rows = h.instructions_detail
+    assert len(rows) == h.instructions and rows[0]["offset"] == h.entry
+    assert any(d.get("stack_kind") == "save" for d in rows)
+    assert r.functions[0].instructions_detail == []
 
 
 def test_suggestions_include_the_helpers():

@@ -10,9 +10,10 @@
 //! offset, message}]`, `instructions_detail[]`. New fields may be added;
 //! none is renamed.
 
-use crate::record::{FunctionRows, KernelRecord};
+use crate::record::{FunctionOut, FunctionRows, KernelRecord};
 use crate::Profile;
 use agx_analysis::timing::MemParams;
+use serde::ser::{Impossible, SerializeMap, SerializeSeq, SerializeStruct, Serializer};
 use serde::Serialize;
 
 /// Documents describing more instructions than this are written compact.
@@ -36,22 +37,253 @@ struct Tool {
 
 /// One kernel of the document: its record, then its
 /// `instructions_detail` rows streamed from the profile one at a time
-/// ([`FunctionRows`]: no vector of a million rows in memory).
-#[derive(Serialize)]
+/// ([`FunctionRows`]: no vector of a million rows in memory). The record's
+/// fields are written as they are (what `#[serde(flatten)]` would do),
+/// except `functions`: each called function's entry ends with its own
+/// `instructions_detail` ([`FunctionsJson`]).
 struct KernelJson<'a> {
-    #[serde(flatten)]
     record: &'a KernelRecord,
+    p: &'a Profile,
+}
+
+impl<'a> KernelJson<'a> {
+    fn new(record: &'a KernelRecord, p: &'a Profile) -> Self {
+        KernelJson { record, p }
+    }
+}
+
+impl Serialize for KernelJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        self.record.serialize(RecordFields {
+            map: &mut map,
+            record: self.record,
+            p: self.p,
+            functions_next: false,
+        })?;
+        map.serialize_entry("instructions_detail", &FunctionRows::main(self.p))?;
+        map.end()
+    }
+}
+
+/// `kernels[].functions[]` with each called function's rows: the
+/// record's entry (unchanged), then, for a called function,
+/// `instructions_detail` (its rows from [`FunctionRows::function`], the
+/// rows its annotated listing prints) as the entry's last field. Main's
+/// entry (`functions[0]`) has none: the kernel's `instructions_detail` is
+/// main's.
+struct FunctionsJson<'a> {
+    functions: &'a [FunctionOut],
+    p: &'a Profile,
+}
+
+#[derive(Serialize)]
+struct FunctionJson<'a> {
+    #[serde(flatten)]
+    function: &'a FunctionOut,
     instructions_detail: FunctionRows<'a>,
+}
+
+impl Serialize for FunctionsJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(self.functions.len()))?;
+        for (k, function) in self.functions.iter().enumerate() {
+            match FunctionRows::function(self.p, k).filter(|_| k > 0) {
+                Some(instructions_detail) => seq.serialize_element(&FunctionJson {
+                    function,
+                    instructions_detail,
+                })?,
+                None => seq.serialize_element(function)?,
+            }
+        }
+        seq.end()
+    }
+}
+
+/// The serializer the record writes its fields through into the kernel
+/// object's map `M` (as `#[serde(flatten)]` does), writing `functions` as
+/// [`FunctionsJson`]. The record is a map or a struct; anything else is an
+/// error.
+struct RecordFields<'m, 'a, M> {
+    map: &'m mut M,
+    record: &'a KernelRecord,
+    p: &'a Profile,
+    /// The key just written is `functions`.
+    functions_next: bool,
+}
+
+impl<M: SerializeMap> RecordFields<'_, '_, M> {
+    fn value<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<(), M::Error> {
+        if std::mem::take(&mut self.functions_next) {
+            self.map.serialize_value(&FunctionsJson {
+                functions: &self.record.functions,
+                p: self.p,
+            })
+        } else {
+            self.map.serialize_value(v)
+        }
+    }
+}
+
+fn not_fields<E: serde::ser::Error>() -> E {
+    E::custom("a kernel record serializes as a map of fields")
+}
+
+macro_rules! not_fields {
+    ($($f:ident($($t:ty),*)),* $(,)?) => {$(
+        fn $f(self, $(_: $t),*) -> Result<(), M::Error> {
+            Err(not_fields())
+        }
+    )*};
+}
+
+impl<'m, 'a, M: SerializeMap> Serializer for RecordFields<'m, 'a, M> {
+    type Ok = ();
+    type Error = M::Error;
+    type SerializeSeq = Impossible<(), M::Error>;
+    type SerializeTuple = Impossible<(), M::Error>;
+    type SerializeTupleStruct = Impossible<(), M::Error>;
+    type SerializeTupleVariant = Impossible<(), M::Error>;
+    type SerializeMap = Self;
+    type SerializeStruct = Self;
+    type SerializeStructVariant = Impossible<(), M::Error>;
+
+    not_fields!(
+        serialize_bool(bool),
+        serialize_i8(i8),
+        serialize_i16(i16),
+        serialize_i32(i32),
+        serialize_i64(i64),
+        serialize_u8(u8),
+        serialize_u16(u16),
+        serialize_u32(u32),
+        serialize_u64(u64),
+        serialize_f32(f32),
+        serialize_f64(f64),
+        serialize_char(char),
+        serialize_str(&str),
+        serialize_bytes(&[u8]),
+        serialize_unit(),
+        serialize_unit_struct(&'static str),
+        serialize_unit_variant(&'static str, u32, &'static str),
+    );
+
+    fn serialize_none(self) -> Result<(), M::Error> {
+        Ok(())
+    }
+
+    fn serialize_some<T: ?Sized + Serialize>(self, v: &T) -> Result<(), M::Error> {
+        v.serialize(self)
+    }
+
+    fn serialize_newtype_struct<T: ?Sized + Serialize>(
+        self,
+        _: &'static str,
+        v: &T,
+    ) -> Result<(), M::Error> {
+        v.serialize(self)
+    }
+
+    fn serialize_newtype_variant<T: ?Sized + Serialize>(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: &T,
+    ) -> Result<(), M::Error> {
+        Err(not_fields())
+    }
+
+    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq, M::Error> {
+        Err(not_fields())
+    }
+
+    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple, M::Error> {
+        Err(not_fields())
+    }
+
+    fn serialize_tuple_struct(
+        self,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleStruct, M::Error> {
+        Err(not_fields())
+    }
+
+    fn serialize_tuple_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeTupleVariant, M::Error> {
+        Err(not_fields())
+    }
+
+    fn serialize_map(self, _: Option<usize>) -> Result<Self, M::Error> {
+        Ok(self)
+    }
+
+    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self, M::Error> {
+        Ok(self)
+    }
+
+    fn serialize_struct_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: usize,
+    ) -> Result<Self::SerializeStructVariant, M::Error> {
+        Err(not_fields())
+    }
+}
+
+impl<M: SerializeMap> SerializeMap for RecordFields<'_, '_, M> {
+    type Ok = ();
+    type Error = M::Error;
+
+    fn serialize_key<T: ?Sized + Serialize>(&mut self, key: &T) -> Result<(), M::Error> {
+        // (the record's keys are field names: a string each)
+        self.functions_next = matches!(
+            serde_json::to_value(key),
+            Ok(serde_json::Value::String(k)) if k == "functions"
+        );
+        self.map.serialize_key(key)
+    }
+
+    fn serialize_value<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<(), M::Error> {
+        self.value(v)
+    }
+
+    fn end(self) -> Result<(), M::Error> {
+        Ok(())
+    }
+}
+
+impl<M: SerializeMap> SerializeStruct for RecordFields<'_, '_, M> {
+    type Ok = ();
+    type Error = M::Error;
+
+    fn serialize_field<T: ?Sized + Serialize>(
+        &mut self,
+        key: &'static str,
+        v: &T,
+    ) -> Result<(), M::Error> {
+        self.functions_next = key == "functions";
+        self.map.serialize_key(key)?;
+        self.value(v)
+    }
+
+    fn end(self) -> Result<(), M::Error> {
+        Ok(())
+    }
 }
 
 /// The kernel object of one profile, as a JSON value.
 pub fn kernel_value(p: &Profile) -> serde_json::Value {
     let r = KernelRecord::build(p);
-    serde_json::to_value(KernelJson {
-        record: &r,
-        instructions_detail: FunctionRows::main(p),
-    })
-    .unwrap_or(serde_json::Value::Null)
+    serde_json::to_value(KernelJson::new(&r, p)).unwrap_or(serde_json::Value::Null)
 }
 
 /// Writes one kernel object (compact, no newline) with its `source` file,
@@ -69,11 +301,7 @@ pub fn write_kernel<W: std::io::Write>(
 /// Writes the kernel object of record `r` of profile `p` (compact, no
 /// newline).
 pub fn write_record<W: std::io::Write>(w: W, r: &KernelRecord, p: &Profile) -> std::io::Result<()> {
-    let k = KernelJson {
-        record: r,
-        instructions_detail: FunctionRows::main(p),
-    };
-    serde_json::to_writer(w, &k).map_err(std::io::Error::other)
+    serde_json::to_writer(w, &KernelJson::new(r, p)).map_err(std::io::Error::other)
 }
 
 /// Writes the versioned JSON document for these profiles to `w` (pretty
@@ -101,10 +329,7 @@ pub fn write_records<W: std::io::Write>(
         kernels: records
             .iter()
             .zip(profiles)
-            .map(|(record, p)| KernelJson {
-                record,
-                instructions_detail: FunctionRows::main(p),
-            })
+            .map(|(record, p)| KernelJson::new(record, p))
             .collect(),
     };
     let insns: usize = profiles.iter().map(|p| p.insns.len()).sum();

@@ -953,9 +953,10 @@ impl KernelRecord {
 // The record does not own `instructions_detail[]` (a 1M-instruction kernel
 // would hold a million rows): [`FunctionRows::row`] makes each row from the
 // analysis when asked, the one place a row's figures and marks are read and
-// rounded. JSON serializes these rows (main's: `instructions_detail[]`); the
-// text and HTML annotated listings print them (main's and, with `--part
-// all`, each called function's).
+// rounded. JSON serializes these rows (main's: `instructions_detail[]`;
+// a called function's: `functions[k].instructions_detail[]`); the text and
+// HTML annotated listings print them (main's and, with `--part all`, each
+// called function's).
 
 /// A back-to-back RAW dependency of a row (`instructions_detail[].raw_dep`).
 #[derive(Clone, Copy, Debug, Serialize)]
@@ -1107,8 +1108,8 @@ pub fn access_mark(a: &agx_analysis::address::Access) -> String {
 }
 
 /// The rows of one function of a profile: main's (the JSON document's
-/// `instructions_detail[]`) or a called function's (its listing under
-/// `--part all`).
+/// `instructions_detail[]`) or a called function's (the document's
+/// `functions[k].instructions_detail[]`, its listing under `--part all`).
 #[derive(Clone, Copy)]
 pub struct FunctionRows<'a> {
     p: &'a Profile,

@@ -23,7 +23,8 @@ fn simple_call_document_validates() {
         &Options::default(),
         &RawImage::new(&img, 0x180, 0x180),
     );
-    let doc: serde_json::Value = serde_json::from_str(&json::document(&[p])).unwrap();
+    let doc: serde_json::Value =
+        serde_json::from_str(&json::document(std::slice::from_ref(&p))).unwrap();
     let schema: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(repo().join("docs/schema.json")).unwrap())
             .unwrap();
@@ -49,4 +50,33 @@ fn simple_call_document_validates() {
     let total: f64 = parts.iter().map(|b| b["cycles"].as_f64().unwrap()).sum();
     let t = k["total_cycles"].as_f64().unwrap();
     assert!((total - t).abs() < 0.05, "breakdown {total} vs total {t}");
+
+    // The helper's entry ends with its own rows (the rows its listing
+    // prints, `FunctionRows::function`), main's has none (the kernel's
+    // `instructions_detail` is main's); without them the document is the
+    // record's own serialization.
+    let fs = k["functions"].as_array().unwrap();
+    assert!(fs[0].get("instructions_detail").is_none());
+    let helper = fs[1].as_object().unwrap();
+    assert_eq!(helper.keys().next_back().unwrap(), "instructions_detail");
+    let rows = helper["instructions_detail"].as_array().unwrap();
+    let wanted = agx_report::record::FunctionRows::function(&p, 1).unwrap();
+    assert_eq!(rows.len(), wanted.len());
+    assert_eq!(rows.len() as u64, helper["instructions"].as_u64().unwrap());
+    for (j, r) in rows.iter().enumerate() {
+        assert_eq!(*r, serde_json::to_value(wanted.row(j)).unwrap(), "row {j}");
+    }
+    assert!(rows.iter().any(|r| r["stack_kind"] == "save"));
+    assert!(rows.iter().any(|r| r["stall_mark"] == "exposed"));
+    let mut without = k.clone();
+    without["functions"][1]
+        .as_object_mut()
+        .unwrap()
+        .remove("instructions_detail");
+    without
+        .as_object_mut()
+        .unwrap()
+        .remove("instructions_detail");
+    let record = agx_report::record::KernelRecord::build(&p);
+    assert_eq!(without, serde_json::to_value(&record).unwrap());
 }

@@ -68,10 +68,13 @@
 //! occupancy card (`occupancy`, `registers`), the listing's block headers
 //! and the graph's block tooltips and labels (`blocks[m]`), the graph's
 //! loop labels (`loops[j]`) and the breakdown's tooltips (its rows' names).
-//! A called function's listing (`--part all`) has no rows in the document
-//! (`instructions_detail` is main's): its figures, and the rest (the
-//! divergence notes' figures), are checked against any number of the
-//! record by [`every_printed_figure_is_a_number_of_the_record`].
+//! A called function's listing (`--part all`) is matched the same way to
+//! that function's rows, `kernels[i].functions[f].instructions_detail[k]`
+//! (the function by the entry its heading prints, the row by its address),
+//! in each kernel's part of a multi-kernel report. The rest (the divergence
+//! notes' figures) is checked against any number of the record by
+//! [`every_printed_figure_is_a_number_of_the_record`], which still reads
+//! every printed figure, the named ones too.
 //!
 //! # When a figure is a number of the record
 //!
@@ -1361,9 +1364,10 @@ fn html_named(case: &str, html: &str, doc: &Value, checked: &mut usize, bad: &mu
 // the graph's loop labels and the breakdown's tooltips: each figure matched
 // to the field path that holds it (`kernels[0].instructions_detail[k].stall`
 // for the row `k` of the printed address, `kernels[0].loops[j].depth` for
-// the loop of the printed header, ...). Main's rows only: a called
-// function's listing (`--part all`) has no `instructions_detail` in the
-// document (it is checked against any number of the record).
+// the loop of the printed header, ...). A called function's listing
+// (`--part all`) is matched to that function's
+// `functions[f].instructions_detail` (the JSON writer's rows of a called
+// function, `record::FunctionRows::function`).
 
 /// `s` with every tag (`<...>`) replaced by a blank, entities decoded.
 fn strip_tags(s: &str) -> String {
@@ -1514,15 +1518,17 @@ fn marks_named(
 /// A Memory section's line (text, or the HTML `<pre>`): a region's title
 /// (`loops[j]` by its header) or an access (`instructions_detail[k]` by
 /// its address).
+#[allow(clippy::too_many_arguments)]
 fn memory_line_named(
     case: &str,
     line: &str,
     doc: &Value,
+    ki: usize,
     rows: &BTreeMap<u64, usize>,
     checked: &mut usize,
     bad: &mut Vec<String>,
 ) {
-    let kv = &doc["kernels"][0];
+    let kv = &doc["kernels"][ki];
     let t = line.trim();
     if t.is_empty() {
         return;
@@ -1539,7 +1545,7 @@ fn memory_line_named(
             a.iter()
                 .position(|l| l["header"].as_u64() == h && !l["index"].is_null())
         });
-        let l = |s: &str| format!("kernels[0].loops[{}].{s}", j.unwrap_or(0));
+        let l = |s: &str| format!("kernels[{ki}].loops[{}].{s}", j.unwrap_or(0));
         check!(
             holes(r, "(depth {}, {} iterations, {} cy/iter): per iteration")
                 .filter(|_| j.is_some()),
@@ -1552,7 +1558,7 @@ fn memory_line_named(
             check!(None, []);
             return;
         };
-        let r = format!("kernels[0].instructions_detail[{k}]");
+        let r = format!("kernels[{ki}].instructions_detail[{k}]");
         let a = |s: &str| format!("{r}.access.{s}");
         let row = at(doc, &r);
         *checked += 1;
@@ -1606,15 +1612,28 @@ fn memory_line_named(
     }
 }
 
-/// The text report's listing (main's rows) and Memory section.
+/// The text report's listing and Memory section of kernel `ki` (`text`
+/// is that kernel's part of the report): main's rows
+/// (`kernels[ki].instructions_detail[k]`) and, under `--part all`, each
+/// called function's (`; ── NAME at 0xENTRY (called function) ──`, its
+/// rows `kernels[ki].functions[f].instructions_detail[k]`, `f` by its
+/// entry), each by its address. Returns the figures of called functions'
+/// rows checked.
 fn text_rows_named(
     case: &str,
     text: &str,
     doc: &Value,
+    ki: usize,
     checked: &mut usize,
     bad: &mut Vec<String>,
-) {
-    let rows = rows_by_offset(&doc["kernels"][0]);
+) -> usize {
+    let kv = &doc["kernels"][ki];
+    let main_rows = rows_by_offset(kv);
+    let main_path = format!("kernels[{ki}].instructions_detail");
+    // the rows the listing is printing: their index by address, their path
+    let (mut rows, mut path) = (main_rows.clone(), main_path.clone());
+    let mut in_callee = false;
+    let mut callee_figures = 0;
     let mut sec = "";
     for line in text.lines() {
         let t = line.trim_start();
@@ -1626,33 +1645,53 @@ fn text_rows_named(
             } else {
                 ""
             };
+            (rows, path, in_callee) = (main_rows.clone(), main_path.clone(), false);
             continue;
         }
-        if t.starts_with("; ── ") && t.contains("(called function)") {
-            // a called function's rows: not in the document
-            sec = "";
+        if let Some(head) = t.strip_prefix("; ── ") {
+            // whose rows follow: main's, or a called function's by entry
+            let entry = head
+                .strip_suffix(" (called function) ──")
+                .and_then(|h| h.rsplit(" at 0x").next())
+                .and_then(|e| u64::from_str_radix(e, 16).ok());
+            (rows, path, in_callee) = (main_rows.clone(), main_path.clone(), false);
+            if head.contains("(called function)") {
+                let f = kv["functions"].as_array().and_then(|fs| {
+                    fs.iter()
+                        .position(|f| f["main"] == false && f["entry"].as_u64() == entry)
+                });
+                let Some(f) = f else {
+                    bad.push(format!(
+                        "{case} | a called function of no functions[] entry | {t}"
+                    ));
+                    sec = "";
+                    continue;
+                };
+                rows = rows_by_offset(&kv["functions"][f]);
+                path = format!("kernels[{ki}].functions[{f}].instructions_detail");
+                in_callee = true;
+            }
             continue;
         }
         match sec {
-            "memory" => memory_line_named(case, line, doc, &rows, checked, bad),
+            "memory" => memory_line_named(case, line, doc, ki, &main_rows, checked, bad),
             "listing" => {
                 let Some((unit, _)) =
                     listing_line(line).filter(|_| !line.contains("[not decoded]"))
                 else {
                     continue;
                 };
+                let before = *checked;
                 let addr = line
                     .trim_start_matches([' ', '│'])
                     .split(':')
                     .next()
                     .and_then(|a| u64::from_str_radix(a, 16).ok());
                 let Some(&k) = addr.and_then(|a| rows.get(&a)) else {
-                    bad.push(format!(
-                        "{case} | listing row of no instructions_detail | {t}"
-                    ));
+                    bad.push(format!("{case} | listing row of no {path} | {t}"));
                     continue;
                 };
-                let r = format!("kernels[0].instructions_detail[{k}]");
+                let r = format!("{path}[{k}]");
                 // `[UNIT N cy/op]`
                 let inner = unit.trim_matches(['[', ']']);
                 let mut w = inner.split_whitespace();
@@ -1674,10 +1713,30 @@ fn text_rows_named(
                 }
                 let close = line.find(']').map_or(line.len(), |i| i + 1);
                 marks_named(case, line, &line[close..], doc, &r, checked, bad);
+                if in_callee {
+                    callee_figures += *checked - before;
+                }
             }
             _ => {}
         }
     }
+    callee_figures
+}
+
+/// The text report's part of each kernel of a multi-kernel run (`--part
+/// all`): the lines from one kernel's banner (`╔═…`) to the next, in the
+/// document's order.
+fn kernel_parts(text: &str) -> Vec<String> {
+    let mut parts: Vec<String> = Vec::new();
+    for line in text.lines() {
+        if line.starts_with('╔') || parts.is_empty() {
+            parts.push(String::new());
+        }
+        let last = parts.last_mut().unwrap();
+        last.push_str(line);
+        last.push('\n');
+    }
+    parts
 }
 
 /// The HTML page's listing rows and block headers, Memory `<pre>`,
@@ -1745,7 +1804,7 @@ fn html_rows_named(
         .and_then(|p| p.split("</pre>").next())
     {
         for line in decode_entities(pre).lines() {
-            memory_line_named(case, line, doc, &rows, checked, bad);
+            memory_line_named(case, line, doc, 0, &rows, checked, bad);
         }
     }
     // the breakdown's tooltips: the table's row names
@@ -1941,9 +2000,21 @@ fn printed_figures_are_their_named_fields() {
     let mut checked = 0usize;
     let mut runs = 0usize;
     let mut rows = 0usize;
+    let mut callee_rows = 0usize;
     for c in cases() {
         let doc: Value = serde_json::from_str(&run(&c, "json")).unwrap();
-        if doc["kernels"].as_array().map_or(0, |k| k.len()) != 1 {
+        let n = doc["kernels"].as_array().map_or(0, |k| k.len());
+        if n != 1 {
+            // several kernels (`--part all`): each kernel's listings and
+            // Memory section in its part of the text report
+            let text = run(&c, "text");
+            let parts = kernel_parts(&text);
+            assert_eq!(parts.len(), n, "{}: kernels of the text report", c.name);
+            for (ki, part) in parts.iter().enumerate() {
+                let before = checked;
+                callee_rows += text_rows_named(&c.name, part, &doc, ki, &mut checked, &mut bad);
+                rows += checked - before;
+            }
             continue;
         }
         runs += 1;
@@ -1953,7 +2024,7 @@ fn printed_figures_are_their_named_fields() {
         html_named(&c.name, &html, &doc, &mut checked, &mut bad);
         html_cards_named(&c.name, &html, &doc, &mut checked, &mut bad);
         let before = checked;
-        text_rows_named(&c.name, &text, &doc, &mut checked, &mut bad);
+        callee_rows += text_rows_named(&c.name, &text, &doc, 0, &mut checked, &mut bad);
         html_rows_named(&c.name, &html, &doc, &mut checked, &mut bad);
         // (every kernel has listing rows: each row's unit, marks, heat)
         let n = doc["kernels"][0]["instructions_detail"]
@@ -1978,7 +2049,12 @@ fn printed_figures_are_their_named_fields() {
         runs > 100 && checked > runs * 15,
         "{runs} runs, {checked} figures"
     );
-    eprintln!("{runs} runs, {checked} figures by name ({rows} of listings, Memory, occupancy and tooltips)");
+    // (simple_call --part all: its helper's listing)
+    assert!(
+        callee_rows > 100,
+        "{callee_rows} figures of called functions' rows"
+    );
+    eprintln!("{runs} runs, {checked} figures by name ({rows} of listings, Memory, occupancy and tooltips; {callee_rows} of them called functions' rows)");
 }
 
 /// `batch`'s table: each row's figures are the named fields of that
