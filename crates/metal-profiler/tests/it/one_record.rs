@@ -997,7 +997,6 @@ fn dot_attr<'a>(line: &'a str, attr: &str) -> Option<(String, &'a str)> {
 fn dot_named(case: &str, dot: &str, doc: &Value, checked: &mut usize, bad: &mut Vec<String>) {
     let kv = &doc["kernels"][0];
     let k = |s: &str| format!("kernels[0].{s}");
-    let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).ok();
     for line in dot.lines() {
         let t = line.trim_start();
         let mut check = |got: Option<Vec<String>>, paths: Vec<String>| {
@@ -1032,19 +1031,7 @@ fn dot_named(case: &str, dot: &str, doc: &Value, checked: &mut usize, bad: &mut 
                 continue;
             };
             // `loop 0xS–0xE (depth D, × N)`: the loop by its addresses
-            let addrs: Vec<u64> = label
-                .trim_start_matches("loop ")
-                .split([' ', '–'])
-                .take(2)
-                .filter_map(hex)
-                .collect();
-            let j = kv["loops"].as_array().and_then(|a| {
-                a.iter().position(|l| {
-                    addrs.len() == 2
-                        && l["start"].as_u64() == Some(addrs[0])
-                        && l["end"].as_u64() == Some(addrs[1])
-                })
-            });
+            let j = loop_by_label(kv, &label);
             let l = |s: &str| k(&format!("loops[{}].{s}", j.unwrap_or(0)));
             if label.contains(", × ") {
                 check(
@@ -1368,6 +1355,23 @@ fn html_named(case: &str, html: &str, doc: &Value, checked: &mut usize, bad: &mu
 // (`--part all`) is matched to that function's
 // `functions[f].instructions_detail` (the JSON writer's rows of a called
 // function, `record::FunctionRows::function`).
+
+/// The loop of the record (`loops[j]`) a graph label `loop 0xS–0xE (...)`
+/// names by its addresses (DOT cluster and HTML graph labels).
+fn loop_by_label(kv: &Value, label: &str) -> Option<usize> {
+    let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).ok();
+    let addrs: Vec<u64> = label
+        .trim_start_matches("loop ")
+        .split([' ', '–'])
+        .take(2)
+        .filter_map(hex)
+        .collect();
+    kv["loops"].as_array()?.iter().position(|l| {
+        addrs.len() == 2
+            && l["start"].as_u64() == Some(addrs[0])
+            && l["end"].as_u64() == Some(addrs[1])
+    })
+}
 
 /// `s` with every tag (`<...>`) replaced by a blank, entities decoded.
 fn strip_tags(s: &str) -> String {
@@ -1964,20 +1968,7 @@ fn html_rows_named(
                 .and_then(|t| t.split('>').nth(1))
                 .and_then(|t| t.split('<').next())
                 .unwrap_or("");
-            let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).ok();
-            let addrs: Vec<u64> = label
-                .trim_start_matches("loop ")
-                .split([' ', '–'])
-                .take(2)
-                .filter_map(hex)
-                .collect();
-            let j = kv["loops"].as_array().and_then(|a| {
-                a.iter().position(|l| {
-                    addrs.len() == 2
-                        && l["start"].as_u64() == Some(addrs[0])
-                        && l["end"].as_u64() == Some(addrs[1])
-                })
-            });
+            let j = loop_by_label(kv, label);
             let l = |s: &str| k(&format!("loops[{}].{s}", j.unwrap_or(0)));
             if label.contains(", × ") {
                 check!(
