@@ -33,7 +33,14 @@ fn default_target_follows_the_host_gpu() {
     assert_eq!(t, "g14g");
     assert_eq!(
         note.unwrap(),
-        "your GPU (Apple M4 Pro, G16) is not decodable yet; profiling the same kernel compiled for M2 (G14G)"
+        "your GPU (Apple M4 Pro, G16) has no cycle model yet; profiling the same kernel compiled for M2 (G14G) (--target g16g profiles your GPU's own code: counts and structure, no cycles)"
+    );
+    // M5 (G17): its code is not decoded at all
+    let (t, note) = default_target(Some("Apple M5"));
+    assert_eq!(t, "g14g");
+    assert_eq!(
+        note.unwrap(),
+        "your GPU (Apple M5, G17) is not decodable yet; profiling the same kernel compiled for M2 (G14G)"
     );
     let (t, note) = default_target(None);
     assert_eq!(t, "g14g");

@@ -227,14 +227,54 @@ fn compile(
 
 /// Compiles `src` as the profile's flags ask ([`compile`]) and reads the
 /// archive made; with the device's name on the JIT path.
+/// What a `.metal` build gives: the archive to profile, or (a GPU profiled
+/// without a timing model, issue 28 item 3) the untimed profile, done.
+enum Compiled {
+    Archive(Archive, Option<String>),
+    Done,
+}
+
 fn compiled_archive(
     a: &ProfileArgs,
     src: metal_compile::Source,
+    out: &mut dyn Write,
     err: &mut dyn Write,
-) -> Result<(Archive, Option<String>), Error> {
+) -> Result<Compiled, Error> {
     let (b, device) = compile(&compile_request(a, src), a.compile.jit, err)?;
+    if let Some((model, gpu)) = untimed_build(a)? {
+        // its own code, natively: the slice of that GPU, untimed
+        let mut a = a.clone();
+        a.gpu = Some(gpu);
+        run_archive_other_isa(&b, "the compiled archive", model, &a, out)?;
+        return Ok(Compiled::Done);
+    }
     let archive = pipeline::load_archive(&b, "the compiled archive", pipeline::RAW_HINT_CLI)?;
-    Ok((archive, device))
+    Ok(Compiled::Archive(archive, device))
+}
+
+/// The GPU model and name to profile a build with when that GPU has no
+/// timing model: `--gpu` naming one, or (no `--gpu`) `--target`s that are
+/// all such GPUs (the newest of them, as the slice choice takes the newest).
+fn untimed_build(
+    a: &ProfileArgs,
+) -> Result<Option<(&'static agx_analysis::gpu::GpuModel, String)>, Error> {
+    if let Some(m) = pipeline::untimed_model(a.gpu.as_deref())? {
+        return Ok(a.gpu.clone().map(|g| (m, g)));
+    }
+    if a.gpu.is_some() || a.compile.jit {
+        return Ok(None);
+    }
+    let targets = metal_compile::parse_targets(&a.compile.target).unwrap_or_default();
+    let mut untimed = Vec::new();
+    for t in &targets {
+        match pipeline::untimed_model(Some(t))? {
+            Some(m) => untimed.push((m, t.clone())),
+            None => return Ok(None),
+        }
+    }
+    Ok(untimed
+        .into_iter()
+        .max_by_key(|(_, t)| agx_container::gpu_row(t).map_or(0, |r| r.generation)))
 }
 
 fn run_export(e: &ExportArgs, err: &mut dyn Write) -> Result<(), Error> {
@@ -326,9 +366,13 @@ fn run_profile(
     // Obtain the code: raw (--binary), an archive (a file or `-`), or compiled source.
     let mut device: Option<String> = None;
     let archive = if let Some(src) = &a.source {
-        let (archive, d) = compiled_archive(a, metal_compile::Source::Text(src.clone()), err)?;
-        device = d;
-        archive
+        match compiled_archive(a, metal_compile::Source::Text(src.clone()), out, err)? {
+            Compiled::Archive(archive, d) => {
+                device = d;
+                archive
+            }
+            Compiled::Done => return Ok(()),
+        }
     } else if let Some(b) = &a.binary {
         if let Some(model) = pipeline::untimed_model(a.gpu.as_deref())? {
             return run_raw_other_isa(b, model, a, out, err);
@@ -340,9 +384,13 @@ fn run_profile(
         return run_raw(&bytes, a, out, err, tty);
     } else if let Some(p) = &a.input {
         if is_metal_source(p) {
-            let (archive, d) = compiled_archive(a, metal_compile::Source::File(p.clone()), err)?;
-            device = d;
-            archive
+            match compiled_archive(a, metal_compile::Source::File(p.clone()), out, err)? {
+                Compiled::Archive(archive, d) => {
+                    device = d;
+                    archive
+                }
+                Compiled::Done => return Ok(()),
+            }
         } else {
             let bytes = pipeline::read_path(p)?;
             if let Some(model) = pipeline::untimed_model(a.gpu.as_deref())? {

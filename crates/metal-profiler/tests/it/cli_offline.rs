@@ -415,3 +415,48 @@ fn without_xcrun_linux_says_how_to_get_an_archive() {
     assert_fails(&o, 1, "compiling .metal needs macOS");
     assert!(env.log().is_empty());
 }
+
+/// Issue 28 item 3: `--target g15g` (an Apple9 GPU) builds that slice and
+/// profiles it natively: the untimed profile of the kernel's own M3 code.
+#[test]
+fn apple9_target_is_profiled_natively() {
+    let env = Env::new("apple9");
+    let code = std::fs::read(repo().join("examples/apple9_loop.a9bin")).unwrap()[0x40..].to_vec();
+    let (text, syms) = layout_text(&[("simple_call_agc.main", code.as_slice())], 256);
+    let g15 = build_test_archive(G15G, agx_container::Stage::Compute, &text, &sym_refs(&syms));
+    std::fs::write(env.path("prepared.archive"), g15).unwrap();
+    let src = env.source();
+    let o = env.run(&[&src, "-f", "simple_call", "--target", "g15g"], None, None);
+    assert!(o.status.success(), "{}", err(&o));
+    let log = env.log();
+    assert!(
+        log[2].starts_with(&format!("{TT} -arch applegpu_g15g -o ")),
+        "{log:?}"
+    );
+    let t = out(&o);
+    assert!(t.contains("Apple9"), "{t}");
+    assert!(t.contains("instructions     9"), "{t}");
+    assert!(t.contains("Loop 0  0x8–0x2e"), "{t}");
+    // the same through --gpu, as JSON: the untimed record, no cycle figure
+    let o = env.run(
+        &[
+            &src,
+            "-f",
+            "simple_call",
+            "--target",
+            "g13g,g15g",
+            "--gpu",
+            "g15g",
+            "--format",
+            "json",
+        ],
+        None,
+        None,
+    );
+    assert!(o.status.success(), "{}", err(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let k = &v["kernels"][0];
+    assert_eq!(k["instructions"], 9, "{k}");
+    assert!(k["timing"]["model"].is_null(), "{k}");
+    env.assert_clean();
+}
