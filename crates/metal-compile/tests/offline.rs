@@ -181,10 +181,18 @@ fn the_sequence_returns_metal_tts_output_and_cleans_up() {
 fn jit_on_an_undecodable_gpu_is_noted() {
     assert_eq!(metal_compile::jit_device_note("Apple M1 Pro"), None);
     assert_eq!(metal_compile::jit_device_note("Apple M2"), None);
+    // M4: its own code is profiled, untimed
     let n = metal_compile::jit_device_note("Apple M4 Max").unwrap();
     assert!(
+        n.starts_with("the driver built code for 'Apple M4 Max': its own Apple9 code, profiled without cycle figures"),
+        "{n}"
+    );
+    assert!(n.ends_with("(--target g14g) for cycles"), "{n}");
+    // M5: not decoded
+    let n = metal_compile::jit_device_note("Apple M5").unwrap();
+    assert!(
         n.starts_with(
-            "the driver built code for 'Apple M4 Max', whose GPU this profiler cannot decode"
+            "the driver built code for 'Apple M5', whose GPU this profiler cannot decode"
         ),
         "{n}"
     );

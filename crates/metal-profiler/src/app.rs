@@ -241,7 +241,7 @@ fn compiled_archive(
     err: &mut dyn Write,
 ) -> Result<Compiled, Error> {
     let (b, device) = compile(&compile_request(a, src), a.compile.jit, err)?;
-    if let Some((model, gpu)) = untimed_build(a)? {
+    if let Some((model, gpu)) = untimed_build(a, &b)? {
         // its own code, natively: the slice of that GPU, untimed
         let mut a = a.clone();
         a.gpu = Some(gpu);
@@ -252,29 +252,38 @@ fn compiled_archive(
     Ok(Compiled::Archive(archive, device))
 }
 
-/// The GPU model and name to profile a build with when that GPU has no
-/// timing model: `--gpu` naming one, or (no `--gpu`) `--target`s that are
-/// all such GPUs (the newest of them, as the slice choice takes the newest).
+/// The GPU model and slice to profile a build with when that GPU has no
+/// timing model: `--gpu` naming one, or (no `--gpu`) a build with no slice
+/// the timing model reads and one or more it profiles untimed (`--target
+/// g16g`, or `--jit` on an M3/M4 Mac): the newest of them, as the slice
+/// choice takes the newest.
 fn untimed_build(
     a: &ProfileArgs,
+    bytes: &[u8],
 ) -> Result<Option<(&'static agx_analysis::gpu::GpuModel, String)>, Error> {
     if let Some(m) = pipeline::untimed_model(a.gpu.as_deref())? {
         return Ok(a.gpu.clone().map(|g| (m, g)));
     }
-    if a.gpu.is_some() || a.compile.jit {
+    if a.gpu.is_some() {
         return Ok(None);
     }
-    let targets = metal_compile::parse_targets(&a.compile.target).unwrap_or_default();
-    let mut untimed = Vec::new();
-    for t in &targets {
-        match pipeline::untimed_model(Some(t))? {
-            Some(m) => untimed.push((m, t.clone())),
-            None => return Ok(None),
-        }
+    let Ok(all) = pipeline::load_archive_all_gpus(bytes, "the compiled archive") else {
+        return Ok(None);
+    };
+    if all.slices.iter().any(|s| s.decodable()) {
+        return Ok(None);
     }
-    Ok(untimed
-        .into_iter()
-        .max_by_key(|(_, t)| agx_container::gpu_row(t).map_or(0, |r| r.generation)))
+    Ok(all
+        .slices
+        .iter()
+        .filter_map(|s| s.gpu())
+        .filter_map(|g| {
+            let row = agx_container::gpu_row(g.name)?;
+            let m = agx_analysis::gpu::model_of(row).filter(|m| !m.timed())?;
+            Some((m, g.name.to_ascii_lowercase(), g.generation))
+        })
+        .max_by_key(|x| x.2)
+        .map(|(m, n, _)| (m, n)))
 }
 
 fn run_export(e: &ExportArgs, err: &mut dyn Write) -> Result<(), Error> {
