@@ -744,7 +744,7 @@ fn profile_untimed_code(
         };
         let name = data.name();
         let bytes = data.read()?;
-        pipeline::check_raw_extent(&name, bytes.len() as u64, offset)?;
+        pipeline::check_raw_extent_of(&name, bytes.len() as u64, offset, model.isa)?;
         let addr = pipeline::raw_placement(bytes.len() as u64, offset, 0)?;
         let r = metal_profiler::pipeline::untimed::untimed_record(
             &bytes[offset as usize..],

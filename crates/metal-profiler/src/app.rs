@@ -477,11 +477,12 @@ fn run_raw_listing(
 fn raw_other_isa_code(
     path: &Path,
     a: &ProfileArgs,
+    isa: &agx_isa::isa::Isa,
 ) -> Result<(Vec<u8>, String, usize, u32), Error> {
     let bytes = pipeline::read_path(path)?;
     let name = pipeline::display_name(path);
     let offset = a.offset.unwrap_or(0);
-    pipeline::check_raw_extent(&name, bytes.len() as u64, offset)?;
+    pipeline::check_raw_extent_of(&name, bytes.len() as u64, offset, isa)?;
     let addr = pipeline::raw_placement(bytes.len() as u64, offset, a.base.unwrap_or(0))?;
     Ok((bytes, name, offset as usize, addr))
 }
@@ -501,7 +502,7 @@ fn run_raw_other_isa(
 ) -> Result<(), Error> {
     let isa = model.isa;
     if !a.disasm_only {
-        let (bytes, name, offset, addr) = raw_other_isa_code(path, a)?;
+        let (bytes, name, offset, addr) = raw_other_isa_code(path, a, model.isa)?;
         let code = &bytes[offset..];
         let r = crate::pipeline::untimed::untimed_record(
             code,
@@ -528,7 +529,7 @@ fn run_raw_other_isa(
             isa.name
         )));
     }
-    let (bytes, name, offset, addr) = raw_other_isa_code(path, a)?;
+    let (bytes, name, offset, addr) = raw_other_isa_code(path, a, model.isa)?;
     let code = &bytes[offset..];
     let (text, sum) = (isa.listing)(code, addr, syntax(a));
     if sum.named + sum.unknown == 0 && sum.framing_stop.is_none() {

@@ -809,11 +809,24 @@ fn stream_listing(
 }
 
 /// Raw input `name` of `len` bytes must hold code from `offset` on: an
-/// empty input, or `--offset` at its end, is an error naming it.
+/// empty input, or `--offset` at its end, is an error naming it (code of
+/// the default model's family).
 pub fn check_raw_extent(name: &str, len: u64, offset: u64) -> Result<(), Error> {
+    check_raw_extent_of(name, len, offset, agx_analysis::gpu::default_model().isa)
+}
+
+/// [`check_raw_extent`] for code of the family `isa` (its name in the
+/// message).
+pub fn check_raw_extent_of(
+    name: &str,
+    len: u64,
+    offset: u64,
+    isa: &agx_isa::isa::Isa,
+) -> Result<(), Error> {
     if len == 0 {
         return Err(Error::input(format!(
-            "{name} is empty: no machine code to disassemble or profile; give a file of G13 machine code"
+            "{name} is empty: no machine code to disassemble or profile; give a file of {} machine code",
+            isa.name
         )));
     }
     if offset == len {

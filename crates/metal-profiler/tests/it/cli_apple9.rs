@@ -131,3 +131,18 @@ fn apple9_archive_slice_lists_and_is_listed() {
         out(&o)
     );
 }
+
+/// An empty file given as Apple9 code is refused naming that family's code
+/// (not G13's), from the CLI.
+#[test]
+fn empty_apple9_input_names_its_family() {
+    let t = tmp("a9-empty");
+    let p = t.0.join("empty.bin");
+    std::fs::write(&p, b"").unwrap();
+    let o = run(&["--binary", p.to_str().unwrap(), "--gpu", "g16g"]);
+    let line = one_line_error(&o, 1);
+    assert!(
+        line.ends_with("empty.bin is empty: no machine code to disassemble or profile; give a file of Apple9 machine code"),
+        "{line}"
+    );
+}
