@@ -262,20 +262,16 @@ pub(crate) fn run_tool<R: ToolRunner + ?Sized>(
 /// The note for a JIT build on a GPU whose code cannot be decoded (M3 and
 /// later): the driver only builds for the Mac's own GPU.
 pub fn jit_device_note(device_name: &str) -> Option<String> {
-    let generation = crate::device_generation(device_name);
-    // a GPU profiled without a timing model (M3, M4: Apple9 code): its
-    // own code is profiled, without cycles
-    let untimed = generation
-        .and_then(|g| agx_container::gpu_row(&format!("g{g}g")))
-        .and_then(agx_analysis::gpu::model_of)
-        .is_some_and(|m| !m.timed());
-    match generation {
-        Some(13 | 14) => None,
-        _ if untimed => Some(format!(
+    let code =
+        crate::device_generation(device_name).map_or(crate::HostCode::NotDecoded, crate::host_code);
+    match code {
+        crate::HostCode::Timed => None,
+        // its own code is profiled, without cycles
+        crate::HostCode::Untimed => Some(format!(
             "the driver built code for '{device_name}': its own Apple9 code, profiled without cycle \
              figures (counts and structure); drop --jit to compile offline for M2 (--target g14g) for cycles"
         )),
-        _ => Some(format!(
+        crate::HostCode::NotDecoded => Some(format!(
             "the driver built code for '{device_name}', whose GPU this profiler cannot decode \
              (it reads M1/G13 and M2/G14 code); drop --jit to compile offline for M2 (--target g14g)"
         )),

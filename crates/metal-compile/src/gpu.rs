@@ -19,3 +19,27 @@ pub fn device_generation(device_name: &str) -> Option<u32> {
 pub fn is_g13_device(device_name: &str) -> bool {
     device_generation(device_name) == Some(13)
 }
+
+/// How this project profiles the code of a Mac of AGX generation `g` (its
+/// `gGg` GPU), from the GPU models (`agx_analysis::gpu`): the one answer
+/// the default target and the JIT note read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostCode {
+    /// A timing model covers it (M1, M2).
+    Timed,
+    /// Decoded and profiled without cycles (M3, M4: Apple9 code).
+    Untimed,
+    /// Not decoded (M5 and unknown generations).
+    NotDecoded,
+}
+
+/// [`HostCode`] of a Mac of AGX generation `generation`.
+pub fn host_code(generation: u32) -> HostCode {
+    let model =
+        agx_container::gpu_row(&format!("g{generation}g")).and_then(agx_analysis::gpu::model_of);
+    match model {
+        Some(m) if m.timed() => HostCode::Timed,
+        Some(_) => HostCode::Untimed,
+        None => HostCode::NotDecoded,
+    }
+}

@@ -32,7 +32,7 @@ pub use driver::{
     ToolRunner, XcrunCompiler, DEFAULT_TIMEOUT_SECS, SOURCE_TEXT_LABEL, TIMEOUT_ENV,
 };
 pub use error::{CompileError, UNSUPPORTED_MESSAGE};
-pub use gpu::{device_generation, is_g13_device};
+pub use gpu::{device_generation, host_code, is_g13_device, HostCode};
 pub use offline::{
     default_target, host_chip, offline_commands, parse_targets, pipeline_script, OfflineCompiler,
     FALLBACK_TARGET, SCRIPT_NAME,

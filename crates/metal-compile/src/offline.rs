@@ -64,28 +64,28 @@ pub fn parse_targets(values: &[String]) -> Result<Vec<String>, CompileError> {
 /// else `g14g`. `host` is the Mac's chip name (`Apple M4 Pro`), if known.
 pub fn default_target(host: Option<&str>) -> (String, Option<String>) {
     match host.and_then(|h| crate::device_generation(h).map(|g| (h, g))) {
-        Some((_, 13)) => ("g13g".into(), None),
-        Some((_, 14)) => ("g14g".into(), None),
         Some((h, g)) => {
-            // a GPU whose code is profiled without a timing model (Apple9:
-            // counts and structure, no cycles): the default stays the M2
-            // build, which has cycle figures, until the untimed profile
-            // covers real code well (issue 28 item 3); the note says how to
-            // profile the GPU's own code
             let own = format!("g{g}g");
-            let untimed = agx_container::gpu_row(&own)
-                .and_then(agx_analysis::gpu::model_of)
-                .is_some_and(|m| !m.timed());
-            let note = if untimed {
-                format!(
-                    "your GPU ({h}, G{g}) has no cycle model yet; profiling the same kernel compiled for M2 (G14G) (--target {own} profiles your GPU's own code: counts and structure, no cycles)"
-                )
-            } else {
-                format!(
-                    "your GPU ({h}, G{g}) is not decodable yet; profiling the same kernel compiled for M2 (G14G)"
-                )
-            };
-            (FALLBACK_TARGET.into(), Some(note))
+            match crate::host_code(g) {
+                crate::HostCode::Timed => (own, None),
+                // profiled without a timing model (Apple9: counts and
+                // structure, no cycles): the default stays the M2 build,
+                // which has cycle figures, until the untimed profile covers
+                // real code well (issue 28 item 3); the note says how to
+                // profile the GPU's own code
+                crate::HostCode::Untimed => (
+                    FALLBACK_TARGET.into(),
+                    Some(format!(
+                        "your GPU ({h}, G{g}) has no cycle model yet; profiling the same kernel compiled for M2 (G14G) (--target {own} profiles your GPU's own code: counts and structure, no cycles)"
+                    )),
+                ),
+                crate::HostCode::NotDecoded => (
+                    FALLBACK_TARGET.into(),
+                    Some(format!(
+                        "your GPU ({h}, G{g}) is not decodable yet; profiling the same kernel compiled for M2 (G14G)"
+                    )),
+                ),
+            }
         }
         None => (
             FALLBACK_TARGET.into(),
