@@ -6,30 +6,12 @@
 //! bytes and loops and saying cycles are not compared.
 
 use crate::common::*;
-use agx_container::testutil::*;
-use agx_container::Stage;
 use serde_json::Value;
-
-/// examples/apple9_loop.a9bin's kernel (9 instructions, 66 bytes, 1 loop).
-fn example_kernel() -> Vec<u8> {
-    std::fs::read(repo().join("examples/apple9_loop.a9bin")).unwrap()[0x40..].to_vec()
-}
 
 /// Two nested loops around a device load (6 instructions, 50 bytes;
 /// testdata/apple9-cases/NOTE.md).
 fn nested_kernel() -> Vec<u8> {
     std::fs::read(repo().join("testdata/apple9-cases/nested_loops.a9bin")).unwrap()
-}
-
-/// A G15G (M3) archive of `(metal name, code)` kernels.
-fn g15_archive(kernels: &[(&str, Vec<u8>)]) -> Vec<u8> {
-    let named: Vec<(String, &[u8])> = kernels
-        .iter()
-        .map(|(n, c)| (format!("{n}_agc.main"), c.as_slice()))
-        .collect();
-    let refs: Vec<(&str, &[u8])> = named.iter().map(|(n, c)| (n.as_str(), *c)).collect();
-    let (text, syms) = layout_text(&refs, 256);
-    build_test_archive(G15G, Stage::Compute, &text, &sym_refs(&syms))
 }
 
 fn sides(tag: &str) -> (Tmp, String, String) {
@@ -38,12 +20,18 @@ fn sides(tag: &str) -> (Tmp, String, String) {
     let new = t.0.join("new.archive");
     std::fs::write(
         &old,
-        g15_archive(&[("loop_a", example_kernel()), ("loop_b", example_kernel())]),
+        g15_archive(&[
+            ("loop_a", apple9_example_kernel()),
+            ("loop_b", apple9_example_kernel()),
+        ]),
     )
     .unwrap();
     std::fs::write(
         &new,
-        g15_archive(&[("loop_a", nested_kernel()), ("loop_b", example_kernel())]),
+        g15_archive(&[
+            ("loop_a", nested_kernel()),
+            ("loop_b", apple9_example_kernel()),
+        ]),
     )
     .unwrap();
     let (o, n) = (

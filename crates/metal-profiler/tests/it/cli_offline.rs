@@ -421,9 +421,7 @@ fn without_xcrun_linux_says_how_to_get_an_archive() {
 #[test]
 fn apple9_target_is_profiled_natively() {
     let env = Env::new("apple9");
-    let code = std::fs::read(repo().join("examples/apple9_loop.a9bin")).unwrap()[0x40..].to_vec();
-    let (text, syms) = layout_text(&[("simple_call_agc.main", code.as_slice())], 256);
-    let g15 = build_test_archive(G15G, agx_container::Stage::Compute, &text, &sym_refs(&syms));
+    let g15 = g15_archive(&[("simple_call", apple9_example_kernel())]);
     std::fs::write(env.path("prepared.archive"), g15).unwrap();
     let src = env.source();
     let o = env.run(&[&src, "-f", "simple_call", "--target", "g15g"], None, None);

@@ -200,3 +200,20 @@ pub fn assert_one_line_error(o: &Output, code: i32, needle: &str) {
     let e = one_line_error(o, code);
     assert!(e.contains(needle), "{e}");
 }
+
+/// examples/apple9_loop.a9bin's kernel (9 instructions, 66 bytes, 1 loop).
+pub fn apple9_example_kernel() -> Vec<u8> {
+    std::fs::read(repo().join("examples/apple9_loop.a9bin")).unwrap()[0x40..].to_vec()
+}
+
+/// A G15G (M3) archive of `(metal name, code)` kernels (each `NAME_agc.main`).
+pub fn g15_archive(kernels: &[(&str, Vec<u8>)]) -> Vec<u8> {
+    use agx_container::testutil::{build_test_archive, layout_text, sym_refs, G15G};
+    let named: Vec<(String, &[u8])> = kernels
+        .iter()
+        .map(|(n, c)| (format!("{n}_agc.main"), c.as_slice()))
+        .collect();
+    let refs: Vec<(&str, &[u8])> = named.iter().map(|(n, c)| (n.as_str(), *c)).collect();
+    let (text, syms) = layout_text(&refs, 256);
+    build_test_archive(G15G, agx_container::Stage::Compute, &text, &sym_refs(&syms))
+}
