@@ -768,16 +768,13 @@ impl KernelRecord {
         self.timed_loop(index?)?.trip_count
     }
 
-    /// The loop whose timing is the model's loop `i` (`Loop::index`). Loop
-    /// `k` of the record is loop `k` of the model (one forest), so this is
-    /// one look-up; the scan is the fallback (a view asking for every part
-    /// of the breakdown scanned every loop each time: quadratic on
-    /// loop-dense code).
+    /// The loop whose timing is the model's loop `i` (`Loop::index`): loop
+    /// `k` of the record is loop `k` of the model (one forest; the model's
+    /// `LoopTiming::index` is its position), so this is one look-up (a
+    /// view asking for every part of the breakdown used to scan every
+    /// loop each time: quadratic on loop-dense code).
     pub fn timed_loop(&self, i: usize) -> Option<&Loop> {
-        match self.loops.get(i) {
-            Some(l) if l.index == Some(i) => Some(l),
-            _ => self.loops.iter().find(|x| x.index == Some(i)),
-        }
+        self.loops.get(i).filter(|l| l.index == Some(i))
     }
 
     /// The record of one profiled kernel: the one place its figures are
