@@ -1,17 +1,15 @@
 //! A private temporary directory that is removed when dropped (on success, on error returns
-//! and during unwinding alike).
+//! and during unwinding alike): a thin name over `tempfile::TempDir` (issue 36 item 5: the
+//! well-kept crate replaces our own unique-name loop and `Drop`), keeping the small API the
+//! compile driver and its tests use.
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 #[derive(Debug)]
 pub struct TempDir {
-    path: PathBuf,
+    inner: tempfile::TempDir,
 }
-
-static COUNTER: AtomicU32 = AtomicU32::new(0);
 
 impl TempDir {
     /// A new empty directory under `std::env::temp_dir()`.
@@ -19,51 +17,28 @@ impl TempDir {
         TempDir::new_in(std::env::temp_dir(), prefix)
     }
 
-    /// A new empty directory under `parent` named `<prefix>-<pid>-<nanos>-<n>`.
+    /// A new empty directory under `parent` whose name starts with `<prefix>-` (tempfile
+    /// picks a fresh random suffix and creates it exclusively, so two guards never share a
+    /// directory; the directory is private to the user on Unix).
     pub fn new_in(parent: impl AsRef<Path>, prefix: &str) -> io::Result<TempDir> {
-        let parent = parent.as_ref();
-        let pid = std::process::id();
-        for _ in 0..64 {
-            let nanos = SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map(|d| d.subsec_nanos())
-                .unwrap_or(0);
-            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let path = parent.join(format!("{prefix}-{pid}-{nanos:09}-{n}"));
-            // `create_dir` fails if the name exists, so two guards never share a directory.
-            match std::fs::create_dir(&path) {
-                Ok(()) => return Ok(TempDir { path }),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(e),
-            }
-        }
-        Err(io::Error::new(
-            io::ErrorKind::AlreadyExists,
-            "could not find a free temporary directory name",
-        ))
+        let inner = tempfile::Builder::new()
+            .prefix(&format!("{prefix}-"))
+            .tempdir_in(parent)?;
+        Ok(TempDir { inner })
     }
 
     pub fn path(&self) -> &Path {
-        &self.path
+        self.inner.path()
     }
 
     /// A path for `name` inside the directory (not created).
     pub fn join(&self, name: &str) -> PathBuf {
-        self.path.join(name)
+        self.inner.path().join(name)
     }
 
     /// Remove the directory now, reporting failures (drop ignores them).
-    pub fn close(mut self) -> io::Result<()> {
-        let path = std::mem::take(&mut self.path);
-        std::fs::remove_dir_all(path)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        if !self.path.as_os_str().is_empty() {
-            let _ = std::fs::remove_dir_all(&self.path);
-        }
+    pub fn close(self) -> io::Result<()> {
+        self.inner.close()
     }
 }
 
