@@ -342,11 +342,10 @@ pub fn analyze_detailed_program(
         (dom, forest)
     };
     let ((dom, forest), live) = if insns.len() >= 50_000 && par::threads() > 1 {
-        std::thread::scope(|sc| {
-            let h = sc.spawn(|| loops_of(&cfg));
-            let live = liveness::liveness_with_calls(&cfg, &facts, &effects);
-            (h.join().expect("loop analysis panicked"), live)
-        })
+        par::join(
+            || loops_of(&cfg),
+            || liveness::liveness_with_calls(&cfg, &facts, &effects),
+        )
     } else {
         let l = loops_of(&cfg);
         (l, liveness::liveness_with_calls(&cfg, &facts, &effects))

@@ -1,7 +1,10 @@
 //! Work spread over the cores with results taken in order (deterministic
-//! output whatever the core count).
+//! output whatever the core count), on a `rayon` pool (issue 36 item 5:
+//! the well-kept work-stealing pool replaces our own scoped threads; the
+//! order of results stays ours to keep).
 
 use std::cell::Cell;
+use std::sync::OnceLock;
 
 thread_local! {
     static SERIAL: Cell<bool> = const { Cell::new(false) };
@@ -14,16 +17,55 @@ pub fn set_serial(on: bool) {
     SERIAL.with(|s| s.set(on));
 }
 
+/// The cores the helpers may use (at most 8: past that the kernels we
+/// profile gain nothing measurable and memory per thread grows).
+fn cores() -> usize {
+    std::thread::available_parallelism()
+        .map(|t| t.get())
+        .unwrap_or(1)
+        .min(8)
+}
+
+/// The pool every helper task runs on, built once with [`cores`] threads
+/// (a pool of our own, so that a host program's global rayon pool is left
+/// as it configured it).
+fn pool() -> &'static rayon::ThreadPool {
+    static POOL: OnceLock<rayon::ThreadPool> = OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(cores())
+            .thread_name(|i| format!("metal-profiler-{i}"))
+            .build()
+            .expect("a rayon pool of at most 8 threads")
+    })
+}
+
 /// Threads the helpers may use for work started on this thread: 1 after
 /// [`set_serial`]`(true)`, else the cores (at most 8).
 pub fn threads() -> usize {
     if SERIAL.with(|s| s.get()) {
         return 1;
     }
-    std::thread::available_parallelism()
-        .map(|t| t.get())
-        .unwrap_or(1)
-        .min(8)
+    cores()
+}
+
+/// `a()` and `b()`, on two cores when this thread may use helpers (else
+/// one after the other, `a` first).
+pub fn join<A: Send, B: Send>(
+    a: impl FnOnce() -> A + Send,
+    b: impl FnOnce() -> B + Send,
+) -> (A, B) {
+    if threads() < 2 {
+        let x = a();
+        return (x, b());
+    }
+    pool().install(|| rayon::join(a, b))
+}
+
+/// Runs `f` on the pool (so that the rayon calls inside it use the pool's
+/// threads): for callers that split their own work with `rayon` directly.
+pub fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    pool().install(f)
 }
 
 /// `f(0..n)` handed to `sink` in index order; with many items they are
@@ -34,10 +76,10 @@ pub fn map_ordered<T: Send>(
     f: &(dyn Fn(usize) -> T + Sync),
     mut sink: impl FnMut(usize, T),
 ) {
+    use rayon::prelude::*;
     /// Items per batch (bounds the results held at once).
     const BATCH: usize = 2048;
-    let threads = threads();
-    if threads < 2 || n < 256 {
+    if threads() < 2 || n < 256 {
         for i in 0..n {
             sink(i, f(i));
         }
@@ -46,26 +88,10 @@ pub fn map_ordered<T: Send>(
     let mut start = 0;
     while start < n {
         let end = (start + BATCH).min(n);
-        let per = (end - start).div_ceil(threads);
-        let parts: Vec<Vec<T>> = std::thread::scope(|sc| {
-            let handles: Vec<_> = (1..threads)
-                .map(|t| {
-                    let (a, b) = (start + t * per, (start + (t + 1) * per).min(end));
-                    sc.spawn(move || (a..b).map(f).collect::<Vec<T>>())
-                })
-                .collect();
-            let mut parts = vec![(start..(start + per).min(end)).map(f).collect::<Vec<T>>()];
-            for h in handles {
-                parts.push(h.join().expect("a modelling thread panicked"));
-            }
-            parts
-        });
-        let mut i = start;
-        for part in parts {
-            for x in part {
-                sink(i, x);
-                i += 1;
-            }
+        // rayon's indexed collect keeps the items in index order
+        let part: Vec<T> = pool().install(|| (start..end).into_par_iter().map(f).collect());
+        for (i, x) in (start..end).zip(part) {
+            sink(i, x);
         }
         start = end;
     }
@@ -86,6 +112,17 @@ mod tests {
                 assert_eq!(got, (0..n).map(|i| (i, i * 3)).collect::<Vec<_>>());
             }
             assert_eq!(threads() == 1, serial || threads() == 1);
+        }
+        set_serial(false);
+    }
+
+    /// `join` returns both results in place, serial or not.
+    #[test]
+    fn join_returns_both() {
+        for serial in [false, true] {
+            set_serial(serial);
+            let (a, b) = join(|| (0..1000u64).sum::<u64>(), || "b".to_string());
+            assert_eq!((a, b.as_str()), (499_500, "b"));
         }
         set_serial(false);
     }

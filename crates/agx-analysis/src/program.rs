@@ -782,13 +782,12 @@ pub fn analyze_program_keeping(
         // the suggestions and the arms' cycles read the timing only: for a
         // big function the arms are filled on another core meanwhile
         let mut suggestions = if code.insns.len() >= PARALLEL_FILL && crate::par::threads() > 1 {
-            std::thread::scope(|sc| {
-                let (t, divergence) = (&t, &mut s.divergence);
-                let fill = sc.spawn(move || crate::divergence::fill_arms_cycles(divergence, t));
-                let suggestions = timing::suggest(&code.insns, t, Some(&s.analysis));
-                fill.join().expect("filling the arms' cycles panicked");
-                suggestions
-            })
+            let (t, divergence, analysis) = (&t, &mut s.divergence, &s.analysis);
+            crate::par::join(
+                || timing::suggest(&code.insns, t, Some(analysis)),
+                move || crate::divergence::fill_arms_cycles(divergence, t),
+            )
+            .0
         } else {
             let suggestions = timing::suggest(&code.insns, &t, Some(&s.analysis));
             crate::divergence::fill_arms_cycles(&mut s.divergence, &t);

@@ -769,20 +769,15 @@ fn par_write(
     while start < n {
         let end = (start + batch.max(1)).min(n);
         let per = (end - start).div_ceil(threads);
-        std::thread::scope(|sc| {
-            let mut rest = bufs.iter_mut().enumerate();
-            let (_, mine) = rest.next().expect("one buffer");
-            for (t, buf) in rest {
+        agx_analysis::par::install(|| {
+            use rayon::prelude::*;
+            bufs.par_iter_mut().enumerate().for_each(|(t, buf)| {
                 let (a, b) = (start + t * per, (start + (t + 1) * per).min(end));
-                sc.spawn(move || {
-                    buf.clear();
-                    if a < b {
-                        one(a..b, buf);
-                    }
-                });
-            }
-            mine.clear();
-            one(start..(start + per).min(end), mine);
+                buf.clear();
+                if a < b {
+                    one(a..b, buf);
+                }
+            })
         });
         for buf in &bufs {
             if !buf.is_empty() {
