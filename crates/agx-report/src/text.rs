@@ -13,6 +13,21 @@ use agx_isa::format::{write_addr, write_line};
 use agx_isa::Syntax;
 use std::fmt::Write as _;
 
+/// The report's styles (`anstyle`, issue 36 item 5: named styles instead of
+/// hand-written SGR codes; rendered only when colour is on).
+mod styles {
+    use anstyle::{AnsiColor, Style};
+    pub const HEAD: Style = Style::new()
+        .bold()
+        .fg_color(Some(anstyle::Color::Ansi(AnsiColor::Cyan)));
+    pub const BAD: Style = Style::new().fg_color(Some(anstyle::Color::Ansi(AnsiColor::Red)));
+    pub const WARN: Style = Style::new().fg_color(Some(anstyle::Color::Ansi(AnsiColor::Yellow)));
+    pub const GOOD: Style = Style::new().fg_color(Some(anstyle::Color::Ansi(AnsiColor::Green)));
+    pub const INFO: Style = Style::new().fg_color(Some(anstyle::Color::Ansi(AnsiColor::Cyan)));
+    pub const DIM: Style = Style::new().dimmed();
+}
+use styles::{BAD, DIM, GOOD, HEAD, INFO, WARN};
+
 /// ANSI styling, or none.
 #[derive(Clone, Copy)]
 struct Style {
@@ -20,45 +35,43 @@ struct Style {
 }
 
 impl Style {
-    fn wrap(&self, code: &str, s: &str) -> String {
+    fn wrap(&self, style: anstyle::Style, s: &str) -> String {
         if self.on {
-            format!("\x1b[{code}m{s}\x1b[0m")
+            format!("{}{s}{}", style.render(), style.render_reset())
         } else {
             s.to_string()
         }
     }
     fn head(&self, s: &str) -> String {
-        self.wrap("1;36", s)
+        self.wrap(HEAD, s)
     }
     fn bad(&self, s: &str) -> String {
-        self.wrap("31", s)
+        self.wrap(BAD, s)
     }
     fn warn(&self, s: &str) -> String {
-        self.wrap("33", s)
+        self.wrap(WARN, s)
     }
     fn good(&self, s: &str) -> String {
-        self.wrap("32", s)
+        self.wrap(GOOD, s)
     }
     fn dim(&self, s: &str) -> String {
-        self.wrap("2", s)
+        self.wrap(DIM, s)
     }
     /// The start of [`Style::wrap`]'s text, written in place.
-    fn open(&self, out: &mut Vec<u8>, code: &str) {
+    fn open(&self, out: &mut Vec<u8>, style: anstyle::Style) {
         if self.on {
-            out.extend_from_slice(b"\x1b[");
-            out.extend_from_slice(code.as_bytes());
-            out.push(b'm');
+            let _ = style.write_to(out);
         }
     }
     /// The end of [`Style::wrap`]'s text.
     fn close(&self, out: &mut Vec<u8>) {
         if self.on {
-            out.extend_from_slice(b"\x1b[0m");
+            out.extend_from_slice(anstyle::Reset.render().to_string().as_bytes());
         }
     }
     /// [`Style::wrap`] of `s`, written in place.
-    fn put(&self, out: &mut Vec<u8>, code: &str, s: &str) {
-        self.open(out, code);
+    fn put(&self, out: &mut Vec<u8>, style: anstyle::Style, s: &str) {
+        self.open(out, style);
         out.extend_from_slice(s.as_bytes());
         self.close(out);
     }
@@ -507,7 +520,7 @@ fn loop_section(out: &mut Vec<u8>, st: Style, l: &Loop) {
     };
     // section(): "\n  " + head("── Loop {i} (0x{from:x}–0x{to:x}, depth {d}) ──")
     out.extend_from_slice(b"\n  ");
-    st.open(out, "1;36");
+    st.open(out, HEAD);
     out.extend_from_slice("── Loop ".as_bytes());
     put_u(out, i as u64);
     out.extend_from_slice(b" (0x");
@@ -564,7 +577,7 @@ fn loop_section(out: &mut Vec<u8>, st: Style, l: &Loop) {
     if b.exposed_stall > 0.0 {
         // kv("Stall", bad("~{} cy/iter exposed at this occupancy ({} of it at memory waits)"))
         put_key(out, "Stall");
-        st.open(out, "31");
+        st.open(out, BAD);
         out.push(b'~');
         put_cy(out, b.exposed_stall);
         out.extend_from_slice(b" cy/iter exposed at this occupancy (");
@@ -960,7 +973,7 @@ fn annotated_line(
     for b in branches.iter().take_while(|b| b.at == insn.addr) {
         if !b.uniform {
             mark(out);
-            st.open(out, "33");
+            st.open(out, WARN);
             out.extend_from_slice("◆ divergent ".as_bytes());
             out.extend_from_slice(b.kind.name().as_bytes());
             out.extend_from_slice(b": ");
@@ -972,22 +985,22 @@ fn annotated_line(
         // one address for the whole SIMD-group: charged once (issue 22)
         if row.uniform_address {
             mark(out);
-            st.put(out, "2", "◇ uniform address");
+            st.put(out, DIM, "◇ uniform address");
         }
         // what a stack access is for (issue 27 item 4)
         if let Some(k) = row.stack_kind {
             mark(out);
-            st.put(out, "2", &["◇ stack: ", k].concat());
+            st.put(out, DIM, &["◇ stack: ", k].concat());
         }
         // the access pattern of a memory instruction (issue 27)
         if let Some(a) = row.access_words() {
             mark(out);
-            st.put(out, "36", &a);
+            st.put(out, INFO, &a);
         }
         if let Some(dep) = &row.raw_dep {
             if dep.penalty > 0.0 {
                 mark(out);
-                st.open(out, "33");
+                st.open(out, WARN);
                 out.extend_from_slice("◀ RAW dep +".as_bytes());
                 put_fixed2(out, dep.penalty);
                 out.extend_from_slice(b" cy (on 0x");
@@ -1000,7 +1013,7 @@ fn annotated_line(
         match row.stall_mark {
             Some(StallMark::Exposed) => {
                 mark(out);
-                st.open(out, "31");
+                st.open(out, BAD);
                 out.extend_from_slice("◀◀◀ STALL ~".as_bytes());
                 put_cy(out, row.stall.unwrap_or(0.0));
                 out.extend_from_slice(b" cy exposed");
@@ -1011,7 +1024,7 @@ fn annotated_line(
             }
             Some(StallMark::Hidden) => {
                 mark(out);
-                st.put(out, "2", STALL_HIDDEN_WORDS);
+                st.put(out, DIM, STALL_HIDDEN_WORDS);
             }
             None => {}
         }
@@ -1073,7 +1086,7 @@ fn suggestion_bytes(out: &mut Vec<u8>, st: Style, indent: &str, s: &SuggestionOu
     out.push(b' ');
     out.extend_from_slice(s.message.as_bytes());
     out.push(b' ');
-    st.open(out, "2");
+    st.open(out, DIM);
     out.extend_from_slice(b"[0x");
     put_hex(out, s.offset);
     out.push(b']');
@@ -1082,7 +1095,7 @@ fn suggestion_bytes(out: &mut Vec<u8>, st: Style, indent: &str, s: &SuggestionOu
     // the fact it rests on and its sites (issue 27 item 5)
     if !s.fact.is_empty() || s.sites.len() > 1 {
         out.extend_from_slice(indent.as_bytes());
-        st.open(out, "2");
+        st.open(out, DIM);
         out.extend_from_slice(b"   fact: ");
         out.extend_from_slice(s.fact.as_bytes());
         if s.sites.len() > 1 {

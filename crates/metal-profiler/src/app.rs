@@ -178,7 +178,17 @@ pub fn use_color(choice: ColorArg, is_tty: bool) -> bool {
     match choice {
         ColorArg::Always => true,
         ColorArg::Never => false,
-        ColorArg::Auto => is_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        // the environment as anstyle-query reads it for anstream (issue 36
+        // item 5): CLICOLOR_FORCE forces colour; NO_COLOR, CLICOLOR=0 and
+        // TERM=dumb turn it off; else colour on a terminal only (`-o` files
+        // and pipes stay plain)
+        ColorArg::Auto => {
+            anstyle_query::clicolor_force()
+                || (is_tty
+                    && !anstyle_query::no_color()
+                    && anstyle_query::clicolor() != Some(false)
+                    && std::env::var_os("TERM").is_none_or(|t| t != "dumb"))
+        }
     }
 }
 
