@@ -1,0 +1,81 @@
+//! `consider-fp16`: a loop whose FP32 pipe takes at least half its cycles, with no FP16 arithmetic and no memory stall.
+
+use super::{Context, Need, Rule};
+#[allow(unused_imports)]
+use crate::timing::suggest::{severity_for_share, share_pct, Severity, Suggestion};
+
+pub struct ConsiderFp16;
+
+impl Rule for ConsiderFp16 {
+    fn id(&self) -> &'static str {
+        "consider-fp16"
+    }
+    fn help(&self) -> &'static str {
+        "A loop bound by FP32 arithmetic with no FP16: half precision halves register use and RAW penalties where the precision allows."
+    }
+    fn needs(&self) -> &'static [Need] {
+        &[Need::Timing]
+    }
+    fn evaluate(&self, cx: &Context<'_>, out: &mut Vec<Suggestion>) {
+        let fx = &cx.facts;
+        let (insns, timing) = (cx.insns, cx.timing);
+        let _ = (insns, timing);
+        cx.per_loop(out, &|l| {
+            let super::facts::LoopView { range, own_idx, own } = fx.view(l);
+            let _ = (&range, own_idx, &own);
+            #[allow(unused_variables)]
+            let body = || fx.body(l, &range);
+            let no_mem_stall = l.body.wait_stall <= 0.0;
+        // --- FP16 ---
+        let own_keys = || own_idx.iter().map(|&j| fx.key_of(j as usize));
+        let f32_ops = own_keys().filter(|k| k.is_fp32_arith()).count();
+        let f16_ops = own_keys().filter(|k| k.is_fp16_arith()).count();
+        let f_bound = no_mem_stall && l.body.pipes.ic < l.body.pipes.fscib();
+        if f32_ops >= 4
+            && f16_ops == 0
+            && f_bound
+            && l.body.pipes.f32 * 2.0 >= l.body.cycles_per_iteration
+        {
+            let f32_insns: Vec<u32> = own_idx
+                .iter()
+                .zip(&own)
+                .filter(|&(&j, _)| fx.key_of(j as usize).is_fp32_arith())
+                .map(|(_, i)| i.addr)
+                .collect();
+            let share = fx.share_of(&f32_insns);
+            let g = timing.params.gpu.table();
+            return Some(
+                Suggestion::new(
+                    // (whether the precision allows is not known: at most 🟢)
+                    Severity::Low,
+                    f32_insns[0],
+                    "consider-fp16",
+                    &[
+                        ("f32_ops", f32_ops as f64),
+                        ("f32_cycles", l.body.pipes.f32),
+                        ("cycles_per_iteration", l.body.cycles_per_iteration),
+                        ("raw_penalty_16", g.raw_penalty_16),
+                        ("raw_penalty_32", g.raw_penalty_32),
+                        ("share_pct", share),
+                    ],
+                    |f| {
+                        format!(
+                    "Loop at 0x{:x} is FP32-bound ({} FP32 ops, {} of {} cy/iter, {}% of the estimate); if the precision allows, half-precision halves register use and RAW penalties (+{} vs +{} cy).",
+                    l.header,
+                    f("f32_ops"),
+                    f("f32_cycles"),
+                    f("cycles_per_iteration"),
+                    f("share_pct"),
+                    f("raw_penalty_16"),
+                    f("raw_penalty_32")
+                )
+                    },
+                )
+                .with_fact("the loop's FP32 pipe takes at least half its cycles, with no FP16 arithmetic and no memory stall")
+                .with_sites(f32_insns),
+            );
+        }
+            None
+        });
+    }
+}
