@@ -46,8 +46,7 @@ impl Rule for ConsiderFp16 {
             let g = timing.params.gpu.table();
             return Some(
                 Suggestion::new(
-                    // (whether the precision allows is not known: at most 🟢)
-                    Severity::Low,
+                    severity_for_share(share),
                     f32_insns[0],
                     "consider-fp16",
                     &[

@@ -40,7 +40,7 @@ impl Rule for DivergentLoopExit {
             let reason = b.reason.clone();
             out.push(
                     Suggestion::new(
-                        severity_for_share(share).max(crate::timing::Severity::Medium),
+                        severity_for_share(share),
                         b.at,
                         "divergent-loop-exit",
                         &[("arms_cycles", arms), ("total_cycles", total), ("share_pct", share)],

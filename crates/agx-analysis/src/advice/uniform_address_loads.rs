@@ -64,8 +64,7 @@ impl Rule for UniformAddressLoads {
                 let simd = timing.params.gpu.table().simd_width as f64;
                 let share = fx.share_of(&usites);
                 out.push(Suggestion::new(
-                // (nothing to do: at most 🟢)
-                Severity::Low,
+                severity_for_share(share),
                 at,
                 "uniform-address-loads",
                 &[
