@@ -23,14 +23,12 @@ impl Rule for DivergentBranch {
         if total <= 0.0 {
             return;
         }
-        #[allow(clippy::unused_enumerate_index)]
         for (k, b) in d
             .branches
             .iter()
             .enumerate()
             .filter(|(_, b)| !b.uniform && b.kind == BranchKind::If)
         {
-            let _ = k;
             let arms = b.arms_cycles.unwrap_or(0.0);
 
             let Some((_, e)) = b.arms else { continue };

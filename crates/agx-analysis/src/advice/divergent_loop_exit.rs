@@ -1,5 +1,6 @@
 //! `divergent-loop-exit`: a loop whose exit test is not uniform: its threads may leave at different iterations (not a grid- or block-stride loop's tail).
 
+use super::facts::innermost_loop;
 use super::{Context, Need, Rule};
 use crate::divergence::{tail_only_exit, BranchKind};
 use crate::timing::suggest::{severity_for_share, share_pct, Suggestion};
@@ -23,14 +24,11 @@ impl Rule for DivergentLoopExit {
         if total <= 0.0 {
             return;
         }
-        #[allow(clippy::unused_enumerate_index)]
-        for (k, b) in d
+        for b in d
             .branches
             .iter()
-            .enumerate()
-            .filter(|(_, b)| !b.uniform && b.kind == BranchKind::Loop)
+            .filter(|b| !b.uniform && b.kind == BranchKind::Loop)
         {
-            let _ = k;
             let arms = b.arms_cycles.unwrap_or(0.0);
 
             if b.arms.is_some_and(|r| tail_only_exit(insns, r, &b.reason)) {
@@ -38,6 +36,12 @@ impl Rule for DivergentLoopExit {
             }
             let share = share_pct(arms, total);
             let reason = b.reason.clone();
+            // the loop as the text report's sections name it: by its header
+            // (the loop holding the back branch)
+            let name = match innermost_loop(t, b.at) {
+                Some(l) => format!("Loop at 0x{:x}", l.header),
+                None => format!("The loop ending at 0x{:x}", b.at),
+            };
             out.push(
                     Suggestion::new(
                         severity_for_share(share),
@@ -46,8 +50,7 @@ impl Rule for DivergentLoopExit {
                         &[("arms_cycles", arms), ("total_cycles", total), ("share_pct", share)],
                         |f| {
                             format!(
-                            "Loop ending at 0x{:x} has a divergent exit: {reason}. Its body costs {} cy of {} cy ({}%) per pass of the slowest thread; give the threads of a SIMD-group similar trip counts (sort/bin the work) or make the bound uniform.",
-                            b.at,
+                            "{name} has a divergent exit: {reason}. Its body costs {} cy of {} cy ({}%) per pass of the slowest thread; give the threads of a SIMD-group similar trip counts (sort/bin the work) or make the bound uniform.",
                             f("arms_cycles"),
                             f("total_cycles"),
                             f("share_pct")

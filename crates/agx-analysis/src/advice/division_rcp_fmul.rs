@@ -71,7 +71,7 @@ impl Rule for DivisionRcpFmul {
                     format!(
                     "{} division(s){}: rcp at 0x{at:x} ({} IC cy) feeds {} at 0x{:x}; {}% of the estimate. If the divisor is reused or loop-invariant, compute its reciprocal once and multiply.",
                     f("divisions"),
-                    lp.map(|h| format!(" inside loop 0x{h:x}")).unwrap_or_default(),
+                    lp.map(|h| format!(" inside the loop at 0x{h:x}")).unwrap_or_default(),
                     f("rcp_ic_cycles"),
                     c.mnemonic(),
                     c.addr,

@@ -71,7 +71,7 @@ impl Rule for HoistInvariantTranscendental {
                     ],
                     |f| {
                         format!(
-                        "{} transcendental(s) in loop 0x{:x} (first {} at 0x{:x}) read only values the loop never writes: hoist them out of the loop (saves {} IC cy/iter, {}% of the estimate).",
+                        "{} transcendental(s) in the loop at 0x{:x} (first {} at 0x{:x}) read only values the loop never writes: hoist them out of the loop (saves {} IC cy/iter, {}% of the estimate).",
                         f("transcendentals"),
                         l.header,
                         i.mnemonic(),

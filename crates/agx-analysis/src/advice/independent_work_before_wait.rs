@@ -83,7 +83,7 @@ impl Rule for IndependentWorkBeforeWait {
             let more = loads.len().saturating_sub(3);
             let slot = w.slot.map(|s| format!(" (slot {s})")).unwrap_or_default();
             let region = header
-                .map(|h| format!("loop 0x{h:x}"))
+                .map(|h| format!("the loop at 0x{h:x}"))
                 .unwrap_or_else(|| "the straight-line code".to_string());
             out.push(
             Suggestion::new(

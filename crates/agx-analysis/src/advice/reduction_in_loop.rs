@@ -48,7 +48,7 @@ impl Rule for ReductionInLoop {
                     ],
                     |f| {
                         format!(
-                        "{} cross-lane reduction(s) inside loop 0x{:x} (first {} at 0x{:x}, ~{} cy each), {}% of the estimate. Accumulate per lane in the loop and reduce once after it.",
+                        "{} cross-lane reduction(s) inside the loop at 0x{:x} (first {} at 0x{:x}, ~{} cy each), {}% of the estimate. Accumulate per lane in the loop and reduce once after it.",
                         f("reductions"),
                         l.header,
                         i.mnemonic(),

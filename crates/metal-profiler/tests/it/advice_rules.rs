@@ -103,3 +103,27 @@ fn mandelbrot_loop_exit_is_high_in_every_view() {
         .unwrap();
     assert!(line.trim_start().starts_with('🔴'), "{line}");
 }
+
+/// One name per loop, as the text report's sections name it: "loop at
+/// 0x…" by its header (was: "Loop ending at 0x19e" for mandelbrot's loop at
+/// 0x140, "loop 0x…" in five rules).
+#[test]
+fn every_message_names_a_loop_by_its_header() {
+    let mut loops = 0;
+    for (name, v) in documents() {
+        for s in suggestions(&v) {
+            let m = s["message"].as_str().unwrap();
+            assert!(!m.contains("oop 0x"), "{name}: {m}");
+            assert!(!m.contains("oop ending at"), "{name}: {m}");
+            loops += m.matches("oop at 0x").count();
+        }
+    }
+    assert!(loops > 5, "{loops}");
+    let v = json(&[&path("examples/kernels.archive"), "-f", "mandelbrot"]);
+    let exit = suggestions(&v)
+        .into_iter()
+        .find(|s| s["rule"] == "divergent-loop-exit")
+        .unwrap();
+    let m = exit["message"].as_str().unwrap();
+    assert!(m.starts_with("Loop at 0x140 has a divergent exit"), "{m}");
+}
