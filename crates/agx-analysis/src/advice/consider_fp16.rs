@@ -30,7 +30,11 @@ impl Rule for ConsiderFp16 {
         let own_keys = || own_idx.iter().map(|&j| fx.key_of(j as usize));
         let f32_ops = own_keys().filter(|k| k.is_fp32_arith()).count();
         let f16_ops = own_keys().filter(|k| k.is_fp16_arith()).count();
-        let f_bound = no_mem_stall && l.body.pipes.ic < l.body.pipes.fscib();
+        // FP32 throughput is the region's bound: the F32 pipe, or the pipe
+        // it shares with F16 and SCIB (the headline's bound), not dispatch,
+        // a chain or memory
+        let by = l.body.bound.by;
+        let f_bound = no_mem_stall && matches!(by, "f32" | "fscib");
         if f32_ops >= 4
             && f16_ops == 0
             && f_bound
@@ -59,8 +63,9 @@ impl Rule for ConsiderFp16 {
                     ],
                     |f| {
                         format!(
-                    "Loop at 0x{:x} is FP32-bound ({} FP32 ops, {} of {} cy/iter, {}% of the estimate); if the precision allows, half-precision halves register use and RAW penalties (+{} vs +{} cy).",
+                    "Loop at 0x{:x} is bound by {} ({} FP32 ops, {} of {} cy/iter, {}% of the estimate); if the precision allows, half-precision halves register use and RAW penalties (+{} vs +{} cy).",
                     l.header,
+                    crate::timing::model::bound_label(by),
                     f("f32_ops"),
                     f("f32_cycles"),
                     f("cycles_per_iteration"),
@@ -70,7 +75,7 @@ impl Rule for ConsiderFp16 {
                 )
                     },
                 )
-                .with_fact("the loop's FP32 pipe takes at least half its cycles, with no FP16 arithmetic and no memory stall")
+                .with_fact("the loop is bound by the FP32 pipe (or the pipe it shares) and FP32 takes at least half its cycles, with no FP16 arithmetic and no memory stall")
                 .with_sites(f32_insns),
             );
         }

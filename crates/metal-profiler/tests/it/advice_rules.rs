@@ -127,3 +127,22 @@ fn every_message_names_a_loop_by_its_header() {
     let m = exit["message"].as_str().unwrap();
     assert!(m.starts_with("Loop at 0x140 has a divergent exit"), "{m}");
 }
+
+/// A message names the region's bound as the headline does: mandelbrot's
+/// loop is bound by the F+SCIB pipe (was: "FP32-bound").
+#[test]
+fn fp16_advice_names_the_headline_bound() {
+    let v = json(&[&path("examples/kernels.archive"), "-f", "mandelbrot"]);
+    let k = &v["kernels"][0];
+    let by = k["loops"][0]["body"]["bound"]["by"].as_str().unwrap();
+    assert_eq!(by, "fscib");
+    let fp16 = suggestions(&v)
+        .into_iter()
+        .find(|s| s["rule"] == "consider-fp16")
+        .unwrap();
+    let m = fp16["message"].as_str().unwrap();
+    assert!(!m.contains("FP32-bound"), "{m}");
+    assert!(m.contains("is bound by F+SCIB pipe ("), "{m}");
+    let text = ok_out(&[&path("examples/kernels.archive"), "-f", "mandelbrot"]);
+    assert!(text.contains("bound by F+SCIB pipe"), "headline");
+}
