@@ -2,8 +2,7 @@
 
 use super::{Context, Need, Rule};
 use crate::timing::suggest::accumulators;
-#[allow(unused_imports)]
-use crate::timing::suggest::{severity_for_share, share_pct, Severity, Suggestion};
+use crate::timing::suggest::{severity_for_share, Suggestion};
 use std::collections::HashSet;
 
 pub struct BreakDependencyChain;
@@ -20,12 +19,9 @@ impl Rule for BreakDependencyChain {
     }
     fn evaluate(&self, cx: &Context<'_>, out: &mut Vec<Suggestion>) {
         let fx = &cx.facts;
-        let (insns, timing) = (cx.insns, cx.timing);
-        let _ = (insns, timing);
+
         cx.per_loop(out, &|l| {
-            let super::facts::LoopView { range, own_idx, own } = fx.view(l);
-            let _ = (&range, own_idx, &own);
-            #[allow(unused_variables)]
+            let super::facts::LoopView { range, .. } = fx.view(l);
             let body = || fx.body(l, &range);
             let loop_share = fx.loop_share(l);
         // --- break dependency chains ---

@@ -22,7 +22,6 @@ impl Rule for CoalesceStridedLoads {
         let Some(access) = cx.access else { return };
         let addr_of = |a: &Access| insns.get(a.index as usize).map_or(0, |i| i.addr);
         let share = |region: Option<u32>, sites: &[u32]| region_share(cx, region, sites);
-        let _ = (line_bytes, &share);
         // --- coalescing: one suggestion per region, listing its sites ---
         let mut groups: std::collections::BTreeMap<Option<u32>, Vec<Site>> = Default::default();
         for a in &access.accesses {

@@ -1,8 +1,7 @@
 //! `consider-fp16`: a loop whose FP32 pipe takes at least half its cycles, with no FP16 arithmetic and no memory stall.
 
 use super::{Context, Need, Rule};
-#[allow(unused_imports)]
-use crate::timing::suggest::{severity_for_share, share_pct, Severity, Suggestion};
+use crate::timing::suggest::{severity_for_share, Suggestion};
 
 pub struct ConsiderFp16;
 
@@ -18,13 +17,9 @@ impl Rule for ConsiderFp16 {
     }
     fn evaluate(&self, cx: &Context<'_>, out: &mut Vec<Suggestion>) {
         let fx = &cx.facts;
-        let (insns, timing) = (cx.insns, cx.timing);
-        let _ = (insns, timing);
+        let timing = cx.timing;
         cx.per_loop(out, &|l| {
-            let super::facts::LoopView { range, own_idx, own } = fx.view(l);
-            let _ = (&range, own_idx, &own);
-            #[allow(unused_variables)]
-            let body = || fx.body(l, &range);
+            let super::facts::LoopView { own_idx, own, .. } = fx.view(l);
             let no_mem_stall = l.body.wait_stall <= 0.0;
         // --- FP16 ---
         let own_keys = || own_idx.iter().map(|&j| fx.key_of(j as usize));

@@ -6,8 +6,7 @@
 
 use super::facts::innermost_loop;
 use super::{Context, Need, Rule};
-#[allow(unused_imports)]
-use crate::timing::suggest::{severity_for_share, share_pct, Severity, Suggestion};
+use crate::timing::suggest::{severity_for_share, Suggestion};
 use agx_isa::RegFile;
 use std::collections::HashSet;
 

@@ -18,11 +18,10 @@ impl Rule for HoistInvariantLoads {
         &[Need::Timing, Need::Access]
     }
     fn evaluate(&self, cx: &Context<'_>, out: &mut Vec<Suggestion>) {
-        let (insns, t, line_bytes) = (cx.insns, cx.timing, cx.line_bytes);
+        let (insns, t) = (cx.insns, cx.timing);
         let Some(access) = cx.access else { return };
         let addr_of = |a: &Access| insns.get(a.index as usize).map_or(0, |i| i.addr);
         let share = |region: Option<u32>, sites: &[u32]| region_share(cx, region, sites);
-        let _ = (line_bytes, &share);
         // --- hoisting loop-invariant loads: one per loop ---
         let mut hoist: std::collections::BTreeMap<u32, (u32, Vec<u32>)> = Default::default();
         for a in &access.accesses {

@@ -1,8 +1,7 @@
 //! `hoist-invariant-transcendental`: a transcendental in a loop reading only values the loop never writes.
 
 use super::{Context, Need, Rule};
-#[allow(unused_imports)]
-use crate::timing::suggest::{severity_for_share, share_pct, Severity, Suggestion};
+use crate::timing::suggest::{severity_for_share, Suggestion};
 use agx_isa::{Instruction, RegFile};
 use std::collections::HashSet;
 
@@ -20,12 +19,9 @@ impl Rule for HoistInvariantTranscendental {
     }
     fn evaluate(&self, cx: &Context<'_>, out: &mut Vec<Suggestion>) {
         let fx = &cx.facts;
-        let (insns, timing) = (cx.insns, cx.timing);
-        let _ = (insns, timing);
+
         cx.per_loop(out, &|l| {
             let super::facts::LoopView { range, own_idx, own } = fx.view(l);
-            let _ = (&range, own_idx, &own);
-            #[allow(unused_variables)]
             let body = || fx.body(l, &range);
         // --- hoist invariant transcendentals ---
         // built on the first transcendental only (most loops have none)

@@ -1,8 +1,7 @@
 //! `independent-work-before-wait`: waits whose loads are issued less than a quarter of their latency before them (one per region).
 
 use super::{Context, Need, Rule};
-#[allow(unused_imports)]
-use crate::timing::suggest::{severity_for_share, share_pct, Severity, Suggestion};
+use crate::timing::suggest::{severity_for_share, Suggestion};
 
 pub struct IndependentWorkBeforeWait;
 
@@ -18,8 +17,7 @@ impl Rule for IndependentWorkBeforeWait {
     }
     fn evaluate(&self, cx: &Context<'_>, out: &mut Vec<Suggestion>) {
         let fx = &cx.facts;
-        let (insns, timing, analysis) = (cx.insns, cx.timing, cx.analysis);
-        let _ = (insns, timing, analysis, fx);
+        let (insns, timing) = (cx.insns, cx.timing);
         let addrs = &fx.addrs;
         // --- more independent work between loads and wait (one per region) ---
         // A wait waits for the loads of its scoreboard slot (all loads for a

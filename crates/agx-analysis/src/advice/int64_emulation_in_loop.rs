@@ -1,8 +1,7 @@
 //! `int64-emulation-in-loop`: 64-bit integer arithmetic in a loop (emulated adds, slow multiplies).
 
 use super::{Context, Need, Rule};
-#[allow(unused_imports)]
-use crate::timing::suggest::{severity_for_share, share_pct, Severity, Suggestion};
+use crate::timing::suggest::{severity_for_share, Suggestion};
 use agx_isa::{Instruction, RegFile, Width};
 
 pub struct Int64EmulationInLoop;
@@ -19,13 +18,9 @@ impl Rule for Int64EmulationInLoop {
     }
     fn evaluate(&self, cx: &Context<'_>, out: &mut Vec<Suggestion>) {
         let fx = &cx.facts;
-        let (insns, timing) = (cx.insns, cx.timing);
-        let _ = (insns, timing);
+
         cx.per_loop(out, &|l| {
-            let super::facts::LoopView { range, own_idx, own } = fx.view(l);
-            let _ = (&range, own_idx, &own);
-            #[allow(unused_variables)]
-            let body = || fx.body(l, &range);
+            let super::facts::LoopView { own_idx, own, .. } = fx.view(l);
         // --- 64-bit integer emulation ---
         let int64: Vec<&&Instruction> = own_idx
             .iter()

@@ -2,8 +2,7 @@
 
 use super::facts::highest_gpr;
 use super::{Context, Need, Rule};
-#[allow(unused_imports)]
-use crate::timing::suggest::{severity_for_share, share_pct, Severity, Suggestion};
+use crate::timing::suggest::{Severity, Suggestion};
 
 pub struct RegisterPressure;
 
@@ -18,9 +17,7 @@ impl Rule for RegisterPressure {
         &[Need::Timing]
     }
     fn evaluate(&self, cx: &Context<'_>, out: &mut Vec<Suggestion>) {
-        let fx = &cx.facts;
         let (insns, timing, analysis) = (cx.insns, cx.timing, cx.analysis);
-        let _ = (insns, timing, analysis, fx);
         // --- register pressure / occupancy ---
         let threads = timing.params.threads_per_core;
         // (address of the peak, its figures, their words)

@@ -2,8 +2,7 @@
 
 use super::{Context, Need, Rule};
 use crate::timing::suggest::stores_to_threadgroup;
-#[allow(unused_imports)]
-use crate::timing::suggest::{severity_for_share, share_pct, Severity, Suggestion};
+use crate::timing::suggest::{severity_for_share, Suggestion};
 use agx_isa::{Instruction, MemDir, MemSpace};
 use std::collections::HashSet;
 
@@ -21,12 +20,9 @@ impl Rule for TileGlobalLoads {
     }
     fn evaluate(&self, cx: &Context<'_>, out: &mut Vec<Suggestion>) {
         let fx = &cx.facts;
-        let (insns, timing) = (cx.insns, cx.timing);
-        let _ = (insns, timing);
+        let timing = cx.timing;
         cx.per_loop(out, &|l| {
-            let super::facts::LoopView { range, own_idx, own } = fx.view(l);
-            let _ = (&range, own_idx, &own);
-            #[allow(unused_variables)]
+            let super::facts::LoopView { range, own, .. } = fx.view(l);
             let body = || fx.body(l, &range);
         // --- tile global loads ---
         // (a load whose address is uniform reads one value for the whole

@@ -1,8 +1,7 @@
 //! `uniform-address-loads`: loads the divergence analysis proved uniform, in a region bound by memory, named so that the bound is not read as theirs.
 
 use super::{Context, Need, Rule};
-#[allow(unused_imports)]
-use crate::timing::suggest::{severity_for_share, share_pct, Severity, Suggestion};
+use crate::timing::suggest::{severity_for_share, Suggestion};
 use agx_isa::{MemDir, MemSpace};
 
 pub struct UniformAddressLoads;
@@ -19,8 +18,7 @@ impl Rule for UniformAddressLoads {
     }
     fn evaluate(&self, cx: &Context<'_>, out: &mut Vec<Suggestion>) {
         let fx = &cx.facts;
-        let (insns, timing, analysis) = (cx.insns, cx.timing, cx.analysis);
-        let _ = (insns, timing, analysis, fx);
+        let (insns, timing) = (cx.insns, cx.timing);
         let details = &timing.instructions_detail;
         // --- uniform-address loads in a memory-bound region ---
         // Loads the divergence analysis proved uniform (kernel arguments, array
