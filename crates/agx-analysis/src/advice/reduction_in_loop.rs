@@ -1,8 +1,8 @@
-//! `reduction-in-loop`: a SIMD-group or quad reduction executed on every iteration of a loop.
+//! `reduction-in-loop`: a SIMD-group or quad reduction executed on every
+//! iteration of a loop.
 
 use super::{Context, Need, Rule};
 use crate::timing::suggest::{severity_for_share, Suggestion};
-use agx_isa::Instruction;
 
 pub struct ReductionInLoop;
 
@@ -18,31 +18,30 @@ impl Rule for ReductionInLoop {
     }
     fn evaluate(&self, cx: &Context<'_>, out: &mut Vec<Suggestion>) {
         let fx = &cx.facts;
-
+        // one suggestion per loop, the loops on all cores
         cx.per_loop(out, &|l| {
             let super::facts::LoopView { own_idx, own, .. } = fx.view(l);
-        // --- simd/quad reductions in loops ---
-        let reds: Vec<&&Instruction> = own_idx
-            .iter()
-            .zip(&own)
-            .filter(|&(&j, _)| fx.key_of(j as usize).is_cross_lane_reduction())
-            .map(|(_, i)| i)
-            .collect();
-        if let Some(i) = reds.first() {
+            // the fact: the loop's own cross-lane reductions
+            let reds: Vec<_> = own_idx
+                .iter()
+                .zip(&own)
+                .filter(|&(&j, _)| fx.key_of(j as usize).is_cross_lane_reduction())
+                .map(|(_, i)| *i)
+                .collect();
+            let i = reds.first()?;
             let sites: Vec<u32> = reds.iter().map(|i| i.addr).collect();
             let share = fx.share_of(&sites);
-            return Some(
-                Suggestion::new(
-                    severity_for_share(share),
-                    i.addr,
-                    "reduction-in-loop",
-                    &[
-                        ("reductions", reds.len() as f64),
-                        ("cycles", fx.cycles_at(i.addr, 14.5)),
-                        ("share_pct", share),
-                    ],
-                    |f| {
-                        format!(
+            let s = Suggestion::new(
+                severity_for_share(share),
+                i.addr,
+                self.id(),
+                &[
+                    ("reductions", reds.len() as f64),
+                    ("cycles", fx.cycles_at(i.addr, 14.5)),
+                    ("share_pct", share),
+                ],
+                |f| {
+                    format!(
                         "{} cross-lane reduction(s) inside the loop at 0x{:x} (first {} at 0x{:x}, ~{} cy each), {}% of the estimate. Accumulate per lane in the loop and reduce once after it.",
                         f("reductions"),
                         l.header,
@@ -51,14 +50,12 @@ impl Rule for ReductionInLoop {
                         f("cycles"),
                         f("share_pct")
                     )
-                    },
-                )
-                .with_fact("a SIMD-group or quad reduction executes on every iteration")
-                .with_sites(sites),
+                },
             );
-        }
-
-            None
+            Some(
+                s.with_fact("a SIMD-group or quad reduction executes on every iteration")
+                    .with_sites(sites),
+            )
         });
     }
 }
