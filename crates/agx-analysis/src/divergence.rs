@@ -2240,119 +2240,6 @@ fn range_of(d: &Divergence, t: &crate::timing::KernelTiming) -> DivergenceRange 
     }
 }
 
-/// Suggestions (issue 22 item 5, issue 27 item 5): only where divergence
-/// costs something. A divergent `if` with an `else` makes the SIMD-group run
-/// both arms: it pays the cheaper arm on top of what a uniform SIMD-group
-/// pays, and that extra is the share the finding concerns. A divergent `if`
-/// without an `else` runs its one arm, as the threads that take it would
-/// anyway: nothing to fix (a bounds guard around the body is one). A loop
-/// whose exit is divergent runs until its slowest thread leaves: its body's
-/// share, at most 🟡 (how far the trip counts spread is not in the code),
-/// and nothing when the exit only differs in the tail
-/// ([`tail_only_exit`]). Severity from the share
-/// ([`crate::timing::suggest::severity_for_share`]). `insns`: the function's
-/// instructions (the branches' indices are theirs).
-pub fn suggestions(
-    d: &Divergence,
-    t: &crate::timing::KernelTiming,
-    insns: &[Instruction],
-) -> Vec<crate::timing::Suggestion> {
-    use crate::timing::suggest::{severity_for_share, share_pct, Suggestion};
-    let total = t.total_cycles;
-    let mut out = Vec::new();
-    if total <= 0.0 || d.unknown.is_some() {
-        return out;
-    }
-    for (k, b) in d.branches.iter().enumerate().filter(|(_, b)| !b.uniform) {
-        let arms = b.arms_cycles.unwrap_or(0.0);
-        match b.kind {
-            BranchKind::If => {
-                let Some((_, e)) = b.arms else { continue };
-                // its else: the next else branch inside its arms ending where it ends
-                let Some(els) = d.branches[k + 1..]
-                    .iter()
-                    .take_while(|x| x.arms.is_none_or(|(xs, _)| xs < e))
-                    .find(|x| x.kind == BranchKind::Else && x.arms.is_some_and(|(_, xe)| xe == e))
-                else {
-                    continue;
-                };
-                // an else that only moves values into registers is the
-                // compiler's merge of a value (`x = c ? f() : 0`), not a
-                // second arm of work
-                if els.arms.is_some_and(|r| only_moves(insns, r)) {
-                    continue;
-                }
-                let else_cy = els.arms_cycles.unwrap_or(0.0);
-                let then_cy = (arms - else_cy).max(0.0);
-                let extra = then_cy.min(else_cy);
-                let share = share_pct(extra, total);
-                if extra <= 0.0 {
-                    continue;
-                }
-                let reason = b.reason.clone();
-                out.push(
-                    Suggestion::new(
-                        severity_for_share(share),
-                        b.at,
-                        "divergent-branch",
-                        &[
-                            ("then_cycles", then_cy),
-                            ("else_cycles", else_cy),
-                            ("extra_cycles", extra),
-                            ("total_cycles", total),
-                            ("share_pct", share),
-                        ],
-                        |f| {
-                            format!(
-                            "Divergent if/else at 0x{:x} ({reason}): the SIMD-group runs both arms ({} cy then, {} cy else at 0x{:x}), {} cy more than one arm, of {} cy ({}%). Make the condition uniform (branch on threadgroup or SIMD-group values), move the work out of the arms, or sort/bin the work so a SIMD-group's threads agree.",
-                            b.at,
-                            f("then_cycles"),
-                            f("else_cycles"),
-                            els.at,
-                            f("extra_cycles"),
-                            f("total_cycles"),
-                            f("share_pct")
-                        )
-                        },
-                    )
-                    .with_fact(format!(
-                        "the if at 0x{:x} has an else (0x{:x}) and its condition is not uniform",
-                        b.at, els.at
-                    ))
-                    .with_sites(vec![els.at]),
-                );
-            }
-            BranchKind::Loop => {
-                if b.arms.is_some_and(|r| tail_only_exit(insns, r, &b.reason)) {
-                    continue;
-                }
-                let share = share_pct(arms, total);
-                let reason = b.reason.clone();
-                out.push(
-                    Suggestion::new(
-                        severity_for_share(share).max(crate::timing::suggest::Severity::Medium),
-                        b.at,
-                        "divergent-loop-exit",
-                        &[("arms_cycles", arms), ("total_cycles", total), ("share_pct", share)],
-                        |f| {
-                            format!(
-                            "Loop ending at 0x{:x} has a divergent exit: {reason}. Its body costs {} cy of {} cy ({}%) per pass of the slowest thread; give the threads of a SIMD-group similar trip counts (sort/bin the work) or make the bound uniform.",
-                            b.at,
-                            f("arms_cycles"),
-                            f("total_cycles"),
-                            f("share_pct")
-                        )
-                        },
-                    )
-                    .with_fact("the loop's exit test is not uniform: its threads may leave at different iterations"),
-                );
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
 /// Whether a loop (its body `arms`, instruction indices) leaves only
 /// through `while` tests that compare one induction variable with uniform
 /// values, where every write of that variable in the loop adds a uniform
@@ -2361,7 +2248,7 @@ pub fn suggestions(
 /// so their trip counts differ by at most one, in the tail: not a cost to
 /// fix. (The start values' spread is not checked: a start spread wider than
 /// the step would make the difference larger.)
-fn tail_only_exit(insns: &[Instruction], arms: (u32, u32), reason: &Reason) -> bool {
+pub(crate) fn tail_only_exit(insns: &[Instruction], arms: (u32, u32), reason: &Reason) -> bool {
     use agx_isa::{CostKey, ExecOp};
     if !reason.to_string().starts_with("exit test at") {
         return false;
@@ -2411,7 +2298,7 @@ fn tail_only_exit(insns: &[Instruction], arms: (u32, u32), reason: &Reason) -> b
 
 /// Whether the instructions `arms` (indices, end exclusive) only move
 /// values (`mov`, `mov_imm`) besides the exec-mask instructions.
-fn only_moves(insns: &[Instruction], arms: (u32, u32)) -> bool {
+pub(crate) fn only_moves(insns: &[Instruction], arms: (u32, u32)) -> bool {
     insns
         .get(arms.0 as usize..(arms.1 as usize).min(insns.len()))
         .unwrap_or(&[])

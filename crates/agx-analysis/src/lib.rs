@@ -14,6 +14,7 @@
 //! plus extra fields (never renamed, only added to).
 
 pub mod address;
+pub mod advice;
 pub mod apple9_adapter;
 pub mod cfg;
 pub mod dataflow;

@@ -781,31 +781,31 @@ pub fn analyze_program_keeping(
         drop(nest);
         // the suggestions and the arms' cycles read the timing only: for a
         // big function the arms are filled on another core meanwhile
+        let mut cx = crate::advice::Context::new(
+            &code.insns,
+            &t,
+            Some(&s.analysis),
+            Some(&access),
+            None,
+            p.mem.cache_line_bytes as u32,
+        );
         let mut suggestions = if code.insns.len() >= PARALLEL_FILL && crate::par::threads() > 1 {
-            let (t, divergence, analysis) = (&t, &mut s.divergence, &s.analysis);
+            let (t, divergence, cx) = (&t, &mut s.divergence, &cx);
             crate::par::join(
-                || timing::suggest(&code.insns, t, Some(analysis)),
+                || crate::advice::run_timing(cx),
                 move || crate::divergence::fill_arms_cycles(divergence, t),
             )
             .0
         } else {
-            let suggestions = timing::suggest(&code.insns, &t, Some(&s.analysis));
+            let suggestions = crate::advice::run_timing(&cx);
             crate::divergence::fill_arms_cycles(&mut s.divergence, &t);
             suggestions
         };
-        suggestions.extend(crate::divergence::suggestions(
-            &s.divergence,
-            &t,
-            &code.insns,
-        ));
-        // the memory advice follows the access facts (issue 27)
-        timing::memory_advice::refine(
-            &mut suggestions,
-            &code.insns,
-            &t,
-            &access,
-            p.mem.cache_line_bytes as u32,
-        );
+        // the divergence rules read the arms' cycles; the memory advice
+        // follows the access facts (issue 27)
+        cx.divergence = Some(&s.divergence);
+        crate::advice::run_after_timing(&cx, &mut suggestions);
+        drop(cx);
         s.analysis.occupancy = own_occupancy;
         functions.push(ProgramFunction {
             entry: code.entry,

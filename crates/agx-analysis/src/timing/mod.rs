@@ -19,7 +19,6 @@ pub use model::{
     PartKind, Paths, RawDep, Region, RegionTiming, UnitCycles, BOUND_NAMES, DEFAULT_TRIP_COUNT,
 };
 pub mod build;
-pub mod memory_advice;
 pub mod suggest;
 
 pub use suggest::{suggest, Severity, Suggestion};

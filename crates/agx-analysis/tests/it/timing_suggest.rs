@@ -138,12 +138,33 @@ fn register_pressure() {
 
 #[test]
 fn consider_fp16() {
+    // pairs of dependent FP32 ops: their RAW penalties make the F+SCIB
+    // pipe the loop's bound, above dispatch
     let fire = looped(|b| {
+        for i in 0..4 {
+            b.op("fmadd32", &[r(10 + 2 * i)], &[r(2), r(3), r(4)]);
+            b.op("fmadd32", &[r(11 + 2 * i)], &[r(10 + 2 * i), r(3), r(4)]);
+        }
+    });
+    let k = analyze_kernel(&fire, &ModelParams::default());
+    let by = k.loops[0].body.bound.by;
+    assert!(matches!(by, "f32" | "fscib"), "{by}");
+    let s = fired(&run(&fire, 1024), "consider-fp16").expect("fires");
+    // the bound as the headline names it
+    let label = agx_analysis::timing::model::bound_label(by);
+    assert!(
+        s.message.contains(&format!("is bound by {label} (")),
+        "{}",
+        s.message
+    );
+    // eight independent FP32 ops: the loop is bound by dispatch, not by the
+    // FP32 pipe; half precision would not make it faster (was: fired)
+    let dispatch = looped(|b| {
         for i in 0..8 {
             b.op("fmadd32", &[r(10 + i)], &[r(2), r(3), r(4)]);
         }
     });
-    assert!(fired(&run(&fire, 1024), "consider-fp16").is_some());
+    assert!(fired(&run(&dispatch, 1024), "consider-fp16").is_none());
     let silent = looped(|b| {
         for i in 0..8 {
             b.op(
@@ -199,12 +220,39 @@ fn reduction_in_loop() {
 
 #[test]
 fn division_rcp_fmul() {
+    // one divisor, two divisions: its reciprocal is worth keeping
     let fire = straight(|b| {
         b.op("rcp", &[r(4)], &[r(2)]);
         b.op("fmul32", &[r(5)], &[r(3), r(4)]);
+        b.op("rcp", &[r(6)], &[r(2)]);
+        b.op("fmul32", &[r(7)], &[r(8), r(6)]);
     });
     let s = fired(&run(&fire, 1024), "division-rcp-fmul").expect("fires");
     assert_eq!(s.severity, severity_for_share(s.share_pct().unwrap()));
+    assert_eq!(s.sites.len(), 2, "{s:?}");
+    assert!(s.message.contains("feeds 2 rcps"), "{}", s.message);
+    assert!(!s.message.contains("If the divisor"), "{}", s.message);
+    // a loop-invariant divisor in a loop
+    let invariant = looped(|b| {
+        b.op("rcp", &[r(4)], &[r(2)]);
+        b.op("fmul32", &[r(5)], &[r(3), r(4)]);
+    });
+    let s = fired(&run(&invariant, 1024), "division-rcp-fmul").expect("fires");
+    assert!(s.message.contains("loop-invariant"), "{}", s.message);
+    // one division of a value computed once: no reuse shown, no advice
+    // (was: the hedged "if the divisor is reused or loop-invariant")
+    let once = straight(|b| {
+        b.op("rcp", &[r(4)], &[r(2)]);
+        b.op("fmul32", &[r(5)], &[r(3), r(4)]);
+    });
+    assert!(fired(&run(&once, 1024), "division-rcp-fmul").is_none());
+    // in a loop that writes the divisor: silent
+    let varying = looped(|b| {
+        b.op("fadd32", &[r(2)], &[r(2), r(3)]);
+        b.op("rcp", &[r(4)], &[r(2)]);
+        b.op("fmul32", &[r(5)], &[r(3), r(4)]);
+    });
+    assert!(fired(&run(&varying, 1024), "division-rcp-fmul").is_none());
     let silent = straight(|b| {
         b.op("rcp", &[r(4)], &[r(2)]);
         b.op("fadd32", &[r(5)], &[r(3), r(4)]);

@@ -1,0 +1,129 @@
+//! `coalesce-strided-loads`: a device access whose SIMD-group request touches more cache lines than a contiguous one of the same width would (strided, rows with a jump, gather), with the stride and the lines wasted.
+
+use super::memory::{contiguous_lines, loop_of, region_share, Site};
+use super::{Context, Need, Rule};
+use crate::address::{Access, Pattern};
+use crate::timing::suggest::{severity_for_share, Suggestion};
+
+pub struct CoalesceStridedLoads;
+
+impl Rule for CoalesceStridedLoads {
+    fn id(&self) -> &'static str {
+        "coalesce-strided-loads"
+    }
+    fn help(&self) -> &'static str {
+        "Device accesses that touch more cache lines per SIMD-group than contiguous ones would: have consecutive threads read consecutive elements."
+    }
+    fn needs(&self) -> &'static [Need] {
+        &[Need::Timing, Need::Access]
+    }
+    fn evaluate(&self, cx: &Context<'_>, out: &mut Vec<Suggestion>) {
+        let (insns, t, line_bytes) = (cx.insns, cx.timing, cx.line_bytes);
+        let Some(access) = cx.access else { return };
+        let addr_of = |a: &Access| insns.get(a.index as usize).map_or(0, |i| i.addr);
+        let share = |region: Option<u32>, sites: &[u32]| region_share(cx, region, sites);
+        // --- coalescing: one suggestion per region, listing its sites ---
+        let mut groups: std::collections::BTreeMap<Option<u32>, Vec<Site>> = Default::default();
+        for a in &access.accesses {
+            if a.space != "device" {
+                continue;
+            }
+            let best = contiguous_lines(a, line_bytes);
+            let (fact, lines) = match (a.lane_pattern, a.lines_per_request) {
+                (Pattern::Gather, _) => (
+                    "gather (per-lane addresses from loaded data)".to_string(),
+                    32,
+                ),
+                // a vector padded to its alignment (`v[i].xyz` of a vec4 array:
+                // 12 bytes at a 16-byte stride) touches the lines of a
+                // contiguous read of the padded element: nothing to coalesce
+                (Pattern::Strided, Some(l))
+                    if l > best
+                        && a.lane_stride.is_some_and(|x| {
+                            x.unsigned_abs() > u64::from(a.bytes_per_lane.next_power_of_two())
+                        }) =>
+                {
+                    ("strided".to_string(), l)
+                }
+                // runs of one element each (lane stride 0) are broadcasts, not waste
+                (Pattern::Rows, Some(l)) if l > best && a.lane_stride != Some(0) => (
+                    "rows: a threadgroup narrower than the SIMD-group".to_string(),
+                    l,
+                ),
+                _ => continue,
+            };
+            let at = addr_of(a);
+            let region = loop_of(t, at).map(|l| l.header);
+            groups.entry(region).or_default().push((
+                at,
+                fact,
+                lines,
+                best,
+                a.lane_stride.filter(|&x| x != 0),
+            ));
+        }
+        for (region, sites) in groups {
+            let lines: u32 = sites.iter().map(|s| s.2).sum();
+            let best: u32 = sites.iter().map(|s| s.3).sum();
+            let list: Vec<String> = sites
+                .iter()
+                .map(|(at, fact, _, _, _)| format!("0x{at:x} ({fact})"))
+                .collect();
+            let gather = sites.iter().any(|s| s.1.starts_with("gather"));
+            // the stride of the first site that has a known one
+            let stride = sites.iter().find_map(|s| s.4);
+            let mut figs = vec![
+                ("sites", sites.len() as f64),
+                ("lines_per_request", lines as f64),
+                ("lines_contiguous", best as f64),
+                ("lines_wasted", lines.saturating_sub(best) as f64),
+                ("line_bytes", line_bytes as f64),
+            ];
+            if let Some(x) = stride {
+                figs.push(("lane_stride", x as f64));
+            }
+            let at: Vec<u32> = sites.iter().map(|s| s.0).collect();
+            let pct = share(region, &at);
+            figs.push(("share_pct", pct));
+            let place = region.map_or("outside loops".to_string(), |h| {
+                format!("in the loop at 0x{h:x}")
+            });
+            let fact = format!(
+                "the access analysis proves {} of these device accesses {place} {}",
+                sites.len(),
+                if gather {
+                    "gather or stride across the lanes"
+                } else {
+                    "stride across the lanes"
+                }
+            );
+            out.push(
+            Suggestion::new(
+            severity_for_share(pct),
+            sites[0].0,
+            "coalesce-strided-loads",
+            &figs,
+            |f| {
+                format!(
+                    "{} device accesses {place} touch {}{} cache lines of {} B per SIMD-group where contiguous ones would touch {} ({} wasted): {}{}. Have consecutive threads read consecutive elements (transpose the layout, make the threadgroup at least a SIMD-group wide, or stage through threadgroup memory).",
+                    f("sites"),
+                    if gather { "up to " } else { "" },
+                    f("lines_per_request"),
+                    f("line_bytes"),
+                    f("lines_contiguous"),
+                    f("lines_wasted"),
+                    list.join(", "),
+                    if stride.is_some() {
+                        format!("; lane stride {} B", f("lane_stride"))
+                    } else {
+                        String::new()
+                    }
+                )
+            },
+        )
+            .with_fact(fact)
+            .with_sites(at),
+        );
+        }
+    }
+}

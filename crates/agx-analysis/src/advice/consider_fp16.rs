@@ -1,0 +1,80 @@
+//! `consider-fp16`: a loop whose FP32 pipe takes at least half its cycles, with no FP16 arithmetic and no memory stall.
+
+use super::{Context, Need, Rule};
+use crate::timing::suggest::{severity_for_share, Suggestion};
+
+pub struct ConsiderFp16;
+
+impl Rule for ConsiderFp16 {
+    fn id(&self) -> &'static str {
+        "consider-fp16"
+    }
+    fn help(&self) -> &'static str {
+        "A loop bound by FP32 arithmetic with no FP16: half precision halves register use and RAW penalties where the precision allows."
+    }
+    fn needs(&self) -> &'static [Need] {
+        &[Need::Timing]
+    }
+    fn evaluate(&self, cx: &Context<'_>, out: &mut Vec<Suggestion>) {
+        let fx = &cx.facts;
+        let timing = cx.timing;
+        cx.per_loop(out, &|l| {
+            let super::facts::LoopView { own_idx, own, .. } = fx.view(l);
+            let no_mem_stall = l.body.wait_stall <= 0.0;
+        // --- FP16 ---
+        let own_keys = || own_idx.iter().map(|&j| fx.key_of(j as usize));
+        let f32_ops = own_keys().filter(|k| k.is_fp32_arith()).count();
+        let f16_ops = own_keys().filter(|k| k.is_fp16_arith()).count();
+        // FP32 throughput is the region's bound: the F32 pipe, or the pipe
+        // it shares with F16 and SCIB (the headline's bound), not dispatch,
+        // a chain or memory
+        let by = l.body.bound.by;
+        let f_bound = no_mem_stall && matches!(by, "f32" | "fscib");
+        if f32_ops >= 4
+            && f16_ops == 0
+            && f_bound
+            && l.body.pipes.f32 * 2.0 >= l.body.cycles_per_iteration
+        {
+            let f32_insns: Vec<u32> = own_idx
+                .iter()
+                .zip(&own)
+                .filter(|&(&j, _)| fx.key_of(j as usize).is_fp32_arith())
+                .map(|(_, i)| i.addr)
+                .collect();
+            let share = fx.share_of(&f32_insns);
+            let g = timing.params.gpu.table();
+            return Some(
+                Suggestion::new(
+                    severity_for_share(share),
+                    f32_insns[0],
+                    "consider-fp16",
+                    &[
+                        ("f32_ops", f32_ops as f64),
+                        ("f32_cycles", l.body.pipes.f32),
+                        ("cycles_per_iteration", l.body.cycles_per_iteration),
+                        ("raw_penalty_16", g.raw_penalty_16),
+                        ("raw_penalty_32", g.raw_penalty_32),
+                        ("share_pct", share),
+                    ],
+                    |f| {
+                        format!(
+                    "Loop at 0x{:x} is bound by {} ({} FP32 ops, {} of {} cy/iter, {}% of the estimate); if the precision allows, half-precision halves register use and RAW penalties (+{} vs +{} cy).",
+                    l.header,
+                    crate::timing::model::bound_label(by),
+                    f("f32_ops"),
+                    f("f32_cycles"),
+                    f("cycles_per_iteration"),
+                    f("share_pct"),
+                    f("raw_penalty_16"),
+                    f("raw_penalty_32")
+                )
+                    },
+                )
+                .with_fact("the loop is bound by the FP32 pipe (or the pipe it shares) and FP32 takes at least half its cycles, with no FP16 arithmetic and no memory stall")
+                .with_sites(f32_insns),
+            );
+        }
+            None
+        });
+    }
+}

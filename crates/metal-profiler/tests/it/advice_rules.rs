@@ -1,0 +1,148 @@
+//! The advice registry's contract (issue 35 item 6, issue 36 item 2, issue
+//! 37 item 1): every severity says its share with the thresholds of
+//! docs/analysis.md, one name per loop, the headline's bound name, no advice
+//! whose condition the code does not show.
+
+use crate::common::*;
+use serde_json::Value;
+
+/// Every suggestion of a JSON document (kernels' and functions').
+fn suggestions(v: &Value) -> Vec<Value> {
+    let mut out = Vec::new();
+    for k in v["kernels"].as_array().unwrap() {
+        out.extend(k["suggestions"].as_array().unwrap().iter().cloned());
+        for f in k["functions"].as_array().into_iter().flatten().skip(1) {
+            out.extend(f["suggestions"].as_array().into_iter().flatten().cloned());
+        }
+    }
+    out
+}
+
+/// The severity thresholds of docs/analysis.md's table (`| >= 30% | 🔴 high |`),
+/// highest first.
+fn thresholds() -> Vec<(f64, String)> {
+    let doc = std::fs::read_to_string(path("docs/analysis.md")).unwrap();
+    let mut t: Vec<(f64, String)> = doc
+        .lines()
+        .filter_map(|l| {
+            let l = l.strip_prefix("| >= ")?;
+            let (pct, rest) = l.split_once("% | ")?;
+            let sev = rest.split_whitespace().nth(1)?;
+            Some((pct.parse().ok()?, sev.to_string()))
+        })
+        .collect();
+    t.sort_by(|a, b| b.0.total_cmp(&a.0));
+    assert_eq!(t.len(), 2, "{t:?}");
+    t
+}
+
+fn severity_of(share: f64, t: &[(f64, String)]) -> &str {
+    t.iter()
+        .find(|(p, _)| share >= *p)
+        .map_or("low", |(_, s)| s.as_str())
+}
+
+/// The inputs the checks run on: the examples and the Mesa kernels.
+fn documents() -> Vec<(String, Value)> {
+    let a = path("examples/kernels.archive");
+    let mut out: Vec<(String, Value)> = ["matmul_naive", "mandelbrot"]
+        .iter()
+        .map(|f| (f.to_string(), json(&[&a, "-f", f, "--all-findings"])))
+        .collect();
+    let dir = std::path::Path::new(&path("testdata/mesa")).to_path_buf();
+    let mut ks: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .collect();
+    ks.sort();
+    for k in ks {
+        let p = dir.join(&k).join(format!("{k}.bin"));
+        if p.exists() {
+            let v = json(&["--binary", p.to_str().unwrap(), "--all-findings"]);
+            out.push((k, v));
+        }
+    }
+    out
+}
+
+/// No rule sets a severity its share contradicts (was: consider-fp16 and
+/// uniform-address-loads always 🟢, divergent-loop-exit at most 🟡).
+#[test]
+fn every_severity_follows_its_share() {
+    let t = thresholds();
+    let mut checked = 0;
+    for (name, v) in documents() {
+        for s in suggestions(&v) {
+            let Some(share) = s["figures"]["share_pct"].as_f64() else {
+                continue;
+            };
+            assert_eq!(s["severity"], severity_of(share, &t), "{name}: {s}");
+            checked += 1;
+        }
+    }
+    assert!(checked > 20, "{checked}");
+}
+
+/// mandelbrot's divergent loop exit concerns 87.6% of the estimate: 🔴, in
+/// the text report as in JSON.
+#[test]
+fn mandelbrot_loop_exit_is_high_in_every_view() {
+    let a = path("examples/kernels.archive");
+    let v = json(&[&a, "-f", "mandelbrot"]);
+    let exit: Vec<Value> = suggestions(&v)
+        .into_iter()
+        .filter(|s| s["rule"] == "divergent-loop-exit")
+        .collect();
+    assert_eq!(exit.len(), 1, "{exit:?}");
+    assert_eq!(exit[0]["severity"], "high", "{}", exit[0]);
+    let text = ok_out(&[&a, "-f", "mandelbrot"]);
+    let line = text
+        .lines()
+        .find(|l| l.contains("has a divergent exit"))
+        .unwrap();
+    assert!(line.trim_start().starts_with('🔴'), "{line}");
+}
+
+/// One name per loop, as the text report's sections name it: "loop at
+/// 0x…" by its header (was: "Loop ending at 0x19e" for mandelbrot's loop at
+/// 0x140, "loop 0x…" in five rules).
+#[test]
+fn every_message_names_a_loop_by_its_header() {
+    let mut loops = 0;
+    for (name, v) in documents() {
+        for s in suggestions(&v) {
+            let m = s["message"].as_str().unwrap();
+            assert!(!m.contains("oop 0x"), "{name}: {m}");
+            assert!(!m.contains("oop ending at"), "{name}: {m}");
+            loops += m.matches("oop at 0x").count();
+        }
+    }
+    assert!(loops > 5, "{loops}");
+    let v = json(&[&path("examples/kernels.archive"), "-f", "mandelbrot"]);
+    let exit = suggestions(&v)
+        .into_iter()
+        .find(|s| s["rule"] == "divergent-loop-exit")
+        .unwrap();
+    let m = exit["message"].as_str().unwrap();
+    assert!(m.starts_with("Loop at 0x140 has a divergent exit"), "{m}");
+}
+
+/// A message names the region's bound as the headline does: mandelbrot's
+/// loop is bound by the F+SCIB pipe (was: "FP32-bound").
+#[test]
+fn fp16_advice_names_the_headline_bound() {
+    let v = json(&[&path("examples/kernels.archive"), "-f", "mandelbrot"]);
+    let k = &v["kernels"][0];
+    let by = k["loops"][0]["body"]["bound"]["by"].as_str().unwrap();
+    assert_eq!(by, "fscib");
+    let fp16 = suggestions(&v)
+        .into_iter()
+        .find(|s| s["rule"] == "consider-fp16")
+        .unwrap();
+    let m = fp16["message"].as_str().unwrap();
+    assert!(!m.contains("FP32-bound"), "{m}");
+    assert!(m.contains("is bound by F+SCIB pipe ("), "{m}");
+    let text = ok_out(&[&path("examples/kernels.archive"), "-f", "mandelbrot"]);
+    assert!(text.contains("bound by F+SCIB pipe"), "headline");
+}
