@@ -11,20 +11,24 @@ use agx_isa::asm::assemble_insns_at;
 /// The bank-conflict ways of the one threadgroup store of a kernel storing
 /// at `lid.x * stride` bytes (`lid.x` from sr48).
 fn ways_at_stride(stride: i64) -> Option<u32> {
-    let text = format!(
-        "get_sr r1, sr48\nimadd r2, r1, {stride}, 0\nthreadgroup_store i32, x, r3, r2l, 0\nstop\n"
-    );
-    let insns = assemble_insns_at(&text, 0).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    let p = analyze_program(
-        FunctionCode::new(0, None, insns),
-        &NoCode,
-        &ModelParams::default(),
-    );
+    let p = program_at_stride(stride);
     let acc = &p.main().access.accesses;
     let tg: Vec<_> = acc.iter().filter(|a| a.space == "threadgroup").collect();
     assert_eq!(tg.len(), 1, "{acc:?}");
     assert_eq!(tg[0].lane_stride, Some(stride), "{:?}", tg[0]);
     tg[0].bank_conflict_ways
+}
+
+fn program_at_stride(stride: i64) -> agx_analysis::program::Program {
+    let text = format!(
+        "get_sr r1, sr48\nimadd r2, r1, {stride}, 0\nthreadgroup_store i32, x, r3, r2l, 0\nstop\n"
+    );
+    let insns = assemble_insns_at(&text, 0).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    analyze_program(
+        FunctionCode::new(0, None, insns),
+        &NoCode,
+        &ModelParams::default(),
+    )
 }
 
 /// Distinct words per bank for 32 lanes `stride` bytes apart under the
@@ -54,4 +58,29 @@ fn tgmem_bank_ways_follow_the_stride() {
     // word of padding removes it
     assert_eq!(ways_at_stride(128), Some(32));
     assert_eq!(ways_at_stride(132), Some(1));
+}
+
+#[test]
+fn tgmem_a_conflict_costs_its_replays_on_the_memory_pipe() {
+    let mem = |stride| {
+        program_at_stride(stride)
+            .kernel_timing()
+            .outside_loops
+            .pipes
+            .mem
+    };
+    let p = ModelParams::default();
+    let gpu = p.gpu.table();
+    let l1_bw = p.mem.l1_bytes_per_cycle_per_core / gpu.schedulers_per_core as f64;
+    // a conflict-free request is charged nothing beyond what it was before
+    // (the same as a 12 B stride, also conflict-free)
+    assert_eq!(mem(4), mem(12));
+    // 32 ways: 31 replays of 32 lanes x 4 B through the on-core data path
+    let want = 31.0 * 4.0 * gpu.simd_width as f64 / l1_bw;
+    assert!(
+        (mem(128) - mem(4) - want).abs() < 1e-9,
+        "{} vs {} + {want}",
+        mem(128),
+        mem(4)
+    );
 }
