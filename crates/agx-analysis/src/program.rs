@@ -813,6 +813,14 @@ pub fn analyze_program_keeping(
             &access,
             p.mem.cache_line_bytes as u32,
         );
+        timing::rule_pad_threadgroup_array::evaluate(
+            &code.insns,
+            &t,
+            Some(&s.analysis),
+            &access,
+            p.mem.cache_line_bytes as u32,
+            &mut suggestions,
+        );
         s.analysis.occupancy = own_occupancy;
         functions.push(ProgramFunction {
             entry: code.entry,

@@ -20,6 +20,7 @@ pub use model::{
 };
 pub mod build;
 pub mod memory_advice;
+pub(crate) mod rule_pad_threadgroup_array;
 pub mod suggest;
 
 pub use suggest::{suggest, Severity, Suggestion};

@@ -204,6 +204,8 @@ pub const RULES: &[&str] = &[
     // issue 22 (`crate::divergence::suggestions`)
     "divergent-branch",
     "divergent-loop-exit",
+    // issue 35 (`timing::rule_*`, called after `memory_advice::refine`)
+    "pad-threadgroup-array",
 ];
 
 /// Index range of the instructions between the loop's lowest and highest

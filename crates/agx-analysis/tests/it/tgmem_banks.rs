@@ -5,7 +5,8 @@
 //! run.
 
 use agx_analysis::program::{analyze_program, FunctionCode, NoCode};
-use agx_analysis::timing::ModelParams;
+use agx_analysis::timing::suggest::severity_for_share;
+use agx_analysis::timing::{ModelParams, Suggestion};
 use agx_isa::asm::assemble_insns_at;
 
 /// The bank-conflict ways of the one threadgroup store of a kernel storing
@@ -23,12 +24,20 @@ fn program_at_stride(stride: i64) -> agx_analysis::program::Program {
     let text = format!(
         "get_sr r1, sr48\nimadd r2, r1, {stride}, 0\nthreadgroup_store i32, x, r3, r2l, 0\nstop\n"
     );
-    let insns = assemble_insns_at(&text, 0).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    analyze_program(
-        FunctionCode::new(0, None, insns),
-        &NoCode,
-        &ModelParams::default(),
-    )
+    program(&text, &ModelParams::default())
+}
+
+fn program(text: &str, p: &ModelParams) -> agx_analysis::program::Program {
+    let insns = assemble_insns_at(text, 0).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    analyze_program(FunctionCode::new(0, None, insns), &NoCode, p)
+}
+
+fn pad_rule(p: &agx_analysis::program::Program) -> Vec<&Suggestion> {
+    p.main()
+        .suggestions
+        .iter()
+        .filter(|s| s.rule == "pad-threadgroup-array")
+        .collect()
 }
 
 /// Distinct words per bank for 32 lanes `stride` bytes apart under the
@@ -83,4 +92,47 @@ fn tgmem_a_conflict_costs_its_replays_on_the_memory_pipe() {
         mem(128),
         mem(4)
     );
+}
+
+#[test]
+fn tgmem_pad_threadgroup_array_states_the_pitch_and_the_padding() {
+    // a column walk of 32-float rows: 32 ways, one word of padding
+    let p = program_at_stride(128);
+    let s = pad_rule(&p);
+    assert_eq!(s.len(), 1, "{s:?}");
+    let s = s[0];
+    assert_eq!(s.figures.get("bank_conflict_ways"), 32.0);
+    assert_eq!(s.figures.get("pitch_bytes"), 128.0);
+    assert_eq!(s.figures.get("padding_bytes"), 4.0);
+    assert!(!s.fact.is_empty());
+    assert_eq!(s.severity, severity_for_share(s.share_pct().unwrap()));
+    assert!(s.message.contains("132 B"), "{}", s.message);
+    // conflict-free strides: silent
+    for stride in [4, 12, 132] {
+        assert!(
+            pad_rule(&program_at_stride(stride)).is_empty(),
+            "stride {stride}"
+        );
+    }
+    // rows: an 8x4 threadgroup storing tile[x][y] (lid.x * 128 + lid.y * 4):
+    // runs of 8 lanes 128 B apart share a bank (8 ways); padding the 128 B
+    // pitch by one word leaves 4 ways, by four words (144 B) none
+    let params = ModelParams {
+        threadgroup: Some(agx_analysis::address::Shape::parse("8x4x1", "test").unwrap()),
+        ..ModelParams::default()
+    };
+    let text = "get_sr r1, sr48\nget_sr r4, sr49\nimadd r2, r1, 128, 0\nimadd r2, r4, 4, r2\nthreadgroup_store i32, x, r3, r2l, 0\nstop\n";
+    let p = program(text, &params);
+    let a = p
+        .main()
+        .access
+        .accesses
+        .iter()
+        .find(|a| a.space == "threadgroup")
+        .unwrap();
+    assert_eq!(a.bank_conflict_ways, Some(8), "{a:?}");
+    let s = pad_rule(&p);
+    assert_eq!(s.len(), 1);
+    assert_eq!(s[0].figures.get("pitch_bytes"), 128.0);
+    assert_eq!(s[0].figures.get("padding_bytes"), 16.0);
 }
