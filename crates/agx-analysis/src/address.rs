@@ -545,6 +545,10 @@ pub struct Access {
     /// serves for one request (1: no conflict), under the GPU model's bank
     /// model ([`crate::banks`]); null when unknown or another space.
     pub bank_conflict_ways: Option<u32>,
+    /// Atomics: how the lanes share addresses and whether the kernel
+    /// privatises ([`crate::atomics`]); absent on other accesses.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub atomic: Option<crate::atomics::AtomicFact>,
     pub reuse: Reuse,
     /// Why the pattern or the loop stride is what it is (or unknown).
     pub reason: String,
@@ -1557,6 +1561,7 @@ fn facts_of(
         bytes_per_request: bytes * 32,
         lines_per_request: None,
         bank_conflict_ways: None,
+        atomic: None,
         reuse: Reuse::default(),
         reason: String::new(),
     };

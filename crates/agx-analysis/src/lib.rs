@@ -15,6 +15,7 @@
 
 pub mod address;
 pub mod apple9_adapter;
+pub mod atomics;
 pub mod banks;
 pub mod cfg;
 pub mod dataflow;

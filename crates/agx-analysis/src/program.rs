@@ -727,6 +727,7 @@ pub fn analyze_program_keeping(
             shape.threads().min(32),
             params.gpu.threadgroup_banks.as_ref(),
         );
+        crate::atomics::annotate(&codes[f].insns, &mut s.access);
         // (a lone main needs its graphs no more: dropped now; with calls
         // the argument-uniformity pass below reads them first)
         if !keep_graphs && n == 1 {
@@ -814,6 +815,14 @@ pub fn analyze_program_keeping(
             p.mem.cache_line_bytes as u32,
         );
         timing::rule_pad_threadgroup_array::evaluate(
+            &code.insns,
+            &t,
+            Some(&s.analysis),
+            &access,
+            p.mem.cache_line_bytes as u32,
+            &mut suggestions,
+        );
+        timing::rule_privatise_atomics::evaluate(
             &code.insns,
             &t,
             Some(&s.analysis),

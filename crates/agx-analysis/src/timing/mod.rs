@@ -21,6 +21,7 @@ pub use model::{
 pub mod build;
 pub mod memory_advice;
 pub(crate) mod rule_pad_threadgroup_array;
+pub(crate) mod rule_privatise_atomics;
 pub mod suggest;
 
 pub use suggest::{suggest, Severity, Suggestion};

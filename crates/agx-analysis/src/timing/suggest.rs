@@ -206,6 +206,7 @@ pub const RULES: &[&str] = &[
     "divergent-loop-exit",
     // issue 35 (`timing::rule_*`, called after `memory_advice::refine`)
     "pad-threadgroup-array",
+    "privatise-atomics",
 ];
 
 /// Index range of the instructions between the loop's lowest and highest

@@ -136,3 +136,56 @@ fn tgmem_pad_threadgroup_array_states_the_pitch_and_the_padding() {
     assert_eq!(s[0].figures.get("pitch_bytes"), 128.0);
     assert_eq!(s[0].figures.get("padding_bytes"), 16.0);
 }
+
+/// The `privatise-atomics` suggestions of a kernel.
+fn atomics_rule(p: &agx_analysis::program::Program) -> Vec<&Suggestion> {
+    p.main()
+        .suggestions
+        .iter()
+        .filter(|s| s.rule == "privatise-atomics")
+        .collect()
+}
+
+/// A device atomic add at `bins[r1]` after `setup`.
+fn device_atomic(setup: &str) -> agx_analysis::program::Program {
+    let text = format!(
+        "{setup}\natomic add, 0, None, u2_u3, r1, signed, r2, 1, 0, 1, 4, 2\nwait 0\nstop\n"
+    );
+    program(&text, &ModelParams::default())
+}
+
+fn atomic_fact(p: &agx_analysis::program::Program) -> agx_analysis::atomics::AtomicFact {
+    p.main()
+        .access
+        .accesses
+        .iter()
+        .filter(|a| a.space == "device")
+        .find_map(|a| a.atomic)
+        .expect("a device atomic fact")
+}
+
+#[test]
+fn tgmem_privatise_atomics_fires_on_a_shared_device_address_only() {
+    // every lane adds to bins[0]: 32 lanes per address
+    let p = device_atomic("mov_imm r1, 0, 0b0");
+    let f = atomic_fact(&p);
+    assert_eq!(
+        (f.lanes, f.lanes_per_address, f.privatised),
+        ("uniform", Some(32), false)
+    );
+    let s = atomics_rule(&p);
+    assert_eq!(s.len(), 1, "{:?}", p.main().suggestions);
+    assert_eq!(s[0].figures.get("lanes_per_address"), 32.0);
+    assert!(!s[0].fact.is_empty());
+    assert_eq!(s[0].severity, severity_for_share(s[0].share_pct().unwrap()));
+    // bins[lid.x]: one lane per address, silent
+    let p = device_atomic("get_sr r1, sr48");
+    assert_eq!(atomic_fact(&p).lanes, "distinct");
+    assert!(atomics_rule(&p).is_empty());
+    // a threadgroup atomic and a barrier before it: privatised, silent
+    let p = device_atomic(
+        "mov_imm r1, 0, 0b0\nthreadgroup_atomic add, None, r2l, 0, r3, 0, 2, 128, 0\nthreadgroup_barrier",
+    );
+    assert!(atomic_fact(&p).privatised);
+    assert!(atomics_rule(&p).is_empty());
+}
