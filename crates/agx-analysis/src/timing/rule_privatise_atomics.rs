@@ -18,6 +18,9 @@ use std::collections::BTreeMap;
 /// The rule's id.
 pub const ID: &str = "privatise-atomics";
 
+/// A contended atomic: address, lanes, lanes per address.
+type Site = (u32, &'static str, Option<u32>);
+
 /// Adds one suggestion per region for its contended device atomics.
 pub(crate) fn evaluate(
     insns: &[Instruction],
