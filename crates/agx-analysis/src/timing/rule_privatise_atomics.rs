@@ -37,7 +37,7 @@ pub(crate) fn evaluate(
             .ok()
     };
     // (address, lanes, lanes per address)
-    let mut groups: BTreeMap<Option<u32>, Vec<(u32, &'static str, Option<u32>)>> = BTreeMap::new();
+    let mut groups: BTreeMap<Option<u32>, Vec<Site>> = BTreeMap::new();
     for a in &access.accesses {
         let Some(f) = a.atomic.filter(|f| a.space == "device" && !f.privatised) else {
             continue;
