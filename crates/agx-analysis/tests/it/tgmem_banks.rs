@@ -188,4 +188,10 @@ fn tgmem_privatise_atomics_fires_on_a_shared_device_address_only() {
     );
     assert!(atomic_fact(&p).privatised);
     assert!(atomics_rule(&p).is_empty());
+    // one elected lane per SIMD-group issues it (subgroupElect, as in
+    // stream_compact_ballot): already aggregated, silent
+    let text = "mov_imm r1, 0, 0b0\nget_sr r4l, sr58\nif_icmp r0l, ueq, r4l, 0, 1\natomic add, 0, None, u2_u3, r1, signed, r2, 1, 0, 1, 4, 2\nwait 0\npop_exec r0l, 1\nstop\n";
+    let p = program(text, &ModelParams::default());
+    assert_eq!(atomic_fact(&p).lanes, "one_lane");
+    assert!(atomics_rule(&p).is_empty());
 }
