@@ -541,6 +541,14 @@ pub struct Access {
     /// Cache lines one SIMD-group request touches (device and texture
     /// spaces, when the pattern is known).
     pub lines_per_request: Option<u32>,
+    /// Threadgroup memory: the largest number of distinct words one bank
+    /// serves for one request (1: no conflict), under the GPU model's bank
+    /// model ([`crate::banks`]); null when unknown or another space.
+    pub bank_conflict_ways: Option<u32>,
+    /// Atomics: how the lanes share addresses and whether the kernel
+    /// privatises ([`crate::atomics`]); absent on other accesses.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub atomic: Option<crate::atomics::AtomicFact>,
     pub reuse: Reuse,
     /// Why the pattern or the loop stride is what it is (or unknown).
     pub reason: String,
@@ -1552,6 +1560,8 @@ fn facts_of(
         bytes_per_lane: bytes,
         bytes_per_request: bytes * 32,
         lines_per_request: None,
+        bank_conflict_ways: None,
+        atomic: None,
         reuse: Reuse::default(),
         reason: String::new(),
     };

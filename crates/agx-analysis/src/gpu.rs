@@ -108,6 +108,9 @@ pub struct GpuModel {
     /// Chips of the generation and their memory parameters; the first is the
     /// default (none for an untimed model).
     pub chips: &'static [DramVariant],
+    /// How its threadgroup memory is banked ([`crate::banks`]); `None`:
+    /// not known (bank-conflict ways are null).
+    pub threadgroup_banks: Option<crate::banks::BankModel>,
 }
 
 /// Apple9 code: six scoreboard slots, waits carried as masks in the
@@ -136,6 +139,9 @@ const fn apple9(
         timing: None,
         occupancy: None,
         chips: &[],
+        // no source for any Apple GPU's banking (banks.rs): the same
+        // labelled assumption as G13's
+        threadgroup_banks: Some(crate::banks::CONVENTIONAL_32X4),
     }
 }
 
@@ -161,6 +167,7 @@ pub static GPU_MODELS: &[GpuModel] = &[
         timing: Some(&G13),
         occupancy: Some(&OCCUPANCY_TABLE),
         chips: DRAM_VARIANTS,
+        threadgroup_banks: Some(crate::banks::CONVENTIONAL_32X4),
     },
     // M3 (G15), M4 (G16), A18 Pro (G17P): one framing (apple9-isa.md)
     apple9("G15 (Apple M3 family)", "G15", &[15], &[]),

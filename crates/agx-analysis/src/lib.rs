@@ -16,6 +16,8 @@
 pub mod address;
 pub mod advice;
 pub mod apple9_adapter;
+pub mod atomics;
+pub mod banks;
 pub mod cfg;
 pub mod dataflow;
 pub mod divergence;

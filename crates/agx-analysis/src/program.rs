@@ -721,6 +721,13 @@ pub fn analyze_program_keeping(
             &params.threadgroup.unwrap_or(crate::address::Shape::DEFAULT),
             params.mem.cache_line_bytes as u32,
         );
+        let shape = params.threadgroup.unwrap_or(crate::address::Shape::DEFAULT);
+        crate::banks::annotate(
+            &mut s.access,
+            shape.threads().min(32),
+            params.gpu.threadgroup_banks.as_ref(),
+        );
+        crate::atomics::annotate(&codes[f].insns, &mut s.access);
         // (a lone main needs its graphs no more: dropped now; with calls
         // the argument-uniformity pass below reads them first)
         if !keep_graphs && n == 1 {

@@ -1337,15 +1337,20 @@ impl KernelRecord {
 
 /// One access of the Memory section (text and HTML): its address,
 /// mnemonic, space, lane pattern, bytes per lane and per request, cache
-/// lines and loop stride, each a field of the row
-/// (`instructions_detail[k]`); `None` for a row without an access.
+/// lines, bank-conflict ways (threadgroup) and loop stride, each a field of
+/// the row (`instructions_detail[k]`); `None` for a row without an access.
 pub fn memory_line(r: &InsnRow<'_>) -> Option<String> {
     let a = r.access?;
     let lines = a.lines_per_request.map_or("lines ?".to_string(), |l| {
         format!("{l} line{}", if l == 1 { "" } else { "s" })
     });
+    let banks = match (a.space, a.bank_conflict_ways) {
+        ("threadgroup", Some(w)) => format!(", {w}-way banks"),
+        ("threadgroup", None) => ", banks ?".to_string(),
+        _ => String::new(),
+    };
     Some(format!(
-        "0x{:<5x} {:<18} {:<11} {:<11} {} B/lane, {} B, {}{}",
+        "0x{:<5x} {:<18} {:<11} {:<11} {} B/lane, {} B, {}{}{}",
         r.offset,
         r.mnemonic,
         a.space,
@@ -1353,6 +1358,7 @@ pub fn memory_line(r: &InsnRow<'_>) -> Option<String> {
         a.bytes_per_lane,
         a.bytes_per_request,
         lines,
+        banks,
         match a.loop_stride {
             Some(0) => ", loop-invariant".to_string(),
             Some(s) => format!(", {s:+} B/iter"),

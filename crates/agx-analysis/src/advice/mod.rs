@@ -18,7 +18,9 @@ mod hoist_invariant_transcendental;
 mod independent_work_before_wait;
 mod int64_emulation_in_loop;
 mod memory;
+mod pad_threadgroup_array;
 mod private_array;
+mod privatise_atomics;
 mod reduction_in_loop;
 mod register_pressure;
 mod spills;
@@ -136,6 +138,8 @@ pub fn registry() -> &'static [&'static dyn Rule] {
         &divergent_loop_exit::DivergentLoopExit,
         &coalesce_strided_loads::CoalesceStridedLoads,
         &hoist_invariant_loads::HoistInvariantLoads,
+        &pad_threadgroup_array::PadThreadgroupArray,
+        &privatise_atomics::PrivatiseAtomics,
     ]
 }
 

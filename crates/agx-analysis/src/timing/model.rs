@@ -10,8 +10,9 @@
 //!   that pipe, plus the back-to-back RAW penalties of the instructions on
 //!   that pipe (a penalty is paid on the consumer's pipe);
 //! * `dispatch`: one issue slot per instruction;
-//! * `memory_bandwidth`: device/texture bytes over the scheduler's share of
-//!   L1 bandwidth; `device_bandwidth`: the bytes that miss L1 (`1 -
+//! * `memory_bandwidth`: device/texture bytes (and the replays of
+//!   threadgroup requests with an N-way bank conflict, [`crate::banks`])
+//!   over the scheduler's share of L1 bandwidth; `device_bandwidth`: the bytes that miss L1 (`1 -
 //!   l1_hit_rate`) over its share of the chip's DRAM bandwidth;
 //! * `memory_latency` / `dependency_chain`: one SIMD-group's in-order pass
 //!   (operands ready after their producer's latency, loads complete at their
@@ -1108,6 +1109,9 @@ struct RegionCode<'a> {
     /// Per kernel instruction (empty: none): a device load whose address
     /// does not move across the iterations of its innermost loop.
     invariant: &'a [bool],
+    /// Per kernel instruction (empty: none): bank-conflict ways of a
+    /// threadgroup access, 0 when not known ([`crate::banks`]).
+    banks: &'a [u8],
 }
 
 impl RegionCode<'_> {
@@ -1121,6 +1125,10 @@ impl RegionCode<'_> {
             .get(self.idx[j] as usize)
             .copied()
             .unwrap_or(false)
+    }
+    /// Bank-conflict ways of the region's instruction `j` (0: not known).
+    fn banks(&self, j: usize) -> u8 {
+        self.banks.get(self.idx[j] as usize).copied().unwrap_or(0)
     }
     fn len(&self) -> usize {
         self.idx.len()
@@ -1366,6 +1374,15 @@ fn model_region_in(
                         if dram_bw > 0.0 && !code.invariant(j) {
                             pipes.dram += bytes * miss / dram_bw;
                         }
+                    } else if m.space == MemSpace::Threadgroup && code.banks(j) > 1 && l1_bw > 0.0 {
+                        // an N-way bank conflict replays the request N - 1
+                        // more times through the on-core data path (the
+                        // l1_bytes_per_cycle_per_core bandwidth, which
+                        // threadgroup memory shares: an assumption); a
+                        // conflict-free request costs nothing here, as before
+                        let replays = (code.banks(j) - 1) as f64;
+                        pipes.mem +=
+                            replays * m.bytes_per_lane() as f64 * gpu.simd_width as f64 / l1_bw;
                     }
                 }
             }
@@ -1706,6 +1723,7 @@ pub fn body_timing(insns: &[Instruction], params: &ModelParams) -> RegionTiming 
         uniform: &[],
         lines: &[],
         invariant: &[],
+        banks: &[],
     };
     let t = model_region(params.gpu.table(), params, &code, true, true).timing;
     release_scratch();
@@ -2130,9 +2148,13 @@ pub fn analyze_kernel_with_access(
     // not known) and loop-invariant device loads
     let mut lines = vec![0u16; if access.is_empty() { 0 } else { n }];
     let mut invariant = vec![false; if access.is_empty() { 0 } else { n }];
+    let mut banks = vec![0u8; if access.is_empty() { 0 } else { n }];
     for a in access {
         let i = a.index as usize;
         if i < lines.len() {
+            banks[i] = a
+                .bank_conflict_ways
+                .map_or(0, |w| w.min(u8::MAX as u32) as u8);
             lines[i] = a
                 .lines_per_request
                 .map_or(0, |l| l.min(u16::MAX as u32) as u16);
@@ -2146,6 +2168,7 @@ pub fn analyze_kernel_with_access(
             uniform: &uniform,
             lines: &lines,
             invariant: &invariant,
+            banks: &banks,
         };
         model_region(gpu, params, &code, is_loop, detail)
     };

@@ -204,7 +204,7 @@ pub fn suggest(
 /// through threadgroup memory ([`stages_through_threadgroup`]), or the loop
 /// (`body`, nested loops included) is a tile-loading loop (it stores to
 /// threadgroup memory). The reuse facts of the address analysis join in
-/// [`super::memory_advice`].
+/// `crate::advice` (`tile_global_loads::refine`).
 pub fn tiling_already_done(insns: &[Instruction], body: &[&Instruction]) -> bool {
     stages_through_threadgroup(insns) || stores_to_threadgroup(body)
 }
@@ -218,7 +218,7 @@ fn is_tg(i: &Instruction, dir: MemDir) -> bool {
 /// threadgroup memory, synchronises the threadgroup at a
 /// `threadgroup_barrier` and loads from threadgroup memory (what it stored
 /// is read back, by other threads). The one test of this fact: the tiling
-/// rule here and its refinement in [`super::memory_advice`] read it. (A
+/// rule here and its refinement in `crate::advice` (`tile_global_loads::refine`) read it. (A
 /// `memory_barrier` orders memory but does not wait for the other threads,
 /// and a store never read back stages nothing.) The suggestion pass
 /// computes it once per kernel, not once per loop: per loop it was a walk

@@ -16,6 +16,7 @@ mod mesa_corpus;
 mod program;
 mod raw_image;
 mod stack_kinds;
+mod tgmem_banks;
 mod timing_mesa;
 mod timing_model;
 mod timing_suggest;

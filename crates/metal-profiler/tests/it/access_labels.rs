@@ -26,7 +26,7 @@ fn labels_root() -> PathBuf {
     common::repo().join("testdata/access_labels")
 }
 
-fn label_files() -> Vec<PathBuf> {
+pub(crate) fn label_files() -> Vec<PathBuf> {
     let mut v = Vec::new();
     let Ok(sets) = std::fs::read_dir(labels_root()) else {
         return v;
@@ -46,7 +46,7 @@ fn label_files() -> Vec<PathBuf> {
 }
 
 /// The file of a `shared:` input: its testdata copy, else the shared corpus.
-fn shared_input(rel: &str) -> Option<PathBuf> {
+pub(crate) fn shared_input(rel: &str) -> Option<PathBuf> {
     let repo = common::repo();
     let base = Path::new(rel).file_name()?.to_owned();
     let candidates = [

@@ -33,4 +33,5 @@ mod instruction_facts;
 mod layers;
 mod no_generation_names;
 mod one_record;
+mod tgmem_bank_labels;
 mod views_agree;

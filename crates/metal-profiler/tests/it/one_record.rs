@@ -1588,6 +1588,19 @@ fn memory_line_named(
                 ],
             );
         }
+        // threadgroup rows: the bank-conflict ways (issue 35)
+        if let Some(i) = rest.find("-way banks") {
+            let from = rest[..i].rfind(", ").unwrap_or(0);
+            check!(
+                holes(&rest[from..], ", {}-way banks"),
+                [a("bank_conflict_ways")],
+            );
+        } else if rest.contains(", banks ?") {
+            *checked += 1;
+            if !row["access"]["bank_conflict_ways"].is_null() {
+                bad.push(format!("{case} | banks ? but {r} has ways | {t}"));
+            }
+        }
         let stride = row["access"]["loop_stride"].as_i64();
         if rest.ends_with(", loop-invariant") {
             *checked += 1;
