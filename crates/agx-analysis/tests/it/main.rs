@@ -19,4 +19,5 @@ mod stack_kinds;
 mod timing_mesa;
 mod timing_model;
 mod timing_suggest;
+mod trip_count;
 mod uniform_loads;
