@@ -146,7 +146,9 @@ fn profile_args(
         // the CLI's limits and reasons (--trip-count's parser, then its check of 0)
         let n = metal_profiler::cli::parse_count(&n.to_string())
             .map_err(|e| Fail::Value(format!("trip_count={n}: {e}")))?;
-        a.model.trip_count = Some(n);
+        a.model
+            .trip_counts
+            .push(metal_profiler::cli::TripCount::All(n));
     }
     pipeline::check_model_flags(&a)?;
     Ok(a)
