@@ -523,9 +523,25 @@ fn compare_fact(
         let Op::Add { d: dr, a, b, sign } = classify(&cx.insns[d]) else {
             return None;
         };
+        // the step: an immediate, or a register the loop does not write
+        // holding one (an ALU immediate is 8 bits: 256 is in a register)
+        let step_of = |s: Src| -> Option<i64> {
+            if let Src::Reg(x) = s {
+                if x.file != RegFile::Gpr {
+                    return None;
+                }
+                if (nl.first..=nl.last).any(|i| nest.contains(li, i) && writes(&cx.insns[i], &x)) {
+                    return None;
+                }
+            }
+            match cx.value(s, nl.header, 3)? {
+                Val::Const(v) => Some(v),
+                _ => None,
+            }
+        };
         let step = match (a, b) {
-            (Src::Reg(x), Src::Imm(v)) if x == r => sign * v,
-            (Src::Imm(v), Src::Reg(x)) if x == r && sign == 1 => v,
+            (Src::Reg(x), s) if x == r => sign * step_of(s)?,
+            (s, Src::Reg(x)) if x == r && sign == 1 => step_of(s)?,
             _ => return None,
         };
         (dr.half == r.half && nest.owner[d] == Some(li as u32) && dominates_latches(d))
