@@ -505,7 +505,7 @@ fn compare_fact(
     let nl = &nest.loops[li];
     // the induction variable: the only write of a GPR in the loop (break
     // paths aside) adds an immediate to itself every iteration
-    let iv = |s: Src| -> Option<(Reg, usize, i64)> {
+    let iv = |s: Src| -> Option<(Reg, usize, Val)> {
         let Src::Reg(r) = s else { return None };
         if r.file != RegFile::Gpr {
             return None;
@@ -525,22 +525,24 @@ fn compare_fact(
         };
         // the step: an immediate, or a register the loop does not write
         // holding one (an ALU immediate is 8 bits: 256 is in a register)
-        let step_of = |s: Src| -> Option<i64> {
+        let step_of = |s: Src| -> Option<Val> {
             if let Src::Reg(x) = s {
-                if x.file != RegFile::Gpr {
-                    return None;
-                }
-                if (nl.first..=nl.last).any(|i| nest.contains(li, i) && writes(&cx.insns[i], &x)) {
+                if x.file == RegFile::Gpr
+                    && (nl.first..=nl.last)
+                        .any(|i| nest.contains(li, i) && writes(&cx.insns[i], &x))
+                {
                     return None;
                 }
             }
             match cx.value(s, nl.header, 3)? {
-                Val::Const(v) => Some(v),
-                _ => None,
+                Val::Const(v) => Some(Val::Const(sign * v)),
+                // a uniform step (a kernel argument): the count is not known
+                Val::Uniform(u) => Some(Val::Uniform(u)),
+                Val::LidPlus(_) => None,
             }
         };
         let step = match (a, b) {
-            (Src::Reg(x), s) if x == r => sign * step_of(s)?,
+            (Src::Reg(x), s) if x == r => step_of(s)?,
             (s, Src::Reg(x)) if x == r && sign == 1 => step_of(s)?,
             _ => return None,
         };
@@ -563,8 +565,14 @@ fn compare_fact(
         }
     }
     let header = nl.header;
-    let start = cx.value(Src::Reg(r), header, 3)?;
     let bound = cx.value(bound_src, header, 3)?;
+    // a kernel-argument bound names its register, whatever the start and
+    // step (a grid-stride loop: start per lane, step an argument too)
+    if let Val::Uniform(u) = bound {
+        return Some(TripFact::Argument(uniform_name(&u)));
+    }
+    let Val::Const(step) = step else { return None };
+    let start = cx.value(Src::Reg(r), header, 3)?;
     // the compare before the step (a test at the top) or after it
     let bottom = di < ci;
     let top_count = |s0: i64, bnd: i64| -> Option<u64> {
@@ -583,7 +591,6 @@ fn compare_fact(
         (Val::LidPlus(c), Val::Const(bnd)) if step > 0 && matches!(rel, Rel::Lt | Rel::Le) => {
             top_count(c, bnd).and_then(to_u32).map(TripFact::AtMost)
         }
-        (_, Val::Uniform(u)) => Some(TripFact::Argument(uniform_name(&u))),
         _ => None,
     }
 }
