@@ -126,7 +126,7 @@ pub struct ModelFlags {
     // which names it (issue 21).
     #[arg(
         long = "trip-count",
-        value_name = "N|ADDR=N",
+        value_name = "N",
         value_parser = parse_trip_count,
         allow_hyphen_values = true,
         help = "Iterations assumed for loops whose trip count is unknown [default: 16]; ADDR=N: the loop headed at ADDR (repeatable)",

@@ -19,8 +19,10 @@ fn trip_count_sixteen_given_is_reported_as_given() {
         given.contains("unknown loop trip counts = 16 (given with --trip-count)"),
         "{given}"
     );
+    // (the kernel's loop is bound by a kernel argument: its count is
+    // --trip-count's, its source says so: issue 35)
     assert!(
-        given.contains("Trip count:       16 (given with --trip-count)"),
+        given.contains("Trip count:       16 (argument: bound by the kernel argument in u"),
         "{given}"
     );
     assert!(!given.contains("(default"), "{given}");
@@ -37,7 +39,9 @@ fn trip_count_sixteen_given_is_reported_as_given() {
         let k = &v["kernels"][0];
         assert_eq!(k["model"]["trip_count_source"], src, "{args:?}");
         for l in k["loops"].as_array().unwrap() {
-            assert_eq!(l["trip_count_source"], src, "{args:?}");
+            assert_eq!(l["trip_count_source"], "argument", "{args:?}");
+            assert_eq!(l["trip_count"], 16, "{args:?}");
+            assert!(l["trip_count_bound"].is_string(), "{args:?}");
         }
     }
 }
