@@ -241,7 +241,7 @@ fn classify(insn: &Instruction) -> Op {
 fn writes(insn: &Instruction, r: &Reg) -> bool {
     insn.defs().any(|d| {
         d.file == RegFile::Gpr && {
-            let n = d.width.halves() as u16 * d.count.max(1) as u16;
+            let n = d.width.halves() * d.count.max(1) as u16;
             d.half < r.half + 2 && r.half < d.half + n
         }
     })
@@ -597,7 +597,11 @@ fn compare_fact(
 
 fn uniform_name(u: &Reg) -> String {
     match u.width {
-        Width::W16 => format!("u{}{}", u.half / 2, if u.half % 2 == 0 { "l" } else { "h" }),
+        Width::W16 => format!(
+            "u{}{}",
+            u.half / 2,
+            if u.half.is_multiple_of(2) { "l" } else { "h" }
+        ),
         _ => format!("u{}", u.half / 2),
     }
 }
