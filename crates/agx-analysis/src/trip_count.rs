@@ -417,6 +417,22 @@ fn break_path(insns: &[Instruction], ci: usize, end: usize) -> Option<usize> {
     None
 }
 
+/// Exit edges of loop `lp` that are not its ends: to the code after the
+/// latch, or a `jmp_exec_none` skipping to it when no lane runs (an early
+/// `stop` or `ret`, a jump out).
+fn other_exits(cx: &Ctx, lp: &crate::loops::Loop, latch: usize) -> usize {
+    let follow = cx.cfg.block_of.get(latch + 1).map(|&b| b as usize);
+    lp.exits
+        .iter()
+        .filter(|&&(from, to)| {
+            let last = &cx.insns[cx.cfg.blocks[from].insns.end - 1];
+            let skip = matches!(last.flow(), agx_isa::Flow::BranchExec { target, any: false }
+                if target == cx.cfg.blocks[to].start as i64);
+            Some(to) != follow && !skip
+        })
+        .count()
+}
+
 fn one_loop(cx: &Ctx, forest: &LoopForest, nest: &LoopNest, li: usize) -> Option<TripFact> {
     let nl = &nest.loops[li];
     let lp = &forest.loops[nl.forest];
@@ -446,9 +462,11 @@ fn one_loop(cx: &Ctx, forest: &LoopForest, nest: &LoopNest, li: usize) -> Option
                 }
             }
             _ if cx.insns[i].exec_op() == Some(ExecOp::While) && own(i) => exits += 1,
+
             _ => {}
         }
     }
+    exits += other_exits(cx, lp, nl.latch);
     let on_path = |j: usize| path.iter().any(|&(a, b)| a < j && j <= b);
     let mut best: Option<TripFact> = None;
     for &(ci, stay_if_true) in &cmps {

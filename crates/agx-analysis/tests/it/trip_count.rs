@@ -224,3 +224,13 @@ fn trip_labels_mesa_corpus() {
     // rightly left unknown)
     assert!(equal >= 11, "equal {equal}");
 }
+
+/// A `stop` inside the loop (an early return) is another exit: a maximum.
+#[test]
+fn trip_stop_in_the_loop_makes_a_maximum() {
+    let text = while_loop("mov_imm r2, 0, 0b0", "ult", "16", 1).replace(
+        "fadd32 r4, r4, r5\n",
+        "push_exec r0l, 1\njmp_exec_none skip\nstop\nskip:\npop_exec r0l, 1\n",
+    );
+    assert_eq!(trips(&text), vec![Some(TripFact::AtMost(16))]);
+}
