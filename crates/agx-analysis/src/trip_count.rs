@@ -273,6 +273,10 @@ impl Ctx<'_> {
         let mut end = at;
         loop {
             let start = self.cfg.blocks[b].insns.start;
+            // (the walk reads code laid out before `at`, within reach)
+            if start > at || at - start > 4096 {
+                return None;
+            }
             if let Some(i) = (start..end).rev().find(|&i| writes(&self.insns[i], r)) {
                 // another write between it and `at` in layout (a path the
                 // dominator walk skipped): not known
@@ -289,10 +293,7 @@ impl Ctx<'_> {
                 }
             }
             b = self.dom.idom[b]?;
-            end = self.cfg.blocks[b].insns.end;
-            if at - start > 4096 {
-                return None;
-            }
+            end = self.cfg.blocks[b].insns.end.min(at);
         }
     }
 
@@ -332,6 +333,7 @@ impl Ctx<'_> {
             Op::Mov { s, .. } => self.value(s, d, depth - 1),
             Op::Add { a, b, sign, .. } => {
                 match (self.value(a, d, depth - 1)?, self.value(b, d, depth - 1)?) {
+                    // (immediates are 40-bit: no overflow in i64)
                     (Val::Const(x), Val::Const(y)) => Some(Val::Const(x + sign * y)),
                     (Val::LidPlus(x), Val::Const(y)) => Some(Val::LidPlus(x + sign * y)),
                     (Val::Const(x), Val::LidPlus(y)) if sign == 1 => Some(Val::LidPlus(x + y)),
@@ -352,7 +354,11 @@ fn count(start: i64, step: i64, rel: Rel, bound: i64, signed: bool) -> Option<u6
     } else {
         (0, u32::MAX as i64)
     };
-    if !(lo..=hi).contains(&start) || !(lo..=hi).contains(&bound) || step == 0 {
+    if !(lo..=hi).contains(&start)
+        || !(lo..=hi).contains(&bound)
+        || step == 0
+        || step.unsigned_abs() > u32::MAX as u64
+    {
         return None;
     }
     let ceil = |a: i64, b: i64| -> u64 {
@@ -376,7 +382,7 @@ fn count(start: i64, step: i64, rel: Rel, bound: i64, signed: bool) -> Option<u6
         _ => return None,
     };
     // every value tested stays in range (no wrap)
-    let last = start + step * n as i64;
+    let last = (n as i64).checked_mul(step)?.checked_add(start)?;
     (lo..=hi).contains(&last).then_some(n)
 }
 
@@ -425,7 +431,14 @@ fn other_exits(cx: &Ctx, lp: &crate::loops::Loop, latch: usize) -> usize {
     lp.exits
         .iter()
         .filter(|&&(from, to)| {
-            let last = &cx.insns[cx.cfg.blocks[from].insns.end - 1];
+            let Some(last) = cx.cfg.blocks[from]
+                .insns
+                .end
+                .checked_sub(1)
+                .map(|i| &cx.insns[i])
+            else {
+                return true;
+            };
             let skip = matches!(last.flow(), agx_isa::Flow::BranchExec { target, any: false }
                 if target == cx.cfg.blocks[to].start as i64);
             Some(to) != follow && !skip
