@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import os
 import warnings as _warnings
-from typing import Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from . import _native
 from ._model import (
@@ -121,6 +121,7 @@ def profile_binary(
     *,
     trip_count: Optional[int] = None,
     all_findings: bool = False,
+    trip_counts: Optional[Dict[int, int]] = None,
 ) -> ProfileResult:
     """Profile raw G13 machine code (a file path or bytes), as
     ``metal-profile --binary FILE [-f NAME] [--offset N]``.
@@ -129,7 +130,8 @@ def profile_binary(
     ``"kernel"``); ``offset`` is where the code starts in the input (even).
     ``trip_count`` is assumed for loops whose trip count is unknown (default:
     the CLI's, 16). ``all_findings`` keeps the suggestions that concern less
-    than 1% of the estimate (``--all-findings``).
+    than 1% of the estimate (``--all-findings``). ``trip_counts`` sets loops
+    by header address (``{0x30: 1024}``: ``--trip-count 0x30=1024``).
     """
     return _result(
         _native.profile_raw_code(
@@ -138,6 +140,7 @@ def profile_binary(
             int(offset),
             trip_count,
             bool(all_findings),
+            trip_counts=trip_counts,
         )
     )
 
@@ -169,6 +172,7 @@ def profile_archive(
     trip_count: Optional[int] = None,
     gpu: Optional[str] = None,
     all_findings: bool = False,
+    trip_counts: Optional[Dict[int, int]] = None,
 ) -> ProfileResult:
     """Profile one function of a serialized Metal binary archive (path or
     bytes), as ``metal-profile ARCHIVE [-f NAME] [--gpu GPU]``: the main part,
@@ -180,7 +184,12 @@ def profile_archive(
     """
     return _result(
         _native.profile_archive_input(
-            _input(path), function_name, trip_count, gpu, bool(all_findings)
+            _input(path),
+            function_name,
+            trip_count,
+            gpu,
+            bool(all_findings),
+            trip_counts=trip_counts,
         )
     )
 
@@ -230,6 +239,7 @@ def analyze(
     trip_count: Optional[int] = None,
     kernel_name: Optional[str] = None,
     all_findings: bool = False,
+    trip_counts: Optional[Dict[int, int]] = None,
 ) -> ProfileResult:
     """Run the full analysis on instructions from :func:`parse_disassembly`
     (or disassembly text, or raw code bytes).
@@ -245,6 +255,7 @@ def analyze(
             kernel_name,
             trip_count=trip_count,
             all_findings=all_findings,
+            trip_counts=trip_counts,
         )
     if isinstance(instructions, str):
         instructions = parse_disassembly(instructions)
@@ -262,7 +273,13 @@ def analyze(
             )
         words.append((insn.addr, insn.bytes))
     return _result(
-        _native.profile_words(words, kernel_name, trip_count, bool(all_findings))
+        _native.profile_words(
+            words,
+            kernel_name,
+            trip_count,
+            bool(all_findings),
+            trip_counts=trip_counts,
+        )
     )
 
 

@@ -33,6 +33,7 @@ pub mod round;
 pub mod special_regs;
 pub mod stack_kind;
 pub mod timing;
+pub mod trip_count;
 pub mod untimed;
 #[cfg(test)]
 #[path = "../../../testdata/xorshift.rs"]
@@ -462,7 +463,8 @@ pub fn analyze_detailed_program(
         },
         irreducible,
     };
-    let nest = loops::LoopNest::new(&cfg, &forest);
+    let mut nest = loops::LoopNest::new(&cfg, &forest);
+    nest.trips = trip_count::analyze(insns, &cfg, &dom, &forest, &nest);
     Detailed {
         cfg,
         dominators: dom,

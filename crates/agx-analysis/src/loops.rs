@@ -283,6 +283,9 @@ pub struct LoopNest {
     pub owner: Vec<Option<u32>>,
     /// Instruction ranges `[start, end)` of the CFG's blocks (index = block).
     pub blocks: Vec<(u32, u32)>,
+    /// What the code proves of each loop's trip count
+    /// ([`crate::trip_count`]; empty: not analysed).
+    pub trips: Vec<Option<crate::trip_count::TripFact>>,
 }
 
 impl LoopNest {
@@ -353,6 +356,7 @@ impl LoopNest {
                 .iter()
                 .map(|b| (b.insns.start as u32, b.insns.end as u32))
                 .collect(),
+            trips: Vec::new(),
         }
     }
 

@@ -17,6 +17,8 @@ pub struct Options {
     pub trip_count: u32,
     /// Whether `trip_count` was given (`--trip-count`), not the default.
     pub trip_count_given: bool,
+    /// Per-loop trip counts by header address (`--trip-count ADDR=N`).
+    pub loop_trip_counts: std::collections::BTreeMap<u32, u32>,
     /// Memory-latency assumptions (documented defaults, overridable).
     pub mem: MemParams,
     /// Build [`Profile::graph`] (read by the HTML and DOT views only).
@@ -47,6 +49,7 @@ impl Default for Options {
         Options {
             trip_count: timing::DEFAULT_TRIP_COUNT,
             trip_count_given: false,
+            loop_trip_counts: Default::default(),
             mem: gpu.mem_params(chip),
             graph: true,
             gpu,
@@ -238,6 +241,7 @@ impl Profile {
         let params = ModelParams {
             trip_count: options.trip_count.max(1),
             trip_count_given: options.trip_count_given,
+            loop_trip_counts: options.loop_trip_counts.clone(),
             mem: options.mem,
             gpu: options.gpu,
             chip: options.chip,

@@ -374,6 +374,11 @@ pub struct Loop {
     pub blocks: usize,
     pub trip_count: Option<u32>,
     pub trip_count_source: Option<&'static str>,
+    /// The most iterations the code allows (`code`: the count; `bounded`:
+    /// the proved maximum), when known.
+    pub trip_count_max: Option<u32>,
+    /// The uniform register holding a kernel-argument bound (`"u6"`).
+    pub trip_count_bound: Option<String>,
     pub cycles_per_iteration: Option<f64>,
     pub latency_bound_cycles: Option<f64>,
     /// Cycles of `cycles_per_iteration` that its nested loops take (the
@@ -560,7 +565,9 @@ fn loop_out(tl: Option<&agx_analysis::timing::LoopTiming>, l: &agx_analysis::Loo
         exits: l.exits.clone(),
         blocks: l.blocks,
         trip_count: tl.map(|x| x.trip_count),
-        trip_count_source: tl.map(|x| x.trip_count_source),
+        trip_count_source: tl.map(|x| x.trip_count_source.as_str()),
+        trip_count_max: tl.and_then(|x| x.trip_count_max),
+        trip_count_bound: tl.and_then(|x| x.trip_count_bound.clone()),
         cycles_per_iteration: tl.map(|x| r2(x.cycles_per_iteration)),
         latency_bound_cycles: tl.map(|x| r2(x.latency_bound_cycles)),
         nested_cycles: tl.map(|x| r2(x.cycles_per_iteration - x.body.cycles_per_iteration)),

@@ -240,6 +240,27 @@ fn header(out: &mut String, st: Style, p: &Profile, rec: &KernelRecord) {
                 "default; set with --trip-count"
             }
         );
+        // how many loops' counts the code gives (M1/M2 texts of kernels
+        // without loops are unchanged)
+        if !rec.loops.is_empty() {
+            let n = |s: &str| {
+                rec.loops
+                    .iter()
+                    .filter(|l| l.trip_count_source == Some(s))
+                    .count()
+            };
+            let _ = writeln!(
+                out,
+                "  loop trip counts: {} of {} from the code ({} proved, {} bounded), {} bound by a kernel argument, {} set per loop, {} unknown",
+                n("code") + n("bounded"),
+                rec.loops.len(),
+                n("code"),
+                n("bounded"),
+                n("argument"),
+                n("user"),
+                n("default") + n("given"),
+            );
+        }
     }
     if let Some(pr) = &rec.prolog {
         let _ = writeln!(
@@ -537,10 +558,19 @@ fn loop_section(out: &mut Vec<u8>, st: Style, l: &Loop) {
     out.extend_from_slice(b" (");
     put_u(out, b.instructions as u64);
     out.extend_from_slice(b" in its own body)\n");
-    let src = match l.trip_count_source.unwrap_or("default") {
-        "default" => "default; set with --trip-count",
-        "given" => "given with --trip-count",
-        other => other,
+    let src = match (l.trip_count_source.unwrap_or("default"), l.trip_count_max) {
+        ("default", _) => "default; set with --trip-count".to_string(),
+        ("given", _) => "given with --trip-count".to_string(),
+        ("code", _) => "proved by the code".to_string(),
+        ("bounded", Some(m)) => format!("bounded: at most {m} by the code, the most assumed"),
+        ("argument", _) => format!(
+            "argument: bound by the kernel argument in {}; set with --trip-count",
+            l.trip_count_bound
+                .as_deref()
+                .unwrap_or("a uniform register")
+        ),
+        ("user", _) => "user: set with --trip-count ADDR=N".to_string(),
+        (other, _) => other.to_string(),
     };
     put_key(out, "Trip count");
     put_u(out, l.trip_count.unwrap_or(0) as u64);

@@ -130,10 +130,12 @@ fn read_file(path: &Path) -> Result<Vec<u8>, Fail> {
 }
 
 /// Profile arguments as the CLI parses them with no flags (its defaults),
-/// then the given function name and trip count.
-fn profile_args(
+/// then the given function name, trip count and per-loop trip counts
+/// (`trip_counts={0x30: 1024}`, the CLI's `--trip-count 0x30=1024`).
+fn profile_args_loops(
     function: Option<String>,
     trip_count: Option<i64>,
+    trip_counts: Option<std::collections::BTreeMap<i64, i64>>,
     all_findings: bool,
 ) -> Result<ProfileArgs, Fail> {
     use clap::Parser;
@@ -146,7 +148,18 @@ fn profile_args(
         // the CLI's limits and reasons (--trip-count's parser, then its check of 0)
         let n = metal_profiler::cli::parse_count(&n.to_string())
             .map_err(|e| Fail::Value(format!("trip_count={n}: {e}")))?;
-        a.model.trip_count = Some(n);
+        a.model
+            .trip_counts
+            .push(metal_profiler::cli::TripCount::All(n));
+    }
+    for (h, n) in trip_counts.unwrap_or_default() {
+        let bad = |e: String| Fail::Value(format!("trip_counts={{{h:#x}: {n}}}: {e}"));
+        let header =
+            u32::try_from(h).map_err(|_| bad(format!("{h} is not a loop header address")))?;
+        let count = metal_profiler::cli::parse_count(&n.to_string()).map_err(bad)?;
+        a.model
+            .trip_counts
+            .push(metal_profiler::cli::TripCount::Loop { header, count });
     }
     pipeline::check_model_flags(&a)?;
     Ok(a)
@@ -338,12 +351,13 @@ fn profile_in_archive(
     archive: &Archive,
     function: Option<String>,
     trip_count: Option<i64>,
+    trip_counts: Option<std::collections::BTreeMap<i64, i64>>,
     gpu: Option<&str>,
     all_findings: bool,
 ) -> Result<PyProfile, Fail> {
     let (one, note) = pipeline::choose_slice(archive, gpu)?;
     let archive = &one;
-    let args = profile_args(function, trip_count, all_findings)?;
+    let args = profile_args_loops(function, trip_count, trip_counts, all_findings)?;
     // (no --all, --part main: the one function -f selects, its main body)
     let f = pipeline::select_functions(archive, &args)?[0];
     let d = pipeline::decode_function(archive, f, &args)?;
@@ -396,7 +410,7 @@ impl Input {
 
 /// Profiles raw machine code (`metal-profile --binary`).
 #[pyfunction]
-#[pyo3(signature = (data, function_name=None, offset=0, trip_count=None, all_findings=false))]
+#[pyo3(signature = (data, function_name=None, offset=0, trip_count=None, all_findings=false, trip_counts=None))]
 fn profile_raw_code(
     py: Python<'_>,
     data: Input,
@@ -404,6 +418,7 @@ fn profile_raw_code(
     offset: i64,
     trip_count: Option<i64>,
     all_findings: bool,
+    trip_counts: Option<std::collections::BTreeMap<i64, i64>>,
 ) -> PyResult<PyProfile> {
     detached(py, move || {
         let offset = non_negative("offset", offset)?;
@@ -412,7 +427,7 @@ fn profile_raw_code(
             Input::Path(p) => Some(p.clone()),
             Input::Bytes(_) => None,
         };
-        let mut args = profile_args(function_name, trip_count, all_findings)?;
+        let mut args = profile_args_loops(function_name, trip_count, trip_counts, all_findings)?;
         // a file's path, as `--binary FILE` gives it: the threadgroup shape
         // recorded beside it is read the same way (issue 27)
         args.binary = path;
@@ -426,7 +441,7 @@ fn profile_raw_code(
 /// (raw code goes through `profile_raw_code`). `gpu` picks the slice
 /// (`--gpu`; default the newest decodable).
 #[pyfunction]
-#[pyo3(signature = (data, function_name=None, trip_count=None, gpu=None, all_findings=false))]
+#[pyo3(signature = (data, function_name=None, trip_count=None, gpu=None, all_findings=false, trip_counts=None))]
 fn profile_archive_input(
     py: Python<'_>,
     data: Input,
@@ -434,10 +449,18 @@ fn profile_archive_input(
     trip_count: Option<i64>,
     gpu: Option<String>,
     all_findings: bool,
+    trip_counts: Option<std::collections::BTreeMap<i64, i64>>,
 ) -> PyResult<PyProfile> {
     detached(py, move || {
         let a = data.archive()?;
-        profile_in_archive(&a, function_name, trip_count, gpu.as_deref(), all_findings)
+        profile_in_archive(
+            &a,
+            function_name,
+            trip_count,
+            trip_counts,
+            gpu.as_deref(),
+            all_findings,
+        )
     })
 }
 
@@ -564,16 +587,17 @@ fn decode_all<'py>(
 /// Profiles instructions given as `(addr, bytes)` pairs (each decoded at its
 /// address), named `name` — what `analyze()` of parsed disassembly uses.
 #[pyfunction]
-#[pyo3(signature = (words, name=None, trip_count=None, all_findings=false))]
+#[pyo3(signature = (words, name=None, trip_count=None, all_findings=false, trip_counts=None))]
 fn profile_words(
     py: Python<'_>,
     words: Vec<(u32, Vec<u8>)>,
     name: Option<String>,
     trip_count: Option<i64>,
     all_findings: bool,
+    trip_counts: Option<std::collections::BTreeMap<i64, i64>>,
 ) -> PyResult<PyProfile> {
     detached(py, move || {
-        let args = profile_args(name, trip_count, all_findings)?;
+        let args = profile_args_loops(name, trip_count, trip_counts, all_findings)?;
         let mut insns = Vec::with_capacity(words.len());
         let mut listing = String::new();
         for (addr, bytes) in &words {

@@ -118,19 +118,21 @@ pub struct BatchArgs {
 /// a single profile and `batch`.
 #[derive(Args, Debug, Clone, Default, PartialEq)]
 pub struct ModelFlags {
-    // Iterations assumed for loops whose trip count is unknown; `None` when
-    // the flag is not given (the report says whether a count was given,
-    // never guessing it from the value). The help reads as the default's did.
-    // A negative value reaches `parse_count`, which names it (issue 21).
+    // `--trip-count N`: iterations assumed for loops whose trip count the
+    // code does not give (the report says whether a count was given, never
+    // guessing it from the value); `--trip-count ADDR=N` (repeatable): the
+    // loop whose header is at ADDR runs N times (issue 35). The help reads
+    // as the default's did. A negative value reaches `parse_trip_count`,
+    // which names it (issue 21).
     #[arg(
-        long,
+        long = "trip-count",
         value_name = "N",
-        value_parser = parse_count,
+        value_parser = parse_trip_count,
         allow_hyphen_values = true,
-        help = "Iterations assumed for loops whose trip count is unknown [default: 16]",
-        long_help = "Iterations assumed for loops whose trip count is unknown\n\n[default: 16]"
+        help = "Iterations assumed for loops whose trip count is unknown [default: 16]; ADDR=N: the loop headed at ADDR (repeatable)",
+        long_help = "Iterations assumed for loops whose trip count is unknown\n\nADDR=N (repeatable): the loop whose header is at ADDR (e.g. 0x30=1024) runs N times\n\n[default: 16]"
     )]
-    pub trip_count: Option<u32>,
+    pub trip_counts: Vec<TripCount>,
     /// Device-load latency on an L1 hit, in cycles (timing-model assumption).
     #[arg(long, value_name = "CYCLES", allow_hyphen_values = true)]
     pub l1_hit_latency: Option<f64>,
@@ -160,11 +162,38 @@ pub fn parse_threadgroup(s: &str) -> Result<agx_analysis::address::Shape, String
 // the help text states the default
 const _: () = assert!(agx_analysis::timing::DEFAULT_TRIP_COUNT == 16);
 
+/// One `--trip-count`: for every unknown loop, or for the loop at a header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TripCount {
+    All(u32),
+    Loop { header: u32, count: u32 },
+}
+
 impl ModelFlags {
+    /// `--trip-count N` (the last one given), `None` when not given.
+    pub fn given_trip_count(&self) -> Option<u32> {
+        self.trip_counts.iter().rev().find_map(|t| match t {
+            TripCount::All(n) => Some(*n),
+            TripCount::Loop { .. } => None,
+        })
+    }
+
     /// The trip count in effect: the one given, else the model's default.
     pub fn trip_count(&self) -> u32 {
-        self.trip_count
+        self.given_trip_count()
             .unwrap_or(agx_analysis::timing::DEFAULT_TRIP_COUNT)
+    }
+
+    /// The per-loop counts (`--trip-count ADDR=N`), by header address (the
+    /// last one given for an address).
+    pub fn loop_trip_counts(&self) -> std::collections::BTreeMap<u32, u32> {
+        self.trip_counts
+            .iter()
+            .filter_map(|t| match t {
+                TripCount::Loop { header, count } => Some((*header, *count)),
+                TripCount::All(_) => None,
+            })
+            .collect()
     }
 }
 
@@ -440,6 +469,24 @@ pub fn parse_u64(s: &str) -> Result<u64, String> {
 }
 
 /// Parses a count of loop iterations (`--trip-count`): 1 or more.
+/// Parses `--trip-count`: `N`, or `ADDR=N` (ADDR hexadecimal `0x..` or
+/// decimal).
+pub fn parse_trip_count(s: &str) -> Result<TripCount, String> {
+    let Some((addr, n)) = s.split_once('=') else {
+        return parse_count(s).map(TripCount::All);
+    };
+    let a = addr.trim();
+    let header = match a.strip_prefix("0x").or_else(|| a.strip_prefix("0X")) {
+        Some(h) => u32::from_str_radix(h, 16).ok(),
+        None => a.parse::<u32>().ok(),
+    }
+    .ok_or_else(|| format!("'{addr}' is not a loop header address (e.g. 0x30=1024)"))?;
+    Ok(TripCount::Loop {
+        header,
+        count: parse_count(n)?,
+    })
+}
+
 pub fn parse_count(s: &str) -> Result<u32, String> {
     not_negative(s, "the iterations assumed per loop, 1 or more")?
         .parse::<u32>()

@@ -536,9 +536,14 @@ pub struct LoopTiming {
     pub depth: u32,
     pub parent: Option<usize>,
     pub trip_count: u32,
-    /// `"default"` (the model's default trip count), `"given"` (a
-    /// trip count passed by the user) or `"override"` (per-loop).
-    pub trip_count_source: &'static str,
+    /// Where `trip_count` comes from ([`crate::trip_count::TripSource`]).
+    pub trip_count_source: crate::trip_count::TripSource,
+    /// The most iterations the code allows (source `code`: the count;
+    /// `bounded`: the proved maximum), when known.
+    pub trip_count_max: Option<u32>,
+    /// The uniform register holding the loop's bound when it is a kernel
+    /// argument (`"u6"`, source `argument`).
+    pub trip_count_bound: Option<String>,
     /// Cost of one iteration: own body bound plus nested loops (trip count ×
     /// their cycles per iteration) added to every component.
     pub bound: Bound,
@@ -576,7 +581,7 @@ impl LoopTiming {
 impl Serialize for LoopTiming {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut st = s.serialize_struct("LoopTiming", 12)?;
+        let mut st = s.serialize_struct("LoopTiming", 14)?;
         st.serialize_field("index", &self.index)?;
         st.serialize_field("header", &self.header)?;
         st.serialize_field("latch", &self.latch)?;
@@ -584,6 +589,8 @@ impl Serialize for LoopTiming {
         st.serialize_field("parent", &self.parent)?;
         st.serialize_field("trip_count", &self.trip_count)?;
         st.serialize_field("trip_count_source", &self.trip_count_source)?;
+        st.serialize_field("trip_count_max", &self.trip_count_max)?;
+        st.serialize_field("trip_count_bound", &self.trip_count_bound)?;
         st.serialize_field("bound", &self.bound)?;
         st.serialize_field("cycles_per_iteration", &self.cycles_per_iteration)?;
         st.serialize_field("latency_bound_cycles", &self.latency_bound_cycles)?;
@@ -950,7 +957,7 @@ impl KernelTiming {
                         "trip counts of it and its enclosing loops",
                     )
                 } else {
-                    (format!("{}", l.trip_count), l.trip_count_source)
+                    (format!("{}", l.trip_count), l.trip_count_source.as_str())
                 };
                 format!(
                     "loop at 0x{:x}{depth}, {} cy of {} cy ({pct:.0}%): {} cy/iter x {iters} iterations ({src}); its own body is bound by {}",
@@ -2022,6 +2029,49 @@ fn path_subset(
     }
 }
 
+/// A loop's trip count for the model, with where it comes from.
+struct Trip {
+    count: u32,
+    source: crate::trip_count::TripSource,
+    max: Option<u32>,
+    bound: Option<String>,
+}
+
+/// The trip count of the loop headed at `header`: the user's for this loop
+/// (`--trip-count ADDR=N`), else what the code proves ([`crate::trip_count`]),
+/// else `--trip-count N` or the default.
+fn loop_trip(
+    params: &ModelParams,
+    header: u32,
+    fact: Option<&Option<crate::trip_count::TripFact>>,
+) -> Trip {
+    use crate::trip_count::{TripFact, TripSource};
+    let fact = fact.and_then(|f| f.as_ref());
+    let unknown = if params.trip_count_given {
+        TripSource::Given
+    } else {
+        TripSource::Default
+    };
+    let (max, bound) = match fact {
+        Some(TripFact::Exact(n) | TripFact::AtMost(n)) => (Some(*n), None),
+        Some(TripFact::Argument(u)) => (None, Some(u.clone())),
+        None => (None, None),
+    };
+    let (count, source) = match (params.loop_trip_counts.get(&header), fact) {
+        (Some(&t), _) => (t, TripSource::User),
+        (None, Some(TripFact::Exact(n))) => (*n, TripSource::Code),
+        (None, Some(TripFact::AtMost(n))) => (*n, TripSource::Bounded),
+        (None, Some(TripFact::Argument(_))) => (params.trip_count, TripSource::Argument),
+        (None, None) => (params.trip_count, unknown),
+    };
+    Trip {
+        count,
+        source,
+        max,
+        bound,
+    }
+}
+
 /// Models a whole kernel whose loops are `nest`'s (the loop forest's
 /// membership: a loop is its blocks, [`crate::loops::LoopNest`]).
 /// `uniform_loads`: indices (sorted) of the loads whose address the
@@ -2064,19 +2114,16 @@ pub fn analyze_kernel_with_access(
         "the loop nest is of these instructions"
     );
     let owner: &[Option<u32>] = &nest.owner;
-    let trips: Vec<(u32, &'static str)> = nest
-        .loops
-        .iter()
-        .map(|s| {
-            let h = insns[s.header].addr;
-            match params.loop_trip_counts.get(&h) {
-                Some(&t) => (t, "override"),
-                None if params.trip_count_given => (params.trip_count, "given"),
-                None => (params.trip_count, "default"),
-            }
+    let trips: Vec<Trip> = (0..nl)
+        .map(|li| {
+            loop_trip(
+                params,
+                insns[nest.loops[li].header].addr,
+                nest.trips.get(li),
+            )
         })
         .collect();
-    let trip = |li: usize| -> f64 { trips[li].0 as f64 };
+    let trip = |li: usize| -> f64 { trips[li].count as f64 };
     // Executions per thread of each loop's body: product of trip counts,
     // from the loop up its parents. Found top-down (parents first, by depth:
     // one product per loop, not a walk up the parents); the trip counts are
@@ -2221,7 +2268,12 @@ pub fn analyze_kernel_with_access(
                 outside = Some(out.timing);
             } else {
                 let li = r - 1;
-                let (t, src) = trips[li];
+                let Trip {
+                    count: t,
+                    source: src,
+                    max,
+                    ref bound,
+                } = trips[li];
                 loops_out.push(LoopTiming {
                     index: li,
                     forest: nest_loop(li).forest,
@@ -2233,6 +2285,8 @@ pub fn analyze_kernel_with_access(
                     parent: parent[li],
                     trip_count: t,
                     trip_count_source: src,
+                    trip_count_max: max,
+                    trip_count_bound: bound.clone(),
                     bound: Bound::default(),
                     cycles_per_iteration: 0.0,
                     latency_bound_cycles: 0.0,

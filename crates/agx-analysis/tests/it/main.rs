@@ -20,4 +20,5 @@ mod tgmem_banks;
 mod timing_mesa;
 mod timing_model;
 mod timing_suggest;
+mod trip_count;
 mod uniform_loads;

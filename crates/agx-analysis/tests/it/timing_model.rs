@@ -124,23 +124,23 @@ fn kernel_weights_loops_by_trip_count_parameter() {
     p.trip_count_given = true;
     let k = analyze_kernel(&insns, &p);
     assert_eq!(k.loops[0].trip_count, 10);
-    assert_eq!(k.loops[0].trip_count_source, "given");
+    assert_eq!(k.loops[0].trip_count_source.as_str(), "given");
     assert_eq!(k.cycles.f32, 20.0);
     assert_eq!(k.cycles.scib, 1.0);
     p.loop_trip_counts.insert(head, 3);
     let k = analyze_kernel(&insns, &p);
     assert_eq!(k.cycles.f32, 6.0);
-    assert_eq!(k.loops[0].trip_count_source, "override");
+    assert_eq!(k.loops[0].trip_count_source.as_str(), "user");
     assert!(k.bottleneck.contains("loop at 0x4"), "{}", k.bottleneck);
     p.loop_trip_counts.clear();
     // the source is whether the count was given, not a guess from its
     // value: the default's value given is "given"
     p.trip_count = agx_analysis::timing::DEFAULT_TRIP_COUNT;
     let k = analyze_kernel(&insns, &p);
-    assert_eq!(k.loops[0].trip_count_source, "given");
+    assert_eq!(k.loops[0].trip_count_source.as_str(), "given");
     p.trip_count_given = false;
     let k = analyze_kernel(&insns, &p);
-    assert_eq!(k.loops[0].trip_count_source, "default");
+    assert_eq!(k.loops[0].trip_count_source.as_str(), "default");
 }
 
 #[test]

@@ -113,6 +113,7 @@ impl<'a> Decoded<'a> {
             None
         };
         let mut profile = build_profile(&code, insns, a, function, prolog, graph, first);
+        check_loop_headers(&name, a, &profile)?;
         // called functions: cut code is an error (no report), the rest warnings
         let call_warnings = program_checks(&name, &profile.program, function.is_none())?;
         profile.unknown_encodings = failed;
@@ -237,10 +238,33 @@ pub fn decode_raw<'a>(name: &str, code: CodeRef<'a>) -> Result<Decoded<'a>, Erro
     })
 }
 
+/// `--trip-count ADDR=N` names loop headers of the kernel: one that is not
+/// is an error naming the headers there are.
+fn check_loop_headers(name: &str, a: &ProfileArgs, p: &agx_report::Profile) -> Result<(), Error> {
+    let heads: Vec<u32> = p.analysis.loops.iter().map(|l| l.header).collect();
+    for (&h, _) in a.model.loop_trip_counts().iter() {
+        if !heads.contains(&h) {
+            let list = if heads.is_empty() {
+                "it has no loops".to_string()
+            } else {
+                let l: Vec<String> = heads.iter().map(|h| format!("0x{h:x}")).collect();
+                format!("its loop headers: {}", l.join(", "))
+            };
+            return Err(Error::usage(format!(
+                "--trip-count 0x{h:x}=N: {name} has no loop headed at 0x{h:x} ({list})"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Checks the timing model's flags (the CLI's and Python's arguments alike):
 /// each error names the flag and the accepted values.
 pub fn check_model_flags(a: &ProfileArgs) -> Result<(), Error> {
-    if a.model.trip_count == Some(0) {
+    let zero = |t: &crate::cli::TripCount| match t {
+        crate::cli::TripCount::All(n) | crate::cli::TripCount::Loop { count: n, .. } => *n == 0,
+    };
+    if a.model.trip_counts.iter().any(zero) {
         return Err(Error::usage("--trip-count must be at least 1"));
     }
     for (flag, v) in [
@@ -381,7 +405,8 @@ pub fn report_options_for(a: &ProfileArgs, slice_gpu: Option<&str>) -> agx_repor
         .unwrap_or_else(|| gpu.default_chip());
     let mut o = agx_report::Options {
         trip_count: a.model.trip_count(),
-        trip_count_given: a.model.trip_count.is_some(),
+        trip_count_given: a.model.given_trip_count().is_some(),
+        loop_trip_counts: a.model.loop_trip_counts(),
         mem: gpu.mem_params(chip),
         gpu,
         chip,

@@ -19,8 +19,10 @@ fn trip_count_sixteen_given_is_reported_as_given() {
         given.contains("unknown loop trip counts = 16 (given with --trip-count)"),
         "{given}"
     );
+    // (the kernel's loop is bound by a kernel argument: its count is
+    // --trip-count's, its source says so: issue 35)
     assert!(
-        given.contains("Trip count:       16 (given with --trip-count)"),
+        given.contains("Trip count:       16 (argument: bound by the kernel argument in u"),
         "{given}"
     );
     assert!(!given.contains("(default"), "{given}");
@@ -37,7 +39,9 @@ fn trip_count_sixteen_given_is_reported_as_given() {
         let k = &v["kernels"][0];
         assert_eq!(k["model"]["trip_count_source"], src, "{args:?}");
         for l in k["loops"].as_array().unwrap() {
-            assert_eq!(l["trip_count_source"], src, "{args:?}");
+            assert_eq!(l["trip_count_source"], "argument", "{args:?}");
+            assert_eq!(l["trip_count"], 16, "{args:?}");
+            assert!(l["trip_count_bound"].is_string(), "{args:?}");
         }
     }
 }
@@ -238,4 +242,33 @@ fn conv2d_kxk_nested_headline_is_the_inner_loops_dram_bound() {
         html.contains("loop at 0x72 (depth 2)"),
         "HTML header names the hot loop"
     );
+}
+
+/// `--trip-count ADDR=N` sets one loop (source `user`), repeatable beside
+/// `--trip-count N`; an address that heads no loop is one error line naming
+/// the headers there are (issue 35).
+#[test]
+fn trip_count_per_loop_sets_that_loop() {
+    let v = json(&[
+        "--binary",
+        MATMUL,
+        "--trip-count",
+        "0x34=1024",
+        "--trip-count",
+        "3",
+    ]);
+    let k = &v["kernels"][0];
+    let l = &k["loops"][0];
+    assert_eq!(
+        (l["trip_count"].clone(), l["trip_count_source"].clone()),
+        (1024.into(), "user".into())
+    );
+    assert_eq!(k["model"]["trip_count"], 3);
+    let e = one_line_error(&run(&["--binary", MATMUL, "--trip-count", "0x30=8"]), 2);
+    assert!(
+        e.contains("no loop headed at 0x30") && e.contains("0x34"),
+        "{e}"
+    );
+    let e = one_line_error(&run(&["--binary", MATMUL, "--trip-count", "0x34=0"]), 2);
+    assert!(e.contains("at least 1"), "{e}");
 }

@@ -1,0 +1,677 @@
+//! Trip counts from the code (issue 35, item 1): an induction-variable
+//! analysis over the loop forest.
+//!
+//! For each loop: the *exit compare* is an integer compare of the loop's own
+//! body that decides, every iteration, whether the lanes stay (`while_icmp`:
+//! lanes whose compare is true stay, applegpu's pseudocode) or leave
+//! (`if_icmp` opening a *break*: `mov_imm r0l, k` (k >= 2) then `pop_exec`,
+//! Mesa's `if (cond) break;`). One of its sources is the *induction
+//! variable*: a 32-bit GPR written in the loop exactly once (the break path
+//! aside), by `iadd`/`isub` of itself and an immediate, in a block that
+//! dominates every latch; its initial value is the definition reaching the
+//! loop from outside (a `mov_imm`, or `thread_position_in_threadgroup`
+//! plus an immediate). The other source is the *bound*: an immediate, a
+//! uniform register (a kernel argument: `argument`), or a GPR not written in
+//! the loop holding one of those.
+//!
+//! * start, step and bound all immediates: the count is proved (`code`);
+//! * a start of `lid + c` (each lane its own start, `lid >= 0`): the
+//!   SIMD-group holding lane 0 runs the most iterations, `count(c)`; that
+//!   maximum is the count assumed (`bounded`, `trip_count_max`);
+//! * another exit in the loop (a second break, a data-dependent `while`):
+//!   the count is a maximum only (`bounded`);
+//! * a uniform bound: `argument`, naming the register;
+//! * anything else (data-dependent exits, unrecognised forms): nothing.
+//!
+//! Values are 32-bit and are assumed not to wrap (a count whose values
+//! would leave the compare's signed/unsigned range is not given).
+//! The ISA-specific recognition lives in [`classify`] alone.
+
+use crate::cfg::Cfg;
+use crate::loops::{Dominators, LoopForest, LoopNest};
+use agx_isa::{ExecOp, Instruction, OperandKind, Reg, RegFile, Width};
+use serde::Serialize;
+
+/// Where a loop's trip count comes from (serialized as its string).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum TripSource {
+    /// Nothing known: the model's default trip count.
+    #[default]
+    Default,
+    /// Nothing known: the count given for unknown loops (`--trip-count N`).
+    Given,
+    /// Set for this loop by the user (`--trip-count ADDR=N`).
+    User,
+    /// Proved constant by the code.
+    Code,
+    /// A proved maximum (`trip_count_max`); the count assumed within it.
+    Bounded,
+    /// The bound is a kernel argument (`trip_count_bound`); the count is
+    /// `--trip-count`'s.
+    Argument,
+}
+
+impl TripSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TripSource::Default => "default",
+            TripSource::Given => "given",
+            TripSource::User => "user",
+            TripSource::Code => "code",
+            TripSource::Bounded => "bounded",
+            TripSource::Argument => "argument",
+        }
+    }
+}
+
+impl std::fmt::Display for TripSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Serialize for TripSource {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// What the code says about one loop's trip count.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TripFact {
+    /// Proved: the loop runs exactly this many times.
+    Exact(u32),
+    /// At most this many times (lane-dependent start, or another exit).
+    AtMost(u32),
+    /// Bounded by a kernel argument held in this uniform register (`u6`).
+    Argument(String),
+}
+
+/// The instruction forms the analysis reads (the one ISA-specific part).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Op {
+    /// `d = a + sign * b` (32-bit, no shift).
+    Add { d: Reg, a: Src, b: Src, sign: i64 },
+    /// `d = v`.
+    MovImm { d: Reg, v: i64 },
+    /// `d = s`.
+    Mov { d: Reg, s: Src },
+    /// `d = thread_position_in_threadgroup.dim`.
+    Lid { d: Reg },
+    /// An integer exec compare: `while` (stay when true) or `if`.
+    Cmp {
+        stay_if_true: bool,
+        cc: Cc,
+        a: Src,
+        b: Src,
+    },
+    /// `mov_imm r0l, k`: lanes leave `k` exec levels (a break when k >= 2).
+    SetExec(i64),
+    /// Anything else.
+    Other,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Src {
+    Reg(Reg),
+    Imm(i64),
+}
+
+/// An integer condition: relation and signedness.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Cc {
+    rel: Rel,
+    signed: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Rel {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+fn cc_of(t: &str) -> Option<Cc> {
+    // applegpu IConditionDesc spellings (agx_isa group_ctrl ICOND)
+    let (signed, rel) = match t {
+        "ueq" => (false, Rel::Eq),
+        "seq" => (true, Rel::Eq),
+        "nueq" => (false, Rel::Ne),
+        "nseq" => (true, Rel::Ne),
+        "ult" => (false, Rel::Lt),
+        "slt" => (true, Rel::Lt),
+        "ulte" => (false, Rel::Le),
+        "slte" => (true, Rel::Le),
+        "ugt" => (false, Rel::Gt),
+        "sgt" => (true, Rel::Gt),
+        "ugte" => (false, Rel::Ge),
+        "sgte" => (true, Rel::Ge),
+        _ => return None,
+    };
+    Some(Cc { rel, signed })
+}
+
+fn src_of(o: &agx_isa::Operand) -> Option<Src> {
+    match o.kind {
+        OperandKind::Reg(r) if o.flags & (agx_isa::flags::NEG | agx_isa::flags::ABS) == 0 => {
+            // (modifier flags such as `.sx` do not change a 32-bit value)
+            (r.count == 1 && r.width == Width::W32).then_some(Src::Reg(Reg { flags: 0, ..r }))
+        }
+        OperandKind::Imm(v) => Some(Src::Imm(v.get())),
+        OperandKind::HexImm(v) => Some(Src::Imm(v.get() as i64)),
+        _ => None,
+    }
+}
+
+fn gpr32(o: &agx_isa::Operand) -> Option<Reg> {
+    match o.kind {
+        OperandKind::Reg(r) if r.file == RegFile::Gpr && r.width == Width::W32 && r.count == 1 => {
+            Some(Reg { flags: 0, ..r })
+        }
+        _ => None,
+    }
+}
+
+/// The form of `insn` the analysis reads (G13 mnemonics and operand order).
+fn classify(insn: &Instruction) -> Op {
+    let ops = insn.operands.as_slice();
+    let m = insn.mnemonic();
+    match m {
+        "iadd" | "isub" if ops.len() == 3 => {
+            match (gpr32(&ops[0]), src_of(&ops[1]), src_of(&ops[2])) {
+                (Some(d), Some(a), Some(b)) => Op::Add {
+                    d,
+                    a,
+                    b,
+                    sign: if m == "isub" { -1 } else { 1 },
+                },
+                _ => Op::Other,
+            }
+        }
+        "mov_imm" => {
+            let v = ops.iter().skip(1).find_map(|o| o.kind.imm_value());
+            match (ops.first().map(|o| o.kind), v) {
+                (Some(OperandKind::Reg(r)), Some(v))
+                    if r.file == RegFile::Gpr && r.half == 0 && r.width == Width::W16 =>
+                {
+                    Op::SetExec(v)
+                }
+                (Some(_), Some(v)) => match gpr32(&ops[0]) {
+                    Some(d) => Op::MovImm { d, v },
+                    None => Op::Other,
+                },
+                _ => Op::Other,
+            }
+        }
+        "mov" if ops.len() == 2 => match (gpr32(&ops[0]), src_of(&ops[1])) {
+            (Some(d), Some(s)) => Op::Mov { d, s },
+            _ => Op::Other,
+        },
+        "get_sr" => {
+            let sr = ops.iter().find_map(|o| match o.kind {
+                OperandKind::SpecialReg(n) => Some(n),
+                _ => None,
+            });
+            match (ops.first().and_then(gpr32), sr) {
+                // sr48..50: thread_position_in_threadgroup.x/y/z
+                (Some(d), Some(48..=50)) => Op::Lid { d },
+                _ => Op::Other,
+            }
+        }
+        "while_icmp" | "if_icmp" if ops.len() >= 4 => {
+            let cc = ops[1].kind.keyword_text().and_then(cc_of);
+            match (cc, src_of(&ops[2]), src_of(&ops[3])) {
+                (Some(cc), Some(a), Some(b)) => Op::Cmp {
+                    stay_if_true: m == "while_icmp",
+                    cc,
+                    a,
+                    b,
+                },
+                _ => Op::Other,
+            }
+        }
+        _ => Op::Other,
+    }
+}
+
+/// Whether `insn` writes any half of the 32-bit GPR `r`.
+fn writes(insn: &Instruction, r: &Reg) -> bool {
+    insn.defs().any(|d| {
+        d.file == RegFile::Gpr && {
+            let n = d.width.halves() * d.count.max(1) as u16;
+            d.half < r.half + 2 && r.half < d.half + n
+        }
+    })
+}
+
+/// A value reaching the loop from outside.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Val {
+    Const(i64),
+    /// `thread_position_in_threadgroup.d + c` (each lane its own; >= c).
+    LidPlus(i64),
+    Uniform(Reg),
+}
+
+struct Ctx<'a> {
+    insns: &'a [Instruction],
+    cfg: &'a Cfg,
+    dom: &'a Dominators,
+    forest: &'a LoopForest,
+    /// Whether the CFG's blocks are in address order (else scans are whole).
+    sorted: bool,
+}
+
+impl Ctx<'_> {
+    /// The definition of `r` reaching instruction `at` (exclusive) along
+    /// the dominator tree, and none other in between in layout order.
+    fn reaching(&self, r: &Reg, at: usize) -> Option<usize> {
+        let mut b = self.cfg.block_of[at] as usize;
+        let mut end = at;
+        loop {
+            let start = self.cfg.blocks[b].insns.start;
+            // (the walk reads code laid out before `at`, within reach)
+            if start > at || at - start > 4096 {
+                return None;
+            }
+            if let Some(i) = (start..end).rev().find(|&i| writes(&self.insns[i], r)) {
+                // another write between it and `at` in layout (a path the
+                // dominator walk skipped): not known
+                return (i + 1..at).all(|j| !writes(&self.insns[j], r)).then_some(i);
+            }
+            // leaving a loop (other than the one headed at `at`) that
+            // writes `r`: the value changes from one of its iterations to
+            // the next, not the one before it
+            if let Some(l) = self.forest.loop_of[b] {
+                let lp = &self.forest.loops[l];
+                if lp.header == b && self.cfg.blocks[b].insns.start != at && self.loop_writes(l, r)
+                {
+                    return None;
+                }
+            }
+            b = self.dom.idom[b]?;
+            end = self.cfg.blocks[b].insns.end.min(at);
+        }
+    }
+
+    /// Whether loop `l` (forest index; nested loops included) writes `r`.
+    fn loop_writes(&self, l: usize, r: &Reg) -> bool {
+        // (blocks are in address order: only those between the loop's
+        // lowest and highest address)
+        let lp = &self.forest.loops[l];
+        let blocks = &self.cfg.blocks;
+        let first = if self.sorted {
+            blocks.partition_point(|b| b.start < lp.start)
+        } else {
+            0
+        };
+        (first..blocks.len())
+            .take_while(|&b| !self.sorted || blocks[b].start <= lp.end)
+            .any(|b| {
+                self.forest.contains(l, b)
+                    && blocks[b].insns.clone().any(|i| writes(&self.insns[i], r))
+            })
+    }
+
+    /// The value of `r` at `at`, followed through up to three moves/adds.
+    fn value(&self, s: Src, at: usize, depth: u8) -> Option<Val> {
+        let r = match s {
+            Src::Imm(v) => return Some(Val::Const(v)),
+            Src::Reg(r) if r.file == RegFile::Uniform => return Some(Val::Uniform(r)),
+            Src::Reg(r) => r,
+        };
+        if depth == 0 {
+            return None;
+        }
+        let d = self.reaching(&r, at)?;
+        match classify(&self.insns[d]) {
+            Op::MovImm { v, .. } => Some(Val::Const(v)),
+            Op::Lid { .. } => Some(Val::LidPlus(0)),
+            Op::Mov { s, .. } => self.value(s, d, depth - 1),
+            Op::Add { a, b, sign, .. } => {
+                match (self.value(a, d, depth - 1)?, self.value(b, d, depth - 1)?) {
+                    // (immediates are 40-bit: no overflow in i64)
+                    (Val::Const(x), Val::Const(y)) => Some(Val::Const(x + sign * y)),
+                    (Val::LidPlus(x), Val::Const(y)) => Some(Val::LidPlus(x + sign * y)),
+                    (Val::Const(x), Val::LidPlus(y)) if sign == 1 => Some(Val::LidPlus(x + y)),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Iterations of a loop testing `x = start + k*step` (k = 0, 1, ...) with
+/// `stay(x)`, until the first false: `None` when it would not end, wrap or
+/// is not monotone. (Closed forms: the count is up to 2^32.)
+fn count(start: i64, step: i64, rel: Rel, bound: i64, signed: bool) -> Option<u64> {
+    let (lo, hi) = if signed {
+        (i32::MIN as i64, i32::MAX as i64)
+    } else {
+        (0, u32::MAX as i64)
+    };
+    if !(lo..=hi).contains(&start)
+        || !(lo..=hi).contains(&bound)
+        || step == 0
+        || step.unsigned_abs() > u32::MAX as u64
+    {
+        return None;
+    }
+    let ceil = |a: i64, b: i64| -> u64 {
+        if a <= 0 {
+            0
+        } else {
+            ((a + b - 1) / b) as u64
+        }
+    };
+    let n = match rel {
+        Rel::Lt if step > 0 => ceil(bound - start, step),
+        Rel::Le if step > 0 => ceil(bound - start + 1, step),
+        Rel::Gt if step < 0 => ceil(start - bound, -step),
+        Rel::Ge if step < 0 => ceil(start - bound + 1, -step),
+        Rel::Ne if (bound - start) % step == 0 && (bound - start) / step >= 0 => {
+            ((bound - start) / step) as u64
+        }
+        // the first test fails: no iteration
+        Rel::Lt if start >= bound => 0,
+        Rel::Gt if start <= bound => 0,
+        _ => return None,
+    };
+    // every value tested stays in range (no wrap)
+    let last = (n as i64).checked_mul(step)?.checked_add(start)?;
+    (lo..=hi).contains(&last).then_some(n)
+}
+
+/// The trip-count facts of every loop of `nest` (by nest index; `None`:
+/// nothing known).
+pub fn analyze(
+    insns: &[Instruction],
+    cfg: &Cfg,
+    dom: &Dominators,
+    forest: &LoopForest,
+    nest: &LoopNest,
+) -> Vec<Option<TripFact>> {
+    let cx = Ctx {
+        insns,
+        cfg,
+        dom,
+        forest,
+        sorted: cfg.blocks.windows(2).all(|w| w[0].start <= w[1].start),
+    };
+    (0..nest.loops.len())
+        .map(|li| one_loop(&cx, forest, nest, li))
+        .collect()
+}
+
+/// The break path after the `if_icmp` at `ci`: the `pop_exec` after a
+/// `mov_imm r0l, k >= 2` ending it (its last instruction), if it is one.
+fn break_path(insns: &[Instruction], ci: usize, end: usize) -> Option<usize> {
+    let mut set = false;
+    for (j, insn) in insns.iter().enumerate().take(end).skip(ci + 1).take(8) {
+        match classify(insn) {
+            Op::SetExec(k) => set = k >= 2,
+            _ if insn.exec_op().is_some() || insn.flow() != agx_isa::Flow::Next => {
+                return (set && matches!(insn.exec_op(), Some(ExecOp::Pop(_)))).then_some(j);
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Exit edges of loop `lp` that are not its ends: to the code after the
+/// latch, or a `jmp_exec_none` skipping to it when no lane runs (an early
+/// `stop` or `ret`, a jump out).
+fn other_exits(cx: &Ctx, lp: &crate::loops::Loop, latch: usize) -> usize {
+    let follow = cx.cfg.block_of.get(latch + 1).map(|&b| b as usize);
+    lp.exits
+        .iter()
+        .filter(|&&(from, to)| {
+            let Some(last) = cx.cfg.blocks[from]
+                .insns
+                .end
+                .checked_sub(1)
+                .map(|i| &cx.insns[i])
+            else {
+                return true;
+            };
+            let skip = matches!(last.flow(), agx_isa::Flow::BranchExec { target, any: false }
+                if target == cx.cfg.blocks[to].start as i64);
+            Some(to) != follow && !skip
+        })
+        .count()
+}
+
+fn one_loop(cx: &Ctx, forest: &LoopForest, nest: &LoopNest, li: usize) -> Option<TripFact> {
+    let nl = &nest.loops[li];
+    let lp = &forest.loops[nl.forest];
+    let own = |i: usize| nest.owner[i] == Some(li as u32);
+    let dominates_latches = |i: usize| {
+        let b = cx.cfg.block_of[i] as usize;
+        lp.latches.iter().all(|&l| cx.dom.dominates(b, l))
+    };
+    // exits: compares and breaks of the loop's own body; the break paths
+    let (mut cmps, mut exits, mut path) = (Vec::new(), 0usize, Vec::new());
+    for i in nl.first..=nl.last {
+        if !nest.contains(li, i) {
+            continue;
+        }
+        match classify(&cx.insns[i]) {
+            Op::SetExec(k) if k >= 2 && (own(i) || k >= 3) => exits += 1,
+            Op::Cmp {
+                stay_if_true: true, ..
+            } if own(i) => {
+                exits += 1;
+                cmps.push((i, true));
+            }
+            Op::Cmp { .. } if own(i) => {
+                if let Some(p) = break_path(cx.insns, i, nl.last + 1) {
+                    cmps.push((i, false));
+                    path.push((i, p));
+                }
+            }
+            _ if cx.insns[i].exec_op() == Some(ExecOp::While) && own(i) => exits += 1,
+
+            _ => {}
+        }
+    }
+    exits += other_exits(cx, lp, nl.latch);
+    let on_path = |j: usize| path.iter().any(|&(a, b)| a < j && j <= b);
+    let mut best: Option<TripFact> = None;
+    for &(ci, stay_if_true) in &cmps {
+        if !dominates_latches(ci) {
+            continue;
+        }
+        let Op::Cmp { cc, a, b, .. } = classify(&cx.insns[ci]) else {
+            continue;
+        };
+        let f = compare_fact(
+            cx,
+            nest,
+            li,
+            ci,
+            stay_if_true,
+            cc,
+            a,
+            b,
+            &on_path,
+            &dominates_latches,
+        );
+        let Some(f) = f else { continue };
+        // a count from one exit of several is a maximum
+        let f = match f {
+            TripFact::Exact(n) if exits > 1 => TripFact::AtMost(n),
+            f => f,
+        };
+        best = Some(match (best, f) {
+            (None, f) => f,
+            (Some(TripFact::Exact(x)), TripFact::Exact(y)) => TripFact::Exact(x.min(y)),
+            (
+                Some(TripFact::Exact(x) | TripFact::AtMost(x)),
+                TripFact::Exact(y) | TripFact::AtMost(y),
+            ) => TripFact::AtMost(x.min(y)),
+            (Some(TripFact::Argument(r)), _) | (_, TripFact::Argument(r)) => TripFact::Argument(r),
+        });
+    }
+    best
+}
+
+#[allow(clippy::too_many_arguments)]
+fn compare_fact(
+    cx: &Ctx,
+    nest: &LoopNest,
+    li: usize,
+    ci: usize,
+    stay_if_true: bool,
+    cc: Cc,
+    a: Src,
+    b: Src,
+    on_path: &dyn Fn(usize) -> bool,
+    dominates_latches: &dyn Fn(usize) -> bool,
+) -> Option<TripFact> {
+    let nl = &nest.loops[li];
+    // the induction variable: the only write of a GPR in the loop (break
+    // paths aside) adds an immediate to itself every iteration
+    let iv = |s: Src| -> Option<(Reg, usize, Val)> {
+        let Src::Reg(r) = s else { return None };
+        if r.file != RegFile::Gpr {
+            return None;
+        }
+        let mut def = None;
+        for i in nl.first..=nl.last {
+            if nest.contains(li, i) && !on_path(i) && writes(&cx.insns[i], &r) {
+                if def.is_some() {
+                    return None;
+                }
+                def = Some(i);
+            }
+        }
+        let d = def?;
+        let Op::Add { d: dr, a, b, sign } = classify(&cx.insns[d]) else {
+            return None;
+        };
+        // the step: an immediate, or a register the loop does not write
+        // holding one (an ALU immediate is 8 bits: 256 is in a register)
+        let step_of = |s: Src| -> Option<Val> {
+            if let Src::Reg(x) = s {
+                if x.file == RegFile::Gpr
+                    && (nl.first..=nl.last)
+                        .any(|i| nest.contains(li, i) && writes(&cx.insns[i], &x))
+                {
+                    return None;
+                }
+            }
+            match cx.value(s, nl.header, 3)? {
+                Val::Const(v) => Some(Val::Const(sign * v)),
+                // a uniform step (a kernel argument): the count is not known
+                Val::Uniform(u) => Some(Val::Uniform(u)),
+                Val::LidPlus(_) => None,
+            }
+        };
+        let step = match (a, b) {
+            (Src::Reg(x), s) if x == r => step_of(s)?,
+            (s, Src::Reg(x)) if x == r && sign == 1 => step_of(s)?,
+            _ => return None,
+        };
+        (dr.half == r.half && nest.owner[d] == Some(li as u32) && dominates_latches(d))
+            .then_some((r, d, step))
+    };
+    let (iv_src, bound_src, rel) = match (iv(a), iv(b)) {
+        (Some(x), None) => (x, b, cc.rel),
+        (None, Some(x)) => (x, a, swap(cc.rel)),
+        _ => return None,
+    };
+    let rel = if stay_if_true { rel } else { negate(rel) };
+    let (r, di, step) = iv_src;
+    // the bound: not written in the loop
+    if let Src::Reg(br) = bound_src {
+        if br.file == RegFile::Gpr
+            && (nl.first..=nl.last).any(|i| nest.contains(li, i) && writes(&cx.insns[i], &br))
+        {
+            return None;
+        }
+    }
+    let header = nl.header;
+    let bound = cx.value(bound_src, header, 3)?;
+    // a kernel-argument bound names its register, whatever the start and
+    // step (a grid-stride loop: start per lane, step an argument too)
+    if let Val::Uniform(u) = bound {
+        return Some(TripFact::Argument(uniform_name(&u)));
+    }
+    let Val::Const(step) = step else { return None };
+    let start = cx.value(Src::Reg(r), header, 3)?;
+    // the compare before the step (a test at the top) or after it
+    let bottom = di < ci;
+    let top_count = |s0: i64, bnd: i64| -> Option<u64> {
+        if bottom {
+            count(s0 + step, step, rel, bnd, cc.signed).map(|n| n + 1)
+        } else {
+            count(s0, step, rel, bnd, cc.signed)
+        }
+    };
+    let to_u32 = |n: u64| u32::try_from(n).ok();
+    match (start, bound) {
+        (Val::Const(s0), Val::Const(bnd)) => {
+            top_count(s0, bnd).and_then(to_u32).map(TripFact::Exact)
+        }
+        // lanes start at lid + c >= c: lane 0's SIMD-group runs the most
+        (Val::LidPlus(c), Val::Const(bnd)) if step > 0 && matches!(rel, Rel::Lt | Rel::Le) => {
+            top_count(c, bnd).and_then(to_u32).map(TripFact::AtMost)
+        }
+        _ => None,
+    }
+}
+
+fn uniform_name(u: &Reg) -> String {
+    match u.width {
+        Width::W16 => format!(
+            "u{}{}",
+            u.half / 2,
+            if u.half.is_multiple_of(2) { "l" } else { "h" }
+        ),
+        _ => format!("u{}", u.half / 2),
+    }
+}
+
+fn swap(r: Rel) -> Rel {
+    match r {
+        Rel::Lt => Rel::Gt,
+        Rel::Le => Rel::Ge,
+        Rel::Gt => Rel::Lt,
+        Rel::Ge => Rel::Le,
+        x => x,
+    }
+}
+
+fn negate(r: Rel) -> Rel {
+    match r {
+        Rel::Eq => Rel::Ne,
+        Rel::Ne => Rel::Eq,
+        Rel::Lt => Rel::Ge,
+        Rel::Le => Rel::Gt,
+        Rel::Gt => Rel::Le,
+        Rel::Ge => Rel::Lt,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn closed_form_counts() {
+        assert_eq!(count(0, 1, Rel::Lt, 16, false), Some(16));
+        assert_eq!(count(0, 256, Rel::Lt, 324, false), Some(2));
+        assert_eq!(count(0, 1, Rel::Le, 3, true), Some(4));
+        assert_eq!(count(-3, 1, Rel::Le, 3, true), Some(7));
+        assert_eq!(count(10, -2, Rel::Gt, 0, true), Some(5));
+        assert_eq!(count(0, 4, Rel::Ne, 16, false), Some(4));
+        assert_eq!(count(0, 3, Rel::Ne, 16, false), None);
+        assert_eq!(count(0, -1, Rel::Lt, 16, false), None);
+        assert_eq!(count(20, 1, Rel::Lt, 16, false), Some(0));
+    }
+}
