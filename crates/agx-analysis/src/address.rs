@@ -506,6 +506,12 @@ pub struct Reuse {
     pub threads: bool,
     /// The same element is read again by later iterations of its loop.
     pub iterations: bool,
+    /// A thread-position dimension (`"x"`, `"y"`, `"z"`) the kernel reads
+    /// but the address does not depend on: every thread along it reads the
+    /// same element, whatever the threadgroup shape (issue 35: B's column
+    /// in a naive matmul does not depend on the thread's row). None when
+    /// there is no such dimension.
+    pub grid_dimension: Option<&'static str>,
 }
 
 /// The access facts of one memory instruction.
@@ -586,6 +592,9 @@ struct Flowing<'a> {
     /// visit (the fixpoint state's).
     addr: Vec<Option<(Addr, u32)>>,
     mem_slot: Vec<u32>,
+    /// The thread-position dimensions the kernel reads (a position in the
+    /// threadgroup, in the grid, or the threadgroup's position).
+    dims_used: [bool; 3],
 }
 
 const NO_SLOT: u32 = u32::MAX;
@@ -1282,6 +1291,7 @@ pub fn analyze(
         nregs,
         addr: vec![None; mem.len()],
         mem_slot,
+        dims_used: dims_used(insns),
     };
     let entries: Vec<(usize, State)> = cfg
         .functions
@@ -1612,8 +1622,50 @@ fn facts_of(
         a.reuse.threads = !p.syms().any(|s| matches!(s, Sym::Data(..)))
             && (lanes_free(0, shape.w) || lanes_free(1, shape.h) || lanes_free(2, shape.d));
         a.reuse.iterations = a.loop_stride == Some(0);
+        a.reuse.grid_dimension = grid_dimension(fl, &p);
     }
     a
+}
+
+/// The dimensions whose thread position the kernel reads: special
+/// registers 0-2 (threadgroup_position_in_grid), 48-50
+/// (thread_position_in_threadgroup), 80-82 (thread_position_in_grid)
+/// ([`crate::special_regs`]).
+fn dims_used(insns: &[Instruction]) -> [bool; 3] {
+    let mut used = [false; 3];
+    for i in insns {
+        for o in i.operands.iter() {
+            if let OperandKind::SpecialReg(n) = o.kind {
+                let d = match n {
+                    0..=2 => n,
+                    48..=50 => n - 48,
+                    80..=82 => n - 80,
+                    _ => continue,
+                };
+                used[d as usize] = true;
+            }
+        }
+    }
+    used
+}
+
+/// The first dimension the kernel reads whose thread position the address
+/// `p` does not depend on (no per-lane data, no flattened thread index):
+/// the threads along it read the same element.
+fn grid_dimension(fl: &Flowing, p: &Poly) -> Option<&'static str> {
+    if p.syms()
+        .any(|s| matches!(s, Sym::Data(..) | Sym::Tix | Sym::Lane))
+    {
+        return None;
+    }
+    (0..3u8)
+        .find(|&d| {
+            fl.dims_used[d as usize]
+                && !p.syms().any(|s| {
+                    s == Sym::Lid(d) || s == Sym::Sr(1000 + d as u16) || s == Sym::Sr(d as u16)
+                })
+        })
+        .map(|d| ["x", "y", "z"][d as usize])
 }
 
 /// Distinct `line_bytes` lines one SIMD-group's request touches, when the
