@@ -512,6 +512,11 @@ pub struct Reuse {
     /// in a naive matmul does not depend on the thread's row). None when
     /// there is no such dimension.
     pub grid_dimension: Option<&'static str>,
+    /// SIMD-groups of the threadgroup whose requests read the same lines
+    /// (1: each SIMD-group reads its own): the first brings them into L1,
+    /// the others hit (the address does not depend on the dimensions that
+    /// tell the threadgroup's SIMD-groups apart).
+    pub simd_groups: u32,
 }
 
 /// The access facts of one memory instruction.
@@ -1562,7 +1567,10 @@ fn facts_of(
         bytes_per_lane: bytes,
         bytes_per_request: bytes * 32,
         lines_per_request: None,
-        reuse: Reuse::default(),
+        reuse: Reuse {
+            simd_groups: 1,
+            ..Reuse::default()
+        },
         reason: String::new(),
     };
     let p = match addr {
@@ -1623,8 +1631,40 @@ fn facts_of(
             && (lanes_free(0, shape.w) || lanes_free(1, shape.h) || lanes_free(2, shape.d));
         a.reuse.iterations = a.loop_stride == Some(0);
         a.reuse.grid_dimension = grid_dimension(fl, &p);
+        a.reuse.simd_groups = simd_sharers(&p, shape);
     }
     a
+}
+
+/// SIMD-groups of a `shape` threadgroup that read the same elements at `p`:
+/// lanes are numbered x fastest, 32 to a SIMD-group, so the SIMD-groups
+/// differ in the dimensions above the first 32 lanes; those the address
+/// does not depend on multiply the sharers. 1 for a shape whose
+/// SIMD-groups do not split along whole rows or planes, or an address
+/// through per-lane data or the flattened thread index.
+fn simd_sharers(p: &Poly, shape: &Shape) -> u32 {
+    if p.syms()
+        .any(|s| matches!(s, Sym::Data(..) | Sym::Tix | Sym::Lane))
+    {
+        return 1;
+    }
+    let free = |d: u8| !p.syms().any(|s| s == Sym::Lid(d));
+    let (w, h, d) = (shape.w.max(1), shape.h.max(1), shape.d.max(1));
+    // SIMD-group positions along x, y, z
+    let along: [u32; 3] = if w % 32 == 0 {
+        [w / 32, h, d]
+    } else if 32 % w == 0 && h % (32 / w) == 0 {
+        [1, h / (32 / w), d]
+    } else if 32 % (w * h) == 0 && d % (32 / (w * h)) == 0 {
+        [1, 1, d / (32 / (w * h))]
+    } else {
+        return 1;
+    };
+    (0..3u8)
+        .filter(|&k| free(k))
+        .map(|k| along[k as usize])
+        .product::<u32>()
+        .max(1)
 }
 
 /// The dimensions whose thread position the kernel reads: special

@@ -53,12 +53,52 @@ fn matmul_naive_tiles_by_default_on_the_reuse_fact() {
         let t = tiling(&v);
         assert_eq!(t.len(), 1, "{shape:?}: {t:?}");
         let fact = t[0]["fact"].as_str().unwrap();
-        assert!(
-            fact.contains("0x52 (re-read by every thread along y"),
-            "{fact}"
-        );
+        assert!(fact.contains("0x52 (re-read by"), "{fact}");
+        assert!(fact.contains("every thread along y"), "{fact}");
     }
     // the text report of the README's first command gives it
     let t = ok_out(&[&a, "-f", "matmul_naive", "--color", "never"]);
     assert!(t.contains("Tile the data into threadgroup memory"), "{t}");
+}
+
+/// The DRAM bound charges the lines the SIMD-groups of a threadgroup share
+/// once: at 16x16x1 B's request (0x52, independent of the row) is read by
+/// all 8 SIMD-groups, A's (0x42, one row pair per SIMD-group) by one; at
+/// 32x1x1 nothing is shared. The loop's `device_bandwidth` component is
+/// its lines / sharers x line x miss share / DRAM bytes per scheduler.
+#[test]
+fn shared_lines_reach_dram_once_per_threadgroup() {
+    let a = path("examples/kernels.archive");
+    for (shape, b_sharers) in [("16x16x1", 8), ("32x1x1", 1)] {
+        let v = json(&[
+            &a,
+            "-f",
+            "matmul_naive",
+            "--threadgroup",
+            shape,
+            "--l1-hit-rate",
+            "0.25",
+        ]);
+        let k = &v["kernels"][0];
+        assert_eq!(
+            access_at(&v, 0x52)["reuse"]["simd_groups"],
+            b_sharers,
+            "{shape}"
+        );
+        assert_eq!(access_at(&v, 0x42)["reuse"]["simd_groups"], 1, "{shape}");
+        let mem = &k["model"]["mem"];
+        let line = mem["cache_line_bytes"].as_f64().unwrap();
+        let dram = mem["dram_bytes_per_cycle_per_core"].as_f64().unwrap() / 4.0;
+        let bytes_of = |off: u64| {
+            let x = access_at(&v, off);
+
+            x["lines_per_request"].as_f64().unwrap() * line
+                / x["reuse"]["simd_groups"].as_f64().unwrap()
+        };
+        let want = (bytes_of(0x42) + bytes_of(0x52)) * 0.75 / dram;
+        let got = k["loops"][0]["bound"]["components"]["device_bandwidth"]
+            .as_f64()
+            .unwrap();
+        assert!((got - want).abs() < 0.01 * want, "{shape}: {got} vs {want}");
+    }
 }
