@@ -600,6 +600,9 @@ struct Flowing<'a> {
     /// The thread-position dimensions the kernel reads (a position in the
     /// threadgroup, in the grid, or the threadgroup's position).
     dims_used: [bool; 3],
+    /// Per loop (forest index): it, or a loop nested in it, stores to
+    /// threadgroup memory (refills a tile every iteration).
+    refills: Vec<bool>,
 }
 
 const NO_SLOT: u32 = u32::MAX;
@@ -1297,6 +1300,7 @@ pub fn analyze(
         addr: vec![None; mem.len()],
         mem_slot,
         dims_used: dims_used(insns),
+        refills: refilling_loops(insns, cfg, forest),
     };
     let entries: Vec<(usize, State)> = cfg
         .functions
@@ -1630,7 +1634,22 @@ fn facts_of(
         a.reuse.threads = !p.syms().any(|s| matches!(s, Sym::Data(..)))
             && (lanes_free(0, shape.w) || lanes_free(1, shape.h) || lanes_free(2, shape.d));
         a.reuse.iterations = a.loop_stride == Some(0);
-        a.reuse.grid_dimension = grid_dimension(fl, &p);
+        if a.reuse.iterations
+            && m.space == MemSpace::Threadgroup
+            && in_loop.is_some_and(|l| fl.refills.get(l).copied().unwrap_or(false))
+        {
+            // the same threadgroup address holds new data each iteration
+            // (issue 35: tile reads are not re-reads across iterations)
+            a.reuse.iterations = false;
+            a.reason.push_str(
+                "; the loop refills threadgroup memory, so a later iteration reads new data",
+            );
+        }
+        // (threadgroup memory is per threadgroup: another threadgroup's
+        // thread reads its own copy)
+        if m.space != MemSpace::Threadgroup {
+            a.reuse.grid_dimension = grid_dimension(fl, &p);
+        }
         a.reuse.simd_groups = simd_sharers(&p, shape);
     }
     a
@@ -1665,6 +1684,30 @@ fn simd_sharers(p: &Poly, shape: &Shape) -> u32 {
         .map(|k| along[k as usize])
         .product::<u32>()
         .max(1)
+}
+
+/// Per loop of `forest`: whether it or a loop nested in it stores to
+/// threadgroup memory.
+fn refilling_loops(insns: &[Instruction], cfg: &Cfg, forest: &LoopForest) -> Vec<bool> {
+    let mut out = vec![false; forest.loops.len()];
+    for (i, insn) in insns.iter().enumerate() {
+        let Some(m) = insn.mem_access() else {
+            continue;
+        };
+        if m.space != MemSpace::Threadgroup || m.dir != MemDir::Store {
+            continue;
+        }
+        let b = cfg.block_of[i] as usize;
+        let mut cur = forest.loop_of.get(b).copied().flatten();
+        while let Some(l) = cur {
+            if out[l] {
+                break;
+            }
+            out[l] = true;
+            cur = forest.loops[l].parent;
+        }
+    }
+    out
 }
 
 /// The dimensions whose thread position the kernel reads: special

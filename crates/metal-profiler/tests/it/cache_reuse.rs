@@ -102,3 +102,24 @@ fn shared_lines_reach_dram_once_per_threadgroup() {
         assert!((got - want).abs() < 0.01 * want, "{shape}: {got} vs {want}");
     }
 }
+
+/// `matmul_tiled_32x8` refills its tiles every iteration (threadgroup
+/// stores and a barrier in the loop): its tile reads have loop stride 0
+/// but are not re-read across iterations, and threadgroup reads have no
+/// grid dimension (another threadgroup reads its own tile).
+#[test]
+fn refilled_tiles_are_not_reused_across_iterations() {
+    let b = path("testdata/mesa/matmul_tiled_32x8/matmul_tiled_32x8.bin");
+    let v = json(&["--binary", &b]);
+    let mut tile_reads = 0;
+    for d in v["kernels"][0]["instructions_detail"].as_array().unwrap() {
+        let Some(a) = d.get("access") else { continue };
+        if a["space"] == "threadgroup" && a["loop_stride"] == 0 {
+            tile_reads += 1;
+            assert_eq!(a["reuse"]["iterations"], false, "{d}");
+            assert!(a["reuse"]["grid_dimension"].is_null(), "{d}");
+            assert!(a["reason"].as_str().unwrap().contains("refills"), "{d}");
+        }
+    }
+    assert!(tile_reads > 0);
+}
