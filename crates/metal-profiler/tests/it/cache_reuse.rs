@@ -114,7 +114,7 @@ fn refilled_tiles_are_not_reused_across_iterations() {
     let mut tile_reads = 0;
     for d in v["kernels"][0]["instructions_detail"].as_array().unwrap() {
         let Some(a) = d.get("access") else { continue };
-        if a["space"] == "threadgroup" && a["loop_stride"] == 0 {
+        if d["mnemonic"] == "threadgroup_load" && a["loop_stride"] == 0 {
             tile_reads += 1;
             assert_eq!(a["reuse"]["iterations"], false, "{d}");
             assert!(a["reuse"]["grid_dimension"].is_null(), "{d}");
