@@ -506,6 +506,17 @@ pub struct Reuse {
     pub threads: bool,
     /// The same element is read again by later iterations of its loop.
     pub iterations: bool,
+    /// A thread-position dimension (`"x"`, `"y"`, `"z"`) the kernel reads
+    /// but the address does not depend on: every thread along it reads the
+    /// same element, whatever the threadgroup shape (issue 35: B's column
+    /// in a naive matmul does not depend on the thread's row). None when
+    /// there is no such dimension.
+    pub grid_dimension: Option<&'static str>,
+    /// SIMD-groups of the threadgroup whose requests read the same lines
+    /// (1: each SIMD-group reads its own): the first brings them into L1,
+    /// the others hit (the address does not depend on the dimensions that
+    /// tell the threadgroup's SIMD-groups apart).
+    pub simd_groups: u32,
 }
 
 /// The access facts of one memory instruction.
@@ -594,6 +605,12 @@ struct Flowing<'a> {
     /// visit (the fixpoint state's).
     addr: Vec<Option<(Addr, u32)>>,
     mem_slot: Vec<u32>,
+    /// The thread-position dimensions the kernel reads (a position in the
+    /// threadgroup, in the grid, or the threadgroup's position).
+    dims_used: [bool; 3],
+    /// Per loop (forest index): it, or a loop nested in it, stores to
+    /// threadgroup memory (refills a tile every iteration).
+    refills: Vec<bool>,
 }
 
 const NO_SLOT: u32 = u32::MAX;
@@ -1290,6 +1307,8 @@ pub fn analyze(
         nregs,
         addr: vec![None; mem.len()],
         mem_slot,
+        dims_used: dims_used(insns),
+        refills: refilling_loops(insns, cfg, forest),
     };
     let entries: Vec<(usize, State)> = cfg
         .functions
@@ -1562,7 +1581,10 @@ fn facts_of(
         lines_per_request: None,
         bank_conflict_ways: None,
         atomic: None,
-        reuse: Reuse::default(),
+        reuse: Reuse {
+            simd_groups: 1,
+            ..Reuse::default()
+        },
         reason: String::new(),
     };
     let p = match addr {
@@ -1622,8 +1644,121 @@ fn facts_of(
         a.reuse.threads = !p.syms().any(|s| matches!(s, Sym::Data(..)))
             && (lanes_free(0, shape.w) || lanes_free(1, shape.h) || lanes_free(2, shape.d));
         a.reuse.iterations = a.loop_stride == Some(0);
+        if a.reuse.iterations
+            && m.space == MemSpace::Threadgroup
+            && in_loop.is_some_and(|l| fl.refills.get(l).copied().unwrap_or(false))
+        {
+            // the same threadgroup address holds new data each iteration
+            // (issue 35: tile reads are not re-reads across iterations)
+            a.reuse.iterations = false;
+            a.reason.push_str(
+                "; the loop refills threadgroup memory, so a later iteration reads new data",
+            );
+        }
+        // (threadgroup memory is per threadgroup: another threadgroup's
+        // thread reads its own copy)
+        if m.space != MemSpace::Threadgroup {
+            a.reuse.grid_dimension = grid_dimension(fl, &p);
+        }
+        a.reuse.simd_groups = simd_sharers(&p, shape);
     }
     a
+}
+
+/// SIMD-groups of a `shape` threadgroup that read the same elements at `p`:
+/// lanes are numbered x fastest, 32 to a SIMD-group, so the SIMD-groups
+/// differ in the dimensions above the first 32 lanes; those the address
+/// does not depend on multiply the sharers. 1 for a shape whose
+/// SIMD-groups do not split along whole rows or planes, or an address
+/// through per-lane data or the flattened thread index.
+fn simd_sharers(p: &Poly, shape: &Shape) -> u32 {
+    if p.syms()
+        .any(|s| matches!(s, Sym::Data(..) | Sym::Tix | Sym::Lane))
+    {
+        return 1;
+    }
+    let free = |d: u8| !p.syms().any(|s| s == Sym::Lid(d));
+    let (w, h, d) = (shape.w.max(1), shape.h.max(1), shape.d.max(1));
+    // SIMD-group positions along x, y, z
+    let along: [u32; 3] = if w % 32 == 0 {
+        [w / 32, h, d]
+    } else if 32 % w == 0 && h % (32 / w) == 0 {
+        [1, h / (32 / w), d]
+    } else if 32 % (w * h) == 0 && d % (32 / (w * h)) == 0 {
+        [1, 1, d / (32 / (w * h))]
+    } else {
+        return 1;
+    };
+    (0..3u8)
+        .filter(|&k| free(k))
+        .map(|k| along[k as usize])
+        .product::<u32>()
+        .max(1)
+}
+
+/// Per loop of `forest`: whether it or a loop nested in it stores to
+/// threadgroup memory.
+fn refilling_loops(insns: &[Instruction], cfg: &Cfg, forest: &LoopForest) -> Vec<bool> {
+    let mut out = vec![false; forest.loops.len()];
+    for (i, insn) in insns.iter().enumerate() {
+        let Some(m) = insn.mem_access() else {
+            continue;
+        };
+        if m.space != MemSpace::Threadgroup || m.dir != MemDir::Store {
+            continue;
+        }
+        let b = cfg.block_of[i] as usize;
+        let mut cur = forest.loop_of.get(b).copied().flatten();
+        while let Some(l) = cur {
+            if out[l] {
+                break;
+            }
+            out[l] = true;
+            cur = forest.loops[l].parent;
+        }
+    }
+    out
+}
+
+/// The dimensions whose thread position the kernel reads: special
+/// registers 0-2 (threadgroup_position_in_grid), 48-50
+/// (thread_position_in_threadgroup), 80-82 (thread_position_in_grid)
+/// ([`crate::special_regs`]).
+fn dims_used(insns: &[Instruction]) -> [bool; 3] {
+    let mut used = [false; 3];
+    for i in insns {
+        for o in i.operands.iter() {
+            if let OperandKind::SpecialReg(n) = o.kind {
+                let d = match n {
+                    0..=2 => n,
+                    48..=50 => n - 48,
+                    80..=82 => n - 80,
+                    _ => continue,
+                };
+                used[d as usize] = true;
+            }
+        }
+    }
+    used
+}
+
+/// The first dimension the kernel reads whose thread position the address
+/// `p` does not depend on (no per-lane data, no flattened thread index):
+/// the threads along it read the same element.
+fn grid_dimension(fl: &Flowing, p: &Poly) -> Option<&'static str> {
+    if p.syms()
+        .any(|s| matches!(s, Sym::Data(..) | Sym::Tix | Sym::Lane))
+    {
+        return None;
+    }
+    (0..3u8)
+        .find(|&d| {
+            fl.dims_used[d as usize]
+                && !p.syms().any(|s| {
+                    s == Sym::Lid(d) || s == Sym::Sr(1000 + d as u16) || s == Sym::Sr(d as u16)
+                })
+        })
+        .map(|d| ["x", "y", "z"][d as usize])
 }
 
 /// Distinct `line_bytes` lines one SIMD-group's request touches, when the

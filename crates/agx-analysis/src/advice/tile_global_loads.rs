@@ -90,7 +90,9 @@ impl Rule for TileGlobalLoads {
 
 /// Applies the access facts to the tiling advice (issue 27 item 5): kept
 /// only for a loop whose device loads are re-read, by other threads of the
-/// threadgroup or by later iterations, and only when the kernel does not
+/// threadgroup, by every thread along a grid dimension the address does
+/// not depend on (a shape-independent fact), or by later iterations, and
+/// only when the kernel does not
 /// already stage data through threadgroup memory; its message then names
 /// those loads.
 pub(super) fn refine(cx: &Context<'_>, out: &mut Vec<Suggestion>) {
@@ -111,7 +113,7 @@ pub(super) fn refine(cx: &Context<'_>, out: &mut Vec<Suggestion>) {
         // would not share it further)
         if device_load(a)
             && a.lane_pattern != Pattern::Uniform
-            && (a.reuse.threads || a.reuse.iterations)
+            && (a.reuse.threads || a.reuse.iterations || a.reuse.grid_dimension.is_some())
         {
             if let Some(l) = loop_of(t, addr_of(a)) {
                 reused_by_loop.entry(l.header).or_default().push(a);
@@ -138,12 +140,19 @@ pub(super) fn refine(cx: &Context<'_>, out: &mut Vec<Suggestion>) {
         let sites: Vec<String> = reused
             .iter()
             .map(|a| {
-                let who = match (a.reuse.threads, a.reuse.iterations) {
-                    (true, true) => "other threads and later iterations",
-                    (true, false) => "other threads of the threadgroup",
-                    _ => "later iterations",
-                };
-                format!("0x{:x} (re-read by {who})", addr_of(a))
+                let mut who: Vec<String> = Vec::new();
+                if a.reuse.threads {
+                    who.push("other threads of the threadgroup".into());
+                }
+                if let Some(d) = a.reuse.grid_dimension {
+                    who.push(format!(
+                        "every thread along {d}: the address does not depend on the thread's {d} position, whatever the threadgroup shape"
+                    ));
+                }
+                if a.reuse.iterations {
+                    who.push("later iterations".into());
+                }
+                format!("0x{:x} (re-read by {})", addr_of(a), who.join("; "))
             })
             .collect();
         s.offset = addr_of(reused[0]);

@@ -1119,6 +1119,9 @@ struct RegionCode<'a> {
     /// Per kernel instruction (empty: none): bank-conflict ways of a
     /// threadgroup access, 0 when not known ([`crate::banks`]).
     banks: &'a [u8],
+    /// Per kernel instruction (empty: none): SIMD-groups of the threadgroup
+    /// that read the same lines ([`crate::address::Reuse::simd_groups`]).
+    sharers: &'a [u16],
 }
 
 impl RegionCode<'_> {
@@ -1136,6 +1139,15 @@ impl RegionCode<'_> {
     /// Bank-conflict ways of the region's instruction `j` (0: not known).
     fn banks(&self, j: usize) -> u8 {
         self.banks.get(self.idx[j] as usize).copied().unwrap_or(0)
+    }
+    /// SIMD-groups sharing the lines of the region's instruction `j` (1:
+    /// none, or not known).
+    fn sharers(&self, j: usize) -> u16 {
+        self.sharers
+            .get(self.idx[j] as usize)
+            .copied()
+            .unwrap_or(1)
+            .max(1)
     }
     fn len(&self) -> usize {
         self.idx.len()
@@ -1307,6 +1319,28 @@ fn model_region(
     SCRATCH.with(|sc| model_region_in(&mut sc.borrow_mut(), gpu, params, code, is_loop, detail))
 }
 
+/// Whether the lines the region's shared device loads read (those with
+/// more than one SIMD-group reading them, [`RegionCode::sharers`]) fit the
+/// core's L1 data cache for every resident threadgroup at once: one pass
+/// of the region's shared lines x the SIMD-groups resident per core /
+/// the sharers (the threadgroups resident). Past that the lines are
+/// evicted before the other SIMD-groups read them.
+fn shares_fit_l1(gpu: &GpuTiming, params: &ModelParams, code: &RegionCode) -> bool {
+    if code.sharers.is_empty() {
+        return false;
+    }
+    let resident = params.simds_per_scheduler(gpu) * gpu.schedulers_per_core as f64;
+    let mut bytes = 0.0;
+    for j in 0..code.len() {
+        let k = code.sharers(j);
+        if k > 1 && code.lines(j) > 0 {
+            let tgs = (resident / k as f64).max(1.0);
+            bytes += code.lines(j) as f64 * params.mem.cache_line_bytes * tgs;
+        }
+    }
+    bytes <= gpu.l1_data_bytes_per_core as f64
+}
+
 #[allow(clippy::needless_range_loop)]
 fn model_region_in(
     sc: &mut Scratch,
@@ -1334,6 +1368,7 @@ fn model_region_in(
     let l1_bw = params.mem.l1_bytes_per_cycle_per_core / sched;
     let dram_bw = params.mem.dram_bytes_per_cycle_per_core / sched;
     let miss = 1.0 - params.mem.l1_hit_rate.clamp(0.0, 1.0);
+    let share_window = shares_fit_l1(gpu, params, code);
     let (mut loads, mut stores) = (0, 0);
     for (j, s) in st.iter().enumerate() {
         pipes.issue += gpu.issue_of(s.unit());
@@ -1379,7 +1414,15 @@ fn model_region_in(
                             pipes.mem += bytes / l1_bw;
                         }
                         if dram_bw > 0.0 && !code.invariant(j) {
-                            pipes.dram += bytes * miss / dram_bw;
+                            // lines other SIMD-groups of the threadgroup
+                            // read too are fetched once for them all while
+                            // the region's shared lines fit L1
+                            let sharers = if share_window && !uniform {
+                                code.sharers(j) as f64
+                            } else {
+                                1.0
+                            };
+                            pipes.dram += bytes * miss / sharers / dram_bw;
                         }
                     } else if m.space == MemSpace::Threadgroup && code.banks(j) > 1 && l1_bw > 0.0 {
                         // an N-way bank conflict replays the request N - 1
@@ -1731,6 +1774,7 @@ pub fn body_timing(insns: &[Instruction], params: &ModelParams) -> RegionTiming 
         lines: &[],
         invariant: &[],
         banks: &[],
+        sharers: &[],
     };
     let t = model_region(params.gpu.table(), params, &code, true, true).timing;
     release_scratch();
@@ -2196,12 +2240,14 @@ pub fn analyze_kernel_with_access(
     let mut lines = vec![0u16; if access.is_empty() { 0 } else { n }];
     let mut invariant = vec![false; if access.is_empty() { 0 } else { n }];
     let mut banks = vec![0u8; if access.is_empty() { 0 } else { n }];
+    let mut sharers = vec![1u16; if access.is_empty() { 0 } else { n }];
     for a in access {
         let i = a.index as usize;
         if i < lines.len() {
             banks[i] = a
                 .bank_conflict_ways
                 .map_or(0, |w| w.min(u8::MAX as u32) as u8);
+            sharers[i] = a.reuse.simd_groups.clamp(1, u16::MAX as u32) as u16;
             lines[i] = a
                 .lines_per_request
                 .map_or(0, |l| l.min(u16::MAX as u32) as u16);
@@ -2216,6 +2262,7 @@ pub fn analyze_kernel_with_access(
             lines: &lines,
             invariant: &invariant,
             banks: &banks,
+            sharers: &sharers,
         };
         model_region(gpu, params, &code, is_loop, detail)
     };

@@ -223,7 +223,7 @@ impl MemParams {
 pub const MEM_PARAM_SOURCES: &[(&str, &str)] = &[
     ("l1_hit_latency", "assumption: no public G13 L1 latency measurement in our sources; order of GPU L1 hit latencies (~100 cy), override with --l1-hit-latency"),
     ("l1_miss_latency", "assumption: L2/SLC hit ~300 cy; override with --l1-miss-latency"),
-    ("l1_hit_rate", "assumption: 50% of device loads hit L1; override with --l1-hit-rate"),
+    ("l1_hit_rate", "assumption: 50% of the lines a SIMD-group fetches first hit a cache (other threadgroups on the core, the SLC), which the access facts do not give; lines the SIMD-groups of a threadgroup share (access.reuse.simd_groups) are fetched once for them on top of it; override with --l1-hit-rate"),
     ("threadgroup_latency", "assumption: threadgroup (on-core SRAM) loads ~40 cy; override"),
     ("stack_latency", "assumption: spill loads hit L1 (= l1_hit_latency default)"),
     ("l1_bytes_per_cycle_per_core", "metal-benchmarks README, On-Chip Memory: On-Core Data BW/Cycle 64 B (Apple 7/8)"),
@@ -280,6 +280,11 @@ pub struct GpuTiming {
     pub fscib: [bool; Unit::COUNT],
     /// Schedulers per core (each issues one instruction per cycle).
     pub schedulers_per_core: u32,
+    /// L1 data cache per core, bytes: the window in which the SIMD-groups
+    /// of a threadgroup that read the same lines share one DRAM fetch
+    /// (the timing model's cache model).
+    #[serde(skip)]
+    pub l1_data_bytes_per_core: u32,
     /// Threads per SIMD-group.
     pub simd_width: u32,
     /// Extra cycles when an instruction reads a 32-bit register written by the
@@ -436,6 +441,11 @@ pub static G13: GpuTiming = GpuTiming {
     pipes: G13_PIPES,
     fscib: fscib_units(G13_PIPES),
     schedulers_per_core: 4,
+    // metal-benchmarks README (philipturner/metal-benchmarks), On-Chip
+    // Memory: ~8 KB L1 data cache per core on Apple 7 (M1); the low end of
+    // its ~8-12 KB range is taken (a working set said to fit fits on every
+    // part)
+    l1_data_bytes_per_core: 8 * 1024,
     simd_width: 32,
     raw_penalty_32: 0.84,
     raw_penalty_16: 0.56,

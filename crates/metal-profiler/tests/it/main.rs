@@ -12,6 +12,7 @@ mod xorshift;
 mod access_labels;
 mod advice_facts;
 mod advice_rules;
+mod cache_reuse;
 mod cli_apple9;
 mod cli_apple9_batch;
 mod cli_apple9_profile;

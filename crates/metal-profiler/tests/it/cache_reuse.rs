@@ -1,0 +1,125 @@
+//! Shape-independent reuse (issue 35 item 6, must-show 3): an address that
+//! does not depend on a thread-position dimension the kernel reads is
+//! re-read by every thread along it, whatever the threadgroup shape, and
+//! the tiling advice rests on that fact by default.
+
+use crate::common::*;
+use serde_json::Value;
+
+fn access_at(v: &Value, offset: u64) -> Value {
+    v["kernels"][0]["instructions_detail"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["offset"] == offset)
+        .and_then(|d| d.get("access").cloned())
+        .unwrap_or_else(|| panic!("no access at 0x{offset:x}"))
+}
+
+fn tiling(v: &Value) -> Vec<Value> {
+    v["kernels"][0]["suggestions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["rule"] == "tile-global-loads")
+        .cloned()
+        .collect()
+}
+
+/// `matmul_naive`: B (`b[k*N + col]`, 0x52) does not depend on the row
+/// (gid.y), A (`a[row*K + k]`, 0x42) not on the column; the store
+/// (`c[row*N + col]`) depends on both. The README's first command advises
+/// tiling with B's fact, at the default 32x1x1 shape and at 16x16x1.
+#[test]
+fn matmul_naive_tiles_by_default_on_the_reuse_fact() {
+    let a = path("examples/kernels.archive");
+    for shape in [None, Some("16x16x1")] {
+        let mut args = vec![a.as_str(), "-f", "matmul_naive"];
+        if let Some(s) = shape {
+            args.extend(["--threadgroup", s]);
+        }
+        let v = json(&args);
+        assert_eq!(
+            access_at(&v, 0x52)["reuse"]["grid_dimension"],
+            "y",
+            "{shape:?}"
+        );
+        assert_eq!(
+            access_at(&v, 0x42)["reuse"]["grid_dimension"],
+            "x",
+            "{shape:?}"
+        );
+        assert!(access_at(&v, 0x82)["reuse"]["grid_dimension"].is_null());
+        let t = tiling(&v);
+        assert_eq!(t.len(), 1, "{shape:?}: {t:?}");
+        let fact = t[0]["fact"].as_str().unwrap();
+        assert!(fact.contains("0x52 (re-read by"), "{fact}");
+        assert!(fact.contains("every thread along y"), "{fact}");
+    }
+    // the text report of the README's first command gives it
+    let t = ok_out(&[&a, "-f", "matmul_naive", "--color", "never"]);
+    assert!(t.contains("Tile the data into threadgroup memory"), "{t}");
+}
+
+/// The DRAM bound charges the lines the SIMD-groups of a threadgroup share
+/// once: at 16x16x1 B's request (0x52, independent of the row) is read by
+/// all 8 SIMD-groups, A's (0x42, one row pair per SIMD-group) by one; at
+/// 32x1x1 nothing is shared. The loop's `device_bandwidth` component is
+/// its lines / sharers x line x miss share / DRAM bytes per scheduler.
+#[test]
+fn shared_lines_reach_dram_once_per_threadgroup() {
+    let a = path("examples/kernels.archive");
+    for (shape, b_sharers) in [("16x16x1", 8), ("32x1x1", 1)] {
+        let v = json(&[
+            &a,
+            "-f",
+            "matmul_naive",
+            "--threadgroup",
+            shape,
+            "--l1-hit-rate",
+            "0.25",
+        ]);
+        let k = &v["kernels"][0];
+        assert_eq!(
+            access_at(&v, 0x52)["reuse"]["simd_groups"],
+            b_sharers,
+            "{shape}"
+        );
+        assert_eq!(access_at(&v, 0x42)["reuse"]["simd_groups"], 1, "{shape}");
+        let mem = &k["model"]["mem"];
+        let line = mem["cache_line_bytes"].as_f64().unwrap();
+        let dram = mem["dram_bytes_per_cycle_per_core"].as_f64().unwrap() / 4.0;
+        let bytes_of = |off: u64| {
+            let x = access_at(&v, off);
+
+            x["lines_per_request"].as_f64().unwrap() * line
+                / x["reuse"]["simd_groups"].as_f64().unwrap()
+        };
+        let want = (bytes_of(0x42) + bytes_of(0x52)) * 0.75 / dram;
+        let got = k["loops"][0]["bound"]["components"]["device_bandwidth"]
+            .as_f64()
+            .unwrap();
+        assert!((got - want).abs() < 0.01 * want, "{shape}: {got} vs {want}");
+    }
+}
+
+/// `matmul_tiled_32x8` refills its tiles every iteration (threadgroup
+/// stores and a barrier in the loop): its tile reads have loop stride 0
+/// but are not re-read across iterations, and threadgroup reads have no
+/// grid dimension (another threadgroup reads its own tile).
+#[test]
+fn refilled_tiles_are_not_reused_across_iterations() {
+    let b = path("testdata/mesa/matmul_tiled_32x8/matmul_tiled_32x8.bin");
+    let v = json(&["--binary", &b]);
+    let mut tile_reads = 0;
+    for d in v["kernels"][0]["instructions_detail"].as_array().unwrap() {
+        let Some(a) = d.get("access") else { continue };
+        if d["mnemonic"] == "threadgroup_load" && a["loop_stride"] == 0 {
+            tile_reads += 1;
+            assert_eq!(a["reuse"]["iterations"], false, "{d}");
+            assert!(a["reuse"]["grid_dimension"].is_null(), "{d}");
+            assert!(a["reason"].as_str().unwrap().contains("refills"), "{d}");
+        }
+    }
+    assert!(tile_reads > 0);
+}
