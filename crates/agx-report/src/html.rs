@@ -541,8 +541,37 @@ fn loops_table(o: &mut String, k: usize, rec: &KernelRecord) {
     o.push_str("</table>\n");
 }
 
+/// Each loop's label in the graph (index = forest loop).
+fn loop_labels(p: &Profile, rec: &KernelRecord) -> Vec<String> {
+    p.graph
+        .loops
+        .loops
+        .iter()
+        .enumerate()
+        .map(|(l, lp)| {
+            // (the model's loop of forest loop `l`, by its record `index`)
+            let trip = rec
+                .trip_of_timed_loop(p.graph.loop_timing.get(l).copied().flatten())
+                .map(|n| format!(", × {n}"))
+                .unwrap_or_default();
+            format!(
+                "loop 0x{:x}–0x{:x} (depth {}{trip})",
+                lp.start, lp.end, lp.depth
+            )
+        })
+        .collect()
+}
+
+/// The graph's layout as the page draws it (its loop labels sized to
+/// their text) and the labels.
+pub fn graph_layout(p: &Profile, rec: &KernelRecord) -> (Layout, Vec<String>) {
+    let labels = loop_labels(p, rec);
+    let chars: Vec<usize> = labels.iter().map(|s| s.chars().count()).collect();
+    (layout::layout(&p.graph.cfg, &p.graph.loops, &chars), labels)
+}
+
 fn graph(o: &mut String, k: usize, p: &Profile, rec: &KernelRecord) {
-    let lay: Layout = layout::layout(&p.graph.cfg, &p.graph.loops);
+    let (lay, labels) = graph_layout(p, rec);
     // the record's blocks by index (the figures of the block labels)
     let mut blocks: Vec<Option<&crate::record::BlockOut>> = vec![None; p.graph.cfg.blocks.len()];
     for b in rec.timing.iter().flat_map(|t| &t.blocks) {
@@ -571,25 +600,17 @@ fn graph(o: &mut String, k: usize, p: &Profile, rec: &KernelRecord) {
     let mut order: Vec<usize> = (0..lay.loops.len()).collect();
     order.sort_by_key(|&l| p.graph.loops.loops[l].depth);
     for l in order {
-        let r = lay.loops[l];
-        let lp = &p.graph.loops.loops[l];
-        // (the model's loop of forest loop `l`, by its record `index`)
-        let trip = rec
-            .trip_of_timed_loop(p.graph.loop_timing.get(l).copied().flatten())
-            .map(|n| format!(", × {n}"))
-            .unwrap_or_default();
+        let (r, lb) = (lay.loops[l], lay.labels[l]);
         let _ = writeln!(
             o,
-            "<g class=\"region\"><rect class=\"loop\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" rx=\"8\"/><text class=\"loop-label\" x=\"{:.1}\" y=\"{:.1}\">loop 0x{:x}–0x{:x} (depth {}{trip})</text></g>",
+            "<g class=\"region\"><rect class=\"loop\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" rx=\"8\"/><text class=\"loop-label\" x=\"{:.1}\" y=\"{:.1}\">{}</text></g>",
             r.x,
             r.y,
             r.w,
             r.h,
-            r.x + 8.0,
-            r.y + 14.0,
-            lp.start,
-            lp.end,
-            lp.depth
+            lb.x,
+            lb.y + layout::LABEL_BASELINE,
+            esc(&labels[l])
         );
     }
     for e in &lay.edges {
