@@ -973,23 +973,6 @@ fn fit_row(want: &[f64], widths: &[f64], gap: f64) -> Vec<f64> {
     out
 }
 
-/// Fill colour for a block with `t` (0..1) of the hottest block's cycles:
-/// pale yellow to deep red. Shared by the HTML and Graphviz views.
-pub fn heat_color(t: f64) -> String {
-    let t = if t.is_finite() {
-        t.clamp(0.0, 1.0)
-    } else {
-        0.0
-    };
-    let lerp = |a: f64, b: f64| (a + (b - a) * t).round() as u8;
-    format!(
-        "#{:02x}{:02x}{:02x}",
-        lerp(255.0, 222.0),
-        lerp(250.0, 45.0),
-        lerp(230.0, 38.0)
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1006,9 +989,18 @@ mod tests {
     }
 
     #[test]
-    fn heat_color_ends() {
-        assert_eq!(heat_color(0.0), "#fffae6");
-        assert_eq!(heat_color(1.0), "#de2d26");
-        assert_eq!(heat_color(f64::NAN), "#fffae6");
+    fn hit_by_is_interior_crossing() {
+        let r = Rect {
+            x: 0.0,
+            y: 0.0,
+            w: 10.0,
+            h: 10.0,
+        };
+        assert!(r.hit_by((-5.0, 5.0), (15.0, 5.0), 0.5));
+        assert!(r.hit_by((-5.0, -5.0), (15.0, 15.0), 0.5));
+        // along the border, beside it, ending at it
+        assert!(!r.hit_by((0.0, -5.0), (0.0, 15.0), 0.5));
+        assert!(!r.hit_by((11.0, -5.0), (11.0, 15.0), 0.5));
+        assert!(!r.hit_by((5.0, -5.0), (5.0, 0.0), 0.5));
     }
 }
