@@ -6,7 +6,7 @@
 //! draws them all in one picture. Titles are wrapped; back and call edges do
 //! not rank blocks, so each function's entry block is drawn at its top.
 
-use crate::layout::heat_color;
+use crate::palette::{heat_color, text_on, TEXT_DARK};
 use crate::record::{BlockOut, KernelRecord};
 use crate::Profile;
 use agx_analysis::cfg::EdgeKind;
@@ -249,11 +249,16 @@ fn write_region(o: &mut String, g: &Region<'_>, r: usize, indent: usize) {
             tip.push_str(d);
             ", color=\"#d97706\", penwidth=2.5"
         };
+        // (Graphviz's text is black: named only where white reads better)
+        let fill = heat_color(t);
+        let font = match text_on(&fill) {
+            TEXT_DARK => String::new(),
+            c => format!(", fontcolor=\"{c}\""),
+        };
         let _ = writeln!(
             o,
-            "{pad}{prefix}b{b} [label={}, fillcolor=\"{}\", tooltip={}{extra}];",
+            "{pad}{prefix}b{b} [label={}, fillcolor=\"{fill}\"{font}, tooltip={}{extra}];",
             q(&label),
-            heat_color(t),
             q(&tip)
         );
     }

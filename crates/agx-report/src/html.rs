@@ -13,6 +13,7 @@
 //! `k{K}-n{B}`, block in the listing `k{K}-b{B}`, instruction `k{K}-a{ADDR:x}`.
 
 use crate::layout::{self, Layout};
+use crate::palette;
 use crate::record::{FunctionRows, KernelRecord, Loop, StallMark, Timed};
 use crate::Profile;
 use agx_analysis::timing::model::fmt_cy;
@@ -48,13 +49,16 @@ table.grid td.l,table.grid th.l{text-align:left}
 .stack{display:flex;height:14px;width:300px;border-radius:3px;overflow:hidden;background:#eef1f6;margin:4px 0 8px}
 .stack i{display:block;height:100%;border-right:1px solid #fff}
 .bound{font-weight:600}
-.graph{overflow:auto;max-height:85vh;border:1px solid var(--line);background:#fff;border-radius:8px}
-svg.cfg text{font:11px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;fill:#111}
+.graph{overflow:auto;max-height:85vh;width:fit-content;max-width:100%;border:1px solid var(--line);background:#fff;border-radius:8px}
+.graph svg{display:block}
+h3 .zoom{margin-left:12px;font-weight:400}
+h3 .zoom button{font:12px system-ui,sans-serif;margin-right:4px;padding:0 8px;border:1px solid var(--line);background:#fff;color:var(--fg);border-radius:4px;cursor:pointer}
+svg.cfg text{font:11px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 svg.cfg .blk rect{stroke:#4b5563;stroke-width:1}
 svg.cfg .blk[data-divergent] rect{stroke:#d97706;stroke-width:2.5;stroke-dasharray:5 2}
 svg.cfg a:hover rect,svg.cfg .blk.hl rect{stroke:var(--acc);stroke-width:3}
-svg.cfg .loop{fill:#6366f1;fill-opacity:.07;stroke:#6366f1;stroke-opacity:.55;stroke-dasharray:4 3}
-svg.cfg .loop-label{fill:#4338ca;font-size:10px}
+svg.cfg .loop{stroke:#6366f1;stroke-opacity:.55;stroke-dasharray:4 3}
+svg.cfg .loop-label{font-size:10px}
 svg.cfg path.e{fill:none;stroke-width:1.4}
 svg.cfg path.fallthrough{stroke:#6b7280}
 svg.cfg path.taken{stroke:#2563eb}
@@ -78,7 +82,7 @@ table.asm .stall{color:var(--bad);font-weight:600}
 table.asm tr:target td,table.asm tr.hl td{background:#fde68a}
 ul.sugg{padding-left:18px}
 .sev{display:inline-block;min-width:54px;text-align:center;border-radius:3px;font-size:11px;font-weight:600;text-transform:uppercase;color:#fff}
-.sev.high{background:var(--bad)}.sev.medium{background:#d97706}.sev.low{background:var(--good)}
+.sev.high{background:var(--bad)}.sev.medium{background:#b45309}.sev.low{background:var(--good)}
 a{color:var(--acc)}
 .dim{color:var(--dim)}
 "#;
@@ -97,6 +101,42 @@ const JS: &str = r#"
   }
   window.addEventListener('hashchange',mark);
   mark();
+  // the graph scaled to its panel: the section's width, between ZMIN and
+  // ZMAX of its natural size (wider graphs scroll); − fit + zoom
+  var ZMIN=0.6,ZMAX=1.6;
+  function size(g){
+    var s=g.querySelector('svg.cfg');
+    if(!s||!s.viewBox.baseVal)return;
+    var w=s.viewBox.baseVal.width,h=s.viewBox.baseVal.height,z=g.zoom;
+    if(!z){
+      var p=g.parentElement,cs=getComputedStyle(p);
+      var avail=p.clientWidth-parseFloat(cs.paddingLeft)-parseFloat(cs.paddingRight)-2;
+      z=Math.max(ZMIN,Math.min(ZMAX,avail/w));
+    }
+    s.setAttribute('width',(w*z).toFixed(0));
+    s.setAttribute('height',(h*z).toFixed(0));
+  }
+  document.querySelectorAll('div.graph').forEach(function(g){
+    var bar=document.createElement('span');
+    bar.className='zoom';
+    [['\u2212',0.8],['fit',0],['+',1.25]].forEach(function(b){
+      var e=document.createElement('button');
+      e.type='button';
+      e.textContent=b[0];
+      e.addEventListener('click',function(){
+        var s=g.querySelector('svg.cfg');
+        var cur=s.getAttribute('width')/s.viewBox.baseVal.width;
+        g.zoom=b[1]?Math.max(0.2,Math.min(4,cur*b[1])):0;
+        size(g);
+      });
+      bar.appendChild(e);
+    });
+    var h=g.previousElementSibling;
+    while(h&&h.tagName!=='H3')h=h.previousElementSibling;
+    if(h)h.appendChild(bar);
+    size(g);
+  });
+  window.addEventListener('resize',function(){document.querySelectorAll('div.graph').forEach(size);});
   document.documentElement.setAttribute('data-ready','1');
 })();
 "#;
@@ -541,8 +581,37 @@ fn loops_table(o: &mut String, k: usize, rec: &KernelRecord) {
     o.push_str("</table>\n");
 }
 
+/// Each loop's label in the graph (index = forest loop).
+fn loop_labels(p: &Profile, rec: &KernelRecord) -> Vec<String> {
+    p.graph
+        .loops
+        .loops
+        .iter()
+        .enumerate()
+        .map(|(l, lp)| {
+            // (the model's loop of forest loop `l`, by its record `index`)
+            let trip = rec
+                .trip_of_timed_loop(p.graph.loop_timing.get(l).copied().flatten())
+                .map(|n| format!(", × {n}"))
+                .unwrap_or_default();
+            format!(
+                "loop 0x{:x}–0x{:x} (depth {}{trip})",
+                lp.start, lp.end, lp.depth
+            )
+        })
+        .collect()
+}
+
+/// The graph's layout as the page draws it (its loop labels sized to
+/// their text) and the labels.
+pub fn graph_layout(p: &Profile, rec: &KernelRecord) -> (Layout, Vec<String>) {
+    let labels = loop_labels(p, rec);
+    let chars: Vec<usize> = labels.iter().map(|s| s.chars().count()).collect();
+    (layout::layout(&p.graph.cfg, &p.graph.loops, &chars), labels)
+}
+
 fn graph(o: &mut String, k: usize, p: &Profile, rec: &KernelRecord) {
-    let lay: Layout = layout::layout(&p.graph.cfg, &p.graph.loops);
+    let (lay, labels) = graph_layout(p, rec);
     // the record's blocks by index (the figures of the block labels)
     let mut blocks: Vec<Option<&crate::record::BlockOut>> = vec![None; p.graph.cfg.blocks.len()];
     for b in rec.timing.iter().flat_map(|t| &t.blocks) {
@@ -571,25 +640,20 @@ fn graph(o: &mut String, k: usize, p: &Profile, rec: &KernelRecord) {
     let mut order: Vec<usize> = (0..lay.loops.len()).collect();
     order.sort_by_key(|&l| p.graph.loops.loops[l].depth);
     for l in order {
-        let r = lay.loops[l];
-        let lp = &p.graph.loops.loops[l];
-        // (the model's loop of forest loop `l`, by its record `index`)
-        let trip = rec
-            .trip_of_timed_loop(p.graph.loop_timing.get(l).copied().flatten())
-            .map(|n| format!(", × {n}"))
-            .unwrap_or_default();
+        let (r, lb) = (lay.loops[l], lay.labels[l]);
         let _ = writeln!(
             o,
-            "<g class=\"region\"><rect class=\"loop\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" rx=\"8\"/><text class=\"loop-label\" x=\"{:.1}\" y=\"{:.1}\">loop 0x{:x}–0x{:x} (depth {}{trip})</text></g>",
+            "<g class=\"region\"><rect class=\"loop\" x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" rx=\"8\" fill=\"{}\" fill-opacity=\"{}\"/><text class=\"loop-label\" x=\"{:.1}\" y=\"{:.1}\" fill=\"{}\">{}</text></g>",
             r.x,
             r.y,
             r.w,
             r.h,
-            r.x + 8.0,
-            r.y + 14.0,
-            lp.start,
-            lp.end,
-            lp.depth
+            palette::LOOP_TINT,
+            palette::LOOP_OPACITY,
+            lb.x,
+            lb.y + layout::LABEL_BASELINE,
+            palette::LOOP_LABEL,
+            esc(&labels[l])
         );
     }
     for e in &lay.edges {
@@ -629,10 +693,11 @@ fn graph(o: &mut String, k: usize, p: &Profile, rec: &KernelRecord) {
         } else {
             0.0
         };
-        let fill = layout::heat_color(t);
+        let fill = palette::heat_color(t);
+        let ink = palette::text_on(&fill);
         let _ = writeln!(
             o,
-            "<a href=\"#k{k}-b{b}\"><g class=\"blk\" id=\"k{k}-n{b}\" data-block=\"{b}\"{cls}><title>block {b}: 0x{:x}–0x{:x}, {} instructions, {} cy per execution × {} = {} cy ({:.1}% of cycles){note}</title><rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" rx=\"4\" fill=\"{fill}\"/><text x=\"{:.1}\" y=\"{:.1}\">B{b} 0x{:x}–0x{:x}</text><text x=\"{:.1}\" y=\"{:.1}\">{} insn · {} cy · {:.1}%</text></g></a>",
+            "<a href=\"#k{k}-b{b}\"><g class=\"blk\" id=\"k{k}-n{b}\" data-block=\"{b}\"{cls}><title>block {b}: 0x{:x}–0x{:x}, {} instructions, {} cy per execution × {} = {} cy ({:.1}% of cycles){note}</title><rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" rx=\"4\" fill=\"{fill}\"/><text x=\"{:.1}\" y=\"{:.1}\" fill=\"{ink}\">B{b} 0x{:x}–0x{:x}</text><text x=\"{:.1}\" y=\"{:.1}\" fill=\"{ink}\">{} insn · {} cy · {:.1}%</text></g></a>",
             blk.start,
             blk.last,
             insns,
@@ -929,4 +994,35 @@ fn listing(o: &mut String, k: usize, p: &Profile, rec: &KernelRecord, all: &[Pro
         }
     }
     o.push_str("</table>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CSS;
+    use crate::palette::{contrast, AA};
+
+    /// The value of CSS property `prop` in the rule of `selector`, with
+    /// `var(--x)` resolved from `:root`.
+    fn css_value(selector: &str, prop: &str) -> Option<String> {
+        let rule = |sel: &str| {
+            let i = CSS.find(&format!("{sel}{{"))? + sel.len() + 1;
+            Some(&CSS[i..i + CSS[i..].find('}')?])
+        };
+        let decl = rule(selector)?
+            .split(';')
+            .find_map(|d| d.strip_prefix(&format!("{prop}:")))?;
+        match decl.strip_prefix("var(").and_then(|v| v.strip_suffix(')')) {
+            Some(var) => css_value(":root", var),
+            None => Some(decl.to_string()),
+        }
+    }
+
+    #[test]
+    fn severity_badges_meet_wcag_aa() {
+        for sev in ["high", "medium", "low"] {
+            let bg = css_value(&format!(".sev.{sev}"), "background").expect(sev);
+            let c = contrast("#ffffff", &bg);
+            assert!(c >= AA, "{sev}: white on {bg} is {c:.2}:1");
+        }
+    }
 }

@@ -10,6 +10,7 @@ pub mod graph;
 pub mod html;
 pub mod json;
 pub mod layout;
+pub mod palette;
 pub mod profile;
 pub mod record;
 pub mod text;

@@ -99,8 +99,11 @@ fn check_page(name: &str, p: &Profile, page: &str) {
             "{name}: suggestion link"
         );
     }
-    let lay = layout::layout(&p.graph.cfg, &p.graph.loops);
+    let (lay, _) = html::graph_layout(p, &agx_report::KernelRecord::build(p));
     assert!(!lay.has_overlaps(), "{name}: overlapping boxes");
+    // edges routed around labels and boxes, labels clear of everything
+    let broken = lay.crossings();
+    assert!(broken.is_empty(), "{name}: {broken:#?}");
     // every loop back edge is drawn as one, and every CFG edge is drawn
     for &(u, v) in &p.graph.loops.back_edges {
         assert!(
@@ -177,7 +180,7 @@ fn large_branchy_kernel_lays_out_without_overlaps() {
     assert_eq!(p.graph.loops.loops.len(), 40);
     let page = html::document(std::slice::from_ref(&p));
     check_page("big", &p, &page);
-    let lay = layout::layout(&p.graph.cfg, &p.graph.loops);
+    let (lay, _) = html::graph_layout(&p, &agx_report::KernelRecord::build(&p));
     // layered: sequential loops stack, so the graph is taller than wide
     assert!(lay.height > lay.width, "{} x {}", lay.width, lay.height);
     let backs = lay
@@ -229,7 +232,7 @@ fn irreducible_cycle_is_laid_out_and_its_retreating_edge_drawn_up() {
     assert_eq!(p.graph.loops.irreducible.len(), 1, "an irreducible region");
     let page = html::document(std::slice::from_ref(&p));
     check_page("irr", &p, &page);
-    let lay = layout::layout(&p.graph.cfg, &p.graph.loops);
+    let (lay, _) = html::graph_layout(&p, &agx_report::KernelRecord::build(&p));
     let up: Vec<_> = lay
         .edges
         .iter()
