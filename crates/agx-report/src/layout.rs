@@ -27,6 +27,9 @@ use agx_analysis::loops::LoopForest;
 use agx_analysis::Cfg;
 use std::collections::{HashMap, HashSet};
 
+/// An edge by its two ends (the second absent for an edge leaving the graph).
+type EdgeKey = (Item, Option<Item>);
+
 /// Size of one basic-block box.
 pub const BLOCK_W: f64 = 184.0;
 pub const BLOCK_H: f64 = 40.0;
@@ -248,7 +251,7 @@ struct Placed {
     band: HashMap<Item, Band>,
     /// Dummy-node points of each item edge (`None`: to the exit port),
     /// relative.
-    routes: HashMap<(Item, Option<Item>), Vec<(f64, f64)>>,
+    routes: HashMap<EdgeKey, Vec<(f64, f64)>>,
     /// x of the exit port on the region's bottom edge (a loop left by an
     /// edge).
     sink_x: Option<f64>,
@@ -570,7 +573,7 @@ struct Layered {
     nodes: Vec<Node>,
     links: Vec<(usize, usize)>,
     /// Dummy nodes of each item edge (`None`: to the exit port).
-    chains: Vec<((Item, Option<Item>), Vec<usize>)>,
+    chains: Vec<(EdgeKey, Vec<usize>)>,
     nlayers: usize,
     /// The exit port's node.
     sink: Option<usize>,
