@@ -821,6 +821,11 @@ pub fn run_batch(b: &BatchArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
     }
     let jobs = jobs_or_default(b.jobs);
     let mut plan = plan(&b.paths);
+    if plan.files.is_empty() {
+        // nothing to read (missing paths, empty directories): one error line
+        // and nothing on stdout, as the main command fails (issue 37 item 4)
+        return Err(Error::input(nothing_to_read(b, &plan)));
+    }
     let bar = use_progress_bar();
     let mut progress = |n: Note<'_>| match n {
         Note::Warning(w) => {
@@ -837,17 +842,18 @@ pub fn run_batch(b: &BatchArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
     let mut rows = Vec::new();
     let task_errors;
     if want_json {
-        out.write_all(
-            format!(
-                "{{\n  \"schema\": \"{}\",\n  \"tool\": {{\"name\": \"metal-profiler\", \"version\": \"{}\"}},\n  \"kernels\": [",
-                agx_report::json::SCHEMA,
-                env!("CARGO_PKG_VERSION")
-            )
-            .as_bytes(),
-        )
-        .map_err(io_err)?;
+        let head = format!(
+            "{{\n  \"schema\": \"{}\",\n  \"tool\": {{\"name\": \"metal-profiler\", \"version\": \"{}\"}},\n  \"kernels\": [",
+            agx_report::json::SCHEMA,
+            env!("CARGO_PKG_VERSION")
+        );
+        // the document starts with its first kernel: a batch that profiles
+        // none writes nothing to stdout (its error line says why)
         let mut first = true;
         task_errors = execute(&mut plan, &a, jobs, Want::Json, &mut progress, &mut |k| {
+            if first {
+                out.write_all(head.as_bytes()).map_err(io_err)?;
+            }
             out.write_all(if first { b"\n    " } else { b",\n    " })
                 .map_err(io_err)?;
             first = false;
@@ -872,7 +878,9 @@ pub fn run_batch(b: &BatchArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
             plan.skipped,
             errors.len()
         );
-        out.write_all(tail.as_bytes()).map_err(io_err)?;
+        if !rows.is_empty() {
+            out.write_all(tail.as_bytes()).map_err(io_err)?;
+        }
     } else if b.format == BatchFormat::Html {
         // one page, kernels in task order (every profile is held until the
         // page is written: memory grows with the number of kernels here)
@@ -889,8 +897,10 @@ pub fn run_batch(b: &BatchArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
                 Ok(())
             },
         )?;
-        out.write_all(agx_report::html::document(&profiles).as_bytes())
-            .map_err(io_err)?;
+        if !profiles.is_empty() {
+            out.write_all(agx_report::html::document(&profiles).as_bytes())
+                .map_err(io_err)?;
+        }
     } else {
         task_errors = execute(&mut plan, &a, jobs, Want::Row, &mut progress, &mut |k| {
             rows.push(k.row);
@@ -904,7 +914,9 @@ pub fn run_batch(b: &BatchArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
         } else {
             table(&rows, &plan, errors.len())
         };
-        out.write_all(text.as_bytes()).map_err(io_err)?;
+        if !rows.is_empty() {
+            out.write_all(text.as_bytes()).map_err(io_err)?;
+        }
     }
     if bar && plan.kernels() > 0 {
         let _ = writeln!(err);
@@ -912,21 +924,25 @@ pub fn run_batch(b: &BatchArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
     let mut errors = plan.errors.clone();
     errors.extend(task_errors);
     let unknown = unknown_warnings(&rows, b.allow_unknown, err);
+    if rows.is_empty() && !errors.is_empty() {
+        // no kernel profiled: the failures are the one error line
+        let each: Vec<String> = errors
+            .iter()
+            .map(|e| format!("{}: {}", e.source, e.error))
+            .collect();
+        return Err(Error::input(match each.as_slice() {
+            [one] => one.clone(),
+            _ => format!("no kernel was profiled: {}", each.join("; ")),
+        }));
+    }
     for e in &errors {
         let _ = writeln!(err, "error: {}: {}", e.source, e.error);
     }
     if !errors.is_empty() {
-        Err(Error::input(if rows.is_empty() {
-            format!(
-                "{} input(s) failed (listed above); no kernel was profiled",
-                errors.len()
-            )
-        } else {
-            format!(
-                "{} input(s) failed (listed above); the other kernels were profiled",
-                errors.len()
-            )
-        }))
+        Err(Error::input(format!(
+            "{} input(s) failed (listed above); the other kernels were profiled",
+            errors.len()
+        )))
     } else if rows.is_empty() {
         // an empty batch would pass a CI step unnoticed (issue 29)
         Err(Error::input(format!(
@@ -942,6 +958,29 @@ pub fn run_batch(b: &BatchArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
         Err(Error::unknown_encodings())
     } else {
         Ok(())
+    }
+}
+
+/// The one error line of a batch with no file to read: the path's own
+/// problem when one path was given, else each path's problem in turn.
+fn nothing_to_read(b: &BatchArgs, plan: &Plan) -> String {
+    match plan.errors.as_slice() {
+        [] => format!(
+            "nothing to profile: no file in {}; give Metal binary archives or directories holding them",
+            b.paths
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        [e] => format!("{}: {}", e.source, e.error),
+        errs => format!(
+            "nothing to profile: {}",
+            errs.iter()
+                .map(|e| format!("{}: {}", e.source, e.error))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
     }
 }
 
