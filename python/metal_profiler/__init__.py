@@ -632,7 +632,6 @@ def diff(
     *,
     jobs: Optional[int] = None,
     gpu: Optional[str] = None,
-    show_unchanged: bool = False,
 ) -> dict:
     """Compare two results, as ``metal-profile diff OLD NEW --format json``.
 
@@ -640,8 +639,7 @@ def diff(
     archives or directories of archives) or documents returned by
     :func:`profile_many`. ``fail_on`` takes the CLI's gate specs
     (``"cycles:5%"``, ``"occupancy"``, ``"spills"``, ...). ``gpu`` picks
-    each archive's slice (``--gpu``); ``show_unchanged`` also lists kernels
-    whose numbers did not change (``--all``). Returns the
+    each archive's slice (``--gpu``). Returns the
     ``metal-profiler-diff/1`` document: ``kernels`` (``status``,
     ``old``/``new`` numbers), ``gates`` and ``tripped`` (True exactly when the
     command line would exit 3). Raises ``ValueError`` for bad input or specs
@@ -669,8 +667,6 @@ def diff(
         if gpu is not None:
             _timed(gpu)
             args += ["--gpu", gpu]
-        if show_unchanged:
-            args.append("--all")
         return _cli_json(args, (0, 3))
 
 
