@@ -33,6 +33,7 @@ unavailable or the compiler fails.
 
 from __future__ import annotations
 
+import errno
 import os
 import warnings as _warnings
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
@@ -171,7 +172,8 @@ def _untimed(native_result) -> UntimedProfile:
 
 def _warn(messages: Iterable[str]) -> None:
     for m in messages:
-        _warnings.warn(m, RuntimeWarning, stacklevel=3)
+        # in Python's terms, as the errors ("pick another with gpu=")
+        _warnings.warn(_native.python_terms(m), RuntimeWarning, stacklevel=3)
 
 
 def _result(native) -> ProfileResult:
@@ -555,11 +557,20 @@ def _cli_json(args: List[str], ok_codes: Tuple[int, ...]) -> dict:
 
     code, out, err = run_cli(args)
     lines = [l for l in err.strip().splitlines() if l.strip()]
-    if code not in ok_codes + (4,):
+    if code not in ok_codes + (4,) or not out.strip():
         last = lines[-1] if lines else f"exit code {code}"
         raise ValueError(_native.python_terms(last.replace("metal-profile: error: ", "")))
     _warn(lines if code == 4 else [])
     return json.loads(out)
+
+
+def _existing(path: Union[str, "os.PathLike[str]"]) -> str:
+    """``path`` for the command line; ``FileNotFoundError`` when it does not
+    exist (the CLI's exit 1, as the profile functions raise it)."""
+    p = os.fspath(path)
+    if not os.path.exists(p):
+        raise FileNotFoundError(errno.ENOENT, "no such file or directory", p)
+    return p
 
 
 def _model_argv(opts: dict, gpu: Optional[str]) -> List[str]:
@@ -620,7 +631,7 @@ def profile_many(
         trip_count, trip_counts, False, threadgroup, chip,
         l1_hit_rate, l1_hit_latency, l1_miss_latency,
     )
-    args = ["batch", *[os.fspath(p) for p in paths], "--format", "json"]
+    args = ["batch", *[_existing(p) for p in paths], "--format", "json"]
     args += _jobs(jobs) + _model_argv(opts, gpu)
     return _cli_json(args, (0, 1))
 
@@ -659,7 +670,7 @@ def diff(
                     json.dump(side, f)
                 sides.append(p)
             else:
-                sides.append(os.fspath(side))
+                sides.append(_existing(side))
         args = ["diff", *sides, "--format", "json"]
         for spec in fail_on:
             args += ["--fail-on", _text("fail_on", spec)]

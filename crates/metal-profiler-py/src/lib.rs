@@ -108,6 +108,9 @@ fn python_terms(m: &str) -> String {
         ("see --list and --gpu", "see list_functions() and gpu="),
         ("with --gpu", "with gpu="),
         ("drop --binary", "use profile_archive()"),
+        // `--trip-count 0x30=N: ... has no loop headed at 0x30`
+        ("--trip-count 0x", "trip_counts key 0x"),
+        ("=N: ", ": "),
         ("--trip-count", "trip_count"),
         ("use --part main", "use part='main'"),
         ("--part", "part="),
