@@ -108,13 +108,19 @@ impl Options {
             m.trip_counts.push(TripCount::All(n));
         }
         for (h, n) in self.trip_counts {
-            let key = if h < 0 { h.to_string() } else { format!("{h:#x}") };
+            let key = if h < 0 {
+                h.to_string()
+            } else {
+                format!("{h:#x}")
+            };
             let bad = |e: String| Fail::Value(format!("trip_counts={{{key}: {n}}}: {e}"));
             let header =
                 u32::try_from(h).map_err(|_| bad(format!("{h} is not a loop header address")))?;
             let count = parse_count(&n.to_string()).map_err(bad)?;
             if count == 0 {
-                return Err(bad("the iterations assumed per loop must be at least 1".into()));
+                return Err(bad(
+                    "the iterations assumed per loop must be at least 1".into()
+                ));
             }
             m.trip_counts.push(TripCount::Loop { header, count });
         }
