@@ -85,7 +85,7 @@ impl From<Fail> for PyErr {
     fn from(f: Fail) -> PyErr {
         match f {
             Fail::Value(m) => PyValueError::new_err(python_terms(&m)),
-            Fail::Runtime(m) => PyRuntimeError::new_err(m),
+            Fail::Runtime(m) => PyRuntimeError::new_err(python_terms(&m)),
             Fail::Io(kind, m) => match kind {
                 std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(m),
                 std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(m),
@@ -112,6 +112,8 @@ fn python_terms(m: &str) -> String {
         ("--trip-count 0x", "trip_counts key 0x"),
         ("=N: ", ": "),
         ("--trip-count", "trip_count"),
+        // metal-compile's advice on an AIR version metal-tt cannot read
+        ("`--min-macos 14.0`", "min_macos=\"14.0\""),
         ("use --part main", "use part='main'"),
         ("--part", "part="),
         ("--chip '", "chip='"),
