@@ -337,3 +337,18 @@ def test_many_and_diff_take_the_options():
     assert m.startswith("fail_on='bogus': unknown metric") and "--" not in m, m
     with pytest.raises(ValueError, match="jobs=0"):
         mp.profile_many([KERNELS], jobs=0)
+
+
+def test_archive_gpu_g15g_is_the_untimed_profile():
+    from conftest import DATA
+    a9 = DATA / "apple9.archive"
+    r = mp.profile_archive(a9, gpu="g15g")
+    assert isinstance(r, mp.UntimedProfile) and r.isa == "Apple9"
+    assert json.loads(r.to_json()) == cli_json([a9, "--gpu", "g15g"])
+    p = mp.profile_archive(a9, gpu="g15g", part="prolog")
+    assert json.loads(p.to_json()) == cli_json([a9, "--gpu", "g15g", "--part", "prolog"])
+    assert p.to_json() != r.to_json()
+    names = [f.symbol for f in mp.list_functions(a9, gpu="g15g")]
+    assert names == ["_agc.main.constant_program", "_agc.main"]
+    with pytest.raises(ValueError, match="no slice for GPU `g15g`"):
+        mp.profile_archive(KERNELS, "matmul_naive", gpu="g15g")

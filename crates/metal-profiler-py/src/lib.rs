@@ -488,7 +488,11 @@ fn archive_functions<'py>(
                 let bytes = data.read()?;
                 let (all, index) =
                     metal_profiler::pipeline::untimed::untimed_slice(&bytes, &name, g)?;
-                return Ok(all.only_slice(index));
+                // (the CLI's `--list --gpu` drops the "read anyway" warnings)
+                return Ok(Archive {
+                    warnings: Vec::new(),
+                    ..all.only_slice(index)
+                });
             }
         }
         Ok(pipeline::choose_slice(&data.archive()?, gpu.as_deref())?.0)
