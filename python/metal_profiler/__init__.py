@@ -13,6 +13,13 @@ line); this package keeps the seed tool's Python API::
     result = profile_archive("kernel.archive", "my_kernel")
     print(result.report)
 
+    # The CLI's options are keyword arguments (``--threadgroup 16x16x1``,
+    # ``--chip "M1 Max"``, ``--trip-count 0x34=1024``, ``--gpu g16g``)
+    result = profile_archive("kernel.archive", "my_kernel",
+                             threadgroup=(16, 16, 1), chip="M1 Max",
+                             trip_counts={0x34: 1024})
+    m4 = profile_binary("apple9.bin", gpu="g16g")   # Apple9: UntimedProfile
+
     # Lower-level: parse saved applegpu disassembly, analyse, report
     from metal_profiler import parse_disassembly, analyze, format_report
     instructions = parse_disassembly(disasm)
@@ -24,7 +31,9 @@ line); this package keeps the seed tool's Python API::
 Errors are Python exceptions carrying the command line's messages in
 Python's terms (``function_name=``, ``offset=``, ``trip_count=``,
 ``profile_binary()`` where the CLI says ``-f``, ``--offset``, ...); arguments
-are checked with the CLI's limits (``trip_count=0`` or ``-1``: ``ValueError``):
+are checked with the CLI's limits (``trip_count=0`` or ``-1``: ``ValueError``;
+``gpu="g99"``: ``ValueError: unknown GPU 'g99'; known: ...``; a keyword of
+the wrong type: ``TypeError``):
 ``FileNotFoundError`` (and other ``OSError``) for unreadable files,
 ``ValueError`` for bad input (not G13 code, unknown function, truncated
 archive...), ``RuntimeError`` for compiling ``.metal`` source where Metal is
