@@ -352,3 +352,13 @@ def test_archive_gpu_g15g_is_the_untimed_profile():
     assert names == ["_agc.main.constant_program", "_agc.main"]
     with pytest.raises(ValueError, match="no slice for GPU `g15g`"):
         mp.profile_archive(KERNELS, "matmul_naive", gpu="g15g")
+
+
+@pytest.mark.parametrize("gpu, words", [
+    ("g13p", "gpu='g13p': no GPU model reads G13P code; give one of: g13g"),
+    ("G17G", "gpu='G17G': M5 (G17G/G17S) code is not Apple9"),
+])
+def test_gpu_without_a_model_says_why(gpu, words):
+    with pytest.raises(ValueError) as e:
+        mp.profile_binary(APPLE9, offset=0x40, gpu=gpu)
+    assert str(e.value).startswith(words), str(e.value)

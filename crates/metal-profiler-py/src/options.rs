@@ -193,13 +193,27 @@ pub fn part(p: Option<&str>) -> Result<PartArg, Fail> {
 /// knows is a `ValueError` listing the known ones, a GPU whose code cannot
 /// be decoded one saying why.
 pub fn gpu(name: &str) -> Result<Option<&'static agx_analysis::gpu::GpuModel>, Fail> {
-    if agx_container::gpu_row(name).is_none() {
+    let Some(row) = agx_container::gpu_row(name) else {
         return Err(Fail::Value(format!(
             "unknown GPU '{name}'; known: {}",
             known_gpus().join(", ")
         )));
+    };
+    // a refused family (M5) says why (the CLI's message)
+    let untimed = pipeline::untimed_model(Some(name)).map_err(|e| {
+        Fail::Value(
+            e.message
+                .replacen(&format!("--gpu {name}"), &format!("gpu='{name}'"), 1),
+        )
+    })?;
+    if agx_analysis::gpu::model_of(row).is_none() {
+        return Err(Fail::Value(format!(
+            "gpu='{name}': no GPU model reads {} code; give one of: {}",
+            row.name,
+            known_gpus().join(", ")
+        )));
     }
-    Ok(pipeline::untimed_model(Some(name))?)
+    Ok(untimed)
 }
 
 /// The GPUs `gpu=` accepts: every row of agx-container's table with a GPU
