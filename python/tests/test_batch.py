@@ -36,7 +36,8 @@ def test_profile_many_document(collection):
 
 
 def test_profile_many_bad_arguments(collection):
-    with pytest.raises(ValueError, match="--jobs must be at least 1"):
+    # in Python's terms (issue 37): the keyword, not the flag
+    with pytest.raises(ValueError, match=r"^jobs=0: give a number of threads, 1 or more$"):
         mp.profile_many([collection], jobs=0)
 
 

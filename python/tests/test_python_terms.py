@@ -86,3 +86,32 @@ def test_reprs_are_short():
         assert "{" not in s, s
     f = r.functions[0]
     assert repr(f).startswith("Function(symbol="), repr(f)
+
+
+# the keywords the CLI's options became (issue 37 item 3): each bad value is
+# an exception of a fitting type whose message names the keyword, no flag
+@pytest.mark.parametrize("call, kind, words", [
+    (lambda: mp.profile_archive(KERNELS, "matmul_naive", trip_counts={0x10: 5}),
+     ValueError, "trip_counts key 0x10: "),
+    (lambda: mp.profile_archive(KERNELS, "matmul_naive", trip_counts={-1: 5}),
+     ValueError, "trip_counts={-1: 5}: -1 is not a loop header address"),
+    (lambda: mp.profile_archive(KERNELS, "matmul_naive", trip_counts={0x34: 0}),
+     ValueError, "trip_counts={0x34: 0}: "),
+    (lambda: mp.profile_archive(KERNELS, "matmul_naive", part="prolog"),
+     ValueError, "use part='main'"),
+    (lambda: mp.profile_binary(MATMUL_BIN, l1_hit_latency=-1), ValueError, "l1_hit_latency"),
+    (lambda: mp.profile_binary(MATMUL_BIN, threadgroup=(64, 64, 1)), ValueError,
+     "threadgroup='64x64x1': "),
+    (lambda: mp.profile_binary(MATMUL_BIN, chip=3), TypeError, "chip= takes a str"),
+    (lambda: mp.profile_binary(MATMUL_BIN, l1_hit_rate="x"), TypeError, "l1_hit_rate= takes a number"),
+    (lambda: mp.profile_binary(MATMUL_BIN, trip_counts=[1]), TypeError, "trip_counts= takes a dict"),
+    (lambda: mp.profile_many([KERNELS], chip="M9"), ValueError, "unknown chip 'M9'"),
+    (lambda: mp.profile_many(["/nonexistent"]), FileNotFoundError, "/nonexistent"),
+    (lambda: mp.diff("/nonexistent", KERNELS), FileNotFoundError, "/nonexistent"),
+    (lambda: mp.diff(KERNELS, KERNELS, gpu="g15g"), ValueError, "no slice for GPU"),
+])
+def test_keyword_errors_speak_python(call, kind, words):
+    with pytest.raises(kind) as e:
+        call()
+    assert words in _message(e)
+

@@ -48,7 +48,8 @@ def test_profile_metal_source_with_targets_and_gpu(fake_xcrun):
 
 def test_tool_failure_is_the_clis_message(fake_xcrun, monkeypatch):
     monkeypatch.setenv("FAKE_XCRUN_FAIL", "air_version")
-    with pytest.raises(RuntimeError, match="--min-macos 14.0"):
+    # the fix in Python's terms: the keyword, not the flag
+    with pytest.raises(RuntimeError, match='min_macos="14.0"'):
         mp.profile_metal_file(DATA / "matmul.metal", "matmul_naive", target="g14g")
     with pytest.raises(RuntimeError, match="not a known Apple GPU architecture"):
         mp.profile_metal_file(DATA / "matmul.metal", "matmul_naive", target="g99z")
@@ -60,3 +61,20 @@ def test_profile_archive_gpu():
     assert '"gpu_name": "G13G (M1)"' in r.to_json()
     with pytest.raises(Exception, match="no slice for GPU `g14g` in this archive; it holds: G13G"):
         mp.profile_archive(KERNELS, "matmul_naive", gpu="g14g")
+
+
+def test_compile_flags_and_options_are_keywords(fake_xcrun, tmp_path):
+    # -D, --std, --min-macos, --keep-archive as keywords (issue 37 item 3)
+    kept = tmp_path / "kept.archive"
+    report, _ = mp.profile_metal_file(
+        DATA / "matmul.metal", "matmul_naive", target="g13g", defines=["N=4", "M"],
+        std="metal3.0", min_macos="14.0", keep_archive=kept, threadgroup=(16, 16, 1),
+        chip="M1 Max",
+    )
+    metal = fake_xcrun.read_text().splitlines()[0]
+    assert "-std=metal3.0 -DN=4 -DM -target air64-apple-macos14.0" in metal, metal
+    assert kept.read_bytes() == KERNELS.read_bytes()
+    # the model options reach the profile of the built archive
+    r = mp.profile_archive(KERNELS, "matmul_naive", threadgroup=(16, 16, 1), chip="M1 Max")
+    assert report == mp.format_report(r, None)
+    assert report != mp.profile_metal_file(DATA / "matmul.metal", "matmul_naive", target="g13g")[0]

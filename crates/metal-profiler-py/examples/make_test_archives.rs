@@ -92,5 +92,17 @@ fn main() {
         &simple_call[..simple_call.len() / 2],
     )
     .expect("write");
+
+    // Apple9 (M3) code in a G15G slice: the prolog and main of
+    // examples/apple9_loop.a9bin (main at 0x40), for `profile_archive(...,
+    // gpu="g15g")` (the untimed profile; as cli_apple9.rs builds it).
+    let a9 = read("examples/apple9_loop.a9bin");
+    let apple9 = build_test_archive(
+        G15G,
+        Stage::Compute,
+        &a9,
+        &[("_agc.main.constant_program", 0), ("_agc.main", 0x40)],
+    );
+    std::fs::write(out.join("apple9.archive"), apple9).expect("write");
     println!("wrote {}", out.display());
 }

@@ -14,11 +14,15 @@
 //! in Rust never unwinds into the interpreter: [`guard`] turns it into a
 //! `RuntimeError`.
 
+mod introspect;
+mod options;
+
 use agx_container::Archive;
 use agx_isa::format::{format_asm, format_line, write_reg};
 use agx_isa::{Instruction, Syntax};
 use metal_profiler::cli::{Cli, ProfileArgs};
 use metal_profiler::pipeline::{self, CodeRef};
+use options::Options;
 use pyo3::exceptions::{
     PyFileNotFoundError, PyOSError, PyPermissionError, PyRuntimeError, PyValueError,
 };
@@ -81,7 +85,7 @@ impl From<Fail> for PyErr {
     fn from(f: Fail) -> PyErr {
         match f {
             Fail::Value(m) => PyValueError::new_err(python_terms(&m)),
-            Fail::Runtime(m) => PyRuntimeError::new_err(m),
+            Fail::Runtime(m) => PyRuntimeError::new_err(python_terms(&m)),
             Fail::Io(kind, m) => match kind {
                 std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(m),
                 std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(m),
@@ -104,7 +108,24 @@ fn python_terms(m: &str) -> String {
         ("see --list and --gpu", "see list_functions() and gpu="),
         ("with --gpu", "with gpu="),
         ("drop --binary", "use profile_archive()"),
+        // `--trip-count 0x30=N: ... has no loop headed at 0x30`
+        ("--trip-count 0x", "trip_counts key 0x"),
+        ("=N: ", ": "),
         ("--trip-count", "trip_count"),
+        // metal-compile's advice on an AIR version metal-tt cannot read
+        ("`--min-macos 14.0`", "min_macos=\"14.0\""),
+        ("use --part main", "use part='main'"),
+        ("--part", "part="),
+        ("--chip '", "chip='"),
+        ("--threadgroup '", "threadgroup='"),
+        ("--fail-on '", "fail_on='"),
+        ("--l1-hit-rate", "l1_hit_rate"),
+        ("--l1-hit-latency", "l1_hit_latency"),
+        ("--l1-miss-latency", "l1_miss_latency"),
+        ("--chip", "chip="),
+        ("--threadgroup", "threadgroup="),
+        ("--fail-on", "fail_on="),
+        ("--jobs", "jobs"),
         ("--offset", "offset"),
         ("--base", "base"),
         ("--gpu", "gpu"),
@@ -127,42 +148,6 @@ fn read_file(path: &Path) -> Result<Vec<u8>, Fail> {
             .map_or(std::io::ErrorKind::Other, |io| io.kind());
         Fail::Io(kind, e.message)
     })
-}
-
-/// Profile arguments as the CLI parses them with no flags (its defaults),
-/// then the given function name, trip count and per-loop trip counts
-/// (`trip_counts={0x30: 1024}`, the CLI's `--trip-count 0x30=1024`).
-fn profile_args_loops(
-    function: Option<String>,
-    trip_count: Option<i64>,
-    trip_counts: Option<std::collections::BTreeMap<i64, i64>>,
-    all_findings: bool,
-) -> Result<ProfileArgs, Fail> {
-    use clap::Parser;
-    let cli =
-        Cli::try_parse_from(["metal-profile"]).map_err(|e| Fail::Value(e.render().to_string()))?;
-    let mut a = cli.profile;
-    a.function = function;
-    a.all_findings = all_findings;
-    if let Some(n) = trip_count {
-        // the CLI's limits and reasons (--trip-count's parser, then its check of 0)
-        let n = metal_profiler::cli::parse_count(&n.to_string())
-            .map_err(|e| Fail::Value(format!("trip_count={n}: {e}")))?;
-        a.model
-            .trip_counts
-            .push(metal_profiler::cli::TripCount::All(n));
-    }
-    for (h, n) in trip_counts.unwrap_or_default() {
-        let bad = |e: String| Fail::Value(format!("trip_counts={{{h:#x}: {n}}}: {e}"));
-        let header =
-            u32::try_from(h).map_err(|_| bad(format!("{h} is not a loop header address")))?;
-        let count = metal_profiler::cli::parse_count(&n.to_string()).map_err(bad)?;
-        a.model
-            .trip_counts
-            .push(metal_profiler::cli::TripCount::Loop { header, count });
-    }
-    pipeline::check_model_flags(&a)?;
-    Ok(a)
 }
 
 /// `offset`/`base` as the CLI's `--offset`/`--base` take them: 0 or more.
@@ -345,20 +330,24 @@ fn profile_raw(
 }
 
 /// Builds the profile of one archive function exactly as `metal-profile
-/// ARCHIVE -f NAME [--gpu GPU]` (main part, with its prolog summarised):
-/// the CLI's own wiring ([`pipeline::kernel`]).
+/// ARCHIVE -f NAME [--gpu GPU] [--part main|prolog]` (the main part with
+/// its prolog summarised, or the prolog): the CLI's own wiring
+/// ([`pipeline::kernel`]).
 fn profile_in_archive(
     archive: &Archive,
     function: Option<String>,
-    trip_count: Option<i64>,
-    trip_counts: Option<std::collections::BTreeMap<i64, i64>>,
     gpu: Option<&str>,
-    all_findings: bool,
+    part: Option<&str>,
+    options: Options,
 ) -> Result<PyProfile, Fail> {
+    let mut args = options.args(function)?;
+    args.part = options::part(part)?;
+    if let Some(g) = gpu {
+        options::gpu(g)?;
+    }
     let (one, note) = pipeline::choose_slice(archive, gpu)?;
     let archive = &one;
-    let args = profile_args_loops(function, trip_count, trip_counts, all_findings)?;
-    // (no --all, --part main: the one function -f selects, its main body)
+    // (no --all; `part` main or prolog: the one function -f selects)
     let f = pipeline::select_functions(archive, &args)?[0];
     let d = pipeline::decode_function(archive, f, &args)?;
     let listing = pipeline::listing(d.code(), Syntax::Default);
@@ -408,26 +397,40 @@ impl Input {
     }
 }
 
-/// Profiles raw machine code (`metal-profile --binary`).
+/// Profiles raw machine code (`metal-profile --binary FILE [--offset N]
+/// [--base B] [--gpu GPU]`, `options`: the model flags, see
+/// [`Options`]). A `gpu` whose code has no timing model goes through
+/// `profile_untimed_code`.
 #[pyfunction]
-#[pyo3(signature = (data, function_name=None, offset=0, trip_count=None, all_findings=false, trip_counts=None))]
+#[pyo3(signature = (data, function_name=None, offset=0, base=0, gpu=None, options=None))]
 fn profile_raw_code(
     py: Python<'_>,
     data: Input,
     function_name: Option<String>,
     offset: i64,
-    trip_count: Option<i64>,
-    all_findings: bool,
-    trip_counts: Option<std::collections::BTreeMap<i64, i64>>,
+    base: i64,
+    gpu: Option<String>,
+    options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<PyProfile> {
+    let options = Options::from_dict(options)?;
     detached(py, move || {
         let offset = non_negative("offset", offset)?;
+        let base = non_negative("base", base)?;
+        if let Some(g) = &gpu {
+            if options::gpu(g)?.is_some() {
+                return Err(Fail::Value(format!(
+                    "gpu='{g}': its code has no timing model; profile_binary() profiles it untimed"
+                )));
+            }
+        }
         let name = data.name();
         let path = match &data {
             Input::Path(p) => Some(p.clone()),
             Input::Bytes(_) => None,
         };
-        let mut args = profile_args_loops(function_name, trip_count, trip_counts, all_findings)?;
+        let mut args = options.args(function_name)?;
+        args.base = (base != 0).then_some(base);
+        args.gpu = gpu;
         // a file's path, as `--binary FILE` gives it: the threadgroup shape
         // recorded beside it is read the same way (issue 27)
         args.binary = path;
@@ -439,41 +442,60 @@ fn profile_raw_code(
 /// Profiles one function of a Metal binary archive (`metal-profile ARCHIVE
 /// -f NAME`). Input that is not an archive is refused as the CLI refuses it
 /// (raw code goes through `profile_raw_code`). `gpu` picks the slice
-/// (`--gpu`; default the newest decodable).
+/// (`--gpu`; default the newest decodable), `part` the part (`--part`),
+/// `options` the model flags ([`Options`]).
 #[pyfunction]
-#[pyo3(signature = (data, function_name=None, trip_count=None, gpu=None, all_findings=false, trip_counts=None))]
+#[pyo3(signature = (data, function_name=None, gpu=None, part=None, options=None))]
 fn profile_archive_input(
     py: Python<'_>,
     data: Input,
     function_name: Option<String>,
-    trip_count: Option<i64>,
     gpu: Option<String>,
-    all_findings: bool,
-    trip_counts: Option<std::collections::BTreeMap<i64, i64>>,
+    part: Option<String>,
+    options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<PyProfile> {
+    let options = Options::from_dict(options)?;
     detached(py, move || {
         let a = data.archive()?;
-        profile_in_archive(
-            &a,
-            function_name,
-            trip_count,
-            trip_counts,
-            gpu.as_deref(),
-            all_findings,
-        )
+        profile_in_archive(&a, function_name, gpu.as_deref(), part.as_deref(), options)
     })
+}
+
+/// Whether a timing model profiles the code of GPU `name` (`gpu=`):
+/// `False` for one the untimed profile covers; `ValueError` for a name no
+/// GPU model knows (listing the known ones) or code that cannot be decoded.
+#[pyfunction]
+fn gpu_timed(name: &str) -> PyResult<bool> {
+    Ok(options::gpu(name)?.is_none())
 }
 
 /// The functions of an archive: dicts of stage, part, symbol, name, size,
 /// code_size, text_offset, file_offset, gpu, gpu_family; and the warnings.
+/// `gpu`: the slice (`--list --gpu`; default the one the profile functions
+/// would choose).
 #[pyfunction]
+#[pyo3(signature = (data, gpu=None))]
 fn archive_functions<'py>(
     py: Python<'py>,
     data: Input,
+    gpu: Option<String>,
 ) -> PyResult<(Bound<'py, PyList>, Vec<String>, String)> {
-    // the functions of the slice the profile functions would choose
     let archive = detached(py, move || {
-        Ok(pipeline::choose_slice(&data.archive()?, None)?.0)
+        if let Some(g) = gpu.as_deref() {
+            if options::gpu(g)?.is_some() {
+                // a family the G13 reader drops: read with every GPU's code
+                let name = data.name();
+                let bytes = data.read()?;
+                let (all, index) =
+                    metal_profiler::pipeline::untimed::untimed_slice(&bytes, &name, g)?;
+                // (the CLI's `--list --gpu` drops the "read anyway" warnings)
+                return Ok(Archive {
+                    warnings: Vec::new(),
+                    ..all.only_slice(index)
+                });
+            }
+        }
+        Ok(pipeline::choose_slice(&data.archive()?, gpu.as_deref())?.0)
     })?;
     guard(|| {
         let mut items = Vec::new();
@@ -500,8 +522,10 @@ fn archive_functions<'py>(
 /// starting at `base` (as `metal-profile --binary F --offset N --base B
 /// --disasm-only`).
 /// `native` selects native syntax (`--syntax native`).
+/// `gpu` (`--gpu`): a GPU whose code is another family (Apple9) is listed
+/// with that family's decoder.
 #[pyfunction]
-#[pyo3(signature = (data, offset=0, base=0, cryptic=false, native=false))]
+#[pyo3(signature = (data, offset=0, base=0, cryptic=false, native=false, gpu=None))]
 fn disassemble(
     py: Python<'_>,
     data: Input,
@@ -509,6 +533,7 @@ fn disassemble(
     base: i64,
     cryptic: bool,
     native: bool,
+    gpu: Option<String>,
 ) -> PyResult<String> {
     detached(py, move || {
         let (offset, base) = (non_negative("offset", offset)?, non_negative("base", base)?);
@@ -517,10 +542,6 @@ fn disassemble(
                 "cryptic and native are two syntaxes; pick one".into(),
             ));
         }
-        let name = data.name();
-        let bytes = data.read()?;
-        pipeline::check_raw_extent(&name, bytes.len() as u64, offset)?;
-        let code = pipeline::raw_code(&bytes, offset, base, None)?;
         let syntax = if cryptic {
             Syntax::Cryptic
         } else if native {
@@ -528,6 +549,17 @@ fn disassemble(
         } else {
             Syntax::Default
         };
+        let name = data.name();
+        let model = match gpu.as_deref() {
+            Some(g) => options::gpu(g)?,
+            None => None,
+        };
+        let bytes = data.read()?;
+        if let Some(model) = model {
+            return other_isa_listing(&name, &bytes, offset, base, syntax, model);
+        }
+        pipeline::check_raw_extent(&name, bytes.len() as u64, offset)?;
+        let code = pipeline::raw_code(&bytes, offset, base, None)?;
         let mut text = Vec::new();
         let (n, failed, cut) = pipeline::write_listing(&mut text, &code, syntax)
             .map_err(|e| Fail::Value(e.to_string()))?;
@@ -535,6 +567,46 @@ fn disassemble(
         pipeline::check_decoded(pipeline::raw_origin(&name, &bytes), n, failed, cut)?;
         Ok(String::from_utf8_lossy(&text).into_owned())
     })
+}
+
+/// The listing of raw code of another family than G13 (`--binary FILE
+/// --gpu g16g --disasm-only`; checks and messages as the CLI's
+/// `run_raw_other_isa`, in Python's terms).
+fn other_isa_listing(
+    name: &str,
+    bytes: &[u8],
+    offset: u64,
+    base: u64,
+    syntax: Syntax,
+    model: &'static agx_analysis::gpu::GpuModel,
+) -> Result<String, Fail> {
+    let isa = model.isa;
+    if syntax == Syntax::Native && !isa.native {
+        return Err(Fail::Value(format!(
+            "native=True: {} code has no native (assemblable) syntax",
+            isa.name
+        )));
+    }
+    pipeline::check_raw_extent_of(name, bytes.len() as u64, offset, isa)?;
+    let addr = pipeline::raw_placement(bytes.len() as u64, offset, base)?;
+    let (text, sum) = (isa.listing)(&bytes[offset as usize..], addr, syntax);
+    if sum.named + sum.unknown == 0 && sum.framing_stop.is_none() {
+        return Err(Fail::Value(format!(
+            "{name} holds no {} instructions (only zero bytes); check the data and offset=",
+            isa.name
+        )));
+    }
+    Ok(text)
+}
+
+/// Checks profile options (`options`, see [`Options`]) as the CLI checks
+/// its flags: `ValueError`/`TypeError` in Python's terms, else `None`
+/// (for the functions that run the command line: `profile_many`).
+#[pyfunction]
+#[pyo3(signature = (options=None))]
+fn check_options(options: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
+    Options::from_dict(options)?.args(None)?;
+    Ok(())
 }
 
 /// Decodes the one instruction at the start of `data`, printed at `addr`.
@@ -587,17 +659,16 @@ fn decode_all<'py>(
 /// Profiles instructions given as `(addr, bytes)` pairs (each decoded at its
 /// address), named `name` — what `analyze()` of parsed disassembly uses.
 #[pyfunction]
-#[pyo3(signature = (words, name=None, trip_count=None, all_findings=false, trip_counts=None))]
+#[pyo3(signature = (words, name=None, options=None))]
 fn profile_words(
     py: Python<'_>,
     words: Vec<(u32, Vec<u8>)>,
     name: Option<String>,
-    trip_count: Option<i64>,
-    all_findings: bool,
-    trip_counts: Option<std::collections::BTreeMap<i64, i64>>,
+    options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<PyProfile> {
+    let options = Options::from_dict(options)?;
     detached(py, move || {
-        let args = profile_args_loops(name, trip_count, trip_counts, all_findings)?;
+        let args = options.args(name)?;
         let mut insns = Vec::with_capacity(words.len());
         let mut listing = String::new();
         for (addr, bytes) in &words {
@@ -654,7 +725,8 @@ fn occupancy_for_regs(half_regs: i64) -> PyResult<(u32, f64)> {
 /// archive bytes and the compiler's own output. `RuntimeError` with the
 /// CLI's message where Metal is not available.
 #[pyfunction]
-#[pyo3(signature = (source, is_path, function_name=None, include_dirs=Vec::new(), targets=Vec::new(), jit=false))]
+#[pyo3(signature = (source, is_path, function_name=None, include_dirs=Vec::new(), targets=Vec::new(), jit=false, flags=None))]
+#[allow(clippy::too_many_arguments)] // the CLI's compile flags, one each
 fn compile_metal<'py>(
     py: Python<'py>,
     source: String,
@@ -663,7 +735,9 @@ fn compile_metal<'py>(
     include_dirs: Vec<PathBuf>,
     targets: Vec<String>,
     jit: bool,
+    flags: Option<CompileExtras>,
 ) -> PyResult<(Bound<'py, PyBytes>, String, String, Vec<String>)> {
+    let flags = flags.unwrap_or_default();
     let out = detached(py, move || {
         let src = if is_path {
             metal_compile::Source::File(PathBuf::from(source))
@@ -674,6 +748,10 @@ fn compile_metal<'py>(
         req.functions = function_name.into_iter().collect();
         req.include_dirs = include_dirs;
         req.targets = targets;
+        req.defines = flags.defines;
+        req.std = flags.std;
+        req.min_macos = flags.min_macos;
+        req.keep_archive = flags.keep_archive;
         metal_compile::compiler_for(jit)
             .compile(&req)
             .map_err(|e| Fail::Runtime(e.to_string()))
@@ -684,6 +762,17 @@ fn compile_metal<'py>(
         out.device_name,
         out.notes,
     ))
+}
+
+/// The compile flags past the first ones (`-D`, `--std`, `--min-macos`,
+/// `--keep-archive`), as a dict with those four keys.
+#[derive(Default, FromPyObject)]
+#[pyo3(from_item_all)]
+struct CompileExtras {
+    defines: Vec<String>,
+    std: Option<String>,
+    min_macos: Option<String>,
+    keep_archive: Option<PathBuf>,
 }
 
 /// Whether the CLI would treat `device_name` as an M1-family GPU.
@@ -748,28 +837,59 @@ fn run_cli(
     })
 }
 
+/// An untimed record as Python receives it: (JSON document, text report,
+/// HTML page, warnings).
+type Untimed = (String, String, String, Vec<String>);
+
+fn untimed_out(r: &agx_report::KernelRecord, who: &str) -> Untimed {
+    let one = std::slice::from_ref(r);
+    (
+        agx_report::untimed::json_document(one),
+        agx_report::untimed::text(r),
+        agx_report::untimed::html_document(one),
+        metal_profiler::pipeline::untimed::untimed_warnings(r, who),
+    )
+}
+
+/// The untimed model of `gpu` (`gpu=`), after the options are checked as
+/// the CLI checks its flags before it profiles untimed (they change no
+/// untimed figure); a GPU with a timing model is refused naming
+/// `profile_binary()`/`profile_archive()`, which profile it.
+fn untimed_gpu(
+    gpu: &str,
+    options: Options,
+    timed_hint: &str,
+) -> Result<&'static agx_analysis::gpu::GpuModel, Fail> {
+    options.args(None)?;
+    options::gpu(gpu)?.ok_or_else(|| {
+        Fail::Value(format!(
+            "gpu='{gpu}': its code has a timing model; {timed_hint} profiles it"
+        ))
+    })
+}
+
 /// Profiles raw code of a family no timing model applies to (`metal-profile
-/// --binary FILE --gpu NAME` for Apple9 GPUs: g15g, g16g, g17p …): the
-/// untimed record as (JSON document, text report, HTML page, warnings).
+/// --binary FILE --gpu NAME [--offset N] [--base B]` for Apple9 GPUs:
+/// g15g, g16g, g17p …): the untimed record ([`Untimed`]).
 #[pyfunction]
-#[pyo3(signature = (data, gpu, offset=0))]
+#[pyo3(signature = (data, gpu, offset=0, base=0, options=None))]
 fn profile_untimed_code(
     py: Python<'_>,
     data: Input,
     gpu: String,
     offset: i64,
-) -> PyResult<(String, String, String, Vec<String>)> {
+    base: i64,
+    options: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Untimed> {
+    let options = Options::from_dict(options)?;
     detached(py, move || {
         let offset = non_negative("offset", offset)?;
-        let Some(model) = pipeline::untimed_model(Some(&gpu))? else {
-            return Err(Fail::Value(format!(
-                "gpu={gpu}: its code has a timing model; use profile_binary()"
-            )));
-        };
+        let base = non_negative("base", base)?;
+        let model = untimed_gpu(&gpu, options, "profile_binary()")?;
         let name = data.name();
         let bytes = data.read()?;
         pipeline::check_raw_extent_of(&name, bytes.len() as u64, offset, model.isa)?;
-        let addr = pipeline::raw_placement(bytes.len() as u64, offset, 0)?;
+        let addr = pipeline::raw_placement(bytes.len() as u64, offset, base)?;
         let r = metal_profiler::pipeline::untimed::untimed_record(
             &bytes[offset as usize..],
             addr,
@@ -777,13 +897,58 @@ fn profile_untimed_code(
             Some(&gpu),
             model,
         );
-        let one = std::slice::from_ref(&r);
-        Ok((
-            agx_report::untimed::json_document(one),
-            agx_report::untimed::text(&r),
-            agx_report::untimed::html_document(one),
-            metal_profiler::pipeline::untimed::untimed_warnings(&r, &name),
-        ))
+        let stopped = r.untimed.as_ref().and_then(|u| u.framing.stopped.as_ref());
+        if r.instructions == 0 && stopped.is_none() {
+            // the CLI's refusal (app.rs run_raw_other_isa), in Python's terms
+            return Err(Fail::Value(format!(
+                "{name} holds no {} instructions (only zero bytes); check the data and offset=",
+                model.isa.name
+            )));
+        }
+        Ok(untimed_out(&r, &name))
+    })
+}
+
+/// Profiles one function of an archive's slice for a GPU no timing model
+/// applies to (`metal-profile ARCHIVE --gpu g15g -f NAME [--part P]`): the
+/// untimed record ([`Untimed`]).
+#[pyfunction]
+#[pyo3(signature = (data, gpu, function_name=None, part=None, options=None))]
+fn profile_untimed_archive(
+    py: Python<'_>,
+    data: Input,
+    gpu: String,
+    function_name: Option<String>,
+    part: Option<String>,
+    options: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Untimed> {
+    let options = Options::from_dict(options)?;
+    detached(py, move || {
+        let model = untimed_gpu(&gpu, options, "profile_archive()")?;
+        let part = options::part(part.as_deref())?;
+        let name = data.name();
+        let bytes = data.read()?;
+        let (archive, index) =
+            metal_profiler::pipeline::untimed::untimed_slice(&bytes, &name, &gpu)?;
+        let one = archive.only_slice(index);
+        let selected = one.select(function_name.as_deref())?;
+        let shown = match part {
+            metal_profiler::cli::PartArg::Prolog => one.prolog_of(selected).ok_or_else(|| {
+                Fail::Value(format!(
+                    "'{}' has no prolog in this archive; use part='main'",
+                    selected.name
+                ))
+            })?,
+            _ => one.main_of(selected).unwrap_or(selected),
+        };
+        let r = metal_profiler::pipeline::untimed::function_record(
+            &one,
+            shown,
+            shown.symbol.clone(),
+            &gpu,
+            model,
+        );
+        Ok(untimed_out(&r, &format!("`{}`", shown.symbol)))
     })
 }
 
@@ -795,6 +960,12 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(profile_archive_input, m)?)?;
     m.add_function(wrap_pyfunction!(profile_words, m)?)?;
     m.add_function(wrap_pyfunction!(profile_untimed_code, m)?)?;
+    m.add_function(wrap_pyfunction!(profile_untimed_archive, m)?)?;
+    m.add_function(wrap_pyfunction!(gpu_timed, m)?)?;
+    m.add_function(wrap_pyfunction!(check_options, m)?)?;
+    m.add_function(wrap_pyfunction!(introspect::cli_options, m)?)?;
+    m.add_function(wrap_pyfunction!(introspect::gpus, m)?)?;
+    m.add_function(wrap_pyfunction!(introspect::chips, m)?)?;
     m.add_function(wrap_pyfunction!(archive_functions, m)?)?;
     m.add_function(wrap_pyfunction!(disassemble, m)?)?;
     m.add_function(wrap_pyfunction!(decode, m)?)?;
