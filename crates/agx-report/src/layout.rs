@@ -30,8 +30,13 @@ use std::collections::{HashMap, HashSet};
 /// An edge by its two ends (the second absent for an edge leaving the graph).
 type EdgeKey = (Item, Option<Item>);
 
-/// Size of one basic-block box.
-pub const BLOCK_W: f64 = 184.0;
+/// Size of one basic-block box. The HTML view writes two lines of 11 px
+/// monospace text 6 px inside it; 210 px holds 30 characters (advance
+/// 6.62 px in DejaVu Sans Mono, the Linux fallback), the longest second
+/// line of a block under 10,000 instructions and a million cycles
+/// ("1234 insn · 123456 cy · 100.0%"); the browser geometry test
+/// (tests/it/html_chromium.rs) checks that no block text leaves its box.
+pub const BLOCK_W: f64 = 210.0;
 pub const BLOCK_H: f64 = 40.0;
 const H_GAP: f64 = 24.0;
 const V_GAP: f64 = 34.0;

@@ -63,7 +63,13 @@ fn headless_flags() -> Vec<String> {
 /// Runs headless Chromium on `page` with `extra` arguments; kills it after
 /// two minutes.
 fn run_chromium(bin: &Path, dir: &Path, page: &Path, extra: &[String]) -> Output {
-    let profile = dir.join(format!("profile-{}", extra.len()));
+    // one profile directory per page and run: runs may go in parallel
+    let stem = page.file_stem().map(|s| s.to_string_lossy().into_owned());
+    let profile = dir.join(format!(
+        "profile-{}-{}",
+        stem.unwrap_or_default(),
+        extra.len()
+    ));
     let mut cmd = Command::new(bin);
     cmd.args(headless_flags())
         .arg(format!("--user-data-dir={}", profile.display()))
@@ -240,5 +246,207 @@ fn several_kernels_and_calls_render_in_headless_chromium() {
         "call",
         &["examples/simple_call.archive", "--part", "all"],
         &tmp.0,
+    );
+}
+
+/// The in-page checker of [`geometry`].
+const GEOMETRY_JS: &str = include_str!("html_geometry.js");
+
+/// Writes the page for `args`, or takes `page` as it is, adds the
+/// geometry checker and returns what Chromium's layout of it measured.
+fn geometry_of_page(bin: &Path, dir: &Path, tag: &str, html: &str) -> serde_json::Value {
+    let page = dir.join(format!("{tag}-geometry.html"));
+    assert!(html.contains("</body>"), "{tag}: page without </body>");
+    let checked = html.replace("</body>", &format!("<script>{GEOMETRY_JS}</script></body>"));
+    std::fs::write(&page, checked).unwrap();
+    let o = run_chromium(
+        bin,
+        dir,
+        &page,
+        &["--window-size=1280,1600".into(), "--dump-dom".into()],
+    );
+    assert!(o.status.success(), "{tag}: chromium --dump-dom failed");
+    let dom = String::from_utf8_lossy(&o.stdout);
+    let start = dom
+        .find("<pre id=\"geometry\">")
+        .unwrap_or_else(|| panic!("{tag}: the geometry checker did not run"))
+        + "<pre id=\"geometry\">".len();
+    let end = start + dom[start..].find("</pre>").unwrap();
+    let text = dom[start..end]
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{tag}: geometry JSON: {e}: {text}"))
+}
+
+/// The problems the checker found on one page, one line each; empty when
+/// the layout is clean and every graph fills its panel.
+fn geometry_problems(tag: &str, g: &serde_json::Value) -> Vec<String> {
+    let mut bad = Vec::new();
+    for kind in ["overlaps", "edge_hits", "clipped"] {
+        for item in g[kind].as_array().expect(kind) {
+            bad.push(format!("{tag}: {kind}: {}", item.as_str().unwrap_or("?")));
+        }
+    }
+    let fills = g["fill"].as_array().expect("fill");
+    assert!(!fills.is_empty(), "{tag}: no CFG on the page");
+    for (i, f) in fills.iter().enumerate() {
+        let v = |k: &str| f[k].as_f64().unwrap_or_else(|| panic!("{tag}: fill.{k}"));
+        // the panel shows at least 80% of its width and height as graph
+        // (a larger graph scrolls inside it: then the panel is full)
+        let (w, h) = (v("svg_w").min(v("client_w")), v("svg_h").min(v("client_h")));
+        if w < 0.8 * v("client_w") || h < 0.8 * v("client_h") {
+            bad.push(format!(
+                "{tag}: graph {i} fills {w:.0}x{h:.0} of its {:.0}x{:.0} panel",
+                v("client_w"),
+                v("client_h")
+            ));
+        }
+    }
+    bad
+}
+
+fn page_html(tag: &str, args: &[&str], dir: &Path) -> String {
+    let page = dir.join(format!("{tag}.html"));
+    let page_s = page.display().to_string();
+    let mut a = args.to_vec();
+    a.extend(["--format", "html", "-o", &page_s]);
+    profiler(&a);
+    std::fs::read_to_string(&page).unwrap()
+}
+
+/// Issue 37 item 6: in the browser's own layout, on the examples and on
+/// every kernel of the repo's Mesa slice, no label overlaps another label
+/// or a foreign block, no edge runs through a label, no block text leaves
+/// its box, and each graph fills its panel.
+#[test]
+fn cfg_geometry_in_headless_chromium() {
+    if !have_chromium() {
+        return;
+    }
+    let bin = chromium().unwrap();
+    let tmp = tmp("geometry");
+    let dir = tmp.0.clone();
+    let mut pages: Vec<(String, Vec<String>)> = vec![
+        (
+            "all".into(),
+            vec!["examples/kernels.archive".into(), "--all".into()],
+        ),
+        (
+            "call".into(),
+            vec![
+                "examples/simple_call.archive".into(),
+                "--part".into(),
+                "all".into(),
+            ],
+        ),
+        (
+            "tex".into(),
+            vec!["examples/texread.archive".into(), "--all".into()],
+        ),
+    ];
+    let mesa = repo().join("testdata/mesa");
+    let mut names: Vec<String> = std::fs::read_dir(&mesa)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert!(
+        names.len() >= 30,
+        "testdata/mesa has {} kernels",
+        names.len()
+    );
+    for n in &names {
+        let bin_path = format!("testdata/mesa/{n}/{n}.bin");
+        pages.push((
+            n.clone(),
+            vec!["--binary".into(), bin_path, "-f".into(), n.clone()],
+        ));
+    }
+    // two pages at a time: the machine class has 2 cores
+    let problems = std::sync::Mutex::new(Vec::new());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some((tag, args)) = pages.get(i) else {
+                    break;
+                };
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                let html = page_html(tag, &args, &dir);
+                let g = geometry_of_page(&bin, &dir, tag, &html);
+                problems.lock().unwrap().extend(geometry_problems(tag, &g));
+            });
+        }
+    });
+    let problems = problems.into_inner().unwrap();
+    assert!(
+        problems.is_empty(),
+        "{} layout problems:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+}
+
+/// The checker is not blind: a loop label moved onto a block, a block's
+/// text pushed out of its box, and a graph shrunk inside its panel are each
+/// reported.
+#[test]
+fn cfg_geometry_check_catches_a_broken_layout() {
+    if !have_chromium() {
+        return;
+    }
+    let bin = chromium().unwrap();
+    let tmp = tmp("geometry-broken");
+    let html = page_html(
+        "mm",
+        &["examples/kernels.archive", "-f", "matmul_naive"],
+        &tmp.0,
+    );
+    let clean = geometry_of_page(&bin, &tmp.0, "clean", &html);
+    assert_eq!(geometry_problems("clean", &clean), Vec::<String>::new());
+    // the loop label placed where block 1's first line is
+    let b1 = html.find("id=\"k0-n1\"").expect("block 1");
+    let tx = &html[b1..][html[b1..].find("<text x=\"").unwrap() + 9..];
+    let (x, rest) = tx.split_at(tx.find('"').unwrap());
+    let y = &rest[rest.find("y=\"").unwrap() + 3..];
+    let y = &y[..y.find('"').unwrap()];
+    let l = html.find("<text class=\"loop-label\"").expect("loop label");
+    let l_end = l + html[l..].find('>').unwrap();
+    let moved = format!(
+        "{}<text class=\"loop-label\" x=\"{x}\" y=\"{y}\" fill=\"#3730a3\"{}",
+        &html[..l],
+        &html[l_end..]
+    );
+    let g = geometry_of_page(&bin, &tmp.0, "moved", &moved);
+    let p = geometry_problems("moved", &g);
+    assert!(
+        p.iter().any(|l| l.contains("overlaps")),
+        "moved label not caught: {p:?}"
+    );
+    // a block's text out of its box
+    let pushed = html.replacen(&format!("<text x=\"{x}\""), "<text x=\"900\"", 1);
+    let p = geometry_problems("pushed", &geometry_of_page(&bin, &tmp.0, "pushed", &pushed));
+    assert!(
+        p.iter().any(|l| l.contains("clipped")),
+        "pushed text not caught: {p:?}"
+    );
+    // the graph drawn small inside a wide panel
+    let small = html.replace(
+        ".graph{overflow:auto;",
+        ".graph{overflow:auto;min-width:1200px;min-height:900px;",
+    );
+    assert_ne!(
+        small, html,
+        "the page's .graph rule changed: update this test"
+    );
+    let p = geometry_problems("small", &geometry_of_page(&bin, &tmp.0, "small", &small));
+    assert!(
+        p.iter().any(|l| l.contains("fills")),
+        "small graph not caught: {p:?}"
     );
 }
