@@ -358,6 +358,8 @@ pub enum Want {
     Json,
     /// The whole profile too (`--format html`: one page holds every kernel).
     Profile,
+    /// The kernel's record too, with `source` (`--format sarif`).
+    Record,
 }
 
 /// The result of one task.
@@ -367,6 +369,8 @@ pub struct KernelResult {
     pub json: Option<Vec<u8>>,
     /// The profile, when asked for (its name prefixed by the source file).
     pub profile: Option<Box<agx_report::Profile>>,
+    /// The record (with `source`), when asked for.
+    pub record: Option<Box<agx_report::KernelRecord>>,
 }
 
 /// What reading one file found.
@@ -472,7 +476,16 @@ fn run_task(
         prof.name = format!("{} ({})", prof.name, file.display);
         Box::new(prof)
     });
-    Ok(KernelResult { row, json, profile })
+    let record = (want == Want::Record).then(|| {
+        record.source = Some(file.display.clone());
+        Box::new(record)
+    });
+    Ok(KernelResult {
+        row,
+        json,
+        profile,
+        record,
+    })
 }
 
 /// [`run_task`] for a kernel without a timing model (Apple9): its record,
@@ -497,10 +510,15 @@ fn untimed_task(
     } else {
         None
     };
+    let record = (want == Want::Record).then(|| {
+        record.source = Some(file.display.clone());
+        Box::new(record)
+    });
     Ok(KernelResult {
         row,
         json,
         profile: None,
+        record,
     })
 }
 
@@ -899,6 +917,19 @@ pub fn run_batch(b: &BatchArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
         )?;
         if !profiles.is_empty() {
             out.write_all(agx_report::html::document(&profiles).as_bytes())
+                .map_err(io_err)?;
+        }
+    } else if b.format == BatchFormat::Sarif {
+        // one run: every kernel's results in task order, each located at
+        // its input file (the records are held until the log is written)
+        let mut records = Vec::new();
+        task_errors = execute(&mut plan, &a, jobs, Want::Record, &mut progress, &mut |k| {
+            records.extend(k.record.map(|r| *r));
+            rows.push(k.row);
+            Ok(())
+        })?;
+        if !rows.is_empty() {
+            out.write_all(agx_report::sarif::document(&records).as_bytes())
                 .map_err(io_err)?;
         }
     } else {
