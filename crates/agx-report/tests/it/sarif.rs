@@ -129,13 +129,16 @@ fn no_source_means_no_physical_location_and_still_valid() {
     assert!(results[0]["locations"][0].get("physicalLocation").is_none());
 }
 
+/// A change that breaks one field of a log.
+type Break = fn(&mut Value);
+
 /// The schema check has teeth: each broken field of a valid log is refused.
 #[test]
 fn the_schema_refuses_a_broken_field() {
     let val = sarif_schema::validator();
     let good = log(&[record()]);
     assert!(val.is_valid(&good));
-    let breaks: &[(&str, fn(&mut Value))] = &[
+    let breaks: &[(&str, Break)] = &[
         ("level from the severity's name", |v| {
             v["runs"][0]["results"][0]["level"] = "high".into()
         }),
