@@ -63,6 +63,9 @@ pub struct Row {
     pub fills: u32,
     /// The first (most severe) suggestion, if any.
     pub top_suggestion: Option<String>,
+    /// 🔴 (high-severity) suggestions over every function (`diff
+    /// --fail-on high-findings`; not a table column).
+    pub high_findings: usize,
     /// Positions of main holding encodings the G13 tables do not know
     /// (`unknown_encodings`; not a table column).
     pub unknown_encodings: usize,
@@ -112,6 +115,7 @@ impl Row {
             spills: r.spills,
             fills: r.fills,
             top_suggestion: top,
+            high_findings: high_findings(r),
             unknown_encodings: r.unknown_encodings,
             call_warnings: Vec::new(),
             untimed: None,
@@ -140,6 +144,7 @@ impl Row {
             spills: 0,
             fills: 0,
             top_suggestion: None,
+            high_findings: high_findings(r),
             // (its unknowns are in its warnings, worded for its family)
             unknown_encodings: 0,
             call_warnings: crate::pipeline::untimed::untimed_warnings(r, &format!("`{}`", r.name)),
@@ -169,6 +174,13 @@ impl Row {
     pub fn gprs(&self) -> u32 {
         self.gprs
     }
+}
+
+/// How many of the record's suggestions (every function's) are 🔴.
+fn high_findings(r: &agx_report::KernelRecord) -> usize {
+    r.all_suggestions()
+        .filter(|(_, s)| s.severity == agx_analysis::timing::suggest::Severity::High)
+        .count()
 }
 
 /// The whole table order: most cycles first, then source, name.

@@ -216,10 +216,11 @@ pub enum BatchFormat {
 #[derive(Args, Debug, Clone)]
 #[command(
     after_help = "Gates (--fail-on, may repeat): METRIC[:LIMIT] where METRIC is one of \
-cycles, occupancy, registers, spills, fills, instructions, removed. \
+cycles, occupancy, registers, spills, fills, instructions, high-findings, removed. \
 LIMIT is N% (relative to the old value) or N (absolute, in the metric's unit: cycles, \
 percentage points, GPRs, count); without a limit any worsening trips. Worsening is an increase, \
-except occupancy (a drop). `removed` trips when a kernel of OLD is missing in NEW. \
+except occupancy (a drop). `high-findings` counts a kernel's 🔴 suggestions. \
+`removed` trips when a kernel of OLD is missing in NEW. \
 Examples: --fail-on cycles:5% --fail-on occupancy --fail-on spills. \
 Exit codes: 0 no gate tripped, 3 a gate tripped, 4 no gate tripped but kernels hold encodings \
 the G13 tables do not know (--allow-unknown: 0), 1 bad input, 2 bad usage."

@@ -1,7 +1,8 @@
 //! `--format sarif` (main command and `batch`; issue 37 item 5): every
 //! example's log validates against the SARIF 2.1.0 JSON schema, holds one
 //! result per suggestion of the JSON document of the same run, each at its
-//! input file with the level of its severity; Apple9 (untimed) kernels too.
+//! input file with the level of its severity; Apple9 (untimed) kernels too;
+//! and the CI recipe's gate on 🔴 findings (`diff --fail-on high-findings`).
 
 use crate::common::{
     apple9_example_kernel, assert_one_line_error, err, g15_archive, json, out, run, tmp,
@@ -221,4 +222,100 @@ fn sarif_refuses_the_flags_that_print_no_profile() {
         2,
         "--format sarif",
     );
+}
+
+/// The 🔴 findings of each kernel of a metal-profiler/1 document.
+fn high_counts(doc: &Value) -> Vec<usize> {
+    let mut per: std::collections::BTreeMap<String, usize> = Default::default();
+    for (_, _, sev, function, _) in json_findings(doc, None) {
+        let kernel = function.split("::").next().unwrap().to_string();
+        *per.entry(kernel).or_default() += usize::from(sev == "high");
+    }
+    doc["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| per.get(k["name"].as_str().unwrap()).copied().unwrap_or(0))
+        .collect()
+}
+
+/// `diff --fail-on high-findings` (the CI recipe's gate on new 🔴
+/// findings): trips when a kernel has more 🔴 suggestions than before,
+/// its own or a called function's, and not when it has fewer.
+#[test]
+fn diff_gates_on_more_high_findings_of_a_kernel_or_its_callees() {
+    let t = tmp("sarif-gate");
+    let write = |name: &str, v: &Value| {
+        let p = t.0.join(name);
+        std::fs::write(&p, serde_json::to_vec(v).unwrap()).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let diff = |old: &str, new: &str| {
+        run(&[
+            "diff",
+            old,
+            new,
+            "--fail-on",
+            "high-findings",
+            "--format",
+            "json",
+        ])
+    };
+    // main's findings: mandelbrot with one of its 🔴 suggestions dropped
+    let full = json(&["examples/kernels.archive", "-f", "mandelbrot"]);
+    assert_eq!(high_counts(&full), [2]);
+    let mut fewer = full.clone();
+    fewer["kernels"][0]["suggestions"]
+        .as_array_mut()
+        .unwrap()
+        .pop();
+    // a called function's: simple_call's helper without its 🔴 suggestion
+    let call = json(&["examples/simple_call.archive", "-f", "simple_call"]);
+    assert_eq!(high_counts(&call), [1]);
+    let mut quiet = call.clone();
+    quiet["kernels"][0]["functions"][1]["suggestions"] = serde_json::json!([]);
+    for (before, after, name) in [
+        (&fewer, &full, "mandelbrot"),
+        (&quiet, &call, "simple_call"),
+    ] {
+        let (b, a) = (write("before.json", before), write("after.json", after));
+        let o = diff(&b, &a);
+        assert_eq!(o.status.code(), Some(3), "{name}: {}", err(&o));
+        let d: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(d["gates"][0]["kernels"], serde_json::json!([name]));
+        let k = &d["kernels"][0];
+        assert_eq!(
+            k["new"]["high_findings"].as_u64().unwrap(),
+            k["old"]["high_findings"].as_u64().unwrap() + 1
+        );
+        // fewer 🔴 findings: no gate trips
+        let o = diff(&a, &b);
+        assert_eq!(o.status.code(), Some(0), "{name}: {}", err(&o));
+    }
+    // archives (profiled as batch rows) count what their documents do
+    let o = diff("examples/kernels.archive", "examples/kernels.archive");
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    let d: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let batch = {
+        let o = run(&["batch", "examples/kernels.archive", "--format", "json"]);
+        serde_json::from_slice::<Value>(&o.stdout).unwrap()
+    };
+    let by_name = |doc: &Value, counts: Vec<usize>| -> Vec<(String, usize)> {
+        let mut v: Vec<(String, usize)> = doc["kernels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|k| k["name"].as_str().unwrap().to_string())
+            .zip(counts)
+            .collect();
+        v.sort();
+        v
+    };
+    let from_diff: Vec<usize> = d["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["new"]["high_findings"].as_u64().unwrap() as usize)
+        .collect();
+    assert_eq!(by_name(&d, from_diff), by_name(&batch, high_counts(&batch)));
 }
