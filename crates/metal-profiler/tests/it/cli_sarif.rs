@@ -319,3 +319,38 @@ fn diff_gates_on_more_high_findings_of_a_kernel_or_its_callees() {
         .collect();
     assert_eq!(by_name(&d, from_diff), by_name(&batch, high_counts(&batch)));
 }
+
+/// Raw code (`--binary FILE`) is located at its file; an archive on stdin
+/// has no file: its results keep their logical locations only.
+#[test]
+fn raw_code_is_at_its_file_and_stdin_at_no_file() {
+    let raw = [
+        "--binary",
+        "examples/matmul_naive.bin",
+        "--threadgroup",
+        "16x16x1",
+    ];
+    let log = sarif(&raw);
+    let found = sarif_findings(&log);
+    assert!(!found.is_empty());
+    assert!(
+        found.iter().all(|f| f.0 == "examples/matmul_naive.bin"),
+        "{found:?}"
+    );
+    assert_eq!(found.len(), json_findings(&json(&raw), None).len());
+    let bytes = std::fs::read(crate::common::repo().join("examples/kernels.archive")).unwrap();
+    let o = crate::common::run_stdin(&["-", "-f", "mandelbrot", "--format", "sarif"], &bytes);
+    assert!(o.status.success(), "{}", err(&o));
+    let log: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(sarif_schema::errors(&sarif_schema::validator(), &log).is_empty());
+    let results = log["runs"][0]["results"].as_array().unwrap();
+    assert!(!results.is_empty());
+    for r in results {
+        let loc = &r["locations"][0];
+        assert!(loc.get("physicalLocation").is_none(), "{loc}");
+        assert_eq!(
+            loc["logicalLocations"][0]["fullyQualifiedName"],
+            "mandelbrot::mandelbrot"
+        );
+    }
+}
