@@ -1,7 +1,7 @@
 //! `agx-report`: views over one profile — the seed's terminal report
 //! ([`text`]), the versioned JSON document ([`json`]), annotated
 //! disassembly, the self-contained HTML page with the CFG ([`html`],
-//! laid out by [`layout`]) and Graphviz ([`dot`]). Reports print the kernel's
+//! laid out by [`layout`]), Graphviz ([`dot`]) and SARIF ([`sarif`]). Reports print the kernel's
 //! [`KernelRecord`] (built once from its [`Profile`]) and its per-instruction
 //! rows ([`record::FunctionRows`]); they compute nothing themselves.
 
@@ -13,6 +13,7 @@ pub mod layout;
 pub mod palette;
 pub mod profile;
 pub mod record;
+pub mod sarif;
 pub mod text;
 pub mod untimed;
 

@@ -690,6 +690,7 @@ fn write_untimed(
         FormatArg::Json => untimed::json_document(std::slice::from_ref(r)),
         FormatArg::Html => untimed::html_document(std::slice::from_ref(r)),
         FormatArg::Dot => agx_report::dot::untimed_document(std::slice::from_ref(r)),
+        FormatArg::Sarif => agx_report::sarif::document([&sarif_record(r.clone(), a)]),
     };
     write_all(out, &doc)?;
     warn_all(
@@ -750,6 +751,7 @@ pub fn check_flag_conflicts(a: &ProfileArgs) -> Result<(), Error> {
     let compiles = a.source.is_some() || a.input.as_deref().is_some_and(is_metal_source);
     let json = a.format == FormatArg::Json;
     let picture = matches!(a.format, FormatArg::Html | FormatArg::Dot);
+    let sarif = a.format == FormatArg::Sarif;
     let part = a.part != PartArg::Main;
     let offset = a.offset.is_some() || a.base.is_some();
     let mem_flags = a.model.l1_hit_latency.is_some()
@@ -779,6 +781,8 @@ pub fn check_flag_conflicts(a: &ProfileArgs) -> Result<(), Error> {
          "--disasm-only prints applegpu text and has no JSON form; drop --format json (the JSON report carries the instructions in instructions_detail)"),
         (json && a.show_disasm,
          "--show-disasm appends text to the text report; with --format json the instructions are in instructions_detail"),
+        (sarif && (a.explain_model || a.disasm_only || a.show_disasm || a.list),
+         "--format sarif writes a profile's suggestions; --explain-model, --disasm-only, --show-disasm and --list print text or JSON (use --format text or json)"),
         (a.disasm_only && a.show_disasm,
          "--disasm-only already prints only the disassembly; drop --show-disasm"),
         (a.list && (a.disasm_only || a.show_disasm || a.all || a.function.is_some() || part),
@@ -1024,5 +1028,24 @@ fn render(
         }
         FormatArg::Html => write_all(out, &agx_report::html::document(profiles)),
         FormatArg::Dot => write_all(out, &agx_report::dot::document(profiles)),
+        FormatArg::Sarif => {
+            let records: Vec<agx_report::KernelRecord> = profiles
+                .iter()
+                .map(|p| sarif_record(agx_report::KernelRecord::build(p), a))
+                .collect();
+            write_all(out, &agx_report::sarif::document(&records))
+        }
     }
+}
+
+/// `r` with its `source` set to the input file as given (the SARIF
+/// results' artifact); none for stdin or `--source` text.
+fn sarif_record(mut r: agx_report::KernelRecord, a: &ProfileArgs) -> agx_report::KernelRecord {
+    r.source = a
+        .input
+        .as_deref()
+        .or(a.binary.as_deref())
+        .filter(|p| p.as_os_str() != "-")
+        .map(|p| p.to_string_lossy().into_owned());
+    r
 }

@@ -63,6 +63,9 @@ pub struct Row {
     pub fills: u32,
     /// The first (most severe) suggestion, if any.
     pub top_suggestion: Option<String>,
+    /// 🔴 (high-severity) suggestions over every function (`diff
+    /// --fail-on high-findings`; not a table column).
+    pub high_findings: usize,
     /// Positions of main holding encodings the G13 tables do not know
     /// (`unknown_encodings`; not a table column).
     pub unknown_encodings: usize,
@@ -112,6 +115,7 @@ impl Row {
             spills: r.spills,
             fills: r.fills,
             top_suggestion: top,
+            high_findings: high_findings(r),
             unknown_encodings: r.unknown_encodings,
             call_warnings: Vec::new(),
             untimed: None,
@@ -140,6 +144,7 @@ impl Row {
             spills: 0,
             fills: 0,
             top_suggestion: None,
+            high_findings: high_findings(r),
             // (its unknowns are in its warnings, worded for its family)
             unknown_encodings: 0,
             call_warnings: crate::pipeline::untimed::untimed_warnings(r, &format!("`{}`", r.name)),
@@ -169,6 +174,13 @@ impl Row {
     pub fn gprs(&self) -> u32 {
         self.gprs
     }
+}
+
+/// How many of the record's suggestions (every function's) are 🔴.
+fn high_findings(r: &agx_report::KernelRecord) -> usize {
+    r.all_suggestions()
+        .filter(|(_, s)| s.severity == agx_analysis::timing::suggest::Severity::High)
+        .count()
 }
 
 /// The whole table order: most cycles first, then source, name.
@@ -358,6 +370,8 @@ pub enum Want {
     Json,
     /// The whole profile too (`--format html`: one page holds every kernel).
     Profile,
+    /// The kernel's record too, with `source` (`--format sarif`).
+    Record,
 }
 
 /// The result of one task.
@@ -367,6 +381,8 @@ pub struct KernelResult {
     pub json: Option<Vec<u8>>,
     /// The profile, when asked for (its name prefixed by the source file).
     pub profile: Option<Box<agx_report::Profile>>,
+    /// The record (with `source`), when asked for.
+    pub record: Option<Box<agx_report::KernelRecord>>,
 }
 
 /// What reading one file found.
@@ -472,7 +488,16 @@ fn run_task(
         prof.name = format!("{} ({})", prof.name, file.display);
         Box::new(prof)
     });
-    Ok(KernelResult { row, json, profile })
+    let record = (want == Want::Record).then(|| {
+        record.source = Some(file.display.clone());
+        Box::new(record)
+    });
+    Ok(KernelResult {
+        row,
+        json,
+        profile,
+        record,
+    })
 }
 
 /// [`run_task`] for a kernel without a timing model (Apple9): its record,
@@ -497,10 +522,15 @@ fn untimed_task(
     } else {
         None
     };
+    let record = (want == Want::Record).then(|| {
+        record.source = Some(file.display.clone());
+        Box::new(record)
+    });
     Ok(KernelResult {
         row,
         json,
         profile: None,
+        record,
     })
 }
 
@@ -899,6 +929,19 @@ pub fn run_batch(b: &BatchArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
         )?;
         if !profiles.is_empty() {
             out.write_all(agx_report::html::document(&profiles).as_bytes())
+                .map_err(io_err)?;
+        }
+    } else if b.format == BatchFormat::Sarif {
+        // one run: every kernel's results in task order, each located at
+        // its input file (the records are held until the log is written)
+        let mut records = Vec::new();
+        task_errors = execute(&mut plan, &a, jobs, Want::Record, &mut progress, &mut |k| {
+            records.extend(k.record.map(|r| *r));
+            rows.push(k.row);
+            Ok(())
+        })?;
+        if !rows.is_empty() {
+            out.write_all(agx_report::sarif::document(&records).as_bytes())
                 .map_err(io_err)?;
         }
     } else {

@@ -2,9 +2,9 @@
 //!
 //! Flags named by the issues and the seed tool are contracts: `--binary`,
 //! `--disasm-only`, `--offset`, `--base`, `-f/--function`, `--syntax`,
-//! `--list`, `--part`, `--format` (text, json, html, dot), `-o/--output`, `--show-disasm`, `--color`,
+//! `--list`, `--part`, `--format` (text, json, html, dot, sarif), `-o/--output`, `--show-disasm`, `--color`,
 //! `--trip-count`, `--explain-model`, `--source`, `--keep-archive`, and the
-//! subcommands `asm`, `export`, `batch` (`--jobs`, `--format text|json|csv`)
+//! subcommands `asm`, `export`, `batch` (`--jobs`, `--format text|json|csv|html|sarif`)
 //! and `diff` (`--fail-on`, `--format text|markdown|json`).
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -93,7 +93,7 @@ pub struct BatchArgs {
     /// Worker threads (default: all cores).
     #[arg(short = 'j', long, value_name = "N", value_parser = parse_jobs, allow_hyphen_values = true)]
     pub jobs: Option<usize>,
-    /// Output: summary table, one metal-profiler/1 document, CSV, or one HTML page.
+    /// Output: summary table, one metal-profiler/1 document, CSV, one HTML page, or a SARIF log.
     #[arg(long, value_enum, default_value_t)]
     pub format: BatchFormat,
     /// Write the output to FILE instead of stdout.
@@ -208,16 +208,19 @@ pub enum BatchFormat {
     Csv,
     /// One self-contained HTML page with every kernel and an index.
     Html,
+    /// Every kernel's suggestions as one SARIF 2.1.0 log (docs/ci.md).
+    Sarif,
 }
 
 /// `metal-profile diff` (issue 15; see `diff.rs`).
 #[derive(Args, Debug, Clone)]
 #[command(
     after_help = "Gates (--fail-on, may repeat): METRIC[:LIMIT] where METRIC is one of \
-cycles, occupancy, registers, spills, fills, instructions, removed. \
+cycles, occupancy, registers, spills, fills, instructions, high-findings, removed. \
 LIMIT is N% (relative to the old value) or N (absolute, in the metric's unit: cycles, \
 percentage points, GPRs, count); without a limit any worsening trips. Worsening is an increase, \
-except occupancy (a drop). `removed` trips when a kernel of OLD is missing in NEW. \
+except occupancy (a drop). `high-findings` counts a kernel's 🔴 suggestions. \
+`removed` trips when a kernel of OLD is missing in NEW. \
 Examples: --fail-on cycles:5% --fail-on occupancy --fail-on spills. \
 Exit codes: 0 no gate tripped, 3 a gate tripped, 4 no gate tripped but kernels hold encodings \
 the G13 tables do not know (--allow-unknown: 0), 1 bad input, 2 bad usage."
@@ -360,6 +363,8 @@ pub enum FormatArg {
     Html,
     /// The control-flow graph as a Graphviz digraph.
     Dot,
+    /// The suggestions as a SARIF 2.1.0 log for code scanning (docs/ci.md).
+    Sarif,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]

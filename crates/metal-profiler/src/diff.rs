@@ -12,15 +12,16 @@
 //!
 //! ```text
 //! SPEC   := METRIC [ ":" LIMIT ]
-//! METRIC := cycles | occupancy | registers | spills | fills | instructions | removed
+//! METRIC := cycles | occupancy | registers | spills | fills | instructions | high-findings | removed
 //! LIMIT  := NUMBER "%"      growth relative to the old value beyond NUMBER percent
 //!         | NUMBER          growth beyond NUMBER in the metric's unit
 //!                           (cycles, occupancy percentage points, GPRs, count)
 //! ```
 //!
 //! Without a limit any worsening trips. Worsening is an increase, except for
-//! occupancy where it is a drop. `removed` (no limit) trips when a kernel of
-//! OLD has no match in NEW.
+//! occupancy where it is a drop. `high-findings` is the number of 🔴
+//! suggestions of a kernel (every function's). `removed` (no limit) trips
+//! when a kernel of OLD has no match in NEW.
 
 use crate::batch::{self, Row};
 use crate::cli::{DiffArgs, DiffFormat, ProfileArgs};
@@ -42,6 +43,8 @@ pub struct Metrics {
     pub spills: f64,
     pub fills: f64,
     pub instructions: f64,
+    /// 🔴 (high-severity) suggestions, every function's.
+    pub high_findings: f64,
     /// Whether a timing model applies. Without one (Apple9) cycles,
     /// occupancy, spills and fills are not known (0 here, `-` and `null`
     /// in the outputs) and not compared; code bytes and loops are
@@ -71,6 +74,7 @@ impl Entry {
                 spills: f64::from(r.spills),
                 fills: f64::from(r.fills),
                 instructions: r.instructions as f64,
+                high_findings: r.high_findings as f64,
                 timed: r.untimed.is_none(),
                 code_bytes: r.untimed.map_or(0.0, |(b, _)| b as f64),
                 loops: r.untimed.map_or(0.0, |(_, l)| l as f64),
@@ -88,6 +92,7 @@ pub enum Metric {
     Spills,
     Fills,
     Instructions,
+    HighFindings,
     Removed,
 }
 
@@ -98,6 +103,7 @@ const METRICS: &[(&str, Metric)] = &[
     ("spills", Metric::Spills),
     ("fills", Metric::Fills),
     ("instructions", Metric::Instructions),
+    ("high-findings", Metric::HighFindings),
     ("removed", Metric::Removed),
 ];
 
@@ -117,6 +123,7 @@ impl Metric {
             Metric::Spills => m.spills,
             Metric::Fills => m.fills,
             Metric::Instructions => m.instructions,
+            Metric::HighFindings => m.high_findings,
             Metric::Removed => 0.0,
         }
     }
@@ -570,6 +577,7 @@ pub fn entries_from_json(
                         spills: num("/spills")?,
                         fills: num("/fills")?,
                         instructions: num("/instructions")?,
+                        high_findings: high_findings(v),
                         timed: true,
                         code_bytes: 0.0,
                         loops: 0.0,
@@ -594,10 +602,25 @@ fn untimed_metrics(v: &Value, num: &dyn Fn(&str) -> Result<f64, Error>) -> Resul
         spills: 0.0,
         fills: 0.0,
         instructions: num("/instructions")?,
+        high_findings: high_findings(v),
         timed: false,
         code_bytes: num("/code_bytes")?,
         loops: v.get("loops").and_then(Value::as_array).map_or(0, Vec::len) as f64,
     })
+}
+
+/// The 🔴 (`"severity": "high"`) suggestions of a kernel object: its
+/// own `suggestions` and those of `functions[1..]` (`functions[0]` is
+/// main, whose suggestions are the kernel's); none when absent.
+fn high_findings(v: &Value) -> f64 {
+    let high = |list: Option<&Value>| {
+        list.and_then(Value::as_array)
+            .map_or(0, |l| l.iter().filter(|s| s["severity"] == "high").count())
+    };
+    let callees: usize = v.get("functions").and_then(Value::as_array).map_or(0, |f| {
+        f.iter().skip(1).map(|f| high(f.get("suggestions"))).sum()
+    });
+    (high(v.get("suggestions")) + callees) as f64
 }
 
 /// `metal-profile diff`.
@@ -908,6 +931,7 @@ fn metrics_json(m: &Option<Metrics>) -> Value {
             "spills": m.spills as u64,
             "fills": m.fills as u64,
             "instructions": m.instructions as u64,
+            "high_findings": m.high_findings as u64,
         }),
         // no timing model: the priced figures are null, not compared
         Some(m) => json!({
@@ -917,6 +941,7 @@ fn metrics_json(m: &Option<Metrics>) -> Value {
             "spills": null,
             "fills": null,
             "instructions": m.instructions as u64,
+            "high_findings": m.high_findings as u64,
             "timed": false,
             "code_bytes": m.code_bytes as u64,
             "loops": m.loops as u64,

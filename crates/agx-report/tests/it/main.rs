@@ -3,6 +3,8 @@
 
 #[path = "../../../../testdata/graphviz.rs"]
 mod graphviz;
+#[path = "../../../../testdata/sarif_schema.rs"]
+mod sarif_schema;
 #[path = "../../../../testdata/shared_data.rs"]
 mod shared_data;
 #[path = "../../../../testdata/xorshift.rs"]
@@ -11,6 +13,7 @@ mod xorshift;
 mod common;
 mod html_dot;
 mod html_fragment;
+mod sarif;
 mod schema;
 mod schema_calls;
 mod snapshots;

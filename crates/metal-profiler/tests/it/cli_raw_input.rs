@@ -293,7 +293,7 @@ fn usage_errors_are_one_line() {
         ),
         (
             &["examples/kernels.archive", "--format", "pdf"][..],
-            "metal-profile: error: invalid value 'pdf' for '--format <FORMAT>' [possible values: text, json, html, dot]; see `metal-profile --help`",
+            "metal-profile: error: invalid value 'pdf' for '--format <FORMAT>' [possible values: text, json, html, dot, sarif]; see `metal-profile --help`",
         ),
         (
             &["examples/kernels.archive", "--trip-count", "0"][..],

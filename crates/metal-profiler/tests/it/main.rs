@@ -4,6 +4,8 @@
 mod common;
 #[path = "../../../../testdata/graphviz.rs"]
 mod graphviz;
+#[path = "../../../../testdata/sarif_schema.rs"]
+mod sarif_schema;
 #[path = "../../../../testdata/shared_data.rs"]
 mod shared_data;
 #[path = "../../../../testdata/xorshift.rs"]
@@ -26,6 +28,7 @@ mod cli_offline;
 mod cli_output;
 mod cli_raw_input;
 mod cli_record;
+mod cli_sarif;
 mod cli_targets;
 mod dot_graphviz;
 mod gpu_model;
