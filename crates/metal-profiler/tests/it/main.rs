@@ -28,6 +28,7 @@ mod cli_raw_input;
 mod cli_record;
 mod cli_targets;
 mod dot_graphviz;
+mod expert_labels;
 mod gpu_model;
 mod html_chromium;
 mod instruction_facts;
