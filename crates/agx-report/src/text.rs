@@ -590,6 +590,11 @@ fn loop_section(out: &mut Vec<u8>, st: Style, l: &Loop) {
     out.push(b'\n');
     put_key(out, "Bounds/iter");
     for (k, n) in timing::BOUND_NAMES.iter().enumerate() {
+        let v = bound.components.get(n).copied().unwrap_or(0.0);
+        // the synchronisation bounds only where the code has them
+        if v == 0.0 && matches!(*n, "barrier" | "atomic") {
+            continue;
+        }
         if k > 0 {
             out.extend_from_slice(" · ".as_bytes());
         }
