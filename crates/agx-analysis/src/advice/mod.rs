@@ -22,6 +22,7 @@ mod pad_threadgroup_array;
 mod private_array;
 mod privatise_atomics;
 mod reduction_in_loop;
+mod register_blocking;
 mod register_pressure;
 mod spills;
 mod subgroup_reduction;
@@ -128,6 +129,7 @@ pub fn registry() -> &'static [&'static dyn Rule] {
         &private_array::PrivateArray,
         &register_pressure::RegisterPressure,
         &tile_global_loads::TileGlobalLoads,
+        &register_blocking::RegisterBlocking,
         &break_dependency_chain::BreakDependencyChain,
         &hoist_invariant_transcendental::HoistInvariantTranscendental,
         &int64_emulation_in_loop::Int64EmulationInLoop,

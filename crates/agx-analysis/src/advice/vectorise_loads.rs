@@ -110,17 +110,19 @@ impl Rule for VectoriseLoads {
                 ("first_run", r0.len() as f64),
                 ("wide_accesses", wide as f64),
                 ("bytes_per_lane", *w0 as f64),
+                ("widest_bytes", WIDEST as f64),
                 ("share_pct", share),
             ],
             |f| {
                 format!(
-                    "{} scalar device accesses in {} run(s) of adjacent addresses per thread (the first: {} accesses of {} B from 0x{first:x}), {}% of the estimate: {} vector access(es) of up to {WIDEST} B per lane cover them. Load and store them as float2/float4 (or packed vectors) instead of one element at a time.",
+                    "{} scalar device accesses in {} run(s) of adjacent addresses per thread (the first: {} accesses of {} B from 0x{first:x}), {}% of the estimate: {} vector access(es) of up to {} B per lane cover them. Load and store them as float2/float4 (or packed vectors) instead of one element at a time.",
                     f("accesses"),
                     f("runs"),
                     f("first_run"),
                     f("bytes_per_lane"),
                     f("share_pct"),
                     f("wide_accesses"),
+                    f("widest_bytes"),
                 )
             },
         );

@@ -98,3 +98,43 @@ pub fn atomic_ways_by_insn(access: &[crate::address::Access], n: usize) -> Vec<u
     }
     ways
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomics_serialise_only_where_lanes_share_an_address() {
+        let p = ModelParams::default();
+        let gpu = p.gpu.table();
+        let lat = p.mem.device_latency();
+        let k = p.simds_per_scheduler(gpu);
+        let c = |space, ways| atomic_request_cycles(gpu, &p, MemDir::Atomic, space, ways);
+        // every lane on one address: 32 updates, not hidden
+        assert_eq!(c(MemSpace::Device, 32), 32.0 * lat);
+        // runs of 4 lanes per address: hidden by the other SIMD-groups
+        assert_eq!(c(MemSpace::Device, 4), 4.0 * lat / k);
+        assert_eq!(c(MemSpace::Threadgroup, 8), 8.0);
+        // distinct addresses, unknown contention, a load: nothing
+        assert_eq!(c(MemSpace::Device, 1), 0.0);
+        assert_eq!(c(MemSpace::Device, 0), 0.0);
+        assert_eq!(
+            atomic_request_cycles(gpu, &p, MemDir::Load, MemSpace::Device, 32),
+            0.0
+        );
+    }
+
+    #[test]
+    fn barriers_are_hidden_only_by_other_threadgroups() {
+        let mut p = ModelParams::default();
+        let gpu = p.gpu.table();
+        let k = p.simds_per_scheduler(gpu);
+        assert_eq!(barrier_cycles(gpu, &p, 0), 0.0);
+        // one SIMD-group per threadgroup (the default shape): g = 1
+        let one = barrier_cycles(gpu, &p, 3);
+        assert_eq!(one, 3.0 * p.mem.threadgroup_latency / k);
+        // 256 threads = 8 SIMD-groups over 4 schedulers: g = 2, twice the cost
+        p.threadgroup = Some(crate::address::Shape::parse("256x1x1", "flag").unwrap());
+        assert_eq!(barrier_cycles(gpu, &p, 3), 2.0 * one);
+    }
+}

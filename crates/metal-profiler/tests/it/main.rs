@@ -29,6 +29,7 @@ mod cli_record;
 mod cli_targets;
 mod dot_graphviz;
 mod expert_labels;
+mod expert_rules;
 mod gpu_model;
 mod html_chromium;
 mod instruction_facts;
