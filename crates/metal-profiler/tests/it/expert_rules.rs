@@ -119,3 +119,34 @@ fn barriers_bound_the_softmax() {
         }
     }
 }
+
+/// No hedged advice (issue 35 item 6): no message of any testdata kernel
+/// advises under a condition the code does not show ("if the divisor is
+/// reused", "if the precision allows", "if the threads ... share it").
+#[test]
+fn no_suggestion_is_hedged() {
+    let mut n = 0;
+    for args in crate::cli_record::every_kernel() {
+        let mut a: Vec<&str> = args.iter().map(String::as_str).collect();
+        a.extend(["--format", "json"]);
+        let o = common::run(&a);
+        if !o.status.success() {
+            continue;
+        }
+        let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+        for k in doc["kernels"].as_array().unwrap() {
+            for s in k["suggestions"].as_array().unwrap() {
+                n += 1;
+                let m = s["message"].as_str().unwrap();
+                let lower = m.to_lowercase();
+                assert!(
+                    !lower.contains(", if ")
+                        && !lower.contains("; if ")
+                        && !lower.starts_with("if "),
+                    "{args:?}: hedged: {m}"
+                );
+            }
+        }
+    }
+    assert!(n >= 20, "{n} suggestions");
+}
