@@ -563,6 +563,12 @@ pub struct Access {
     pub reuse: Reuse,
     /// Why the pattern or the loop stride is what it is (or unknown).
     pub reason: String,
+    /// The byte address as a polynomial of the thread position, uniform
+    /// registers and loop counters (None: not followed): two accesses
+    /// whose polynomials differ by a constant are that many bytes apart in
+    /// every thread (the `vectorise-loads` rule reads it).
+    #[serde(skip)]
+    pub address: Option<Poly>,
 }
 
 /// The address analysis of one function.
@@ -1586,6 +1592,7 @@ fn facts_of(
             ..Reuse::default()
         },
         reason: String::new(),
+        address: None,
     };
     let p = match addr {
         Addr::Unk(w) => {
@@ -1594,6 +1601,7 @@ fn facts_of(
         }
         Addr::P(p) => p,
     };
+    a.address = Some(p.clone());
     let is_stack = m.space == MemSpace::Stack;
     let (pat, st, run, jump, why) = lane_pattern(&p, bytes as i64, shape);
     a.lane_pattern = pat;

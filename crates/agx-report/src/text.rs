@@ -589,7 +589,13 @@ fn loop_section(out: &mut Vec<u8>, st: Style, l: &Loop) {
     out.extend_from_slice(timing::bound_label(bound.by).as_bytes());
     out.push(b'\n');
     put_key(out, "Bounds/iter");
+    let nested_cy = l.nested_cycles.unwrap_or(0.0);
     for (k, n) in timing::BOUND_NAMES.iter().enumerate() {
+        let v = bound.components.get(n).copied().unwrap_or(0.0);
+        // the synchronisation bounds only where the loop's own code has them
+        if (v - nested_cy).abs() < 1e-9 && matches!(*n, "barrier" | "atomic") {
+            continue;
+        }
         if k > 0 {
             out.extend_from_slice(" · ".as_bytes());
         }

@@ -1,4 +1,4 @@
-//! `coalesce-strided-loads`: a device access whose SIMD-group request touches more cache lines than a contiguous one of the same width would (strided, rows with a jump, gather), with the stride and the lines wasted.
+//! `coalesce-strided-loads`: a device access whose SIMD-group request touches more cache lines than a contiguous one of the same width would (strided, rows with a jump; not a gather, whose lines are no fact), with the stride and the lines wasted.
 
 use super::memory::{contiguous_lines, loop_of, region_share, Site};
 use super::{Context, Need, Rule};
@@ -30,10 +30,12 @@ impl Rule for CoalesceStridedLoads {
             }
             let best = contiguous_lines(a, line_bytes);
             let (fact, lines) = match (a.lane_pattern, a.lines_per_request) {
-                (Pattern::Gather, _) => (
-                    "gather (per-lane addresses from loaded data)".to_string(),
-                    32,
-                ),
+                // a gather (per-lane addresses from loaded data) is not
+                // advised: its lines are not a fact (32 is only the worst
+                // case) and no thread order makes data-dependent indices
+                // consecutive (issue 35: a bone-table lookup was told to
+                // coalesce)
+                (Pattern::Gather, _) => continue,
                 // a vector padded to its alignment (`v[i].xyz` of a vec4 array:
                 // 12 bytes at a 16-byte stride) touches the lines of a
                 // contiguous read of the padded element: nothing to coalesce
@@ -69,7 +71,6 @@ impl Rule for CoalesceStridedLoads {
                 .iter()
                 .map(|(at, fact, _, _, _)| format!("0x{at:x} ({fact})"))
                 .collect();
-            let gather = sites.iter().any(|s| s.1.starts_with("gather"));
             // the stride of the first site that has a known one
             let stride = sites.iter().find_map(|s| s.4);
             let mut figs = vec![
@@ -89,13 +90,8 @@ impl Rule for CoalesceStridedLoads {
                 format!("in the loop at 0x{h:x}")
             });
             let fact = format!(
-                "the access analysis proves {} of these device accesses {place} {}",
+                "the access analysis proves {} of these device accesses {place} stride across the lanes",
                 sites.len(),
-                if gather {
-                    "gather or stride across the lanes"
-                } else {
-                    "stride across the lanes"
-                }
             );
             out.push(
             Suggestion::new(
@@ -105,9 +101,8 @@ impl Rule for CoalesceStridedLoads {
             &figs,
             |f| {
                 format!(
-                    "{} device accesses {place} touch {}{} cache lines of {} B per SIMD-group where contiguous ones would touch {} ({} wasted): {}{}. Have consecutive threads read consecutive elements (transpose the layout, make the threadgroup at least a SIMD-group wide, or stage through threadgroup memory).",
+                    "{} device accesses {place} touch {} cache lines of {} B per SIMD-group where contiguous ones would touch {} ({} wasted): {}{}. Have consecutive threads read consecutive elements (transpose the layout, make the threadgroup at least a SIMD-group wide, or stage through threadgroup memory).",
                     f("sites"),
-                    if gather { "up to " } else { "" },
                     f("lines_per_request"),
                     f("line_bytes"),
                     f("lines_contiguous"),

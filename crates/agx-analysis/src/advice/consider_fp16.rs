@@ -1,4 +1,7 @@
 //! `consider-fp16`: a loop whose FP32 pipe takes at least half its cycles, with no FP16 arithmetic and no memory stall.
+//! Only on the kernel's hot region (issue 35: "consider fp16" where FP32 does not
+//! bound the time the kernel spends is advice about nothing), and stated without a
+//! hedge: the fact is the bound; what half precision saves is the figures.
 
 use super::{Context, Need, Rule};
 use crate::timing::suggest::{severity_for_share, Suggestion};
@@ -10,7 +13,7 @@ impl Rule for ConsiderFp16 {
         "consider-fp16"
     }
     fn help(&self) -> &'static str {
-        "A loop bound by FP32 arithmetic with no FP16: half precision halves register use and RAW penalties where the precision allows."
+        "The hot loop is bound by FP32 arithmetic with no FP16: half precision halves register use and RAW penalties for the values that tolerate it."
     }
     fn needs(&self) -> &'static [Need] {
         &[Need::Timing]
@@ -29,7 +32,9 @@ impl Rule for ConsiderFp16 {
         // it shares with F16 and SCIB (the headline's bound), not dispatch,
         // a chain or memory
         let by = l.body.bound.by;
-        let f_bound = no_mem_stall && matches!(by, "f32" | "fscib");
+        let hot = &timing.bottleneck_detail;
+        let is_hot = hot.kind == "loop" && hot.at == l.header;
+        let f_bound = is_hot && no_mem_stall && matches!(by, "f32" | "fscib");
         if f32_ops >= 4
             && f16_ops == 0
             && f_bound
@@ -58,7 +63,7 @@ impl Rule for ConsiderFp16 {
                     ],
                     |f| {
                         format!(
-                    "Loop at 0x{:x} is bound by {} ({} FP32 ops, {} of {} cy/iter, {}% of the estimate); if the precision allows, half-precision halves register use and RAW penalties (+{} vs +{} cy).",
+                    "Loop at 0x{:x} is bound by {} ({} FP32 ops, {} of {} cy/iter, {}% of the estimate): half-precision arithmetic halves register use and RAW penalties (+{} vs +{} cy) for the values that tolerate its precision.",
                     l.header,
                     crate::timing::model::bound_label(by),
                     f("f32_ops"),
@@ -70,7 +75,7 @@ impl Rule for ConsiderFp16 {
                 )
                     },
                 )
-                .with_fact("the loop is bound by the FP32 pipe (or the pipe it shares) and FP32 takes at least half its cycles, with no FP16 arithmetic and no memory stall")
+                .with_fact("the loop is the kernel's hot region, bound by the FP32 pipe (or the pipe it shares) and FP32 takes at least half its cycles, with no FP16 arithmetic and no memory stall")
                 .with_sites(f32_insns),
             );
         }

@@ -22,10 +22,13 @@ mod pad_threadgroup_array;
 mod private_array;
 mod privatise_atomics;
 mod reduction_in_loop;
+mod register_blocking;
 mod register_pressure;
 mod spills;
+mod subgroup_reduction;
 mod tile_global_loads;
 mod uniform_address_loads;
+mod vectorise_loads;
 
 pub use facts::Facts;
 
@@ -126,16 +129,19 @@ pub fn registry() -> &'static [&'static dyn Rule] {
         &private_array::PrivateArray,
         &register_pressure::RegisterPressure,
         &tile_global_loads::TileGlobalLoads,
+        &register_blocking::RegisterBlocking,
         &break_dependency_chain::BreakDependencyChain,
         &hoist_invariant_transcendental::HoistInvariantTranscendental,
         &int64_emulation_in_loop::Int64EmulationInLoop,
         &reduction_in_loop::ReductionInLoop,
+        &subgroup_reduction::SubgroupReduction,
         &consider_fp16::ConsiderFp16,
         &uniform_address_loads::UniformAddressLoads,
         &independent_work_before_wait::IndependentWorkBeforeWait,
         &division_rcp_fmul::DivisionRcpFmul,
         &divergent_branch::DivergentBranch,
         &divergent_loop_exit::DivergentLoopExit,
+        &vectorise_loads::VectoriseLoads,
         &coalesce_strided_loads::CoalesceStridedLoads,
         &hoist_invariant_loads::HoistInvariantLoads,
         &pad_threadgroup_array::PadThreadgroupArray,

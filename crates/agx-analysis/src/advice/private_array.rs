@@ -68,7 +68,7 @@ impl Rule for PrivateArray {
                 ],
                 |f| {
                     format!(
-                "A private array lives in stack memory: {} stack accesses (first at 0x{first:x}), {} of them at an address computed in a register, {} inside loops, in a stack frame of {} (entry stack adjust), {}% of the estimate. Registers cannot be indexed at run time, so the compiler keeps the array in memory. Index it only with compile-time constants (unroll the loops over it) so it can stay in registers, or, if the threads of a threadgroup share it, keep it in threadgroup memory.",
+                "A private array lives in stack memory: {} stack accesses (first at 0x{first:x}), {} of them at an address computed in a register, {} inside loops, in a stack frame of {} (entry stack adjust), {}% of the estimate. Registers cannot be indexed at run time, so the compiler keeps the array in memory. Index it only with compile-time constants (unroll the loops over it) so it can stay in registers.",
                 f("accesses"), f("indexed_accesses"), f("in_loops"), f("stack_frame"), f("share_pct")
             )
                 },

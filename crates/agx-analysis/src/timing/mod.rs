@@ -11,6 +11,7 @@ pub use table::{
     IC_ISSUE_CYCLES, IC_OVERLAP_CYCLES, IC_SWITCH_CYCLES,
 };
 pub mod model;
+pub mod sync;
 
 pub use model::{
     analyze_kernel, analyze_kernel_with_nest, analyze_with_access, analyze_with_analysis,

@@ -281,7 +281,7 @@ pub struct WaitStall {
 }
 
 /// Names of the bound components, in the order ties are broken.
-pub const BOUND_NAMES: [&str; 10] = [
+pub const BOUND_NAMES: [&str; 12] = [
     "f32",
     "f16",
     "scib",
@@ -292,9 +292,15 @@ pub const BOUND_NAMES: [&str; 10] = [
     "device_bandwidth",
     "memory_latency",
     "dependency_chain",
+    // synchronisation (issue 35): [`super::sync`]
+    "barrier",
+    "atomic",
 ];
 
 /// Components that are throughput limits (the rest are latency limits).
+/// The synchronisation bounds count with them: the cost above them is the
+/// memory and dependency stall the waits expose, and a barrier's or a
+/// serialised atomic's time is not a load's stall.
 fn is_throughput_bound(name: &str) -> bool {
     !matches!(name, "memory_latency" | "dependency_chain")
 }
@@ -312,6 +318,8 @@ pub fn bound_label(name: &str) -> &'static str {
         "device_bandwidth" => "device-memory (DRAM) bandwidth",
         "memory_latency" => "memory latency",
         "dependency_chain" => "dependency chain",
+        "barrier" => "threadgroup barriers",
+        "atomic" => "atomics on shared addresses",
         _ => "?",
     }
 }
@@ -327,25 +335,25 @@ pub struct Bound {
     pub components: Components,
 }
 
-/// The ten bound components by name: a fixed array (a map per region cost
+/// The twelve bound components by name: a fixed array (a map per region cost
 /// ~280 heap bytes, and a loop has two bounds: ~47 B per instruction of a
 /// 1M-instruction kernel of 12-instruction loops). Reads like the
 /// `BTreeMap<&str, f64>` it replaces: `get`, `["ic"]`, and `iter`,
 /// `Debug` and `Serialize` in the map's (alphabetical) key order.
 #[derive(Clone, Copy, Default, PartialEq)]
-pub struct Components([f64; 10]);
+pub struct Components([f64; 12]);
 
 /// Indices into [`BOUND_NAMES`] in alphabetical order of the names.
-const BOUND_NAMES_SORTED: [usize; 10] = {
-    let mut ix = [0usize; 10];
+const BOUND_NAMES_SORTED: [usize; 12] = {
+    let mut ix = [0usize; 12];
     let mut i = 0;
-    while i < 10 {
+    while i < 12 {
         ix[i] = i;
         i += 1;
     }
     // insertion sort on the names (const context: byte-wise compare)
     let mut a = 1;
-    while a < 10 {
+    while a < 12 {
         let mut b = a;
         while b > 0 && str_lt(BOUND_NAMES[ix[b]], BOUND_NAMES[ix[b - 1]]) {
             let t = ix[b];
@@ -417,7 +425,7 @@ impl Serialize for Components {
 impl Bound {
     /// The bound of `values` (indexed like [`BOUND_NAMES`]), each rounded to
     /// 3 decimals first so that `cycles == max(components)` exactly.
-    fn of(values: [f64; 10]) -> Bound {
+    fn of(values: [f64; 12]) -> Bound {
         let mut by = BOUND_NAMES[0];
         let mut cycles = f64::NEG_INFINITY;
         let mut components = Components::default();
@@ -1122,6 +1130,9 @@ struct RegionCode<'a> {
     /// Per kernel instruction (empty: none): SIMD-groups of the threadgroup
     /// that read the same lines ([`crate::address::Reuse::simd_groups`]).
     sharers: &'a [u16],
+    /// Per kernel instruction (empty: none): lanes per address of an
+    /// atomic, 0 when not known ([`super::sync::atomic_ways`]).
+    atomic_ways: &'a [u8],
 }
 
 impl RegionCode<'_> {
@@ -1135,6 +1146,13 @@ impl RegionCode<'_> {
             .get(self.idx[j] as usize)
             .copied()
             .unwrap_or(false)
+    }
+    /// Lanes per address of the region's atomic `j` (0: not known).
+    fn atomic_ways(&self, j: usize) -> u8 {
+        self.atomic_ways
+            .get(self.idx[j] as usize)
+            .copied()
+            .unwrap_or(0)
     }
     /// Bank-conflict ways of the region's instruction `j` (0: not known).
     fn banks(&self, j: usize) -> u8 {
@@ -1370,7 +1388,18 @@ fn model_region_in(
     let miss = 1.0 - params.mem.l1_hit_rate.clamp(0.0, 1.0);
     let share_window = shares_fit_l1(gpu, params, code);
     let (mut loads, mut stores) = (0, 0);
+    let (mut barriers, mut atomic) = (0usize, 0.0);
     for (j, s) in st.iter().enumerate() {
+        barriers += super::sync::is_barrier(code.insn(j)) as usize;
+        if let Some(m) = s.mem {
+            atomic += super::sync::atomic_request_cycles(
+                gpu,
+                params,
+                m.dir,
+                m.space,
+                code.atomic_ways(j),
+            );
+        }
         pipes.issue += gpu.issue_of(s.unit());
         let pen = s.dep.penalty(gpu);
         pipes.raw_penalty += pen;
@@ -1599,6 +1628,8 @@ fn model_region_in(
         pipes.dram,
         mem_latency,
         dep_chain,
+        super::sync::barrier_cycles(gpu, params, barriers),
+        atomic,
     ]);
     let cost = bound.cycles;
     if !detail {
@@ -1775,6 +1806,7 @@ pub fn body_timing(insns: &[Instruction], params: &ModelParams) -> RegionTiming 
         invariant: &[],
         banks: &[],
         sharers: &[],
+        atomic_ways: &[],
     };
     let t = model_region(params.gpu.table(), params, &code, true, true).timing;
     release_scratch();
@@ -2241,6 +2273,7 @@ pub fn analyze_kernel_with_access(
     let mut invariant = vec![false; if access.is_empty() { 0 } else { n }];
     let mut banks = vec![0u8; if access.is_empty() { 0 } else { n }];
     let mut sharers = vec![1u16; if access.is_empty() { 0 } else { n }];
+    let atomic_ways = super::sync::atomic_ways_by_insn(access, n);
     for a in access {
         let i = a.index as usize;
         if i < lines.len() {
@@ -2263,6 +2296,7 @@ pub fn analyze_kernel_with_access(
             invariant: &invariant,
             banks: &banks,
             sharers: &sharers,
+            atomic_ways: &atomic_ways,
         };
         model_region(gpu, params, &code, is_loop, detail)
     };

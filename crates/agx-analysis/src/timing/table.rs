@@ -224,7 +224,7 @@ pub const MEM_PARAM_SOURCES: &[(&str, &str)] = &[
     ("l1_hit_latency", "assumption: no public G13 L1 latency measurement in our sources; order of GPU L1 hit latencies (~100 cy), override with --l1-hit-latency"),
     ("l1_miss_latency", "assumption: L2/SLC hit ~300 cy; override with --l1-miss-latency"),
     ("l1_hit_rate", "assumption: 50% of the lines a SIMD-group fetches first hit a cache (other threadgroups on the core, the SLC), which the access facts do not give; lines the SIMD-groups of a threadgroup share (access.reuse.simd_groups) are fetched once for them on top of it; override with --l1-hit-rate"),
-    ("threadgroup_latency", "assumption: threadgroup (on-core SRAM) loads ~40 cy; override"),
+    ("threadgroup_latency", "assumption: threadgroup (on-core SRAM) loads ~40 cy; a threadgroup_barrier exposes one such round trip (the barrier bound, timing/sync.rs); override"),
     ("stack_latency", "assumption: spill loads hit L1 (= l1_hit_latency default)"),
     ("l1_bytes_per_cycle_per_core", "metal-benchmarks README, On-Chip Memory: On-Core Data BW/Cycle 64 B (Apple 7/8)"),
     ("dram_bytes_per_cycle_per_core", "chip DRAM GB/s / (GPU cores x GHz), M1 by default (6.68 B; M1 Pro/Max/Ultra 9.65 B, see DRAM_VARIANTS); the bytes that miss L1 (1 - l1_hit_rate) are charged to it, an assumption"),
@@ -426,7 +426,7 @@ pub const G13_ENTRIES: &[CostEntry] = &[
     e!(Wait, "wait (scoreboard)", Ctrl, 0.0, 1.0, "assumption: one dispatch cycle; stalls until its scoreboard slot completes"),
     e!(Branch, "jmp_exec_*, call, ret, stop", Ctrl, 1.0, 1.0, "assumption: one dispatch cycle, no pipe"),
     e!(Exec, "if/else/while_*cmp, pop_exec, push_exec", Ctrl, 1.0, 1.0, "assumption: one dispatch cycle; Mesa does not model them (cost 0)"),
-    e!(Barrier, "threadgroup_barrier / memory_barrier", Ctrl, 1.0, 1.0, "assumption: one dispatch cycle; waiting for other SIMD-groups is not modelled"),
+    e!(Barrier, "threadgroup_barrier / memory_barrier", Ctrl, 1.0, 1.0, "assumption: one dispatch cycle; the wait for the threadgroup is the region's barrier bound (timing/sync.rs)"),
     e!(Other, "any other form (graphics, TODO.*)", Ctrl, 1.0, 1.0, "assumption: one dispatch cycle, no pipe"),
 ];
 

@@ -175,6 +175,32 @@ fn consider_fp16() {
         }
     });
     assert!(fired(&run(&silent, 1024), "consider-fp16").is_none());
+    // no hedge (issue 35): the fact is the bound
+    assert!(!s.message.contains("if "), "{}", s.message);
+}
+
+/// The same FP32-bound loop before straight-line code that costs more
+/// (DRAM-bound loads): FP32 does not bound the hot region, silent (issue 35).
+#[test]
+fn consider_fp16_only_on_the_hot_region() {
+    let mut b = agx_analysis::timing::build::Builder::new();
+    b.op("mov_imm", &[r(1)], &[]);
+    let head = b.addr;
+    for i in 0..4 {
+        b.op("fmadd32", &[r(10 + 2 * i)], &[r(2), r(3), r(4)]);
+        b.op("fmadd32", &[r(11 + 2 * i)], &[r(10 + 2 * i), r(3), r(4)]);
+    }
+    b.jmp_exec_any(head);
+    for i in 0..200 {
+        b.op("device_load", &[r(20 + (i % 40))], &[r(6)]);
+    }
+    b.raw("wait");
+    b.raw("stop");
+    let insns = b.finish();
+    let k = analyze_kernel(&insns, &ModelParams::default());
+    assert!(matches!(k.loops[0].body.bound.by, "f32" | "fscib"));
+    assert_ne!(k.bottleneck_detail.kind, "loop");
+    assert!(fired(&run(&insns, 1024), "consider-fp16").is_none());
 }
 
 #[test]
@@ -203,6 +229,26 @@ fn int64_emulation_in_loop() {
         b.op("iadd", &[r(4)], &[r(4), r(2)]);
     });
     assert!(fired(&run(&silent, 1024), "int64-emulation-in-loop").is_none());
+}
+
+/// The compiler's multiply-high of a division by a constant (a 32x32=64
+/// multiply by a magic number from `mov_imm`) is no 64-bit index (issue
+/// 35): silent; the same multiply of two loaded values fires.
+#[test]
+fn int64_rule_skips_the_multiply_high_of_a_division_by_a_constant() {
+    let magic = looped(|b| {
+        b.op("mov_imm", &[r(3)], &[]);
+        b.op("imadd", &[r64(4)], &[r(2), r(3), r(0)]);
+    });
+    let i = magic.iter().find(|i| i.mnemonic() == "imadd").unwrap();
+    assert_eq!(i.cost_key(), agx_isa::CostKey::Imad32x32_64);
+    assert!(fired(&run(&magic, 1024), "int64-emulation-in-loop").is_none());
+    let data = looped(|b| {
+        b.op("device_load", &[r(3)], &[r(6)]);
+        b.raw("wait");
+        b.op("imadd", &[r64(4)], &[r(2), r(3), r(0)]);
+    });
+    assert!(fired(&run(&data, 1024), "int64-emulation-in-loop").is_some());
 }
 
 #[test]

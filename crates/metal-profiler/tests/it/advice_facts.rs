@@ -75,8 +75,10 @@ fn private_arrays_are_not_spills() {
         let pa = of_rule(&v, "private-array");
         assert_eq!(pa.len(), 1, "{k}");
         let m = pa[0]["message"].as_str().unwrap();
+        // registers, without the hedged "if the threads of a threadgroup
+        // share it" (issue 35 item 6: the code does not show sharing)
         assert!(
-            m.contains("threadgroup memory") && m.contains("registers"),
+            m.contains("registers") && !m.contains("if the threads"),
             "{m}"
         );
         // the text listing marks them

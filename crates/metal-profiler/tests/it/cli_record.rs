@@ -49,7 +49,7 @@ fn trip_count_sixteen_given_is_reported_as_given() {
 /// Every `.bin` under testdata (raw code) and every example archive, as
 /// argument lists of a JSON run; with the shared corpus (Mesa and real
 /// kernels, held out) when present.
-fn every_kernel() -> Vec<Vec<String>> {
+pub(crate) fn every_kernel() -> Vec<Vec<String>> {
     fn walk(d: &Path, out: &mut Vec<PathBuf>) {
         let Ok(rd) = std::fs::read_dir(d) else { return };
         let mut v: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();

@@ -31,6 +31,8 @@ mod cli_record;
 mod cli_sarif;
 mod cli_targets;
 mod dot_graphviz;
+mod expert_labels;
+mod expert_rules;
 mod gpu_model;
 mod html_chromium;
 mod instruction_facts;

@@ -1,0 +1,140 @@
+//! Synchronisation as bounds of their own (issue 35 items 4 and 5): the
+//! `barrier` and `atomic` components of a region's [`super::model::Bound`],
+//! in cycles per SIMD-group pass on one scheduler like the others.
+//!
+//! **Barrier model** (an assumption; no measured barrier cost is known for
+//! these GPUs: `shared/reference/timing.md` has none, the cost table charges
+//! a barrier one dispatch cycle). A `threadgroup_barrier` lets no SIMD-group
+//! of the threadgroup pass before the slowest one arrives and the
+//! threadgroup stores before it are visible: each barrier exposes one
+//! threadgroup-memory round trip (`MemParams::threadgroup_latency`, itself
+//! an assumption) to every SIMD-group of the threadgroup at once. The `g`
+//! SIMD-groups of one threadgroup on a scheduler wait together, so only the
+//! other threadgroups resident on it hide the wait: with `k` SIMD-groups
+//! resident per scheduler, a pass costs `barriers x latency x g / k`
+//! (`g = ceil(threadgroup SIMD-groups / schedulers per core)`, `1 <= g <= k`).
+//!
+//! **Atomic model** (an assumption). Atomics whose lanes share an address
+//! (the access facts' `atomic.lanes_per_address`, [`crate::atomics`]) are
+//! applied one lane after another: a request with `n` lanes per address
+//! costs `n` serialised updates. A threadgroup atomic's update is one pass
+//! through the on-core data path (one cycle per update); a device atomic's
+//! is performed at the memory side, one update per device round trip for
+//! the same address, and addresses shared by every SIMD-group (uniform) are
+//! not hidden by the other SIMD-groups (they wait on the same address),
+//! other shared addresses are (divided by `k`). Atomics whose contention is
+//! not known (data-dependent or unproved addresses) add nothing: the bound
+//! is silent without the fact.
+
+use super::model::ModelParams;
+use super::table::GpuTiming;
+use agx_isa::{Instruction, MemDir, MemSpace};
+
+/// Whether `insn` is a threadgroup barrier.
+pub fn is_barrier(insn: &Instruction) -> bool {
+    insn.mnemonic() == "threadgroup_barrier"
+}
+
+/// SIMD-groups of one threadgroup sharing a scheduler (`g` of the module
+/// doc), at least 1 and at most the resident `k`.
+fn group_simds_per_scheduler(gpu: &GpuTiming, params: &ModelParams, k: f64) -> f64 {
+    let shape = params.threadgroup.unwrap_or_default();
+    let threads = (shape.w as u64 * shape.h as u64 * shape.d as u64).max(1) as f64;
+    let simds = (threads / gpu.simd_width.max(1) as f64).ceil();
+    (simds / gpu.schedulers_per_core.max(1) as f64)
+        .ceil()
+        .clamp(1.0, k.max(1.0))
+}
+
+/// The barrier component of a region with `barriers` barriers per pass.
+pub fn barrier_cycles(gpu: &GpuTiming, params: &ModelParams, barriers: usize) -> f64 {
+    if barriers == 0 {
+        return 0.0;
+    }
+    let k = params.simds_per_scheduler(gpu);
+    let g = group_simds_per_scheduler(gpu, params, k);
+    barriers as f64 * params.mem.threadgroup_latency * g / k
+}
+
+/// Lanes per address of an atomic, from the access facts (0: not known or
+/// not an atomic; 1: no contention), packed per instruction for the model.
+pub fn atomic_ways(access: &crate::address::Access) -> u8 {
+    match access.atomic {
+        Some(f) if f.lanes != "one_lane" => f
+            .lanes_per_address
+            .map_or(0, |n| n.min(u8::MAX as u32) as u8),
+        _ => 0,
+    }
+}
+
+/// The cost of one atomic request with `ways` lanes per address (`> 1`).
+pub fn atomic_request_cycles(
+    gpu: &GpuTiming,
+    params: &ModelParams,
+    dir: MemDir,
+    space: MemSpace,
+    ways: u8,
+) -> f64 {
+    if dir != MemDir::Atomic || ways <= 1 {
+        return 0.0;
+    }
+    let n = ways as f64;
+    match space {
+        MemSpace::Threadgroup => n,
+        MemSpace::Device if ways as u32 >= gpu.simd_width => n * params.mem.device_latency(),
+        MemSpace::Device => n * params.mem.device_latency() / params.simds_per_scheduler(gpu),
+        _ => 0.0,
+    }
+}
+
+/// [`atomic_ways`] per kernel instruction (`n` instructions; empty when
+/// there are no access facts).
+pub fn atomic_ways_by_insn(access: &[crate::address::Access], n: usize) -> Vec<u8> {
+    let mut ways = vec![0u8; if access.is_empty() { 0 } else { n }];
+    for a in access {
+        if let Some(w) = ways.get_mut(a.index as usize) {
+            *w = atomic_ways(a);
+        }
+    }
+    ways
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomics_serialise_only_where_lanes_share_an_address() {
+        let p = ModelParams::default();
+        let gpu = p.gpu.table();
+        let lat = p.mem.device_latency();
+        let k = p.simds_per_scheduler(gpu);
+        let c = |space, ways| atomic_request_cycles(gpu, &p, MemDir::Atomic, space, ways);
+        // every lane on one address: 32 updates, not hidden
+        assert_eq!(c(MemSpace::Device, 32), 32.0 * lat);
+        // runs of 4 lanes per address: hidden by the other SIMD-groups
+        assert_eq!(c(MemSpace::Device, 4), 4.0 * lat / k);
+        assert_eq!(c(MemSpace::Threadgroup, 8), 8.0);
+        // distinct addresses, unknown contention, a load: nothing
+        assert_eq!(c(MemSpace::Device, 1), 0.0);
+        assert_eq!(c(MemSpace::Device, 0), 0.0);
+        assert_eq!(
+            atomic_request_cycles(gpu, &p, MemDir::Load, MemSpace::Device, 32),
+            0.0
+        );
+    }
+
+    #[test]
+    fn barriers_are_hidden_only_by_other_threadgroups() {
+        let mut p = ModelParams::default();
+        let gpu = p.gpu.table();
+        let k = p.simds_per_scheduler(gpu);
+        assert_eq!(barrier_cycles(gpu, &p, 0), 0.0);
+        // one SIMD-group per threadgroup (the default shape): g = 1
+        let one = barrier_cycles(gpu, &p, 3);
+        assert_eq!(one, 3.0 * p.mem.threadgroup_latency / k);
+        // 256 threads = 8 SIMD-groups over 4 schedulers: g = 2, twice the cost
+        p.threadgroup = Some(crate::address::Shape::parse("256x1x1", "flag").unwrap());
+        assert_eq!(barrier_cycles(gpu, &p, 3), 2.0 * one);
+    }
+}
