@@ -570,3 +570,39 @@ fn readme_cryptic_example_differs_from_the_default() {
         "{line}: same text as the default"
     );
 }
+
+/// Every `--help` (the main command's and each subcommand's, long and
+/// short) speaks to users: none of the project's history words (issue 37).
+#[test]
+fn help_has_no_project_history_words() {
+    let main = out(&run(&["--help"]));
+    let commands: Vec<String> = main
+        .split_once("Commands:")
+        .expect("--help lists its subcommands")
+        .1
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .filter(|c| c != "help")
+        .collect();
+    assert!(commands.iter().any(|c| c == "batch"), "{commands:?}");
+    assert!(commands.iter().any(|c| c == "diff"), "{commands:?}");
+    let mut helps = vec![
+        ("--help".to_string(), main),
+        ("-h".into(), out(&run(&["-h"]))),
+    ];
+    for c in &commands {
+        for flag in ["--help", "-h"] {
+            let o = run(&[c.as_str(), flag]);
+            assert_eq!(o.status.code(), Some(0), "{c} {flag}: {}", err(&o));
+            helps.push((format!("{c} {flag}"), out(&o)));
+        }
+    }
+    for (what, text) in &helps {
+        let lower = text.to_lowercase();
+        for word in ["seed", "issue", "session", "legacy", "todo", "for now"] {
+            assert!(!lower.contains(word), "`{what}` says {word:?}:\n{text}");
+        }
+    }
+}
