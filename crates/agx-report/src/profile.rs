@@ -86,7 +86,7 @@ impl Mix {
     pub fn of(insns: &[Instruction], details: &[timing::InsnDetail]) -> Mix {
         let by_unit = count_names(details.iter().map(|d| d.unit().name()));
         // The names the annotated listing prints (native syntax, e.g.
-        // `TODO.stack_adjust` where applegpu prints `stack_store`).
+        // `stack_adjust` where applegpu prints `stack_store`).
         let by_mnem = count_names(insns.iter().map(|i| i.display_mnemonic()));
         let mut by_mnemonic: Vec<(&'static str, usize)> = by_mnem.into_iter().collect();
         by_mnemonic.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
@@ -351,7 +351,7 @@ impl Profile {
 /// The asm text of an instruction in the annotated listings (text and
 /// HTML: one formatter). Native syntax: applegpu's text, except for an
 /// encoding applegpu prints as an earlier form that matches first
-/// (`agx_isa::native`): a stack adjust reads `TODO.stack_adjust 0, 1, 2, 0,
+/// (`agx_isa::native`): a stack adjust reads `stack_adjust 0, 1, 2, 0,
 /// 0, 8` (the form it matches, as the mix and the stack analysis count it),
 /// not `stack_store i8, 1, 2, 0, 8, 0` (applegpu's text, which assembles
 /// back to a spill). `--disasm-only` and JSON `text` keep applegpu's

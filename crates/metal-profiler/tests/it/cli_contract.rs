@@ -462,7 +462,7 @@ fn asm_round_trip_keeps_stack_adjusts_in_native_syntax_and_warns_in_applegpu_syn
     };
     // native: the three stack adjusts print as themselves and come back
     let native = listing("native");
-    assert_eq!(native.matches("TODO.stack_adjust").count(), 3, "{native}");
+    assert_eq!(native.matches("stack_adjust").count(), 3, "{native}");
     let src = t.0.join("native.s");
     std::fs::write(&src, &native).unwrap();
     let bin = t.0.join("native.bin");
@@ -505,7 +505,7 @@ fn asm_round_trip_keeps_stack_adjusts_in_native_syntax_and_warns_in_applegpu_syn
     for n in adjust_lines {
         assert!(
             e.contains(&format!("warning: line {n}: `stack_store i8, 1, 2, 0,"))
-                && e.contains("TODO.stack_adjust 0, 1, 2, 0, 0,")
+                && e.contains("stack_adjust 0, 1, 2, 0, 0,")
                 && e.contains("assembled as stack_store"),
             "line {n}: {e}"
         );
@@ -539,7 +539,7 @@ fn json_gives_native_text_where_it_differs() {
         native,
         [(
             "stack_store      i8, 1, 2, 0, 8, 0",
-            "TODO.stack_adjust 0, 1, 2, 0, 0, 8"
+            "stack_adjust     0, 1, 2, 0, 0, 8"
         )]
     );
 }
