@@ -161,7 +161,10 @@ pub fn esc(s: &str) -> String {
 fn title(profiles: &[Profile]) -> String {
     match profiles {
         [p] => format!("metal-profiler: {}", p.name),
-        _ => format!("metal-profiler: {} kernels", profiles.len()),
+        _ => format!(
+            "metal-profiler: {}",
+            crate::profile::count_title(profiles.iter().map(|p| p.part))
+        ),
     }
 }
 
@@ -326,10 +329,7 @@ fn header(o: &mut String, p: &Profile, rec: &KernelRecord) {
         row(
             o,
             "Trip counts",
-            &format!(
-                "unknown loop trip counts = {} (<code>--trip-count</code>)",
-                t.model.trip_count
-            ),
+            &esc(rec.trip_count_summary().trim_start_matches("trip counts: ")),
         );
         row(
             o,
@@ -481,9 +481,13 @@ fn breakdown(o: &mut String, k: usize, rec: &KernelRecord, t: &Timed) {
                 },
                 PartKind::Call => (
                     format!(
-                        "call at 0x{:x} to 0x{:x} × {}",
+                        "call at 0x{:x} to {} × {}",
                         b.at,
-                        b.callee.unwrap_or(0),
+                        rec.calls
+                            .iter()
+                            .find(|c| c.at == b.at)
+                            .and_then(|c| c.display_name.clone())
+                            .unwrap_or_else(|| format!("0x{:x}", b.callee.unwrap_or(0))),
                         fmt_cy(b.executions)
                     ),
                     Some(format!("#k{k}-a{:x}", b.at)),
@@ -781,7 +785,7 @@ fn calls_table(o: &mut String, k: usize, rec: &crate::KernelRecord) {
         let _ = writeln!(
             o,
             "<tr><td class=\"l\">{} at 0x{:x}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td{stack}>{}</td><td{stack}>{}</td><td>{}</td></tr>",
-            esc(f.symbol.as_deref().unwrap_or("function")),
+            esc(&f.display_name),
             f.entry,
             at,
             fmt_cy(f.total_cycles),

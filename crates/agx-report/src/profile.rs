@@ -248,7 +248,8 @@ impl Profile {
             threadgroup: options.threadgroup,
             ..Default::default()
         };
-        let main = FunctionCode::new(insns.first().map_or(0, |i| i.addr), None, insns);
+        let mut main = FunctionCode::new(insns.first().map_or(0, |i| i.addr), None, insns);
+        main.name = Some(name.clone());
         let mut program = program::analyze_program_keeping(main, source, &params, options.graph);
         if !options.all_findings {
             for f in &mut program.functions {
@@ -263,12 +264,11 @@ impl Profile {
         let suggestions = std::mem::take(&mut program.functions[0].suggestions);
         // symbols of the call sites the program resolved
         // (the symbols given first: a stable sort keeps them ahead)
-        calls.extend(
-            program
-                .calls
-                .iter()
-                .filter_map(|c| c.symbol.as_ref().map(|s| (c.at, s.clone()))),
-        );
+        calls.extend(program.calls.iter().filter_map(|c| match c.callee {
+            // the callee's one display name (demangled; main's name)
+            Some(k) => Some((c.at, program.functions[k].label())),
+            None => c.symbol.as_ref().map(|s| (c.at, s.clone())),
+        }));
         calls.sort_by_key(|(a, _)| *a);
         calls.dedup_by_key(|(a, _)| *a);
         let graph = if !options.graph {
@@ -358,4 +358,58 @@ impl Profile {
 /// spelling; JSON `native` holds this one where it differs.
 pub fn write_listing_asm<S: agx_isa::format::Sink + ?Sized>(out: &mut S, insn: &Instruction) {
     agx_isa::format::write_asm(out, insn, agx_isa::Syntax::Native);
+}
+
+/// A part's name in titles: `helper` is a called function.
+pub fn part_label(part: &str) -> &str {
+    match part {
+        "helper" => "called function",
+        p => p,
+    }
+}
+
+/// What a view of several profiles holds, counted by kind (issue 37: a
+/// kernel shown with its helper is "1 kernel, 1 called function", not
+/// "2 kernels"): main bodies (`part` `None` or `main`) are kernels, then
+/// called functions and prologs.
+pub fn count_title<'a>(parts: impl IntoIterator<Item = Option<&'a str>>) -> String {
+    let (mut kernels, mut helpers, mut prologs) = (0usize, 0usize, 0usize);
+    for p in parts {
+        match p {
+            Some("helper") => helpers += 1,
+            Some("prolog") => prologs += 1,
+            _ => kernels += 1,
+        }
+    }
+    let plural = |n: usize, one: &str, many: &str| match n {
+        1 => format!("1 {one}"),
+        n => format!("{n} {many}"),
+    };
+    let mut v = vec![plural(kernels, "kernel", "kernels")];
+    if helpers > 0 {
+        v.push(plural(helpers, "called function", "called functions"));
+    }
+    if prologs > 0 {
+        v.push(plural(prologs, "prolog", "prologs"));
+    }
+    v.join(", ")
+}
+
+#[cfg(test)]
+mod title_tests {
+    use super::*;
+
+    #[test]
+    fn titles_count_kernels_and_helpers_apart() {
+        assert_eq!(
+            count_title([Some("helper"), Some("main")]),
+            "1 kernel, 1 called function"
+        );
+        assert_eq!(count_title([None, None]), "2 kernels");
+        assert_eq!(
+            count_title([Some("prolog"), Some("main")]),
+            "1 kernel, 1 prolog"
+        );
+        assert_eq!(part_label("helper"), "called function");
+    }
 }

@@ -212,7 +212,11 @@ fn calls(out: &mut String, st: Style, rec: &KernelRecord) {
 
 fn header(out: &mut String, st: Style, p: &Profile, rec: &KernelRecord) {
     let title = match p.part {
-        Some(part) => format!("  metal-profiler: {} ({part})", rec.name),
+        Some(part) => format!(
+            "  metal-profiler: {} ({})",
+            rec.name,
+            crate::profile::part_label(part)
+        ),
         None => format!("  metal-profiler: {}", rec.name),
     };
     let title: String = title.chars().take(BOX_WIDTH).collect();
@@ -227,40 +231,14 @@ fn header(out: &mut String, st: Style, p: &Profile, rec: &KernelRecord) {
     if let Some(m) = rec.timing.as_ref().map(|t| &t.model) {
         let _ = writeln!(
             out,
-            "  {} instructions, {} bytes · GPU {} · timing model {} · chip {} · unknown loop trip counts = {} ({})",
+            "  {} instructions, {} bytes · GPU {} · timing model {} · chip {} · {}",
             rec.instructions,
             rec.code_bytes,
             gpu,
             m.gpu,
             m.chip,
-            m.trip_count,
-            if m.trip_count_source == "given" {
-                "given with --trip-count"
-            } else {
-                "default; set with --trip-count"
-            }
+            rec.trip_count_summary()
         );
-        // how many loops' counts the code gives (M1/M2 texts of kernels
-        // without loops are unchanged)
-        if !rec.loops.is_empty() {
-            let n = |s: &str| {
-                rec.loops
-                    .iter()
-                    .filter(|l| l.trip_count_source == Some(s))
-                    .count()
-            };
-            let _ = writeln!(
-                out,
-                "  loop trip counts: {} of {} from the code ({} proved, {} bounded), {} bound by a kernel argument, {} set per loop, {} unknown",
-                n("code") + n("bounded"),
-                rec.loops.len(),
-                n("code"),
-                n("bounded"),
-                n("argument"),
-                n("user"),
-                n("default") + n("given"),
-            );
-        }
     }
     if let Some(pr) = &rec.prolog {
         let _ = writeln!(
@@ -516,7 +494,7 @@ fn critical_path(
                 rec.calls
                     .iter()
                     .find(|c| c.at == b.at)
-                    .and_then(|c| c.symbol.as_deref())
+                    .and_then(|c| c.display_name.as_deref())
                     .map_or_else(|| format!("0x{:x}", b.callee.unwrap_or(0)), str::to_string),
                 fmt_cy(b.executions)
             ),

@@ -639,7 +639,10 @@ pub fn html_document(records: &[KernelRecord]) -> String {
     let mut o = String::new();
     let title = match records {
         [r] => format!("metal-profiler: {}", r.name),
-        _ => format!("metal-profiler: {} kernels", records.len()),
+        _ => format!(
+            "metal-profiler: {}",
+            crate::profile::count_title(records.iter().map(|_| None))
+        ),
     };
     let _ = write!(
         o,
