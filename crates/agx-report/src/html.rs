@@ -737,7 +737,7 @@ fn memory(o: &mut String, k: usize, rec: &KernelRecord, rows: FunctionRows<'_>) 
     }
     let _ = writeln!(
         o,
-        "<h3>Memory</h3>\n<p class=\"dim\">lanes over a {} threadgroup ({}); lines: cache lines one SIMD-group request touches (cache_line_bytes, --explain-model)</p>\n<pre id=\"k{k}-memory\">",
+        "<h3>Memory</h3>\n<p class=\"dim\">lanes over a {} threadgroup ({}); lines: cache lines one SIMD-group request touches (cache_line_bytes, --explain-model); lines ?: not counted (device memory only, and only where the lane pattern is known)</p>\n<pre id=\"k{k}-memory\">",
         esc(&m.shape_text()),
         m.shape.source_text()
     );
@@ -899,6 +899,13 @@ fn listing(o: &mut String, k: usize, p: &Profile, rec: &KernelRecord, all: &[Pro
         o,
         "<h3>Annotated disassembly</h3>\n<table class=\"asm\" id=\"k{k}-asm\">"
     );
+    if p.lists_stack_adjust() {
+        let _ = writeln!(
+            o,
+            "<caption class=\"dim\">{}</caption>",
+            esc(crate::profile::STACK_ADJUST_LEGEND)
+        );
+    }
     // (the heat bars' widths are layout: the model's unrounded cycles)
     let max_heat = p.graph.insn_cycles.iter().copied().fold(0.0, f64::max);
     let rows = FunctionRows::main(p);
@@ -986,11 +993,14 @@ fn listing(o: &mut String, k: usize, p: &Profile, rec: &KernelRecord, all: &[Pro
             }
             let _ = writeln!(
                 o,
-                "<tr id=\"k{k}-a{:x}\" data-block=\"k{k}-{b}\"><td class=\"heat\" title=\"{} cy weighted\"><i style=\"width:{hw:.0}px\"></i></td><td class=\"depth\">{}</td><td class=\"addr\">{:>6x}:</td><td>{}</td><td class=\"unit\">{}</td><td>{}</td></tr>",
+                "<tr id=\"k{k}-a{:x}\" data-block=\"k{k}-{b}\"><td class=\"heat\" title=\"{} cy weighted\"><i style=\"width:{hw:.0}px\"></i></td><td class=\"depth\">{}</td><td class=\"addr\">{}:</td><td>{}</td><td class=\"unit\">{}</td><td>{}</td></tr>",
                 insn.addr,
                 fmt_cy(row.self_cycles.unwrap_or(0.0)),
                 "│".repeat(depth.min(8)),
-                insn.addr,
+                crate::profile::Addr {
+                    addr: insn.addr,
+                    width: 6
+                },
                 esc(&asm),
                 unit,
                 marks.join("  ")

@@ -413,3 +413,48 @@ mod title_tests {
         assert_eq!(part_label("helper"), "called function");
     }
 }
+
+/// The listings' legend line for the stack adjust (native syntax names it;
+/// applegpu's text for the same word is a `stack_store`, docs/decoder.md).
+pub const STACK_ADJUST_LEGEND: &str = "stack_adjust = the stack-pointer adjust (a function's frame allocated at entry, released before return; its last operand is the signed byte amount); applegpu prints it as a stack_store";
+
+impl Profile {
+    /// Whether the annotated listing shows a stack adjust (main's code,
+    /// and the callees' when they are annotated too).
+    pub fn lists_stack_adjust(&self) -> bool {
+        let has = |insns: &[Instruction]| insns.iter().any(|i| i.stack_adjust().is_some());
+        has(&self.insns)
+            || (self.annotate_callees
+                && self.program.functions.iter().skip(1).any(|f| has(&f.insns)))
+    }
+}
+
+/// An address as every profile view prints it (`0x1c`), right-aligned to
+/// `width` columns: the annotated listings' address column (text, HTML),
+/// in the format the rest of the report uses (issue 37: one address
+/// format). `--disasm-only` keeps applegpu's bare hex.
+pub struct Addr {
+    pub addr: u32,
+    pub width: usize,
+}
+
+impl std::fmt::Display for Addr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let digits = (32 - (self.addr | 1).leading_zeros()).div_ceil(4) as usize;
+        for _ in digits + 2..self.width {
+            f.write_str(" ")?;
+        }
+        write!(f, "0x{:x}", self.addr)
+    }
+}
+
+#[cfg(test)]
+mod addr_tests {
+    #[test]
+    fn addresses_print_with_0x_right_aligned() {
+        let a = |addr, width| super::Addr { addr, width }.to_string();
+        assert_eq!(a(0, 6), "   0x0");
+        assert_eq!(a(0x1c2, 6), " 0x1c2");
+        assert_eq!(a(0x123456, 6), "0x123456");
+    }
+}

@@ -292,7 +292,7 @@ fn flag_conflicts_are_usage_errors_naming_the_conflict() {
 }
 
 /// Validates a CLI JSON document against docs/schema.json.
-fn validate(doc: &serde_json::Value) {
+pub(crate) fn validate(doc: &serde_json::Value) {
     let schema: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(repo().join("docs/schema.json")).unwrap())
             .unwrap();

@@ -86,6 +86,9 @@ fn listing_counts(text: &str) -> BTreeMap<String, usize> {
             continue;
         };
         let addr = addr.trim_start_matches([' ', '│']).trim();
+        let Some(addr) = addr.strip_prefix("0x") else {
+            continue;
+        };
         if addr.is_empty() || !addr.chars().all(|c| c.is_ascii_hexdigit()) {
             continue;
         }

@@ -274,6 +274,7 @@ fn text_figures(text: &str) -> Vec<Figure> {
 fn listing_line(line: &str) -> Option<(&str, Option<&str>)> {
     let t = line.trim_start_matches([' ', '│']);
     let (addr, rest) = t.split_once(": ")?;
+    let addr = addr.strip_prefix("0x")?;
     if addr.is_empty() || !addr.chars().all(|c| c.is_ascii_hexdigit()) {
         return None;
     }
@@ -539,7 +540,7 @@ fn figures_are_read_as_documented() {
     assert!(in_record(&f[1], &[76.7]));
     assert!(!in_record(&f[1], &[76.71]));
     assert!(in_record(&f[2], &[0.9697]));
-    let line = "  │         42: device_load        [MEM     1cy/op] 0, i32, x, r5, u0_u1, r5, unsigned  ◀ RAW dep +0.84 cy (on 0x3a)";
+    let line = "  │       0x42: device_load        [MEM     1cy/op] 0, i32, x, r5, u0_u1, r5, unsigned  ◀ RAW dep +0.84 cy (on 0x3a)";
     let (unit, marks) = listing_line(line).unwrap();
     assert_eq!(unit, "[MEM     1cy/op]");
     assert_eq!(marks, Some("◀ RAW dep +0.84 cy (on 0x3a)"));
@@ -1739,6 +1740,7 @@ fn text_rows_named(
                     .trim_start_matches([' ', '│'])
                     .split(':')
                     .next()
+                    .and_then(|a| a.strip_prefix("0x"))
                     .and_then(|a| u64::from_str_radix(a, 16).ok());
                 let Some(&k) = addr.and_then(|a| rows.get(&a)) else {
                     bad.push(format!("{case} | listing row of no {path} | {t}"));
