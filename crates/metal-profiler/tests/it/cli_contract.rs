@@ -400,16 +400,18 @@ fn every_help_example_runs() {
 
 #[test]
 fn every_readme_example_runs() {
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
     let mut lines = Vec::new();
-    let mut in_sh = false;
-    for l in readme.lines() {
-        if l.starts_with("```") {
-            in_sh = l == "```sh";
-            continue;
-        }
-        if in_sh {
-            lines.push(l.to_string());
+    for file in ["README.md", "examples/README.md"] {
+        let readme = std::fs::read_to_string(repo().join(file)).unwrap();
+        let mut in_sh = false;
+        for l in readme.lines() {
+            if l.starts_with("```") {
+                in_sh = l == "```sh";
+                continue;
+            }
+            if in_sh {
+                lines.push(l.to_string());
+            }
         }
     }
     let before = git_status();
@@ -605,4 +607,82 @@ fn help_has_no_project_history_words() {
             assert!(!lower.contains(word), "`{what}` says {word:?}:\n{text}");
         }
     }
+}
+
+/// The output a README quotes is what the tool prints (issue 37): a
+/// ```` ```text output ```` block after a ```` ```sh ```` block (prose
+/// between, no other block) quotes the output of that block's last
+/// command; each quoted line (runs of
+/// spaces collapsed; `…` alone elides lines) must be part of one line the
+/// command prints (stdout, then stderr), in the quoted order. The test
+/// reads the READMEs: updating a README is all a changed output needs.
+#[test]
+fn readme_quoted_output_is_what_the_tool_prints() {
+    let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut quotes = 0;
+    for file in ["README.md", "examples/README.md"] {
+        let text = std::fs::read_to_string(repo().join(file)).unwrap();
+        let mut lines = text.lines();
+        // the last command of the latest ```sh block, until another block
+        let mut last_cmd: Option<String> = None;
+        while let Some(l) = lines.next() {
+            if l == "```sh" {
+                let block: Vec<&str> = lines
+                    .by_ref()
+                    .take_while(|l| !l.starts_with("```"))
+                    .collect();
+                last_cmd = block
+                    .iter()
+                    .rev()
+                    .find(|l| example_args(l).is_some())
+                    .map(|l| l.to_string());
+                continue;
+            }
+            if l == "```text output" {
+                let quoted: Vec<&str> = lines
+                    .by_ref()
+                    .take_while(|l| !l.starts_with("```"))
+                    .collect();
+                let cmd = last_cmd.take().unwrap_or_else(|| {
+                    panic!("{file}: a quoted output with no command just before it")
+                });
+                let args = example_args(&cmd).unwrap();
+                let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+                let o = run(&argv);
+                assert!(
+                    matches!(o.status.code(), Some(0) | Some(3)),
+                    "{file}: {cmd}: {}",
+                    err(&o)
+                );
+                let printed = format!("{}{}", out(&o), err(&o));
+                let printed: Vec<String> = printed.lines().map(squash).collect();
+                let mut at = 0;
+                for q in quoted
+                    .iter()
+                    .map(|q| squash(q))
+                    .filter(|q| !q.is_empty() && q != "…")
+                {
+                    match printed[at..].iter().position(|p| p.contains(&q)) {
+                        // (two quoted parts of one long line may match it)
+                        Some(k) => at += k,
+                        None => panic!(
+                            "{file}: `{cmd}` does not print (in this order) the quoted line\n  {q}\nit prints:\n{}",
+                            printed.join("\n")
+                        ),
+                    }
+                }
+                quotes += 1;
+                continue;
+            }
+            if l.starts_with("```") {
+                // another kind of block: quotes after it quote nothing
+                lines
+                    .by_ref()
+                    .take_while(|l| !l.starts_with("```"))
+                    .for_each(drop);
+                last_cmd = None;
+            }
+        }
+    }
+    assert!(quotes >= 4, "only {quotes} quoted outputs in the READMEs");
 }
