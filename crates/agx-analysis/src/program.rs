@@ -64,6 +64,9 @@ pub struct FunctionCode {
     pub entry: u32,
     /// Symbol name when known (archives).
     pub symbol: Option<String>,
+    /// The name the views show (the demangled symbol, the kernel's Metal
+    /// name), given by the front end; else the symbol.
+    pub name: Option<String>,
     pub insns: Vec<Instruction>,
     /// Positions of its code that do not decode (encodings the G13 tables
     /// do not know: left out of the analysis, as main's are); a front end
@@ -77,6 +80,7 @@ impl FunctionCode {
         FunctionCode {
             entry,
             symbol,
+            name: None,
             insns,
             unknown: 0,
         }
@@ -181,6 +185,8 @@ pub struct Inclusive {
 pub struct ProgramFunction {
     pub entry: u32,
     pub symbol: Option<String>,
+    /// The name the views show ([`FunctionCode::name`]): see [`Self::label`].
+    pub name: Option<String>,
     pub insns: Vec<Instruction>,
     /// The function alone (liveness with its callees' summaries applied).
     pub analysis: Analysis,
@@ -211,12 +217,18 @@ impl ProgramFunction {
         half_names(&self.entry_live, 'r')
     }
 
-    /// Symbol, or the entry address.
+    /// The name every view shows: the front end's display name, else the
+    /// symbol, else the entry address.
     pub fn label(&self) -> String {
-        self.symbol
-            .clone()
-            .unwrap_or_else(|| format!("function at 0x{:x}", self.entry))
+        label_of(self.name.as_ref().or(self.symbol.as_ref()), self.entry)
     }
+}
+
+/// A function's name in the views ([`ProgramFunction::label`]): `name`, else
+/// `function at 0x..` (its entry).
+pub fn label_of(name: Option<&String>, entry: u32) -> String {
+    name.cloned()
+        .unwrap_or_else(|| format!("function at 0x{entry:x}"))
 }
 
 /// One `call` site of a reachable function.
@@ -660,7 +672,11 @@ pub fn analyze_program_keeping(
         recursive[f] = true;
         if let Some(&(_, Some(t), Some(c))) = sites[f].iter().find(|s| s.0 == at) {
             recursive[c] = true;
-            let name = codes[c].symbol.clone().unwrap_or_else(|| fmt_target(t));
+            let name = codes[c]
+                .name
+                .as_ref()
+                .or(codes[c].symbol.as_ref())
+                .map_or_else(|| fmt_target(t), String::clone);
             assumptions.push(format!(
                 "the call at 0x{at:x} to {name} is recursive: costed as one more level (the callee's own cost, without its calls); the real depth is unknown"
             ));
@@ -817,6 +833,7 @@ pub fn analyze_program_keeping(
         functions.push(ProgramFunction {
             entry: code.entry,
             symbol: code.symbol,
+            name: code.name,
             insns: code.insns,
             analysis: std::mem::take(&mut s.analysis),
             cfg: std::mem::take(&mut s.cfg),

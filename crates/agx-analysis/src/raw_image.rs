@@ -702,6 +702,7 @@ impl CodeSource for RawImage<'_> {
         Ok(FunctionCode {
             entry,
             symbol: None,
+            name: None,
             insns,
             unknown,
         })

@@ -31,6 +31,7 @@ mod error;
 mod gpu;
 mod macho;
 mod names;
+pub use names::display_name;
 mod sniff;
 #[cfg(feature = "testutil")]
 pub mod testutil;

@@ -61,42 +61,36 @@ pub(crate) fn helper_name(symbol: &str) -> String {
 }
 
 /// Just the (possibly qualified) name of an Itanium-mangled symbol
-/// (`_Z6helperPU9MTLdeviceKjj` → `helper`, `_ZN2ns3fooEv` → `ns::foo`);
-/// parameter types are dropped. None if `s` is not of that shape.
+/// (`_Z6helperPU9MTLdeviceKjj` → `helper`, `_ZN2ns3fooEv` → `ns::foo`),
+/// demangled by `cpp_demangle`; parameter types and return type are
+/// dropped (the Metal source's name, as kernels are shown). Mach-O's extra
+/// C underscore (`__Z…`) is accepted. None if `s` does not demangle.
 pub(crate) fn demangle_name(s: &str) -> Option<String> {
-    let rest = s.strip_prefix("__Z").or_else(|| s.strip_prefix("_Z"))?;
-    let bytes = rest.as_bytes();
-    if let Some(nested) = rest.strip_prefix('N') {
-        // Skip CV qualifiers of a member function.
-        let mut b = nested.trim_start_matches(['K', 'V', 'r']).as_bytes();
-        let mut parts = Vec::new();
-        while let Some((name, after)) = source_name(b) {
-            parts.push(name);
-            b = after;
-        }
-        if parts.is_empty() || b.first() != Some(&b'E') {
-            return None;
-        }
-        return Some(parts.join("::"));
+    let s = s
+        .strip_prefix('_')
+        .filter(|r| r.starts_with("_Z"))
+        .unwrap_or(s);
+    if !s.starts_with("_Z") {
+        return None;
     }
-    source_name(bytes).map(|(n, _)| n)
+    let sym = cpp_demangle::Symbol::new(s).ok()?;
+    let opts = cpp_demangle::DemangleOptions::new()
+        .no_params()
+        .no_return_type();
+    let name = sym.demangle_with_options(&opts).ok()?;
+    (!name.is_empty()).then_some(name)
 }
 
-/// `<length><identifier>` at the start of `b`.
-fn source_name(b: &[u8]) -> Option<(String, &[u8])> {
-    let digits = b.iter().take_while(|c| c.is_ascii_digit()).count();
-    if digits == 0 || digits > 4 {
-        return None;
+/// The name every view shows for a function's symbol: a kernel's Metal
+/// name for `…agc.main` symbols, a helper's demangled name
+/// (`l__Z6helperPU9MTLdeviceKjj` → `helper`), else the symbol less its C
+/// underscore.
+pub fn display_name(symbol: &str) -> String {
+    match classify(symbol) {
+        (Part::Helper, _) => helper_name(symbol),
+        (_, Some(kernel)) => kernel,
+        (_, None) => symbol.to_string(),
     }
-    let len: usize = std::str::from_utf8(&b[..digits]).ok()?.parse().ok()?;
-    let name = b.get(digits..digits + len)?;
-    if len == 0 || !name.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_') {
-        return None;
-    }
-    Some((
-        String::from_utf8_lossy(name).into_owned(),
-        &b[digits + len..],
-    ))
 }
 
 /// Function names in a metallib (`MTLB`) blob: each function entry of the
@@ -167,6 +161,21 @@ mod tests {
         assert_eq!(helper_name("_plain"), "plain");
         assert_eq!(helper_name("_Z99x"), "_Z99x");
         assert_eq!(helper_name("_"), "_");
+        // what a hand-written demangler got wrong: templates, nested
+        // templates, operators (cpp_demangle)
+        assert_eq!(helper_name("l__Z3addIfET_S0_S0_"), "add<float>");
+        assert_eq!(
+            helper_name("__ZN5metal6detail4dot2ERKDv2_fS3_"),
+            "metal::detail::dot2"
+        );
+        assert_eq!(helper_name("_ZplRK1VS1_"), "operator+");
+    }
+
+    #[test]
+    fn display_names() {
+        assert_eq!(display_name("l__Z6helperPU9MTLdeviceKjj"), "helper");
+        assert_eq!(display_name("__gbuf_fragment_agc.main"), "gbuf_fragment");
+        assert_eq!(display_name("_agc.main"), "_agc.main");
     }
 
     #[test]

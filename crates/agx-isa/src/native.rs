@@ -12,8 +12,9 @@
 //! adjust comes back as a real `stack_store` (a spill).
 //!
 //! Native syntax prints an instruction whose word matches a shadowed form
-//! with that form's own name and operands (applegpu's operand list for it),
-//! e.g. `TODO.stack_adjust 0, 0, 0, 0, 0, 80` instead of
+//! with that form's own name ([`NATIVE_NAMES`] for applegpu's `TODO.*`
+//! placeholders) and operands (applegpu's operand list for it),
+//! e.g. `stack_adjust 0, 0, 0, 0, 0, 80` instead of
 //! `stack_store i8, 1, 2, 0, 80, 0`; everything else prints exactly as in
 //! applegpu syntax. The assembler accepts these names, so disassemble →
 //! assemble → disassemble in native syntax keeps every instruction.
@@ -111,8 +112,22 @@ pub fn native_instruction(insn: &Instruction) -> Option<Instruction> {
     let f = shadowed_form(insn)?;
     let mut out = Instruction::default();
     decode_as(f, insn.raw(), insn.addr, &mut out);
+    if let Some((_, name)) = NATIVE_NAMES.iter().find(|(t, _)| *t == f.name) {
+        out.set_mnemonic(name);
+    }
     Some(out)
 }
+
+/// Native-syntax names of the shadowed forms applegpu's table calls
+/// `TODO.*` (a placeholder no listing should show): `(applegpu's name,
+/// native name)`. The immediate stack adjust is Mesa's `stack_adjust`
+/// (`agx_opcodes.py`; the frame allocation at a function's entry and exit);
+/// the register form, which Mesa never emits, keeps the same name with
+/// `_reg`. The assembler reads both spellings.
+pub static NATIVE_NAMES: [(&str, &str); 2] = [
+    ("TODO.stack_adjust", "stack_adjust"),
+    ("TODO.stack_adjust2", "stack_adjust_reg"),
+];
 
 #[cfg(test)]
 mod tests {
@@ -151,7 +166,7 @@ mod tests {
         let i = crate::decode(&[0xb5, 0x00, 0x81, 0x05, 0x20, 0x00], 0x18e).unwrap();
         assert_eq!(i.mnemonic(), "stack_store");
         let n = native_instruction(&i).expect("a stack adjust");
-        assert_eq!(n.mnemonic(), "TODO.stack_adjust");
+        assert_eq!(n.mnemonic(), "stack_adjust");
         // a real spill is not
         let s = crate::decode(&[0xb5, 0x00, 0x80, 0x05, 0x20, 0x00], 0).unwrap();
         assert!(native_instruction(&s).is_none());

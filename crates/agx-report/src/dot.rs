@@ -121,11 +121,11 @@ const NODE_STYLE: &str =
 fn title(rec: &KernelRecord) -> String {
     match &rec.timing {
         Some(t) => wrap_title(&format!(
-            "{}: ~{} cy per SIMD-group; {}; unknown trip counts = {}",
+            "{}: ~{} cy per SIMD-group; {}; {}",
             rec.name,
             fmt_cy(t.total_cycles),
             t.bottleneck,
-            t.model.trip_count
+            rec.trip_count_summary()
         )),
         None => rec.name.clone(),
     }

@@ -161,7 +161,10 @@ pub fn esc(s: &str) -> String {
 fn title(profiles: &[Profile]) -> String {
     match profiles {
         [p] => format!("metal-profiler: {}", p.name),
-        _ => format!("metal-profiler: {} kernels", profiles.len()),
+        _ => format!(
+            "metal-profiler: {}",
+            crate::profile::count_title(profiles.iter().map(|p| p.part))
+        ),
     }
 }
 
@@ -326,10 +329,7 @@ fn header(o: &mut String, p: &Profile, rec: &KernelRecord) {
         row(
             o,
             "Trip counts",
-            &format!(
-                "unknown loop trip counts = {} (<code>--trip-count</code>)",
-                t.model.trip_count
-            ),
+            &esc(rec.trip_count_summary().trim_start_matches("trip counts: ")),
         );
         row(
             o,
@@ -481,9 +481,13 @@ fn breakdown(o: &mut String, k: usize, rec: &KernelRecord, t: &Timed) {
                 },
                 PartKind::Call => (
                     format!(
-                        "call at 0x{:x} to 0x{:x} × {}",
+                        "call at 0x{:x} to {} × {}",
                         b.at,
-                        b.callee.unwrap_or(0),
+                        rec.calls
+                            .iter()
+                            .find(|c| c.at == b.at)
+                            .and_then(|c| c.display_name.clone())
+                            .unwrap_or_else(|| format!("0x{:x}", b.callee.unwrap_or(0))),
                         fmt_cy(b.executions)
                     ),
                     Some(format!("#k{k}-a{:x}", b.at)),
@@ -733,7 +737,7 @@ fn memory(o: &mut String, k: usize, rec: &KernelRecord, rows: FunctionRows<'_>) 
     }
     let _ = writeln!(
         o,
-        "<h3>Memory</h3>\n<p class=\"dim\">lanes over a {} threadgroup ({}); lines: cache lines one SIMD-group request touches (cache_line_bytes, --explain-model)</p>\n<pre id=\"k{k}-memory\">",
+        "<h3>Memory</h3>\n<p class=\"dim\">lanes over a {} threadgroup ({}); lines: cache lines one SIMD-group request touches (cache_line_bytes, --explain-model); lines ?: not counted (device memory only, and only where the lane pattern is known)</p>\n<pre id=\"k{k}-memory\">",
         esc(&m.shape_text()),
         m.shape.source_text()
     );
@@ -781,7 +785,7 @@ fn calls_table(o: &mut String, k: usize, rec: &crate::KernelRecord) {
         let _ = writeln!(
             o,
             "<tr><td class=\"l\">{} at 0x{:x}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td{stack}>{}</td><td{stack}>{}</td><td>{}</td></tr>",
-            esc(f.symbol.as_deref().unwrap_or("function")),
+            esc(&f.display_name),
             f.entry,
             at,
             fmt_cy(f.total_cycles),
@@ -895,6 +899,13 @@ fn listing(o: &mut String, k: usize, p: &Profile, rec: &KernelRecord, all: &[Pro
         o,
         "<h3>Annotated disassembly</h3>\n<table class=\"asm\" id=\"k{k}-asm\">"
     );
+    if p.lists_stack_adjust() {
+        let _ = writeln!(
+            o,
+            "<caption class=\"dim\">{}</caption>",
+            esc(crate::profile::STACK_ADJUST_LEGEND)
+        );
+    }
     // (the heat bars' widths are layout: the model's unrounded cycles)
     let max_heat = p.graph.insn_cycles.iter().copied().fold(0.0, f64::max);
     let rows = FunctionRows::main(p);
@@ -982,11 +993,14 @@ fn listing(o: &mut String, k: usize, p: &Profile, rec: &KernelRecord, all: &[Pro
             }
             let _ = writeln!(
                 o,
-                "<tr id=\"k{k}-a{:x}\" data-block=\"k{k}-{b}\"><td class=\"heat\" title=\"{} cy weighted\"><i style=\"width:{hw:.0}px\"></i></td><td class=\"depth\">{}</td><td class=\"addr\">{:>6x}:</td><td>{}</td><td class=\"unit\">{}</td><td>{}</td></tr>",
+                "<tr id=\"k{k}-a{:x}\" data-block=\"k{k}-{b}\"><td class=\"heat\" title=\"{} cy weighted\"><i style=\"width:{hw:.0}px\"></i></td><td class=\"depth\">{}</td><td class=\"addr\">{}:</td><td>{}</td><td class=\"unit\">{}</td><td>{}</td></tr>",
                 insn.addr,
                 fmt_cy(row.self_cycles.unwrap_or(0.0)),
                 "│".repeat(depth.min(8)),
-                insn.addr,
+                crate::profile::Addr {
+                    addr: insn.addr,
+                    width: 6
+                },
                 esc(&asm),
                 unit,
                 marks.join("  ")

@@ -86,7 +86,7 @@ impl Mix {
     pub fn of(insns: &[Instruction], details: &[timing::InsnDetail]) -> Mix {
         let by_unit = count_names(details.iter().map(|d| d.unit().name()));
         // The names the annotated listing prints (native syntax, e.g.
-        // `TODO.stack_adjust` where applegpu prints `stack_store`).
+        // `stack_adjust` where applegpu prints `stack_store`).
         let by_mnem = count_names(insns.iter().map(|i| i.display_mnemonic()));
         let mut by_mnemonic: Vec<(&'static str, usize)> = by_mnem.into_iter().collect();
         by_mnemonic.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
@@ -248,7 +248,8 @@ impl Profile {
             threadgroup: options.threadgroup,
             ..Default::default()
         };
-        let main = FunctionCode::new(insns.first().map_or(0, |i| i.addr), None, insns);
+        let mut main = FunctionCode::new(insns.first().map_or(0, |i| i.addr), None, insns);
+        main.name = Some(name.clone());
         let mut program = program::analyze_program_keeping(main, source, &params, options.graph);
         if !options.all_findings {
             for f in &mut program.functions {
@@ -263,12 +264,11 @@ impl Profile {
         let suggestions = std::mem::take(&mut program.functions[0].suggestions);
         // symbols of the call sites the program resolved
         // (the symbols given first: a stable sort keeps them ahead)
-        calls.extend(
-            program
-                .calls
-                .iter()
-                .filter_map(|c| c.symbol.as_ref().map(|s| (c.at, s.clone()))),
-        );
+        calls.extend(program.calls.iter().filter_map(|c| match c.callee {
+            // the callee's one display name (demangled; main's name)
+            Some(k) => Some((c.at, program.functions[k].label())),
+            None => c.symbol.as_ref().map(|s| (c.at, s.clone())),
+        }));
         calls.sort_by_key(|(a, _)| *a);
         calls.dedup_by_key(|(a, _)| *a);
         let graph = if !options.graph {
@@ -351,11 +351,110 @@ impl Profile {
 /// The asm text of an instruction in the annotated listings (text and
 /// HTML: one formatter). Native syntax: applegpu's text, except for an
 /// encoding applegpu prints as an earlier form that matches first
-/// (`agx_isa::native`): a stack adjust reads `TODO.stack_adjust 0, 1, 2, 0,
+/// (`agx_isa::native`): a stack adjust reads `stack_adjust 0, 1, 2, 0,
 /// 0, 8` (the form it matches, as the mix and the stack analysis count it),
 /// not `stack_store i8, 1, 2, 0, 8, 0` (applegpu's text, which assembles
 /// back to a spill). `--disasm-only` and JSON `text` keep applegpu's
 /// spelling; JSON `native` holds this one where it differs.
 pub fn write_listing_asm<S: agx_isa::format::Sink + ?Sized>(out: &mut S, insn: &Instruction) {
     agx_isa::format::write_asm(out, insn, agx_isa::Syntax::Native);
+}
+
+/// A part's name in titles: `helper` is a called function.
+pub fn part_label(part: &str) -> &str {
+    match part {
+        "helper" => "called function",
+        p => p,
+    }
+}
+
+/// What a view of several profiles holds, counted by kind (issue 37: a
+/// kernel shown with its helper is "1 kernel, 1 called function", not
+/// "2 kernels"): main bodies (`part` `None` or `main`) are kernels, then
+/// called functions and prologs.
+pub fn count_title<'a>(parts: impl IntoIterator<Item = Option<&'a str>>) -> String {
+    let (mut kernels, mut helpers, mut prologs) = (0usize, 0usize, 0usize);
+    for p in parts {
+        match p {
+            Some("helper") => helpers += 1,
+            Some("prolog") => prologs += 1,
+            _ => kernels += 1,
+        }
+    }
+    let plural = |n: usize, one: &str, many: &str| match n {
+        1 => format!("1 {one}"),
+        n => format!("{n} {many}"),
+    };
+    let mut v = vec![plural(kernels, "kernel", "kernels")];
+    if helpers > 0 {
+        v.push(plural(helpers, "called function", "called functions"));
+    }
+    if prologs > 0 {
+        v.push(plural(prologs, "prolog", "prologs"));
+    }
+    v.join(", ")
+}
+
+#[cfg(test)]
+mod title_tests {
+    use super::*;
+
+    #[test]
+    fn titles_count_kernels_and_helpers_apart() {
+        assert_eq!(
+            count_title([Some("helper"), Some("main")]),
+            "1 kernel, 1 called function"
+        );
+        assert_eq!(count_title([None, None]), "2 kernels");
+        assert_eq!(
+            count_title([Some("prolog"), Some("main")]),
+            "1 kernel, 1 prolog"
+        );
+        assert_eq!(part_label("helper"), "called function");
+    }
+}
+
+/// The listings' legend line for the stack adjust (native syntax names it;
+/// applegpu's text for the same word is a `stack_store`, docs/decoder.md).
+pub const STACK_ADJUST_LEGEND: &str = "stack_adjust = the stack-pointer adjust (a function's frame allocated at entry, released before return; its last operand is the signed byte amount); applegpu prints it as a stack_store";
+
+impl Profile {
+    /// Whether the annotated listing shows a stack adjust (main's code,
+    /// and the callees' when they are annotated too).
+    pub fn lists_stack_adjust(&self) -> bool {
+        let has = |insns: &[Instruction]| insns.iter().any(|i| i.stack_adjust().is_some());
+        has(&self.insns)
+            || (self.annotate_callees
+                && self.program.functions.iter().skip(1).any(|f| has(&f.insns)))
+    }
+}
+
+/// An address as every profile view prints it (`0x1c`), right-aligned to
+/// `width` columns: the annotated listings' address column (text, HTML),
+/// in the format the rest of the report uses (issue 37: one address
+/// format). `--disasm-only` keeps applegpu's bare hex.
+pub struct Addr {
+    pub addr: u32,
+    pub width: usize,
+}
+
+impl std::fmt::Display for Addr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let digits = (32 - (self.addr | 1).leading_zeros()).div_ceil(4) as usize;
+        for _ in digits + 2..self.width {
+            f.write_str(" ")?;
+        }
+        write!(f, "0x{:x}", self.addr)
+    }
+}
+
+#[cfg(test)]
+mod addr_tests {
+    #[test]
+    fn addresses_print_with_0x_right_aligned() {
+        let a = |addr, width| super::Addr { addr, width }.to_string();
+        assert_eq!(a(0, 6), "   0x0");
+        assert_eq!(a(0x1c2, 6), " 0x1c2");
+        assert_eq!(a(0x123456, 6), "0x123456");
+    }
 }

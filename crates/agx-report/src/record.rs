@@ -468,6 +468,9 @@ pub struct CallOut {
     /// Absolute target (`null` for a call through a register).
     pub target: Option<i64>,
     pub symbol: Option<String>,
+    /// The callee's name in every view (its [`FunctionOut::display_name`];
+    /// the symbol for a callee not followed).
+    pub display_name: Option<String>,
     pub resolved: bool,
     /// Cycles this call site adds to its caller: executions × the callee's
     /// whole cost.
@@ -490,6 +493,9 @@ pub struct CallOut {
 pub struct FunctionOut {
     pub entry: u32,
     pub symbol: Option<String>,
+    /// The one name every view shows (demangled symbol, the kernel's Metal
+    /// name for main, else `function at 0x..`).
+    pub display_name: String,
     pub main: bool,
     pub instructions: usize,
     pub code_bytes: u64,
@@ -657,6 +663,7 @@ fn calls_out(p: &Profile) -> Vec<CallOut> {
                 at: c.at,
                 target: c.target,
                 symbol: c.symbol.clone(),
+                display_name: callee.map(|f| f.label()).or_else(|| c.symbol.clone()),
                 resolved: c.resolved,
                 cycles: r2(c.cycles),
                 highest_half_index: callee.map(|f| f.inclusive.highest_half_index),
@@ -683,6 +690,7 @@ fn functions_out(p: &Profile) -> Vec<FunctionOut> {
             FunctionOut {
                 entry: f.entry,
                 symbol: f.symbol.clone(),
+                display_name: f.label(),
                 main: k == 0,
                 instructions: a.instructions,
                 code_bytes: a.code_bytes,
@@ -782,6 +790,50 @@ impl KernelRecord {
     /// loop each time: quadratic on loop-dense code).
     pub fn timed_loop(&self, i: usize) -> Option<&Loop> {
         self.loops.get(i).filter(|l| l.index == Some(i))
+    }
+
+    /// Where the loops' trip counts come from, worded from each loop's
+    /// `trip_count_source` and the model's `trip_count` (text header, HTML
+    /// header, DOT title): `trip counts: 2 from the code, 1 assumed 16 (no
+    /// bound found; set with --trip-count ADDR=N)`; `no loops` without.
+    pub fn trip_count_summary(&self) -> String {
+        let Some(m) = self.timing.as_ref().map(|t| &t.model) else {
+            return String::new();
+        };
+        let given = m.trip_count_source == "given";
+        let t = m.trip_count;
+        let n = |s: &str| {
+            self.loops
+                .iter()
+                .filter(|l| l.trip_count_source == Some(s))
+                .count()
+        };
+        let mut parts = Vec::new();
+        let mut add = |k: usize, what: String| {
+            if k > 0 {
+                parts.push(format!("{k} {what}"));
+            }
+        };
+        add(n("code"), "from the code".into());
+        add(n("bounded"), "bounded by the code".into());
+        add(n("user"), "set per loop with --trip-count ADDR=N".into());
+        add(
+            n("argument"),
+            if given {
+                format!("bound by a kernel argument, set to {t} with --trip-count")
+            } else {
+                format!("bound by a kernel argument, assumed {t} (set with --trip-count)")
+            },
+        );
+        add(n("given"), format!("set to {t} with --trip-count"));
+        add(
+            n("default"),
+            format!("assumed {t} (no bound found; set with --trip-count ADDR=N)"),
+        );
+        if parts.is_empty() {
+            return "trip counts: no loops".into();
+        }
+        format!("trip counts: {}", parts.join(", "))
     }
 
     /// The record of one profiled kernel: the one place its figures are
@@ -938,12 +990,14 @@ impl KernelRecord {
     /// The suggestions of every function: main's, then each called
     /// function's with its label (`(None, s)` for main's).
     pub fn all_suggestions(&self) -> impl Iterator<Item = (Option<&str>, &SuggestionOut)> {
-        self.suggestions.iter().map(|s| (None, s)).chain(
-            self.functions
-                .iter()
-                .skip(1)
-                .flat_map(|f| f.suggestions.iter().map(move |s| (f.symbol.as_deref(), s))),
-        )
+        self.suggestions
+            .iter()
+            .map(|s| (None, s))
+            .chain(self.functions.iter().skip(1).flat_map(|f| {
+                f.suggestions
+                    .iter()
+                    .map(move |s| (Some(f.display_name.as_str()), s))
+            }))
     }
 
     /// Whether any function of the kernel has a finding (a suggestion).
@@ -1305,12 +1359,9 @@ impl MemorySection {
 }
 
 impl FunctionOut {
-    /// The function's name in the views: its symbol, else `function at
-    /// 0x..` (its entry).
+    /// The function's name in the views (its `display_name`).
     pub fn label(&self) -> String {
-        self.symbol
-            .clone()
-            .unwrap_or_else(|| format!("function at 0x{:x}", self.entry))
+        self.display_name.clone()
     }
 
     /// The highest register by name (`r6h`), the analysis's name of

@@ -9,7 +9,7 @@ use crate::Profile;
 use agx_analysis::divergence::Branch;
 use agx_analysis::timing;
 use agx_analysis::timing::model::{fmt_cy, push_cy};
-use agx_isa::format::{write_addr, write_line};
+use agx_isa::format::write_line;
 use agx_isa::Syntax;
 use std::fmt::Write as _;
 
@@ -212,7 +212,11 @@ fn calls(out: &mut String, st: Style, rec: &KernelRecord) {
 
 fn header(out: &mut String, st: Style, p: &Profile, rec: &KernelRecord) {
     let title = match p.part {
-        Some(part) => format!("  metal-profiler: {} ({part})", rec.name),
+        Some(part) => format!(
+            "  metal-profiler: {} ({})",
+            rec.name,
+            crate::profile::part_label(part)
+        ),
         None => format!("  metal-profiler: {}", rec.name),
     };
     let title: String = title.chars().take(BOX_WIDTH).collect();
@@ -227,40 +231,14 @@ fn header(out: &mut String, st: Style, p: &Profile, rec: &KernelRecord) {
     if let Some(m) = rec.timing.as_ref().map(|t| &t.model) {
         let _ = writeln!(
             out,
-            "  {} instructions, {} bytes · GPU {} · timing model {} · chip {} · unknown loop trip counts = {} ({})",
+            "  {} instructions, {} bytes · GPU {} · timing model {} · chip {} · {}",
             rec.instructions,
             rec.code_bytes,
             gpu,
             m.gpu,
             m.chip,
-            m.trip_count,
-            if m.trip_count_source == "given" {
-                "given with --trip-count"
-            } else {
-                "default; set with --trip-count"
-            }
+            rec.trip_count_summary()
         );
-        // how many loops' counts the code gives (M1/M2 texts of kernels
-        // without loops are unchanged)
-        if !rec.loops.is_empty() {
-            let n = |s: &str| {
-                rec.loops
-                    .iter()
-                    .filter(|l| l.trip_count_source == Some(s))
-                    .count()
-            };
-            let _ = writeln!(
-                out,
-                "  loop trip counts: {} of {} from the code ({} proved, {} bounded), {} bound by a kernel argument, {} set per loop, {} unknown",
-                n("code") + n("bounded"),
-                rec.loops.len(),
-                n("code"),
-                n("bounded"),
-                n("argument"),
-                n("user"),
-                n("default") + n("given"),
-            );
-        }
     }
     if let Some(pr) = &rec.prolog {
         let _ = writeln!(
@@ -374,7 +352,14 @@ fn registers(out: &mut String, st: Style, rec: &KernelRecord) {
         };
         kv(out, "Live at peak", &format!("{}{}", shown.join(" "), tail));
     }
-    kv(out, "Uniforms", &format!("{} half-regs", r.uniform_half));
+    kv(
+        out,
+        "Uniforms",
+        &format!(
+            "{} half-regs (u registers: values shared by the whole dispatch, such as buffer addresses; they do not limit occupancy)",
+            r.uniform_half
+        ),
+    );
     kv(
         out,
         "Occupancy",
@@ -516,7 +501,7 @@ fn critical_path(
                 rec.calls
                     .iter()
                     .find(|c| c.at == b.at)
-                    .and_then(|c| c.symbol.as_deref())
+                    .and_then(|c| c.display_name.as_deref())
                     .map_or_else(|| format!("0x{:x}", b.callee.unwrap_or(0)), str::to_string),
                 fmt_cy(b.executions)
             ),
@@ -640,7 +625,7 @@ fn memory(out: &mut String, st: Style, rec: &KernelRecord, rows: FunctionRows<'_
     section(out, st, "Memory");
     let _ = writeln!(
         out,
-        "  lanes over a {} threadgroup ({}); lines: cache lines one SIMD-group request touches (cache_line_bytes, --explain-model)",
+        "  lanes over a {} threadgroup ({}); lines: cache lines one SIMD-group request touches (cache_line_bytes, --explain-model); lines ?: not counted (device memory only, and only where the lane pattern is known)",
         m.shape_text(),
         m.shape.source_text()
     );
@@ -696,6 +681,9 @@ fn annotated(
         "  {}",
         st.dim("[UNIT N cy/op] = the pipe and its reciprocal throughput (cycles per instruction per SIMD-group); STALL = cycles left exposed at this occupancy")
     );
+    if p.lists_stack_adjust() {
+        let _ = writeln!(out, "  {}", st.dim(crate::profile::STACK_ADJUST_LEGEND));
+    }
     let marks = p.annotate_callees && rec.functions.len() > 1;
     if marks {
         let _ = writeln!(
@@ -746,7 +734,14 @@ fn annotated_function(
     // unknown encodings print in place, before the first instruction after them
     let unknown_line = |out: &mut Vec<u8>, (addr, text): &(u32, String)| {
         let mut line = format!("  {:<8}", "");
-        write_addr(&mut line, *addr);
+        let _ = write!(
+            line,
+            "{}:",
+            crate::profile::Addr {
+                addr: *addr,
+                width: 6
+            }
+        );
         line.push(' ');
         let (mnem, rest) = text.split_once(' ').unwrap_or((text.as_str(), ""));
         let s = st.warn(&format!("{line}{mnem:<18} {:<22} {rest}", "[not decoded]"));
@@ -970,7 +965,7 @@ fn annotated_line(
     let depth = row.loop_depth.unwrap_or(0) as usize;
     out.extend_from_slice(b"  ");
     out.extend_from_slice(BARS[depth.min(8)].as_bytes());
-    write_addr(out, insn.addr);
+    write_listing_addr(out, insn.addr);
     out.push(b' ');
     asm.clear();
     crate::profile::write_listing_asm(asm, insn);
@@ -1222,6 +1217,12 @@ pub(crate) fn put_u(out: &mut Vec<u8>, v: u64) {
 }
 
 /// `{:x}` of a `u32` (the formatter's hex writer).
+/// The annotated listing's address column: `0x1c:`, right-aligned to 6.
+fn write_listing_addr(out: &mut Vec<u8>, addr: u32) {
+    use std::io::Write as _;
+    let _ = write!(out, "{}:", crate::profile::Addr { addr, width: 6 });
+}
+
 fn put_hex(out: &mut Vec<u8>, v: u32) {
     agx_isa::format::write_lower_hex(out, v);
 }

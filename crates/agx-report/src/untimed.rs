@@ -406,8 +406,11 @@ fn waits_text(w: &WaitRecord) -> String {
 fn mem_line(m: &MemoryRecord) -> String {
     let a = &m.site;
     let mut s = format!(
-        "{:>6x}  {} {} {}×{} = {} B/lane, data {}, base {}, index {}{}{}",
-        m.offset,
+        "{}  {} {} {}×{} = {} B/lane, data {}, base {}, index {}{}{}",
+        crate::profile::Addr {
+            addr: m.offset,
+            width: 6
+        },
         a.space.name(),
         a.dir.name(),
         a.components,
@@ -580,8 +583,11 @@ pub fn text(r: &KernelRecord) -> String {
     for w in &u.waits {
         let _ = writeln!(
             o,
-            "  {:>6x}  {:<14} {}{}",
-            w.offset,
+            "  {}  {:<14} {}{}",
+            crate::profile::Addr {
+                addr: w.offset,
+                width: 6
+            },
             w.mnemonic,
             waits_text(w),
             w.in_loop.map_or(String::new(), |l| format!("  (loop {l})"))
@@ -599,8 +605,11 @@ pub fn text(r: &KernelRecord) -> String {
     for u in &u.unknowns {
         let _ = writeln!(
             o,
-            "  {:>6x}  {} ({} bytes): {}",
-            u.offset,
+            "  {}  {} ({} bytes): {}",
+            crate::profile::Addr {
+                addr: u.offset,
+                width: 6
+            },
             u.text,
             u.bytes,
             if u.kind == "unknown_encoding" {
@@ -639,7 +648,10 @@ pub fn html_document(records: &[KernelRecord]) -> String {
     let mut o = String::new();
     let title = match records {
         [r] => format!("metal-profiler: {}", r.name),
-        _ => format!("metal-profiler: {} kernels", records.len()),
+        _ => format!(
+            "metal-profiler: {}",
+            crate::profile::count_title(records.iter().map(|_| None))
+        ),
     };
     let _ = write!(
         o,

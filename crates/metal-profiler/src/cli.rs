@@ -382,7 +382,8 @@ pub struct ProfileArgs {
     /// for an archive on stdin, or (macOS) a .metal source. Raw machine code
     /// goes through --binary.
     pub input: Option<PathBuf>,
-    /// Raw machine code to profile or disassemble, `-` for stdin (the seed's flag).
+    /// Raw machine code to profile or disassemble, `-` for stdin (no archive
+    /// around it: the code starts at --offset).
     #[arg(long, value_name = "FILE", conflicts_with = "input")]
     pub binary: Option<PathBuf>,
     /// Metal source text to compile (macOS).
@@ -400,7 +401,7 @@ pub struct ProfileArgs {
     /// is 4.
     #[arg(long)]
     pub allow_unknown: bool,
-    /// Append the plain disassembly to the report (the seed's flag).
+    /// Append the plain disassembly (applegpu's text) after the report.
     #[arg(long)]
     pub show_disasm: bool,
     /// Also list the findings that concern less than 1% of the estimate

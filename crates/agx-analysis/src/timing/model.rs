@@ -1712,13 +1712,10 @@ fn model_region_in(
                 fmt_cy(pipes.raw_penalty)
             );
         }
-        "memory_latency" | "dependency_chain" => {
-            bottleneck += &format!(
-                "; one SIMD-group alone needs {} cy per pass, {} SIMD-groups/scheduler share it",
-                fmt_cy(single),
-                fmt_cy(k)
-            );
-        }
+        // (a latency bound's "one SIMD-group alone" figure is the record's
+        // `single_simd_cycles`, printed beside the bound, not in this
+        // sentence: the sentence also reaches the kernel's bottleneck from
+        // loops inside called functions, whose figures no field holds)
         _ => {}
     }
 

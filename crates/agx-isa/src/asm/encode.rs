@@ -115,6 +115,13 @@ fn mnemonic_map() -> &'static HashMap<String, Vec<Variant>> {
                 }
                 _ => add(f.name, f.idx, &[], Alias::Plain),
             }
+            // native syntax's name for a `TODO.*` form (both spellings read)
+            if let Some((_, n)) = crate::native::NATIVE_NAMES
+                .iter()
+                .find(|(t, _)| *t == f.name)
+            {
+                add(n, f.idx, &[], Alias::Plain);
+            }
         }
         m
     })

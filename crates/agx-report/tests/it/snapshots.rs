@@ -140,7 +140,7 @@ fn text_and_json_agree_on_matmul_naive() {
                 let off = d["offset"].as_u64().unwrap();
                 let line = r
                     .lines()
-                    .find(|l| l.contains(&format!(" {off:x}: wait ")))
+                    .find(|l| l.contains(&format!(" 0x{off:x}: wait ")))
                     .unwrap();
                 let figures = line.matches(" cy").count();
                 if stall >= 0.5 {

@@ -483,6 +483,7 @@ impl agx_analysis::program::CodeSource for ArchiveCode<'_> {
         Ok(agx_analysis::program::FunctionCode {
             entry: g.text_offset as u32,
             symbol: Some(g.symbol.clone()),
+            name: Some(g.name.clone()),
             insns: d.insns,
             unknown: d.failed,
         })

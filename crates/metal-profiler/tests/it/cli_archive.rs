@@ -124,7 +124,8 @@ fn report_resolves_call_targets_to_the_helper() {
         // (the disassembly's line, not the headline's "inside it: call at")
         .find(|l| l.contains(": call ") && !l.trim_start().starts_with("Bottleneck:"))
         .expect("call line");
-    assert!(call.contains(&format!("; -> {HELPER_SYM}")), "{call}");
+    // (the helper's display name: its symbol demangled)
+    assert!(call.contains("; -> helper"), "{call}");
     assert!(text.contains("GPU G13G"), "{text}");
     // the JSON names the call target too
     let o = run(&[p.to_str().unwrap(), "-f", "simple_call", "--format", "json"]);
@@ -138,7 +139,8 @@ fn report_resolves_call_targets_to_the_helper() {
         .filter(|d| d["mnemonic"] == "call")
         .collect();
     assert!(!calls.is_empty());
-    assert!(calls.iter().all(|c| c["call_target"] == HELPER_SYM));
+    // the callee's one name, as the listing prints it
+    assert!(calls.iter().all(|c| c["call_target"] == "helper"));
 }
 
 #[test]

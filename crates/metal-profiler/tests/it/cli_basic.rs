@@ -228,5 +228,5 @@ fn shipped_example_archives_work() {
     ]);
     assert_eq!(out(&o), matmul_reference());
     let o = run(&["examples/simple_call.archive", "-f", "simple_call"]);
-    assert_prints(&o, "; -> l__Z6helperPU9MTLdeviceKjj");
+    assert_prints(&o, "; -> helper");
 }

@@ -114,7 +114,9 @@ fn built_archive_around_real_apple_code() {
     let o = run(&[&ps, "-f", "simple_call"]);
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     let calls = &text[text.find("── Calls ──").expect("Calls section")..];
-    assert!(calls.contains(&format!("{HELPER_SYM} at 0x0")), "{calls}");
+    // one display name: the demangled symbol
+    assert!(calls.contains("\n  helper at 0x0"), "{calls}");
+    assert!(!text.contains(HELPER_SYM), "{text}");
     assert!(calls.contains("Called at:      0x1b6"), "{calls}");
     assert!(calls.contains("5 spills, 5 fills"), "{calls}");
     // the helper's stack traffic saves and restores registers around its
@@ -134,7 +136,7 @@ fn built_archive_around_real_apple_code() {
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(text.contains("; ── main (simple_call) ──"), "{text}");
     assert!(
-        text.contains(&format!("; ── {HELPER_SYM} at 0x0 (called function) ──")),
+        text.contains("; ── helper at 0x0 (called function) ──"),
         "{text}"
     );
     let _ = std::fs::remove_dir_all(&dir);

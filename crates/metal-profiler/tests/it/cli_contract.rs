@@ -292,7 +292,7 @@ fn flag_conflicts_are_usage_errors_naming_the_conflict() {
 }
 
 /// Validates a CLI JSON document against docs/schema.json.
-fn validate(doc: &serde_json::Value) {
+pub(crate) fn validate(doc: &serde_json::Value) {
     let schema: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(repo().join("docs/schema.json")).unwrap())
             .unwrap();
@@ -400,16 +400,18 @@ fn every_help_example_runs() {
 
 #[test]
 fn every_readme_example_runs() {
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
     let mut lines = Vec::new();
-    let mut in_sh = false;
-    for l in readme.lines() {
-        if l.starts_with("```") {
-            in_sh = l == "```sh";
-            continue;
-        }
-        if in_sh {
-            lines.push(l.to_string());
+    for file in ["README.md", "examples/README.md"] {
+        let readme = std::fs::read_to_string(repo().join(file)).unwrap();
+        let mut in_sh = false;
+        for l in readme.lines() {
+            if l.starts_with("```") {
+                in_sh = l == "```sh";
+                continue;
+            }
+            if in_sh {
+                lines.push(l.to_string());
+            }
         }
     }
     let before = git_status();
@@ -462,7 +464,7 @@ fn asm_round_trip_keeps_stack_adjusts_in_native_syntax_and_warns_in_applegpu_syn
     };
     // native: the three stack adjusts print as themselves and come back
     let native = listing("native");
-    assert_eq!(native.matches("TODO.stack_adjust").count(), 3, "{native}");
+    assert_eq!(native.matches("stack_adjust").count(), 3, "{native}");
     let src = t.0.join("native.s");
     std::fs::write(&src, &native).unwrap();
     let bin = t.0.join("native.bin");
@@ -505,7 +507,7 @@ fn asm_round_trip_keeps_stack_adjusts_in_native_syntax_and_warns_in_applegpu_syn
     for n in adjust_lines {
         assert!(
             e.contains(&format!("warning: line {n}: `stack_store i8, 1, 2, 0,"))
-                && e.contains("TODO.stack_adjust 0, 1, 2, 0, 0,")
+                && e.contains("stack_adjust 0, 1, 2, 0, 0,")
                 && e.contains("assembled as stack_store"),
             "line {n}: {e}"
         );
@@ -539,7 +541,7 @@ fn json_gives_native_text_where_it_differs() {
         native,
         [(
             "stack_store      i8, 1, 2, 0, 8, 0",
-            "TODO.stack_adjust 0, 1, 2, 0, 0, 8"
+            "stack_adjust     0, 1, 2, 0, 0, 8"
         )]
     );
 }
@@ -569,4 +571,118 @@ fn readme_cryptic_example_differs_from_the_default() {
         out(&default),
         "{line}: same text as the default"
     );
+}
+
+/// Every `--help` (the main command's and each subcommand's, long and
+/// short) speaks to users: none of the project's history words (issue 37).
+#[test]
+fn help_has_no_project_history_words() {
+    let main = out(&run(&["--help"]));
+    let commands: Vec<String> = main
+        .split_once("Commands:")
+        .expect("--help lists its subcommands")
+        .1
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .filter(|c| c != "help")
+        .collect();
+    assert!(commands.iter().any(|c| c == "batch"), "{commands:?}");
+    assert!(commands.iter().any(|c| c == "diff"), "{commands:?}");
+    let mut helps = vec![
+        ("--help".to_string(), main),
+        ("-h".into(), out(&run(&["-h"]))),
+    ];
+    for c in &commands {
+        for flag in ["--help", "-h"] {
+            let o = run(&[c.as_str(), flag]);
+            assert_eq!(o.status.code(), Some(0), "{c} {flag}: {}", err(&o));
+            helps.push((format!("{c} {flag}"), out(&o)));
+        }
+    }
+    for (what, text) in &helps {
+        let lower = text.to_lowercase();
+        for word in ["seed", "issue", "session", "legacy", "todo", "for now"] {
+            assert!(!lower.contains(word), "`{what}` says {word:?}:\n{text}");
+        }
+    }
+}
+
+/// The output a README quotes is what the tool prints (issue 37): a
+/// ```` ```text output ```` block after a ```` ```sh ```` block (prose
+/// between, no other block) quotes the output of that block's last
+/// command; each quoted line (runs of
+/// spaces collapsed; `…` alone elides lines) must be part of one line the
+/// command prints (stdout, then stderr), in the quoted order. The test
+/// reads the READMEs: updating a README is all a changed output needs.
+#[test]
+fn readme_quoted_output_is_what_the_tool_prints() {
+    let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut quotes = 0;
+    for file in ["README.md", "examples/README.md"] {
+        let text = std::fs::read_to_string(repo().join(file)).unwrap();
+        let mut lines = text.lines();
+        // the last command of the latest ```sh block, until another block
+        let mut last_cmd: Option<String> = None;
+        while let Some(l) = lines.next() {
+            if l == "```sh" {
+                let block: Vec<&str> = lines
+                    .by_ref()
+                    .take_while(|l| !l.starts_with("```"))
+                    .collect();
+                last_cmd = block
+                    .iter()
+                    .rev()
+                    .find(|l| example_args(l).is_some())
+                    .map(|l| l.to_string());
+                continue;
+            }
+            if l == "```text output" {
+                let quoted: Vec<&str> = lines
+                    .by_ref()
+                    .take_while(|l| !l.starts_with("```"))
+                    .collect();
+                let cmd = last_cmd.take().unwrap_or_else(|| {
+                    panic!("{file}: a quoted output with no command just before it")
+                });
+                let args = example_args(&cmd).unwrap();
+                let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+                let o = run(&argv);
+                assert!(
+                    matches!(o.status.code(), Some(0) | Some(3)),
+                    "{file}: {cmd}: {}",
+                    err(&o)
+                );
+                let printed = format!("{}{}", out(&o), err(&o));
+                let printed: Vec<String> = printed.lines().map(squash).collect();
+                let mut at = 0;
+                for q in quoted
+                    .iter()
+                    .map(|q| squash(q))
+                    .filter(|q| !q.is_empty() && q != "…")
+                {
+                    match printed[at..].iter().position(|p| p.contains(&q)) {
+                        // (two quoted parts of one long line may match it)
+                        Some(k) => at += k,
+                        None => panic!(
+                            "{file}: `{cmd}` does not print (in this order) the quoted line\n  {q}\nit prints:\n{}",
+                            printed.join("\n")
+                        ),
+                    }
+                }
+                quotes += 1;
+                continue;
+            }
+            if l.starts_with("```") {
+                // another kind of block: quotes after it quote nothing
+                lines
+                    .by_ref()
+                    .take_while(|l| !l.starts_with("```"))
+                    .for_each(drop);
+                last_cmd = None;
+            }
+        }
+    }
+    assert!(quotes >= 4, "only {quotes} quoted outputs in the READMEs");
 }

@@ -16,7 +16,7 @@ const MATMUL: &str = "examples/matmul_naive.bin";
 fn trip_count_sixteen_given_is_reported_as_given() {
     let given = ok_out(&["--binary", MATMUL, "--trip-count", "16"]);
     assert!(
-        given.contains("unknown loop trip counts = 16 (given with --trip-count)"),
+        given.contains("trip counts: 1 bound by a kernel argument, set to 16 with --trip-count"),
         "{given}"
     );
     // (the kernel's loop is bound by a kernel argument: its count is
@@ -28,7 +28,9 @@ fn trip_count_sixteen_given_is_reported_as_given() {
     assert!(!given.contains("(default"), "{given}");
     let dflt = ok_out(&["--binary", MATMUL]);
     assert!(
-        dflt.contains("unknown loop trip counts = 16 (default; set with --trip-count)"),
+        dflt.contains(
+            "trip counts: 1 bound by a kernel argument, assumed 16 (set with --trip-count)"
+        ),
         "{dflt}"
     );
     for (args, src) in [

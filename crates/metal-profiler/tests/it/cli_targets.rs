@@ -387,7 +387,7 @@ fn unknown_encoding_of_known_length_is_one_line_and_counted_once() {
         .find(|l| l.contains("unknown.alu"))
         .map(str::to_string)
         .unwrap_or_else(|| panic!("no unknown line in\n{}", out(&o)));
-    assert!(line.contains("   0: "), "{line}");
+    assert!(line.contains("   0x0: "), "{line}");
     assert!(line.contains("(8 bytes) 0x0e80112233445566"), "{line}");
     assert!(line.contains("[not decoded]"), "{line}");
     // native listing: one line, then the code at 8; default: applegpu's text

@@ -37,6 +37,7 @@ mod gpu_model;
 mod html_chromium;
 mod instruction_facts;
 mod layers;
+mod names;
 mod no_generation_names;
 mod one_record;
 mod tgmem_bank_labels;

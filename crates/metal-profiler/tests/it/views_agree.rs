@@ -49,17 +49,14 @@ fn html_shows_the_helpers_findings_and_stack() {
         let esc = agx_report::html::esc(m);
         assert!(html.contains(&esc), "{m}");
     }
-    assert!(html.contains("in called function l__Z6helperPU9MTLdeviceKjj"));
+    assert!(html.contains("in called function helper"));
     // the Calls table: the helper with its spills and fills
     let calls = html
         .split("id=\"k0-calls\"")
         .nth(1)
         .and_then(|t| t.split("</table>").next())
         .expect("a Calls table");
-    assert!(
-        calls.contains("l__Z6helperPU9MTLdeviceKjj at 0x0"),
-        "{calls}"
-    );
+    assert!(calls.contains("helper at 0x0"), "{calls}");
     assert!(calls.contains(">5</td><td"), "{calls}");
 }
 
@@ -107,7 +104,7 @@ fn batch_top_suggestion_considers_the_helper() {
         .find(|l| l.starts_with("simple_call,"))
         .unwrap_or_else(|| panic!("{o}"));
     assert!(
-        row.contains(&format!("l__Z6helperPU9MTLdeviceKjj: {first}").replace('"', "\"\"")),
+        row.contains(&format!("helper: {first}").replace('"', "\"\"")),
         "{row}"
     );
 }
@@ -120,12 +117,12 @@ fn listings_spell_the_stack_adjust_alike() {
         .lines()
         .find(|l| l.contains("18e: "))
         .expect("text listing line at 0x18e");
-    assert!(t.contains("TODO.stack_adjust"), "{t}");
+    assert!(t.contains("stack_adjust"), "{t}");
     let h = html
         .lines()
         .find(|l| l.contains("id=\"k0-a18e\""))
         .expect("HTML listing row at 0x18e");
-    assert!(h.contains("TODO.stack_adjust 0, 1, 2, 0, 0, 8"), "{h}");
+    assert!(h.contains("stack_adjust     0, 1, 2, 0, 0, 8"), "{h}");
     assert!(!h.contains("stack_store"), "{h}");
     // --disasm-only keeps applegpu's spelling
     let d = ok_out(&[
