@@ -45,7 +45,13 @@ fn json_findings(doc: &Value, source: Option<&str>) -> Vec<(String, String, Stri
         };
         add(name, &k["suggestions"]);
         for f in k["functions"].as_array().into_iter().flatten().skip(1) {
-            add(f["symbol"].as_str().unwrap_or("?"), &f["suggestions"]);
+            add(
+                f["display_name"]
+                    .as_str()
+                    .or(f["symbol"].as_str())
+                    .unwrap_or("?"),
+                &f["suggestions"],
+            );
         }
     }
     v
