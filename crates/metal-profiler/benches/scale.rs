@@ -16,7 +16,8 @@
 //!    200,000 and 1,000,000 instructions — loop-dense, straight-line,
 //!    branch-dense if/else ladders, loop nests of depth 10, call-dense raw
 //!    code (a `call` every ~50 instructions to anywhere in the file) and one
-//!    huge basic block of dependency chains — with the 1M/200k ratios
+//!    huge basic block of dependency chains — with the 1M/200k ratios and
+//!    the JSON report's bytes per instruction (issue 37 item 7)
 //!    (linear cost: 5).
 //! 2. **Batch**: `batch --jobs 1` and `--jobs 2` over 3,000 small one-kernel
 //!    archives and over 300 kernels of ~5,000 instructions (generated here,
@@ -498,8 +499,10 @@ fn main() {
 /// instructions.
 fn shapes(tmp: &Path, only: Option<&str>) {
     println!();
-    println!("| shape | instructions | wall s | CPU s | peak MB | 1M/200k wall | 1M/200k CPU |");
-    println!("|---|---:|---:|---:|---:|---:|---:|");
+    println!(
+        "| shape | instructions | wall s | CPU s | peak MB | 1M/200k wall | 1M/200k CPU | JSON bytes/insn |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
     let mut notes = Vec::new();
     for (name, what, make) in SHAPES {
         if only.is_some_and(|s| s != *name) {
@@ -525,8 +528,27 @@ fn shapes(tmp: &Path, only: Option<&str>) {
                 }
                 None => " | ".into(),
             };
+            // the size of the JSON report (`--format json`, one run, not
+            // timed): what a CI job stores and a script parses per insn
+            let json = tmp.join(format!("{name}-{n}.json"));
+            let ok = Command::new(&*BIN)
+                .arg("--binary")
+                .arg(&f)
+                .arg("--allow-unknown")
+                .args(["--format", "json", "-o"])
+                .arg(&json)
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+            let json_bytes = std::fs::metadata(&json).map_or(0, |m| m.len());
+            let _ = std::fs::remove_file(&json);
+            let per_insn = if ok && !insns.is_empty() {
+                format!("{:.0}", json_bytes as f64 / insns.len() as f64)
+            } else {
+                "failed".into()
+            };
             println!(
-                "| {name} | {} | {:.3} | {:.3} | {:.0} | {ratio} |",
+                "| {name} | {} | {:.3} | {:.3} | {:.0} | {ratio} | {per_insn} |",
                 insns.len(),
                 c.wall,
                 c.cpu,
