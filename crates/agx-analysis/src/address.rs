@@ -561,6 +561,12 @@ pub struct Access {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub atomic: Option<crate::atomics::AtomicFact>,
     pub reuse: Reuse,
+    /// Device and texture memory: bytes one execution by one SIMD-group
+    /// moves through L1, from the cache model ([`crate::timing::cache`]);
+    /// null for other spaces or before the timing model runs.
+    pub l1_bytes: Option<f64>,
+    /// The first touches of them that reach DRAM (the cache model).
+    pub dram_bytes: Option<f64>,
     /// Why the pattern or the loop stride is what it is (or unknown).
     pub reason: String,
     /// The byte address as a polynomial of the thread position, uniform
@@ -1591,6 +1597,8 @@ fn facts_of(
             simd_groups: 1,
             ..Reuse::default()
         },
+        l1_bytes: None,
+        dram_bytes: None,
         reason: String::new(),
         address: None,
     };

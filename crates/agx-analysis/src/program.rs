@@ -790,7 +790,15 @@ pub fn analyze_program_keeping(
             crate::Occupancy { threads, percent },
         );
         let nest = std::mem::take(&mut s.nest);
-        let access = std::mem::take(&mut s.access);
+        let mut access = std::mem::take(&mut s.access);
+        // the cache model's per-access traffic at the program's occupancy
+        // (the record's access.l1_bytes / dram_bytes; the timing model
+        // computes the same figures)
+        timing::cache::annotate(
+            &mut access.accesses,
+            &s.divergence.uniform_loads,
+            &timing::cache::Geometry::of(p.gpu.table(), &p),
+        );
         // the loads the divergence analysis proved uniform-address: the
         // model charges them once per SIMD-group (it never re-derives them)
         let t = timing::analyze_with_access(

@@ -139,7 +139,9 @@ pub struct ModelFlags {
     /// Device-load latency on an L1 miss, in cycles (timing-model assumption).
     #[arg(long, value_name = "CYCLES", allow_hyphen_values = true)]
     pub l1_miss_latency: Option<f64>,
-    /// Fraction of device loads that hit L1, 0..1 (timing-model assumption).
+    /// Override, 0..1: the share of the cache model's DRAM first touches
+    /// that still hit a cache (default: the cache model alone; the
+    /// load-latency mix then assumes 0.5).
     #[arg(long, value_name = "FRACTION", allow_hyphen_values = true)]
     pub l1_hit_rate: Option<f64>,
     /// Chip whose DRAM bandwidth bounds device memory: M1 (default), M1 Pro,

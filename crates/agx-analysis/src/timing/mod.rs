@@ -2,6 +2,7 @@
 //! estimate ([`mesa`]), our steady-state model ([`model`]) and the
 //! suggestions engine ([`suggest`]). See docs/timing-model.md.
 
+pub mod cache;
 pub mod mesa;
 pub mod table;
 

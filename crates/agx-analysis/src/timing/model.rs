@@ -12,8 +12,9 @@
 //! * `dispatch`: one issue slot per instruction;
 //! * `memory_bandwidth`: device/texture bytes (and the replays of
 //!   threadgroup requests with an N-way bank conflict, [`crate::banks`])
-//!   over the scheduler's share of L1 bandwidth; `device_bandwidth`: the bytes that miss L1 (`1 -
-//!   l1_hit_rate`) over its share of the chip's DRAM bandwidth;
+//!   over the scheduler's share of L1 bandwidth; `device_bandwidth`: the first touches that reach DRAM
+//!   (the cache model's `dram_bytes`, [`super::cache`]) over its share of
+//!   the chip's DRAM bandwidth;
 //! * `memory_latency` / `dependency_chain`: one SIMD-group's in-order pass
 //!   (operands ready after their producer's latency, loads complete at their
 //!   `wait`, RAW penalties delay issue), divided by the `k` SIMD-groups per
@@ -1127,9 +1128,9 @@ struct RegionCode<'a> {
     /// Per kernel instruction (empty: none): bank-conflict ways of a
     /// threadgroup access, 0 when not known ([`crate::banks`]).
     banks: &'a [u8],
-    /// Per kernel instruction (empty: none): SIMD-groups of the threadgroup
-    /// that read the same lines ([`crate::address::Reuse::simd_groups`]).
-    sharers: &'a [u16],
+    /// Per kernel instruction (empty: none): the cache model's traffic of
+    /// a device/texture access ([`super::cache`]), None when not known.
+    traffic: &'a [Option<super::cache::Traffic>],
     /// Per kernel instruction (empty: none): lanes per address of an
     /// atomic, 0 when not known ([`super::sync::atomic_ways`]).
     atomic_ways: &'a [u8],
@@ -1158,14 +1159,9 @@ impl RegionCode<'_> {
     fn banks(&self, j: usize) -> u8 {
         self.banks.get(self.idx[j] as usize).copied().unwrap_or(0)
     }
-    /// SIMD-groups sharing the lines of the region's instruction `j` (1:
-    /// none, or not known).
-    fn sharers(&self, j: usize) -> u16 {
-        self.sharers
-            .get(self.idx[j] as usize)
-            .copied()
-            .unwrap_or(1)
-            .max(1)
+    /// The cache model's traffic of the region's instruction `j`.
+    fn traffic(&self, j: usize) -> Option<super::cache::Traffic> {
+        self.traffic.get(self.idx[j] as usize).copied().flatten()
     }
     fn len(&self) -> usize {
         self.idx.len()
@@ -1337,28 +1333,6 @@ fn model_region(
     SCRATCH.with(|sc| model_region_in(&mut sc.borrow_mut(), gpu, params, code, is_loop, detail))
 }
 
-/// Whether the lines the region's shared device loads read (those with
-/// more than one SIMD-group reading them, [`RegionCode::sharers`]) fit the
-/// core's L1 data cache for every resident threadgroup at once: one pass
-/// of the region's shared lines x the SIMD-groups resident per core /
-/// the sharers (the threadgroups resident). Past that the lines are
-/// evicted before the other SIMD-groups read them.
-fn shares_fit_l1(gpu: &GpuTiming, params: &ModelParams, code: &RegionCode) -> bool {
-    if code.sharers.is_empty() {
-        return false;
-    }
-    let resident = params.simds_per_scheduler(gpu) * gpu.schedulers_per_core as f64;
-    let mut bytes = 0.0;
-    for j in 0..code.len() {
-        let k = code.sharers(j);
-        if k > 1 && code.lines(j) > 0 {
-            let tgs = (resident / k as f64).max(1.0);
-            bytes += code.lines(j) as f64 * params.mem.cache_line_bytes * tgs;
-        }
-    }
-    bytes <= gpu.l1_data_bytes_per_core as f64
-}
-
 #[allow(clippy::needless_range_loop)]
 fn model_region_in(
     sc: &mut Scratch,
@@ -1385,8 +1359,9 @@ fn model_region_in(
     let sched = gpu.schedulers_per_core as f64;
     let l1_bw = params.mem.l1_bytes_per_cycle_per_core / sched;
     let dram_bw = params.mem.dram_bytes_per_cycle_per_core / sched;
-    let miss = 1.0 - params.mem.l1_hit_rate.clamp(0.0, 1.0);
-    let share_window = shares_fit_l1(gpu, params, code);
+    // without the cache model's figures every byte is a first touch (less
+    // an explicit --l1-hit-rate's hits)
+    let miss = 1.0 - params.mem.l1_hit_rate.unwrap_or(0.0).clamp(0.0, 1.0);
     let (mut loads, mut stores) = (0, 0);
     let (mut barriers, mut atomic) = (0usize, 0.0);
     for (j, s) in st.iter().enumerate() {
@@ -1419,39 +1394,35 @@ fn model_region_in(
                         m.space,
                         MemSpace::Device | MemSpace::Texture | MemSpace::TextureState
                     ) {
-                        // A load whose address is uniform reads one value
-                        // for the whole SIMD-group (a broadcast through the
-                        // cache): its bytes count once per SIMD-group, not
-                        // once per thread. The L1-miss share of them is
-                        // charged to DRAM like every device byte's (the
-                        // model's one hit-rate assumption).
-                        // Otherwise a request moves the cache lines it
-                        // touches (the access facts' lines_per_request x
-                        // cache_line_bytes) where the pattern gives them,
-                        // else 32 lanes x its width; a loop-invariant load
-                        // reads lines the first iteration brought in: DRAM
-                        // is charged for it once, not per iteration.
-                        let uniform = code.uniform(j) && m.dir == MemDir::Load;
-                        let bytes = if uniform {
-                            m.bytes_per_lane() as f64
-                        } else if code.lines(j) > 0 && m.space == MemSpace::Device {
-                            code.lines(j) as f64 * params.mem.cache_line_bytes
+                        // The cache model (timing/cache.rs) gives the bytes
+                        // one execution moves through L1 and the first
+                        // touches of them that reach DRAM, from the access
+                        // facts. Without them: a uniform-address load reads
+                        // one value for the SIMD-group (a broadcast), else
+                        // the request moves the lines it touches
+                        // (lines_per_request x cache_line_bytes) or 32
+                        // lanes x its width, all of it a first touch but
+                        // for a loop-invariant load (its lines came in with
+                        // the first iteration).
+                        let (l1b, dramb) = if let Some(t) = code.traffic(j) {
+                            (t.l1_bytes, t.dram_bytes)
                         } else {
-                            m.bytes_per_lane() as f64 * gpu.simd_width as f64
+                            let uniform = code.uniform(j) && m.dir == MemDir::Load;
+                            let bytes = if uniform {
+                                m.bytes_per_lane() as f64
+                            } else if code.lines(j) > 0 && m.space == MemSpace::Device {
+                                code.lines(j) as f64 * params.mem.cache_line_bytes
+                            } else {
+                                m.bytes_per_lane() as f64 * gpu.simd_width as f64
+                            };
+                            let first = if code.invariant(j) { 0.0 } else { bytes * miss };
+                            (bytes, first)
                         };
                         if l1_bw > 0.0 {
-                            pipes.mem += bytes / l1_bw;
+                            pipes.mem += l1b / l1_bw;
                         }
-                        if dram_bw > 0.0 && !code.invariant(j) {
-                            // lines other SIMD-groups of the threadgroup
-                            // read too are fetched once for them all while
-                            // the region's shared lines fit L1
-                            let sharers = if share_window && !uniform {
-                                code.sharers(j) as f64
-                            } else {
-                                1.0
-                            };
-                            pipes.dram += bytes * miss / sharers / dram_bw;
+                        if dram_bw > 0.0 {
+                            pipes.dram += dramb / dram_bw;
                         }
                     } else if m.space == MemSpace::Threadgroup && code.banks(j) > 1 && l1_bw > 0.0 {
                         // an N-way bank conflict replays the request N - 1
@@ -1802,7 +1773,7 @@ pub fn body_timing(insns: &[Instruction], params: &ModelParams) -> RegionTiming 
         lines: &[],
         invariant: &[],
         banks: &[],
-        sharers: &[],
+        traffic: &[],
         atomic_ways: &[],
     };
     let t = model_region(params.gpu.table(), params, &code, true, true).timing;
@@ -2269,15 +2240,24 @@ pub fn analyze_kernel_with_access(
     let mut lines = vec![0u16; if access.is_empty() { 0 } else { n }];
     let mut invariant = vec![false; if access.is_empty() { 0 } else { n }];
     let mut banks = vec![0u8; if access.is_empty() { 0 } else { n }];
-    let mut sharers = vec![1u16; if access.is_empty() { 0 } else { n }];
     let atomic_ways = super::sync::atomic_ways_by_insn(access, n);
+    // the cache model's traffic by instruction (none: empty)
+    let mut traffic = vec![None; if access.is_empty() { 0 } else { n }];
+    let geometry = super::cache::Geometry::of(gpu, params);
+    for (a, t) in access
+        .iter()
+        .zip(super::cache::traffic(access, &uniform, &geometry))
+    {
+        if let Some(slot) = traffic.get_mut(a.index as usize) {
+            *slot = t;
+        }
+    }
     for a in access {
         let i = a.index as usize;
         if i < lines.len() {
             banks[i] = a
                 .bank_conflict_ways
                 .map_or(0, |w| w.min(u8::MAX as u32) as u8);
-            sharers[i] = a.reuse.simd_groups.clamp(1, u16::MAX as u32) as u16;
             lines[i] = a
                 .lines_per_request
                 .map_or(0, |l| l.min(u16::MAX as u32) as u16);
@@ -2292,7 +2272,7 @@ pub fn analyze_kernel_with_access(
             lines: &lines,
             invariant: &invariant,
             banks: &banks,
-            sharers: &sharers,
+            traffic: &traffic,
             atomic_ways: &atomic_ways,
         };
         model_region(gpu, params, &code, is_loop, detail)

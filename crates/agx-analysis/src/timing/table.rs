@@ -135,8 +135,10 @@ pub struct MemParams {
     pub l1_hit_latency: f64,
     /// Device-memory load latency on an L1 miss, cycles.
     pub l1_miss_latency: f64,
-    /// Fraction of device loads assumed to hit L1 (0..=1).
-    pub l1_hit_rate: f64,
+    /// Explicit override (`--l1-hit-rate`, 0..=1): the fraction of the
+    /// first touches the cache model ([`super::cache`]) charges to DRAM that
+    /// still hit a cache. None (the default): the cache model alone.
+    pub l1_hit_rate: Option<f64>,
     /// Threadgroup-memory load latency, cycles.
     pub threadgroup_latency: f64,
     /// Stack (spill) load latency, cycles: spills live in L1-resident scratch.
@@ -201,7 +203,7 @@ impl Default for MemParams {
         MemParams {
             l1_hit_latency: 100.0,
             l1_miss_latency: 300.0,
-            l1_hit_rate: 0.5,
+            l1_hit_rate: None,
             threadgroup_latency: 40.0,
             stack_latency: 100.0,
             l1_bytes_per_cycle_per_core: 64.0,
@@ -212,22 +214,29 @@ impl Default for MemParams {
 }
 
 impl MemParams {
-    /// Expected device-load latency under the hit-rate assumption.
+    /// Expected device-load latency: the `l1_hit_rate` override, else
+    /// [`LATENCY_HIT_RATE`] (the cache model gives bytes, not the latency
+    /// of each load).
     pub fn device_latency(&self) -> f64 {
-        let h = self.l1_hit_rate.clamp(0.0, 1.0);
+        let h = self.l1_hit_rate.unwrap_or(LATENCY_HIT_RATE).clamp(0.0, 1.0);
         h * self.l1_hit_latency + (1.0 - h) * self.l1_miss_latency
     }
 }
+
+/// The share of device loads whose latency is the L1-hit latency when no
+/// `--l1-hit-rate` is given: an assumption (the latency mix only; the
+/// bandwidth bounds use the cache model's bytes).
+pub const LATENCY_HIT_RATE: f64 = 0.5;
 
 /// Where the memory defaults come from (printed by `explain_model`).
 pub const MEM_PARAM_SOURCES: &[(&str, &str)] = &[
     ("l1_hit_latency", "assumption: no public G13 L1 latency measurement in our sources; order of GPU L1 hit latencies (~100 cy), override with --l1-hit-latency"),
     ("l1_miss_latency", "assumption: L2/SLC hit ~300 cy; override with --l1-miss-latency"),
-    ("l1_hit_rate", "assumption: 50% of the lines a SIMD-group fetches first hit a cache (other threadgroups on the core, the SLC), which the access facts do not give; lines the SIMD-groups of a threadgroup share (access.reuse.simd_groups) are fetched once for them on top of it; override with --l1-hit-rate"),
+    ("l1_hit_rate", "not set by default: the cache model (timing/cache.rs, docs/analysis.md Cache model) charges each device/texture access its first touches (access.dram_bytes: lines shared with the threadgroup's SIMD-groups, with resident threadgroups along x, and with earlier iterations charged once while the reuse window fits the 8 KB L1); --l1-hit-rate H sets the share of those first touches that still hit a cache (DRAM gets 1 - H of them); the load-latency mix assumes 0.5 (an assumption) unless it is given"),
     ("threadgroup_latency", "assumption: threadgroup (on-core SRAM) loads ~40 cy; a threadgroup_barrier exposes one such round trip (the barrier bound, timing/sync.rs); override"),
     ("stack_latency", "assumption: spill loads hit L1 (= l1_hit_latency default)"),
     ("l1_bytes_per_cycle_per_core", "metal-benchmarks README, On-Chip Memory: On-Core Data BW/Cycle 64 B (Apple 7/8)"),
-    ("dram_bytes_per_cycle_per_core", "chip DRAM GB/s / (GPU cores x GHz), M1 by default (6.68 B; M1 Pro/Max/Ultra 9.65 B, see DRAM_VARIANTS); the bytes that miss L1 (1 - l1_hit_rate) are charged to it, an assumption"),
+    ("dram_bytes_per_cycle_per_core", "chip DRAM GB/s / (GPU cores x GHz), M1 by default (6.68 B; M1 Pro/Max/Ultra 9.65 B, see DRAM_VARIANTS); the cache model's first touches (access.dram_bytes) are charged to it"),
     ("cache_line_bytes", "metal-benchmarks README (philipturner/metal-benchmarks @ dc2adc6), On-Chip Memory: Global Cache Line 128 B (Apple 7, 8)"),
 ];
 
@@ -238,7 +247,7 @@ impl MemParams {
         let vals = [
             self.l1_hit_latency,
             self.l1_miss_latency,
-            self.l1_hit_rate,
+            self.l1_hit_rate.unwrap_or(LATENCY_HIT_RATE),
             self.threadgroup_latency,
             self.stack_latency,
             self.l1_bytes_per_cycle_per_core,

@@ -93,6 +93,9 @@ fn wait_stall_is_exposed_at_low_occupancy_and_hidden_at_high() {
     let insns = build();
     let mut p = params();
     p.threads_per_core = 128; // 1 SIMD-group per scheduler
+                              // half the bytes hit (without access facts every byte would be a DRAM
+                              // first touch, whose bandwidth bound would hide part of the latency)
+    p.mem.l1_hit_rate = Some(0.5);
     let k = analyze_kernel(&insns, &p);
     assert_eq!(k.loops.len(), 1);
     let l = &k.loops[0];
@@ -105,7 +108,9 @@ fn wait_stall_is_exposed_at_low_occupancy_and_hidden_at_high() {
     assert_eq!(l.body.bottleneck_unit, "memory latency");
     assert_eq!(l.bound.by, "memory_latency");
     // At full occupancy the other 7 SIMD-groups hide part of it.
-    let k2 = analyze_kernel(&insns, &params());
+    let mut full = params();
+    full.mem.l1_hit_rate = Some(0.5);
+    let k2 = analyze_kernel(&insns, &full);
     assert!(k2.loops[0].latency_bound_cycles < l.latency_bound_cycles / 4.0);
 }
 

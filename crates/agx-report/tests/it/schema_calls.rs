@@ -67,7 +67,13 @@ fn simple_call_document_validates() {
         assert_eq!(*r, serde_json::to_value(wanted.row(j)).unwrap(), "row {j}");
     }
     assert!(rows.iter().any(|r| r["stack_kind"] == "save"));
-    assert!(rows.iter().any(|r| r["stall_mark"] == "exposed"));
+    // (the stall marks are rows' fields too: under the cache model the
+    // helper's load stalls hide behind its DRAM-bandwidth bound, issue 35)
+    assert!(
+        rows.iter()
+            .any(|r| r["stall_mark"] == "exposed" || r["stall_mark"] == "hidden"),
+        "{rows:?}"
+    );
     let mut without = k.clone();
     without["functions"][1]
         .as_object_mut()

@@ -102,7 +102,7 @@ fn text_and_json_agree_on_matmul_naive() {
     let bin = std::fs::read(repo().join("examples/matmul_naive.bin")).unwrap();
     for hit in [0.5, 1.0] {
         let mut opts = Options::default();
-        opts.mem.l1_hit_rate = hit;
+        opts.mem.l1_hit_rate = Some(hit);
         let insns: Vec<_> = agx_isa::stream::walk(&bin, 0)
             .filter_map(|i| i.into_insn())
             .collect();

@@ -140,7 +140,7 @@ fn walk_all(dirs: &[PathBuf]) -> usize {
         trip_count: 7,
         trip_count_given: true,
         mem: agx_analysis::timing::MemParams {
-            l1_hit_rate: 0.9,
+            l1_hit_rate: Some(0.9),
             ..Default::default()
         },
         graph: true,

@@ -420,7 +420,7 @@ pub fn report_options_for(a: &ProfileArgs, slice_gpu: Option<&str>) -> agx_repor
         o.mem.l1_miss_latency = v;
     }
     if let Some(v) = a.model.l1_hit_rate {
-        o.mem.l1_hit_rate = v;
+        o.mem.l1_hit_rate = Some(v);
     }
     o.threadgroup = a
         .model

@@ -62,14 +62,20 @@ fn matmul_naive_tiles_by_default_on_the_reuse_fact() {
 }
 
 /// The DRAM bound charges the lines the SIMD-groups of a threadgroup share
-/// once: at 16x16x1 B's request (0x52, independent of the row) is read by
-/// all 8 SIMD-groups, A's (0x42, one row pair per SIMD-group) by one; at
-/// 32x1x1 nothing is shared. The loop's `device_bandwidth` component is
-/// its lines / sharers x line x miss share / DRAM bytes per scheduler.
+/// once (the cache model, issue 35): at 16x16x1 B's request (0x52,
+/// independent of the row) is read by all 8 SIMD-groups, A's (0x42, one
+/// row pair per SIMD-group) by one; at 32x1x1 nothing is shared within the
+/// threadgroup. A moves 4 B per iteration (loop stride 4 B: `|stride|` new
+/// bytes per line) and, independent of the column (grid dimension x), is
+/// shared by the resident threadgroups of the core (32 resident
+/// SIMD-groups at 1024 threads / the threadgroup's); B's stride is a
+/// runtime value: a whole first touch per line. With `--l1-hit-rate 0.25`
+/// DRAM gets 0.75 of the first touches. The loop's `device_bandwidth`
+/// component is those bytes over the DRAM bytes per scheduler.
 #[test]
 fn shared_lines_reach_dram_once_per_threadgroup() {
     let a = path("examples/kernels.archive");
-    for (shape, b_sharers) in [("16x16x1", 8), ("32x1x1", 1)] {
+    for (shape, b_sharers, tg_simds) in [("16x16x1", 8, 8.0), ("32x1x1", 1, 1.0)] {
         let v = json(&[
             &a,
             "-f",
@@ -86,16 +92,27 @@ fn shared_lines_reach_dram_once_per_threadgroup() {
             "{shape}"
         );
         assert_eq!(access_at(&v, 0x42)["reuse"]["simd_groups"], 1, "{shape}");
+        assert_eq!(access_at(&v, 0x42)["reuse"]["grid_dimension"], "x");
+        assert_eq!(access_at(&v, 0x42)["loop_stride"], 4);
         let mem = &k["model"]["mem"];
         let line = mem["cache_line_bytes"].as_f64().unwrap();
         let dram = mem["dram_bytes_per_cycle_per_core"].as_f64().unwrap() / 4.0;
-        let bytes_of = |off: u64| {
-            let x = access_at(&v, off);
-
-            x["lines_per_request"].as_f64().unwrap() * line
-                / x["reuse"]["simd_groups"].as_f64().unwrap()
-        };
-        let want = (bytes_of(0x42) + bytes_of(0x52)) * 0.75 / dram;
+        let resident_tgs = 32.0 / tg_simds;
+        let b = access_at(&v, 0x52);
+        let b_l1 = b["lines_per_request"].as_f64().unwrap() * line;
+        let b_dram = b_l1 / b_sharers as f64 * 0.75;
+        let x = access_at(&v, 0x42);
+        let a_lines = x["lines_per_request"].as_f64().unwrap();
+        // (A's address is uniform over a 32x1x1 SIMD-group but depends on
+        // the thread's y: not a divergence-uniform broadcast, its lines)
+        let a_l1 = a_lines * line;
+        let a_dram = (4.0 * a_lines).min(a_l1) / resident_tgs * 0.75;
+        for (acc, l1, d) in [(&b, b_l1, b_dram), (&x, a_l1, a_dram)] {
+            assert_eq!(acc["l1_bytes"].as_f64().unwrap(), l1, "{shape}: {acc}");
+            let got = acc["dram_bytes"].as_f64().unwrap();
+            assert!((got - d).abs() < 1e-9, "{shape}: {got} vs {d}");
+        }
+        let want = (a_dram + b_dram) / dram;
         let got = k["loops"][0]["bound"]["components"]["device_bandwidth"]
             .as_f64()
             .unwrap();

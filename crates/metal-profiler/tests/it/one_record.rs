@@ -654,12 +654,16 @@ fn holes(line: &str, template: &str) -> Option<Vec<String>> {
 }
 
 /// Whether the printed `figure` is `v` at its printed precision (`v × 100`
-/// when `percent`).
+/// when `percent`): formatted as `{:.d$}` does, or rounded first by the
+/// profiler's one rule (round.rs: half away from zero on the scaled value,
+/// so a record's 920.385, held to thousandths, prints 920.39 where `{:.2}`
+/// alone gives 920.38).
 fn same(figure: &str, v: &Value, percent: bool) -> bool {
     let Some(x) = v.as_f64() else { return false };
     let x = if percent { x * 100.0 } else { x };
     let d = figure.split_once('.').map_or(0, |(_, f)| f.len());
-    format!("{:.d$}", x.abs()) == figure
+    let s = 10f64.powi(d as i32);
+    format!("{:.d$}", x.abs()) == figure || format!("{:.d$}", (x.abs() * s).round() / s) == figure
 }
 
 /// Checks the figures `got` of a line against the named `paths` of `doc`
