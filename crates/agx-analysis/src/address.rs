@@ -1334,22 +1334,30 @@ pub fn analyze(
         dataflow::replay(cfg, &mut fl, &mut out);
     }
     drop(out);
+    // each access's facts are a pure function of the settled states: big
+    // functions compute them on every core (in order: the same facts)
     let mut accesses = Vec::with_capacity(mem.len());
-    for (k, &i) in mem.iter().enumerate() {
-        let i = i as usize;
-        let m = insns[i].mem_access().expect("memory instruction");
-        let b = cfg.block_of[i] as usize;
-        let in_loop = if b < forest.loop_of.len() {
-            forest.loop_of[b]
-        } else {
-            None
-        };
-        let (addr, bytes) = match (&fl.addr[k], &unknown) {
-            (Some(a), None) => a.clone(),
-            _ => (Addr::Unk(Why::Unmodelled(i as u32)), m.bytes_per_lane()),
-        };
-        accesses.push(facts_of(&fl, i, m, addr, bytes, in_loop, shape, line_bytes));
-    }
+    let fl = &fl;
+    let unknown_ref = &unknown;
+    crate::par::map_ordered(
+        mem.len(),
+        &|k| {
+            let i = mem[k] as usize;
+            let m = insns[i].mem_access().expect("memory instruction");
+            let b = cfg.block_of[i] as usize;
+            let in_loop = if b < forest.loop_of.len() {
+                forest.loop_of[b]
+            } else {
+                None
+            };
+            let (addr, bytes) = match (&fl.addr[k], unknown_ref) {
+                (Some(a), None) => a.clone(),
+                _ => (Addr::Unk(Why::Unmodelled(i as u32)), m.bytes_per_lane()),
+            };
+            facts_of(fl, i, m, addr, bytes, in_loop, shape, line_bytes)
+        },
+        |_, a| accesses.push(a),
+    );
     Addresses { accesses, unknown }
 }
 

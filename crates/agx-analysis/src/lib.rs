@@ -32,6 +32,7 @@ pub mod raw_image;
 pub mod round;
 pub mod special_regs;
 pub mod stack_kind;
+pub mod time_passes;
 pub mod timing;
 pub mod trip_count;
 pub mod untimed;
@@ -326,6 +327,22 @@ pub fn analyze_detailed_program(
     call_effects: &std::collections::HashMap<u32, liveness::DefUse>,
     call_divergence: &std::collections::HashMap<u32, divergence::CalleeSummary>,
 ) -> Detailed {
+    analyze_detailed_program_with(insns, opts, call_effects, call_divergence, |_, _, _| ()).0
+}
+
+/// [`analyze_detailed_program`], and `side` run on the facts, the CFG and
+/// the loop forest as soon as they exist: on a second core, beside the
+/// divergence, register and trip-count passes, for big functions (the
+/// access facts of [`program`] need only those three, and take as long as
+/// the passes they overlap on loop- and call-dense code).
+pub fn analyze_detailed_program_with<R: Send>(
+    insns: &[Instruction],
+    opts: &CfgOptions,
+    call_effects: &std::collections::HashMap<u32, liveness::DefUse>,
+    call_divergence: &std::collections::HashMap<u32, divergence::CalleeSummary>,
+    side: impl FnOnce(&facts::Facts, &Cfg, &loops::LoopForest) -> R + Send,
+) -> (Detailed, R) {
+    time_passes::mark("decoded");
     let mut facts = facts::scan(insns);
     // (the control-flow column moves into the CFG: one copy, not two)
     let cfg = Cfg::from_facts_taking_flows(&mut facts, opts);
@@ -345,7 +362,9 @@ pub fn analyze_detailed_program(
         let forest = loops::find_loops(cfg, &dom);
         (dom, forest)
     };
-    let ((dom, forest), live) = if insns.len() >= 50_000 && par::threads() > 1 {
+    time_passes::mark("facts and CFG");
+    let big = insns.len() >= 50_000 && par::threads() > 1;
+    let ((dom, forest), live) = if big {
         par::join(
             || loops_of(&cfg),
             || liveness::liveness_with_calls(&cfg, &facts, &effects),
@@ -354,124 +373,139 @@ pub fn analyze_detailed_program(
         let l = loops_of(&cfg);
         (l, liveness::liveness_with_calls(&cfg, &facts, &effects))
     };
-    let div = divergence::analyze(insns, &facts, &cfg, &forest, call_divergence);
-    let stack = facts.stack.clone();
-    let highest = facts.highest_gpr.unwrap_or(0);
-    let regs = occupancy::RegisterUse {
-        highest_half_index: facts.highest_gpr,
-        allocated_half: facts.highest_gpr.map_or(0, |h| h + 1),
-        uniform_half: facts.highest_uniform.map_or(0, |h| h + 1),
+    let rest = || {
+        let div = divergence::analyze(insns, &facts, &cfg, &forest, call_divergence);
+        let stack = facts.stack.clone();
+        let highest = facts.highest_gpr.unwrap_or(0);
+        let regs = occupancy::RegisterUse {
+            highest_half_index: facts.highest_gpr,
+            allocated_half: facts.highest_gpr.map_or(0, |h| h + 1),
+            uniform_half: facts.highest_uniform.map_or(0, |h| h + 1),
+        };
+        // The entry adjust of main (function 0), if main has one.
+        let main_scratch = stack
+            .adjusts
+            .iter()
+            .find(|a| {
+                a.amount > 0 && cfg.blocks[cfg.block_of[a.index] as usize].function == Some(0)
+            })
+            .map(|a| a.amount);
+        let (threads, percent) = occupancy_for_regs(highest);
+        let bstart = |b: usize| cfg.blocks[b].start;
+        let blast = |b: usize| cfg.blocks[b].last;
+
+        let mut loop_sums: Vec<LoopSummary> = forest
+            .loops
+            .iter()
+            .map(|l| {
+                let mut latches: Vec<u32> = l.latches.iter().map(|&b| blast(b)).collect();
+                latches.sort_unstable();
+                let mut exits: Vec<u32> = l.exits.iter().map(|&(_, t)| bstart(t)).collect();
+                exits.sort_unstable();
+                exits.dedup();
+                LoopSummary {
+                    start: l.start,
+                    end: l.end,
+                    depth: l.depth,
+                    instructions: l.instructions,
+                    header: bstart(l.header),
+                    latches: latches.into(),
+                    exits: exits.into(),
+                    blocks: l.blocks,
+                    function: l.function.map(|f| cfg.functions[f].entry),
+                }
+            })
+            .collect();
+        loop_sums.sort_by_key(|l| (l.start, l.depth));
+
+        let irreducible = forest
+            .irreducible
+            .iter()
+            .map(|r| IrreducibleSummary {
+                entries: r.entries.iter().map(|&b| bstart(b)).collect(),
+                blocks: r.blocks.iter().map(|&b| bstart(b)).collect(),
+                retreating_edges: r
+                    .retreating_edges
+                    .iter()
+                    .map(|&(u, v)| (blast(u), bstart(v)))
+                    .collect(),
+                instructions: r.instructions,
+            })
+            .collect();
+
+        let peak = live.peak_info(&facts.addr);
+        let stack_sites = stack_kind::classify(insns);
+        let analysis = Analysis {
+            instructions: insns.len(),
+            code_bytes: facts.len.iter().map(|&l| l as u64).sum(),
+            registers: Registers {
+                highest_half_index: highest,
+                allocated_half: regs.allocated_half,
+                peak_live_half: peak.live_half,
+                peak_live_offset: peak.offset,
+                peak_live_registers: peak.registers,
+                uniform_half: regs.uniform_half,
+            },
+            occupancy: Occupancy { threads, percent },
+            spills: stack.spills,
+            fills: stack.fills,
+            stack_kinds: stack_kind::StackKinds::of(&stack_sites),
+            stack_sites,
+            stack: StackSummary {
+                scratch_reserved: main_scratch.or(stack.scratch_reserved),
+                adjusts: stack.adjusts,
+            },
+            loops: loop_sums,
+            backward_branches: cfg.backward_branches(),
+            cfg: CfgSummary {
+                blocks: cfg.blocks.len(),
+                edges: cfg.edge_count(),
+                functions: cfg
+                    .functions
+                    .iter()
+                    .map(|f| FunctionSummary {
+                        entry: f.entry,
+                        blocks: f.blocks,
+                        instructions: f.instructions,
+                    })
+                    .collect(),
+                calls: cfg
+                    .calls
+                    .iter()
+                    .map(|c| CallSummary {
+                        addr: c.addr,
+                        target: c.target,
+                        resolved: c.callee_block.is_some(),
+                    })
+                    .collect(),
+                unresolved_targets: cfg.unresolved.iter().map(|u| (u.addr, u.target)).collect(),
+                unreachable_blocks: cfg.unreachable_blocks(),
+                max_exec_depth: cfg.max_exec_depth(),
+                exec_ops: cfg.exec_events.len(),
+            },
+            irreducible,
+        };
+        let mut nest = loops::LoopNest::new(&cfg, &forest);
+        nest.trips = trip_count::analyze(insns, &cfg, &dom, &forest, &nest);
+        (div, analysis, nest)
     };
-    // The entry adjust of main (function 0), if main has one.
-    let main_scratch = stack
-        .adjusts
-        .iter()
-        .find(|a| a.amount > 0 && cfg.blocks[cfg.block_of[a.index] as usize].function == Some(0))
-        .map(|a| a.amount);
-    let (threads, percent) = occupancy_for_regs(highest);
-    let bstart = |b: usize| cfg.blocks[b].start;
-    let blast = |b: usize| cfg.blocks[b].last;
-
-    let mut loop_sums: Vec<LoopSummary> = forest
-        .loops
-        .iter()
-        .map(|l| {
-            let mut latches: Vec<u32> = l.latches.iter().map(|&b| blast(b)).collect();
-            latches.sort_unstable();
-            let mut exits: Vec<u32> = l.exits.iter().map(|&(_, t)| bstart(t)).collect();
-            exits.sort_unstable();
-            exits.dedup();
-            LoopSummary {
-                start: l.start,
-                end: l.end,
-                depth: l.depth,
-                instructions: l.instructions,
-                header: bstart(l.header),
-                latches: latches.into(),
-                exits: exits.into(),
-                blocks: l.blocks,
-                function: l.function.map(|f| cfg.functions[f].entry),
-            }
-        })
-        .collect();
-    loop_sums.sort_by_key(|l| (l.start, l.depth));
-
-    let irreducible = forest
-        .irreducible
-        .iter()
-        .map(|r| IrreducibleSummary {
-            entries: r.entries.iter().map(|&b| bstart(b)).collect(),
-            blocks: r.blocks.iter().map(|&b| bstart(b)).collect(),
-            retreating_edges: r
-                .retreating_edges
-                .iter()
-                .map(|&(u, v)| (blast(u), bstart(v)))
-                .collect(),
-            instructions: r.instructions,
-        })
-        .collect();
-
-    let peak = live.peak_info(&facts.addr);
-    let stack_sites = stack_kind::classify(insns);
-    let analysis = Analysis {
-        instructions: insns.len(),
-        code_bytes: facts.len.iter().map(|&l| l as u64).sum(),
-        registers: Registers {
-            highest_half_index: highest,
-            allocated_half: regs.allocated_half,
-            peak_live_half: peak.live_half,
-            peak_live_offset: peak.offset,
-            peak_live_registers: peak.registers,
-            uniform_half: regs.uniform_half,
-        },
-        occupancy: Occupancy { threads, percent },
-        spills: stack.spills,
-        fills: stack.fills,
-        stack_kinds: stack_kind::StackKinds::of(&stack_sites),
-        stack_sites,
-        stack: StackSummary {
-            scratch_reserved: main_scratch.or(stack.scratch_reserved),
-            adjusts: stack.adjusts,
-        },
-        loops: loop_sums,
-        backward_branches: cfg.backward_branches(),
-        cfg: CfgSummary {
-            blocks: cfg.blocks.len(),
-            edges: cfg.edge_count(),
-            functions: cfg
-                .functions
-                .iter()
-                .map(|f| FunctionSummary {
-                    entry: f.entry,
-                    blocks: f.blocks,
-                    instructions: f.instructions,
-                })
-                .collect(),
-            calls: cfg
-                .calls
-                .iter()
-                .map(|c| CallSummary {
-                    addr: c.addr,
-                    target: c.target,
-                    resolved: c.callee_block.is_some(),
-                })
-                .collect(),
-            unresolved_targets: cfg.unresolved.iter().map(|u| (u.addr, u.target)).collect(),
-            unreachable_blocks: cfg.unreachable_blocks(),
-            max_exec_depth: cfg.max_exec_depth(),
-            exec_ops: cfg.exec_events.len(),
-        },
-        irreducible,
+    let (side_out, (div, analysis, nest)) = if big {
+        time_passes::mark("loops and liveness");
+        par::join(|| side(&facts, &cfg, &forest), rest)
+    } else {
+        let r = rest();
+        (side(&facts, &cfg, &forest), r)
     };
-    let mut nest = loops::LoopNest::new(&cfg, &forest);
-    nest.trips = trip_count::analyze(insns, &cfg, &dom, &forest, &nest);
-    Detailed {
-        cfg,
-        dominators: dom,
-        nest,
-        loops: forest,
-        liveness: live,
-        analysis,
-        divergence: div,
-    }
+    (
+        Detailed {
+            cfg,
+            dominators: dom,
+            nest,
+            loops: forest,
+            liveness: live,
+            analysis,
+            divergence: div,
+        },
+        side_out,
+    )
 }

@@ -44,7 +44,7 @@ use crate::liveness::{half_names, DefUse, GprSet};
 use crate::timing::{
     self, BreakdownPart, KernelTiming, ModelParams, Paths, Suggestion, UnitCycles,
 };
-use crate::{analyze_detailed_program, Analysis, CfgOptions};
+use crate::{Analysis, CfgOptions};
 use agx_isa::{Flow, Instruction};
 use std::collections::HashMap;
 
@@ -387,10 +387,33 @@ struct Solved {
 }
 
 fn solve(insns: &[Instruction], callees: &HashMap<u32, Summary>) -> Solved {
+    solve_with_access(insns, callees, None)
+}
+
+/// [`solve`], with the access facts of the memory instructions (issue 27)
+/// when `access` gives the threadgroup shape and cache-line size: they
+/// read only the facts, the CFG and the loops, so they are computed beside
+/// the passes that follow those (see
+/// [`crate::analyze_detailed_program_with`]), not after them.
+fn solve_with_access(
+    insns: &[Instruction],
+    callees: &HashMap<u32, Summary>,
+    access: Option<(crate::address::Shape, u32)>,
+) -> Solved {
     let effects: HashMap<u32, DefUse> = callees.iter().map(|(a, s)| (*a, s.effect)).collect();
     let effects = &effects;
     let divs: HashMap<u32, CalleeSummary> = callees.iter().map(|(a, s)| (*a, s.div)).collect();
-    let d = analyze_detailed_program(insns, &CfgOptions::default(), effects, &divs);
+    let (d, access) = crate::analyze_detailed_program_with(
+        insns,
+        &CfgOptions::default(),
+        effects,
+        &divs,
+        |facts, cfg, forest| {
+            access.map(|(shape, line)| {
+                crate::address::analyze(insns, facts, cfg, forest, &shape, line)
+            })
+        },
+    );
     let mut summary = Summary::default();
     if let Some(f) = d.cfg.functions.first() {
         summary.effect.used = d.liveness.live_in[f.entry_block];
@@ -435,7 +458,7 @@ fn solve(insns: &[Instruction], callees: &HashMap<u32, Summary>) -> Solved {
         summary,
         across,
         divergence: d.divergence,
-        access: Default::default(),
+        access: access.unwrap_or_default(),
     }
 }
 
@@ -714,30 +737,27 @@ pub fn analyze_program_keeping(
             }
             m
         };
-        let mut s = solve(&codes[f].insns, &effects_of(&solved, None));
+        let shape = params.threadgroup.unwrap_or(crate::address::Shape::DEFAULT);
+        let mut s = solve_with_access(
+            &codes[f].insns,
+            &effects_of(&solved, None),
+            Some((shape, params.mem.cache_line_bytes as u32)),
+        );
         // a function calling itself: iterate its own summary to a fixpoint
         if sites[f].iter().any(|x| x.2 == Some(f)) {
             for _ in 0..8 {
-                let next = solve(&codes[f].insns, &effects_of(&solved, Some(&s.summary)));
+                let mut next = solve(&codes[f].insns, &effects_of(&solved, Some(&s.summary)));
                 let same = next.summary.effect == s.summary.effect
                     && next.summary.saved == s.summary.saved;
+                // (the access facts do not depend on the callees' summaries)
+                next.access = std::mem::take(&mut s.access);
                 s = next;
                 if same {
                     break;
                 }
             }
         }
-        // the access facts of the memory instructions (issue 27), while
-        // the graphs are here
-        s.access = crate::address::analyze(
-            &codes[f].insns,
-            &crate::facts::scan(&codes[f].insns),
-            &s.cfg,
-            &s.loops,
-            &params.threadgroup.unwrap_or(crate::address::Shape::DEFAULT),
-            params.mem.cache_line_bytes as u32,
-        );
-        let shape = params.threadgroup.unwrap_or(crate::address::Shape::DEFAULT);
+        crate::time_passes::mark("divergence, registers, trip counts | access facts");
         crate::banks::annotate(
             &mut s.access,
             shape.threads().min(32),
@@ -801,6 +821,7 @@ pub fn analyze_program_keeping(
         );
         // the loads the divergence analysis proved uniform-address: the
         // model charges them once per SIMD-group (it never re-derives them)
+        crate::time_passes::mark("banks, atomics, cache");
         let t = timing::analyze_with_access(
             &code.insns,
             &s.analysis,
@@ -812,6 +833,7 @@ pub fn analyze_program_keeping(
         drop(nest);
         // the suggestions and the arms' cycles read the timing only: for a
         // big function the arms are filled on another core meanwhile
+        crate::time_passes::mark("timing model");
         let mut cx = crate::advice::Context::new(
             &code.insns,
             &t,
@@ -837,6 +859,7 @@ pub fn analyze_program_keeping(
         cx.divergence = Some(&s.divergence);
         crate::advice::run_after_timing(&cx, &mut suggestions);
         drop(cx);
+        crate::time_passes::mark("advice");
         s.analysis.occupancy = own_occupancy;
         functions.push(ProgramFunction {
             entry: code.entry,

@@ -976,7 +976,9 @@ fn render_and_release(
             release_for_text(p);
         }
     }
+    agx_analysis::time_passes::mark("record (the profile built)");
     let r = render(a, &profiles, out, tty);
+    agx_analysis::time_passes::mark("report written");
     if profiles.iter().map(|p| p.insns.len()).sum::<usize>() >= 100_000 {
         std::thread::spawn(move || drop(profiles));
     }

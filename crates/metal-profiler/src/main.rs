@@ -1,41 +1,22 @@
 //! `metal-profile`: the command-line front end.
 
+/// mimalloc, not the system allocator (issue 37 item 7): the analysis runs
+/// its independent passes on two cores (the access facts beside the
+/// divergence, register and trip-count passes), and both allocate heavily;
+/// glibc's allocator with one arena (what this binary set before) made each
+/// of the two take ~1.8x as long side by side as alone, glibc's default
+/// arenas ~1.1x (METAL_PROFILE_TIME_PASSES on loop-nest at 1M
+/// instructions). mimalloc keeps per-thread heaps. Figures: the scale bench
+/// table in docs/performance-history.md.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::Parser;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-/// glibc's allocator, set before any allocation of ours (issue 21): one
-/// arena. The modelling threads (`agx_analysis::par`, the listing) otherwise
-/// allocate in arenas of their own, whose freed memory the main thread does
-/// not reuse. Measured on the six 1M-instruction shapes (2-core AMD EPYC VM,
-/// loaded; peak RSS, 3 runs each, same binary): loop-nest 460..479 ->
-/// 421..439 MB, call-dense 407..417 -> 406..412, branch-dense 433 -> 426,
-/// one-block 340 -> 332, loop-dense 410 -> 397, straight-line 349 -> 349;
-/// CPU time the same within the noise (8.59 -> 8.54 s summed, page faults
-/// -2..-6%). Rejected by the same runs: `M_MMAP_THRESHOLD` 32 MB (-15%
-/// faults, +12..+17 MB peak), with `M_TRIM_THRESHOLD` 256 MB too (-20%
-/// faults, up to +60 MB peak), `M_TRIM_THRESHOLD` alone (+25% faults), one
-/// arena with `M_TOP_PAD` 64 MB (-11..-19% faults on five shapes but +11% on
-/// call-dense, loop-nest's peak 15 MB above one arena alone). One arena
-/// serialises the threads' allocations: for one profile (its helper threads
-/// allocate little) that cost nothing measurable, but `batch` and `diff` run
-/// whole kernels on `--jobs` workers, and with one arena `batch --jobs 2`
-/// over 3,000 small archives took 0.91x the time of one job (1.70x with
-/// glibc's default arenas), so they keep the default.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn tune_allocator() {
-    // SAFETY: mallopt only sets parameters of the allocator, here before
-    // this process starts a thread (the command line is parsed on the main
-    // thread only); a value it refuses is left as it was.
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 1);
-    }
-}
-
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn tune_allocator() {}
-
 fn main() -> ExitCode {
+    agx_analysis::time_passes::mark("started");
     let cli = match metal_profiler::cli::Cli::try_parse() {
         Ok(c) => c,
         Err(e) if !e.use_stderr() => {
@@ -53,10 +34,6 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    // one profile (no subcommand): one arena; batch and diff: the default
-    if cli.command.is_none() {
-        tune_allocator();
-    }
     let stdout = std::io::stdout();
     let tty = stdout.is_terminal();
     let mut out = std::io::BufWriter::new(stdout.lock());
