@@ -79,6 +79,25 @@ pub enum Sym {
 }
 
 impl Sym {
+    /// Whether it has a name a programmer can look up in the listing: a
+    /// uniform register (`u6`, `u6l`) or a special register.
+    pub fn named(self) -> bool {
+        matches!(self, Sym::U(..) | Sym::Sr(_))
+    }
+    /// Its name in an expression: a uniform register as the listing names
+    /// it (`u6`; a 16-bit half `u6l`/`u6h`), a special register `sr{n}`
+    /// (the threadgroup origin along d: `tg_origin.x`), else `?`.
+    pub fn name(self) -> String {
+        match self {
+            Sym::U(h, 1) => format!("u{}{}", h / 2, if h % 2 == 0 { "l" } else { "h" }),
+            Sym::U(h, _) => format!("u{}", h / 2),
+            Sym::Sr(n) if (1000..1003).contains(&n) => {
+                format!("tg_origin.{}", ["x", "y", "z"][(n - 1000) as usize])
+            }
+            Sym::Sr(n) => format!("sr{n}"),
+            _ => "?".to_string(),
+        }
+    }
     /// Whether its value can differ between the lanes of a SIMD-group.
     pub fn per_lane(self) -> bool {
         matches!(self, Sym::Lid(_) | Sym::Tix | Sym::Lane | Sym::Data(..))
@@ -129,7 +148,12 @@ impl Poly {
                     i += 1;
                 }
                 1 => {
-                    t.push((o.t[j].0, o.t[j].1.checked_mul(k)?));
+                    // (k = 0 adds nothing: no zero-coefficient terms, which
+                    // would make the polynomial seem to depend on them)
+                    let v = o.t[j].1.checked_mul(k)?;
+                    if v != 0 {
+                        t.push((o.t[j].0, v));
+                    }
                     j += 1;
                 }
                 _ => {
@@ -162,6 +186,13 @@ impl Poly {
             c: self.c.checked_mul(k)?,
             t,
         })
+    }
+    /// `c * u`: no constant, one term, one named uniform symbol.
+    fn one_uniform_term(&self) -> Option<(i64, Sym)> {
+        match self.t.as_slice() {
+            [((u, None), c)] if self.c == 0 && u.named() => Some((*c, *u)),
+            _ => None,
+        }
     }
     fn as_const(&self) -> Option<i64> {
         self.t.is_empty().then_some(self.c)
@@ -538,9 +569,20 @@ pub struct Access {
     /// consecutive runs (null when not a known constant).
     pub run: Option<u32>,
     pub jump: Option<i64>,
+    /// A lane stride that is a known factor times one runtime uniform
+    /// value (issue 35: a row-wise mat-vec's `4*cols`): `"4*u6"` (bytes),
+    /// the uniform named as the listing names it (a uniform register,
+    /// filled from a kernel argument or push constant; `sr` a special
+    /// register); absent when the stride is a number or not followed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lane_stride_expr: Option<String>,
     /// Bytes per iteration of its innermost loop (0: loop-invariant); null
     /// when not in a loop or not a known constant.
     pub loop_stride: Option<i64>,
+    /// A loop stride that is a known factor times one runtime uniform
+    /// value, as [`Access::lane_stride_expr`] (`"128*u5"`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loop_stride_expr: Option<String>,
     /// Forest index of its innermost loop.
     #[serde(skip)]
     pub in_loop: Option<usize>,
@@ -552,6 +594,17 @@ pub struct Access {
     /// Cache lines one SIMD-group request touches (device and texture
     /// spaces, when the pattern is known).
     pub lines_per_request: Option<u32>,
+    /// Device memory with a symbolic lane stride
+    /// ([`Access::lane_stride_expr`]): the cache lines one SIMD-group
+    /// request touches for any value of the stride of a line or more (each
+    /// lane its own lines); with `wide_from`, the least value of the
+    /// uniform that makes the stride a line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines_per_request_if_wide: Option<u32>,
+    /// The least value of the stride's uniform for which
+    /// `lines_per_request_if_wide` holds (stride >= one cache line).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wide_from: Option<i64>,
     /// Threadgroup memory: the largest number of distinct words one bank
     /// serves for one request (1: no conflict), under the GPU model's bank
     /// model ([`crate::banks`]); null when unknown or another space.
@@ -575,6 +628,41 @@ pub struct Access {
     /// every thread (the `vectorise-loads` rule reads it).
     #[serde(skip)]
     pub address: Option<Poly>,
+}
+
+impl Access {
+    /// An access of `bytes` per lane whose pattern is not known yet (every
+    /// fact unknown, one SIMD-group reading its own bytes).
+    pub fn unknown(index: u32, space: &'static str, dir: &'static str, bytes: u32) -> Access {
+        Access {
+            index,
+            space,
+            dir,
+            lane_pattern: Pattern::Unknown,
+            lane_stride: None,
+            run: None,
+            jump: None,
+            lane_stride_expr: None,
+            loop_stride: None,
+            loop_stride_expr: None,
+            in_loop: None,
+            bytes_per_lane: bytes,
+            bytes_per_request: bytes * 32,
+            lines_per_request: None,
+            lines_per_request_if_wide: None,
+            wide_from: None,
+            bank_conflict_ways: None,
+            atomic: None,
+            reuse: Reuse {
+                simd_groups: 1,
+                ..Reuse::default()
+            },
+            l1_bytes: None,
+            dram_bytes: None,
+            reason: String::new(),
+            address: None,
+        }
+    }
 }
 
 /// The address analysis of one function.
@@ -1586,30 +1674,8 @@ fn facts_of(
 ) -> Access {
     let space = space_name(m.space);
     let dir = m.dir.name();
-    let mut a = Access {
-        index: i as u32,
-        space,
-        dir,
-        lane_pattern: Pattern::Unknown,
-        lane_stride: None,
-        run: None,
-        jump: None,
-        loop_stride: None,
-        in_loop,
-        bytes_per_lane: bytes,
-        bytes_per_request: bytes * 32,
-        lines_per_request: None,
-        bank_conflict_ways: None,
-        atomic: None,
-        reuse: Reuse {
-            simd_groups: 1,
-            ..Reuse::default()
-        },
-        l1_bytes: None,
-        dram_bytes: None,
-        reason: String::new(),
-        address: None,
-    };
+    let mut a = Access::unknown(i as u32, space, dir, bytes);
+    a.in_loop = in_loop;
     let p = match addr {
         Addr::Unk(w) => {
             a.reason = why_text(fl, w);
@@ -1628,6 +1694,18 @@ fn facts_of(
     a.run = run;
     a.jump = jump;
     a.reason = why;
+    if pat == Pattern::Strided && st.is_none() {
+        if let Some((c, u)) = symbolic_lane_stride(&p, shape) {
+            a.lane_stride_expr = Some(format!("{c}*{}", u.name()));
+            if matches!(m.space, MemSpace::Device) && c != 0 {
+                let lb = i64::from(line_bytes.max(1));
+                let per_lane = (i64::from(bytes) + lb - 1) / lb;
+                let lanes = i64::from(shape.threads().min(32));
+                a.lines_per_request_if_wide = Some((lanes * per_lane) as u32);
+                a.wide_from = Some((lb + c.abs() - 1) / c.abs());
+            }
+        }
+    }
     if is_stack && !matches!(pat, Pattern::Uniform | Pattern::Unknown) {
         // a lane-varying slot of each thread's own stack
         a.lane_pattern = Pattern::Gather;
@@ -1643,6 +1721,9 @@ fn facts_of(
         if rest_inv {
             a.loop_stride = coef.as_const();
             if a.loop_stride.is_none() {
+                a.loop_stride_expr = coef
+                    .one_uniform_term()
+                    .map(|(c, u)| format!("{c}*{}", u.name()));
                 a.reason.push_str("; the loop stride is a runtime value");
             }
         } else {
@@ -1687,6 +1768,32 @@ fn facts_of(
         a.reuse.simd_groups = simd_sharers(&p, shape);
     }
     a
+}
+
+/// A symbolic lane stride: the address's only lane-varying term is a
+/// per-lane position times one uniform symbol with a name (a uniform or
+/// special register), so consecutive lanes of the first SIMD-group are
+/// `c * u` bytes apart: `(c, u)`.
+fn symbolic_lane_stride(p: &Poly, shape: &Shape) -> Option<(i64, Sym)> {
+    let mut lane_terms =
+        p.t.iter()
+            .filter(|(m, v)| *v != 0 && (m.0.per_lane() || m.1.is_some_and(Sym::per_lane)));
+    let &((a, b), v) = lane_terms.next()?;
+    if lane_terms.next().is_some() {
+        return None;
+    }
+    let (lane, u) = match (a.per_lane(), b) {
+        (true, Some(u)) if !u.per_lane() => (a, u),
+        (false, Some(l)) if l.per_lane() => (l, a),
+        _ => return None,
+    };
+    if !u.named() {
+        return None;
+    }
+    let (p0, p1) = (lane_pos(shape, 0, 0)?, lane_pos(shape, 0, 1)?);
+    let step = sym_value(lane, &p1)? - sym_value(lane, &p0)?;
+    let c = v.checked_mul(step)?;
+    (c != 0).then_some((c, u))
 }
 
 /// SIMD-groups of a `shape` threadgroup that read the same elements at `p`:

@@ -1152,10 +1152,17 @@ pub fn access_mark(a: &agx_analysis::address::Access) -> String {
             m.push_str(&s.map_or("?".to_string(), |s| format!("{s} B")));
         }
         (Pattern::Strided, Some(s), _) => m.push_str(&format!(" {s} B")),
+        (Pattern::Strided, None, _) => {
+            if let Some(e) = &a.lane_stride_expr {
+                m.push_str(&format!(" {e} B"));
+            }
+        }
         _ => {}
     }
     if let Some(l) = a.lines_per_request {
         m.push_str(&format!(", {l} line{}", if l == 1 { "" } else { "s" }));
+    } else if let Some(w) = wide_lines(a) {
+        m.push_str(&format!(", {w}"));
     }
     match a.loop_stride {
         Some(0) => m.push_str(", loop-invariant"),
@@ -1393,15 +1400,30 @@ impl KernelRecord {
     }
 }
 
+/// The lines of an access with a runtime lane stride, for every value of
+/// a line or more (`32 lines if u16 >= 4`): `lines_per_request_if_wide`
+/// and `wide_from` of the record, the uniform from `lane_stride_expr`.
+fn wide_lines(a: &agx_analysis::address::Access) -> Option<String> {
+    let (l, from, e) = (
+        a.lines_per_request_if_wide?,
+        a.wide_from?,
+        a.lane_stride_expr.as_ref()?,
+    );
+    let u = e.split_once('*').map_or(e.as_str(), |x| x.1);
+    Some(format!("{l} lines if {u} >= {from}"))
+}
+
 /// One access of the Memory section (text and HTML): its address,
 /// mnemonic, space, lane pattern, bytes per lane and per request, cache
 /// lines, bank-conflict ways (threadgroup) and loop stride, each a field of
 /// the row (`instructions_detail[k]`); `None` for a row without an access.
 pub fn memory_line(r: &InsnRow<'_>) -> Option<String> {
     let a = r.access?;
-    let lines = a.lines_per_request.map_or("lines ?".to_string(), |l| {
-        format!("{l} line{}", if l == 1 { "" } else { "s" })
-    });
+    let lines = match (a.lines_per_request, wide_lines(a)) {
+        (Some(l), _) => format!("{l} line{}", if l == 1 { "" } else { "s" }),
+        (None, Some(w)) => w,
+        (None, None) => "lines ?".to_string(),
+    };
     let banks = match (a.space, a.bank_conflict_ways) {
         ("threadgroup", Some(w)) => format!(", {w}-way banks"),
         ("threadgroup", None) => ", banks ?".to_string(),

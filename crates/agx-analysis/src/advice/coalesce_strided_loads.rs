@@ -24,6 +24,8 @@ impl Rule for CoalesceStridedLoads {
         let share = |region: Option<u32>, sites: &[u32]| region_share(cx, region, sites);
         // --- coalescing: one suggestion per region, listing its sites ---
         let mut groups: std::collections::BTreeMap<Option<u32>, Vec<Site>> = Default::default();
+        // the runtime-stride sites: (address, stride, lines if wide, from)
+        let mut wide: Vec<(u32, String, u32, i64)> = Vec::new();
         for a in &access.accesses {
             if a.space != "device" {
                 continue;
@@ -47,6 +49,20 @@ impl Rule for CoalesceStridedLoads {
                 {
                     ("strided".to_string(), l)
                 }
+                // a lane stride that is a runtime uniform times a known
+                // factor (issue 35: a row-wise mat-vec's `4*cols`): for any
+                // value of a line or more each lane reads its own lines
+                (Pattern::Strided, None) => match (
+                    &a.lane_stride_expr,
+                    a.lines_per_request_if_wide,
+                    a.wide_from,
+                ) {
+                    (Some(e), Some(l), Some(from)) if l > best => {
+                        wide.push((addr_of(a), e.clone(), l, from));
+                        (format!("lanes {e} B apart"), l)
+                    }
+                    _ => continue,
+                },
                 // runs of one element each (lane stride 0) are broadcasts, not waste
                 (Pattern::Rows, Some(l)) if l > best && a.lane_stride != Some(0) => (
                     "rows: a threadgroup narrower than the SIMD-group".to_string(),
@@ -80,6 +96,17 @@ impl Rule for CoalesceStridedLoads {
                 ("lines_wasted", lines.saturating_sub(best) as f64),
                 ("line_bytes", line_bytes as f64),
             ];
+            // the first runtime-stride site of the region: its lines for
+            // every value of a line or more, and from which value
+            let first_wide = wide.iter().find(|w| sites.iter().any(|s| s.0 == w.0));
+            if let Some(w) = first_wide {
+                figs.push(("lines_if_wide", w.2 as f64));
+                figs.push(("wide_from", w.3 as f64));
+            }
+            let wide_note = first_wide.map(|(at, e, _, _)| {
+                let u = e.split_once('*').map_or(e.as_str(), |x| x.1);
+                (format!("0x{at:x}"), u.to_string())
+            });
             if let Some(x) = stride {
                 figs.push(("lane_stride", x as f64));
             }
@@ -89,10 +116,30 @@ impl Rule for CoalesceStridedLoads {
             let place = region.map_or("outside loops".to_string(), |h| {
                 format!("in the loop at 0x{h:x}")
             });
-            let fact = format!(
-                "the access analysis proves {} of these device accesses {place} stride across the lanes",
-                sites.len(),
-            );
+            // the runtime strides of the region's sites (`lanes 4*u6 B apart: …`)
+            let mut exprs: Vec<&str> = sites
+                .iter()
+                .filter_map(|s| {
+                    s.1.strip_prefix("lanes ")?
+                        .split_once(" B apart")
+                        .map(|x| x.0)
+                })
+                .collect();
+            let symbolic = exprs.len();
+            exprs.sort_unstable();
+            exprs.dedup();
+            let fact = if symbolic == 0 {
+                format!(
+                    "the access analysis proves {} of these device accesses {place} stride across the lanes",
+                    sites.len(),
+                )
+            } else {
+                format!(
+                    "the access analysis proves {} of these device accesses {place} stride across the lanes, {symbolic} by a runtime stride ({}) whose lines are counted for every value of a cache line or more",
+                    sites.len(),
+                    exprs.join(", ")
+                )
+            };
             out.push(
             Suggestion::new(
             severity_for_share(pct),
@@ -101,13 +148,22 @@ impl Rule for CoalesceStridedLoads {
             &figs,
             |f| {
                 format!(
-                    "{} device accesses {place} touch {} cache lines of {} B per SIMD-group where contiguous ones would touch {} ({} wasted): {}{}. Have consecutive threads read consecutive elements (transpose the layout, make the threadgroup at least a SIMD-group wide, or stage through threadgroup memory).",
+                    "{} device accesses {place} touch {} cache lines of {} B per SIMD-group where contiguous ones would touch {} ({} wasted): {}{}{}. Have consecutive threads read consecutive elements (transpose the layout, make the threadgroup at least a SIMD-group wide, or stage through threadgroup memory).",
                     f("sites"),
                     f("lines_per_request"),
                     f("line_bytes"),
                     f("lines_contiguous"),
                     f("lines_wasted"),
                     list.join(", "),
+                    match &wide_note {
+                        Some((at, u)) => format!(
+                            "; at {at}, for any {u} >= {} (a stride of {} B or more) each lane reads its own line: {} lines per request",
+                            f("wide_from"),
+                            f("line_bytes"),
+                            f("lines_if_wide")
+                        ),
+                        None => String::new(),
+                    },
                     if stride.is_some() {
                         format!("; lane stride {} B", f("lane_stride"))
                     } else {

@@ -33,7 +33,8 @@ pub fn runs(accesses: &[Access]) -> Vec<(Vec<u32>, u32)> {
         u32,
         &'a [(crate::address::Mono, i64)],
     );
-    let mut groups: BTreeMap<Key<'_>, Vec<(i64, u32)>> = BTreeMap::new();
+    // (constant, instruction index, lane stride)
+    let mut groups: BTreeMap<Key<'_>, Vec<(i64, u32, Option<i64>)>> = BTreeMap::new();
     for a in accesses {
         let Some(Poly { c, t }) = a.address.as_ref() else {
             continue;
@@ -42,28 +43,42 @@ pub fn runs(accesses: &[Access]) -> Vec<(Vec<u32>, u32)> {
             continue;
         }
         let key = (a.in_loop, a.dir, a.bytes_per_lane, t.as_slice());
-        groups.entry(key).or_default().push((*c, a.index));
+        groups
+            .entry(key)
+            .or_default()
+            .push((*c, a.index, a.lane_stride));
     }
     let mut out = Vec::new();
+    // A run is worth a wider access only where each thread's elements are
+    // its own: lanes reading one address (stride 0) or lanes at least the
+    // run's bytes apart (`x[4*t + 0..3]`). Where the lanes are closer (a
+    // contiguous `u[i-1]`, `u[i]` of neighbouring threads: a stencil's taps)
+    // the requests already move whole lines and the wider accesses would
+    // overlap the neighbours' (issue 35: no advice an expert labels wrong).
+    let own = |run: &[(u32, Option<i64>)], w: u32| {
+        let bytes = run.len() as u64 * u64::from(w);
+        run.iter()
+            .all(|(_, s)| s.is_some_and(|s| s == 0 || s.unsigned_abs() >= bytes))
+    };
+    let mut push = |run: &mut Vec<(u32, Option<i64>)>, w: u32| {
+        if run.len() >= 2 && own(run, w) {
+            out.push((run.iter().map(|x| x.0).collect(), w));
+        }
+        run.clear();
+    };
     for ((_, _, w, _), mut v) in groups {
         v.sort();
         v.dedup_by_key(|e| e.0);
-        let mut run: Vec<u32> = Vec::new();
+        let mut run: Vec<(u32, Option<i64>)> = Vec::new();
         let mut prev: Option<i64> = None;
-        for (c, i) in v {
-            if prev.is_some_and(|p| c - p == w as i64) {
-                run.push(i);
-            } else {
-                if run.len() >= 2 {
-                    out.push((std::mem::take(&mut run), w));
-                }
-                run = vec![i];
+        for (c, i, st) in v {
+            if !prev.is_some_and(|p| c - p == w as i64) {
+                push(&mut run, w);
             }
+            run.push((i, st));
             prev = Some(c);
         }
-        if run.len() >= 2 {
-            out.push((run, w));
-        }
+        push(&mut run, w);
     }
     out.sort();
     out

@@ -187,35 +187,18 @@ pub fn annotate(access: &mut [Access], uniform_loads: &[usize], g: &Geometry) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::address::{Pattern, Reuse};
+    use crate::address::Pattern;
 
     /// A device load of 4 B per lane touching `lines` lines, in loop 0
     /// (`stride`: its loop stride) or outside loops.
     fn load(index: u32, lines: u32, in_loop: bool, stride: Option<i64>) -> Access {
-        Access {
-            index,
-            space: "device",
-            dir: "load",
-            lane_pattern: Pattern::Contiguous,
-            lane_stride: Some(4),
-            run: None,
-            jump: None,
-            loop_stride: stride,
-            in_loop: in_loop.then_some(0),
-            bytes_per_lane: 4,
-            bytes_per_request: 128,
-            lines_per_request: Some(lines),
-            bank_conflict_ways: None,
-            atomic: None,
-            reuse: Reuse {
-                simd_groups: 1,
-                ..Reuse::default()
-            },
-            l1_bytes: None,
-            dram_bytes: None,
-            reason: String::new(),
-            address: None,
-        }
+        let mut a = Access::unknown(index, "device", "load", 4);
+        a.lane_pattern = Pattern::Contiguous;
+        a.lane_stride = Some(4);
+        a.loop_stride = stride;
+        a.in_loop = in_loop.then_some(0);
+        a.lines_per_request = Some(lines);
+        a
     }
 
     /// 32 SIMD-groups resident, one per threadgroup, 128 B lines, 8 KB L1.

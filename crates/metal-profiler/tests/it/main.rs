@@ -40,5 +40,6 @@ mod layers;
 mod names;
 mod no_generation_names;
 mod one_record;
+mod symbolic_strides;
 mod tgmem_bank_labels;
 mod views_agree;

@@ -1455,10 +1455,17 @@ fn access_mark_of(a: &Value) -> String {
             m.push_str(&s.map_or("?".to_string(), |s| format!("{s} B")));
         }
         ("strided", Some(s), _) => m.push_str(&format!(" {s} B")),
+        ("strided", None, _) => {
+            if let Some(e) = a["lane_stride_expr"].as_str() {
+                m.push_str(&format!(" {e} B"));
+            }
+        }
         _ => {}
     }
     if let Some(l) = a["lines_per_request"].as_u64() {
         m.push_str(&format!(", {l} line{}", if l == 1 { "" } else { "s" }));
+    } else if let Some(w) = wide_lines_of(a) {
+        m.push_str(&format!(", {w}"));
     }
     match a["loop_stride"].as_i64() {
         Some(0) => m.push_str(", loop-invariant"),
@@ -1466,6 +1473,18 @@ fn access_mark_of(a: &Value) -> String {
         None => {}
     }
     m
+}
+
+/// `32 lines if u16 >= 4`: an access with a runtime lane stride, from its
+/// `lines_per_request_if_wide`, `wide_from` and `lane_stride_expr`.
+fn wide_lines_of(a: &Value) -> Option<String> {
+    let e = a["lane_stride_expr"].as_str()?;
+    let u = e.split_once('*').map_or(e, |x| x.1);
+    Some(format!(
+        "{} lines if {u} >= {}",
+        a["lines_per_request_if_wide"].as_u64()?,
+        a["wide_from"].as_i64()?
+    ))
 }
 
 /// The marks of a listing line after its operands (text, or the HTML
@@ -1614,7 +1633,24 @@ fn memory_line_named(
             bad.push(format!("{case} | memory words are not {r}'s | {t}"));
         }
         let rest = w[4..].join(" ");
-        if row["access"]["lines_per_request"].is_null() {
+        if row["access"]["lines_per_request"].is_null()
+            && !row["access"]["lines_per_request_if_wide"].is_null()
+        {
+            check!(
+                holes(&rest, "{} B/lane, {} B, {} lines if"),
+                [
+                    a("bytes_per_lane"),
+                    a("bytes_per_request"),
+                    a("lines_per_request_if_wide"),
+                ],
+            );
+            let e = row["access"]["lane_stride_expr"].as_str().unwrap_or("?");
+            let u = e.split_once('*').map_or(e, |x| x.1);
+            if let Some(i) = rest.find(&format!("lines if {u} >= ")) {
+                let tail = &rest[i + format!("lines if {u} >= ").len()..];
+                check!(holes(tail, "{}"), [a("wide_from")],);
+            }
+        } else if row["access"]["lines_per_request"].is_null() {
             check!(
                 holes(&rest, "{} B/lane, {} B, lines ?"),
                 [a("bytes_per_lane"), a("bytes_per_request")],
