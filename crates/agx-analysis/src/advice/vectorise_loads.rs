@@ -72,7 +72,7 @@ pub fn runs(accesses: &[Access]) -> Vec<(Vec<u32>, u32)> {
         let mut run: Vec<(u32, Option<i64>)> = Vec::new();
         let mut prev: Option<i64> = None;
         for (c, i, st) in v {
-            if !prev.is_some_and(|p| c - p == w as i64) {
+            if prev.is_none_or(|p| c - p != w as i64) {
                 push(&mut run, w);
             }
             run.push((i, st));
