@@ -15,6 +15,32 @@ use clap::Parser;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
+/// A pipe on standard output gets the largest buffer the system allows
+/// (`/proc/sys/fs/pipe-max-size`, 1 MiB by default; 64 KiB otherwise):
+/// a listing or report is written in pieces of a few hundred KB, and with
+/// the default buffer each piece waits for the reader several times
+/// (`--disasm-only | cat`: issue 37 item 7). Nothing changes when it is not
+/// a pipe or the call is refused.
+#[cfg(target_os = "linux")]
+fn widen_pipe(out: &std::io::Stdout) {
+    use std::os::fd::AsRawFd;
+    let fd = out.as_raw_fd();
+    let max = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+        .ok()
+        .and_then(|s| s.trim().parse::<libc::c_int>().ok())
+        .unwrap_or(1 << 20)
+        .min(1 << 20);
+    // SAFETY: fcntl on our own standard output descriptor with integer
+    // arguments; it fails harmlessly (EBADF, EINVAL, EPERM) when the
+    // descriptor is not a pipe or the size is refused.
+    unsafe {
+        libc::fcntl(fd, libc::F_SETPIPE_SZ, max);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn widen_pipe(_: &std::io::Stdout) {}
+
 fn main() -> ExitCode {
     agx_analysis::time_passes::mark("started");
     let cli = match metal_profiler::cli::Cli::try_parse() {
@@ -35,6 +61,7 @@ fn main() -> ExitCode {
         }
     };
     let stdout = std::io::stdout();
+    widen_pipe(&stdout);
     let tty = stdout.is_terminal();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut err = std::io::stderr();
