@@ -129,7 +129,13 @@ impl Poly {
                     i += 1;
                 }
                 1 => {
-                    t.push((o.t[j].0, o.t[j].1.checked_mul(k)?));
+                    // a zero coefficient (k = 0) is no term: kept, it
+                    // would count against MAX_TERMS and name a symbol
+                    // the value does not depend on
+                    let v = o.t[j].1.checked_mul(k)?;
+                    if v != 0 {
+                        t.push((o.t[j].0, v));
+                    }
                     j += 1;
                 }
                 _ => {
@@ -223,7 +229,11 @@ impl Poly {
     /// The coefficient polynomial of `K(l)` (terms `K(l)` and `K(l)*x`), and
     /// the rest.
     fn split_k(&self, l: u32) -> (Poly, Poly) {
-        let k = Sym::K(l);
+        self.split_sym(Sym::K(l))
+    }
+    /// The coefficient polynomial of `k` (terms `k` and `k*x`), and the
+    /// rest.
+    fn split_sym(&self, k: Sym) -> (Poly, Poly) {
         let mut coef = Poly::default();
         let mut rest = Poly {
             c: self.c,
@@ -243,6 +253,46 @@ impl Poly {
         coef.t.sort_by_key(|x| x.0);
         (coef, rest)
     }
+}
+
+/// The integer `r` with `q == r * p` (both polynomials), if any.
+fn ratio(q: &Poly, p: &Poly) -> Option<i64> {
+    let (a, b) = if p.c != 0 {
+        (q.c, p.c)
+    } else {
+        let &(m, v) = p.t.first()?;
+        let w = q.t.iter().find(|x| x.0 == m).map_or(0, |x| x.1);
+        (w, v)
+    };
+    if b == 0 || a % b != 0 {
+        return None;
+    }
+    let r = a / b;
+    (r != 0 && p.scale(r).as_ref() == Some(q)).then_some(r)
+}
+
+/// The coefficient polynomials of the thread position along x, y, z in
+/// address `p` (the flattened thread index counts as x in a 1-D
+/// threadgroup); None through a lane index or another per-lane value.
+fn position_coefficients(p: &Poly, shape: &Shape) -> Option<[Poly; 3]> {
+    let one_d = shape.h <= 1 && shape.d <= 1;
+    if p.syms()
+        .any(|s| matches!(s, Sym::Lane | Sym::Data(..)) || (s == Sym::Tix && !one_d))
+    {
+        return None;
+    }
+    let mut out: [Poly; 3] = Default::default();
+    for (d, o) in out.iter_mut().enumerate() {
+        let (mut c, _) = p.split_sym(Sym::Lid(d as u8));
+        if d == 0 && one_d {
+            c = c.add(&p.split_sym(Sym::Tix).0, 1)?;
+        }
+        if c.syms().any(Sym::per_lane) {
+            return None;
+        }
+        *o = c;
+    }
+    Some(out)
 }
 
 /// Why a value or address is unknown.
@@ -517,6 +567,12 @@ pub struct Reuse {
     /// the others hit (the address does not depend on the dimensions that
     /// tell the threadgroup's SIMD-groups apart).
     pub simd_groups: u32,
+    /// Whether the analysis decides the reuse of this load: false when its
+    /// address is not followed or goes through loaded data (a gather),
+    /// where `threads`/`iterations` false and `grid_dimension` null mean
+    /// "not proved", not "absent" (a table indexed by data may well be
+    /// shared). True for every other access.
+    pub known: bool,
 }
 
 /// The access facts of one memory instruction.
@@ -623,6 +679,8 @@ struct Flowing<'a> {
     /// Per loop (forest index): it, or a loop nested in it, stores to
     /// threadgroup memory (refills a tile every iteration).
     refills: Vec<bool>,
+    /// Uniform registers with a known value (a preamble's).
+    known: &'a [(u16, u8, Poly)],
 }
 
 const NO_SLOT: u32 = u32::MAX;
@@ -634,7 +692,11 @@ fn is_gpr(r: &Reg) -> bool {
 impl Flowing<'_> {
     fn read(&self, s: &State, r: &Reg, i: usize) -> Addr {
         if r.file == RegFile::Uniform {
-            return Addr::P(Poly::sym(Sym::U(r.half, r.width.halves() as u8)));
+            let w = r.width.halves() as u8;
+            if let Some(k) = self.known.iter().find(|k| k.0 == r.half && k.1 == w) {
+                return Addr::P(k.2.clone());
+            }
+            return Addr::P(Poly::sym(Sym::U(r.half, w)));
         }
         if let Some(at) = s.broken {
             return Addr::Unk(Why::Unmodelled(at));
@@ -1286,6 +1348,126 @@ impl Flowing<'_> {
     }
 }
 
+/// Uniform registers with a known value: (first half, width in halves,
+/// the value over other uniforms), from a preamble.
+pub type UniformValues = std::sync::Arc<Vec<(u16, u8, Poly)>>;
+
+/// The uniform registers a Mesa preamble fills (`uniform_store` of a value
+/// computed from immediates and the uniforms it reads: push constants),
+/// followed through `mov_imm`, `mov`, `iadd`/`isub` (negated operands
+/// included) and `imadd` of 32-bit registers, up to the first
+/// control-flow or exec-mask instruction. A value of degree two or more
+/// (`X*Y`) stays that uniform's own symbol, and a later value built from
+/// it refers to it (`-X*Y` as minus that uniform), so main's addresses,
+/// affine in one runtime factor per term, stay so. Mesa's preamble runs
+/// once per dispatch before main and main reads what it stored (Mesa
+/// `agx_nir_opt_preamble`; the corpus' layout.json gives its offset).
+pub fn preamble_uniforms(insns: &[Instruction]) -> Vec<(u16, u8, Poly)> {
+    use std::collections::HashMap;
+    let mut regs: HashMap<u16, Poly> = HashMap::new();
+    let mut out: Vec<(u16, u8, Poly)> = Vec::new();
+    let val = |regs: &HashMap<u16, Poly>, o: &agx_isa::Operand| -> Option<Poly> {
+        let neg = o.flags & agx_isa::flags::NEG != 0;
+        if o.flags & agx_isa::flags::ABS != 0 {
+            return None;
+        }
+        let p = match o.kind {
+            OperandKind::Reg(r) if r.count == 1 && r.width == Width::W32 => match r.file {
+                RegFile::Uniform => Some(Poly::sym(Sym::U(r.half, 2))),
+                RegFile::Gpr => regs.get(&r.half).cloned(),
+            },
+            OperandKind::Imm(v) => Some(Poly::konst(v.get())),
+            OperandKind::HexImm(v) => Some(Poly::konst(v.get() as i64)),
+            _ => None,
+        }?;
+        if neg {
+            p.scale(-1)
+        } else {
+            Some(p)
+        }
+    };
+    for insn in insns {
+        let ops = insn.operands.as_slice();
+        let mn = insn.mnemonic();
+        if matches!(
+            insn.category(),
+            agx_isa::Category::Control | agx_isa::Category::ExecMask
+        ) {
+            break;
+        }
+        if mn == "uniform_store" {
+            let src = ops.iter().find_map(|o| match o.kind {
+                OperandKind::Reg(r) if r.file == RegFile::Gpr => Some(r),
+                _ => None,
+            });
+            let at = ops.iter().rev().find_map(|o| o.kind.imm_value());
+            let (Some(r), Some(h)) = (src, at) else {
+                continue;
+            };
+            // a 32-bit value: one 32-bit register, or two 16-bit halves
+            let halves = r.width.halves() as u32 * r.count as u32;
+            if halves != 2 || !(0..512).contains(&h) {
+                out.retain(|x| !(x.0 as i64 <= h + 1 && h < x.0 as i64 + 2));
+                continue;
+            }
+            let h = h as u16;
+            out.retain(|x| x.0 != h);
+            if let Some(p) = regs.get(&r.half).cloned() {
+                if p.degree() > 1 {
+                    // kept as the uniform's own symbol
+                    regs.insert(r.half, Poly::sym(Sym::U(h, 2)));
+                } else {
+                    out.push((h, 2, p));
+                }
+            }
+            continue;
+        }
+        let Some(OperandKind::Reg(d)) = ops.first().map(|o| o.kind) else {
+            continue;
+        };
+        if d.file != RegFile::Gpr {
+            continue;
+        }
+        let shift = |k: usize| -> Option<i64> {
+            match ops.get(k).and_then(|o| o.kind.keyword_text()) {
+                None => Some(0),
+                Some(t) => t.strip_prefix("lsl ").and_then(|n| n.parse().ok()),
+            }
+        };
+        let v: Option<Poly> = match mn {
+            "mov_imm" if d.width == Width::W32 => ops
+                .iter()
+                .skip(1)
+                .find_map(|o| o.kind.imm_value())
+                .map(|v| Poly::konst(v as u32 as i32 as i64)),
+            "mov" if ops.len() == 2 => val(&regs, &ops[1]),
+            "iadd" | "isub" if ops.len() >= 3 => (|| {
+                let (a, b) = (val(&regs, &ops[1])?, val(&regs, &ops[2])?);
+                let b = b.scale(1i64 << shift(3)?)?;
+                a.add(&b, if mn == "isub" { -1 } else { 1 })
+            })(),
+            "imadd" if ops.len() >= 4 => (|| {
+                let ab = val(&regs, &ops[1])?.mul(&val(&regs, &ops[2])?)?;
+                ab.add(&val(&regs, &ops[3])?.scale(1i64 << shift(4)?)?, 1)
+            })(),
+            _ => None,
+        };
+        // every register the instruction writes is unknown, but the value
+        for r in insn.defs() {
+            if r.file == RegFile::Gpr {
+                let n = (r.width.halves() * r.count as u16).max(1);
+                for k in r.half.saturating_sub(1)..r.half + n {
+                    regs.remove(&k);
+                }
+            }
+        }
+        if let (Some(p), Width::W32, 1) = (v, d.width, d.count) {
+            regs.insert(d.half, p);
+        }
+    }
+    out
+}
+
 /// Analyses the addresses of function `insns` and derives the access facts
 /// over threadgroup `shape` (`line_bytes`: the cache line size).
 pub fn analyze(
@@ -1295,6 +1477,28 @@ pub fn analyze(
     forest: &LoopForest,
     shape: &Shape,
     line_bytes: u32,
+) -> Addresses {
+    analyze_with(
+        insns,
+        facts,
+        cfg,
+        forest,
+        shape,
+        line_bytes,
+        &UniformValues::default(),
+    )
+}
+
+/// [`analyze`], with the uniform registers a preamble fills read as their
+/// values (`known`, [`preamble_uniforms`]).
+pub fn analyze_with(
+    insns: &[Instruction],
+    facts: &Facts,
+    cfg: &Cfg,
+    forest: &LoopForest,
+    shape: &Shape,
+    line_bytes: u32,
+    known: &[(u16, u8, Poly)],
 ) -> Addresses {
     let mut mem_slot = vec![NO_SLOT; insns.len()];
     let mut mem: Vec<u32> = Vec::new();
@@ -1321,6 +1525,7 @@ pub fn analyze(
         mem_slot,
         dims_used: dims_used(insns),
         refills: refilling_loops(insns, cfg, forest),
+        known,
     };
     let entries: Vec<(usize, State)> = cfg
         .functions
@@ -1350,6 +1555,8 @@ pub fn analyze(
         };
         accesses.push(facts_of(&fl, i, m, addr, bytes, in_loop, shape, line_bytes));
     }
+    block_neighbours(insns, cfg, &mut accesses, shape);
+    walk_covers(insns, &mut accesses);
     Addresses { accesses, unknown }
 }
 
@@ -1433,7 +1640,45 @@ fn lane_pattern(
             _ => symbolic.push((m, v)),
         }
     }
-    if symbolic.len() > 1 {
+    let eval_mono = |m: &Mono, pos: &[i64; 5]| -> i64 {
+        let a = sym_value(m.0, pos).unwrap_or(1);
+        let b = m.1.map_or(1, |s| sym_value(s, pos).unwrap_or(1));
+        a * b
+    };
+    let groups = shape.threads().div_ceil(32).max(1);
+    // the symbolic terms by their runtime factor (`y*U + y0*U` is one);
+    // a factor whose lane part is the same on every lane of each
+    // SIMD-group (`z*X*Y` in an 8x8x4 threadgroup: a SIMD-group is one z)
+    // moves no lane against another and is dropped
+    let mut factors: Vec<Sym> = symbolic
+        .iter()
+        .map(|(m, _)| {
+            if m.0.per_lane() {
+                m.1.unwrap_or(m.0)
+            } else {
+                m.0
+            }
+        })
+        .collect();
+    factors.sort();
+    factors.dedup();
+    let lane_varying = |u: Sym| {
+        (0..groups).any(|g| {
+            let vals: Vec<i64> = (0..32)
+                .map_while(|l| lane_pos(shape, g, l))
+                .map(|pos| {
+                    symbolic
+                        .iter()
+                        .filter(|(m, _)| m.0 == u || m.1 == Some(u))
+                        .map(|(m, v)| v * eval_mono(m, &pos))
+                        .sum::<i64>()
+                })
+                .collect();
+            vals.windows(2).any(|w| w[0] != w[1])
+        })
+    };
+    factors.retain(|&u| lane_varying(u));
+    if factors.len() > 1 {
         return (
             Pattern::Unknown,
             None,
@@ -1442,12 +1687,7 @@ fn lane_pattern(
             "the lane stride is a product of several runtime values".to_string(),
         );
     }
-    let eval_mono = |m: &Mono, pos: &[i64; 5]| -> i64 {
-        let a = sym_value(m.0, pos).unwrap_or(1);
-        let b = m.1.map_or(1, |s| sym_value(s, pos).unwrap_or(1));
-        a * b
-    };
-    let groups = shape.threads().div_ceil(32).max(1);
+    symbolic.retain(|(m, _)| factors.first().is_some_and(|&u| m.0 == u || m.1 == Some(u)));
     let mut found: Option<Lanes> = None;
     for g in 0..groups {
         let mut num = Vec::with_capacity(32);
@@ -1462,7 +1702,12 @@ fn lane_pattern(
                     .map(|(m, v)| v * eval_mono(m, &pos))
                     .sum::<i64>(),
             );
-            sym.push(symbolic.first().map_or(0, |(m, v)| v * eval_mono(m, &pos)));
+            sym.push(
+                symbolic
+                    .iter()
+                    .map(|(m, v)| v * eval_mono(m, &pos))
+                    .sum::<i64>(),
+            );
         }
         let r = classify(&num, &sym, width);
         match (&found, r) {
@@ -1595,6 +1840,7 @@ fn facts_of(
         atomic: None,
         reuse: Reuse {
             simd_groups: 1,
+            known: !(m.dir == MemDir::Load && m.space != MemSpace::Stack),
             ..Reuse::default()
         },
         l1_bytes: None,
@@ -1648,6 +1894,7 @@ fn facts_of(
     }
     // reuse: the same element read by other threads / later iterations
     if m.dir == MemDir::Load && !is_stack {
+        a.reuse.known = !p.syms().any(|s| matches!(s, Sym::Data(..)));
         let lanes_free = |d: u8, extent: u32| {
             extent > 1
                 && !p.syms().any(|s| {
@@ -1659,6 +1906,15 @@ fn facts_of(
         };
         a.reuse.threads = !p.syms().any(|s| matches!(s, Sym::Data(..)))
             && (lanes_free(0, shape.w) || lanes_free(1, shape.h) || lanes_free(2, shape.d));
+        if !a.reuse.threads && a.reuse.known {
+            if let Some(m) = loop_neighbour(fl, &p, in_loop, shape) {
+                a.reuse.threads = true;
+                a.reason.push_str(&format!(
+                    "; a neighbouring thread reads the same element {m} iteration(s) away \
+                     (the loop walks the address by a multiple of the thread's step)"
+                ));
+            }
+        }
         a.reuse.iterations = a.loop_stride == Some(0);
         if a.reuse.iterations
             && m.space == MemSpace::Threadgroup
@@ -1679,6 +1935,201 @@ fn facts_of(
         a.reuse.simd_groups = simd_sharers(&p, shape);
     }
     a
+}
+
+/// Iterations `r` (0 < |r| < the threadgroup's extent along a dimension)
+/// such that a loop enclosing the access moves its address by exactly `r`
+/// times the step of one thread along that dimension: then the thread `r`
+/// positions further reads, one iteration earlier, the element this one
+/// reads (the taps of a convolution walking `x[i + j]`). The rest of the
+/// address must not change in the loop. None without such a loop.
+fn loop_neighbour(fl: &Flowing, p: &Poly, in_loop: Option<usize>, shape: &Shape) -> Option<i64> {
+    let coef = position_coefficients(p, shape)?;
+    let extent = [shape.w, shape.h, shape.d];
+    let mut cur = in_loop;
+    while let Some(l) = cur {
+        let (ck, rest) = p.split_k(l as u32);
+        let invariant =
+            rest.syms().all(|s| !fl.varies_in(s, l)) && ck.syms().all(|s| !fl.varies_in(s, l));
+        if invariant && (ck.c != 0 || !ck.t.is_empty()) {
+            for d in 0..3 {
+                let cd = &coef[d];
+                if extent[d] <= 1 || (cd.c == 0 && cd.t.is_empty()) {
+                    continue;
+                }
+                if let Some(r) = ratio(&ck, cd) {
+                    if r.unsigned_abs() < extent[d] as u64 {
+                        return Some(r.abs());
+                    }
+                }
+            }
+        }
+        cur = fl.forest.loops[l].parent;
+    }
+    None
+}
+
+/// Loads of one basic block that read the same elements as a neighbouring
+/// thread's load of that block: where two device/texture load addresses
+/// `p`, `q` in the same block (the same threads run both) have the same
+/// thread-position coefficients and differ by exactly `r` steps of one
+/// thread along a dimension (0 < |r| < the threadgroup's extent there),
+/// the thread `r` positions away reads with one what this thread reads
+/// with the other (the taps of a stencil, `u[i - 1]`, `u[i]`, `u[i + X]`).
+/// Both are marked `reuse.threads`.
+fn block_neighbours(insns: &[Instruction], cfg: &Cfg, acc: &mut [Access], shape: &Shape) {
+    let extent = [shape.w, shape.h, shape.d];
+    let cand: Vec<(usize, u32, [Poly; 3])> = acc
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| a.dir == MemDir::Load.name() && a.reuse.known)
+        .filter(|(_, a)| matches!(a.space, "device" | "texture"))
+        .filter_map(|(k, a)| {
+            let p = a.address.as_ref()?;
+            let c = position_coefficients(p, shape)?;
+            let _ = insns.get(a.index as usize)?;
+            Some((k, cfg.block_of[a.index as usize], c))
+        })
+        .collect();
+    let mut hit = vec![None; acc.len()];
+    for (x, (i, bi, ci)) in cand.iter().enumerate() {
+        for (j, bj, cj) in &cand[x + 1..] {
+            if bi != bj || ci != cj {
+                continue;
+            }
+            let (Some(p), Some(q)) = (&acc[*i].address, &acc[*j].address) else {
+                continue;
+            };
+            let Some(diff) = p.add(q, -1) else {
+                continue;
+            };
+            if diff.c == 0 && diff.t.is_empty() {
+                continue;
+            }
+            let found = (0..3).find_map(|d| {
+                let cd = &ci[d];
+                if extent[d] <= 1 || (cd.c == 0 && cd.t.is_empty()) {
+                    return None;
+                }
+                let r = ratio(&diff, cd)?;
+                (r.unsigned_abs() < extent[d] as u64).then_some((d, r.abs()))
+            });
+            if let Some(f) = found {
+                hit[*i].get_or_insert((acc[*j].index, f));
+                hit[*j].get_or_insert((acc[*i].index, f));
+            }
+        }
+    }
+    for (a, h) in acc.iter_mut().zip(hit) {
+        if let (Some((other, (d, r))), false) = (h, a.reuse.threads) {
+            a.reuse.threads = true;
+            let at = insns.get(other as usize).map_or(0, |i| i.addr);
+            a.reason.push_str(&format!(
+                "; the thread {r} position(s) away along {} reads this element with the load at 0x{at:x} of the same block",
+                ["x", "y", "z"][d]
+            ));
+        }
+    }
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        a.abs()
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// Per-thread loads whose elements a uniform walk of the same buffer reads:
+/// loads of one loop whose addresses do not depend on the thread (`pos[j +
+/// k]`, `k` = 0..11, `j += 12`) read, over the iterations, every address
+/// `base + c + stride * n` for their offsets `c`; a per-thread load `base +
+/// c0 + g * position` (numeric, positive position coefficients of gcd `g`)
+/// whose every residue class `c0 + g*t` modulo the loop stride holds one
+/// of those offsets at or below `c0 + g*t` reads an element the walk brings
+/// to every thread (the n-body's own `pos[i]`). Marked `reuse.threads`;
+/// as the labels, for threads whose element the loop reaches (its trip
+/// count is the code's).
+fn walk_covers(insns: &[Instruction], acc: &mut [Access]) {
+    // the walks: (loop, stride, base without constant) -> offsets, loads
+    let mut walks: Vec<(usize, i64, Poly, Vec<i64>, u32)> = Vec::new();
+    for a in acc.iter() {
+        let (Some(l), Some(st), Some(p)) = (a.in_loop, a.loop_stride, a.address.as_ref()) else {
+            continue;
+        };
+        if a.dir != MemDir::Load.name() || a.space != "device" || st <= 0 || !p.uniform() {
+            continue;
+        }
+        let (_, mut rest) = p.split_k(l as u32);
+        let c = rest.c;
+        rest.c = 0;
+        match walks
+            .iter_mut()
+            .find(|w| w.0 == l && w.1 == st && w.2 == rest)
+        {
+            Some(w) => w.3.push(c),
+            None => walks.push((l, st, rest, vec![c], a.index)),
+        }
+    }
+    if walks.is_empty() {
+        return;
+    }
+    for a in acc.iter_mut() {
+        if a.reuse.threads || !a.reuse.known || a.dir != MemDir::Load.name() || a.space != "device"
+        {
+            continue;
+        }
+        let Some(p) = a.address.as_ref() else {
+            continue;
+        };
+        if p.uniform() {
+            continue;
+        }
+        // split into the thread-position terms (numeric, positive) and the
+        // rest
+        let mut g = 0i64;
+        let mut rest = Poly::konst(0);
+        let mut ok = true;
+        for &(m, v) in &p.t {
+            let pos = |s: Sym| {
+                matches!(
+                    s,
+                    Sym::Lid(_) | Sym::Tix | Sym::Sr(0..=2) | Sym::Sr(1000..=1002)
+                )
+            };
+            if m.1.is_none() && pos(m.0) {
+                ok &= v > 0;
+                g = gcd(g, v);
+            } else if m.0.per_lane() || m.1.is_some_and(|s| s.per_lane() || pos(s)) || pos(m.0) {
+                ok = false;
+            } else {
+                rest.t.push((m, v));
+            }
+        }
+        if !ok || g == 0 {
+            continue;
+        }
+        let c0 = p.c;
+        let hit = walks.iter().find(|w| {
+            let residue = |c: i64| c.rem_euclid(w.1);
+            w.2 == rest
+                && w.1 % g == 0
+                && (0..w.1 / g).all(|t| {
+                    // the walk reaches the class of c0 + g*t at or below it
+                    let at = c0 + g * t;
+                    w.3.iter().any(|&c| residue(c) == residue(at) && c <= at)
+                })
+        });
+        if let Some(w) = hit {
+            a.reuse.threads = true;
+            let at = insns.get(w.4 as usize).map_or(0, |i| i.addr);
+            a.reason.push_str(&format!(
+                "; every thread reads this element again through the uniform walk of the same buffer by the loop's load at 0x{at:x} and its neighbours ({} loads, {} B per iteration)",
+                w.3.len(),
+                w.1
+            ));
+        }
+    }
 }
 
 /// SIMD-groups of a `shape` threadgroup that read the same elements at `p`:
@@ -1766,6 +2217,15 @@ fn grid_dimension(fl: &Flowing, p: &Poly) -> Option<&'static str> {
         .any(|s| matches!(s, Sym::Data(..) | Sym::Tix | Sym::Lane))
     {
         return None;
+    }
+    // an address through no thread or threadgroup position at all: every
+    // thread of the dispatch reads it, along x first (a prolog, which reads
+    // no position)
+    if !p
+        .syms()
+        .any(|s| matches!(s, Sym::Lid(_) | Sym::Sr(0..=2) | Sym::Sr(1000..=1002)))
+    {
+        return Some("x");
     }
     (0..3u8)
         .find(|&d| {

@@ -729,13 +729,14 @@ pub fn analyze_program_keeping(
         }
         // the access facts of the memory instructions (issue 27), while
         // the graphs are here
-        s.access = crate::address::analyze(
+        s.access = crate::address::analyze_with(
             &codes[f].insns,
             &crate::facts::scan(&codes[f].insns),
             &s.cfg,
             &s.loops,
             &params.threadgroup.unwrap_or(crate::address::Shape::DEFAULT),
             params.mem.cache_line_bytes as u32,
+            &params.uniform_values,
         );
         let shape = params.threadgroup.unwrap_or(crate::address::Shape::DEFAULT);
         crate::banks::annotate(

@@ -10,7 +10,11 @@
 //! than [`WIDEST`] bytes each; a run of at least two. The figures: the
 //! accesses, the wide accesses that cover them, and the share of the
 //! estimate spent on them. Silent where the addresses are not followed or
-//! not adjacent (a gather, different buffers, a lane-stride pattern only).
+//! not adjacent (a gather, different buffers, a lane-stride pattern only),
+//! and where the run is not the thread's own: the next lane's first
+//! element lies inside it (a lane stride below the run's bytes: a
+//! stencil's `u[i]`, `u[i + 1]` over contiguous lanes, whose request
+//! already moves the neighbour's element), or the lane stride is not known.
 
 use super::{Context, Need, Rule};
 use crate::address::{Access, Poly};
@@ -65,6 +69,22 @@ pub fn runs(accesses: &[Access]) -> Vec<(Vec<u32>, u32)> {
             out.push((run, w));
         }
     }
+    // a run is this thread's own when the next lane starts past it (or
+    // every lane reads it): where the next lane reads the run's second
+    // element anyway (`u[i]`, `u[i + 1]` of a stencil over contiguous
+    // lanes) a wider access per thread only overlaps its neighbour's,
+    // the request already moves those bytes
+    let stride = |i: u32| {
+        accesses
+            .binary_search_by_key(&i, |a| a.index)
+            .ok()
+            .and_then(|k| accesses[k].lane_stride)
+    };
+    out.retain(|(run, w)| {
+        let bytes = run.len() as i64 * *w as i64;
+        run.iter()
+            .all(|&i| stride(i).is_some_and(|s| s == 0 || s.abs() >= bytes))
+    });
     out.sort();
     out
 }
