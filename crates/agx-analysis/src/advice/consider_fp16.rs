@@ -109,7 +109,7 @@ fn float_exit_test(own: &[&agx_isa::Instruction]) -> bool {
     for i in own {
         let m = i.mnemonic();
         let float_cmp = m.contains("fcmp");
-        let reads_loop_value = || i.uses().any(|r| written_in_loop(r));
+        let reads_loop_value = || i.uses().any(&written_in_loop);
         let reads_taint = i.uses().any(|r| tainted.iter().any(|t| overlaps(t, r)));
         if i.category() == Category::ExecMask && (reads_taint || float_cmp && reads_loop_value()) {
             return true;
