@@ -76,6 +76,11 @@ pub enum Sym {
     Op(u32),
     /// A uniform value at a join or loop header: (block, half).
     Join(u32, u16),
+    /// 0 in the first iteration of loop `l` (forest index), 1 in every
+    /// later one: a register set to one constant before the loop and to
+    /// another in its body (Mesa's "not the first iteration" flag of a
+    /// rotated loop with `continue`) is `c0 + (c1 - c0) * NotFirst(l)`.
+    NotFirst(u32),
 }
 
 impl Sym {
@@ -221,6 +226,20 @@ impl Poly {
         self.t
             .iter()
             .flat_map(|((a, b), _)| std::iter::once(*a).chain(*b))
+    }
+    /// The polynomial with symbol `s` replaced by `v` (None past the term
+    /// limit or a product of degree above two).
+    fn subst(&self, s: Sym, v: &Poly) -> Option<Poly> {
+        let mut out = Poly::konst(self.c);
+        for &((a, b), k) in &self.t {
+            let fa = if a == s { v.clone() } else { Poly::sym(a) };
+            let term = match b {
+                None => fa,
+                Some(b) => fa.mul(&if b == s { v.clone() } else { Poly::sym(b) })?,
+            };
+            out = out.add(&term, k)?;
+        }
+        Some(out)
     }
     /// Whether no symbol differs between lanes.
     pub fn uniform(&self) -> bool {
@@ -805,6 +824,63 @@ impl Flowing<'_> {
                 let ab = both(a, b, &|x, y| x.mul(y));
                 Some(both(ab, c, &|x, y| x.add(&y.scale(1i64 << sh)?, 1)))
             }
+            // icmpsel cc, d, a, b, t, f on a first-iteration flag
+            // (`a` = c0 + D * NotFirst(l), `b` a constant): t or f in the
+            // first iteration, the other after it
+            "icmpsel" if ops.len() == 6 => {
+                let cc = ops[0].kind.keyword_text()?;
+                let (Addr::P(a), Addr::P(b)) = (self.operand(s, 2, i)?, self.operand(s, 3, i)?)
+                else {
+                    return None;
+                };
+                let b = b.as_const()?;
+                let holds = |v: i64| -> Option<bool> {
+                    let (x, y) = (v, b);
+                    let (ux, uy) = (x as u32, y as u32);
+                    Some(match cc {
+                        "ueq" | "seq" => x == y,
+                        "nueq" | "nseq" => x != y,
+                        "ult" => ux < uy,
+                        "slt" => x < y,
+                        "ulte" => ux <= uy,
+                        "slte" => x <= y,
+                        "ugt" => ux > uy,
+                        "sgt" => x > y,
+                        "ugte" => ux >= uy,
+                        "sgte" => x >= y,
+                        _ => return None,
+                    })
+                };
+                if a.as_const().is_some() {
+                    // a known comparison: the arm it picks
+                    return if holds(a.c)? { get(4) } else { get(5) };
+                }
+                // `a` is c0 in the first iteration and another value in
+                // every later one: a NotFirst flag, or (before the flag is
+                // told from a counter) c0 + K*D tested for equality with c0
+                let (l, later) = match a.t.as_slice() {
+                    [((Sym::NotFirst(l), None), dv)] => (*l, holds(a.c + dv)?),
+                    [((Sym::K(l), None), _)]
+                        if b == a.c && matches!(cc, "ueq" | "seq" | "nueq" | "nseq") =>
+                    {
+                        (*l, !holds(a.c)?)
+                    }
+                    _ => return None,
+                };
+                let first = holds(a.c)?;
+                let (Addr::P(t), Addr::P(f)) = (get(4)?, get(5)?) else {
+                    return un(na);
+                };
+                let pick = |c: bool| if c { t.clone() } else { f.clone() };
+                let (v0, v1) = (pick(first), pick(later));
+                let d = v1.add(&v0, -1)?;
+                let nf = Poly::sym(Sym::NotFirst(l));
+                Some(
+                    d.mul(&nf)
+                        .and_then(|x| v0.add(&x, 1))
+                        .map_or(Addr::Unk(na), Addr::P),
+                )
+            }
             // bfi d, a, b, n (no mask operand): a with b inserted at bit n;
             // with a = 0, b << n
             "bfi" if ops.len() == 4 => {
@@ -1194,7 +1270,7 @@ impl Flowing<'_> {
     /// next.
     fn varies_in(&self, x: Sym, l: usize) -> bool {
         match x {
-            Sym::K(k) => self.loop_inside(k as usize, l),
+            Sym::K(k) | Sym::NotFirst(k) => self.loop_inside(k as usize, l),
             Sym::Op(i) | Sym::Data(i, _) => {
                 self.contains(l, self.cfg.block_of[i as usize] as usize)
             }
@@ -1234,9 +1310,12 @@ impl Forward for Flowing<'_> {
                 break;
             }
             let k = Sym::K(x as u32);
+            let nf = Sym::NotFirst(x as u32);
             let hdr = self.forest.loops[x].header as u32;
             s.regs.update(|v| match v {
-                Val::P(p, _) if p.syms().any(|y| y == k) => Some(Val::Unk(Why::LoopExit(hdr))),
+                Val::P(p, _) if p.syms().any(|y| y == k || y == nf) => {
+                    Some(Val::Unk(Why::LoopExit(hdr)))
+                }
                 _ => None,
             });
             l = self.forest.loops[x].parent;
@@ -1319,6 +1398,42 @@ impl Flowing<'_> {
     fn merge(&self, to: usize, h: usize, hl: Option<usize>, x: &Poly, y: &Poly, wd: u16) -> Val {
         let join_sym = Sym::Join(to as u32, h as u16);
         if let Some(l) = hl {
+            let nf = Sym::NotFirst(l as u32);
+            // steady state of the forms below: the back edge brings the
+            // header's value of the next iteration (K + 1, NotFirst 1)
+            if x.syms().any(|s| s == nf) {
+                let k1 = Poly {
+                    c: 1,
+                    t: vec![((Sym::K(l as u32), None), 1)],
+                };
+                let next = x
+                    .subst(Sym::K(l as u32), &k1)
+                    .and_then(|p| p.subst(nf, &Poly::konst(1)));
+                if next.as_ref() == Some(y) {
+                    return Val::P(Rc::new(x.clone()), wd);
+                }
+            }
+            // a value the body moves by D from the second iteration on
+            // (`j = first ? j : j + 1`): x0 + (K - NotFirst) * D
+            if let Some(diff) = y.add(x, -1) {
+                let (d, rest) = diff.split_sym(nf);
+                let inv = |p: &Poly| p.syms().all(|s| !self.varies_in(s, l));
+                let k = Sym::K(l as u32);
+                if rest == Poly::default()
+                    && d != Poly::default()
+                    && d.degree() <= 1
+                    && inv(&d)
+                    && !x.syms().any(|s| s == k || s == nf)
+                    && inv(x)
+                {
+                    let step = Poly::sym(k)
+                        .add(&Poly::sym(nf), -1)
+                        .and_then(|kn| kn.mul(&d));
+                    if let Some(p) = step.and_then(|kd| x.add(&kd, 1)) {
+                        return Val::P(Rc::new(p), wd);
+                    }
+                }
+            }
             // x: the header's value (x0 + K*D), y: the back edge's
             let (coef, rest) = x.split_k(l as u32);
             let inv = |p: &Poly| p.syms().all(|s| !self.varies_in(s, l));
@@ -1334,6 +1449,24 @@ impl Flowing<'_> {
                     } else if coef == diff {
                         return Val::P(Rc::new(x.clone()), wd);
                     }
+                }
+            }
+            // a first-iteration flag: one constant on entry, another from
+            // the body (first taken for a counter `c0 + K*D`, which the
+            // body's constant contradicts)
+            let k = Sym::K(l as u32);
+            if let (Some(c0), Some(c1)) = (
+                x.subst(k, &Poly::konst(0)).and_then(|p| p.as_const()),
+                y.as_const(),
+            ) {
+                if c1 != c0 {
+                    return Val::P(
+                        Rc::new(Poly {
+                            c: c0,
+                            t: vec![((nf, None), c1 - c0)],
+                        }),
+                        wd,
+                    );
                 }
             }
         }
