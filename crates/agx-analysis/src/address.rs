@@ -700,6 +700,9 @@ struct Flowing<'a> {
     refills: Vec<bool>,
     /// Uniform registers with a known value (a preamble's).
     known: &'a [(u16, u8, Poly)],
+    /// Addresses of the `icmpsel` min/max taken as their per-lane value
+    /// (clamps assumed inactive).
+    clamps: std::cell::RefCell<Vec<u32>>,
 }
 
 const NO_SLOT: u32 = u32::MAX;
@@ -833,6 +836,17 @@ impl Flowing<'_> {
                 else {
                     return None;
                 };
+                // min/max of a per-lane value and a uniform bound (the arms
+                // are the compared values: `clamp(x + i - r, 0, W - 1)`):
+                // the value itself, exact where the bound does not bite
+                // (interior threads), as the access labels read clamps
+                if let (Some(Addr::P(t)), Some(Addr::P(f))) = (get(4), get(5)) {
+                    let minmax = (t == a && f == b) || (t == b && f == a);
+                    if minmax && a.uniform() != b.uniform() {
+                        self.clamps.borrow_mut().push(insn.addr);
+                        return Some(Addr::P(if a.uniform() { b } else { a }));
+                    }
+                }
                 let b = b.as_const()?;
                 let holds = |v: i64| -> Option<bool> {
                     let (x, y) = (v, b);
@@ -1659,6 +1673,7 @@ pub fn analyze_with(
         dims_used: dims_used(insns),
         refills: refilling_loops(insns, cfg, forest),
         known,
+        clamps: Default::default(),
     };
     let entries: Vec<(usize, State)> = cfg
         .functions
@@ -1687,6 +1702,21 @@ pub fn analyze_with(
             _ => (Addr::Unk(Why::Unmodelled(i as u32)), m.bytes_per_lane()),
         };
         accesses.push(facts_of(&fl, i, m, addr, bytes, in_loop, shape, line_bytes));
+    }
+    // accesses after a clamp taken as its value: say so
+    let mut clamps = fl.clamps.take();
+    clamps.sort_unstable();
+    clamps.dedup();
+    if let Some(&first) = clamps.first() {
+        for a in accesses.iter_mut() {
+            let at = insns[a.index as usize].addr;
+            let lane = a.address.as_ref().is_some_and(|p| !p.uniform());
+            if at > first && lane {
+                a.reason.push_str(&format!(
+                    "; through min/max with a uniform bound (clamp at 0x{first:x}) taken as inactive: exact for interior threads"
+                ));
+            }
+        }
     }
     block_neighbours(insns, cfg, &mut accesses, shape);
     walk_covers(insns, &mut accesses);
