@@ -95,7 +95,7 @@ pub type Mono = (Sym, Option<Sym>);
 
 /// A polynomial: a constant and up to [`MAX_TERMS`] monomials with nonzero
 /// integer coefficients, sorted by monomial.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct Poly {
     pub c: i64,
     pub t: Vec<(Mono, i64)>,
@@ -2155,31 +2155,37 @@ fn block_neighbours(insns: &[Instruction], cfg: &Cfg, acc: &mut [Access], shape:
         })
         .collect();
     let mut hit = vec![None; acc.len()];
-    for (x, (i, bi, ci)) in cand.iter().enumerate() {
-        for (j, bj, cj) in &cand[x + 1..] {
-            if bi != bj || ci != cj {
-                continue;
-            }
-            let (Some(p), Some(q)) = (&acc[*i].address, &acc[*j].address) else {
-                continue;
-            };
-            let Some(diff) = p.add(q, -1) else {
-                continue;
-            };
-            if diff.c == 0 && diff.t.is_empty() {
-                continue;
-            }
-            let found = (0..3).find_map(|d| {
-                let cd = &ci[d];
-                if extent[d] <= 1 || (cd.c == 0 && cd.t.is_empty()) {
-                    return None;
+    // by block and coefficients; each load is paired with the next
+    // NEIGHBOUR_WINDOW loads of its group (a stencil's taps sit together):
+    // linear in the loads of a function
+    let mut groups: std::collections::HashMap<(u32, &[Poly; 3]), Vec<usize>> = Default::default();
+    for (k, b, c) in &cand {
+        groups.entry((*b, c)).or_default().push(*k);
+    }
+    for (&(_, ci), members) in &groups {
+        for (x, i) in members.iter().enumerate() {
+            for j in members[x + 1..].iter().take(NEIGHBOUR_WINDOW) {
+                let (Some(p), Some(q)) = (&acc[*i].address, &acc[*j].address) else {
+                    continue;
+                };
+                let Some(diff) = p.add(q, -1) else {
+                    continue;
+                };
+                if diff.c == 0 && diff.t.is_empty() {
+                    continue;
                 }
-                let r = ratio(&diff, cd)?;
-                (r.unsigned_abs() < extent[d] as u64).then_some((d, r.abs()))
-            });
-            if let Some(f) = found {
-                hit[*i].get_or_insert((acc[*j].index, f));
-                hit[*j].get_or_insert((acc[*i].index, f));
+                let found = (0..3).find_map(|d| {
+                    let cd = &ci[d];
+                    if extent[d] <= 1 || (cd.c == 0 && cd.t.is_empty()) {
+                        return None;
+                    }
+                    let r = ratio(&diff, cd)?;
+                    (r.unsigned_abs() < extent[d] as u64).then_some((d, r.abs()))
+                });
+                if let Some(f) = found {
+                    hit[*i].get_or_insert((acc[*j].index, f));
+                    hit[*j].get_or_insert((acc[*i].index, f));
+                }
             }
         }
     }
@@ -2194,6 +2200,11 @@ fn block_neighbours(insns: &[Instruction], cfg: &Cfg, acc: &mut [Access], shape:
         }
     }
 }
+
+/// Loads of one block and thread-position coefficients each is compared
+/// with (the next ones in program order): bounds [`block_neighbours`] to
+/// linear work on unrolled code.
+const NEIGHBOUR_WINDOW: usize = 8;
 
 fn gcd(a: i64, b: i64) -> i64 {
     if b == 0 {
@@ -2216,6 +2227,7 @@ fn gcd(a: i64, b: i64) -> i64 {
 fn walk_covers(insns: &[Instruction], acc: &mut [Access]) {
     // the walks: (loop, stride, base without constant) -> offsets, loads
     let mut walks: Vec<(usize, i64, Poly, Vec<i64>, u32)> = Vec::new();
+    let mut slot: std::collections::HashMap<(usize, i64, Poly), usize> = Default::default();
     for a in acc.iter() {
         let (Some(l), Some(st), Some(p)) = (a.in_loop, a.loop_stride, a.address.as_ref()) else {
             continue;
@@ -2226,16 +2238,20 @@ fn walk_covers(insns: &[Instruction], acc: &mut [Access]) {
         let (_, mut rest) = p.split_k(l as u32);
         let c = rest.c;
         rest.c = 0;
-        match walks
-            .iter_mut()
-            .find(|w| w.0 == l && w.1 == st && w.2 == rest)
-        {
-            Some(w) => w.3.push(c),
-            None => walks.push((l, st, rest, vec![c], a.index)),
+        match slot.get(&(l, st, rest.clone())) {
+            Some(&k) => walks[k].3.push(c),
+            None => {
+                slot.insert((l, st, rest.clone()), walks.len());
+                walks.push((l, st, rest, vec![c], a.index));
+            }
         }
     }
     if walks.is_empty() {
         return;
+    }
+    let mut by_rest: std::collections::HashMap<Poly, Vec<usize>> = Default::default();
+    for (k, w) in walks.iter().enumerate() {
+        by_rest.entry(w.2.clone()).or_default().push(k);
     }
     for a in acc.iter_mut() {
         if a.reuse.threads || !a.reuse.known || a.dir != MemDir::Load.name() || a.space != "device"
@@ -2273,10 +2289,13 @@ fn walk_covers(insns: &[Instruction], acc: &mut [Access]) {
             continue;
         }
         let c0 = p.c;
-        let hit = walks.iter().find(|w| {
+        let Some(ws) = by_rest.get(&rest) else {
+            continue;
+        };
+        let hit = ws.iter().map(|&k| &walks[k]).find(|w| {
             let residue = |c: i64| c.rem_euclid(w.1);
-            w.2 == rest
-                && w.1 % g == 0
+            w.1 % g == 0
+                && w.3.len() as i64 >= w.1 / g
                 && (0..w.1 / g).all(|t| {
                     // the walk reaches the class of c0 + g*t at or below it
                     let at = c0 + g * t;
