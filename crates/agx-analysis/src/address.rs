@@ -81,12 +81,24 @@ pub enum Sym {
     /// another in its body (Mesa's "not the first iteration" flag of a
     /// rotated loop with `continue`) is `c0 + (c1 - c0) * NotFirst(l)`.
     NotFirst(u32),
+    /// `thread_position_in_threadgroup.d mod m` (per lane; `m` a power of
+    /// two dividing the threadgroup's extent along `d`): a grid position
+    /// masked with `m - 1`, the threadgroup origin being a multiple of `m`.
+    LidMod(u8, u32),
 }
 
 impl Sym {
     /// Whether its value can differ between the lanes of a SIMD-group.
     pub fn per_lane(self) -> bool {
-        matches!(self, Sym::Lid(_) | Sym::Tix | Sym::Lane | Sym::Data(..))
+        matches!(
+            self,
+            Sym::Lid(_) | Sym::Tix | Sym::Lane | Sym::Data(..) | Sym::LidMod(..)
+        )
+    }
+    /// Whether it depends on the thread's position along `d` in its
+    /// threadgroup.
+    fn on_lid(self, d: u8) -> bool {
+        matches!(self, Sym::Lid(x) | Sym::LidMod(x, _) if x == d)
     }
 }
 
@@ -295,9 +307,9 @@ fn ratio(q: &Poly, p: &Poly) -> Option<i64> {
 /// threadgroup); None through a lane index or another per-lane value.
 fn position_coefficients(p: &Poly, shape: &Shape) -> Option<[Poly; 3]> {
     let one_d = shape.h <= 1 && shape.d <= 1;
-    if p.syms()
-        .any(|s| matches!(s, Sym::Lane | Sym::Data(..)) || (s == Sym::Tix && !one_d))
-    {
+    if p.syms().any(|s| {
+        matches!(s, Sym::Lane | Sym::Data(..) | Sym::LidMod(..)) || (s == Sym::Tix && !one_d)
+    }) {
         return None;
     }
     let mut out: [Poly; 3] = Default::default();
@@ -703,6 +715,9 @@ struct Flowing<'a> {
     /// Addresses of the `icmpsel` min/max taken as their per-lane value
     /// (clamps assumed inactive).
     clamps: std::cell::RefCell<Vec<u32>>,
+    /// The threadgroup shape (a mask of a grid position is followed only
+    /// over a shape the input or the user gave).
+    shape: Shape,
 }
 
 const NO_SLOT: u32 = u32::MAX;
@@ -894,6 +909,35 @@ impl Flowing<'_> {
                         .and_then(|x| v0.add(&x, 1))
                         .map_or(Addr::Unk(na), Addr::P),
                 )
+            }
+            // and d, x, m - 1 of a thread position (in the grid or the
+            // threadgroup) along d, m a power of two dividing the
+            // threadgroup's extent there: the origin is a multiple of m,
+            // the value the position in the threadgroup mod m
+            "and" if ops.len() == 3 => {
+                let (x, k) = match (get(1)?, get(2)?) {
+                    (Addr::P(x), Addr::P(k)) if k.as_const().is_some() => (x, k.c),
+                    (Addr::P(k), Addr::P(x)) if k.as_const().is_some() => (x, k.c),
+                    _ => return un(na),
+                };
+                let m = k.checked_add(1)?;
+                let extent = |d: u8| [self.shape.w, self.shape.h, self.shape.d][d as usize] as i64;
+                let dim = (0..3u8).find(|&d| {
+                    let lid = Poly::sym(Sym::Lid(d));
+                    let gid = lid.add(&Poly::sym(Sym::Sr(1000 + d as u16)), 1);
+                    x == lid || Some(&x) == gid.as_ref()
+                });
+                match dim {
+                    Some(d)
+                        if m > 1
+                            && m & (m - 1) == 0
+                            && self.shape.source != "default"
+                            && extent(d) % m == 0 =>
+                    {
+                        Some(Addr::P(Poly::sym(Sym::LidMod(d, m as u32))))
+                    }
+                    _ => un(na),
+                }
             }
             // bfi d, a, b, n (no mask operand): a with b inserted at bit n;
             // with a = 0, b << n
@@ -1674,6 +1718,7 @@ pub fn analyze_with(
         refills: refilling_loops(insns, cfg, forest),
         known,
         clamps: Default::default(),
+        shape: *shape,
     };
     let entries: Vec<(usize, State)> = cfg
         .functions
@@ -1768,6 +1813,7 @@ fn lane_pos(shape: &Shape, g: u32, l: u32) -> Option<[i64; 5]> {
 fn sym_value(s: Sym, pos: &[i64; 5]) -> Option<i64> {
     match s {
         Sym::Lid(d) => Some(pos[d as usize]),
+        Sym::LidMod(d, m) => Some(pos[d as usize].rem_euclid(m as i64)),
         Sym::Tix => Some(pos[3]),
         Sym::Lane => Some(pos[4]),
         _ => None,
@@ -2061,14 +2107,17 @@ fn facts_of(
         let lanes_free = |d: u8, extent: u32| {
             extent > 1
                 && !p.syms().any(|s| {
-                    s == Sym::Lid(d)
-                        || s == Sym::Tix
-                        || s == Sym::Lane
-                        || matches!(s, Sym::Data(..))
+                    s.on_lid(d) || s == Sym::Tix || s == Sym::Lane || matches!(s, Sym::Data(..))
                 })
         };
         a.reuse.threads = !p.syms().any(|s| matches!(s, Sym::Data(..)))
             && (lanes_free(0, shape.w) || lanes_free(1, shape.h) || lanes_free(2, shape.d));
+        if !a.reuse.threads && a.lane_pattern == Pattern::Rows && a.jump == Some(0) {
+            // the runs of one request read the same elements
+            a.reuse.threads = true;
+            a.reason
+                .push_str("; the runs of lanes of one request read the same elements");
+        }
         if !a.reuse.threads && a.reuse.known {
             if let Some(m) = loop_neighbour(fl, &p, in_loop, shape) {
                 a.reuse.threads = true;
@@ -2326,7 +2375,7 @@ fn simd_sharers(p: &Poly, shape: &Shape) -> u32 {
     {
         return 1;
     }
-    let free = |d: u8| !p.syms().any(|s| s == Sym::Lid(d));
+    let free = |d: u8| !p.syms().any(|s| s.on_lid(d));
     let (w, h, d) = (shape.w.max(1), shape.h.max(1), shape.d.max(1));
     // SIMD-group positions along x, y, z
     let along: [u32; 3] = if w % 32 == 0 {
@@ -2405,16 +2454,16 @@ fn grid_dimension(fl: &Flowing, p: &Poly) -> Option<&'static str> {
     // no position)
     if !p
         .syms()
-        .any(|s| matches!(s, Sym::Lid(_) | Sym::Sr(0..=2) | Sym::Sr(1000..=1002)))
+        .any(|s| s.per_lane() || matches!(s, Sym::Sr(0..=2) | Sym::Sr(1000..=1002)))
     {
         return Some("x");
     }
     (0..3u8)
         .find(|&d| {
             fl.dims_used[d as usize]
-                && !p.syms().any(|s| {
-                    s == Sym::Lid(d) || s == Sym::Sr(1000 + d as u16) || s == Sym::Sr(d as u16)
-                })
+                && !p
+                    .syms()
+                    .any(|s| s.on_lid(d) || s == Sym::Sr(1000 + d as u16) || s == Sym::Sr(d as u16))
         })
         .map(|d| ["x", "y", "z"][d as usize])
 }

@@ -1,4 +1,4 @@
-//! `divergent-loop-exit`: a loop whose exit test is not uniform: its threads may leave at different iterations (not a grid- or block-stride loop's tail, nor a loop whose iteration count is what the kernel stores: [`count_is_stored`]).
+//! `divergent-loop-exit`: a loop whose exit test is not uniform: its threads may leave at different iterations (not a grid- or block-stride loop's tail, nor a loop whose iteration count is what the kernel stores: [`count_is_stored`], nor a compare-and-swap retry loop: [`cas_retry`]).
 
 use super::facts::innermost_loop;
 use super::{Context, Need, Rule};
@@ -38,6 +38,12 @@ impl Rule for DivergentLoopExit {
             // escape-time count stored after the loop): equal trip counts
             // would change the answer, there is nothing to even out
             if innermost_loop(t, b.at).is_some_and(|l| count_is_stored(insns, l.first, l.last)) {
+                continue;
+            }
+            // a compare-and-swap retry loop: a lane leaves when its swap
+            // succeeds, so contention sets the trip counts (privatise-atomics
+            // is the advice, not evening out the work)
+            if innermost_loop(t, b.at).is_some_and(|l| cas_retry(insns, l.first, l.last)) {
                 continue;
             }
             let share = share_pct(arms, total);
@@ -112,4 +118,19 @@ fn count_is_stored(insns: &[agx_isa::Instruction], first: u32, last: u32) -> boo
         }
     }
     false
+}
+
+/// Whether the loop between `first` and `last` (addresses) holds an atomic
+/// compare-and-swap (`atomic cmpxchg`, `threadgroup_atomic cmpxchg`).
+fn cas_retry(insns: &[agx_isa::Instruction], first: u32, last: u32) -> bool {
+    use agx_isa::{format::operand_texts, MemDir, Syntax};
+    insns
+        .iter()
+        .filter(|i| i.addr >= first && i.addr <= last)
+        .filter(|i| i.mem_access().is_some_and(|m| m.dir == MemDir::Atomic))
+        .any(|i| {
+            operand_texts(i, Syntax::Default)
+                .first()
+                .is_some_and(|o| o == "cmpxchg")
+        })
 }
