@@ -77,8 +77,8 @@ impl Rule for DivergentLoopExit {
 
 /// Whether the loop between `first` and `last` (addresses) counts its
 /// iterations in a register (`iadd r, r, imm` in the loop, the register's
-/// only write there) whose value a store after the loop writes out (its
-/// data operand, before any other write of it): the number of iterations
+/// only write there) whose value a device store after the loop writes out
+/// (its data operand, before any other write of it): the number of iterations
 /// each thread runs is the result (`it[...] = k` of an escape-time loop).
 fn count_is_stored(insns: &[agx_isa::Instruction], first: u32, last: u32) -> bool {
     use agx_isa::{MemDir, OperandKind, RegFile};
@@ -104,7 +104,11 @@ fn count_is_stored(insns: &[agx_isa::Instruction], first: u32, last: u32) -> boo
         .collect();
     for c in counters {
         for j in insns.iter().filter(|j| j.addr > last) {
-            let stores_it = j.mem_access().is_some_and(|m| m.dir == MemDir::Store)
+            // (a device_store's data register is its fourth operand:
+            // `device_store 0, i32, x, r5, u0_u1, r1, ...`)
+            let stores_it = j
+                .mem_access()
+                .is_some_and(|m| m.dir == MemDir::Store && m.space == agx_isa::MemSpace::Device)
                 && j.operands
                     .as_slice()
                     .get(3)
