@@ -76,6 +76,15 @@ pub enum Sym {
     Op(u32),
     /// A uniform value at a join or loop header: (block, half).
     Join(u32, u16),
+    /// 0 in the first iteration of loop `l` (forest index), 1 in every
+    /// later one: a register set to one constant before the loop and to
+    /// another in its body (Mesa's "not the first iteration" flag of a
+    /// rotated loop with `continue`) is `c0 + (c1 - c0) * NotFirst(l)`.
+    NotFirst(u32),
+    /// `thread_position_in_threadgroup.d mod m` (per lane; `m` a power of
+    /// two dividing the threadgroup's extent along `d`): a grid position
+    /// masked with `m - 1`, the threadgroup origin being a multiple of `m`.
+    LidMod(u8, u32),
 }
 
 impl Sym {
@@ -100,7 +109,15 @@ impl Sym {
     }
     /// Whether its value can differ between the lanes of a SIMD-group.
     pub fn per_lane(self) -> bool {
-        matches!(self, Sym::Lid(_) | Sym::Tix | Sym::Lane | Sym::Data(..))
+        matches!(
+            self,
+            Sym::Lid(_) | Sym::Tix | Sym::Lane | Sym::Data(..) | Sym::LidMod(..)
+        )
+    }
+    /// Whether it depends on the thread's position along `d` in its
+    /// threadgroup.
+    fn on_lid(self, d: u8) -> bool {
+        matches!(self, Sym::Lid(x) | Sym::LidMod(x, _) if x == d)
     }
 }
 
@@ -109,7 +126,7 @@ pub type Mono = (Sym, Option<Sym>);
 
 /// A polynomial: a constant and up to [`MAX_TERMS`] monomials with nonzero
 /// integer coefficients, sorted by monomial.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct Poly {
     pub c: i64,
     pub t: Vec<(Mono, i64)>,
@@ -148,8 +165,9 @@ impl Poly {
                     i += 1;
                 }
                 1 => {
-                    // (k = 0 adds nothing: no zero-coefficient terms, which
-                    // would make the polynomial seem to depend on them)
+                    // a zero coefficient (k = 0) is no term: kept, it
+                    // would count against MAX_TERMS and name a symbol
+                    // the value does not depend on
                     let v = o.t[j].1.checked_mul(k)?;
                     if v != 0 {
                         t.push((o.t[j].0, v));
@@ -247,6 +265,20 @@ impl Poly {
             .iter()
             .flat_map(|((a, b), _)| std::iter::once(*a).chain(*b))
     }
+    /// The polynomial with symbol `s` replaced by `v` (None past the term
+    /// limit or a product of degree above two).
+    fn subst(&self, s: Sym, v: &Poly) -> Option<Poly> {
+        let mut out = Poly::konst(self.c);
+        for &((a, b), k) in &self.t {
+            let fa = if a == s { v.clone() } else { Poly::sym(a) };
+            let term = match b {
+                None => fa,
+                Some(b) => fa.mul(&if b == s { v.clone() } else { Poly::sym(b) })?,
+            };
+            out = out.add(&term, k)?;
+        }
+        Some(out)
+    }
     /// Whether no symbol differs between lanes.
     pub fn uniform(&self) -> bool {
         self.syms().all(|s| !s.per_lane())
@@ -254,7 +286,11 @@ impl Poly {
     /// The coefficient polynomial of `K(l)` (terms `K(l)` and `K(l)*x`), and
     /// the rest.
     fn split_k(&self, l: u32) -> (Poly, Poly) {
-        let k = Sym::K(l);
+        self.split_sym(Sym::K(l))
+    }
+    /// The coefficient polynomial of `k` (terms `k` and `k*x`), and the
+    /// rest.
+    fn split_sym(&self, k: Sym) -> (Poly, Poly) {
         let mut coef = Poly::default();
         let mut rest = Poly {
             c: self.c,
@@ -274,6 +310,46 @@ impl Poly {
         coef.t.sort_by_key(|x| x.0);
         (coef, rest)
     }
+}
+
+/// The integer `r` with `q == r * p` (both polynomials), if any.
+fn ratio(q: &Poly, p: &Poly) -> Option<i64> {
+    let (a, b) = if p.c != 0 {
+        (q.c, p.c)
+    } else {
+        let &(m, v) = p.t.first()?;
+        let w = q.t.iter().find(|x| x.0 == m).map_or(0, |x| x.1);
+        (w, v)
+    };
+    if b == 0 || a % b != 0 {
+        return None;
+    }
+    let r = a / b;
+    (r != 0 && p.scale(r).as_ref() == Some(q)).then_some(r)
+}
+
+/// The coefficient polynomials of the thread position along x, y, z in
+/// address `p` (the flattened thread index counts as x in a 1-D
+/// threadgroup); None through a lane index or another per-lane value.
+fn position_coefficients(p: &Poly, shape: &Shape) -> Option<[Poly; 3]> {
+    let one_d = shape.h <= 1 && shape.d <= 1;
+    if p.syms().any(|s| {
+        matches!(s, Sym::Lane | Sym::Data(..) | Sym::LidMod(..)) || (s == Sym::Tix && !one_d)
+    }) {
+        return None;
+    }
+    let mut out: [Poly; 3] = Default::default();
+    for (d, o) in out.iter_mut().enumerate() {
+        let (mut c, _) = p.split_sym(Sym::Lid(d as u8));
+        if d == 0 && one_d {
+            c = c.add(&p.split_sym(Sym::Tix).0, 1)?;
+        }
+        if c.syms().any(Sym::per_lane) {
+            return None;
+        }
+        *o = c;
+    }
+    Some(out)
 }
 
 /// Why a value or address is unknown.
@@ -548,6 +624,12 @@ pub struct Reuse {
     /// the others hit (the address does not depend on the dimensions that
     /// tell the threadgroup's SIMD-groups apart).
     pub simd_groups: u32,
+    /// Whether the analysis decides the reuse of this load: false when its
+    /// address is not followed or goes through loaded data (a gather),
+    /// where `threads`/`iterations` false and `grid_dimension` null mean
+    /// "not proved", not "absent" (a table indexed by data may well be
+    /// shared). True for every other access.
+    pub known: bool,
 }
 
 /// The access facts of one memory instruction.
@@ -711,6 +793,14 @@ struct Flowing<'a> {
     /// Per loop (forest index): it, or a loop nested in it, stores to
     /// threadgroup memory (refills a tile every iteration).
     refills: Vec<bool>,
+    /// Uniform registers with a known value (a preamble's).
+    known: &'a [(u16, u8, Poly)],
+    /// Addresses of the `icmpsel` min/max taken as their per-lane value
+    /// (clamps assumed inactive).
+    clamps: std::sync::Mutex<Vec<u32>>,
+    /// The threadgroup shape (a mask of a grid position is followed only
+    /// over a shape the input or the user gave).
+    shape: Shape,
 }
 
 const NO_SLOT: u32 = u32::MAX;
@@ -722,7 +812,11 @@ fn is_gpr(r: &Reg) -> bool {
 impl Flowing<'_> {
     fn read(&self, s: &State, r: &Reg, i: usize) -> Addr {
         if r.file == RegFile::Uniform {
-            return Addr::P(Poly::sym(Sym::U(r.half, r.width.halves() as u8)));
+            let w = r.width.halves() as u8;
+            if let Some(k) = self.known.iter().find(|k| k.0 == r.half && k.1 == w) {
+                return Addr::P(k.2.clone());
+            }
+            return Addr::P(Poly::sym(Sym::U(r.half, w)));
         }
         if let Some(at) = s.broken {
             return Addr::Unk(Why::Unmodelled(at));
@@ -830,6 +924,103 @@ impl Flowing<'_> {
                 let (a, b, c) = (get(1)?, get(2)?, get(3)?);
                 let ab = both(a, b, &|x, y| x.mul(y));
                 Some(both(ab, c, &|x, y| x.add(&y.scale(1i64 << sh)?, 1)))
+            }
+            // icmpsel cc, d, a, b, t, f on a first-iteration flag
+            // (`a` = c0 + D * NotFirst(l), `b` a constant): t or f in the
+            // first iteration, the other after it
+            "icmpsel" if ops.len() == 6 => {
+                let cc = ops[0].kind.keyword_text()?;
+                let (Addr::P(a), Addr::P(b)) = (self.operand(s, 2, i)?, self.operand(s, 3, i)?)
+                else {
+                    return None;
+                };
+                // min/max of a per-lane value and a uniform bound (the arms
+                // are the compared values: `clamp(x + i - r, 0, W - 1)`):
+                // the value itself, exact where the bound does not bite
+                // (interior threads), as the access labels read clamps
+                if let (Some(Addr::P(t)), Some(Addr::P(f))) = (get(4), get(5)) {
+                    let minmax = (t == a && f == b) || (t == b && f == a);
+                    if minmax && a.uniform() != b.uniform() {
+                        self.clamps.lock().expect("clamps").push(insn.addr);
+                        return Some(Addr::P(if a.uniform() { b } else { a }));
+                    }
+                }
+                let b = b.as_const()?;
+                let holds = |v: i64| -> Option<bool> {
+                    let (x, y) = (v, b);
+                    let (ux, uy) = (x as u32, y as u32);
+                    Some(match cc {
+                        "ueq" | "seq" => x == y,
+                        "nueq" | "nseq" => x != y,
+                        "ult" => ux < uy,
+                        "slt" => x < y,
+                        "ulte" => ux <= uy,
+                        "slte" => x <= y,
+                        "ugt" => ux > uy,
+                        "sgt" => x > y,
+                        "ugte" => ux >= uy,
+                        "sgte" => x >= y,
+                        _ => return None,
+                    })
+                };
+                if a.as_const().is_some() {
+                    // a known comparison: the arm it picks
+                    return if holds(a.c)? { get(4) } else { get(5) };
+                }
+                // `a` is c0 in the first iteration and another value in
+                // every later one: a NotFirst flag, or (before the flag is
+                // told from a counter) c0 + K*D tested for equality with c0
+                let (l, later) = match a.t.as_slice() {
+                    [((Sym::NotFirst(l), None), dv)] => (*l, holds(a.c + dv)?),
+                    [((Sym::K(l), None), _)]
+                        if b == a.c && matches!(cc, "ueq" | "seq" | "nueq" | "nseq") =>
+                    {
+                        (*l, !holds(a.c)?)
+                    }
+                    _ => return None,
+                };
+                let first = holds(a.c)?;
+                let (Addr::P(t), Addr::P(f)) = (get(4)?, get(5)?) else {
+                    return un(na);
+                };
+                let pick = |c: bool| if c { t.clone() } else { f.clone() };
+                let (v0, v1) = (pick(first), pick(later));
+                let d = v1.add(&v0, -1)?;
+                let nf = Poly::sym(Sym::NotFirst(l));
+                Some(
+                    d.mul(&nf)
+                        .and_then(|x| v0.add(&x, 1))
+                        .map_or(Addr::Unk(na), Addr::P),
+                )
+            }
+            // and d, x, m - 1 of a thread position (in the grid or the
+            // threadgroup) along d, m a power of two dividing the
+            // threadgroup's extent there: the origin is a multiple of m,
+            // the value the position in the threadgroup mod m
+            "and" if ops.len() == 3 => {
+                let (x, k) = match (get(1)?, get(2)?) {
+                    (Addr::P(x), Addr::P(k)) if k.as_const().is_some() => (x, k.c),
+                    (Addr::P(k), Addr::P(x)) if k.as_const().is_some() => (x, k.c),
+                    _ => return un(na),
+                };
+                let m = k.checked_add(1)?;
+                let extent = |d: u8| [self.shape.w, self.shape.h, self.shape.d][d as usize] as i64;
+                let dim = (0..3u8).find(|&d| {
+                    let lid = Poly::sym(Sym::Lid(d));
+                    let gid = lid.add(&Poly::sym(Sym::Sr(1000 + d as u16)), 1);
+                    x == lid || Some(&x) == gid.as_ref()
+                });
+                match dim {
+                    Some(d)
+                        if m > 1
+                            && m & (m - 1) == 0
+                            && self.shape.source != "default"
+                            && extent(d) % m == 0 =>
+                    {
+                        Some(Addr::P(Poly::sym(Sym::LidMod(d, m as u32))))
+                    }
+                    _ => un(na),
+                }
             }
             // bfi d, a, b, n (no mask operand): a with b inserted at bit n;
             // with a = 0, b << n
@@ -1220,7 +1411,7 @@ impl Flowing<'_> {
     /// next.
     fn varies_in(&self, x: Sym, l: usize) -> bool {
         match x {
-            Sym::K(k) => self.loop_inside(k as usize, l),
+            Sym::K(k) | Sym::NotFirst(k) => self.loop_inside(k as usize, l),
             Sym::Op(i) | Sym::Data(i, _) => {
                 self.contains(l, self.cfg.block_of[i as usize] as usize)
             }
@@ -1260,9 +1451,12 @@ impl Forward for Flowing<'_> {
                 break;
             }
             let k = Sym::K(x as u32);
+            let nf = Sym::NotFirst(x as u32);
             let hdr = self.forest.loops[x].header as u32;
             s.regs.update(|v| match v {
-                Val::P(p, _) if p.syms().any(|y| y == k) => Some(Val::Unk(Why::LoopExit(hdr))),
+                Val::P(p, _) if p.syms().any(|y| y == k || y == nf) => {
+                    Some(Val::Unk(Why::LoopExit(hdr)))
+                }
                 _ => None,
             });
             l = self.forest.loops[x].parent;
@@ -1345,6 +1539,42 @@ impl Flowing<'_> {
     fn merge(&self, to: usize, h: usize, hl: Option<usize>, x: &Poly, y: &Poly, wd: u16) -> Val {
         let join_sym = Sym::Join(to as u32, h as u16);
         if let Some(l) = hl {
+            let nf = Sym::NotFirst(l as u32);
+            // steady state of the forms below: the back edge brings the
+            // header's value of the next iteration (K + 1, NotFirst 1)
+            if x.syms().any(|s| s == nf) {
+                let k1 = Poly {
+                    c: 1,
+                    t: vec![((Sym::K(l as u32), None), 1)],
+                };
+                let next = x
+                    .subst(Sym::K(l as u32), &k1)
+                    .and_then(|p| p.subst(nf, &Poly::konst(1)));
+                if next.as_ref() == Some(y) {
+                    return Val::P(Rc::new(x.clone()), wd);
+                }
+            }
+            // a value the body moves by D from the second iteration on
+            // (`j = first ? j : j + 1`): x0 + (K - NotFirst) * D
+            if let Some(diff) = y.add(x, -1) {
+                let (d, rest) = diff.split_sym(nf);
+                let inv = |p: &Poly| p.syms().all(|s| !self.varies_in(s, l));
+                let k = Sym::K(l as u32);
+                if rest == Poly::default()
+                    && d != Poly::default()
+                    && d.degree() <= 1
+                    && inv(&d)
+                    && !x.syms().any(|s| s == k || s == nf)
+                    && inv(x)
+                {
+                    let step = Poly::sym(k)
+                        .add(&Poly::sym(nf), -1)
+                        .and_then(|kn| kn.mul(&d));
+                    if let Some(p) = step.and_then(|kd| x.add(&kd, 1)) {
+                        return Val::P(Rc::new(p), wd);
+                    }
+                }
+            }
             // x: the header's value (x0 + K*D), y: the back edge's
             let (coef, rest) = x.split_k(l as u32);
             let inv = |p: &Poly| p.syms().all(|s| !self.varies_in(s, l));
@@ -1362,6 +1592,24 @@ impl Flowing<'_> {
                     }
                 }
             }
+            // a first-iteration flag: one constant on entry, another from
+            // the body (first taken for a counter `c0 + K*D`, which the
+            // body's constant contradicts)
+            let k = Sym::K(l as u32);
+            if let (Some(c0), Some(c1)) = (
+                x.subst(k, &Poly::konst(0)).and_then(|p| p.as_const()),
+                y.as_const(),
+            ) {
+                if c1 != c0 {
+                    return Val::P(
+                        Rc::new(Poly {
+                            c: c0,
+                            t: vec![((nf, None), c1 - c0)],
+                        }),
+                        wd,
+                    );
+                }
+            }
         }
         if x.syms().any(|s| s == join_sym) && y.uniform() {
             return Val::P(Rc::new(x.clone()), wd);
@@ -1374,6 +1622,126 @@ impl Flowing<'_> {
     }
 }
 
+/// Uniform registers with a known value: (first half, width in halves,
+/// the value over other uniforms), from a preamble.
+pub type UniformValues = std::sync::Arc<Vec<(u16, u8, Poly)>>;
+
+/// The uniform registers a Mesa preamble fills (`uniform_store` of a value
+/// computed from immediates and the uniforms it reads: push constants),
+/// followed through `mov_imm`, `mov`, `iadd`/`isub` (negated operands
+/// included) and `imadd` of 32-bit registers, up to the first
+/// control-flow or exec-mask instruction. A value of degree two or more
+/// (`X*Y`) stays that uniform's own symbol, and a later value built from
+/// it refers to it (`-X*Y` as minus that uniform), so main's addresses,
+/// affine in one runtime factor per term, stay so. Mesa's preamble runs
+/// once per dispatch before main and main reads what it stored (Mesa
+/// `agx_nir_opt_preamble`; the corpus' layout.json gives its offset).
+pub fn preamble_uniforms(insns: &[Instruction]) -> Vec<(u16, u8, Poly)> {
+    use std::collections::HashMap;
+    let mut regs: HashMap<u16, Poly> = HashMap::new();
+    let mut out: Vec<(u16, u8, Poly)> = Vec::new();
+    let val = |regs: &HashMap<u16, Poly>, o: &agx_isa::Operand| -> Option<Poly> {
+        let neg = o.flags & agx_isa::flags::NEG != 0;
+        if o.flags & agx_isa::flags::ABS != 0 {
+            return None;
+        }
+        let p = match o.kind {
+            OperandKind::Reg(r) if r.count == 1 && r.width == Width::W32 => match r.file {
+                RegFile::Uniform => Some(Poly::sym(Sym::U(r.half, 2))),
+                RegFile::Gpr => regs.get(&r.half).cloned(),
+            },
+            OperandKind::Imm(v) => Some(Poly::konst(v.get())),
+            OperandKind::HexImm(v) => Some(Poly::konst(v.get() as i64)),
+            _ => None,
+        }?;
+        if neg {
+            p.scale(-1)
+        } else {
+            Some(p)
+        }
+    };
+    for insn in insns {
+        let ops = insn.operands.as_slice();
+        let mn = insn.mnemonic();
+        if matches!(
+            insn.category(),
+            agx_isa::Category::Control | agx_isa::Category::ExecMask
+        ) {
+            break;
+        }
+        if mn == "uniform_store" {
+            let src = ops.iter().find_map(|o| match o.kind {
+                OperandKind::Reg(r) if r.file == RegFile::Gpr => Some(r),
+                _ => None,
+            });
+            let at = ops.iter().rev().find_map(|o| o.kind.imm_value());
+            let (Some(r), Some(h)) = (src, at) else {
+                continue;
+            };
+            // a 32-bit value: one 32-bit register, or two 16-bit halves
+            let halves = r.width.halves() as u32 * r.count as u32;
+            if halves != 2 || !(0..512).contains(&h) {
+                out.retain(|x| !(x.0 as i64 <= h + 1 && h < x.0 as i64 + 2));
+                continue;
+            }
+            let h = h as u16;
+            out.retain(|x| x.0 != h);
+            if let Some(p) = regs.get(&r.half).cloned() {
+                if p.degree() > 1 {
+                    // kept as the uniform's own symbol
+                    regs.insert(r.half, Poly::sym(Sym::U(h, 2)));
+                } else {
+                    out.push((h, 2, p));
+                }
+            }
+            continue;
+        }
+        let Some(OperandKind::Reg(d)) = ops.first().map(|o| o.kind) else {
+            continue;
+        };
+        if d.file != RegFile::Gpr {
+            continue;
+        }
+        let shift = |k: usize| -> Option<i64> {
+            match ops.get(k).and_then(|o| o.kind.keyword_text()) {
+                None => Some(0),
+                Some(t) => t.strip_prefix("lsl ").and_then(|n| n.parse().ok()),
+            }
+        };
+        let v: Option<Poly> = match mn {
+            "mov_imm" if d.width == Width::W32 => ops
+                .iter()
+                .skip(1)
+                .find_map(|o| o.kind.imm_value())
+                .map(|v| Poly::konst(v as u32 as i32 as i64)),
+            "mov" if ops.len() == 2 => val(&regs, &ops[1]),
+            "iadd" | "isub" if ops.len() >= 3 => (|| {
+                let (a, b) = (val(&regs, &ops[1])?, val(&regs, &ops[2])?);
+                let b = b.scale(1i64 << shift(3)?)?;
+                a.add(&b, if mn == "isub" { -1 } else { 1 })
+            })(),
+            "imadd" if ops.len() >= 4 => (|| {
+                let ab = val(&regs, &ops[1])?.mul(&val(&regs, &ops[2])?)?;
+                ab.add(&val(&regs, &ops[3])?.scale(1i64 << shift(4)?)?, 1)
+            })(),
+            _ => None,
+        };
+        // every register the instruction writes is unknown, but the value
+        for r in insn.defs() {
+            if r.file == RegFile::Gpr {
+                let n = (r.width.halves() * r.count as u16).max(1);
+                for k in r.half.saturating_sub(1)..r.half + n {
+                    regs.remove(&k);
+                }
+            }
+        }
+        if let (Some(p), Width::W32, 1) = (v, d.width, d.count) {
+            regs.insert(d.half, p);
+        }
+    }
+    out
+}
+
 /// Analyses the addresses of function `insns` and derives the access facts
 /// over threadgroup `shape` (`line_bytes`: the cache line size).
 pub fn analyze(
@@ -1383,6 +1751,28 @@ pub fn analyze(
     forest: &LoopForest,
     shape: &Shape,
     line_bytes: u32,
+) -> Addresses {
+    analyze_with(
+        insns,
+        facts,
+        cfg,
+        forest,
+        shape,
+        line_bytes,
+        &UniformValues::default(),
+    )
+}
+
+/// [`analyze`], with the uniform registers a preamble fills read as their
+/// values (`known`, [`preamble_uniforms`]).
+pub fn analyze_with(
+    insns: &[Instruction],
+    facts: &Facts,
+    cfg: &Cfg,
+    forest: &LoopForest,
+    shape: &Shape,
+    line_bytes: u32,
+    known: &[(u16, u8, Poly)],
 ) -> Addresses {
     let mut mem_slot = vec![NO_SLOT; insns.len()];
     let mut mem: Vec<u32> = Vec::new();
@@ -1409,6 +1799,9 @@ pub fn analyze(
         mem_slot,
         dims_used: dims_used(insns),
         refills: refilling_loops(insns, cfg, forest),
+        known,
+        clamps: Default::default(),
+        shape: *shape,
     };
     let entries: Vec<(usize, State)> = cfg
         .functions
@@ -1446,6 +1839,23 @@ pub fn analyze(
         },
         |_, a| accesses.push(a),
     );
+    // accesses after a clamp taken as its value: say so
+    let mut clamps = std::mem::take(&mut *fl.clamps.lock().expect("clamps"));
+    clamps.sort_unstable();
+    clamps.dedup();
+    if let Some(&first) = clamps.first() {
+        for a in accesses.iter_mut() {
+            let at = insns[a.index as usize].addr;
+            let lane = a.address.as_ref().is_some_and(|p| !p.uniform());
+            if at > first && lane {
+                a.reason.push_str(&format!(
+                    "; through min/max with a uniform bound (clamp at 0x{first:x}) taken as inactive: exact for interior threads"
+                ));
+            }
+        }
+    }
+    block_neighbours(insns, cfg, &mut accesses, shape);
+    walk_covers(insns, &mut accesses);
     Addresses { accesses, unknown }
 }
 
@@ -1494,6 +1904,7 @@ fn lane_pos(shape: &Shape, g: u32, l: u32) -> Option<[i64; 5]> {
 fn sym_value(s: Sym, pos: &[i64; 5]) -> Option<i64> {
     match s {
         Sym::Lid(d) => Some(pos[d as usize]),
+        Sym::LidMod(d, m) => Some(pos[d as usize].rem_euclid(m as i64)),
         Sym::Tix => Some(pos[3]),
         Sym::Lane => Some(pos[4]),
         _ => None,
@@ -1529,7 +1940,45 @@ fn lane_pattern(
             _ => symbolic.push((m, v)),
         }
     }
-    if symbolic.len() > 1 {
+    let eval_mono = |m: &Mono, pos: &[i64; 5]| -> i64 {
+        let a = sym_value(m.0, pos).unwrap_or(1);
+        let b = m.1.map_or(1, |s| sym_value(s, pos).unwrap_or(1));
+        a * b
+    };
+    let groups = shape.threads().div_ceil(32).max(1);
+    // the symbolic terms by their runtime factor (`y*U + y0*U` is one);
+    // a factor whose lane part is the same on every lane of each
+    // SIMD-group (`z*X*Y` in an 8x8x4 threadgroup: a SIMD-group is one z)
+    // moves no lane against another and is dropped
+    let mut factors: Vec<Sym> = symbolic
+        .iter()
+        .map(|(m, _)| {
+            if m.0.per_lane() {
+                m.1.unwrap_or(m.0)
+            } else {
+                m.0
+            }
+        })
+        .collect();
+    factors.sort();
+    factors.dedup();
+    let lane_varying = |u: Sym| {
+        (0..groups).any(|g| {
+            let vals: Vec<i64> = (0..32)
+                .map_while(|l| lane_pos(shape, g, l))
+                .map(|pos| {
+                    symbolic
+                        .iter()
+                        .filter(|(m, _)| m.0 == u || m.1 == Some(u))
+                        .map(|(m, v)| v * eval_mono(m, &pos))
+                        .sum::<i64>()
+                })
+                .collect();
+            vals.windows(2).any(|w| w[0] != w[1])
+        })
+    };
+    factors.retain(|&u| lane_varying(u));
+    if factors.len() > 1 {
         return (
             Pattern::Unknown,
             None,
@@ -1538,12 +1987,7 @@ fn lane_pattern(
             "the lane stride is a product of several runtime values".to_string(),
         );
     }
-    let eval_mono = |m: &Mono, pos: &[i64; 5]| -> i64 {
-        let a = sym_value(m.0, pos).unwrap_or(1);
-        let b = m.1.map_or(1, |s| sym_value(s, pos).unwrap_or(1));
-        a * b
-    };
-    let groups = shape.threads().div_ceil(32).max(1);
+    symbolic.retain(|(m, _)| factors.first().is_some_and(|&u| m.0 == u || m.1 == Some(u)));
     let mut found: Option<Lanes> = None;
     for g in 0..groups {
         let mut num = Vec::with_capacity(32);
@@ -1558,7 +2002,12 @@ fn lane_pattern(
                     .map(|(m, v)| v * eval_mono(m, &pos))
                     .sum::<i64>(),
             );
-            sym.push(symbolic.first().map_or(0, |(m, v)| v * eval_mono(m, &pos)));
+            sym.push(
+                symbolic
+                    .iter()
+                    .map(|(m, v)| v * eval_mono(m, &pos))
+                    .sum::<i64>(),
+            );
         }
         let r = classify(&num, &sym, width);
         match (&found, r) {
@@ -1676,6 +2125,7 @@ fn facts_of(
     let dir = m.dir.name();
     let mut a = Access::unknown(i as u32, space, dir, bytes);
     a.in_loop = in_loop;
+    a.reuse.known = !(m.dir == MemDir::Load && m.space != MemSpace::Stack);
     let p = match addr {
         Addr::Unk(w) => {
             a.reason = why_text(fl, w);
@@ -1737,17 +2187,30 @@ fn facts_of(
     }
     // reuse: the same element read by other threads / later iterations
     if m.dir == MemDir::Load && !is_stack {
+        a.reuse.known = !p.syms().any(|s| matches!(s, Sym::Data(..)));
         let lanes_free = |d: u8, extent: u32| {
             extent > 1
                 && !p.syms().any(|s| {
-                    s == Sym::Lid(d)
-                        || s == Sym::Tix
-                        || s == Sym::Lane
-                        || matches!(s, Sym::Data(..))
+                    s.on_lid(d) || s == Sym::Tix || s == Sym::Lane || matches!(s, Sym::Data(..))
                 })
         };
         a.reuse.threads = !p.syms().any(|s| matches!(s, Sym::Data(..)))
             && (lanes_free(0, shape.w) || lanes_free(1, shape.h) || lanes_free(2, shape.d));
+        if !a.reuse.threads && a.lane_pattern == Pattern::Rows && a.jump == Some(0) {
+            // the runs of one request read the same elements
+            a.reuse.threads = true;
+            a.reason
+                .push_str("; the runs of lanes of one request read the same elements");
+        }
+        if !a.reuse.threads && a.reuse.known {
+            if let Some(m) = loop_neighbour(fl, &p, in_loop, shape) {
+                a.reuse.threads = true;
+                a.reason.push_str(&format!(
+                    "; a neighbouring thread reads the same element {m} iteration(s) away \
+                     (the loop walks the address by a multiple of the thread's step)"
+                ));
+            }
+        }
         a.reuse.iterations = a.loop_stride == Some(0);
         if a.reuse.iterations
             && m.space == MemSpace::Threadgroup
@@ -1796,6 +2259,220 @@ fn symbolic_lane_stride(p: &Poly, shape: &Shape) -> Option<(i64, Sym)> {
     (c != 0).then_some((c, u))
 }
 
+/// Iterations `r` (0 < |r| < the threadgroup's extent along a dimension)
+/// such that a loop enclosing the access moves its address by exactly `r`
+/// times the step of one thread along that dimension: then the thread `r`
+/// positions further reads, one iteration earlier, the element this one
+/// reads (the taps of a convolution walking `x[i + j]`). The rest of the
+/// address must not change in the loop. None without such a loop.
+fn loop_neighbour(fl: &Flowing, p: &Poly, in_loop: Option<usize>, shape: &Shape) -> Option<i64> {
+    let coef = position_coefficients(p, shape)?;
+    let extent = [shape.w, shape.h, shape.d];
+    let mut cur = in_loop;
+    while let Some(l) = cur {
+        let (ck, rest) = p.split_k(l as u32);
+        let invariant =
+            rest.syms().all(|s| !fl.varies_in(s, l)) && ck.syms().all(|s| !fl.varies_in(s, l));
+        if invariant && (ck.c != 0 || !ck.t.is_empty()) {
+            for d in 0..3 {
+                let cd = &coef[d];
+                if extent[d] <= 1 || (cd.c == 0 && cd.t.is_empty()) {
+                    continue;
+                }
+                if let Some(r) = ratio(&ck, cd) {
+                    if r.unsigned_abs() < extent[d] as u64 {
+                        return Some(r.abs());
+                    }
+                }
+            }
+        }
+        cur = fl.forest.loops[l].parent;
+    }
+    None
+}
+
+/// Loads of one basic block that read the same elements as a neighbouring
+/// thread's load of that block: where two device/texture load addresses
+/// `p`, `q` in the same block (the same threads run both) have the same
+/// thread-position coefficients and differ by exactly `r` steps of one
+/// thread along a dimension (0 < |r| < the threadgroup's extent there),
+/// the thread `r` positions away reads with one what this thread reads
+/// with the other (the taps of a stencil, `u[i - 1]`, `u[i]`, `u[i + X]`).
+/// Both are marked `reuse.threads`.
+fn block_neighbours(insns: &[Instruction], cfg: &Cfg, acc: &mut [Access], shape: &Shape) {
+    let extent = [shape.w, shape.h, shape.d];
+    let cand: Vec<(usize, u32, [Poly; 3])> = acc
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| a.dir == MemDir::Load.name() && a.reuse.known)
+        .filter(|(_, a)| matches!(a.space, "device" | "texture"))
+        .filter_map(|(k, a)| {
+            let p = a.address.as_ref()?;
+            let c = position_coefficients(p, shape)?;
+            let _ = insns.get(a.index as usize)?;
+            Some((k, cfg.block_of[a.index as usize], c))
+        })
+        .collect();
+    let mut hit = vec![None; acc.len()];
+    // by block and coefficients; each load is paired with the next
+    // NEIGHBOUR_WINDOW loads of its group (a stencil's taps sit together):
+    // linear in the loads of a function
+    let mut groups: std::collections::HashMap<(u32, &[Poly; 3]), Vec<usize>> = Default::default();
+    for (k, b, c) in &cand {
+        groups.entry((*b, c)).or_default().push(*k);
+    }
+    for (&(_, ci), members) in &groups {
+        for (x, i) in members.iter().enumerate() {
+            for j in members[x + 1..].iter().take(NEIGHBOUR_WINDOW) {
+                let (Some(p), Some(q)) = (&acc[*i].address, &acc[*j].address) else {
+                    continue;
+                };
+                let Some(diff) = p.add(q, -1) else {
+                    continue;
+                };
+                if diff.c == 0 && diff.t.is_empty() {
+                    continue;
+                }
+                let found = (0..3).find_map(|d| {
+                    let cd = &ci[d];
+                    if extent[d] <= 1 || (cd.c == 0 && cd.t.is_empty()) {
+                        return None;
+                    }
+                    let r = ratio(&diff, cd)?;
+                    (r.unsigned_abs() < extent[d] as u64).then_some((d, r.abs()))
+                });
+                if let Some(f) = found {
+                    hit[*i].get_or_insert((acc[*j].index, f));
+                    hit[*j].get_or_insert((acc[*i].index, f));
+                }
+            }
+        }
+    }
+    for (a, h) in acc.iter_mut().zip(hit) {
+        if let (Some((other, (d, r))), false) = (h, a.reuse.threads) {
+            a.reuse.threads = true;
+            let at = insns.get(other as usize).map_or(0, |i| i.addr);
+            a.reason.push_str(&format!(
+                "; the thread {r} position(s) away along {} reads this element with the load at 0x{at:x} of the same block",
+                ["x", "y", "z"][d]
+            ));
+        }
+    }
+}
+
+/// Loads of one block and thread-position coefficients each is compared
+/// with (the next ones in program order): bounds [`block_neighbours`] to
+/// linear work on unrolled code.
+const NEIGHBOUR_WINDOW: usize = 8;
+
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        a.abs()
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// Per-thread loads whose elements a uniform walk of the same buffer reads:
+/// loads of one loop whose addresses do not depend on the thread (`pos[j +
+/// k]`, `k` = 0..11, `j += 12`) read, over the iterations, every address
+/// `base + c + stride * n` for their offsets `c`; a per-thread load `base +
+/// c0 + g * position` (numeric, positive position coefficients of gcd `g`)
+/// whose every residue class `c0 + g*t` modulo the loop stride holds one
+/// of those offsets at or below `c0 + g*t` reads an element the walk brings
+/// to every thread (the n-body's own `pos[i]`). Marked `reuse.threads`;
+/// as the labels, for threads whose element the loop reaches (its trip
+/// count is the code's).
+fn walk_covers(insns: &[Instruction], acc: &mut [Access]) {
+    // the walks: (loop, stride, base without constant) -> offsets, loads
+    let mut walks: Vec<(usize, i64, Poly, Vec<i64>, u32)> = Vec::new();
+    let mut slot: std::collections::HashMap<(usize, i64, Poly), usize> = Default::default();
+    for a in acc.iter() {
+        let (Some(l), Some(st), Some(p)) = (a.in_loop, a.loop_stride, a.address.as_ref()) else {
+            continue;
+        };
+        if a.dir != MemDir::Load.name() || a.space != "device" || st <= 0 || !p.uniform() {
+            continue;
+        }
+        let (_, mut rest) = p.split_k(l as u32);
+        let c = rest.c;
+        rest.c = 0;
+        match slot.get(&(l, st, rest.clone())) {
+            Some(&k) => walks[k].3.push(c),
+            None => {
+                slot.insert((l, st, rest.clone()), walks.len());
+                walks.push((l, st, rest, vec![c], a.index));
+            }
+        }
+    }
+    if walks.is_empty() {
+        return;
+    }
+    let mut by_rest: std::collections::HashMap<Poly, Vec<usize>> = Default::default();
+    for (k, w) in walks.iter().enumerate() {
+        by_rest.entry(w.2.clone()).or_default().push(k);
+    }
+    for a in acc.iter_mut() {
+        if a.reuse.threads || !a.reuse.known || a.dir != MemDir::Load.name() || a.space != "device"
+        {
+            continue;
+        }
+        let Some(p) = a.address.as_ref() else {
+            continue;
+        };
+        if p.uniform() {
+            continue;
+        }
+        // split into the thread-position terms (numeric, positive) and the
+        // rest
+        let mut g = 0i64;
+        let mut rest = Poly::konst(0);
+        let mut ok = true;
+        for &(m, v) in &p.t {
+            let pos = |s: Sym| {
+                matches!(
+                    s,
+                    Sym::Lid(_) | Sym::Tix | Sym::Sr(0..=2) | Sym::Sr(1000..=1002)
+                )
+            };
+            if m.1.is_none() && pos(m.0) {
+                ok &= v > 0;
+                g = gcd(g, v);
+            } else if m.0.per_lane() || m.1.is_some_and(|s| s.per_lane() || pos(s)) || pos(m.0) {
+                ok = false;
+            } else {
+                rest.t.push((m, v));
+            }
+        }
+        if !ok || g == 0 {
+            continue;
+        }
+        let c0 = p.c;
+        let Some(ws) = by_rest.get(&rest) else {
+            continue;
+        };
+        let hit = ws.iter().map(|&k| &walks[k]).find(|w| {
+            let residue = |c: i64| c.rem_euclid(w.1);
+            w.1 % g == 0
+                && w.3.len() as i64 >= w.1 / g
+                && (0..w.1 / g).all(|t| {
+                    // the walk reaches the class of c0 + g*t at or below it
+                    let at = c0 + g * t;
+                    w.3.iter().any(|&c| residue(c) == residue(at) && c <= at)
+                })
+        });
+        if let Some(w) = hit {
+            a.reuse.threads = true;
+            let at = insns.get(w.4 as usize).map_or(0, |i| i.addr);
+            a.reason.push_str(&format!(
+                "; every thread reads this element again through the uniform walk of the same buffer by the loop's load at 0x{at:x} and its neighbours ({} loads, {} B per iteration)",
+                w.3.len(),
+                w.1
+            ));
+        }
+    }
+}
+
 /// SIMD-groups of a `shape` threadgroup that read the same elements at `p`:
 /// lanes are numbered x fastest, 32 to a SIMD-group, so the SIMD-groups
 /// differ in the dimensions above the first 32 lanes; those the address
@@ -1808,7 +2485,7 @@ fn simd_sharers(p: &Poly, shape: &Shape) -> u32 {
     {
         return 1;
     }
-    let free = |d: u8| !p.syms().any(|s| s == Sym::Lid(d));
+    let free = |d: u8| !p.syms().any(|s| s.on_lid(d));
     let (w, h, d) = (shape.w.max(1), shape.h.max(1), shape.d.max(1));
     // SIMD-group positions along x, y, z
     let along: [u32; 3] = if w % 32 == 0 {
@@ -1882,12 +2559,21 @@ fn grid_dimension(fl: &Flowing, p: &Poly) -> Option<&'static str> {
     {
         return None;
     }
+    // an address through no thread or threadgroup position at all: every
+    // thread of the dispatch reads it, along x first (a prolog, which reads
+    // no position)
+    if !p
+        .syms()
+        .any(|s| s.per_lane() || matches!(s, Sym::Sr(0..=2) | Sym::Sr(1000..=1002)))
+    {
+        return Some("x");
+    }
     (0..3u8)
         .find(|&d| {
             fl.dims_used[d as usize]
-                && !p.syms().any(|s| {
-                    s == Sym::Lid(d) || s == Sym::Sr(1000 + d as u16) || s == Sym::Sr(d as u16)
-                })
+                && !p
+                    .syms()
+                    .any(|s| s.on_lid(d) || s == Sym::Sr(1000 + d as u16) || s == Sym::Sr(d as u16))
         })
         .map(|d| ["x", "y", "z"][d as usize])
 }

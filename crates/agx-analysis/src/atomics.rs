@@ -43,6 +43,11 @@ fn lanes_of(a: &Access) -> (&'static str, Option<u32>) {
         Pattern::Rows => match (a.lane_stride, a.run, a.jump) {
             (Some(0), Some(r), Some(j)) if j != 0 => ("shared", Some(r)),
             (Some(s), Some(_), Some(j)) if s != 0 && j != 0 => ("distinct", Some(1)),
+            // runs of distinct words, every run the same words (`gid & 15`
+            // over 32 lanes): each word hit by 32 / run lanes
+            (Some(s), Some(r), Some(0)) if s != 0 && r > 0 && 32 % r == 0 => {
+                ("shared", Some(32 / r))
+            }
             _ => ("unknown", None),
         },
         Pattern::Gather => ("data_dependent", None),

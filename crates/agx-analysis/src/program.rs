@@ -398,7 +398,7 @@ fn solve(insns: &[Instruction], callees: &HashMap<u32, Summary>) -> Solved {
 fn solve_with_access(
     insns: &[Instruction],
     callees: &HashMap<u32, Summary>,
-    access: Option<(crate::address::Shape, u32)>,
+    access: Option<(crate::address::Shape, u32, &crate::address::UniformValues)>,
 ) -> Solved {
     let effects: HashMap<u32, DefUse> = callees.iter().map(|(a, s)| (*a, s.effect)).collect();
     let effects = &effects;
@@ -409,8 +409,8 @@ fn solve_with_access(
         effects,
         &divs,
         |facts, cfg, forest| {
-            access.map(|(shape, line)| {
-                crate::address::analyze(insns, facts, cfg, forest, &shape, line)
+            access.map(|(shape, line, known)| {
+                crate::address::analyze_with(insns, facts, cfg, forest, &shape, line, known)
             })
         },
     );
@@ -741,7 +741,11 @@ pub fn analyze_program_keeping(
         let mut s = solve_with_access(
             &codes[f].insns,
             &effects_of(&solved, None),
-            Some((shape, params.mem.cache_line_bytes as u32)),
+            Some((
+                shape,
+                params.mem.cache_line_bytes as u32,
+                &params.uniform_values,
+            )),
         );
         // a function calling itself: iterate its own summary to a fixpoint
         if sites[f].iter().any(|x| x.2 == Some(f)) {

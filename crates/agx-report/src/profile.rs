@@ -40,6 +40,10 @@ pub struct Options {
     /// patterns (issue 27): from the input or `--threadgroup`; `None`: the
     /// documented default ([`agx_analysis::address::Shape::DEFAULT`]).
     pub threadgroup: Option<agx_analysis::address::Shape>,
+    /// Uniform registers the kernel's preamble fills, with their values
+    /// over the uniforms it reads ([`agx_analysis::address::preamble_uniforms`]);
+    /// empty when the input records no preamble.
+    pub uniform_values: agx_analysis::address::UniformValues,
 }
 
 impl Default for Options {
@@ -56,6 +60,7 @@ impl Default for Options {
             chip,
             all_findings: false,
             threadgroup: None,
+            uniform_values: Default::default(),
         }
     }
 }
@@ -246,6 +251,7 @@ impl Profile {
             gpu: options.gpu,
             chip: options.chip,
             threadgroup: options.threadgroup,
+            uniform_values: options.uniform_values.clone(),
             ..Default::default()
         };
         let mut main = FunctionCode::new(insns.first().map_or(0, |i| i.addr), None, insns);

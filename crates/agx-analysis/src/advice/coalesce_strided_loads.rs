@@ -64,10 +64,17 @@ impl Rule for CoalesceStridedLoads {
                     _ => continue,
                 },
                 // runs of one element each (lane stride 0) are broadcasts, not waste
-                (Pattern::Rows, Some(l)) if l > best && a.lane_stride != Some(0) => (
-                    "rows: a threadgroup narrower than the SIMD-group".to_string(),
-                    l,
-                ),
+                (Pattern::Rows, Some(l))
+                    if l > best
+                        && a.lane_stride != Some(0)
+                        && !(x_neighbours_fill_lines(a, line_bytes)
+                            && region_bound(t, addr_of(a)) != "memory_bandwidth") =>
+                {
+                    (
+                        "rows: a threadgroup narrower than the SIMD-group".to_string(),
+                        l,
+                    )
+                }
                 _ => continue,
             };
             let at = addr_of(a);
@@ -177,4 +184,39 @@ impl Rule for CoalesceStridedLoads {
         );
         }
     }
+}
+
+/// Whether the rest of each line a `rows` request touches is read by the
+/// next threadgroups along x: the address moves with the thread's grid x
+/// position (`thread_position_in_grid.x`: the same coefficient on the
+/// position in the threadgroup and on the threadgroup's origin, the lane
+/// stride) and a run's bytes tile the line. The cache model assumes
+/// threadgroups dispatched x first (docs/analysis.md, Cache model), so
+/// those lines reach DRAM once for the neighbours: what is left is L1
+/// transactions per request, which matter only where L1 bandwidth bounds
+/// the region (laplacian3d_7pt's 8-wide threadgroup, its 32 B row pieces
+/// of 128 B lines).
+fn x_neighbours_fill_lines(a: &Access, line_bytes: u32) -> bool {
+    use crate::address::Sym;
+    let (Some(p), Some(s), Some(run)) = (a.address.as_ref(), a.lane_stride, a.run) else {
+        return false;
+    };
+    let coef = |x: Sym| {
+        p.t.iter()
+            .find(|(m, _)| *m == (x, None))
+            .map_or(0, |&(_, v)| v)
+    };
+    let piece = s.abs() * i64::from(run);
+    s > 0
+        && coef(Sym::Lid(0)) == s
+        && coef(Sym::Sr(1000)) == s
+        && piece > 0
+        && piece <= i64::from(line_bytes)
+        && i64::from(line_bytes) % piece == 0
+}
+
+/// The bound of the region holding the instruction at `addr`: its loop's
+/// body, or the code outside loops.
+fn region_bound(t: &crate::timing::KernelTiming, addr: u32) -> &'static str {
+    loop_of(t, addr).map_or(t.outside_loops.bound.by, |l| l.body.bound.by)
 }

@@ -2,6 +2,10 @@
 //! Only on the kernel's hot region (issue 35: "consider fp16" where FP32 does not
 //! bound the time the kernel spends is advice about nothing), and stated without a
 //! hedge: the fact is the bound; what half precision saves is the figures.
+//! Silent where a float the loop computes decides when it exits (an
+//! escape or convergence test: `while (dot(z, z) < 4.0)` of an escape-time
+//! fractal): half precision changes the iteration count, not only the
+//! rounding of the result ([`float_exit_test`]).
 
 use super::{Context, Need, Rule};
 use crate::timing::suggest::{severity_for_share, Suggestion};
@@ -38,6 +42,7 @@ impl Rule for ConsiderFp16 {
         if f32_ops >= 4
             && f16_ops == 0
             && f_bound
+            && !float_exit_test(&own)
             && l.body.pipes.f32 * 2.0 >= l.body.cycles_per_iteration
         {
             let f32_insns: Vec<u32> = own_idx
@@ -82,4 +87,36 @@ impl Rule for ConsiderFp16 {
             None
         });
     }
+}
+
+/// Whether a float compare of a value the loop computes decides an exec-mask
+/// instruction of the loop (its exit or a break): the compare is an exec op
+/// itself (`while_fcmp`, `if_fcmp`, ...), or its result reaches one through
+/// selects (`fcmpsel` into `icmpsel` into `while_icmp`). `own`: the loop's
+/// own instructions in address order.
+fn float_exit_test(own: &[&agx_isa::Instruction]) -> bool {
+    use agx_isa::{Category, Reg, RegFile};
+    let overlaps = |a: &Reg, b: &Reg| {
+        let span = |r: &Reg| {
+            let n = (r.width.halves() * r.count as u16).max(1);
+            (r.half, r.half + n)
+        };
+        let ((a0, a1), (b0, b1)) = (span(a), span(b));
+        a.file == RegFile::Gpr && b.file == RegFile::Gpr && a0 < b1 && b0 < a1
+    };
+    let written_in_loop = |r: &Reg| own.iter().any(|i| i.defs().any(|d| overlaps(d, r)));
+    let mut tainted: Vec<Reg> = Vec::new();
+    for i in own {
+        let m = i.mnemonic();
+        let float_cmp = m.contains("fcmp");
+        let reads_loop_value = || i.uses().any(&written_in_loop);
+        let reads_taint = i.uses().any(|r| tainted.iter().any(|t| overlaps(t, r)));
+        if i.category() == Category::ExecMask && (reads_taint || float_cmp && reads_loop_value()) {
+            return true;
+        }
+        if (float_cmp && reads_loop_value()) || (reads_taint && m.contains("cmpsel")) {
+            tainted.extend(i.defs().filter(|d| d.file == RegFile::Gpr).copied());
+        }
+    }
+    false
 }

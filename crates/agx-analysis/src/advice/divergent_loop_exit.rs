@@ -1,4 +1,4 @@
-//! `divergent-loop-exit`: a loop whose exit test is not uniform: its threads may leave at different iterations (not a grid- or block-stride loop's tail).
+//! `divergent-loop-exit`: a loop whose exit test is not uniform: its threads may leave at different iterations (not a grid- or block-stride loop's tail, nor a loop whose iteration count is what the kernel stores: [`count_is_stored`], nor a compare-and-swap retry loop: [`cas_retry`]).
 
 use super::facts::innermost_loop;
 use super::{Context, Need, Rule};
@@ -34,6 +34,18 @@ impl Rule for DivergentLoopExit {
             if b.arms.is_some_and(|r| tail_only_exit(insns, r, &b.reason)) {
                 continue;
             }
+            // the per-thread trip count is the kernel's result (an
+            // escape-time count stored after the loop): equal trip counts
+            // would change the answer, there is nothing to even out
+            if innermost_loop(t, b.at).is_some_and(|l| count_is_stored(insns, l.first, l.last)) {
+                continue;
+            }
+            // a compare-and-swap retry loop: a lane leaves when its swap
+            // succeeds, so contention sets the trip counts (privatise-atomics
+            // is the advice, not evening out the work)
+            if innermost_loop(t, b.at).is_some_and(|l| cas_retry(insns, l.first, l.last)) {
+                continue;
+            }
             let share = share_pct(arms, total);
             let reason = b.reason.clone();
             // the loop as the text report's sections name it: by its header
@@ -61,4 +73,68 @@ impl Rule for DivergentLoopExit {
                 );
         }
     }
+}
+
+/// Whether the loop between `first` and `last` (addresses) counts its
+/// iterations in a register (`iadd r, r, imm` in the loop, the register's
+/// only write there) whose value a device store after the loop writes out
+/// (its data operand, before any other write of it): the number of iterations
+/// each thread runs is the result (`it[...] = k` of an escape-time loop).
+fn count_is_stored(insns: &[agx_isa::Instruction], first: u32, last: u32) -> bool {
+    use agx_isa::{MemDir, OperandKind, RegFile};
+    let inside = |i: &agx_isa::Instruction| i.addr >= first && i.addr <= last;
+    let same = |a: &agx_isa::Reg, b: &agx_isa::Reg| a.file == b.file && a.half == b.half;
+    let counters: Vec<agx_isa::Reg> = insns
+        .iter()
+        .filter(|i| inside(i) && i.mnemonic() == "iadd")
+        .filter_map(|i| {
+            let ops = i.operands.as_slice();
+            let (OperandKind::Reg(d), OperandKind::Reg(a)) = (ops.first()?.kind, ops.get(1)?.kind)
+            else {
+                return None;
+            };
+            let step = ops.get(2)?.kind.imm_value()?;
+            let only_write = insns
+                .iter()
+                .filter(|j| inside(j) && j.defs().any(|x| same(x, &d)))
+                .count()
+                == 1;
+            (d.file == RegFile::Gpr && same(&d, &a) && step != 0 && only_write).then_some(d)
+        })
+        .collect();
+    for c in counters {
+        for j in insns.iter().filter(|j| j.addr > last) {
+            // (a device_store's data register is its fourth operand:
+            // `device_store 0, i32, x, r5, u0_u1, r1, ...`)
+            let stores_it = j
+                .mem_access()
+                .is_some_and(|m| m.dir == MemDir::Store && m.space == agx_isa::MemSpace::Device)
+                && j.operands
+                    .as_slice()
+                    .get(3)
+                    .is_some_and(|o| matches!(o.kind, OperandKind::Reg(r) if same(&r, &c)));
+            if stores_it {
+                return true;
+            }
+            if j.defs().any(|x| same(x, &c)) {
+                break;
+            }
+        }
+    }
+    false
+}
+
+/// Whether the loop between `first` and `last` (addresses) holds an atomic
+/// compare-and-swap (`atomic cmpxchg`, `threadgroup_atomic cmpxchg`).
+fn cas_retry(insns: &[agx_isa::Instruction], first: u32, last: u32) -> bool {
+    use agx_isa::{format::operand_texts, MemDir, Syntax};
+    insns
+        .iter()
+        .filter(|i| i.addr >= first && i.addr <= last)
+        .filter(|i| i.mem_access().is_some_and(|m| m.dir == MemDir::Atomic))
+        .any(|i| {
+            operand_texts(i, Syntax::Default)
+                .first()
+                .is_some_and(|o| o == "cmpxchg")
+        })
 }

@@ -10,7 +10,11 @@
 //! than [`WIDEST`] bytes each; a run of at least two. The figures: the
 //! accesses, the wide accesses that cover them, and the share of the
 //! estimate spent on them. Silent where the addresses are not followed or
-//! not adjacent (a gather, different buffers, a lane-stride pattern only).
+//! not adjacent (a gather, different buffers, a lane-stride pattern only),
+//! and where the run is not the thread's own: the next lane's first
+//! element lies inside it (a lane stride below the run's bytes: a
+//! stencil's `u[i]`, `u[i + 1]` over contiguous lanes, whose request
+//! already moves the neighbour's element), or the lane stride is not known.
 
 use super::{Context, Need, Rule};
 use crate::address::{Access, Poly};

@@ -67,6 +67,9 @@ pub struct ModelParams {
     /// the input or `--threadgroup`; `None`: [`crate::address::Shape::DEFAULT`].
     #[serde(skip)]
     pub threadgroup: Option<crate::address::Shape>,
+    /// Uniform registers a preamble fills ([`crate::address::preamble_uniforms`]).
+    #[serde(skip)]
+    pub uniform_values: crate::address::UniformValues,
 }
 
 impl Default for ModelParams {
@@ -80,6 +83,7 @@ impl Default for ModelParams {
             threads_per_core: 1024,
             mem: gpu.mem_params(chip),
             threadgroup: None,
+            uniform_values: Default::default(),
             gpu,
             chip,
         }

@@ -426,7 +426,45 @@ pub fn report_options_for(a: &ProfileArgs, slice_gpu: Option<&str>) -> agx_repor
         .model
         .threadgroup
         .or_else(|| a.binary.as_deref().and_then(recorded_threadgroup));
+    if let Some(bin) = a.binary.as_deref() {
+        o.uniform_values = recorded_preamble_uniforms(bin, a.offset.unwrap_or(0));
+    }
     o
+}
+
+/// The uniform registers the preamble of raw Mesa code fills: the
+/// `preamble.offset` of a `layout.json` beside it (the shared Mesa corpus
+/// layout), decoded and followed by
+/// [`agx_analysis::address::preamble_uniforms`], when the profiled code is
+/// the layout's main (`--offset` at `main.offset`); empty otherwise.
+fn recorded_preamble_uniforms(
+    bin: &std::path::Path,
+    offset: u64,
+) -> agx_analysis::address::UniformValues {
+    let read = || -> Option<Vec<(u16, u8, agx_analysis::address::Poly)>> {
+        let text = std::fs::read_to_string(bin.parent()?.join("layout.json")).ok()?;
+        let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+        if v.pointer("/main/offset")?.as_u64()? != offset {
+            return None;
+        }
+        let start = v.pointer("/preamble/offset")?.as_u64()? as usize;
+        let bytes = std::fs::read(bin).ok()?;
+        let mut insns = Vec::new();
+        let mut at = start;
+        while at < bytes.len() {
+            let Ok(i) = agx_isa::decode(&bytes[at..], (at - start) as u32) else {
+                break;
+            };
+            at += i.len as usize;
+            let stop = i.mnemonic() == "stop";
+            insns.push(i);
+            if stop {
+                break;
+            }
+        }
+        Some(agx_analysis::address::preamble_uniforms(&insns))
+    };
+    std::sync::Arc::new(read().unwrap_or_default())
 }
 
 /// The threadgroup shape recorded with raw code: the `workgroup_size` of a
