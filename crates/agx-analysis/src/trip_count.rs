@@ -541,18 +541,32 @@ fn compare_fact(
         if r.file != RegFile::Gpr {
             return None;
         }
-        let mut def = None;
-        for i in nl.first..=nl.last {
-            if nest.contains(li, i) && !on_path(i) && writes(&cx.insns[i], &r) {
-                if def.is_some() {
+        let defs: Vec<usize> = (nl.first..=nl.last)
+            .filter(|&i| nest.contains(li, i) && !on_path(i) && writes(&cx.insns[i], &r))
+            .collect();
+        let (d, a, b, sign, dr) = match defs.as_slice() {
+            // one write: `r = r + step`
+            &[d] => {
+                let Op::Add { d: dr, a, b, sign } = classify(&cx.insns[d]) else {
                     return None;
-                }
-                def = Some(i);
+                };
+                (d, a, b, sign, dr)
             }
-        }
-        let d = def?;
-        let Op::Add { d: dr, a, b, sign } = classify(&cx.insns[d]) else {
-            return None;
+            // several: the counter kept in a stack slot meanwhile
+            [..] => {
+                let (d, x, step, sign) =
+                    spilled_counter(cx, nest, li, &r, &defs, dominates_latches)?;
+                let Op::Add { d: dr, .. } = classify(&cx.insns[d]) else {
+                    return None;
+                };
+                // as if `r = r + step` (the fill holds r's header value)
+                let (a, b) = if x {
+                    (Src::Reg(r), step)
+                } else {
+                    (step, Src::Reg(r))
+                };
+                (d, a, b, sign, dr)
+            }
         };
         // the step: an immediate, or a register the loop does not write
         // holding one (an ALU immediate is 8 bits: 256 is in a register)
@@ -624,6 +638,77 @@ fn compare_fact(
         }
         _ => None,
     }
+}
+
+/// The counter `r` of a loop that keeps it in a stack slot while its
+/// register holds something else (issue 35: the register-blocked GEMMs
+/// spill `k` before a vector load reuses its register): the loop stores `r`
+/// to slot `S` (a constant offset) before any write of `r` in the
+/// iteration, fills `x` from `S` later, and its last write of `r` is
+/// `r = x + step`; no other store to `S` in the loop, each of the three on
+/// every iteration. Then `r` at the header moves by `step` an iteration, as
+/// one `r = r + step` would. Returns (the last write, whether `x` is the
+/// add's first source, the step operand, the add's sign).
+fn spilled_counter(
+    cx: &Ctx,
+    nest: &LoopNest,
+    li: usize,
+    r: &Reg,
+    defs: &[usize],
+    every_iteration: &dyn Fn(usize) -> bool,
+) -> Option<(usize, bool, Src, i64)> {
+    let nl = &nest.loops[li];
+    let (&first, &last) = (defs.first()?, defs.last()?);
+    let Op::Add { d, a, b, sign } = classify(&cx.insns[last]) else {
+        return None;
+    };
+    if d.half != r.half {
+        return None;
+    }
+    let (x, step, x_first) = match (a, b) {
+        (Src::Reg(x), s) if x != *r && x.file == RegFile::Gpr => (x, s, true),
+        (s, Src::Reg(x)) if x != *r && x.file == RegFile::Gpr && sign == 1 => (x, s, false),
+        _ => return None,
+    };
+    // x: filled from a constant slot
+    let f = cx.reaching(&x, last)?;
+    let slot_of = |i: usize, m: &str| -> Option<(i64, Option<Reg>)> {
+        let insn = &cx.insns[i];
+        if insn.mnemonic() != m {
+            return None;
+        }
+        let ops = insn.operands.as_slice();
+        let off = ops.get(ops.len().checked_sub(2)?)?.kind.imm_value()?;
+        // the stored register (a store's operand before the offset), or
+        // the filled one (a load's destination)
+        let reg = if m == "stack_store" {
+            ops.get(ops.len().checked_sub(3)?).and_then(gpr32)
+        } else {
+            ops.first().and_then(gpr32)
+        };
+        Some((off, reg))
+    };
+    let (slot, filled) = slot_of(f, "stack_load")?;
+    if filled.map(|x2| x2.half) != Some(x.half) {
+        return None;
+    }
+    // the one store to that slot in the loop: r, before r is written
+    let mut stores = (nl.first..=nl.last).filter(|&i| {
+        nest.contains(li, i)
+            && cx.insns[i].mnemonic() == "stack_store"
+            && slot_of(i, "stack_store").is_none_or(|(o, _)| o == slot)
+    });
+    let st = stores.next()?;
+    if stores.next().is_some() {
+        return None;
+    }
+    let (_, stored) = slot_of(st, "stack_store")?;
+    let ok = stored.is_some_and(|s| s.half == r.half && s.width == Width::W32)
+        && st < first
+        && st < f
+        && f < last
+        && [st, f, last].iter().all(|&i| every_iteration(i));
+    ok.then_some((last, x_first, step, sign))
 }
 
 fn uniform_name(u: &Reg) -> String {
