@@ -706,6 +706,7 @@ pub fn analyze_program_keeping(
         }
     }
 
+    crate::time_passes::mark("called functions found");
     // --- structure, callees first ---
     let mut solved: Vec<Option<Solved>> = (0..n).map(|_| None).collect();
     for &f in &order {

@@ -112,6 +112,7 @@ impl<'a> Decoded<'a> {
         } else {
             None
         };
+        agx_analysis::time_passes::mark("main decoded");
         let mut profile = build_profile(&code, insns, a, function, prolog, graph, first);
         check_loop_headers(&name, a, &profile)?;
         // called functions: cut code is an error (no report), the rest warnings
