@@ -585,6 +585,8 @@ class ProfileResult:
         (JSON ``instructions_detail[].access``: ``space``, ``lane_pattern``,
         ``lane_stride``, ``run``, ``jump``, ``loop_stride``,
         ``bytes_per_lane``, ``lines_per_request``, ``reuse``, ``reason``;
+        with a runtime stride also ``lane_stride_expr``/``loop_stride_expr``
+        (``"32*u16"``), ``lines_per_request_if_wide`` and ``wide_from``;
         see docs/analysis.md, "Address analysis and access facts")."""
         rows = self._get("instructions_detail") or []
         return {d["offset"]: dict(d["access"]) for d in rows if d.get("access")}

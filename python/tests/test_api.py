@@ -599,8 +599,19 @@ def test_accesses():
         assert a["space"] == "device"
         assert a["lane_pattern"] == "contiguous" and a["lane_stride"] == 4
         assert a["lines_per_request"] == 1
+        assert "lane_stride_expr" not in a  # a constant stride
     rows = r.kernel["instructions_detail"]
     assert [d["offset"] for d in rows if "access" in d] == sorted(acc)
+
+
+def test_accesses_runtime_stride():
+    # regpressure_gemm8x8_wg640: each thread's own row of A, lanes 32*K
+    # bytes apart (K the push constant in u16): the CLI's fields
+    r = mp.profile_binary(mesa_bin("regpressure_gemm8x8_wg640").read_bytes())
+    a = r.accesses[0x1FC]
+    assert a["lane_pattern"] == "strided" and a["lane_stride"] is None
+    assert a["lane_stride_expr"] == "32*u16"
+    assert a["lines_per_request_if_wide"] == 32 and a["wide_from"] == 4
 
 
 def test_call_targets_in_raw_code_warn_or_raise():
