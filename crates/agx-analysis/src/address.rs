@@ -260,7 +260,7 @@ impl Poly {
         }
         Some(r)
     }
-    fn syms(&self) -> impl Iterator<Item = Sym> + '_ {
+    pub(crate) fn syms(&self) -> impl Iterator<Item = Sym> + '_ {
         self.t
             .iter()
             .flat_map(|((a, b), _)| std::iter::once(*a).chain(*b))

@@ -13,7 +13,7 @@
 //! 0`: `subgroupElect()`/`simd_is_first()`, one atomic per SIMD-group —
 //! the SIMD-group already aggregated).
 
-use crate::address::{Access, Addresses, Pattern};
+use crate::address::{Access, Addresses, Pattern, Sym};
 use agx_isa::format::operand_texts;
 use agx_isa::{Instruction, MemSpace, Syntax};
 use serde::Serialize;
@@ -27,6 +27,17 @@ pub struct AtomicFact {
     /// Lanes of a SIMD-group per address (32 uniform, 1 distinct); null
     /// when not known.
     pub lanes_per_address: Option<u32>,
+    /// Distinct words one SIMD-group request updates (1 uniform, 32
+    /// distinct, `32 / lanes_per_address` for shared runs); null when not
+    /// known (data-dependent or unproved addresses).
+    pub words: Option<u32>,
+    /// Who else updates those same words: `grid` (a device atomic whose
+    /// address depends on no position but the lane's `lid.x mod m`, `m`
+    /// dividing 32, and kernel arguments: every SIMD-group of the grid
+    /// updates the same words), `threadgroup` (the same for a threadgroup
+    /// atomic: every SIMD-group of the threadgroup), `simdgroup` (other
+    /// SIMD-groups may update other words); null when `words` is.
+    pub words_scope: Option<&'static str>,
     /// A device atomic after a threadgroup atomic and a barrier: the
     /// kernel already privatises in threadgroup memory.
     pub privatised: bool,
@@ -53,6 +64,18 @@ fn lanes_of(a: &Access) -> (&'static str, Option<u32>) {
         Pattern::Gather => ("data_dependent", None),
         Pattern::Unknown => ("unknown", None),
     }
+}
+
+/// Whether every SIMD-group's request updates the same words: the
+/// address's symbols are kernel arguments (uniform registers) and
+/// `lid.x mod m` with `m` dividing 32 (32 consecutive thread indices
+/// cover every residue, the threadgroup's width being a multiple of `m`),
+/// nothing that tells SIMD-groups or threadgroups apart.
+fn same_words_everywhere(a: &Access) -> bool {
+    a.address.as_ref().is_some_and(|p| {
+        p.syms()
+            .all(|s| matches!(s, Sym::U(..)) || matches!(s, Sym::LidMod(0, m) if 32 % m == 0))
+    })
 }
 
 /// Whether the `if` at `k` compares a lane index (sr58
@@ -165,9 +188,21 @@ pub fn annotate(insns: &[Instruction], addrs: &mut Addresses) {
         };
         let privatised = a.space == MemSpace::Device.name()
             && barrier_after.is_some_and(|b| (a.index as usize) > b);
+        let words = if lanes == "one_lane" {
+            Some(1)
+        } else {
+            per.filter(|&n| n > 0 && 32 % n == 0).map(|n| 32 / n)
+        };
+        let words_scope = words.map(|_| match (same_words_everywhere(a), a.space) {
+            (true, "threadgroup") => "threadgroup",
+            (true, _) => "grid",
+            (false, _) => "simdgroup",
+        });
         a.atomic = Some(AtomicFact {
             lanes,
             lanes_per_address: per,
+            words,
+            words_scope,
             privatised,
         });
     }

@@ -1368,9 +1368,16 @@ fn model_region_in(
     let miss = 1.0 - params.mem.l1_hit_rate.unwrap_or(0.0).clamp(0.0, 1.0);
     let (mut loads, mut stores) = (0, 0);
     let (mut barriers, mut atomic) = (0usize, 0.0);
+    // whether the phase the next barrier closes reads threadgroup memory
+    // (each such barrier counts twice: [`super::sync`])
+    let mut tg_read = false;
     for (j, s) in st.iter().enumerate() {
-        barriers += super::sync::is_barrier(code.insn(j)) as usize;
+        if super::sync::is_barrier(code.insn(j)) {
+            barriers += 1 + tg_read as usize;
+            tg_read = false;
+        }
         if let Some(m) = s.mem {
+            tg_read |= m.space == MemSpace::Threadgroup && m.dir != MemDir::Store;
             atomic += super::sync::atomic_request_cycles(
                 gpu,
                 params,

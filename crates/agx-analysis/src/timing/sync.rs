@@ -13,6 +13,12 @@
 //! other threadgroups resident on it hide the wait: with `k` SIMD-groups
 //! resident per scheduler, a pass costs `barriers x latency x g / k`
 //! (`g = ceil(threadgroup SIMD-groups / schedulers per core)`, `1 <= g <= k`).
+//! A barrier closing a phase that reads threadgroup memory (a threadgroup
+//! load or atomic since the previous barrier of the region) counts twice:
+//! **assumption**, the slowest SIMD-group's read must return before it
+//! arrives, and the stores the barrier orders then become visible, two
+//! round trips on the wait's path instead of one (a read-then-write step
+//! of a threadgroup scan or reduction).
 //!
 //! **Atomic model** (an assumption). Atomics whose lanes share an address
 //! (the access facts' `atomic.lanes_per_address`, [`crate::atomics`]) are
@@ -56,18 +62,32 @@ pub fn barrier_cycles(gpu: &GpuTiming, params: &ModelParams, barriers: usize) ->
     barriers as f64 * params.mem.threadgroup_latency * g / k
 }
 
+/// [`atomic_ways`]'s flag: every SIMD-group updates the same words
+/// (`atomic.words_scope` `grid` or `threadgroup`).
+pub const SHARED_WORDS: u8 = 0x80;
+
 /// Lanes per address of an atomic, from the access facts (0: not known or
-/// not an atomic; 1: no contention), packed per instruction for the model.
+/// not an atomic; 1: no contention), packed per instruction for the model,
+/// with [`SHARED_WORDS`] set when every SIMD-group updates the same words.
 pub fn atomic_ways(access: &crate::address::Access) -> u8 {
     match access.atomic {
-        Some(f) if f.lanes != "one_lane" => f
-            .lanes_per_address
-            .map_or(0, |n| n.min(u8::MAX as u32) as u8),
+        Some(f) if f.lanes != "one_lane" => {
+            let n = f.lanes_per_address.map_or(0, |n| n.min(0x7f) as u8);
+            let shared = matches!(f.words_scope, Some("grid" | "threadgroup"));
+            if shared && n > 0 {
+                n | SHARED_WORDS
+            } else {
+                n
+            }
+        }
         _ => 0,
     }
 }
 
-/// The cost of one atomic request with `ways` lanes per address (`> 1`).
+/// The cost of one atomic request with `ways` lanes per address (`> 1`,
+/// packed by [`atomic_ways`]). Device updates of words every SIMD-group
+/// shares (all lanes on one address, or [`SHARED_WORDS`]) are not hidden
+/// by the other SIMD-groups: they queue on the same words.
 pub fn atomic_request_cycles(
     gpu: &GpuTiming,
     params: &ModelParams,
@@ -75,13 +95,17 @@ pub fn atomic_request_cycles(
     space: MemSpace,
     ways: u8,
 ) -> f64 {
+    let shared = ways & SHARED_WORDS != 0;
+    let ways = ways & !SHARED_WORDS;
     if dir != MemDir::Atomic || ways <= 1 {
         return 0.0;
     }
     let n = ways as f64;
     match space {
         MemSpace::Threadgroup => n,
-        MemSpace::Device if ways as u32 >= gpu.simd_width => n * params.mem.device_latency(),
+        MemSpace::Device if shared || ways as u32 >= gpu.simd_width => {
+            n * params.mem.device_latency()
+        }
         MemSpace::Device => n * params.mem.device_latency() / params.simds_per_scheduler(gpu),
         _ => 0.0,
     }
@@ -114,6 +138,8 @@ mod tests {
         assert_eq!(c(MemSpace::Device, 32), 32.0 * lat);
         // runs of 4 lanes per address: hidden by the other SIMD-groups
         assert_eq!(c(MemSpace::Device, 4), 4.0 * lat / k);
+        // the same 16 words in every SIMD-group of the grid: not hidden
+        assert_eq!(c(MemSpace::Device, 2 | SHARED_WORDS), 2.0 * lat);
         assert_eq!(c(MemSpace::Threadgroup, 8), 8.0);
         // distinct addresses, unknown contention, a load: nothing
         assert_eq!(c(MemSpace::Device, 1), 0.0);

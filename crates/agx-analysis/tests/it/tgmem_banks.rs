@@ -173,6 +173,8 @@ fn tgmem_privatise_atomics_fires_on_a_shared_device_address_only() {
         (f.lanes, f.lanes_per_address, f.privatised),
         ("uniform", Some(32), false)
     );
+    // one word, the same in every SIMD-group of the grid
+    assert_eq!((f.words, f.words_scope), (Some(1), Some("grid")));
     let s = atomics_rule(&p);
     assert_eq!(s.len(), 1, "{:?}", p.main().suggestions);
     assert_eq!(s[0].figures.get("lanes_per_address"), 32.0);
@@ -180,7 +182,10 @@ fn tgmem_privatise_atomics_fires_on_a_shared_device_address_only() {
     assert_eq!(s[0].severity, severity_for_share(s[0].share_pct().unwrap()));
     // bins[lid.x]: one lane per address, silent
     let p = device_atomic("get_sr r1, sr48");
-    assert_eq!(atomic_fact(&p).lanes, "distinct");
+    let f = atomic_fact(&p);
+    assert_eq!(f.lanes, "distinct");
+    // 32 words, each SIMD-group its own
+    assert_eq!((f.words, f.words_scope), (Some(32), Some("simdgroup")));
     assert!(atomics_rule(&p).is_empty());
     // a threadgroup atomic and a barrier before it: privatised, silent
     let p = device_atomic(

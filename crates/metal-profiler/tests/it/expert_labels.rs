@@ -114,4 +114,4 @@ fn expert_labels_mesa_corpus() {
 const ADVICE_AGREE: usize = 35;
 const STRICT_AGREE: usize = 34;
 const AMONG_AGREE: usize = 13;
-const BOUND_AGREE: usize = 32;
+const BOUND_AGREE: usize = 34;
