@@ -536,7 +536,7 @@ fn compare_fact(
     let nl = &nest.loops[li];
     // the induction variable: the only write of a GPR in the loop (break
     // paths aside) adds an immediate to itself every iteration
-    let iv = |s: Src| -> Option<(Reg, usize, Val)> {
+    let iv = |s: Src| -> Option<(Reg, usize, Val, bool)> {
         let Src::Reg(r) = s else { return None };
         if r.file != RegFile::Gpr {
             return None;
@@ -544,14 +544,30 @@ fn compare_fact(
         let defs: Vec<usize> = (nl.first..=nl.last)
             .filter(|&i| nest.contains(li, i) && !on_path(i) && writes(&cx.insns[i], &r))
             .collect();
+        let mut held = false;
         let (d, a, b, sign, dr) = match defs.as_slice() {
             // one write: `r = r + step`
-            &[d] => {
-                let Op::Add { d: dr, a, b, sign } = classify(&cx.insns[d]) else {
-                    return None;
-                };
-                (d, a, b, sign, dr)
-            }
+            &[d] => match classify(&cx.insns[d]) {
+                Op::Add { d: dr, a, b, sign } => (d, a, b, sign, dr),
+                // or `r = icmpsel(.., r, t)` with `t = r + step` (either
+                // order): the counter steps or holds an iteration (Mesa's
+                // first-iteration flag skips the step once); monotone but
+                // its count unproved: an argument bound only
+                _ => {
+                    let (t, k) = held_step(cx, &r, d)?;
+                    let Op::Add { d: dr, a, b, sign } = classify(&cx.insns[k]) else {
+                        return None;
+                    };
+                    if dr.half != t.half
+                        || !dominates_latches(k)
+                        || nest.owner[k] != Some(li as u32)
+                    {
+                        return None;
+                    }
+                    held = true;
+                    (d, a, b, sign, Reg { half: r.half, ..dr })
+                }
+            },
             // several: the counter kept in a stack slot meanwhile
             [..] => {
                 let (d, x, step, sign) =
@@ -592,7 +608,7 @@ fn compare_fact(
             _ => return None,
         };
         (dr.half == r.half && nest.owner[d] == Some(li as u32) && dominates_latches(d))
-            .then_some((r, d, step))
+            .then_some((r, d, step, held))
     };
     let (iv_src, bound_src, rel) = match (iv(a), iv(b)) {
         (Some(x), None) => (x, b, cc.rel),
@@ -600,7 +616,7 @@ fn compare_fact(
         _ => return None,
     };
     let rel = if stay_if_true { rel } else { negate(rel) };
-    let (r, di, step) = iv_src;
+    let (r, di, step, held) = iv_src;
     // the bound: not written in the loop
     if let Src::Reg(br) = bound_src {
         if br.file == RegFile::Gpr
@@ -615,6 +631,10 @@ fn compare_fact(
     // step (a grid-stride loop: start per lane, step an argument too)
     if let Val::Uniform(u) = bound {
         return Some(TripFact::Argument(uniform_name(&u)));
+    }
+    // a counter that may hold an iteration: no constant count
+    if held {
+        return None;
     }
     let Val::Const(step) = step else { return None };
     let start = cx.value(Src::Reg(r), header, 3)?;
@@ -709,6 +729,27 @@ fn spilled_counter(
         && f < last
         && [st, f, last].iter().all(|&i| every_iteration(i));
     ok.then_some((last, x_first, step, sign))
+}
+
+/// `r = icmpsel(cc, p, q, r, t)` or `(.., t, r)` at `d`: the other arm `t`
+/// (a 32-bit GPR) and the instruction writing it that reaches `d`.
+fn held_step(cx: &Ctx, r: &Reg, d: usize) -> Option<(Reg, usize)> {
+    let insn = &cx.insns[d];
+    let ops = insn.operands.as_slice();
+    if insn.mnemonic() != "icmpsel" || ops.len() != 6 {
+        return None;
+    }
+    let dst = gpr32(&ops[1])?;
+    if dst.half != r.half {
+        return None;
+    }
+    let (x, y) = (gpr32(&ops[4])?, gpr32(&ops[5])?);
+    let t = match (x.half == r.half, y.half == r.half) {
+        (true, false) => y,
+        (false, true) => x,
+        _ => return None,
+    };
+    Some((t, cx.reaching(&t, d)?))
 }
 
 fn uniform_name(u: &Reg) -> String {
