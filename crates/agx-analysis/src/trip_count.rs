@@ -107,6 +107,8 @@ enum Op {
     },
     /// `mov_imm r0l, k`: lanes leave `k` exec levels (a break when k >= 2).
     SetExec(i64),
+    /// `d = cc(..) ? x : y` (`icmpsel` of two 32-bit GPR arms).
+    Select { d: Reg, x: Reg, y: Reg },
     /// Anything else.
     Other,
 }
@@ -221,6 +223,10 @@ fn classify(insn: &Instruction) -> Op {
                 _ => Op::Other,
             }
         }
+        "icmpsel" if ops.len() == 6 => match (gpr32(&ops[1]), gpr32(&ops[4]), gpr32(&ops[5])) {
+            (Some(d), Some(x), Some(y)) => Op::Select { d, x, y },
+            _ => Op::Other,
+        },
         "while_icmp" | "if_icmp" if ops.len() >= 4 => {
             let cc = ops[1].kind.keyword_text().and_then(cc_of);
             match (cc, src_of(&ops[2]), src_of(&ops[3])) {
@@ -734,16 +740,12 @@ fn spilled_counter(
 /// `r = icmpsel(cc, p, q, r, t)` or `(.., t, r)` at `d`: the other arm `t`
 /// (a 32-bit GPR) and the instruction writing it that reaches `d`.
 fn held_step(cx: &Ctx, r: &Reg, d: usize) -> Option<(Reg, usize)> {
-    let insn = &cx.insns[d];
-    let ops = insn.operands.as_slice();
-    if insn.mnemonic() != "icmpsel" || ops.len() != 6 {
+    let Op::Select { d: dst, x, y } = classify(&cx.insns[d]) else {
         return None;
-    }
-    let dst = gpr32(&ops[1])?;
+    };
     if dst.half != r.half {
         return None;
     }
-    let (x, y) = (gpr32(&ops[4])?, gpr32(&ops[5])?);
     let t = match (x.half == r.half, y.half == r.half) {
         (true, false) => y,
         (false, true) => x,
