@@ -21,6 +21,7 @@ pub mod native;
 mod operands;
 pub mod semantics;
 pub mod stream;
+pub mod table;
 #[cfg(test)]
 #[path = "../../../testdata/xorshift.rs"]
 mod xorshift;

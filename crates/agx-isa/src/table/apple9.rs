@@ -1,0 +1,192 @@
+//! The Apple9 (M3/M4/A18 Pro) filler of the code table: reads an Apple9
+//! walk ([`crate::apple9::walk`]) and its per-instruction facts
+//! ([`crate::apple9::facts`]) and nothing else. The class and cost key of
+//! each of the reference's 57 forms are the columns of [`FORM_COLUMNS`]
+//! (same order as `apple9::forms::FORMS`); a form with no timing row here
+//! (bit-field extracts, packs) has cost `None`, which the analysis reports
+//! as "no cost known", never as zero.
+//!
+//! Special registers: the Apple9 numbers a kernel reads for its thread
+//! position are not in any public table yet (issue 36 item 4), so every
+//! `get_sr` is [`SpecialValue::Unknown`] until a note with sources names them.
+
+use super::{CodeTable, MemDesc, MemIndex, RegRange, Row, Scoreboard, Special, SpecialValue};
+use crate::apple9::facts::{facts, Index, Reg, ROLES};
+use crate::apple9::{Item, Kind, Listing};
+use crate::cost::CostKey;
+use crate::model::{Category, Flow};
+
+use Category::*;
+use CostKey as K;
+
+/// Class and cost key (its 32-bit variant; a 16-bit destination takes the
+/// 16-bit key, see [`narrow`]) of each form, in `FORMS` order.
+pub static FORM_COLUMNS: [(Category, Option<CostKey>); 57] = [
+    (Alu, Some(K::MovImm)),      // mov_imm (7-bit)
+    (Alu, Some(K::MovImm)),      // mov_imm (32-bit)
+    (Alu, Some(K::GetSr)),       // get_sr
+    (Load, Some(K::DeviceLoad)), // device_load
+    (Store, Some(K::Store)),     // device_store
+    (Alu, Some(K::Bitop)),       // bitop mov
+    (Alu, Some(K::Bitop)),       // bitop 4
+    (Alu, Some(K::Bitop)),       // bitop 10
+    (Alu, Some(K::Bitrev)),      // bitrev
+    (Alu, Some(K::Popcount)),    // popcount
+    (Alu, Some(K::Ffs)),         // ffs
+    (Alu, Some(K::Bfi)),         // bfi
+    (Alu, Some(K::BfeilConst)),  // bfeil
+    (Alu, None),                 // extr
+    (Alu, Some(K::ShiftHi)),     // shlhi
+    (Alu, Some(K::ShiftHi)),     // shrhi
+    (Alu, None),                 // asr
+    (Alu, None),                 // asrh
+    (Alu, Some(K::Iadd32)),      // iadd
+    (Alu, Some(K::Iadd64)),      // iadd64
+    (Alu, Some(K::Iadd32)),      // iadd shifted
+    (Alu, Some(K::Imad32)),      // imadd/imsub
+    (Alu, Some(K::Fma32)),       // ffma 4
+    (Alu, Some(K::Fma32)),       // ffma 6
+    (Alu, Some(K::Fma32)),       // ffma 8
+    (Alu, Some(K::Fma32)),       // ffma 10
+    (Alu, Some(K::Fmul32)),      // fmul 4
+    (Alu, Some(K::Fmul32)),      // fmul 6
+    (Alu, Some(K::Fmul32)),      // fmul 8
+    (Alu, Some(K::Fmul32)),      // fmul 12
+    (Alu, Some(K::Fadd32)),      // fadd 4
+    (Alu, Some(K::Fadd32)),      // fadd 6
+    (Alu, Some(K::Fadd32)),      // fadd 8
+    (Alu, Some(K::Fadd32)),      // fadd 10
+    (Alu, Some(K::Rint)),        // rint
+    (Alu, Some(K::Rint)),        // floor
+    (Alu, Some(K::Rint)),        // ceil
+    (Alu, Some(K::Trunc)),       // trunc
+    (Alu, Some(K::Rcp)),         // rcp
+    (Alu, Some(K::Rsqrt32)),     // rsqrt
+    (Alu, Some(K::Rsqrt32)),     // rsqrt_special
+    (Alu, None),                 // sinc
+    (Alu, Some(K::Log2_32)),     // log2
+    (Alu, Some(K::Exp2_32)),     // exp2
+    (Alu, Some(K::Fcmpsel32)),   // cmpsel 6
+    (Alu, Some(K::Fcmpsel32)),   // cmpsel 8 (cmov)
+    (Alu, Some(K::Fcmpsel32)),   // cmpsel 10
+    (Alu, Some(K::Fcmpsel32)),   // cmpsel 14
+    (Alu, Some(K::Convert)),     // convert f2i
+    (Alu, Some(K::Convert)),     // convert i2f
+    (Alu, None),                 // unpack unorm
+    (Alu, None),                 // unpack float
+    (Alu, None),                 // pack unorm
+    (Alu, None),                 // pack float
+    (Control, Some(K::Branch)),  // stop
+    (Alu, None),                 // nop
+    (Sync, Some(K::Wait)),       // wait
+];
+
+/// The 16-bit key of a 32-bit ALU key, for a one-half destination.
+fn narrow(k: CostKey) -> CostKey {
+    match k {
+        K::Fma32 => K::Fma16,
+        K::Fmul32 => K::Fmul16,
+        K::Fadd32 => K::Fadd16,
+        K::Iadd32 => K::Iadd16,
+        K::Imad32 => K::Imad16,
+        K::Fcmpsel32 => K::Fcmpsel16,
+        K::Rsqrt32 => K::Rsqrt16,
+        K::Exp2_32 => K::Exp2_16,
+        K::Log2_32 => K::Log2_16,
+        k => k,
+    }
+}
+
+fn range(r: &Reg, bits: u8) -> RegRange {
+    RegRange {
+        start: r.half,
+        len: r.halves,
+        bits: bits | if r.uniform { RegRange::UNIFORM } else { 0 },
+    }
+}
+
+/// The table of Apple9 `code` at `base`, walked as `l`
+/// (`l = apple9::walk(code, base)`): one row per instruction and per
+/// `unknown` position (class `Unknown`, `complete: false`); gaps have none.
+pub fn table(code: &[u8], base: u32, l: &Listing) -> CodeTable {
+    let mut t = CodeTable::with_capacity(&crate::isa::APPLE9, l.items.len());
+    let mut regs: Vec<RegRange> = Vec::with_capacity(8);
+    for it in &l.items {
+        let (addr, len) = match it {
+            Item::Gap { .. } => continue,
+            Item::Insn { addr, len, .. } | Item::Unknown { addr, len } => (*addr, *len),
+        };
+        let p = addr.wrapping_sub(base) as usize;
+        let bytes = code.get(p..p + len as usize).unwrap_or(&[]);
+        let Some(x) = facts(it, bytes) else { continue };
+        let (class, cost) = match it {
+            Item::Insn {
+                kind: Kind::Form(i),
+                ..
+            } => FORM_COLUMNS
+                .get(*i as usize)
+                .copied()
+                .unwrap_or((Unknown, None)),
+            Item::Insn {
+                kind: Kind::Flow { .. },
+                mnem,
+                ..
+            } => match x.flow {
+                Flow::Next if mnem.contains("exec") => (ExecMask, Some(K::Exec)),
+                _ => (Control, Some(K::Branch)),
+            },
+            _ => (Unknown, None),
+        };
+        let half_dest = x.defs.first().is_some_and(|d| d.halves == 1);
+        let mut row = Row::new(addr, len, class, x.flow);
+        row.cost = cost.map(|k| if half_dest { narrow(k) } else { k });
+        row.complete = x.complete;
+        row.wait = Scoreboard {
+            completes_on: x.wait_group,
+            waits_on: x
+                .waits_on
+                .iter()
+                .filter(|&&g| g < 8)
+                .fold(0, |m, &g| m | 1 << g),
+        };
+        if let Item::Insn {
+            kind: Kind::Form(i),
+            operands,
+            ..
+        } = it
+        {
+            if ROLES
+                .get(*i as usize)
+                .is_some_and(|r| *r == crate::apple9::facts::Role::DestGroup)
+            {
+                row.special = operands
+                    .iter()
+                    .find_map(|o| o.strip_prefix("sr")?.parse().ok())
+                    .map(|number| Special {
+                        number,
+                        value: SpecialValue::Unknown,
+                    });
+            }
+        }
+        regs.clear();
+        regs.extend(x.defs.iter().map(|r| range(r, RegRange::DEF)));
+        regs.extend(x.uses.iter().map(|r| range(r, RegRange::USE)));
+        let mem = x.mem.as_ref().map(|m| MemDesc {
+            space: m.space,
+            dir: m.dir,
+            elem_bytes: m.elem_bytes,
+            components: m.components,
+            bytes_per_lane: m.bytes_per_lane,
+            data: m.data.map(|r| range(&r, 0)),
+            base: Some(range(&m.base, RegRange::USE)),
+            index: match &m.index {
+                Index::Imm(v) => MemIndex::Imm(*v as i64),
+                Index::Reg { reg, .. } => MemIndex::Reg(range(reg, RegRange::USE)),
+            },
+            shift: m.shift,
+            offset: m.offset as i32,
+        });
+        t.push(row, &regs, mem);
+    }
+    t
+}
