@@ -1,21 +1,12 @@
-//! Fills the analysis [`Facts`] (and the untimed profile's per-instruction
-//! [`Insn`]s) from an Apple9 walk (`agx_isa::apple9`): the one place that
-//! reads Apple9 instruction facts (`agx_isa::apple9::facts`) for the
-//! analysis passes, which then run unchanged (docs/architecture.md,
+//! Fills the analysis facts (from the Apple9 code table,
+//! `agx_isa::table::apple9`) and the untimed profile's per-instruction
+//! [`Insn`]s from an Apple9 walk (`agx_isa::apple9`); the analysis passes
+//! then run unchanged (docs/architecture.md,
 //! "Adding an instruction-set family").
 
-use crate::facts::{Facts, RegRange};
-use crate::untimed::{Decoded, FramingStop, Insn, MemSite, ALL_HALVES, ALL_UNIFORM_HALVES};
+use crate::untimed::{Decoded, FramingStop, Insn, MemSite};
 use agx_isa::apple9::facts::{facts, Index};
 use agx_isa::apple9::{self, Item};
-
-fn push(f: &mut Facts, start: u32, len: u32, bits: u8) {
-    f.ranges.push(RegRange {
-        start: start.min(u16::MAX as u32) as u16,
-        len: len.min(u16::MAX as u32) as u16,
-        bits,
-    });
-}
 
 /// The decoded facts of Apple9 `code` placed at `base`.
 pub fn decode(code: &[u8], base: u32) -> Decoded {
@@ -34,8 +25,9 @@ pub fn from_listing(code: &[u8], base: u32, l: &apple9::Listing) -> Decoded {
         }),
         ..Decoded::default()
     };
-    let f = &mut d.facts;
-    let (mut hi, mut uhi): (Option<u32>, Option<u32>) = (None, None);
+    // registers, control flow and stack from the code table (the one
+    // reading of Apple9 operands the passes share with every family)
+    d.facts = crate::facts::from_table(&agx_isa::table::apple9::table(code, base, l));
     for it in &l.items {
         let (addr, len) = match it {
             Item::Gap { .. } => continue,
@@ -45,29 +37,6 @@ pub fn from_listing(code: &[u8], base: u32, l: &apple9::Listing) -> Decoded {
         let bytes = code.get(p..p + len as usize).unwrap_or(&[]);
         let Some(x) = facts(it, bytes) else { continue };
         d.framed_bytes += len as usize;
-        f.addr.push(addr);
-        f.len.push(len);
-        f.flow.push(x.flow);
-        f.range_start.push(f.ranges.len() as u32);
-        if x.complete {
-            for (regs, bit) in [(&x.defs, RegRange::DEF), (&x.uses, RegRange::USE)] {
-                for r in regs {
-                    let last = r.range().end - 1;
-                    if r.uniform {
-                        uhi = Some(uhi.map_or(last, |h| h.max(last)));
-                        push(f, r.half as u32, r.halves as u32, bit | RegRange::UNIFORM);
-                    } else {
-                        hi = Some(hi.map_or(last, |h| h.max(last)));
-                        push(f, r.half as u32, r.halves as u32, bit);
-                    }
-                }
-            }
-        } else {
-            // operands unknown: defines everything, uses nothing (the
-            // liveness found is then a lower bound: crate::untimed)
-            push(f, 0, ALL_HALVES, RegRange::DEF);
-            push(f, 0, ALL_UNIFORM_HALVES, RegRange::DEF | RegRange::UNIFORM);
-        }
         let (mnemonic, text) = match it {
             Item::Insn { mnem, .. } => (
                 Some(mnem.clone()),
@@ -115,9 +84,6 @@ pub fn from_listing(code: &[u8], base: u32, l: &apple9::Listing) -> Decoded {
             waits_on: x.waits_on,
         });
     }
-    f.range_start.push(f.ranges.len() as u32);
-    f.highest_gpr = hi;
-    f.highest_uniform = uhi;
     // the code's extent: to the end of the `stop` that ended the walk,
     // else all of it; gaps are the zero runs skipped inside it
     d.code_bytes = l.stop.map_or(code.len(), |s| {

@@ -10,26 +10,11 @@
 use crate::occupancy::{StackAdjust, StackUse};
 use agx_isa::{ExecOp, Flow, Instruction, MemDir, MemSpace, RegFile};
 
-/// A register operand, compact: `len` halves from `start`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RegRange {
-    pub start: u16,
-    pub len: u16,
-    /// [`RegRange::DEF`] | [`RegRange::USE`] | [`RegRange::UNIFORM`].
-    pub bits: u8,
-}
-
-impl RegRange {
-    pub const DEF: u8 = 1;
-    pub const USE: u8 = 2;
-    pub const UNIFORM: u8 = 4;
-    pub fn range(&self) -> std::ops::Range<u32> {
-        self.start as u32..self.start as u32 + self.len as u32
-    }
-}
+/// A register operand, compact: the code table's (`agx_isa::table::RegRange`).
+pub use agx_isa::table::RegRange;
 
 /// Facts about every instruction, in input order.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Facts {
     pub addr: Vec<u32>,
     pub len: Vec<u8>,
@@ -137,6 +122,78 @@ pub fn scan(insns: &[Instruction]) -> Facts {
     f.range_start.push(f.ranges.len() as u32);
     // the guess of 3 ranges an instruction may have doubled (most code has
     // 3–4): up to ~3 ranges × 6 bytes an instruction of slack otherwise
+    f.ranges.shrink_to_fit();
+    f.highest_gpr = hi;
+    f.highest_uniform = uhi;
+    f
+}
+
+/// The facts of a code table (any family): the same columns [`scan`]
+/// reads from G13 instructions, read from the table's rows instead. A row
+/// whose operands are not all decoded (`complete: false`, no registers)
+/// defines every register and uses none, so liveness stays a lower bound
+/// (`crate::untimed`).
+pub fn from_table(t: &agx_isa::table::CodeTable) -> Facts {
+    let n = t.len();
+    let mut f = Facts {
+        addr: Vec::with_capacity(n),
+        len: Vec::with_capacity(n),
+        flow: Vec::with_capacity(n),
+        ranges: Vec::with_capacity(n * 3),
+        range_start: Vec::with_capacity(n + 1),
+        ..Facts::default()
+    };
+    let (mut hi, mut uhi): (Option<u32>, Option<u32>) = (None, None);
+    let widen = |h: &mut Option<u32>, v: u32| *h = Some(h.map_or(v, |x| x.max(v)));
+    for (k, r) in t.rows.iter().enumerate() {
+        f.addr.push(r.addr);
+        f.len.push(r.len);
+        f.flow.push(r.flow);
+        f.range_start.push(f.ranges.len() as u32);
+        if let Some((op, count)) = r.exec {
+            f.exec.push((k, op, count));
+        }
+        if let Some(amount) = r.stack_adjust {
+            f.stack.adjusts.push(StackAdjust {
+                index: k,
+                addr: r.addr,
+                amount,
+            });
+            if f.stack.scratch_reserved.is_none() && amount > 0 {
+                f.stack.scratch_reserved = Some(amount);
+            }
+        } else if let Some(m) = t.mem(k).filter(|m| m.space == MemSpace::Stack) {
+            match m.dir {
+                MemDir::Store => f.stack.spills += 1,
+                MemDir::Load => f.stack.fills += 1,
+                MemDir::Atomic => {}
+            }
+        }
+        let regs = t.regs(k);
+        if !r.complete && regs.is_empty() {
+            let all = |len: u32, bits| RegRange {
+                start: 0,
+                len: len as u16,
+                bits,
+            };
+            f.ranges
+                .push(all(crate::untimed::ALL_HALVES, RegRange::DEF));
+            f.ranges.push(all(
+                crate::untimed::ALL_UNIFORM_HALVES,
+                RegRange::DEF | RegRange::UNIFORM,
+            ));
+            continue;
+        }
+        for g in regs {
+            if g.is_uniform() {
+                widen(&mut uhi, g.range().end - 1);
+            } else {
+                widen(&mut hi, g.allocated_range().end - 1);
+            }
+            f.ranges.push(*g);
+        }
+    }
+    f.range_start.push(f.ranges.len() as u32);
     f.ranges.shrink_to_fit();
     f.highest_gpr = hi;
     f.highest_uniform = uhi;

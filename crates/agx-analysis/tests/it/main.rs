@@ -9,6 +9,7 @@ mod xorshift;
 
 mod apple_stack;
 mod asm_kernels;
+mod code_table;
 mod divergence;
 mod divergence_mesa;
 mod handbuilt;

@@ -10,7 +10,7 @@
 
 use super::{CodeTable, MemDesc, MemIndex, RegRange, Row, Scoreboard, Special, SpecialValue};
 use crate::forms::SR_NAMES;
-use crate::model::{Category, Instruction, Operand, OperandKind, Reg, RegFile, Width};
+use crate::model::{Instruction, Operand, OperandKind, Reg, RegFile, Width};
 use crate::semantics::MemSpace;
 
 /// The table of `insns` (in address order).
@@ -35,7 +35,7 @@ pub fn row(i: &Instruction) -> Row {
         completes_on: i.scoreboard_slot().map(|s| s.min(255) as u8),
         waits_on: wait_mask(i),
     };
-    r.complete = i.category() != Category::Unknown;
+    r.stack_adjust = i.stack_adjust();
     r
 }
 

@@ -57,6 +57,20 @@ impl RegRange {
     pub fn is_uniform(&self) -> bool {
         self.bits & Self::UNIFORM != 0
     }
+    /// The halves an allocator reserves for it: a GPR vector whose size in
+    /// halves is not a power of two and whose start is aligned to the next
+    /// power of two reserves that aligned group (`r4_r5_r6` → `r4`..`r7`;
+    /// Mesa `agx_register_allocate.c`, see `Reg::allocated_half_range`),
+    /// everything else what it spans.
+    pub fn allocated_range(&self) -> std::ops::Range<u32> {
+        let r = self.range();
+        let group = (r.len() as u32).next_power_of_two();
+        if self.is_uniform() || r.len() as u32 == group || !r.start.is_multiple_of(group) {
+            r
+        } else {
+            r.start..r.start + group
+        }
+    }
 }
 
 /// The index operand of an address.
@@ -179,6 +193,9 @@ pub struct Row {
     pub exec: Option<(ExecOp, u8)>,
     pub special: Option<Special>,
     pub wait: Scoreboard,
+    /// A stack-pointer adjustment and its signed amount as encoded (G13:
+    /// Mesa's `stack_adjust`, dwords of scratch).
+    pub stack_adjust: Option<i32>,
     pub complete: bool,
     regs_start: u32,
     mem: u32,
@@ -197,6 +214,7 @@ impl Row {
             exec: None,
             special: None,
             wait: Scoreboard::default(),
+            stack_adjust: None,
             complete: true,
             regs_start: 0,
             mem: NONE,
