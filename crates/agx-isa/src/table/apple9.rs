@@ -6,9 +6,9 @@
 //! (bit-field extracts, packs) has cost `None`, which the analysis reports
 //! as "no cost known", never as zero.
 //!
-//! Special registers: the Apple9 numbers a kernel reads for its thread
-//! position are not in any public table yet (issue 36 item 4), so every
-//! `get_sr` is [`SpecialValue::Unknown`] until a note with sources names them.
+//! Special registers: [`SR_VALUES`], from docs/apple9-special-registers.md
+//! (hardware splices, Apple compiler output and Mesa's Apple9 backend, with
+//! their limits); any other number is [`SpecialValue::Unknown`].
 
 use super::{CodeTable, MemDesc, MemIndex, RegRange, Row, Scoreboard, Special, SpecialValue};
 use crate::apple9::facts::{facts, Index, Reg, ROLES};
@@ -80,6 +80,37 @@ pub static FORM_COLUMNS: [(Category, Option<CostKey>); 57] = [
     (Alu, None),                 // nop
     (Sync, Some(K::Wait)),       // wait
 ];
+
+/// What the documented Apple9 special registers hold
+/// (docs/apple9-special-registers.md has the evidence for each row).
+pub static SR_VALUES: &[(u16, SpecialValue)] = {
+    use SpecialValue::*;
+    &[
+        (2, ThreadIndexInSimdgroup),
+        (5, SimdgroupIndexInThreadgroup),
+        (24, ThreadsPerThreadgroup(0)),
+        (25, ThreadsPerThreadgroup(1)),
+        (26, ThreadsPerThreadgroup(2)),
+        (28, ThreadgroupPositionInGrid(0)),
+        (29, ThreadgroupPositionInGrid(1)),
+        (30, ThreadgroupPositionInGrid(2)),
+        (32, ThreadPositionInGrid(0)),
+        (33, ThreadPositionInGrid(1)),
+        (34, ThreadPositionInGrid(2)),
+        (36, ThreadPositionInThreadgroup(0)),
+        (37, ThreadPositionInThreadgroup(1)),
+        (38, ThreadPositionInThreadgroup(2)),
+        (39, ThreadIndexInThreadgroup),
+    ]
+};
+
+/// What Apple9 special register `n` holds.
+pub fn sr_value(n: u16) -> SpecialValue {
+    SR_VALUES
+        .iter()
+        .find(|r| r.0 == n)
+        .map_or(SpecialValue::Unknown, |r| r.1)
+}
 
 /// The 16-bit key of a 32-bit ALU key, for a one-half destination.
 fn narrow(k: CostKey) -> CostKey {
@@ -164,7 +195,7 @@ pub fn table(code: &[u8], base: u32, l: &Listing) -> CodeTable {
                     .find_map(|o| o.strip_prefix("sr")?.parse().ok())
                     .map(|number| Special {
                         number,
-                        value: SpecialValue::Unknown,
+                        value: sr_value(number),
                     });
             }
         }

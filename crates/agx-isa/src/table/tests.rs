@@ -209,3 +209,35 @@ fn apple9_form_columns_match_the_roles() {
 }
 
 use apple9::FORM_COLUMNS as FORM_COLUMNS_REF;
+
+#[test]
+fn apple9_special_registers_from_the_documented_table() {
+    // `get_sr 0, r0, sr32` (Apple-compiled bytes, docs/apple9-special-registers.md)
+    let t = apple9(&[0x0c, 0xa0, 0x10, 0x06, 0x0e, 0, 0, 0]);
+    let s = t.rows[0].special.expect("a special read");
+    assert_eq!(
+        (s.number, s.value),
+        (32, SpecialValue::ThreadPositionInGrid(0))
+    );
+    assert_eq!(s.value.simd_uniform(), Some(false));
+    assert_eq!(t.defs(0).map(|r| r.range()).collect::<Vec<_>>(), vec![0..2]);
+    // lane (sr2, the 16-bit form) and SIMD-group index (sr5)
+    let t = apple9(&[
+        0x04, 0x82, 0x10, 0x06, 0x04, 0x85, 0x10, 0x06, 0x0e, 0, 0, 0,
+    ]);
+    let v: Vec<_> = t.rows[..2]
+        .iter()
+        .map(|r| r.special.unwrap().value)
+        .collect();
+    assert_eq!(
+        v,
+        [
+            SpecialValue::ThreadIndexInSimdgroup,
+            SpecialValue::SimdgroupIndexInThreadgroup
+        ]
+    );
+    assert_eq!(v[1].simd_uniform(), Some(true));
+    // an undocumented number stays unknown (a pass treats it as divergent)
+    assert_eq!(apple9::sr_value(40), SpecialValue::Unknown);
+    assert_eq!(SpecialValue::Unknown.simd_uniform(), None);
+}
