@@ -608,9 +608,36 @@ fn compare_fact(
                 Val::LidPlus(_) => None,
             }
         };
+        // or `r = x + step` where the loop's last write of `x` is `mov x, r`
+        // on every iteration, no write of `x` before the add (the body may
+        // reuse `x` as a temporary in between: Mesa's `t = i + 12; if (n <
+        // t) break; ...; i = t`): `x` at the header is `r` of the previous
+        // iteration, so `r` too moves by `step` an iteration; its start is
+        // not followed, so an argument bound only
+        let copied_back = |x: Reg| -> bool {
+            if x.file != RegFile::Gpr || x.half == r.half {
+                return false;
+            }
+            let xdefs: Vec<usize> = (nl.first..=nl.last)
+                .filter(|&i| nest.contains(li, i) && !on_path(i) && writes(&cx.insns[i], &x))
+                .collect();
+            matches!(xdefs.as_slice(), &[.., m] if xdefs[0] > d
+                && matches!(classify(&cx.insns[m]),
+                    Op::Mov { d: md, s: Src::Reg(t) } if md.half == x.half && t.half == r.half)
+                && dominates_latches(m)
+                && nest.owner[m] == Some(li as u32))
+        };
         let step = match (a, b) {
             (Src::Reg(x), s) if x == r => step_of(s)?,
             (s, Src::Reg(x)) if x == r && sign == 1 => step_of(s)?,
+            (Src::Reg(x), s) if !held && copied_back(x) => {
+                held = true;
+                step_of(s)?
+            }
+            (s, Src::Reg(x)) if !held && sign == 1 && copied_back(x) => {
+                held = true;
+                step_of(s)?
+            }
             _ => return None,
         };
         (dr.half == r.half && nest.owner[d] == Some(li as u32) && dominates_latches(d))

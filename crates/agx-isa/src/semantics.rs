@@ -427,11 +427,40 @@ fn mem_form_of(insn: &Instruction) -> Option<MemForm> {
 
 pub(crate) fn mem_access_of(insn: &Instruction) -> Option<MemAccess> {
     let MemForm { space, dir } = mem_form_of(insn)?;
-    let data = insn
-        .all_operands()
-        .filter_map(|o| o.as_reg())
-        .find(|r| r.file == RegFile::Gpr)
-        .copied();
+    let gprs = || {
+        insn.operands
+            .iter()
+            .filter_map(|o| o.as_reg().map(|r| (o, r)))
+            .filter(|(_, r)| r.file == RegFile::Gpr)
+    };
+    let data = if dir == MemDir::Atomic {
+        // applegpu's atomic operands: op, [g,] R (the returned value, absent
+        // without a return), A (base), O (index), [Ou,] S (the source):
+        // the word is the returned register's, else the source's, the last
+        // GPR (a compare-and-swap's source is the compare/new pair: one
+        // word of it). Not the first GPR: without a return that is the
+        // address (`threadgroup_atomic add, None, r2l, 0, r3` moves r3's
+        // 4 bytes, not r2l's 2).
+        gprs()
+            .find(|(o, _)| o.role.is_def())
+            .or_else(|| gprs().next_back())
+            .map(|(o, r)| {
+                let mut r = *r;
+                if !o.role.is_def() && insn.field("op") == Some(3) {
+                    if r.width == Width::W64 {
+                        r.width = Width::W32;
+                    } else if r.count > 1 {
+                        r.count /= 2;
+                    }
+                }
+                r
+            })
+    } else {
+        insn.all_operands()
+            .filter_map(|o| o.as_reg())
+            .find(|r| r.file == RegFile::Gpr)
+            .copied()
+    };
     Some(MemAccess { space, dir, data })
 }
 
@@ -715,6 +744,32 @@ mod tests {
         for (f, want) in cases {
             let i = insn(0, 8, f, FORMS[form_idx(f) as usize].name, 0);
             assert_eq!(i.mem_space(), want, "{f}");
+        }
+    }
+
+    /// An atomic's bytes per lane are its word's (the returned register's,
+    /// else the source's), not its first GPR's: without a return that is
+    /// the 16-bit threadgroup address (Mesa corpus hist_shared_atomic_1024).
+    #[test]
+    fn an_atomic_moves_its_source_word_not_its_address() {
+        let hex = |s: &str| -> Vec<u8> {
+            (0..s.len())
+                .step_by(2)
+                .map(|k| u8::from_str_radix(&s[k..k + 2], 16).unwrap())
+                .collect()
+        };
+        for (code, text, half) in [
+            // threadgroup_atomic add, None, r2l, 0, r3, 0, 2, 128, 0
+            ("19800400148000000600", "r2l", 6),
+            // atomic add, 0, None, u2_u3, r1, signed, r2, 1, 0, 1, 4, 2
+            ("1500248c00500400", "r1", 4),
+        ] {
+            let i = crate::decode::decode(&hex(code), 0).expect("decodes");
+            let m = i.mem_access().expect("an atomic");
+            assert_eq!(m.dir, MemDir::Atomic, "{code}");
+            assert_eq!(m.bytes_per_lane(), 4, "{code}: not {text}'s width");
+            // the source: r3 (half 6), r2 (half 4)
+            assert_eq!(m.data.map(|r| r.half), Some(half), "{code}");
         }
     }
 }

@@ -145,7 +145,7 @@ pub struct Timed {
     pub paths: Paths,
     pub mesa_estimate: Mesa,
     pub bottleneck: String,
-    /// The bound of the kernel's dearest part (`batch`'s `bound`): a bound
+    /// The bound of the kernel's hot spot, `bottleneck_detail.by` (`batch`'s `bound`): a bound
     /// component (`ic`, `device_bandwidth`, ...), `call` or `none`.
     pub bound_by: &'static str,
     /// `bound_by` in words (`device-memory (DRAM) bandwidth`).

@@ -838,21 +838,19 @@ impl KernelTiming {
         }
     }
 
-    /// The bound of the kernel's dearest part: `"call"` when a call site
-    /// costs most, else the bound component (`ic`, `fscib`, ...) of that
-    /// loop or of the straight-line code; `"none"` for empty code.
+    /// The bound of the kernel's hot spot ([`KernelTiming::bottleneck_detail`]):
+    /// the own bound of the region (straight-line code, one loop's own body,
+    /// a call) with the most cycles, `"call"` for a call, `"none"` for empty
+    /// code. Not the bound of the dearest outermost loop: that loop's
+    /// per-iteration bound adds its nested loops' cycles to every component
+    /// alike, so it names whatever its own few instructions are bound by
+    /// (`dispatch` for the counter of a loop nest) while the work is in the
+    /// inner loop.
     pub fn dominant_bound(&self) -> &'static str {
-        let dearest = self
-            .breakdown
-            .iter()
-            .max_by(|a, b| a.cycles.total_cmp(&b.cycles));
-        match dearest {
-            None => "none",
-            Some(p) => match (p.part, p.loop_index) {
-                (PartKind::Call, _) => "call",
-                (PartKind::Loop, Some(li)) => self.loops.get(li).map_or("none", |l| l.bound.by),
-                _ => self.outside_loops.bound.by,
-            },
+        match self.bottleneck_detail.kind {
+            "none" => "none",
+            "call" => "call",
+            _ => self.bottleneck_detail.by,
         }
     }
 
