@@ -2331,27 +2331,34 @@ fn loop_neighbour(fl: &Flowing, p: &Poly, in_loop: Option<usize>, shape: &Shape)
 /// Both are marked `reuse.threads`.
 fn block_neighbours(insns: &[Instruction], cfg: &Cfg, acc: &mut [Access], shape: &Shape) {
     let extent = [shape.w, shape.h, shape.d];
-    let cand: Vec<(usize, u32, [Poly; 3])> = acc
-        .iter()
-        .enumerate()
-        .filter(|(_, a)| a.dir == MemDir::Load.name() && a.reuse.known)
-        .filter(|(_, a)| matches!(a.space, "device" | "texture"))
-        .filter_map(|(k, a)| {
-            let p = a.address.as_ref()?;
-            let c = position_coefficients(p, shape)?;
-            let _ = insns.get(a.index as usize)?;
-            Some((k, cfg.block_of[a.index as usize], c))
-        })
-        .collect();
     let mut hit = vec![None; acc.len()];
     // by block and coefficients; each load is paired with the next
     // NEIGHBOUR_WINDOW loads of its group (a stencil's taps sit together):
-    // linear in the loads of a function
-    let mut groups: std::collections::HashMap<(u32, &[Poly; 3]), Vec<usize>> = Default::default();
-    for (k, b, c) in &cand {
-        groups.entry((*b, c)).or_default().push(*k);
+    // linear in the loads of a function (the groups are built directly:
+    // one coefficient triple per group, not per load)
+    let mut groups: std::collections::HashMap<(u32, [Poly; 3]), Vec<usize>> = Default::default();
+    for (k, a) in acc.iter().enumerate() {
+        if a.dir != MemDir::Load.name() || !a.reuse.known {
+            continue;
+        }
+        if !matches!(a.space, "device" | "texture") {
+            continue;
+        }
+        let Some(p) = a.address.as_ref() else {
+            continue;
+        };
+        let Some(c) = position_coefficients(p, shape) else {
+            continue;
+        };
+        if insns.get(a.index as usize).is_none() {
+            continue;
+        }
+        groups
+            .entry((cfg.block_of[a.index as usize], c))
+            .or_default()
+            .push(k);
     }
-    for (&(_, ci), members) in &groups {
+    for ((_, ci), members) in &groups {
         for (x, i) in members.iter().enumerate() {
             for j in members[x + 1..].iter().take(NEIGHBOUR_WINDOW) {
                 let (Some(p), Some(q)) = (&acc[*i].address, &acc[*j].address) else {
