@@ -1911,6 +1911,36 @@ fn sym_value(s: Sym, pos: &[i64; 5]) -> Option<i64> {
     }
 }
 
+/// [`lane_pattern`], reusing this thread's last result when `p`'s
+/// per-lane terms, `width` and `shape` are the last call's: the result
+/// depends on nothing else (terms without a per-lane symbol are skipped,
+/// loaded data is per-lane), and unrolled code repeats one lane part with
+/// other constants and uniforms (a million-instruction straight-line
+/// kernel: its ~250k loads share a handful).
+fn lane_pattern_reused(
+    p: &Poly,
+    width: i64,
+    shape: &Shape,
+) -> (Pattern, Option<i64>, Option<u32>, Option<i64>, String) {
+    type Last = (i64, Shape, Vec<(Mono, i64)>, Lanes, String);
+    thread_local! {
+        static LAST: std::cell::RefCell<Option<Last>> = const { std::cell::RefCell::new(None) };
+    }
+    let lane = |t: &&(Mono, i64)| t.0 .0.per_lane() || t.0 .1.is_some_and(|s| s.per_lane());
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        if let Some((w, sh, terms, r, why)) = last.as_ref() {
+            if *w == width && sh == shape && p.t.iter().filter(lane).eq(terms.iter()) {
+                return (r.0, r.1, r.2, r.3, why.clone());
+            }
+        }
+        let (pat, st, run, jump, why) = lane_pattern(p, width, shape);
+        let terms = p.t.iter().filter(lane).copied().collect();
+        *last = Some((width, *shape, terms, (pat, st, run, jump), why.clone()));
+        (pat, st, run, jump, why)
+    })
+}
+
 /// The lane pattern of a polynomial address over the SIMD-groups of
 /// `shape`: (pattern, lane_stride, run, jump, reason).
 fn lane_pattern(
@@ -2135,7 +2165,7 @@ fn facts_of(
     };
     a.address = Some(p.clone());
     let is_stack = m.space == MemSpace::Stack;
-    let (pat, st, run, jump, why) = lane_pattern(&p, bytes as i64, shape);
+    let (pat, st, run, jump, why) = lane_pattern_reused(&p, bytes as i64, shape);
     a.lane_pattern = pat;
     if pat == Pattern::Uniform {
         a.bytes_per_request = bytes;
@@ -2301,27 +2331,34 @@ fn loop_neighbour(fl: &Flowing, p: &Poly, in_loop: Option<usize>, shape: &Shape)
 /// Both are marked `reuse.threads`.
 fn block_neighbours(insns: &[Instruction], cfg: &Cfg, acc: &mut [Access], shape: &Shape) {
     let extent = [shape.w, shape.h, shape.d];
-    let cand: Vec<(usize, u32, [Poly; 3])> = acc
-        .iter()
-        .enumerate()
-        .filter(|(_, a)| a.dir == MemDir::Load.name() && a.reuse.known)
-        .filter(|(_, a)| matches!(a.space, "device" | "texture"))
-        .filter_map(|(k, a)| {
-            let p = a.address.as_ref()?;
-            let c = position_coefficients(p, shape)?;
-            let _ = insns.get(a.index as usize)?;
-            Some((k, cfg.block_of[a.index as usize], c))
-        })
-        .collect();
     let mut hit = vec![None; acc.len()];
     // by block and coefficients; each load is paired with the next
     // NEIGHBOUR_WINDOW loads of its group (a stencil's taps sit together):
-    // linear in the loads of a function
-    let mut groups: std::collections::HashMap<(u32, &[Poly; 3]), Vec<usize>> = Default::default();
-    for (k, b, c) in &cand {
-        groups.entry((*b, c)).or_default().push(*k);
+    // linear in the loads of a function (the groups are built directly:
+    // one coefficient triple per group, not per load)
+    let mut groups: std::collections::HashMap<(u32, [Poly; 3]), Vec<usize>> = Default::default();
+    for (k, a) in acc.iter().enumerate() {
+        if a.dir != MemDir::Load.name() || !a.reuse.known {
+            continue;
+        }
+        if !matches!(a.space, "device" | "texture") {
+            continue;
+        }
+        let Some(p) = a.address.as_ref() else {
+            continue;
+        };
+        let Some(c) = position_coefficients(p, shape) else {
+            continue;
+        };
+        if insns.get(a.index as usize).is_none() {
+            continue;
+        }
+        groups
+            .entry((cfg.block_of[a.index as usize], c))
+            .or_default()
+            .push(k);
     }
-    for (&(_, ci), members) in &groups {
+    for ((_, ci), members) in &groups {
         for (x, i) in members.iter().enumerate() {
             for j in members[x + 1..].iter().take(NEIGHBOUR_WINDOW) {
                 let (Some(p), Some(q)) = (&acc[*i].address, &acc[*j].address) else {
