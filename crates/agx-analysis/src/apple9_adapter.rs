@@ -27,7 +27,9 @@ pub fn from_listing(code: &[u8], base: u32, l: &apple9::Listing) -> Decoded {
     };
     // registers, control flow and stack from the code table (the one
     // reading of Apple9 operands the passes share with every family)
-    d.facts = crate::facts::from_table(&agx_isa::table::apple9::table(code, base, l));
+    let table = agx_isa::table::apple9::table(code, base, l);
+    d.facts = crate::facts::from_table(&table);
+    d.lanes = crate::lanes::lane_facts(&table);
     for it in &l.items {
         let (addr, len) = match it {
             Item::Gap { .. } => continue,

@@ -23,6 +23,7 @@ pub mod dataflow;
 pub mod divergence;
 pub mod facts;
 pub mod gpu;
+pub mod lanes;
 pub mod liveness;
 pub mod loops;
 pub mod occupancy;

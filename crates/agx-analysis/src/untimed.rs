@@ -99,6 +99,9 @@ pub struct FramingStop {
 pub struct Decoded {
     pub facts: Facts,
     pub insns: Vec<Insn>,
+    /// The lane pattern of each memory instruction, by instruction index
+    /// (`crate::lanes` over the code table).
+    pub lanes: Vec<(usize, crate::lanes::LaneFact)>,
     /// Bytes given; the code's extent (to the end of the `stop` that ended
     /// the walk, else all); bytes framed (instructions and unknown
     /// positions).

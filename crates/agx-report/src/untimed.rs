@@ -81,8 +81,11 @@ pub struct MemoryRecord {
     /// data, base, index, shift, byte_offset).
     #[serde(flatten)]
     pub site: agx_analysis::untimed::MemSite,
-    /// `uniform` (every lane the same address) or `unknown`.
+    /// `uniform` (every lane the same address), `contiguous`, `strided`
+    /// or `unknown` (`agx_analysis::lanes`).
     pub lane_pattern: &'static str,
+    /// Bytes between consecutive lanes' addresses; `null` when unknown.
+    pub lane_stride: Option<i64>,
     pub lane_pattern_reason: Option<String>,
     /// Innermost loop (index into `loops[]`), `null` outside loops.
     #[serde(rename = "loop")]
@@ -216,24 +219,36 @@ fn memory_of(isa: &Isa, d: &Decoded, owner: &[Option<u32>]) -> Vec<MemoryRecord>
         .enumerate()
         .filter_map(|(i, ins)| {
             let m = ins.mem.as_ref()?;
-            let (pattern, reason) = if m.uniform_address {
-                ("uniform", None)
-            } else {
-                (
+            let lane = d.lanes.iter().find(|(k, _)| *k == i).map(|(_, f)| f);
+            let (pattern, stride, reason) = match lane {
+                Some(f) => (
+                    f.pattern,
+                    f.lane_stride,
+                    f.reason.map(|r| {
+                        if m.lane_registers.is_empty() {
+                            r.to_string()
+                        } else {
+                            format!(
+                                "{r} (per-lane register{} {})",
+                                if m.lane_registers.len() == 1 { "" } else { "s" },
+                                m.lane_registers.join(", ")
+                            )
+                        }
+                    }),
+                ),
+                None if m.uniform_address => ("uniform", Some(0), None),
+                None => (
                     "unknown",
-                    Some(format!(
-                        "the address reads per-lane register{} {}; no address analysis reads {} code yet: its special-register numbers are not public",
-                        if m.lane_registers.len() == 1 { "" } else { "s" },
-                        m.lane_registers.join(", "),
-                        isa.name
-                    )),
-                )
+                    None,
+                    Some(format!("no lane analysis for {} code", isa.name)),
+                ),
             };
             Some(MemoryRecord {
                 offset: ins.addr,
                 text: ins.text.clone(),
                 site: m.clone(),
                 lane_pattern: pattern,
+                lane_stride: stride,
                 lane_pattern_reason: reason,
                 in_loop: innermost(owner, i),
             })
@@ -431,6 +446,9 @@ fn mem_line(m: &MemoryRecord) -> String {
         },
     );
     let _ = write!(s, "; lanes: {}", m.lane_pattern);
+    if let (Some(k), "strided" | "contiguous") = (m.lane_stride, m.lane_pattern) {
+        let _ = write!(s, ", {k} B apart");
+    }
     if let Some(r) = &m.lane_pattern_reason {
         let _ = write!(s, " ({r})");
     }

@@ -13,6 +13,7 @@ mod code_table;
 mod divergence;
 mod divergence_mesa;
 mod handbuilt;
+mod lanes;
 mod mesa_corpus;
 mod program;
 mod raw_image;

@@ -10,7 +10,9 @@
 //! (hardware splices, Apple compiler output and Mesa's Apple9 backend, with
 //! their limits); any other number is [`SpecialValue::Unknown`].
 
-use super::{CodeTable, MemDesc, MemIndex, RegRange, Row, Scoreboard, Special, SpecialValue};
+use super::{
+    AluOp, CodeTable, MemDesc, MemIndex, RegRange, Row, Scoreboard, Special, SpecialValue,
+};
 use crate::apple9::facts::{facts, Index, Reg, ROLES};
 use crate::apple9::{Item, Kind, Listing};
 use crate::cost::CostKey;
@@ -112,6 +114,29 @@ pub fn sr_value(n: u16) -> SpecialValue {
         .map_or(SpecialValue::Unknown, |r| r.1)
 }
 
+/// The integer operation of a form as the reference prints it: `mov_imm`,
+/// `mov` (the `bitop` move), `iadd`/`isub` without saturation or a shifted
+/// operand, `imadd`. A source printed with a modifier (`.sx`, a shift) is
+/// not followed.
+fn alu_op(mnem: &str, operands: &[String]) -> AluOp {
+    let plain = || {
+        operands.iter().skip(1).all(|o| {
+            !o.starts_with("lsl")
+                && !o.contains(".sx")
+                && !o.contains(".abs")
+                && !o.starts_with('-')
+        })
+    };
+    match mnem {
+        "mov_imm" => AluOp::Imm,
+        "mov" if plain() => AluOp::Move,
+        "iadd" if plain() => AluOp::Add,
+        "isub" if plain() => AluOp::Sub,
+        "imadd" if plain() => AluOp::MulAdd,
+        _ => AluOp::Other,
+    }
+}
+
 /// The 16-bit key of a 32-bit ALU key, for a one-half destination.
 fn narrow(k: CostKey) -> CostKey {
     match k {
@@ -170,6 +195,15 @@ pub fn table(code: &[u8], base: u32, l: &Listing) -> CodeTable {
         };
         let half_dest = x.defs.first().is_some_and(|d| d.halves == 1);
         let mut row = Row::new(addr, len, class, x.flow);
+        if let Item::Insn {
+            kind: Kind::Form(_),
+            mnem,
+            operands,
+            ..
+        } = it
+        {
+            row.op = alu_op(mnem, operands);
+        }
         row.cost = cost.map(|k| if half_dest { narrow(k) } else { k });
         row.complete = x.complete;
         row.wait = Scoreboard {

@@ -8,7 +8,9 @@
 //! "mask, format, comps, D, A, O, signed, shift", `ThreadgroupLoadDesc`
 //! "format, comps, R, A, O", `AtomicInstructionDesc` "op, ?, D, A, O").
 
-use super::{CodeTable, MemDesc, MemIndex, RegRange, Row, Scoreboard, Special, SpecialValue};
+use super::{
+    AluOp, CodeTable, MemDesc, MemIndex, RegRange, Row, Scoreboard, Special, SpecialValue,
+};
 use crate::forms::SR_NAMES;
 use crate::model::{Instruction, Operand, OperandKind, Reg, RegFile, Width};
 use crate::semantics::MemSpace;
@@ -29,6 +31,7 @@ pub fn table(insns: &[Instruction]) -> CodeTable {
 pub fn row(i: &Instruction) -> Row {
     let mut r = Row::new(i.addr, i.len, i.category(), i.flow());
     r.cost = Some(i.cost_key());
+    r.op = alu_op(i);
     r.exec = i.exec_op().map(|op| (op, i.exec_count().unwrap_or(0)));
     r.special = special(i);
     r.wait = Scoreboard {
@@ -197,4 +200,17 @@ pub fn mem(i: &Instruction) -> Option<MemDesc> {
         _ => {}
     }
     Some(d)
+}
+
+/// The integer operation of `i` (applegpu's mnemonics, `.sat` variants
+/// excluded: a saturating add is not a sum).
+fn alu_op(i: &Instruction) -> AluOp {
+    match i.mnemonic() {
+        "mov_imm" => AluOp::Imm,
+        "mov" => AluOp::Move,
+        "iadd" => AluOp::Add,
+        "isub" => AluOp::Sub,
+        "imadd" => AluOp::MulAdd,
+        _ => AluOp::Other,
+    }
 }

@@ -11,6 +11,7 @@
 //! |---|---|
 //! | `addr`, `len` | where the instruction is, its size in bytes |
 //! | `class` | operation class ([`Category`]: ALU, cross-lane, exec mask, control, load, store, atomic, texture, sync, graphics, unknown) |
+//! | `op` | integer operation an address analysis follows ([`AluOp`]: immediate, move, add, sub, multiply-add) |
 //! | `cost` | key into the GPU model's timing table ([`CostKey`]); `None` where no row is known for the family |
 //! | `flow` | control flow with absolute targets ([`Flow`]) |
 //! | `exec` | exec-mask stack effect and its count |
@@ -122,6 +123,26 @@ impl MemDesc {
     }
 }
 
+/// The integer operation of an ALU row, as far as address and uniformity
+/// analyses need it: the result in terms of the row's used registers (in
+/// their order) and immediates (uniform values).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum AluOp {
+    /// Not an ALU operation the analyses follow.
+    #[default]
+    Other,
+    /// An immediate: the same value in every lane.
+    Imm,
+    /// A copy of its one source.
+    Move,
+    /// The sum of its sources.
+    Add,
+    /// The first source minus the second.
+    Sub,
+    /// The first two sources' product plus the third.
+    MulAdd,
+}
+
 /// A three-component system value's dimension.
 pub type Dim = u8;
 
@@ -189,6 +210,8 @@ pub struct Row {
     pub len: u8,
     pub class: Category,
     pub cost: Option<CostKey>,
+    /// What an integer ALU row computes ([`AluOp::Other`] elsewhere).
+    pub op: AluOp,
     pub flow: Flow,
     pub exec: Option<(ExecOp, u8)>,
     pub special: Option<Special>,
@@ -210,6 +233,7 @@ impl Row {
             len,
             class,
             cost: None,
+            op: AluOp::Other,
             flow,
             exec: None,
             special: None,

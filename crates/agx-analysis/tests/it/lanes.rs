@@ -1,0 +1,119 @@
+//! Lane patterns from the code table (`agx_analysis::lanes`): Apple9 hand
+//! cases from documented encodings (the `get_sr` layout of Mesa's Apple9
+//! packer, niklassheth/mesa @031be315 `agx_apple9_pack_get_sr`: byte 0 =
+//! dst << 4 | 0x0c, byte 1 = 0x80 | sr, byte 2 = 0x10, byte 3 = 0x06; the
+//! device load of examples/apple9_loop.a9bin), and ISA-neutral rows built by
+//! hand for the arithmetic.
+
+use agx_analysis::lanes::{lane_facts, LaneFact};
+use agx_isa::table::{AluOp, CodeTable, MemDesc, MemIndex, RegRange, Row, Special, SpecialValue};
+use agx_isa::{Category, Flow, MemDir, MemSpace};
+
+/// `device_load 5, i32, x, r2, u6_u7, r1, lsl 2` (Mesa packer vector).
+const LOAD_R1: [u8; 14] = [0x67, 0, 0x54, 4, 3, 1, 0x20, 0, 0x51, 1, 0, 0x40, 0x46, 0];
+const STOP: [u8; 4] = [0x0e, 0, 0, 0];
+
+fn get_sr(dst: u8, sr: u8) -> [u8; 4] {
+    [dst << 4 | 0x0c, 0x80 | sr, 0x10, 0x06]
+}
+
+fn apple9(parts: &[&[u8]]) -> Vec<LaneFact> {
+    let code: Vec<u8> = parts.concat();
+    let l = agx_isa::apple9::walk(&code, 0);
+    let t = agx_isa::table::apple9::table(&code, 0, &l);
+    lane_facts(&t).into_iter().map(|(_, f)| f).collect()
+}
+
+#[test]
+fn apple9_grid_position_index_is_contiguous() {
+    let f = apple9(&[&get_sr(1, 32), &LOAD_R1, &STOP]);
+    assert_eq!(f.len(), 1);
+    assert_eq!((f[0].pattern, f[0].lane_stride), ("contiguous", Some(4)));
+    // the lane (sr2) and the index in the threadgroup (sr39) alike
+    for sr in [2, 39, 36] {
+        let f = apple9(&[&get_sr(1, sr), &LOAD_R1, &STOP]);
+        assert_eq!(f[0].pattern, "contiguous", "sr{sr}");
+    }
+}
+
+#[test]
+fn apple9_uniform_and_unknown_specials() {
+    // threadgroup position: the same for the whole SIMD-group
+    let f = apple9(&[&get_sr(1, 28), &LOAD_R1, &STOP]);
+    assert_eq!((f[0].pattern, f[0].lane_stride), ("uniform", Some(0)));
+    // y position: depends on the threadgroup shape; sr40: undocumented
+    for sr in [33, 40] {
+        let f = apple9(&[&get_sr(1, sr), &LOAD_R1, &STOP]);
+        assert_eq!(f[0].pattern, "unknown", "sr{sr}");
+        assert!(f[0].reason.unwrap().contains("special register"), "sr{sr}");
+    }
+    // written twice: not followed
+    let f = apple9(&[&get_sr(1, 32), &get_sr(1, 28), &LOAD_R1, &STOP]);
+    assert_eq!(f[0].pattern, "unknown");
+    assert!(f[0].reason.unwrap().contains("more than once"));
+    // never written
+    let f = apple9(&[&LOAD_R1, &STOP]);
+    assert!(f[0].reason.unwrap().contains("no definition"));
+}
+
+fn gpr(half: u16, halves: u16, bits: u8) -> RegRange {
+    RegRange {
+        start: half,
+        len: halves,
+        bits,
+    }
+}
+
+/// Rows by hand: r0 = thread position, r1 = op(r0, r0), load [u0 + r1 << 2].
+fn hand(op: AluOp) -> LaneFact {
+    let mut t = CodeTable::new(&agx_isa::isa::APPLE9);
+    let mut sr = Row::new(0, 4, Category::Alu, Flow::Next);
+    sr.special = Some(Special {
+        number: 32,
+        value: SpecialValue::ThreadPositionInGrid(0),
+    });
+    t.push(sr, &[gpr(0, 2, RegRange::DEF)], None);
+    let mut add = Row::new(4, 4, Category::Alu, Flow::Next);
+    add.op = op;
+    t.push(
+        add,
+        &[
+            gpr(2, 2, RegRange::DEF),
+            gpr(0, 2, RegRange::USE),
+            gpr(0, 2, RegRange::USE),
+        ],
+        None,
+    );
+    let load = Row::new(8, 8, Category::Load, Flow::Next);
+    let m = MemDesc {
+        space: MemSpace::Device,
+        dir: MemDir::Load,
+        elem_bytes: 4,
+        components: 1,
+        bytes_per_lane: 4,
+        data: Some(gpr(4, 2, RegRange::DEF)),
+        base: Some(gpr(0, 4, RegRange::USE | RegRange::UNIFORM)),
+        index: MemIndex::Reg(gpr(2, 2, RegRange::USE)),
+        shift: 2,
+        offset: 0,
+    };
+    t.push(
+        load,
+        &[gpr(4, 2, RegRange::DEF), gpr(2, 2, RegRange::USE)],
+        Some(m),
+    );
+    lane_facts(&t).remove(0).1
+}
+
+#[test]
+fn arithmetic_is_followed() {
+    // 2·tid: 8 bytes apart for 4-byte elements
+    let f = hand(AluOp::Add);
+    assert_eq!((f.pattern, f.lane_stride), ("strided", Some(8)));
+    // tid − tid: the same address in every lane
+    assert_eq!(hand(AluOp::Sub).pattern, "uniform");
+    // an operation not followed
+    let f = hand(AluOp::Other);
+    assert_eq!(f.pattern, "unknown");
+    assert!(f.reason.unwrap().contains("operation"));
+}
