@@ -5,8 +5,8 @@
 //! code gets today, where the G13 address analysis (`crate::address`) does
 //! not run yet.
 //!
-//! A register's value is followed only where the register has one
-//! definition in the code (so every use reads that value): a special
+//! A register's value is followed where one definition reaches the use
+//! (reaching definitions over the CFG): a special
 //! register whose value is linear in the lane (thread position in the grid
 //! or threadgroup along x, thread index in the threadgroup or SIMD-group:
 //! one step per lane, assuming, as the G13 analysis does by default, a
@@ -36,7 +36,7 @@ pub enum Lanes {
 /// Why a value is not known.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Why {
-    /// The register is written more than once in the code.
+    /// Several definitions reach the use (a loop-carried or merged value).
     Redefined,
     /// No definition in the code reads it (set before the code starts).
     Undefined,
@@ -52,8 +52,8 @@ pub enum Why {
 impl Why {
     pub fn text(self) -> &'static str {
         match self {
-            Why::Redefined => "a register of the address is written more than once",
-            Why::Undefined => "a register of the address has no definition in the code",
+            Why::Redefined => "several definitions of an address register reach it (a value carried around a loop or merged from branches)",
+            Why::Undefined => "an address register has no definition before it in the code",
             Why::Special => {
                 "the address reads a special register whose lane pattern is not known (an undocumented number, or a y/z position that depends on the threadgroup shape)"
             }
@@ -74,33 +74,162 @@ pub struct LaneFact {
     pub reason: Option<&'static str>,
 }
 
+/// What reaches a register half at a point: one defining row, or several.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Def {
+    Row(usize),
+    Many,
+}
+
+/// Reaching definitions per GPR half (absent: none, the entry value).
+type State = HashMap<u32, Def>;
+
+fn meet(into: &mut State, from: &State) -> bool {
+    let mut changed = false;
+    for (h, d) in from {
+        match into.get(h) {
+            None => {
+                into.insert(*h, *d);
+                changed = true;
+            }
+            Some(x) if x != d && *x != Def::Many => {
+                into.insert(*h, Def::Many);
+                changed = true;
+            }
+            _ => {}
+        }
+    }
+    // a half defined on one path and not on another: several values
+    for (h, x) in into.iter_mut() {
+        if !from.contains_key(h) && *x != Def::Many {
+            *x = Def::Many;
+            changed = true;
+        }
+    }
+    changed
+}
+
+/// The effect of row `i` on the state.
+fn transfer(t: &CodeTable, i: usize, st: &mut State) {
+    // a select of a register with itself, or a move to itself, leaves it
+    // as it is (compilers write the loop condition so: `cmpsel ieq, r0, r3,
+    // 50, r0, r0`)
+    if selected(t, i)
+        .is_some_and(|(x, y)| x == y && t.defs(i).all(|d| d.start == x.start && d.len == x.len))
+    {
+        return;
+    }
+    for d in t.defs(i).filter(|d| !d.is_uniform()) {
+        for h in d.range() {
+            st.insert(h, Def::Row(i));
+        }
+    }
+    // a row with undecoded operands may write any register, except
+    // control flow and exec-mask rows (an assumption where their payload is
+    // not public, Apple9: G13's write only the exec-stack counter r0l,
+    // applegpu's implicit operand; no compiler uses it in an address)
+    let r = t.rows[i];
+    let control = matches!(r.class, Category::Control | Category::ExecMask);
+    if !r.complete && t.regs(i).is_empty() && !control {
+        for h in 0..crate::untimed::ALL_HALVES {
+            st.insert(h, Def::Many);
+        }
+    }
+}
+
+/// The two selected sources of a select row, or the one source of a move
+/// (twice).
+fn selected(t: &CodeTable, i: usize) -> Option<(RegRange, RegRange)> {
+    let uses: Vec<RegRange> = t.uses(i).copied().collect();
+    match (t.rows[i].op, uses.as_slice()) {
+        (AluOp::Select, [.., x, y]) => Some((*x, *y)),
+        (AluOp::Move, [x]) => Some((*x, *x)),
+        _ => None,
+    }
+}
+
+/// The definition reaching each used GPR range of each row, by
+/// (row, first half of the use): forward dataflow over the CFG's blocks.
+fn reaching(t: &CodeTable) -> HashMap<(usize, u16), Option<Def>> {
+    let facts = crate::facts::from_table(t);
+    let cfg = crate::cfg::Cfg::from_facts(&facts, &Default::default());
+    let n = cfg.blocks.len();
+    let mut ins: Vec<Option<State>> = vec![None; n];
+    // every function starts with nothing defined
+    for f in &cfg.functions {
+        if let Some(slot) = ins.get_mut(f.entry_block) {
+            *slot = Some(State::new());
+        }
+    }
+    if n > 0 && cfg.functions.is_empty() {
+        ins[0] = Some(State::new());
+    }
+    let mut work: Vec<usize> = (0..n).collect();
+    let mut rounds = 0;
+    while let Some(b) = work.pop() {
+        rounds += 1;
+        if rounds > 64 * n.max(1) {
+            break;
+        }
+        let Some(mut st) = ins[b].clone() else {
+            continue;
+        };
+        for i in cfg.blocks[b].insns.clone() {
+            transfer(t, i, &mut st);
+        }
+        for s in cfg.blocks[b].succs.intra() {
+            let changed = match &mut ins[s] {
+                Some(x) => meet(x, &st),
+                slot @ None => {
+                    *slot = Some(st.clone());
+                    true
+                }
+            };
+            if changed && !work.contains(&s) {
+                work.push(s);
+            }
+        }
+    }
+    let mut out = HashMap::new();
+    for (b, blk) in cfg.blocks.iter().enumerate() {
+        let Some(mut st) = ins[b].clone() else {
+            continue;
+        };
+        for i in blk.insns.clone() {
+            for u in t.uses(i).filter(|u| !u.is_uniform()) {
+                let mut found: Option<Option<Def>> = None;
+                for h in u.range() {
+                    let d = st.get(&h).copied();
+                    found = Some(match found {
+                        None => d,
+                        Some(x) if x == d => x,
+                        Some(_) => Some(Def::Many),
+                    });
+                }
+                out.insert((i, u.start), found.flatten());
+            }
+            transfer(t, i, &mut st);
+        }
+    }
+    out
+}
+
 struct Values<'a> {
     t: &'a CodeTable,
-    /// The one defining row of each GPR half (`None`: several).
-    def: HashMap<u32, Option<usize>>,
+    /// The definition reaching each (row, used range).
+    reach: HashMap<(usize, u16), Option<Def>>,
     memo: HashMap<usize, Lanes>,
 }
 
 impl Values<'_> {
-    fn of_reg(&mut self, r: &RegRange, depth: u32) -> Lanes {
+    fn of_reg(&mut self, at: usize, r: &RegRange, depth: u32) -> Lanes {
         if r.is_uniform() {
             return Lanes::Uniform;
         }
-        // every half of the use written by one and the same row
-        let mut row = None;
-        for h in r.range() {
-            match self.def.get(&h) {
-                None => return Lanes::Unknown(Why::Undefined),
-                Some(None) => return Lanes::Unknown(Why::Redefined),
-                Some(Some(d)) if row.is_some_and(|x| x != *d) => {
-                    return Lanes::Unknown(Why::Redefined)
-                }
-                Some(Some(d)) => row = Some(*d),
-            }
-        }
-        match row {
-            Some(d) => self.of_row(d, depth),
+        match self.reach.get(&(at, r.start)).copied().flatten() {
             None => Lanes::Unknown(Why::Undefined),
+            Some(Def::Many) => Lanes::Unknown(Why::Redefined),
+            Some(Def::Row(d)) => self.of_row(d, depth),
         }
     }
 
@@ -124,12 +253,16 @@ impl Values<'_> {
         }
         if row.class == Category::Load {
             return match self.t.mem(i).copied() {
-                Some(m) if self.address(&m, depth) == Lanes::Uniform => Lanes::Uniform,
+                Some(m) if self.address(i, &m, depth) == Lanes::Uniform => Lanes::Uniform,
                 _ => Lanes::Unknown(Why::Loaded),
             };
         }
-        let uses: Vec<RegRange> = self.t.uses(i).copied().collect();
-        let vals: Vec<Lanes> = uses.iter().map(|u| self.of_reg(u, depth)).collect();
+        let mut uses: Vec<RegRange> = self.t.uses(i).copied().collect();
+        if row.op == AluOp::Select {
+            // only the selected values matter, not the compared ones
+            uses.drain(..uses.len().saturating_sub(2));
+        }
+        let vals: Vec<Lanes> = uses.iter().map(|u| self.of_reg(i, u, depth)).collect();
         if let Some(w) = vals.iter().find_map(|v| match v {
             Lanes::Unknown(w) => Some(*w),
             _ => None,
@@ -155,6 +288,10 @@ impl Values<'_> {
             AluOp::Sub if vals.len() == 1 => vals[0],
             // a·b + c: linear only when the product is uniform
             AluOp::MulAdd if vals.len() == 3 && k(&vals[0]) == 0 && k(&vals[1]) == 0 => vals[2],
+            // either selected value: known when both are the same
+            AluOp::Select if vals.len() >= 2 && vals[vals.len() - 1] == vals[vals.len() - 2] => {
+                vals[vals.len() - 1]
+            }
             _ if row.class == Category::Alu && vals.iter().all(|v| *v == Lanes::Uniform) => {
                 Lanes::Uniform
             }
@@ -163,14 +300,14 @@ impl Values<'_> {
     }
 
     /// The lane behaviour of `m`'s address (in bytes).
-    fn address(&mut self, m: &MemDesc, depth: u32) -> Lanes {
+    fn address(&mut self, at: usize, m: &MemDesc, depth: u32) -> Lanes {
         let base = match m.base {
-            Some(b) => self.of_reg(&b, depth),
+            Some(b) => self.of_reg(at, &b, depth),
             None => return Lanes::Unknown(Why::Operation),
         };
         let index = match m.index {
             MemIndex::None | MemIndex::Imm(_) => Lanes::Uniform,
-            MemIndex::Reg(r) => match self.of_reg(&r, depth) {
+            MemIndex::Reg(r) => match self.of_reg(at, &r, depth) {
                 Lanes::Linear(k) => Lanes::Linear(k << m.shift),
                 v => v,
             },
@@ -200,29 +337,9 @@ fn special(v: SpecialValue) -> Lanes {
 
 /// The lane pattern of every memory row of `t`, by row index.
 pub fn lane_facts(t: &CodeTable) -> Vec<(usize, LaneFact)> {
-    let mut def: HashMap<u32, Option<usize>> = HashMap::new();
-    for i in 0..t.len() {
-        for d in t.defs(i).filter(|d| !d.is_uniform()) {
-            for h in d.range() {
-                def.entry(h).and_modify(|e| *e = None).or_insert(Some(i));
-            }
-        }
-        // a row with undecoded operands may write any register, except
-        // control flow and exec-mask rows (an assumption where their
-        // payload is not public, Apple9: G13's write only the exec-stack
-        // counter r0l, applegpu's implicit operand; no compiler uses it in
-        // an address)
-        let r = t.rows[i];
-        let control = matches!(r.class, Category::Control | Category::ExecMask);
-        if !r.complete && t.regs(i).is_empty() && !control {
-            for h in 0..crate::untimed::ALL_HALVES {
-                def.insert(h, None);
-            }
-        }
-    }
     let mut v = Values {
         t,
-        def,
+        reach: reaching(t),
         memo: HashMap::new(),
     };
     t.accesses()
@@ -230,7 +347,7 @@ pub fn lane_facts(t: &CodeTable) -> Vec<(usize, LaneFact)> {
         .collect::<Vec<_>>()
         .into_iter()
         .map(|(i, m)| {
-            let f = match v.address(&m, 0) {
+            let f = match v.address(i, &m, 0) {
                 Lanes::Uniform => LaneFact {
                     pattern: "uniform",
                     lane_stride: Some(0),

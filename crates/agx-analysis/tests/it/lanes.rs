@@ -47,10 +47,11 @@ fn apple9_uniform_and_unknown_specials() {
         assert_eq!(f[0].pattern, "unknown", "sr{sr}");
         assert!(f[0].reason.unwrap().contains("special register"), "sr{sr}");
     }
-    // written twice: not followed
+    // written twice: the second definition is the one that reaches
     let f = apple9(&[&get_sr(1, 32), &get_sr(1, 28), &LOAD_R1, &STOP]);
-    assert_eq!(f[0].pattern, "unknown");
-    assert!(f[0].reason.unwrap().contains("more than once"));
+    assert_eq!(f[0].pattern, "uniform");
+    let f = apple9(&[&get_sr(1, 28), &get_sr(1, 32), &LOAD_R1, &STOP]);
+    assert_eq!(f[0].pattern, "contiguous");
     // never written
     let f = apple9(&[&LOAD_R1, &STOP]);
     assert!(f[0].reason.unwrap().contains("no definition"));
@@ -116,4 +117,63 @@ fn arithmetic_is_followed() {
     let f = hand(AluOp::Other);
     assert_eq!(f.pattern, "unknown");
     assert!(f.reason.unwrap().contains("operation"));
+}
+
+/// A loop whose condition is written as `r0 = select(cc, r0, r0)` (how
+/// compilers feed the exec-mask loop test): r0 keeps the thread position,
+/// so a load after the loop indexed by r0 is contiguous; a real loop-carried
+/// update (`r0 = r0 + r0` in the loop) is not followed.
+#[test]
+fn a_self_select_in_a_loop_keeps_the_value() {
+    let build = |op: AluOp| {
+        let mut t = CodeTable::new(&agx_isa::isa::APPLE9);
+        let mut sr = Row::new(0, 4, Category::Alu, Flow::Next);
+        sr.special = Some(Special {
+            number: 32,
+            value: SpecialValue::ThreadPositionInGrid(0),
+        });
+        t.push(sr, &[gpr(0, 2, RegRange::DEF)], None);
+        let mut sel = Row::new(4, 4, Category::Alu, Flow::Next);
+        sel.op = op;
+        let mut regs = vec![gpr(0, 2, RegRange::DEF), gpr(6, 2, RegRange::USE)];
+        if op == AluOp::Add {
+            regs.pop(); // r0 = r0 + r0
+        }
+        regs.extend([gpr(0, 2, RegRange::USE), gpr(0, 2, RegRange::USE)]);
+        t.push(sel, &regs, None);
+        let br = Row::new(
+            8,
+            4,
+            Category::Control,
+            Flow::BranchExec {
+                target: 4,
+                any: true,
+            },
+        );
+        t.push(br, &[], None);
+        let m = MemDesc {
+            space: MemSpace::Device,
+            dir: MemDir::Load,
+            elem_bytes: 4,
+            components: 1,
+            bytes_per_lane: 4,
+            data: Some(gpr(4, 2, RegRange::DEF)),
+            base: Some(gpr(0, 4, RegRange::USE | RegRange::UNIFORM)),
+            index: MemIndex::Reg(gpr(0, 2, RegRange::USE)),
+            shift: 2,
+            offset: 0,
+        };
+        let load = Row::new(12, 8, Category::Load, Flow::Next);
+        t.push(
+            load,
+            &[gpr(4, 2, RegRange::DEF), gpr(0, 2, RegRange::USE)],
+            Some(m),
+        );
+        t.push(Row::new(20, 4, Category::Control, Flow::Stop), &[], None);
+        lane_facts(&t).remove(0).1
+    };
+    assert_eq!(build(AluOp::Select).pattern, "contiguous");
+    let f = build(AluOp::Add);
+    assert_eq!(f.pattern, "unknown");
+    assert!(f.reason.unwrap().contains("several definitions"));
 }

@@ -116,7 +116,8 @@ pub fn sr_value(n: u16) -> SpecialValue {
 
 /// The integer operation of a form as the reference prints it: `mov_imm`,
 /// `mov` (the `bitop` move), `iadd`/`isub` without saturation or a shifted
-/// operand, `imadd`. A source printed with a modifier (`.sx`, a shift) is
+/// operand, `imadd`, `cmpsel` (its last two register sources are the
+/// selected values: the reference prints `cmpsel cc, d, a, b, x, y`). A source printed with a modifier (`.sx`, a shift) is
 /// not followed.
 fn alu_op(mnem: &str, operands: &[String]) -> AluOp {
     let plain = || {
@@ -133,6 +134,7 @@ fn alu_op(mnem: &str, operands: &[String]) -> AluOp {
         "iadd" if plain() => AluOp::Add,
         "isub" if plain() => AluOp::Sub,
         "imadd" if plain() => AluOp::MulAdd,
+        "cmpsel" => AluOp::Select,
         _ => AluOp::Other,
     }
 }

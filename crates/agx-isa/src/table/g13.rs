@@ -211,6 +211,7 @@ fn alu_op(i: &Instruction) -> AluOp {
         "iadd" => AluOp::Add,
         "isub" => AluOp::Sub,
         "imadd" => AluOp::MulAdd,
+        "icmpsel" | "fcmpsel" => AluOp::Select,
         _ => AluOp::Other,
     }
 }

@@ -141,6 +141,9 @@ pub enum AluOp {
     Sub,
     /// The first two sources' product plus the third.
     MulAdd,
+    /// A compare-and-select: one of its last two sources (the earlier
+    /// ones are compared).
+    Select,
 }
 
 /// A three-component system value's dimension.
