@@ -143,10 +143,21 @@ pub fn mem(i: &Instruction) -> Option<MemDesc> {
     let ops = i.operands.as_slice();
     let data = m.data.map(|r| range_of(&r, 0));
     let elem = elem_bytes(ops);
-    let bytes = m.bytes_per_lane();
-    let components = match (elem, bytes) {
-        (0, _) => 0,
-        (e, b) => (b / e as u32).min(255) as u8,
+    // components: the mask keyword (`x`, `xyz`), as the address analysis
+    // reads it; bytes per lane: element size × components (`i8, x` moves
+    // one byte into a 16-bit register), else the data registers' size
+    let comps = ops
+        .iter()
+        .filter_map(|o| o.kind.keyword_text())
+        .find(|t| !t.is_empty() && t.len() <= 4 && t.chars().all(|c| "xyzw".contains(c)))
+        .map(|t| t.len() as u8);
+    let (components, bytes) = match (elem, comps) {
+        (0, _) => (0, m.bytes_per_lane()),
+        (e, Some(c)) => (c, e as u32 * c as u32),
+        (e, None) => (
+            (m.bytes_per_lane() / e as u32).min(255) as u8,
+            m.bytes_per_lane(),
+        ),
     };
     let mut d = MemDesc {
         space: m.space,
@@ -205,6 +216,14 @@ pub fn mem(i: &Instruction) -> Option<MemDesc> {
 /// The integer operation of `i` (applegpu's mnemonics, `.sat` variants
 /// excluded: a saturating add is not a sum).
 fn alu_op(i: &Instruction) -> AluOp {
+    // a shifted source (`iadd r3, 0, r1.sx, lsl 2`) is not a plain sum
+    let shifted = i
+        .operands
+        .iter()
+        .any(|o| o.kind.keyword_text().is_some_and(|t| t.starts_with("lsl")));
+    if shifted {
+        return AluOp::Other;
+    }
     match i.mnemonic() {
         "mov_imm" => AluOp::Imm,
         "mov" => AluOp::Move,
