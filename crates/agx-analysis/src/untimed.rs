@@ -192,6 +192,84 @@ pub struct Loop {
     pub waits: Vec<u32>,
 }
 
+/// The trip count each loop is assumed to run where no timing model or
+/// trip-count analysis applies (the timed model's default).
+pub const ASSUMED_TRIP_COUNT: u32 = crate::timing::DEFAULT_TRIP_COUNT;
+
+/// One region's relative cost in issue slots (instructions issued per
+/// thread, not cycles): a loop's own instructions (nested loops excluded)
+/// times the assumed trip count per enclosing level, or the code outside
+/// every loop once (also the record's `regions[]` entry, serialized as is).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Region {
+    /// "loop at 0x1a" (as the report names loops) or "outside loops".
+    pub name: String,
+    /// Index into `loops[]`; `null` for the code outside loops.
+    #[serde(rename = "loop")]
+    pub in_loop: Option<usize>,
+    pub depth: u32,
+    /// Its own instructions.
+    pub instructions: usize,
+    /// Times each instruction issues per thread: the assumed trip count to
+    /// the power of the depth.
+    pub executions: u64,
+    pub issue_slots: u64,
+    /// Share of all issue slots, percent (two decimals).
+    pub share_pct: f64,
+}
+
+/// The regions of `loops` (nesting from `owner`), dearest first.
+fn regions(loops: &[Loop], owner: &[Option<u32>]) -> Vec<Region> {
+    let mut own = vec![0usize; loops.len()];
+    let mut outside = 0usize;
+    for o in owner {
+        match o {
+            Some(l) => own[*l as usize] += 1,
+            None => outside += 1,
+        }
+    }
+    let mut v: Vec<Region> = loops
+        .iter()
+        .map(|l| {
+            let executions = (ASSUMED_TRIP_COUNT as u64).saturating_pow(l.depth);
+            Region {
+                name: format!("loop at 0x{:x}", l.header),
+                in_loop: Some(l.index),
+                depth: l.depth,
+                instructions: own[l.index],
+                executions,
+                issue_slots: own[l.index] as u64 * executions,
+                share_pct: 0.0,
+            }
+        })
+        .collect();
+    if outside > 0 {
+        v.push(Region {
+            name: "outside loops".into(),
+            in_loop: None,
+            depth: 0,
+            instructions: outside,
+            executions: 1,
+            issue_slots: outside as u64,
+            share_pct: 0.0,
+        });
+    }
+    let total: u64 = v.iter().map(|r| r.issue_slots).sum();
+    for r in &mut v {
+        r.share_pct = if total == 0 {
+            0.0
+        } else {
+            (r.issue_slots as f64 * 10000.0 / total as f64).round() / 100.0
+        };
+    }
+    v.sort_by(|a, b| {
+        b.issue_slots
+            .cmp(&a.issue_slots)
+            .then(a.in_loop.cmp(&b.in_loop))
+    });
+    v
+}
+
 /// The untimed analysis of one piece of code.
 #[derive(Clone, Debug)]
 pub struct Untimed {
@@ -204,6 +282,9 @@ pub struct Untimed {
     pub owner: Vec<Option<u32>>,
     /// The loop forest's back edges (block, loop header block).
     pub back_edges: Vec<(usize, usize)>,
+    /// Relative cost per region in issue slots, dearest first (the first is
+    /// the hot region).
+    pub regions: Vec<Region>,
 }
 
 fn reg_text(half: u32, whole: bool) -> String {
@@ -235,7 +316,7 @@ pub fn analyze(d: &Decoded, model: &GpuModel) -> Untimed {
             cur = nest.loops[l].parent;
         }
     }
-    let loops = nest
+    let loops: Vec<Loop> = nest
         .loops
         .iter()
         .zip(members)
@@ -265,7 +346,9 @@ pub fn analyze(d: &Decoded, model: &GpuModel) -> Untimed {
             }
         })
         .collect();
+    let regions = regions(&loops, &nest.owner);
     Untimed {
+        regions,
         registers: registers(d, &cfg, model),
         backward_branches: cfg.backward_branches(),
         irreducible: forest.irreducible.len(),

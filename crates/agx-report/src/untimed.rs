@@ -144,6 +144,9 @@ pub struct UntimedSections {
     pub irreducible: usize,
     pub registers: Registers,
     pub loops: Vec<LoopRecord>,
+    /// Relative cost per region in issue slots, not cycles, dearest first
+    /// (`agx_analysis::untimed::Region`).
+    pub regions: Vec<agx_analysis::untimed::Region>,
     pub memory: Vec<MemoryRecord>,
     pub waits: Vec<WaitRecord>,
     pub unknowns: Vec<UnknownRecord>,
@@ -171,6 +174,7 @@ pub struct UntimedJson<'a> {
     irreducible: usize,
     registers: &'a Registers,
     loops: &'a [LoopRecord],
+    regions: &'a [agx_analysis::untimed::Region],
     memory: &'a [MemoryRecord],
     waits: &'a [WaitRecord],
     unknowns: &'a [UnknownRecord],
@@ -196,6 +200,7 @@ impl UntimedSections {
             irreducible: self.irreducible,
             registers: &self.registers,
             loops: &self.loops,
+            regions: &self.regions,
             memory: &self.memory,
             waits: &self.waits,
             unknowns: &self.unknowns,
@@ -365,6 +370,7 @@ impl KernelRecord {
             irreducible: u.irreducible,
             registers: u.registers.clone(),
             loops: u.loops.clone(),
+            regions: u.regions.clone(),
             memory: memory_of(isa, d, &u.owner),
             waits,
             unknowns,
@@ -471,6 +477,15 @@ pub fn text(r: &KernelRecord) -> String {
             .map_or(String::new(), |g| format!(" ({g})"))
     );
     let _ = writeln!(o, "timing: none. {}.", u.timing.reason);
+    if let Some(h) = u.regions.first() {
+        let _ = writeln!(
+            o,
+            "hot region: {}, {}% of issue slots (issue slots, not cycles; each loop assumed to run {} times)",
+            h.name,
+            h.share_pct,
+            agx_analysis::untimed::ASSUMED_TRIP_COUNT
+        );
+    }
     let f = &u.framing;
     let _ = writeln!(o, "\nCode");
     let _ = writeln!(
@@ -552,6 +567,23 @@ pub fn text(r: &KernelRecord) -> String {
     }
     if g.lower_bound {
         let _ = writeln!(o, "  LOWER BOUND: {}", g.lower_bound_reasons.join("; "));
+    }
+
+    let _ = writeln!(
+        o,
+        "\nRegions (issue slots, not cycles: own instructions × {} per enclosing loop, assumed)",
+        agx_analysis::untimed::ASSUMED_TRIP_COUNT
+    );
+    for rg in &u.regions {
+        let _ = writeln!(
+            o,
+            "  {:<18} {:>6}%  {} × {} = {} issue slots",
+            rg.name,
+            rg.share_pct,
+            plural(rg.instructions, "instruction", "instructions"),
+            rg.executions,
+            rg.issue_slots
+        );
     }
 
     let _ = writeln!(o, "\nLoops");

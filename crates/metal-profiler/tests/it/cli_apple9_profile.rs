@@ -61,6 +61,11 @@ fn example_profile_text() {
             "device store 2×i32 = 8 B/lane, data r0_r1",
             "device_load    wait group field g=5  (loop 0)",
             "push_exec",
+            // the relative cost without a timing model: 5 loop instructions
+            // × 16 against 4 outside (issue slots, labelled so)
+            "hot region: loop at 0x8, 95.24% of issue slots (issue slots, not cycles; each loop assumed to run 16 times)",
+            "loop at 0x8         95.24%  5 instructions × 16 = 80 issue slots",
+            "outside loops        4.76%  4 instructions × 1 = 4 issue slots",
         ],
     );
     assert!(!has_cycle_figure(&t), "{t}");
@@ -97,7 +102,22 @@ fn example_profile_json_and_html() {
     assert_eq!(k["loops"][0]["memory"], serde_json::json!([8, 0x1c]));
     assert_eq!(k["registers"]["lower_bound"], true);
     assert_eq!(k["registers"]["file_gprs"], 96);
+    // r1 has no definition in the example (a hand-made loop body)
     assert_eq!(k["memory"][0]["lane_pattern"], "unknown");
+    assert!(k["memory"][0]["lane_pattern_reason"]
+        .as_str()
+        .unwrap()
+        .contains("no definition"));
+    assert_eq!(k["regions"][0]["loop"], 0);
+    assert_eq!(k["regions"][0]["issue_slots"], 80);
+    assert_eq!(k["regions"][1]["loop"], serde_json::Value::Null);
+    let total: f64 = k["regions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["share_pct"].as_f64().unwrap())
+        .sum();
+    assert!((total - 100.0).abs() < 0.02, "{total}");
     let o = run(&with(&["--format", "html"]));
     assert_eq!(o.status.code(), Some(0), "{}", err(&o));
     let h = out(&o);
