@@ -1271,17 +1271,8 @@ impl Flowing<'_> {
             _ => m.bytes_per_lane(),
         };
         let mnem = insn.mnemonic();
-        let elem = |ops: &[agx_isa::Operand]| -> i64 {
-            for o in ops {
-                match o.kind.keyword_text() {
-                    Some("i8" | "u8" | "unorm8" | "snorm8" | "srgba8") => return 1,
-                    Some("i16" | "f16" | "unorm16" | "snorm16") => return 2,
-                    Some("i32" | "f32") => return 4,
-                    _ => {}
-                }
-            }
-            0
-        };
+        // the element size the format names (as the code table reads it)
+        let elem = |ops: &[agx_isa::Operand]| agx_isa::semantics::format_bytes(ops) as i64;
         match (mnem, m.space) {
             ("device_load" | "device_store", _) => {
                 // mask, format, comps, D, A (base pair), O, signed|unsigned[, shift][, ...]

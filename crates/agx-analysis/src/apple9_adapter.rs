@@ -31,12 +31,9 @@ pub fn from_listing(code: &[u8], base: u32, l: &apple9::Listing) -> Decoded {
     d.facts = crate::facts::from_table(&table);
     d.lanes = crate::lanes::lane_facts(&table);
     for it in &l.items {
-        let (addr, len) = match it {
-            Item::Gap { .. } => continue,
-            Item::Insn { addr, len, .. } | Item::Unknown { addr, len } => (*addr, *len),
+        let Some((addr, len, bytes)) = it.framed(code, base) else {
+            continue;
         };
-        let p = addr.wrapping_sub(base) as usize;
-        let bytes = code.get(p..p + len as usize).unwrap_or(&[]);
         let Some(x) = facts(it, bytes) else { continue };
         d.framed_bytes += len as usize;
         let (mnemonic, text) = match it {

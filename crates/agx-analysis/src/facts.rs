@@ -33,6 +33,18 @@ pub struct Facts {
 }
 
 impl Facts {
+    /// Empty facts with room for `n` instructions (about 3 register ranges
+    /// each).
+    fn with_capacity(n: usize) -> Facts {
+        Facts {
+            addr: Vec::with_capacity(n),
+            len: Vec::with_capacity(n),
+            flow: Vec::with_capacity(n),
+            ranges: Vec::with_capacity(n * 3),
+            range_start: Vec::with_capacity(n + 1),
+            ..Facts::default()
+        }
+    }
     pub fn len(&self) -> usize {
         self.addr.len()
     }
@@ -46,17 +58,36 @@ impl Facts {
     }
 }
 
+/// Counts instruction `k`'s stack use: a stack adjust (the first positive
+/// one is the scratch reserved), else a stack store (spill) or load (fill).
+fn note_stack(
+    st: &mut StackUse,
+    k: usize,
+    addr: u32,
+    adjust: Option<i32>,
+    mem: Option<(MemSpace, MemDir)>,
+) {
+    if let Some(amount) = adjust {
+        st.adjusts.push(StackAdjust {
+            index: k,
+            addr,
+            amount,
+        });
+        if st.scratch_reserved.is_none() && amount > 0 {
+            st.scratch_reserved = Some(amount);
+        }
+    } else if let Some((MemSpace::Stack, dir)) = mem {
+        match dir {
+            MemDir::Store => st.spills += 1,
+            MemDir::Load => st.fills += 1,
+            MemDir::Atomic => {}
+        }
+    }
+}
+
 /// Scans `insns` once.
 pub fn scan(insns: &[Instruction]) -> Facts {
-    let n = insns.len();
-    let mut f = Facts {
-        addr: Vec::with_capacity(n),
-        len: Vec::with_capacity(n),
-        flow: Vec::with_capacity(n),
-        ranges: Vec::with_capacity(n * 3),
-        range_start: Vec::with_capacity(n + 1),
-        ..Facts::default()
-    };
+    let mut f = Facts::with_capacity(insns.len());
     let mut hi: Option<u32> = None;
     let mut uhi: Option<u32> = None;
     for (k, i) in insns.iter().enumerate() {
@@ -69,22 +100,13 @@ pub fn scan(insns: &[Instruction]) -> Facts {
         if let Some(op) = i.exec_op() {
             f.exec.push((k, op, i.exec_count().unwrap_or(0)));
         }
-        if let Some(a) = i.stack_adjust() {
-            f.stack.adjusts.push(StackAdjust {
-                index: k,
-                addr: i.addr,
-                amount: a,
-            });
-            if f.stack.scratch_reserved.is_none() && a > 0 {
-                f.stack.scratch_reserved = Some(a);
-            }
-        } else if let Some(m) = i.mem_form().filter(|m| m.space == MemSpace::Stack) {
-            match m.dir {
-                MemDir::Store => f.stack.spills += 1,
-                MemDir::Load => f.stack.fills += 1,
-                MemDir::Atomic => {}
-            }
-        }
+        note_stack(
+            &mut f.stack,
+            k,
+            i.addr,
+            i.stack_adjust(),
+            i.mem_form().map(|m| (m.space, m.dir)),
+        );
         for o in i.all_operands() {
             let Some(r) = o.as_reg() else { continue };
             let rg = r.half_range();
@@ -134,15 +156,7 @@ pub fn scan(insns: &[Instruction]) -> Facts {
 /// defines every register and uses none, so liveness stays a lower bound
 /// (`crate::untimed`).
 pub fn from_table(t: &agx_isa::table::CodeTable) -> Facts {
-    let n = t.len();
-    let mut f = Facts {
-        addr: Vec::with_capacity(n),
-        len: Vec::with_capacity(n),
-        flow: Vec::with_capacity(n),
-        ranges: Vec::with_capacity(n * 3),
-        range_start: Vec::with_capacity(n + 1),
-        ..Facts::default()
-    };
+    let mut f = Facts::with_capacity(t.len());
     let (mut hi, mut uhi): (Option<u32>, Option<u32>) = (None, None);
     let widen = |h: &mut Option<u32>, v: u32| *h = Some(h.map_or(v, |x| x.max(v)));
     for (k, r) in t.rows.iter().enumerate() {
@@ -153,22 +167,13 @@ pub fn from_table(t: &agx_isa::table::CodeTable) -> Facts {
         if let Some((op, count)) = r.exec {
             f.exec.push((k, op, count));
         }
-        if let Some(amount) = r.stack_adjust {
-            f.stack.adjusts.push(StackAdjust {
-                index: k,
-                addr: r.addr,
-                amount,
-            });
-            if f.stack.scratch_reserved.is_none() && amount > 0 {
-                f.stack.scratch_reserved = Some(amount);
-            }
-        } else if let Some(m) = t.mem(k).filter(|m| m.space == MemSpace::Stack) {
-            match m.dir {
-                MemDir::Store => f.stack.spills += 1,
-                MemDir::Load => f.stack.fills += 1,
-                MemDir::Atomic => {}
-            }
-        }
+        note_stack(
+            &mut f.stack,
+            k,
+            r.addr,
+            r.stack_adjust,
+            t.mem(k).map(|m| (m.space, m.dir)),
+        );
         let regs = t.regs(k);
         if !r.complete && regs.is_empty() {
             let all = |len: u32, bits| RegRange {

@@ -115,6 +115,20 @@ impl MemAccess {
     }
 }
 
+/// Bytes of the element a memory form's format keyword names (`i8`, `f16`,
+/// `i32`, …); 0 when none does.
+pub fn format_bytes(ops: &[crate::model::Operand]) -> u8 {
+    for o in ops {
+        match o.kind.keyword_text() {
+            Some("i8" | "u8" | "unorm8" | "snorm8" | "srgba8") => return 1,
+            Some("i16" | "f16" | "unorm16" | "snorm16") => return 2,
+            Some("i32" | "f32") => return 4,
+            _ => {}
+        }
+    }
+    0
+}
+
 /// Exec-mask stack kind of a form (a column of the form table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ExecKind {

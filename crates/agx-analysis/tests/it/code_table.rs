@@ -15,22 +15,11 @@ fn same_facts(insns: &[agx_isa::Instruction], what: &str) {
 }
 
 fn mesa_root(root: &Path) -> usize {
-    let mut n = 0;
-    let Ok(rd) = std::fs::read_dir(root) else {
-        return 0;
-    };
-    for d in rd.filter_map(|e| e.ok()).map(|e| e.path()) {
-        let name = d.file_name().unwrap().to_string_lossy().to_string();
-        let Ok(bin) = std::fs::read(d.join(format!("{name}.bin"))) else {
-            continue;
-        };
-        let insns: Vec<_> = agx_isa::stream::walk(&bin, 0)
-            .filter_map(|it| it.into_insn())
-            .collect();
-        same_facts(&insns, &name);
-        n += 1;
+    let kernels = crate::common::mesa_kernels(root);
+    for (name, insns) in &kernels {
+        same_facts(insns, name);
     }
-    n
+    kernels.len()
 }
 
 #[test]

@@ -57,6 +57,32 @@ fn apple9_uniform_and_unknown_specials() {
     assert!(f[0].reason.unwrap().contains("no definition"));
 }
 
+/// Row 0 at 0x0: r0 = thread_position_in_grid.x.
+fn push_tid(t: &mut CodeTable) {
+    let mut sr = Row::new(0, 4, Category::Alu, Flow::Next);
+    sr.special = Some(Special {
+        number: 32,
+        value: SpecialValue::ThreadPositionInGrid(0),
+    });
+    t.push(sr, &[gpr(0, 2, RegRange::DEF)], None);
+}
+
+/// A 4-byte device load into r2 from `u0_u1[index << 2]`.
+fn load_desc(index: RegRange) -> MemDesc {
+    MemDesc {
+        space: MemSpace::Device,
+        dir: MemDir::Load,
+        elem_bytes: 4,
+        components: 1,
+        bytes_per_lane: 4,
+        data: Some(gpr(4, 2, RegRange::DEF)),
+        base: Some(gpr(0, 4, RegRange::USE | RegRange::UNIFORM)),
+        index: MemIndex::Reg(index),
+        shift: 2,
+        offset: 0,
+    }
+}
+
 fn gpr(half: u16, halves: u16, bits: u8) -> RegRange {
     RegRange {
         start: half,
@@ -68,12 +94,7 @@ fn gpr(half: u16, halves: u16, bits: u8) -> RegRange {
 /// Rows by hand: r0 = thread position, r1 = op(r0, r0), load [u0 + r1 << 2].
 fn hand(op: AluOp) -> LaneFact {
     let mut t = CodeTable::new(&agx_isa::isa::APPLE9);
-    let mut sr = Row::new(0, 4, Category::Alu, Flow::Next);
-    sr.special = Some(Special {
-        number: 32,
-        value: SpecialValue::ThreadPositionInGrid(0),
-    });
-    t.push(sr, &[gpr(0, 2, RegRange::DEF)], None);
+    push_tid(&mut t);
     let mut add = Row::new(4, 4, Category::Alu, Flow::Next);
     add.op = op;
     t.push(
@@ -86,18 +107,7 @@ fn hand(op: AluOp) -> LaneFact {
         None,
     );
     let load = Row::new(8, 8, Category::Load, Flow::Next);
-    let m = MemDesc {
-        space: MemSpace::Device,
-        dir: MemDir::Load,
-        elem_bytes: 4,
-        components: 1,
-        bytes_per_lane: 4,
-        data: Some(gpr(4, 2, RegRange::DEF)),
-        base: Some(gpr(0, 4, RegRange::USE | RegRange::UNIFORM)),
-        index: MemIndex::Reg(gpr(2, 2, RegRange::USE)),
-        shift: 2,
-        offset: 0,
-    };
+    let m = load_desc(gpr(2, 2, RegRange::USE));
     t.push(
         load,
         &[gpr(4, 2, RegRange::DEF), gpr(2, 2, RegRange::USE)],
@@ -127,12 +137,7 @@ fn arithmetic_is_followed() {
 fn a_self_select_in_a_loop_keeps_the_value() {
     let build = |op: AluOp| {
         let mut t = CodeTable::new(&agx_isa::isa::APPLE9);
-        let mut sr = Row::new(0, 4, Category::Alu, Flow::Next);
-        sr.special = Some(Special {
-            number: 32,
-            value: SpecialValue::ThreadPositionInGrid(0),
-        });
-        t.push(sr, &[gpr(0, 2, RegRange::DEF)], None);
+        push_tid(&mut t);
         let mut sel = Row::new(4, 4, Category::Alu, Flow::Next);
         sel.op = op;
         let mut regs = vec![gpr(0, 2, RegRange::DEF), gpr(6, 2, RegRange::USE)];
@@ -151,18 +156,7 @@ fn a_self_select_in_a_loop_keeps_the_value() {
             },
         );
         t.push(br, &[], None);
-        let m = MemDesc {
-            space: MemSpace::Device,
-            dir: MemDir::Load,
-            elem_bytes: 4,
-            components: 1,
-            bytes_per_lane: 4,
-            data: Some(gpr(4, 2, RegRange::DEF)),
-            base: Some(gpr(0, 4, RegRange::USE | RegRange::UNIFORM)),
-            index: MemIndex::Reg(gpr(0, 2, RegRange::USE)),
-            shift: 2,
-            offset: 0,
-        };
+        let m = load_desc(gpr(0, 2, RegRange::USE));
         let load = Row::new(12, 8, Category::Load, Flow::Next);
         t.push(
             load,
@@ -194,18 +188,7 @@ fn lanes_agree_with_the_g13_address_analysis_on_the_mesa_corpus() {
     let (mut both, mut agree, mut total) = (0, 0, 0);
     let mut disagree = Vec::new();
     for root in roots {
-        for d in std::fs::read_dir(&root)
-            .unwrap()
-            .filter_map(|e| e.ok())
-            .map(|e| e.path())
-        {
-            let name = d.file_name().unwrap().to_string_lossy().to_string();
-            let Ok(bin) = std::fs::read(d.join(format!("{name}.bin"))) else {
-                continue;
-            };
-            let insns: Vec<_> = agx_isa::stream::walk(&bin, 0)
-                .filter_map(|it| it.into_insn())
-                .collect();
+        for (name, insns) in crate::common::mesa_kernels(&root) {
             let facts = agx_analysis::facts::scan(&insns);
             let cfg = Cfg::from_facts(&facts, &CfgOptions::default());
             let forest = find_loops(&cfg, &dominators(&cfg));

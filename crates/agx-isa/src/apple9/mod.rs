@@ -45,6 +45,18 @@ pub enum Item {
 }
 
 impl Item {
+    /// Address and length of a framed position (an instruction or an
+    /// `unknown` one), with its bytes in `code` placed at `base`; `None`
+    /// for a gap.
+    pub fn framed<'c>(&self, code: &'c [u8], base: u32) -> Option<(u32, u8, &'c [u8])> {
+        let (addr, len) = match self {
+            Item::Gap { .. } => return None,
+            Item::Insn { addr, len, .. } | Item::Unknown { addr, len } => (*addr, *len),
+        };
+        let p = addr.wrapping_sub(base) as usize;
+        Some((addr, len, code.get(p..p + len as usize).unwrap_or(&[])))
+    }
+
     /// The instruction-set family it belongs to: this type is the Apple9
     /// decoder's (its form indexes the Apple9 form table).
     pub fn isa(&self) -> &'static crate::isa::Isa {

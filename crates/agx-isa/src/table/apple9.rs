@@ -170,12 +170,9 @@ pub fn table(code: &[u8], base: u32, l: &Listing) -> CodeTable {
     let mut t = CodeTable::with_capacity(&crate::isa::APPLE9, l.items.len());
     let mut regs: Vec<RegRange> = Vec::with_capacity(8);
     for it in &l.items {
-        let (addr, len) = match it {
-            Item::Gap { .. } => continue,
-            Item::Insn { addr, len, .. } | Item::Unknown { addr, len } => (*addr, *len),
+        let Some((addr, len, bytes)) = it.framed(code, base) else {
+            continue;
         };
-        let p = addr.wrapping_sub(base) as usize;
-        let bytes = code.get(p..p + len as usize).unwrap_or(&[]);
         let Some(x) = facts(it, bytes) else { continue };
         let (class, cost) = match it {
             Item::Insn {

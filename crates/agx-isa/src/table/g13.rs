@@ -116,19 +116,6 @@ fn wait_mask(i: &Instruction) -> u8 {
     }
 }
 
-/// Bytes of the element type an operand names (`i8`, `f16`, `i32`, …).
-fn elem_bytes(ops: &[Operand]) -> u8 {
-    for o in ops {
-        match o.kind.keyword_text() {
-            Some("i8" | "u8" | "unorm8" | "snorm8" | "srgba8") => return 1,
-            Some("i16" | "f16" | "unorm16" | "snorm16") => return 2,
-            Some("i32" | "f32") => return 4,
-            _ => {}
-        }
-    }
-    0
-}
-
 fn index_of(o: Option<&Operand>) -> MemIndex {
     match o.map(|o| &o.kind) {
         Some(OperandKind::Reg(r)) => MemIndex::Reg(range_of(r, RegRange::USE)),
@@ -142,7 +129,7 @@ pub fn mem(i: &Instruction) -> Option<MemDesc> {
     let m = i.mem_access()?;
     let ops = i.operands.as_slice();
     let data = m.data.map(|r| range_of(&r, 0));
-    let elem = elem_bytes(ops);
+    let elem = crate::semantics::format_bytes(ops);
     // components: the mask keyword (`x`, `xyz`), as the address analysis
     // reads it; bytes per lane: element size × components (`i8, x` moves
     // one byte into a 16-bit register), else the data registers' size

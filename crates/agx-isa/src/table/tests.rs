@@ -1,6 +1,21 @@
 use super::*;
 use crate::asm::assemble_insns;
 
+/// The `hex` byte strings of a committed JSON-lines slice under testdata/.
+fn hex_cases(rel: &str) -> Vec<(String, Vec<u8>)> {
+    let path = format!("{}/../../testdata/{rel}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).expect("testdata slice");
+    text.lines()
+        .filter_map(|line| {
+            let hex = line.split("\"hex\": \"").nth(1)?.split('"').next()?;
+            let bytes = (0..hex.len() / 2)
+                .filter_map(|k| u8::from_str_radix(&hex[2 * k..2 * k + 2], 16).ok())
+                .collect();
+            Some((hex.to_string(), bytes))
+        })
+        .collect()
+}
+
 fn g13(text: &str) -> CodeTable {
     g13::table(&assemble_insns(text).unwrap_or_else(|e| panic!("{e}\n{text}")))
 }
@@ -77,23 +92,8 @@ fn g13_memory_descriptor_names_base_index_and_shift() {
 /// agrees with the G13 semantics it came from.
 #[test]
 fn g13_rows_agree_with_the_decoder_on_the_corpus_slice() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../testdata/applegpu/encodings.slice.jsonl"
-    );
-    let text = std::fs::read_to_string(path).expect("testdata slice");
     let mut n = 0;
-    for line in text.lines() {
-        let Some(hex) = line
-            .split("\"hex\": \"")
-            .nth(1)
-            .and_then(|s| s.split('"').next())
-        else {
-            continue;
-        };
-        let bytes: Vec<u8> = (0..hex.len() / 2)
-            .filter_map(|k| u8::from_str_radix(&hex[2 * k..2 * k + 2], 16).ok())
-            .collect();
+    for (hex, bytes) in hex_cases("applegpu/encodings.slice.jsonl") {
         let Ok(i) = crate::decode(&bytes, 0) else {
             continue;
         };
@@ -157,23 +157,8 @@ fn apple9_rows_from_the_example_kernel() {
 /// a panic, one per framed position, with the form's class.
 #[test]
 fn apple9_rows_for_every_reference_case() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../testdata/apple9/tk-single.jsonl"
-    );
-    let text = std::fs::read_to_string(path).expect("testdata slice");
     let (mut n, mut mems, mut specials) = (0, 0, 0);
-    for line in text.lines() {
-        let Some(hex) = line
-            .split("\"hex\": \"")
-            .nth(1)
-            .and_then(|s| s.split('"').next())
-        else {
-            continue;
-        };
-        let mut bytes: Vec<u8> = (0..hex.len() / 2)
-            .filter_map(|k| u8::from_str_radix(&hex[2 * k..2 * k + 2], 16).ok())
-            .collect();
+    for (hex, mut bytes) in hex_cases("apple9/tk-single.jsonl") {
         bytes.extend([0x0e, 0, 0, 0]); // stop
         let l = crate::apple9::walk(&bytes, 0);
         let t = apple9::table(&bytes, 0, &l);

@@ -307,3 +307,25 @@ impl agx_analysis::program::CodeSource for Funcs {
             .ok_or_else(|| agx_analysis::program::NoFunction::Missing("not given".into()))
     }
 }
+
+/// The kernels of a Mesa corpus folder (testdata/mesa, shared/corpus/mesa):
+/// name and main's instructions (the walk of `<name>.bin`).
+pub fn mesa_kernels(root: &std::path::Path) -> Vec<(String, Vec<agx_isa::Instruction>)> {
+    let Ok(rd) = std::fs::read_dir(root) else {
+        return Vec::new();
+    };
+    let mut v: Vec<_> = rd
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter_map(|d| {
+            let name = d.file_name()?.to_string_lossy().to_string();
+            let bin = std::fs::read(d.join(format!("{name}.bin"))).ok()?;
+            let insns = agx_isa::stream::walk(&bin, 0)
+                .filter_map(|it| it.into_insn())
+                .collect();
+            Some((name, insns))
+        })
+        .collect();
+    v.sort_by(|a, b| a.0.cmp(&b.0));
+    v
+}
