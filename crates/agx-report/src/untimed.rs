@@ -92,6 +92,30 @@ pub struct MemoryRecord {
     pub in_loop: Option<usize>,
 }
 
+/// Threads per core the register use allows: the timed record's
+/// `occupancy` object, whose figures stay `null` where no rule is known,
+/// with the reason.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Occupancy {
+    pub threads: Option<u32>,
+    pub percent: Option<f64>,
+    pub reason: String,
+}
+
+impl Occupancy {
+    /// No occupancy rule applies to `isa`'s GPUs (Apple9: Dynamic Caching).
+    pub fn unknown(isa: &Isa) -> Occupancy {
+        Occupancy {
+            threads: None,
+            percent: None,
+            reason: format!(
+                "no figure: on {} GPUs Dynamic Caching allocates registers as the code runs, so register use no longer sets how many SIMD-groups a core runs (Apple tech talk 111375), and no public rule gives the number",
+                isa.describe
+            ),
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct WaitRecord {
     pub offset: u32,
@@ -143,6 +167,7 @@ pub struct UntimedSections {
     pub cfg: CfgSummary,
     pub irreducible: usize,
     pub registers: Registers,
+    pub occupancy: Occupancy,
     pub loops: Vec<LoopRecord>,
     /// Relative cost per region in issue slots, not cycles, dearest first
     /// (`agx_analysis::untimed::Region`).
@@ -173,6 +198,7 @@ pub struct UntimedJson<'a> {
     backward_branches: usize,
     irreducible: usize,
     registers: &'a Registers,
+    occupancy: &'a Occupancy,
     loops: &'a [LoopRecord],
     regions: &'a [agx_analysis::untimed::Region],
     memory: &'a [MemoryRecord],
@@ -199,6 +225,7 @@ impl UntimedSections {
             backward_branches: r.backward_branches,
             irreducible: self.irreducible,
             registers: &self.registers,
+            occupancy: &self.occupancy,
             loops: &self.loops,
             regions: &self.regions,
             memory: &self.memory,
@@ -369,6 +396,7 @@ impl KernelRecord {
             },
             irreducible: u.irreducible,
             registers: u.registers.clone(),
+            occupancy: Occupancy::unknown(isa),
             loops: u.loops.clone(),
             regions: u.regions.clone(),
             memory: memory_of(isa, d, &u.owner),
@@ -568,6 +596,7 @@ pub fn text(r: &KernelRecord) -> String {
     if g.lower_bound {
         let _ = writeln!(o, "  LOWER BOUND: {}", g.lower_bound_reasons.join("; "));
     }
+    let _ = writeln!(o, "  occupancy        {}", u.occupancy.reason);
 
     let _ = writeln!(
         o,
