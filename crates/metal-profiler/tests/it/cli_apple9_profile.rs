@@ -109,7 +109,10 @@ fn example_profile_json_and_html() {
         .unwrap()
         .contains("no definition"));
     assert_eq!(k["occupancy"]["threads"], serde_json::Value::Null);
-    assert!(k["occupancy"]["reason"].as_str().unwrap().contains("Dynamic Caching"));
+    assert!(k["occupancy"]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("Dynamic Caching"));
     assert_eq!(k["regions"][0]["loop"], 0);
     assert_eq!(k["regions"][0]["issue_slots"], 80);
     assert_eq!(k["regions"][1]["loop"], serde_json::Value::Null);
