@@ -30,6 +30,7 @@ pub fn from_listing(code: &[u8], base: u32, l: &apple9::Listing) -> Decoded {
     let table = agx_isa::table::apple9::table(code, base, l);
     d.facts = crate::facts::from_table(&table);
     d.lanes = crate::lanes::lane_facts(&table);
+    d.table = Some(table);
     for it in &l.items {
         let Some((addr, len, bytes)) = it.framed(code, base) else {
             continue;

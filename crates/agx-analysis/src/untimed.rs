@@ -102,6 +102,8 @@ pub struct Decoded {
     /// The lane pattern of each memory instruction, by instruction index
     /// (`crate::lanes` over the code table).
     pub lanes: Vec<(usize, crate::lanes::LaneFact)>,
+    /// The code table the facts came from (one row per `insns` entry).
+    pub table: Option<agx_isa::table::CodeTable>,
     /// Bytes given; the code's extent (to the end of the `stop` that ended
     /// the walk, else all); bytes framed (instructions and unknown
     /// positions).

@@ -92,6 +92,51 @@ pub struct MemoryRecord {
     pub in_loop: Option<usize>,
 }
 
+/// One instruction of an untimed kernel (`instructions_detail[]`): the
+/// timed row's identifying fields, its class and cost key from the code
+/// table, and `unit`/`cycles` kept as `null` (no timing model applies).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct DetailRow {
+    pub offset: u32,
+    pub size: u8,
+    /// `null` for an unknown encoding.
+    pub mnemonic: Option<String>,
+    pub text: String,
+    /// The code table's class (`alu`, `load`, `store`, `control`, …).
+    pub class: &'static str,
+    /// The timing-table row that would price it (`fma32`, `device_load`,
+    /// …); `null` where none is known for the family.
+    pub cost_key: Option<&'static str>,
+    /// Every operand decoded.
+    pub complete: bool,
+    pub unit: Option<&'static str>,
+    pub cycles: Option<f64>,
+    #[serde(rename = "loop")]
+    pub in_loop: Option<usize>,
+}
+
+fn detail_of(d: &Decoded, owner: &[Option<u32>]) -> Vec<DetailRow> {
+    d.insns
+        .iter()
+        .enumerate()
+        .map(|(i, ins)| {
+            let row = d.table.as_ref().and_then(|t| t.rows.get(i));
+            DetailRow {
+                offset: ins.addr,
+                size: ins.len,
+                mnemonic: ins.mnemonic.clone(),
+                text: ins.text.clone(),
+                class: row.map_or("todo", |r| r.class.group_name()),
+                cost_key: row.and_then(|r| r.cost).map(|k| k.name()),
+                complete: ins.complete,
+                unit: None,
+                cycles: None,
+                in_loop: innermost(owner, i),
+            }
+        })
+        .collect()
+}
+
 /// Threads per core the register use allows: the timed record's
 /// `occupancy` object, whose figures stay `null` where no rule is known,
 /// with the reason.
@@ -178,6 +223,8 @@ pub struct UntimedSections {
     /// Instructions per mnemonic (`unknown` for unknown encodings).
     pub mix: BTreeMap<String, usize>,
     pub blocks: Vec<BlockRecord>,
+    /// One row per instruction, by offset.
+    pub instructions_detail: Vec<DetailRow>,
 }
 
 /// The `$defs/untimed_kernel` object: the record's shared fields and its
@@ -206,6 +253,7 @@ pub struct UntimedJson<'a> {
     unknowns: &'a [UnknownRecord],
     mix: &'a BTreeMap<String, usize>,
     blocks: &'a [BlockRecord],
+    instructions_detail: &'a [DetailRow],
 }
 
 impl UntimedSections {
@@ -233,6 +281,7 @@ impl UntimedSections {
             unknowns: &self.unknowns,
             mix: &self.mix,
             blocks: &self.blocks,
+            instructions_detail: &self.instructions_detail,
         }
     }
 }
@@ -404,6 +453,7 @@ impl KernelRecord {
             unknowns,
             mix,
             blocks: blocks_of(u),
+            instructions_detail: detail_of(d, &u.owner),
         };
         // (the timed-family sections stay empty: `Default`)
         KernelRecord {

@@ -108,6 +108,15 @@ fn example_profile_json_and_html() {
         .as_str()
         .unwrap()
         .contains("no definition"));
+    // one row per instruction, with the table's class and cost key
+    let rows = k["instructions_detail"].as_array().unwrap();
+    assert_eq!(rows.len(), 9);
+    assert_eq!(rows[2]["offset"], 8);
+    assert_eq!(rows[2]["class"], "load");
+    assert_eq!(rows[2]["cost_key"], "device_load");
+    assert_eq!(rows[2]["loop"], 0);
+    assert_eq!(rows[3]["cost_key"], "fadd32");
+    assert_eq!(rows[2]["cycles"], serde_json::Value::Null);
     assert_eq!(k["occupancy"]["threads"], serde_json::Value::Null);
     assert!(k["occupancy"]["reason"]
         .as_str()
