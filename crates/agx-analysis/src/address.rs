@@ -463,6 +463,11 @@ pub struct State {
     /// Values spilled to the thread's stack at constant offsets (a fill
     /// reads back what the same thread stored), by byte offset.
     slots: Vec<(i64, Val)>,
+    /// Inside an `if` of one level opened in the current block (its depth),
+    /// the values the registers it wrote held before it: what the lanes the
+    /// `if` left waiting hold ([`Flowing::leave`]). None outside one, or
+    /// after anything else touched the exec state; reset at every block.
+    undo: Option<(u16, Vec<(usize, Val)>)>,
 }
 
 impl State {
@@ -472,6 +477,7 @@ impl State {
             depth: 0,
             broken: None,
             slots: Vec::new(),
+            undo: None,
         }
     }
     fn kill_from(&mut self, k: u16, at: u32) {
@@ -1039,6 +1045,31 @@ impl Flowing<'_> {
         }
     }
 
+    /// `mov_imm r0l, c` (c >= 1) inside a one-level `if` of this block: every
+    /// running lane stops (a `break`: Mesa's `r0l = 2` leaves the loop), so
+    /// the lanes that run on after the `if` are the ones it left waiting,
+    /// which hold the values from before it: those are restored. The
+    /// stopped lanes hold the written ones and come back `c` levels up:
+    /// the restored values are marked as written at a depth above that
+    /// (`depth - c + 1`), so the pop that returns them makes the values
+    /// unknown ("mixed"), as any value written inside would be.
+    fn leave(&self, s: &mut State, c: i64) {
+        let Some((d, log)) = s.undo.take() else {
+            return;
+        };
+        if d != s.depth || s.broken.is_some() {
+            return;
+        }
+        let back = (i64::from(d) - c + 1).clamp(0, i64::from(d)) as u16;
+        for (h, v) in log {
+            let v = match v {
+                Val::P(p, wd) => Val::P(p, wd.max(back)),
+                v => v,
+            };
+            s.regs.set(h, v);
+        }
+    }
+
     fn get_sr(&self, i: usize) -> Addr {
         let n = self.insns[i].operands.iter().find_map(|o| match o.kind {
             OperandKind::SpecialReg(n) => Some(n),
@@ -1074,9 +1105,15 @@ impl Flowing<'_> {
         }
         if let Some((op, n)) = xop {
             let n16 = n as u16;
+            // an `if` of one level starts a fresh undo log; anything else
+            // ends it
+            s.undo = None;
             match op {
                 ExecOp::If | ExecOp::Update => {
                     s.depth = s.depth.saturating_add(n16);
+                    if op == ExecOp::If && n16 == 1 && s.broken.is_none() {
+                        s.undo = Some((s.depth, Vec::new()));
+                    }
                 }
                 ExecOp::Else => {
                     let b = (s.depth + 1).saturating_sub(n16).min(s.depth);
@@ -1123,15 +1160,35 @@ impl Flowing<'_> {
                 .flatten();
             if k.is_none() {
                 s.broken.get_or_insert(at);
+                s.undo = None;
+            } else if let Some(c) = k.filter(|&c| c >= 1) {
+                self.leave(s, c);
             }
         }
         if let Some(m) = insn.mem_access().filter(|m| m.space == MemSpace::Stack) {
+            s.undo = None;
             self.stack(s, i, m);
             return;
         }
         let defs: Vec<Reg> = insn.defs().filter(|r| is_gpr(r)).copied().collect();
         if defs.is_empty() {
             return;
+        }
+        // the undo log: the first write of each half inside the `if`
+        if let Some((d, log)) = s.undo.as_mut() {
+            if *d == s.depth {
+                for r in &defs {
+                    let h = r.half as usize;
+                    let n = (r.width.halves() as usize) * (r.count as usize) + 1;
+                    for k in h..(h + n).min(s.regs.len()) {
+                        if !log.iter().any(|x| x.0 == k) {
+                            log.push((k, s.regs[k].clone()));
+                        }
+                    }
+                }
+            } else {
+                s.undo = None;
+            }
         }
         let v = if insn.form == idx::GET_SR {
             Some(self.get_sr(i))
@@ -1362,6 +1419,7 @@ impl Flowing<'_> {
         let exec = &self.facts.exec;
         let mut xk = exec.partition_point(|x| x.0 < blk.insns.start);
         let mut skip = 0;
+        s.undo = None;
         for i in blk.insns.clone() {
             if skip > 0 {
                 skip -= 1;
@@ -1370,6 +1428,7 @@ impl Flowing<'_> {
             // a register swap by three xors (Mesa's parallel copies)
             if i + 2 < blk.insns.end && self.insns[i].mnemonic() == "xor" {
                 if let Some((a, c)) = crate::divergence::xor_swap(&self.insns[i..i + 3]) {
+                    s.undo = None;
                     let n = (a.width.halves() as usize) * (a.count as usize);
                     let (ha, hc) = (a.half as usize, c.half as usize);
                     if a.width == c.width
@@ -1605,11 +1664,49 @@ impl Flowing<'_> {
         if x.syms().any(|s| s == join_sym) && y.uniform() {
             return Val::P(Rc::new(x.clone()), wd);
         }
+        // one side is the other in an enclosing loop's first iteration
+        let entry = hl.is_none();
+        if self.covers(to, entry, y, x) {
+            return Val::P(Rc::new(y.clone()), wd);
+        }
+        if self.covers(to, entry, x, y) {
+            return Val::P(Rc::new(x.clone()), wd);
+        }
         if x.uniform() && y.uniform() {
             Val::P(Rc::new(Poly::sym(join_sym)), wd)
         } else {
             Val::Unk(Why::Merge(to as u32))
         }
+    }
+
+    /// Whether `g` describes every value `x` does at block `to`: `x` is
+    /// `g` with the iteration counters (and first-iteration flags) of
+    /// loops enclosing `to` set to 0, their first iteration. An inner
+    /// loop's header first sees an outer loop's first-iteration values
+    /// (`j = 0`); once the outer header holds `j = K`, the value arriving
+    /// is `g`, which covers the stale one. `entry`: the edge enters the
+    /// loop headed at `to` (not a back edge), so that loop's own counter
+    /// is 0 along it too (the header's `x0 + K*D` met by `x0` again, from
+    /// the next iteration of an outer loop).
+    fn covers(&self, to: usize, entry: bool, g: &Poly, x: &Poly) -> bool {
+        let mut p = g.clone();
+        let mut moved = false;
+        let mut l = self.forest.loop_of[to];
+        while let Some(o) = l {
+            if entry || self.forest.loops[o].header != to {
+                for s in [Sym::K(o as u32), Sym::NotFirst(o as u32)] {
+                    if p.syms().any(|y| y == s) {
+                        match p.subst(s, &Poly::konst(0)) {
+                            Some(q) => p = q,
+                            None => return false,
+                        }
+                        moved = true;
+                    }
+                }
+            }
+            l = self.forest.loops[o].parent;
+        }
+        moved && p == *x
     }
 }
 

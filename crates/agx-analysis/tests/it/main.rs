@@ -7,6 +7,7 @@ mod shared_data;
 #[path = "../../../../testdata/xorshift.rs"]
 mod xorshift;
 
+mod address_breaks;
 mod apple_stack;
 mod asm_kernels;
 mod code_table;
