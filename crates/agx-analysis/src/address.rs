@@ -709,13 +709,63 @@ pub struct Access {
     /// The first touches of them that reach DRAM (the cache model).
     pub dram_bytes: Option<f64>,
     /// Why the pattern or the loop stride is what it is (or unknown).
-    pub reason: String,
+    pub reason: Text,
     /// The byte address as a polynomial of the thread position, uniform
     /// registers and loop counters (None: not followed): two accesses
     /// whose polynomials differ by a constant are that many bytes apart in
     /// every thread (the `vectorise-loads` rule reads it).
     #[serde(skip)]
     pub address: Option<Poly>,
+}
+
+/// Text shared between its copies (the reason of an access: unrolled code
+/// repeats a handful over ~250k accesses, each stored once); serialised and
+/// displayed as the plain string.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Text(Option<std::sync::Arc<str>>);
+
+impl Text {
+    /// Appends `s` (a new string: the shared one is left as it is).
+    pub fn push_str(&mut self, s: &str) {
+        if s.is_empty() {
+            return;
+        }
+        let mut t = String::with_capacity(self.len() + s.len());
+        t.push_str(self);
+        t.push_str(s);
+        self.0 = Some(t.into());
+    }
+}
+
+impl std::ops::Deref for Text {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.0.as_deref().unwrap_or("")
+    }
+}
+
+impl From<String> for Text {
+    fn from(s: String) -> Text {
+        Text((!s.is_empty()).then(|| s.into()))
+    }
+}
+
+impl From<&str> for Text {
+    fn from(s: &str) -> Text {
+        Text((!s.is_empty()).then(|| s.into()))
+    }
+}
+
+impl std::fmt::Display for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self)
+    }
+}
+
+impl Serialize for Text {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self)
+    }
 }
 
 impl Access {
@@ -747,7 +797,7 @@ impl Access {
             },
             l1_bytes: None,
             dram_bytes: None,
-            reason: String::new(),
+            reason: Text::default(),
             address: None,
         }
     }
@@ -2009,8 +2059,8 @@ fn lane_pattern_reused(
     p: &Poly,
     width: i64,
     shape: &Shape,
-) -> (Pattern, Option<i64>, Option<u32>, Option<i64>, String) {
-    type Last = (i64, Shape, Vec<(Mono, i64)>, Lanes, String);
+) -> (Pattern, Option<i64>, Option<u32>, Option<i64>, Text) {
+    type Last = (i64, Shape, Vec<(Mono, i64)>, Lanes, Text);
     thread_local! {
         static LAST: std::cell::RefCell<Option<Last>> = const { std::cell::RefCell::new(None) };
     }
@@ -2023,6 +2073,7 @@ fn lane_pattern_reused(
             }
         }
         let (pat, st, run, jump, why) = lane_pattern(p, width, shape);
+        let why = Text::from(why);
         let terms = p.t.iter().filter(lane).copied().collect();
         *last = Some((width, *shape, terms, (pat, st, run, jump), why.clone()));
         (pat, st, run, jump, why)
@@ -2246,7 +2297,7 @@ fn facts_of(
     a.reuse.known = !(m.dir == MemDir::Load && m.space != MemSpace::Stack);
     let p = match addr {
         Addr::Unk(w) => {
-            a.reason = why_text(fl, w);
+            a.reason = why_text(fl, w).into();
             return a;
         }
         Addr::P(p) => p,
@@ -2280,7 +2331,7 @@ fn facts_of(
         a.lane_stride = None;
         a.run = None;
         a.jump = None;
-        a.reason = "the stack slot differs between lanes".to_string();
+        a.reason = "the stack slot differs between lanes".into();
     }
     // loop stride: the coefficient of the innermost loop's counter
     if let Some(l) = in_loop {

@@ -1216,6 +1216,10 @@ fn statics(sc: &mut Scratch, gpu: &GpuTiming, code: &RegionCode, is_loop: bool) 
     sc.arena.clear();
     sc.st.clear();
     let n = code.len();
+    // one static per instruction, a few halves each: sized once, not by
+    // doubling (a million-instruction region)
+    sc.st.reserve(n);
+    sc.arena.reserve(4 * n);
     for j in 0..n {
         let insn = code.insn(j);
         let at = u32::try_from(sc.arena.len()).expect("region arena below 2^32 halves");
