@@ -700,7 +700,9 @@ pub struct Access {
     /// Atomics: how the lanes share addresses and whether the kernel
     /// privatises ([`crate::atomics`]); absent on other accesses.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub atomic: Option<crate::atomics::AtomicFact>,
+    /// Boxed: most accesses are not atomics, and the record is copied per
+    /// access (an inline fact made every `Access` 48 bytes larger).
+    pub atomic: Option<Box<crate::atomics::AtomicFact>>,
     pub reuse: Reuse,
     /// Device and texture memory: bytes one execution by one SIMD-group
     /// moves through L1, from the cache model ([`crate::timing::cache`]);

@@ -198,13 +198,13 @@ pub fn annotate(insns: &[Instruction], addrs: &mut Addresses) {
             (true, _) => "grid",
             (false, _) => "simdgroup",
         });
-        a.atomic = Some(AtomicFact {
+        a.atomic = Some(Box::new(AtomicFact {
             lanes,
             lanes_per_address: per,
             words,
             words_scope,
             privatised,
-        });
+        }));
     }
 }
 

@@ -39,7 +39,11 @@ fn evaluate_fn(
     // (address, lanes, lanes per address)
     let mut groups: BTreeMap<Option<u32>, Vec<Site>> = BTreeMap::new();
     for a in &access.accesses {
-        let Some(f) = a.atomic.filter(|f| a.space == "device" && !f.privatised) else {
+        let Some(f) = a
+            .atomic
+            .as_deref()
+            .filter(|f| a.space == "device" && !f.privatised)
+        else {
             continue;
         };
         if !matches!(f.lanes, "uniform" | "shared" | "data_dependent") {

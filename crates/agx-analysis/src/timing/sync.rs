@@ -70,7 +70,7 @@ pub const SHARED_WORDS: u8 = 0x80;
 /// not an atomic; 1: no contention), packed per instruction for the model,
 /// with [`SHARED_WORDS`] set when every SIMD-group updates the same words.
 pub fn atomic_ways(access: &crate::address::Access) -> u8 {
-    match access.atomic {
+    match access.atomic.as_deref() {
         Some(f) if f.lanes != "one_lane" => {
             let n = f.lanes_per_address.map_or(0, |n| n.min(0x7f) as u8);
             let shared = matches!(f.words_scope, Some("grid" | "threadgroup"));

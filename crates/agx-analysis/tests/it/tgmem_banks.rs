@@ -160,7 +160,7 @@ fn atomic_fact(p: &agx_analysis::program::Program) -> agx_analysis::atomics::Ato
         .accesses
         .iter()
         .filter(|a| a.space == "device")
-        .find_map(|a| a.atomic)
+        .find_map(|a| a.atomic.as_deref().copied())
         .expect("a device atomic fact")
 }
 
