@@ -88,8 +88,9 @@ fn meet(into: &mut State, from: &State) -> bool {
     let mut changed = false;
     for (h, d) in from {
         match into.get(h) {
+            // undefined (the entry value) on the paths merged so far
             None => {
-                into.insert(*h, *d);
+                into.insert(*h, Def::Many);
                 changed = true;
             }
             Some(x) if x != d && *x != Def::Many => {
@@ -165,11 +166,14 @@ fn reaching(t: &CodeTable) -> HashMap<(usize, u16), Option<Def>> {
         ins[0] = Some(State::new());
     }
     let mut work: Vec<usize> = (0..n).collect();
+    let mut queued = vec![true; n];
     let mut rounds = 0;
     while let Some(b) = work.pop() {
+        queued[b] = false;
         rounds += 1;
         if rounds > 64 * n.max(1) {
-            break;
+            // no fixed point within the bound: nothing is claimed
+            return HashMap::new();
         }
         let Some(mut st) = ins[b].clone() else {
             continue;
@@ -185,7 +189,8 @@ fn reaching(t: &CodeTable) -> HashMap<(usize, u16), Option<Def>> {
                     true
                 }
             };
-            if changed && !work.contains(&s) {
+            if changed && !queued[s] {
+                queued[s] = true;
                 work.push(s);
             }
         }
@@ -343,11 +348,8 @@ pub fn lane_facts(t: &CodeTable) -> Vec<(usize, LaneFact)> {
         memo: HashMap::new(),
     };
     t.accesses()
-        .map(|(i, m)| (i, *m))
-        .collect::<Vec<_>>()
-        .into_iter()
         .map(|(i, m)| {
-            let f = match v.address(i, &m, 0) {
+            let f = match v.address(i, m, 0) {
                 Lanes::Uniform => LaneFact {
                     pattern: "uniform",
                     lane_stride: Some(0),

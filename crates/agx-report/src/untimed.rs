@@ -300,7 +300,12 @@ fn memory_of(isa: &Isa, d: &Decoded, owner: &[Option<u32>]) -> Vec<MemoryRecord>
         .enumerate()
         .filter_map(|(i, ins)| {
             let m = ins.mem.as_ref()?;
-            let lane = d.lanes.iter().find(|(k, _)| *k == i).map(|(_, f)| f);
+            // (lane facts come in instruction order)
+            let lane = d
+                .lanes
+                .binary_search_by_key(&i, |(k, _)| *k)
+                .ok()
+                .map(|k| &d.lanes[k].1);
             let (pattern, stride, reason) = match lane {
                 Some(f) => (
                     f.pattern,

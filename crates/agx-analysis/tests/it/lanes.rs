@@ -229,3 +229,40 @@ fn lanes_agree_with_the_g13_address_analysis_on_the_mesa_corpus() {
     assert!(disagree.is_empty(), "{}", disagree.join("\n"));
     assert!(both >= 100, "only {both} of {total} compared");
 }
+
+/// A register undefined on the way into a loop and defined inside it is
+/// not the loop's definition at the top of the loop: the first iteration
+/// reads the entry value (`load [r2]` before `r2 = tid` in the body).
+#[test]
+fn a_definition_inside_the_loop_does_not_reach_the_first_iteration() {
+    let mut t = CodeTable::new(&agx_isa::isa::APPLE9);
+    push_tid(&mut t);
+    let load = Row::new(4, 8, Category::Load, Flow::Next);
+    let m = load_desc(gpr(2, 2, RegRange::USE));
+    t.push(
+        load,
+        &[gpr(4, 2, RegRange::DEF), gpr(2, 2, RegRange::USE)],
+        Some(m),
+    );
+    let mut mov = Row::new(12, 4, Category::Alu, Flow::Next);
+    mov.op = AluOp::Move;
+    t.push(
+        mov,
+        &[gpr(2, 2, RegRange::DEF), gpr(0, 2, RegRange::USE)],
+        None,
+    );
+    let br = Row::new(
+        16,
+        4,
+        Category::Control,
+        Flow::BranchExec {
+            target: 4,
+            any: true,
+        },
+    );
+    t.push(br, &[], None);
+    t.push(Row::new(20, 4, Category::Control, Flow::Stop), &[], None);
+    let f = lane_facts(&t).remove(0).1;
+    assert_eq!(f.pattern, "unknown");
+    assert!(f.reason.unwrap().contains("several definitions"));
+}

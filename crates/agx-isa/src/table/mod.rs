@@ -336,20 +336,6 @@ impl CodeTable {
     pub fn index_of(&self, addr: u32) -> Option<usize> {
         self.rows.binary_search_by_key(&addr, |r| r.addr).ok()
     }
-
-    /// Highest GPR half and uniform half any row touches.
-    pub fn highest_halves(&self) -> (Option<u32>, Option<u32>) {
-        let (mut g, mut u): (Option<u32>, Option<u32>) = (None, None);
-        for r in &self.regs {
-            if r.len == 0 {
-                continue;
-            }
-            let last = r.range().end - 1;
-            let slot = if r.is_uniform() { &mut u } else { &mut g };
-            *slot = Some(slot.map_or(last, |h| h.max(last)));
-        }
-        (g, u)
-    }
 }
 
 #[cfg(test)]
