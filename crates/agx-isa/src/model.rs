@@ -152,16 +152,19 @@ impl Reg {
     /// base was not placed by such an allocator and reserves what it spans.
     /// docs/analysis.md, "Register footprint of vectors".
     pub fn allocated_half_range(&self) -> std::ops::Range<u32> {
+        // one rule for both: a single register spans 1, 2 or 4 halves, a
+        // power of two, so only a vector can reserve more than it spans
         let r = self.half_range();
-        if self.file != RegFile::Gpr || self.count < 2 {
-            return r;
+        crate::table::RegRange {
+            start: r.start as u16,
+            len: r.len() as u16,
+            bits: if self.file == RegFile::Uniform {
+                crate::table::RegRange::UNIFORM
+            } else {
+                0
+            },
         }
-        let group = (r.len() as u32).next_power_of_two();
-        if r.start.is_multiple_of(group) {
-            r.start..r.start + group
-        } else {
-            r
-        }
+        .allocated_range()
     }
     pub fn has(&self, f: u8) -> bool {
         self.flags & f != 0
