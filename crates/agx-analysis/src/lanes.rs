@@ -262,6 +262,10 @@ impl Values<'_> {
                 _ => Lanes::Unknown(Why::Loaded),
             };
         }
+        if row.op == AluOp::Imm {
+            // an immediate (or a constant truth table): no source matters
+            return Lanes::Uniform;
+        }
         let mut uses: Vec<RegRange> = self.t.uses(i).copied().collect();
         if row.op == AluOp::Select {
             // only the selected values matter, not the compared ones

@@ -36,6 +36,7 @@ pub mod stack_kind;
 pub mod time_passes;
 pub mod timing;
 pub mod trip_count;
+pub mod uniformity;
 pub mod untimed;
 #[cfg(test)]
 #[path = "../../../testdata/xorshift.rs"]
@@ -331,6 +332,85 @@ pub fn analyze_detailed_program(
     analyze_detailed_program_with(insns, opts, call_effects, call_divergence, |_, _, _| ()).0
 }
 
+/// The loops of `forest` as the record lists them, by (start, depth).
+pub fn loop_summaries(cfg: &Cfg, forest: &loops::LoopForest) -> Vec<LoopSummary> {
+    let mut loop_sums: Vec<LoopSummary> =
+        forest.loops.iter().map(|l| loop_summary(cfg, l)).collect();
+    loop_sums.sort_by_key(|l| (l.start, l.depth));
+    loop_sums
+}
+
+/// One loop of the forest as the record lists it.
+pub fn loop_summary(cfg: &Cfg, l: &loops::Loop) -> LoopSummary {
+    let bstart = |b: usize| cfg.blocks[b].start;
+    let mut latches: Vec<u32> = l.latches.iter().map(|&b| cfg.blocks[b].last).collect();
+    latches.sort_unstable();
+    let mut exits: Vec<u32> = l.exits.iter().map(|&(_, t)| bstart(t)).collect();
+    exits.sort_unstable();
+    exits.dedup();
+    LoopSummary {
+        start: l.start,
+        end: l.end,
+        depth: l.depth,
+        instructions: l.instructions,
+        header: bstart(l.header),
+        latches: latches.into(),
+        exits: exits.into(),
+        blocks: l.blocks,
+        function: l.function.map(|f| cfg.functions[f].entry),
+    }
+}
+
+/// The irreducible regions of `forest`, by address.
+pub fn irreducible_summaries(cfg: &Cfg, forest: &loops::LoopForest) -> Vec<IrreducibleSummary> {
+    let bstart = |b: usize| cfg.blocks[b].start;
+    let blast = |b: usize| cfg.blocks[b].last;
+    forest
+        .irreducible
+        .iter()
+        .map(|r| IrreducibleSummary {
+            entries: r.entries.iter().map(|&b| bstart(b)).collect(),
+            blocks: r.blocks.iter().map(|&b| bstart(b)).collect(),
+            retreating_edges: r
+                .retreating_edges
+                .iter()
+                .map(|&(u, v)| (blast(u), bstart(v)))
+                .collect(),
+            instructions: r.instructions,
+        })
+        .collect()
+}
+
+/// The CFG's summary (any family: it reads the CFG only).
+pub fn cfg_summary(cfg: &Cfg) -> CfgSummary {
+    CfgSummary {
+        blocks: cfg.blocks.len(),
+        edges: cfg.edge_count(),
+        functions: cfg
+            .functions
+            .iter()
+            .map(|f| FunctionSummary {
+                entry: f.entry,
+                blocks: f.blocks,
+                instructions: f.instructions,
+            })
+            .collect(),
+        calls: cfg
+            .calls
+            .iter()
+            .map(|c| CallSummary {
+                addr: c.addr,
+                target: c.target,
+                resolved: c.callee_block.is_some(),
+            })
+            .collect(),
+        unresolved_targets: cfg.unresolved.iter().map(|u| (u.addr, u.target)).collect(),
+        unreachable_blocks: cfg.unreachable_blocks(),
+        max_exec_depth: cfg.max_exec_depth(),
+        exec_ops: cfg.exec_events.len(),
+    }
+}
+
 /// [`analyze_detailed_program`], and `side` run on the facts, the CFG and
 /// the loop forest as soon as they exist: on a second core, beside the
 /// divergence, register and trip-count passes, for big functions (the
@@ -392,47 +472,8 @@ pub fn analyze_detailed_program_with<R: Send>(
             })
             .map(|a| a.amount);
         let (threads, percent) = occupancy_for_regs(highest);
-        let bstart = |b: usize| cfg.blocks[b].start;
-        let blast = |b: usize| cfg.blocks[b].last;
-
-        let mut loop_sums: Vec<LoopSummary> = forest
-            .loops
-            .iter()
-            .map(|l| {
-                let mut latches: Vec<u32> = l.latches.iter().map(|&b| blast(b)).collect();
-                latches.sort_unstable();
-                let mut exits: Vec<u32> = l.exits.iter().map(|&(_, t)| bstart(t)).collect();
-                exits.sort_unstable();
-                exits.dedup();
-                LoopSummary {
-                    start: l.start,
-                    end: l.end,
-                    depth: l.depth,
-                    instructions: l.instructions,
-                    header: bstart(l.header),
-                    latches: latches.into(),
-                    exits: exits.into(),
-                    blocks: l.blocks,
-                    function: l.function.map(|f| cfg.functions[f].entry),
-                }
-            })
-            .collect();
-        loop_sums.sort_by_key(|l| (l.start, l.depth));
-
-        let irreducible = forest
-            .irreducible
-            .iter()
-            .map(|r| IrreducibleSummary {
-                entries: r.entries.iter().map(|&b| bstart(b)).collect(),
-                blocks: r.blocks.iter().map(|&b| bstart(b)).collect(),
-                retreating_edges: r
-                    .retreating_edges
-                    .iter()
-                    .map(|&(u, v)| (blast(u), bstart(v)))
-                    .collect(),
-                instructions: r.instructions,
-            })
-            .collect();
+        let loop_sums = loop_summaries(&cfg, &forest);
+        let irreducible = irreducible_summaries(&cfg, &forest);
 
         let peak = live.peak_info(&facts.addr);
         let stack_sites = stack_kind::classify(insns);
@@ -458,32 +499,7 @@ pub fn analyze_detailed_program_with<R: Send>(
             },
             loops: loop_sums,
             backward_branches: cfg.backward_branches(),
-            cfg: CfgSummary {
-                blocks: cfg.blocks.len(),
-                edges: cfg.edge_count(),
-                functions: cfg
-                    .functions
-                    .iter()
-                    .map(|f| FunctionSummary {
-                        entry: f.entry,
-                        blocks: f.blocks,
-                        instructions: f.instructions,
-                    })
-                    .collect(),
-                calls: cfg
-                    .calls
-                    .iter()
-                    .map(|c| CallSummary {
-                        addr: c.addr,
-                        target: c.target,
-                        resolved: c.callee_block.is_some(),
-                    })
-                    .collect(),
-                unresolved_targets: cfg.unresolved.iter().map(|u| (u.addr, u.target)).collect(),
-                unreachable_blocks: cfg.unreachable_blocks(),
-                max_exec_depth: cfg.max_exec_depth(),
-                exec_ops: cfg.exec_events.len(),
-            },
+            cfg: cfg_summary(&cfg),
             irreducible,
         };
         let mut nest = loops::LoopNest::new(&cfg, &forest);

@@ -160,6 +160,10 @@ pub struct Registers {
     /// Distinct 32-bit GPRs touched.
     pub gprs_touched: u32,
     pub highest_uniform_half: Option<u32>,
+    /// Uniform halves read (the highest + 1, the timed record's
+    /// `uniform_half`) and the same in 32-bit uniform registers.
+    pub uniform_half: u32,
+    pub uniform_gprs: u32,
     /// Peak live halves / GPRs (rounded up), where; `None` when liveness
     /// could not run (no instruction decoded).
     pub peak_live_half: Option<u32>,
@@ -185,6 +189,10 @@ pub struct Loop {
     pub parent: Option<usize>,
     pub blocks: usize,
     pub instructions: usize,
+    /// Addresses of the latches' last instructions and where execution
+    /// continues when it leaves (the timed record's `latches`/`exits`).
+    pub latches: crate::Addrs,
+    pub exits: crate::Addrs,
     /// Instructions of the loop whose operands are not all decoded.
     pub operands_incomplete: usize,
     /// Addresses of its memory instructions and of those carrying wait
@@ -276,8 +284,10 @@ fn regions(loops: &[Loop], owner: &[Option<u32>]) -> Vec<Region> {
 #[derive(Clone, Debug)]
 pub struct Untimed {
     pub cfg: Cfg,
+    /// The CFG's summary, as the timed analysis gives it.
+    pub summary: crate::CfgSummary,
     pub loops: Vec<Loop>,
-    pub irreducible: usize,
+    pub irreducible: Vec<crate::IrreducibleSummary>,
     pub backward_branches: usize,
     pub registers: Registers,
     /// Innermost loop (index into `loops`) of each instruction.
@@ -287,6 +297,8 @@ pub struct Untimed {
     /// Relative cost per region in issue slots, dearest first (the first is
     /// the hot region).
     pub regions: Vec<Region>,
+    /// Branch verdicts from the code table (`crate::uniformity`).
+    pub uniformity: crate::uniformity::Uniformity,
 }
 
 fn reg_text(half: u32, whole: bool) -> String {
@@ -325,6 +337,7 @@ pub fn analyze(d: &Decoded, model: &GpuModel) -> Untimed {
         .enumerate()
         .map(|(index, (nl, members))| {
             let lp = &forest.loops[nl.forest];
+            let sum = crate::loop_summary(&cfg, lp);
             let addrs = |keep: &dyn Fn(&Insn) -> bool| -> Vec<u32> {
                 members
                     .iter()
@@ -342,6 +355,8 @@ pub fn analyze(d: &Decoded, model: &GpuModel) -> Untimed {
                 parent: nl.parent,
                 blocks: lp.blocks,
                 instructions: lp.instructions,
+                latches: sum.latches,
+                exits: sum.exits,
                 operands_incomplete: members.iter().filter(|&&i| !d.insns[i].complete).count(),
                 memory: addrs(&|ins| ins.mem.is_some()),
                 waits: addrs(&Insn::carries_waits),
@@ -349,11 +364,18 @@ pub fn analyze(d: &Decoded, model: &GpuModel) -> Untimed {
         })
         .collect();
     let regions = regions(&loops, &nest.owner);
+    let uniformity = d
+        .table
+        .as_ref()
+        .map(|t| crate::uniformity::analyze(t, &cfg, &forest))
+        .unwrap_or_default();
     Untimed {
+        uniformity,
         regions,
         registers: registers(d, &cfg, model),
         backward_branches: cfg.backward_branches(),
-        irreducible: forest.irreducible.len(),
+        irreducible: crate::irreducible_summaries(&cfg, &forest),
+        summary: crate::cfg_summary(&cfg),
         loops,
         owner: nest.owner,
         back_edges: forest.back_edges.clone(),
@@ -430,6 +452,8 @@ fn registers(d: &Decoded, cfg: &Cfg, model: &GpuModel) -> Registers {
         highest_register: highest_half.map(|h| reg_text(h, whole_at_highest)),
         gprs_touched: touched.len() as u32,
         highest_uniform_half: f.highest_uniform,
+        uniform_half: f.highest_uniform.map_or(0, |h| h + 1),
+        uniform_gprs: f.highest_uniform.map_or(0, |h| (h + 1).div_ceil(2)),
         peak_live_half: peak_half,
         peak_live_gprs: peak_half.map(|h| h.div_ceil(2)),
         peak_live_offset: peak_offset,

@@ -62,14 +62,6 @@ pub struct Framing {
     pub stopped: Option<FramingStop>,
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct CfgSummary {
-    pub blocks: usize,
-    pub edges: usize,
-    pub calls: usize,
-    pub unresolved_targets: usize,
-}
-
 /// A `loops[]` entry: the analysis's loop, serialized as it is.
 pub use agx_analysis::untimed::Loop as LoopRecord;
 
@@ -202,15 +194,16 @@ pub struct BlockRecord {
 /// The sections of a kernel no timing model applies to
 /// ([`KernelRecord::untimed`]): what the family's decoder and the untimed
 /// analysis know and a timed kernel has no field for.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize)]
 pub struct UntimedSections {
     /// The instruction-set family (`Apple9`) and its description.
     pub isa: &'static str,
     pub isa_name: &'static str,
     pub timing: Timing,
     pub framing: Framing,
-    pub cfg: CfgSummary,
-    pub irreducible: usize,
+    /// The CFG's summary (the timed analysis's type).
+    pub cfg: agx_analysis::CfgSummary,
+    pub irreducible: Vec<agx_analysis::IrreducibleSummary>,
     pub registers: Registers,
     pub occupancy: Occupancy,
     pub loops: Vec<LoopRecord>,
@@ -225,63 +218,313 @@ pub struct UntimedSections {
     pub blocks: Vec<BlockRecord>,
     /// One row per instruction, by offset.
     pub instructions_detail: Vec<DetailRow>,
+    /// Main and every function the CFG finds, with its branches.
+    pub functions: Vec<FunctionRecord>,
+    /// if/loop counts of the functions' branches.
+    pub divergence: agx_analysis::divergence::Counts,
 }
 
-/// The `$defs/untimed_kernel` object: the record's shared fields and its
-/// untimed sections, in the document's order.
+/// A `functions[]` entry: the timed kernel's keys (cycle and stack
+/// figures `null`: no timing model, no stack analysis for the family).
+#[derive(Clone, Debug, Serialize)]
+pub struct FunctionRecord {
+    pub entry: u32,
+    pub symbol: Option<String>,
+    pub display_name: String,
+    pub main: bool,
+    pub instructions: usize,
+    pub code_bytes: u64,
+    pub highest_half_index: Option<u32>,
+    pub allocated_half: Option<u32>,
+    pub peak_live_half: Option<u32>,
+    pub peak_live_offset: Option<u32>,
+    pub spills: Option<u32>,
+    pub fills: Option<u32>,
+    pub stack_kinds: Option<()>,
+    pub scratch_reserved: Option<i32>,
+    pub loops: usize,
+    pub own_cycles: Option<f64>,
+    pub total_cycles: Option<f64>,
+    /// `false` when the code makes no call; `null` otherwise (calls are
+    /// not followed for the family).
+    pub recursive: Option<bool>,
+    pub live_in: Option<()>,
+    pub suggestions: Vec<crate::record::SuggestionOut>,
+    pub branches: Vec<agx_analysis::uniformity::TableBranch>,
+    pub divergence: agx_analysis::divergence::Counts,
+}
+
+/// The `$defs/untimed_kernel` object: every key of the timed kernel
+/// (`$defs/kernel`), in its order, with the shapes it has there; a
+/// cycle-bearing key (and a fact this family's analysis does not give) is
+/// kept with `null` (the reason is `timing_note` / `timing.reason`); then
+/// the keys only this family's record has (`isa`, `isa_name`, `timing`,
+/// `framing`, `memory`, `waits`, `unknowns`).
 #[derive(Serialize)]
 pub struct UntimedJson<'a> {
     name: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     source: Option<&'a str>,
     gpu: Option<&'a str>,
+    gpu_name: Option<&'a str>,
+    timing_note: Option<&'a str>,
+    unknown_encodings: usize,
+    instructions: usize,
+    code_bytes: u64,
+    registers: RegistersJson<'a>,
+    occupancy: &'a Occupancy,
+    spills: Option<u32>,
+    fills: Option<u32>,
+    stack_kinds: Option<()>,
+    scratch_reserved: Option<i32>,
+    backward_branches: usize,
+    loops: Vec<LoopJson<'a>>,
+    irreducible: &'a [agx_analysis::IrreducibleSummary],
+    cfg: CfgJson<'a>,
+    cycles: Option<()>,
+    total_cycles: Option<f64>,
+    breakdown: Option<()>,
+    paths: Option<()>,
+    mesa_estimate: Option<()>,
+    bottleneck: Option<&'a str>,
+    bound_by: Option<&'a str>,
+    bottleneck_unit: Option<&'a str>,
+    bottleneck_detail: Option<()>,
+    straight_line: Option<()>,
+    regions: &'a [agx_analysis::untimed::Region],
+    blocks: &'a [BlockRecord],
+    model: Option<()>,
+    prolog: Option<()>,
+    mix: MixJson,
+    raised_instructions: Option<usize>,
+    suggestions: &'a [crate::record::SuggestionOut],
+    calls: &'a [crate::record::CallOut],
+    functions: &'a [FunctionRecord],
+    call_assumptions: &'a [String],
+    divergence: agx_analysis::divergence::Counts,
+    divergence_paths: Option<()>,
+    instructions_detail: &'a [DetailRow],
     isa: &'static str,
     isa_name: &'static str,
     timing: &'a Timing,
-    instructions: usize,
-    code_bytes: u64,
     framing: &'a Framing,
-    cfg: &'a CfgSummary,
-    backward_branches: usize,
-    irreducible: usize,
-    registers: &'a Registers,
-    occupancy: &'a Occupancy,
-    loops: &'a [LoopRecord],
-    regions: &'a [agx_analysis::untimed::Region],
     memory: &'a [MemoryRecord],
     waits: &'a [WaitRecord],
     unknowns: &'a [UnknownRecord],
-    mix: &'a BTreeMap<String, usize>,
-    blocks: &'a [BlockRecord],
-    instructions_detail: &'a [DetailRow],
+}
+
+/// `registers`: the timed kernel's keys (an allocation figure is `null`:
+/// no allocation rule is known for the family), then the family's own.
+#[derive(Serialize)]
+struct RegistersJson<'a> {
+    highest_half_index: Option<u32>,
+    allocated_half: Option<u32>,
+    peak_live_half: Option<u32>,
+    peak_live_offset: Option<u32>,
+    uniform_half: u32,
+    peak_live_registers: Option<()>,
+    allocated_gprs: Option<u32>,
+    peak_live_gprs: Option<u32>,
+    file_half: u32,
+    highest_gpr: Option<u32>,
+    highest_register: Option<&'a str>,
+    uniform_gprs: u32,
+    file_gprs: u32,
+    gprs_touched: u32,
+    highest_uniform_half: Option<u32>,
+    lower_bound: bool,
+    lower_bound_reasons: &'a [String],
+    exceeds_file: bool,
+}
+
+impl<'a> RegistersJson<'a> {
+    fn of(r: &'a Registers) -> Self {
+        RegistersJson {
+            highest_half_index: r.highest_half_index,
+            allocated_half: None,
+            peak_live_half: r.peak_live_half,
+            peak_live_offset: r.peak_live_offset,
+            uniform_half: r.uniform_half,
+            peak_live_registers: None,
+            allocated_gprs: None,
+            peak_live_gprs: r.peak_live_gprs,
+            file_half: r.file_half,
+            highest_gpr: r.highest_gpr,
+            highest_register: r.highest_register.as_deref(),
+            uniform_gprs: r.uniform_gprs,
+            file_gprs: r.file_gprs,
+            gprs_touched: r.gprs_touched,
+            highest_uniform_half: r.highest_uniform_half,
+            lower_bound: r.lower_bound,
+            lower_bound_reasons: &r.lower_bound_reasons,
+            exceeds_file: r.exceeds_file,
+        }
+    }
+}
+
+/// A `loops[]` entry: the timed kernel's keys (the trip count is the
+/// assumed one the regions use; cycle figures `null`), then the family's.
+#[derive(Serialize)]
+struct LoopJson<'a> {
+    index: usize,
+    start: u32,
+    end: u32,
+    depth: u32,
+    instructions: usize,
+    header: u32,
+    latches: &'a agx_analysis::Addrs,
+    exits: &'a agx_analysis::Addrs,
+    blocks: usize,
+    trip_count: u32,
+    trip_count_source: &'static str,
+    trip_count_max: Option<u32>,
+    trip_count_bound: Option<&'a str>,
+    cycles_per_iteration: Option<f64>,
+    latency_bound_cycles: Option<f64>,
+    nested_cycles: Option<f64>,
+    bottleneck: Option<&'a str>,
+    bound: Option<()>,
+    body: Option<()>,
+    parent: Option<usize>,
+    operands_incomplete: usize,
+    memory: &'a [u32],
+    waits: &'a [u32],
+}
+
+impl<'a> LoopJson<'a> {
+    fn of(l: &'a LoopRecord) -> Self {
+        LoopJson {
+            index: l.index,
+            start: l.start,
+            end: l.end,
+            depth: l.depth,
+            instructions: l.instructions,
+            header: l.header,
+            latches: &l.latches,
+            exits: &l.exits,
+            blocks: l.blocks,
+            trip_count: agx_analysis::untimed::ASSUMED_TRIP_COUNT,
+            trip_count_source: "default",
+            trip_count_max: None,
+            trip_count_bound: None,
+            cycles_per_iteration: None,
+            latency_bound_cycles: None,
+            nested_cycles: None,
+            bottleneck: None,
+            bound: None,
+            body: None,
+            parent: l.parent,
+            operands_incomplete: l.operands_incomplete,
+            memory: &l.memory,
+            waits: &l.waits,
+        }
+    }
+}
+
+/// `cfg`: the timed kernel's object (`outside_targets`: branch targets
+/// outside the code, the unresolved ones here).
+#[derive(Serialize)]
+struct CfgJson<'a> {
+    blocks: usize,
+    edges: usize,
+    calls: &'a [agx_analysis::CallSummary],
+    unresolved_targets: &'a [(u32, i64)],
+    max_exec_depth: u16,
+    outside_targets: usize,
+}
+
+/// `mix`: per mnemonic, most used first (as the timed kernel's); `by_unit`
+/// is `null` (no unit table for the family); `by_class` counts the code
+/// table's classes.
+#[derive(Serialize)]
+struct MixJson {
+    by_unit: Option<()>,
+    by_mnemonic: Vec<MixCount>,
+    by_class: BTreeMap<&'static str, usize>,
+}
+
+#[derive(Serialize)]
+struct MixCount {
+    mnemonic: String,
+    count: usize,
 }
 
 impl UntimedSections {
     /// The JSON object of `r`, whose sections these are.
     pub fn json<'a>(&'a self, r: &'a KernelRecord) -> UntimedJson<'a> {
+        let mut by_mnemonic: Vec<MixCount> = self
+            .mix
+            .iter()
+            .map(|(m, &count)| MixCount {
+                mnemonic: m.clone(),
+                count,
+            })
+            .collect();
+        by_mnemonic.sort_by(|a, b| b.count.cmp(&a.count).then(a.mnemonic.cmp(&b.mnemonic)));
+        let mut by_class = BTreeMap::new();
+        for d in &self.instructions_detail {
+            *by_class.entry(d.class).or_insert(0) += 1;
+        }
         UntimedJson {
             name: &r.name,
             source: r.source.as_deref(),
             gpu: r.gpu.as_deref(),
+            gpu_name: r.gpu_name.as_deref(),
+            timing_note: Some(&self.timing.reason),
+            unknown_encodings: r.unknown_encodings,
+            instructions: r.instructions,
+            code_bytes: r.code_bytes,
+            registers: RegistersJson::of(&self.registers),
+            occupancy: &self.occupancy,
+            spills: None,
+            fills: None,
+            stack_kinds: None,
+            scratch_reserved: None,
+            backward_branches: r.backward_branches,
+            loops: self.loops.iter().map(LoopJson::of).collect(),
+            irreducible: &self.irreducible,
+            cfg: CfgJson {
+                blocks: self.cfg.blocks,
+                edges: self.cfg.edges,
+                calls: &self.cfg.calls,
+                unresolved_targets: &self.cfg.unresolved_targets,
+                max_exec_depth: self.cfg.max_exec_depth,
+                outside_targets: self.cfg.unresolved_targets.len(),
+            },
+            cycles: None,
+            total_cycles: None,
+            breakdown: None,
+            paths: None,
+            mesa_estimate: None,
+            bottleneck: None,
+            bound_by: None,
+            bottleneck_unit: None,
+            bottleneck_detail: None,
+            straight_line: None,
+            regions: &self.regions,
+            blocks: &self.blocks,
+            model: None,
+            prolog: None,
+            mix: MixJson {
+                by_unit: None,
+                by_mnemonic,
+                by_class,
+            },
+            raised_instructions: None,
+            suggestions: &r.suggestions,
+            calls: &r.calls,
+            functions: &self.functions,
+            call_assumptions: &r.call_assumptions,
+            divergence: self.divergence,
+            divergence_paths: None,
+            instructions_detail: &self.instructions_detail,
             isa: self.isa,
             isa_name: self.isa_name,
             timing: &self.timing,
-            instructions: r.instructions,
-            code_bytes: r.code_bytes,
             framing: &self.framing,
-            cfg: &self.cfg,
-            backward_branches: r.backward_branches,
-            irreducible: self.irreducible,
-            registers: &self.registers,
-            occupancy: &self.occupancy,
-            loops: &self.loops,
-            regions: &self.regions,
             memory: &self.memory,
             waits: &self.waits,
             unknowns: &self.unknowns,
-            mix: &self.mix,
-            blocks: &self.blocks,
-            instructions_detail: &self.instructions_detail,
         }
     }
 }
@@ -388,6 +631,80 @@ fn blocks_of(u: &Untimed) -> Vec<BlockRecord> {
         .collect()
 }
 
+/// One `functions[]` entry per function the CFG finds (main first), with
+/// the branches inside it and their counts.
+fn functions_of(name: &str, d: &Decoded, u: &Untimed) -> Vec<FunctionRecord> {
+    let func_of = |i: usize| u.cfg.blocks[u.cfg.block_of[i] as usize].function;
+    u.cfg
+        .functions
+        .iter()
+        .enumerate()
+        .map(|(k, f)| {
+            let main = k == 0;
+            let branches: Vec<_> = u
+                .uniformity
+                .branches
+                .iter()
+                .filter(|b| func_of(b.index) == Some(k))
+                .cloned()
+                .collect();
+            let mut divergence = agx_analysis::divergence::Counts::default();
+            for b in &branches {
+                use agx_analysis::divergence::BranchKind as B;
+                match (b.kind, b.uniform) {
+                    (B::If, Some(true)) => divergence.if_uniform += 1,
+                    (B::If, Some(false)) => divergence.if_divergent += 1,
+                    (B::Loop, Some(true)) => divergence.loop_uniform += 1,
+                    (B::Loop, Some(false)) => divergence.loop_divergent += 1,
+                    _ => {}
+                }
+            }
+            if main {
+                divergence.uniform_loads = u.uniformity.counts.uniform_loads;
+            }
+            let rows = (0..d.insns.len()).filter(|&i| func_of(i) == Some(k));
+            let code_bytes = rows.clone().map(|i| d.insns[i].len as u64).sum();
+            FunctionRecord {
+                entry: f.entry,
+                symbol: None,
+                display_name: if main {
+                    name.to_string()
+                } else {
+                    format!("function at 0x{:x}", f.entry)
+                },
+                main,
+                instructions: f.instructions,
+                code_bytes,
+                highest_half_index: u.registers.highest_half_index.filter(|_| main),
+                allocated_half: None,
+                peak_live_half: u.registers.peak_live_half.filter(|_| main),
+                peak_live_offset: u.registers.peak_live_offset.filter(|_| main),
+                spills: None,
+                fills: None,
+                stack_kinds: None,
+                scratch_reserved: None,
+                loops: u
+                    .loops
+                    .iter()
+                    .filter(|l| {
+                        d.insns
+                            .iter()
+                            .position(|i| i.addr == l.header)
+                            .is_some_and(|i| func_of(i) == Some(k))
+                    })
+                    .count(),
+                own_cycles: None,
+                total_cycles: None,
+                recursive: u.cfg.calls.is_empty().then_some(false),
+                live_in: None,
+                suggestions: Vec::new(),
+                branches,
+                divergence,
+            }
+        })
+        .collect()
+}
+
 impl KernelRecord {
     /// The record of a kernel no timing model applies to: `d` (the
     /// family's decoding) analysed as `u`, for family `isa`. The fields a
@@ -442,13 +759,8 @@ impl KernelRecord {
                 reason: timing_reason(isa),
             },
             framing: framing_of(d),
-            cfg: CfgSummary {
-                blocks: u.cfg.blocks.len(),
-                edges: u.cfg.edge_count(),
-                calls: u.cfg.calls.len(),
-                unresolved_targets: u.cfg.unresolved.len(),
-            },
-            irreducible: u.irreducible,
+            cfg: u.summary.clone(),
+            irreducible: u.irreducible.clone(),
             registers: u.registers.clone(),
             occupancy: Occupancy::unknown(isa),
             loops: u.loops.clone(),
@@ -459,6 +771,8 @@ impl KernelRecord {
             mix,
             blocks: blocks_of(u),
             instructions_detail: detail_of(d, &u.owner),
+            functions: functions_of(name.as_str(), d, u),
+            divergence: u.uniformity.counts,
         };
         // (the timed-family sections stay empty: `Default`)
         KernelRecord {
@@ -544,6 +858,78 @@ fn mem_line(m: &MemoryRecord) -> String {
     s
 }
 
+/// Every function's branches with their verdicts (`functions[].branches`).
+fn all_branches(
+    u: &UntimedSections,
+) -> impl Iterator<Item = &agx_analysis::uniformity::TableBranch> {
+    u.functions.iter().flat_map(|f| &f.branches)
+}
+
+fn verdict_word(b: &agx_analysis::uniformity::TableBranch) -> &'static str {
+    match b.uniform {
+        Some(true) => "uniform",
+        Some(false) => "divergent",
+        None => "unknown",
+    }
+}
+
+fn branches_summary(u: &UntimedSections) -> String {
+    let (mut uni, mut div, mut unk) = (0, 0, 0);
+    for b in all_branches(u) {
+        match b.uniform {
+            Some(true) => uni += 1,
+            Some(false) => div += 1,
+            None => unk += 1,
+        }
+    }
+    format!("{uni} uniform, {div} divergent, {unk} unknown")
+}
+
+fn branches_text(o: &mut String, u: &UntimedSections) {
+    let _ = writeln!(
+        o,
+        "\nBranches (from the code table: {})",
+        branches_summary(u)
+    );
+    if all_branches(u).next().is_none() {
+        let _ = writeln!(o, "  none");
+    }
+    for b in all_branches(u) {
+        let _ = writeln!(
+            o,
+            "  {}  {:<6} {:<9} {}",
+            crate::profile::Addr {
+                addr: b.at,
+                width: 6
+            },
+            b.kind.name(),
+            verdict_word(b),
+            b.reason
+        );
+    }
+}
+
+fn branches_html(o: &mut String, u: &UntimedSections) {
+    use crate::html::esc;
+    let _ = writeln!(o, "<h3>Branches ({})</h3>", esc(&branches_summary(u)));
+    if all_branches(u).next().is_none() {
+        o.push_str("<p>none</p>\n");
+        return;
+    }
+    o.push_str("<table><tr><th>Offset</th><th>Kind</th><th>Verdict</th><th>Why</th></tr>\n");
+    for b in all_branches(u) {
+        let _ = writeln!(
+            o,
+            "<tr><td class=\"mono\">0x{:x}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            b.at,
+            b.kind.name(),
+            verdict_word(b),
+            esc(&b.reason)
+        );
+    }
+    o.push_str("</table>\n");
+}
+
 /// The text report.
 pub fn text(r: &KernelRecord) -> String {
     let mut o = String::new();
@@ -602,9 +988,9 @@ pub fn text(r: &KernelRecord) -> String {
         plural(u.cfg.blocks, "block", "blocks"),
         plural(u.cfg.edges, "edge", "edges"),
         plural(r.backward_branches, "backward branch", "backward branches"),
-        plural(u.cfg.calls, "call", "calls"),
+        plural(u.cfg.calls.len(), "call", "calls"),
         plural(
-            u.cfg.unresolved_targets,
+            u.cfg.unresolved_targets.len(),
             "unresolved target",
             "unresolved targets"
         ),
@@ -709,6 +1095,8 @@ pub fn text(r: &KernelRecord) -> String {
             let _ = writeln!(o, "  {}", mem_line(m));
         }
     }
+
+    branches_text(&mut o, u);
 
     let _ = writeln!(o, "\nWaits (fields in the instruction bits, as decoded)");
     if u.waits.is_empty() {
@@ -856,7 +1244,7 @@ fn kernel_html(o: &mut String, k: usize, r: &KernelRecord) {
         plural(u.cfg.edges, "edge", "edges"),
         plural(r.backward_branches, "backward branch", "backward branches"),
         plural(
-            u.cfg.unresolved_targets,
+            u.cfg.unresolved_targets.len(),
             "unresolved target",
             "unresolved targets"
         )
@@ -914,6 +1302,7 @@ fn kernel_html(o: &mut String, k: usize, r: &KernelRecord) {
         o.push_str("<h3>Memory outside loops</h3>\n");
         mem_table(o, u.memory.iter().filter(|m| m.in_loop.is_none()));
     }
+    branches_html(o, u);
     o.push_str("<h3>Waits (fields in the instruction bits, as decoded)</h3>\n");
     if u.waits.is_empty() {
         o.push_str("<p>none</p>\n");

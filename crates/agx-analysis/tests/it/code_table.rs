@@ -47,7 +47,8 @@ fn g13_table_facts_equal_scanned_facts() {
 
 /// Apple9: the facts from the table hold exactly the registers the
 /// Apple9 decoder's own per-instruction facts name (`apple9::facts`),
-/// definitions first, and every unknown position defines everything.
+/// definitions first, and every unknown position defines everything; a
+/// predicate compare reads its two compared operands and writes no GPR.
 #[test]
 fn apple9_table_facts_hold_the_decoders_registers() {
     use agx_analysis::facts::RegRange;
@@ -63,7 +64,9 @@ fn apple9_table_facts_hold_the_decoders_registers() {
             code.drain(..0x40); // main (the preamble is one `stop`)
         }
         let l = agx_isa::apple9::walk(&code, 0);
-        let got = agx_analysis::apple9_adapter::from_listing(&code, 0, &l).facts;
+        let decoded = agx_analysis::apple9_adapter::from_listing(&code, 0, &l);
+        let table = decoded.table.unwrap();
+        let got = decoded.facts;
         let mut k = 0;
         for it in &l.items {
             let (addr, len) = match it {
@@ -74,7 +77,20 @@ fn apple9_table_facts_hold_the_decoders_registers() {
             let bytes = &code[addr as usize..addr as usize + len as usize];
             let x = agx_isa::apple9::facts::facts(it, bytes).unwrap();
             assert_eq!((got.addr[k], got.flow[k]), (addr, x.flow), "{f} 0x{addr:x}");
-            let want: Vec<(u32, u32, bool, bool)> = if x.complete {
+            let compare = matches!(table.rows[k].pred, Some(agx_isa::table::Pred::Write(_)));
+            let want: Vec<(u32, u32, bool, bool)> = if compare {
+                // a predicate compare (docs/apple9-exec-mask.md): no GPR
+                // written, the two compared operands read
+                let agx_isa::apple9::Item::Insn { operands, .. } = it else {
+                    unreachable!()
+                };
+                operands[2..4]
+                    .iter()
+                    .filter_map(|o| agx_isa::apple9::facts::parse_reg(o))
+                    .flatten()
+                    .map(|r| (r.range().start, r.range().end, false, r.uniform))
+                    .collect()
+            } else if x.complete {
                 x.defs
                     .iter()
                     .map(|r| (r.range().start, r.range().end, true, r.uniform))

@@ -25,3 +25,4 @@ mod timing_model;
 mod timing_suggest;
 mod trip_count;
 mod uniform_loads;
+mod uniformity;

@@ -11,12 +11,13 @@
 //! their limits); any other number is [`SpecialValue::Unknown`].
 
 use super::{
-    AluOp, CodeTable, MemDesc, MemIndex, RegRange, Row, Scoreboard, Special, SpecialValue,
+    AluOp, CodeTable, MemDesc, MemIndex, Pred, RegRange, Row, Scoreboard, Special, SpecialValue,
 };
-use crate::apple9::facts::{facts, Index, Reg, ROLES};
+use crate::apple9::facts::{facts, parse_reg, Index, Reg, ROLES};
 use crate::apple9::{Item, Kind, Listing};
 use crate::cost::CostKey;
 use crate::model::{Category, Flow};
+use crate::semantics::ExecOp;
 
 use Category::*;
 use CostKey as K;
@@ -135,6 +136,8 @@ fn alu_op(mnem: &str, operands: &[String]) -> AluOp {
         "isub" if plain() => AluOp::Sub,
         "imadd" if plain() => AluOp::MulAdd,
         "cmpsel" => AluOp::Select,
+        // the constant-zero truth table: no source is read
+        "bitop_unary" if operands.first().is_some_and(|o| o == "zero") => AluOp::Imm,
         _ => AluOp::Other,
     }
 }
@@ -152,6 +155,38 @@ fn narrow(k: CostKey) -> CostKey {
         K::Exp2_32 => K::Exp2_16,
         K::Log2_32 => K::Log2_16,
         k => k,
+    }
+}
+
+/// The exec and predicate columns of an Apple9 instruction (`mnem`, its
+/// `bytes`), from the facts in docs/apple9-exec-mask.md (Mesa's Apple9
+/// encoder tests and hardware experiments, read as facts; a selector those
+/// do not document gets no exec column, and its branch no verdict):
+/// - a `cmpsel` whose first byte's low nibble is 0xA is a predicate
+///   compare writing bank `byte0 >> 5` (the reference prints the bank
+///   field as a destination register);
+/// - `push_exec` (`0f 05 54 sel`): an if (`sel & 3 == 1`) or loop scope
+///   (`2`) whose condition is bank `(sel >> 2) & 7` (6, 7: constant);
+/// - `else_exec` flips within its level (selector 0x19 reads nothing);
+/// - `pop_exec` pops one scope; `while_exec` (`8f 04 54 sel`) reads bank
+///   `(sel >> 2) & 7`; `break_exec` unwinds and reads nothing.
+fn exec_columns(mnem: &str, bytes: &[u8]) -> (Option<(ExecOp, u8)>, Option<Pred>) {
+    let b = |k: usize| bytes.get(k).copied().unwrap_or(0);
+    let bank = |sel: u8| match (sel >> 2) & 7 {
+        n @ 0..=5 => Some(Pred::Read(n)),
+        _ => None,
+    };
+    match mnem {
+        "cmpsel" if b(0) & 0x0f == 0x0a => (None, Some(Pred::Write(b(0) >> 5))),
+        // kind 1: an if scope, 2: a loop scope
+        "push_exec" if matches!(b(3) & 3, 1 | 2) => (Some((ExecOp::If, 1)), bank(b(3))),
+        // the canonical else (selector 0x19: constant source); other
+        // selectors are not documented
+        "else_exec" if b(3) == 0x19 => (Some((ExecOp::Else, 0)), None),
+        "pop_exec" if matches!(b(3), 1 | 2) => (Some((ExecOp::Pop(1), 1)), None),
+        "while_exec" if b(3) & 3 == 2 => (Some((ExecOp::While, 0)), bank(b(3))),
+        "break_exec" => (Some((ExecOp::Update, 0)), None),
+        _ => (None, None),
     }
 }
 
@@ -233,8 +268,30 @@ pub fn table(code: &[u8], base: u32, l: &Listing) -> CodeTable {
             }
         }
         regs.clear();
-        regs.extend(x.defs.iter().map(|r| range(r, RegRange::DEF)));
-        regs.extend(x.uses.iter().map(|r| range(r, RegRange::USE)));
+        let (exec, pred) = match it {
+            Item::Insn { mnem, .. } => exec_columns(mnem, bytes),
+            _ => (None, None),
+        };
+        row.exec = exec;
+        row.pred = pred;
+        if let (Some(Pred::Write(_)), Item::Insn { operands, .. }) = (pred, it) {
+            // a predicate compare: it writes no GPR (the decoded
+            // destination is the bank field) and reads the two compared
+            // operands (`cc, dest, a, b, …`: what follows are other fields)
+            regs.extend(
+                operands
+                    .iter()
+                    .skip(2)
+                    .take(2)
+                    .filter_map(|o| parse_reg(o))
+                    .flatten()
+                    .map(|r| range(&r, RegRange::USE)),
+            );
+            row.op = AluOp::Other;
+        } else {
+            regs.extend(x.defs.iter().map(|r| range(r, RegRange::DEF)));
+            regs.extend(x.uses.iter().map(|r| range(r, RegRange::USE)));
+        }
         let mem = x.mem.as_ref().map(|m| MemDesc {
             space: m.space,
             dir: m.dir,

@@ -193,6 +193,14 @@ pub struct Special {
     pub value: SpecialValue,
 }
 
+/// A predicate-bank effect: a compare writes bank `n` from its sources;
+/// an exec-mask test reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pred {
+    Write(u8),
+    Read(u8),
+}
+
 /// Scoreboard fields carried in the instruction bits.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Scoreboard {
@@ -217,6 +225,10 @@ pub struct Row {
     pub op: AluOp,
     pub flow: Flow,
     pub exec: Option<(ExecOp, u8)>,
+    /// A predicate bank written or read (families whose exec-mask tests
+    /// read a predicate a compare set, Apple9; `None` on G13, whose tests
+    /// compare registers themselves).
+    pub pred: Option<Pred>,
     pub special: Option<Special>,
     pub wait: Scoreboard,
     /// A stack-pointer adjustment and its signed amount as encoded (G13:
@@ -239,6 +251,7 @@ impl Row {
             op: AluOp::Other,
             flow,
             exec: None,
+            pred: None,
             special: None,
             wait: Scoreboard::default(),
             stack_adjust: None,

@@ -20,10 +20,15 @@ pub fn untimed_record(
     let decoded = model.walk(code, addr).unwrap_or_default();
     let analysis = agx_analysis::untimed::analyze(&decoded, model);
     let isa = model.isa;
+    let gpu_name = gpu
+        .and_then(agx_container::Gpu::from_name)
+        .map(|g| g.describe());
     let gpu = gpu.map(|g| {
         agx_container::gpu_row(g).map_or_else(|| g.to_ascii_uppercase(), |r| r.name.to_string())
     });
-    agx_report::KernelRecord::build_untimed(name, gpu, isa, &decoded, &analysis)
+    let mut r = agx_report::KernelRecord::build_untimed(name, gpu, isa, &decoded, &analysis);
+    r.gpu_name = gpu_name;
+    r
 }
 
 /// The warnings of an untimed profile (`who`: the file or function):

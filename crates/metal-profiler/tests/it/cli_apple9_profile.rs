@@ -96,7 +96,9 @@ fn example_profile_json_and_html() {
     assert!(errors.is_empty(), "{errors:?}");
     let k = &v["kernels"][0];
     assert_eq!(k["timing"]["model"], serde_json::Value::Null);
-    assert!(k.get("cycles").is_none() && k.get("total_cycles").is_none());
+    // every cycle-bearing key kept, with null (issue 36: one record shape)
+    assert!(k["cycles"].is_null() && k["total_cycles"].is_null() && k["bound_by"].is_null());
+    assert_eq!(k["gpu_name"], "G16G (M4)");
     assert_eq!(k["loops"][0]["start"], 8);
     assert_eq!(k["loops"][0]["end"], 0x2e);
     assert_eq!(k["loops"][0]["memory"], serde_json::json!([8, 0x1c]));
@@ -200,4 +202,43 @@ fn framing_stop_profile_warns() {
     assert_eq!(k["registers"]["lower_bound"], true);
     let o = run(&["--binary", p, "--gpu", "g16g", "--allow-unknown"]);
     assert_prints(&o, "code from 0x2 on: not framed");
+}
+
+/// Issue 36, must-show 1: an Apple9 kernel's JSON has every top-level key
+/// an M1 kernel's has, in the same order, and the keys both records hold
+/// as objects have the M1 object's keys (the Apple9 record adds its own).
+#[test]
+fn apple9_record_has_every_key_of_the_m1_record() {
+    let keys =
+        |v: &serde_json::Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
+    let a9 = run(&with(&["--format", "json"]));
+    let a9: serde_json::Value = serde_json::from_str(&out(&a9)).unwrap();
+    let m1 = run(&[
+        "examples/kernels.archive",
+        "-f",
+        "matmul_naive",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(m1.status.code(), Some(0), "{}", err(&m1));
+    let m1: serde_json::Value = serde_json::from_str(&out(&m1)).unwrap();
+    let (a, m) = (&a9["kernels"][0], &m1["kernels"][0]);
+    let (ka, km) = (keys(a), keys(m));
+    assert_eq!(&ka[..km.len()], &km[..], "the M1 keys first, in order");
+    for k in &km {
+        if let (Some(x), Some(y)) = (a[k].as_object(), m[k].as_object()) {
+            for f in y.keys() {
+                assert!(x.contains_key(f), "{k}.{f} missing");
+            }
+        }
+    }
+    for (k, item) in [("loops", 0), ("functions", 0)] {
+        let (x, y) = (&a[k][item], &m[k][item]);
+        for f in keys(y).iter().filter(|f| f.as_str() != "timing") {
+            assert!(x.get(f).is_some(), "{k}[].{f} missing");
+        }
+    }
+    assert!(a["functions"][0]["branches"]
+        .as_array()
+        .is_some_and(|b| !b.is_empty()));
 }
