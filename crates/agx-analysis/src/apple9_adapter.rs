@@ -29,7 +29,6 @@ pub fn from_listing(code: &[u8], base: u32, l: &apple9::Listing) -> Decoded {
     // reading of Apple9 operands the passes share with every family)
     let table = agx_isa::table::apple9::table(code, base, l);
     d.facts = crate::facts::from_table(&table);
-    d.lanes = crate::lanes::lane_facts(&table);
     d.table = Some(table);
     for it in &l.items {
         let Some((addr, len, bytes)) = it.framed(code, base) else {

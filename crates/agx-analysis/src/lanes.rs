@@ -151,9 +151,7 @@ fn selected(t: &CodeTable, i: usize) -> Option<(RegRange, RegRange)> {
 
 /// The definition reaching each used GPR range of each row, by
 /// (row, first half of the use): forward dataflow over the CFG's blocks.
-fn reaching(t: &CodeTable) -> HashMap<(usize, u16), Option<Def>> {
-    let facts = crate::facts::from_table(t);
-    let cfg = crate::cfg::Cfg::from_facts(&facts, &Default::default());
+fn reaching(t: &CodeTable, cfg: &crate::cfg::Cfg) -> HashMap<(usize, u16), Option<Def>> {
     let n = cfg.blocks.len();
     let mut ins: Vec<Option<State>> = vec![None; n];
     // every function starts with nothing defined
@@ -221,6 +219,9 @@ fn reaching(t: &CodeTable) -> HashMap<(usize, u16), Option<Def>> {
 
 struct Values<'a> {
     t: &'a CodeTable,
+    /// The table's uniformity analysis: a register redefined on merged
+    /// paths whose every value is uniform is uniform.
+    uniform: Option<&'a crate::uniformity::Uniformity>,
     /// The definition reaching each (row, used range).
     reach: HashMap<(usize, u16), Option<Def>>,
     memo: HashMap<usize, Lanes>,
@@ -233,6 +234,7 @@ impl Values<'_> {
         }
         match self.reach.get(&(at, r.start)).copied().flatten() {
             None => Lanes::Unknown(Why::Undefined),
+            Some(Def::Many) if self.uniform.is_some_and(|u| u.uniform_at(at, r)) => Lanes::Uniform,
             Some(Def::Many) => Lanes::Unknown(Why::Redefined),
             Some(Def::Row(d)) => self.of_row(d, depth),
         }
@@ -346,9 +348,23 @@ fn special(v: SpecialValue) -> Lanes {
 
 /// The lane pattern of every memory row of `t`, by row index.
 pub fn lane_facts(t: &CodeTable) -> Vec<(usize, LaneFact)> {
+    let facts = crate::facts::from_table(t);
+    let cfg = crate::cfg::Cfg::from_facts(&facts, &Default::default());
+    lane_facts_with(t, &cfg, None)
+}
+
+/// [`lane_facts`] over the CFG `cfg` of `t` the caller already built,
+/// with the table's uniformity analysis when there is one (a loop-carried
+/// uniform value, such as a uniform counter, is then uniform).
+pub fn lane_facts_with(
+    t: &CodeTable,
+    cfg: &crate::cfg::Cfg,
+    uniform: Option<&crate::uniformity::Uniformity>,
+) -> Vec<(usize, LaneFact)> {
     let mut v = Values {
         t,
-        reach: reaching(t),
+        uniform,
+        reach: reaching(t, cfg),
         memo: HashMap::new(),
     };
     t.accesses()

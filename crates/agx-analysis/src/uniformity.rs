@@ -59,11 +59,25 @@ pub struct Uniformity {
     pub counts: Counts,
     /// Branches whose verdict is unknown.
     pub unknown: usize,
+    /// The values before each row (empty when no fixed point was found).
+    before: Vec<State>,
+}
+
+impl Uniformity {
+    /// Whether every half of `r` holds a uniform value just before row
+    /// `row` (a uniform-file register always does).
+    pub fn uniform_at(&self, row: usize, r: &agx_isa::table::RegRange) -> bool {
+        r.is_uniform()
+            || self
+                .before
+                .get(row)
+                .is_some_and(|st| r.range().all(|h| h < 256 && st.get(h) == Val::Uniform))
+    }
 }
 
 /// 256 GPR halves, two bits each: divergent, unknown; and the predicate
 /// banks a compare sets (Apple9).
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct State {
     div: [u64; 4],
     unk: [u64; 4],
@@ -382,7 +396,9 @@ pub fn analyze(t: &CodeTable, cfg: &Cfg, forest: &crate::loops::LoopForest) -> U
             .map(|l| exit_value(t, cfg, l, &before) == Val::Divergent)
             .collect();
         if new_regions == region_div && new_loops == loop_div {
-            return verdicts(t, cfg, &regions, &loops, &before);
+            let mut u = verdicts(t, cfg, &regions, &loops, &before);
+            u.before = before;
+            return u;
         }
         region_div = new_regions;
         loop_div = new_loops;

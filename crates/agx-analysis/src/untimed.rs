@@ -99,9 +99,6 @@ pub struct FramingStop {
 pub struct Decoded {
     pub facts: Facts,
     pub insns: Vec<Insn>,
-    /// The lane pattern of each memory instruction, by instruction index
-    /// (`crate::lanes` over the code table).
-    pub lanes: Vec<(usize, crate::lanes::LaneFact)>,
     /// The code table the facts came from (one row per `insns` entry).
     pub table: Option<agx_isa::table::CodeTable>,
     /// Bytes given; the code's extent (to the end of the `stop` that ended
@@ -299,6 +296,9 @@ pub struct Untimed {
     pub regions: Vec<Region>,
     /// Branch verdicts from the code table (`crate::uniformity`).
     pub uniformity: crate::uniformity::Uniformity,
+    /// The lane pattern of each memory instruction, by instruction index
+    /// (`crate::lanes` over the code table, with the uniformity facts).
+    pub lanes: Vec<(usize, crate::lanes::LaneFact)>,
 }
 
 fn reg_text(half: u32, whole: bool) -> String {
@@ -369,8 +369,14 @@ pub fn analyze(d: &Decoded, model: &GpuModel) -> Untimed {
         .as_ref()
         .map(|t| crate::uniformity::analyze(t, &cfg, &forest))
         .unwrap_or_default();
+    let lanes = d
+        .table
+        .as_ref()
+        .map(|t| crate::lanes::lane_facts_with(t, &cfg, Some(&uniformity)))
+        .unwrap_or_default();
     Untimed {
         uniformity,
+        lanes,
         regions,
         registers: registers(d, &cfg, model),
         backward_branches: cfg.backward_branches(),

@@ -537,18 +537,19 @@ pub fn timing_reason(isa: &Isa) -> String {
     )
 }
 
-fn memory_of(isa: &Isa, d: &Decoded, owner: &[Option<u32>]) -> Vec<MemoryRecord> {
+fn memory_of(isa: &Isa, d: &Decoded, u: &Untimed) -> Vec<MemoryRecord> {
+    let owner = &u.owner;
     d.insns
         .iter()
         .enumerate()
         .filter_map(|(i, ins)| {
             let m = ins.mem.as_ref()?;
             // (lane facts come in instruction order)
-            let lane = d
+            let lane = u
                 .lanes
                 .binary_search_by_key(&i, |(k, _)| *k)
                 .ok()
-                .map(|k| &d.lanes[k].1);
+                .map(|k| &u.lanes[k].1);
             let (pattern, stride, reason) = match lane {
                 Some(f) => (
                     f.pattern,
@@ -765,7 +766,7 @@ impl KernelRecord {
             occupancy: Occupancy::unknown(isa),
             loops: u.loops.clone(),
             regions: u.regions.clone(),
-            memory: memory_of(isa, d, &u.owner),
+            memory: memory_of(isa, d, u),
             waits,
             unknowns,
             mix,

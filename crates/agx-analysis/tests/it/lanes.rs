@@ -175,7 +175,8 @@ fn a_self_select_in_a_loop_keeps_the_value() {
 /// The table's lane pass against the G13 address analysis on every Mesa
 /// kernel (testdata/mesa and the shared corpus): wherever both give a
 /// pattern for a device or threadgroup access, they agree, lane stride
-/// included (106 of 106 at this writing, of 1,094 accesses: G13 code builds
+/// included (142 of 142 at this writing, of 1,094 accesses, with the
+/// table's uniformity facts; 106 without them: G13 code builds
 /// addresses with shifts and immediates the table's pass does not follow,
 /// which is why G13 keeps its own address analysis for now).
 #[test]
@@ -194,7 +195,8 @@ fn lanes_agree_with_the_g13_address_analysis_on_the_mesa_corpus() {
             let forest = find_loops(&cfg, &dominators(&cfg));
             let g13 = analyze(&insns, &facts, &cfg, &forest, &Shape::DEFAULT, 128);
             let table = agx_isa::table::g13::table(&insns);
-            for (i, f) in lane_facts(&table) {
+            let u = agx_analysis::uniformity::analyze(&table, &cfg, &forest);
+            for (i, f) in agx_analysis::lanes::lane_facts_with(&table, &cfg, Some(&u)) {
                 let Some(a) = g13.accesses.iter().find(|a| a.index as usize == i) else {
                     continue;
                 };
@@ -265,4 +267,56 @@ fn a_definition_inside_the_loop_does_not_reach_the_first_iteration() {
     let f = lane_facts(&t).remove(0).1;
     assert_eq!(f.pattern, "unknown");
     assert!(f.reason.unwrap().contains("several definitions"));
+}
+
+/// A uniform counter carried around a loop (`r2 = 0` before it, `r2 = r2 +
+/// u4` in it) indexes a uniform address: with the table's uniformity facts
+/// the lane pass says so; without them it is "several definitions".
+#[test]
+fn a_uniform_loop_counter_indexes_a_uniform_address() {
+    let mut t = CodeTable::new(&agx_isa::isa::APPLE9);
+    let mut zero = Row::new(0, 4, Category::Alu, Flow::Next);
+    zero.op = AluOp::Imm;
+    t.push(zero, &[gpr(4, 2, RegRange::DEF)], None);
+    let load = Row::new(4, 8, Category::Load, Flow::Next);
+    let m = load_desc(gpr(4, 2, RegRange::USE));
+    t.push(
+        load,
+        &[gpr(6, 2, RegRange::DEF), gpr(4, 2, RegRange::USE)],
+        Some(MemDesc {
+            data: Some(gpr(6, 2, RegRange::DEF)),
+            ..m
+        }),
+    );
+    let mut add = Row::new(12, 4, Category::Alu, Flow::Next);
+    add.op = AluOp::Add;
+    t.push(
+        add,
+        &[
+            gpr(4, 2, RegRange::DEF),
+            gpr(4, 2, RegRange::USE),
+            gpr(8, 2, RegRange::USE | RegRange::UNIFORM),
+        ],
+        None,
+    );
+    let br = Row::new(
+        16,
+        4,
+        Category::Control,
+        Flow::BranchExec {
+            target: 4,
+            any: true,
+        },
+    );
+    t.push(br, &[], None);
+    t.push(Row::new(20, 4, Category::Control, Flow::Stop), &[], None);
+    assert_eq!(lane_facts(&t)[0].1.pattern, "unknown");
+    let facts = agx_analysis::facts::from_table(&t);
+    let cfg = agx_analysis::cfg::Cfg::from_facts(&facts, &Default::default());
+    let forest = agx_analysis::loops::find_loops(&cfg, &agx_analysis::loops::dominators(&cfg));
+    let u = agx_analysis::uniformity::analyze(&t, &cfg, &forest);
+    let f = agx_analysis::lanes::lane_facts_with(&t, &cfg, Some(&u))
+        .remove(0)
+        .1;
+    assert_eq!((f.pattern, f.lane_stride), ("uniform", Some(0)));
 }
