@@ -175,6 +175,10 @@ pub(super) fn traced_step(
             match slot(insn) {
                 Some((off, s)) => {
                     let v = st.get(&s);
+                    // (a 4-byte store: slots it overlaps at other offsets
+                    // are no longer known)
+                    st.slots
+                        .retain(|&o, _| o == off || o + 4 <= off || off + 4 <= o);
                     st.slots.insert(off, v);
                 }
                 None => st.slots.clear(),
