@@ -17,12 +17,15 @@
 //!   (`reuse.simd_groups`) and, along grid dimension `x` (the dimension
 //!   threadgroups are assumed to be dispatched along first, an
 //!   assumption), the other threadgroups resident on the core, are
-//!   fetched once for all of them.
+//!   fetched once for all of them; so are lines the SIMD-groups next along
+//!   x read other parts of (a request reading less than a line of a row:
+//!   `row_sharers`).
 //! - All that reuse holds while the reuse window fits the GPU model's L1
 //!   data cache ([`super::GpuTiming::l1_data_bytes_per_core`], 8 KB for
 //!   G13 from metal-benchmarks' ~8-12 KB): the distinct bytes every
 //!   resident SIMD-group of the core brings in over one iteration of the
-//!   access's innermost loop (its straight-line code outside loops). Past
+//!   access's innermost loop (its straight-line code outside loops; a
+//!   broadcast load holds its whole line there). Past
 //!   it the lines are evicted before they are read again and every
 //!   execution is charged `l1_bytes` again.
 //!
@@ -142,6 +145,8 @@ fn row_sharers(p: &Poly, g: &Geometry, resident_groups: f64) -> Option<f64> {
             (Sym::Sr(1000), None) => step = step.checked_add(v.checked_mul(w)?)?,
             (Sym::Sr(0), None) => step = step.checked_add(v)?,
             (Sym::Lid(0), None) => per_x = v,
+            // a masked position wraps within the row: not one run
+            (Sym::LidMod(0, _), None) => return None,
             (a, Some(b)) if origin(a) || origin(b) => return None,
             _ => {}
         }
