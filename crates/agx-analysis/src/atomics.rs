@@ -13,6 +13,8 @@
 //! 0`: `subgroupElect()`/`simd_is_first()`, one atomic per SIMD-group —
 //! the SIMD-group already aggregated).
 
+mod range;
+
 use crate::address::{Access, Addresses, Pattern, Sym};
 use agx_isa::format::operand_texts;
 use agx_isa::{Instruction, MemSpace, Syntax};
@@ -41,6 +43,16 @@ pub struct AtomicFact {
     /// A device atomic after a threadgroup atomic and a barrier: the
     /// kernel already privatises in threadgroup memory.
     pub privatised: bool,
+    /// A threadgroup atomic: the distinct words its address can reach at
+    /// all, whatever the data (a clamp of a data-dependent index:
+    /// [`range`]); null when not bounded.
+    pub words_reached: Option<u32>,
+    /// The fewest updates the busiest of those words gets per threadgroup:
+    /// every thread of the threadgroup runs the atomic once (outside loops
+    /// and `if`s) on one of `words_reached` words, so one word gets at
+    /// least `ceil(threads / words_reached)` (pigeonhole); null when not
+    /// proved or not above 1.
+    pub min_updates_per_word: Option<u32>,
 }
 
 fn lanes_of(a: &Access) -> (&'static str, Option<u32>) {
@@ -144,8 +156,38 @@ fn innermost_openers(insns: &[Instruction], at: &[usize]) -> Vec<Option<usize>> 
     out
 }
 
-/// Sets `atomic` on every atomic access of `addrs`.
-pub fn annotate(insns: &[Instruction], addrs: &mut Addresses) {
+/// The exec-mask nesting depth before each instruction (`if_*`,
+/// `while_*`, `push_exec` push their count, `pop_exec` pops its count);
+/// the code after an early exit is nested too, so depth 0 is code every
+/// thread runs.
+fn exec_depths(insns: &[Instruction]) -> Vec<i64> {
+    let mut depth = 0i64;
+    insns
+        .iter()
+        .map(|insn| {
+            let here = depth;
+            let m = insn.mnemonic();
+            let count = || {
+                insn.operands
+                    .iter()
+                    .rev()
+                    .find_map(|o| o.kind.imm_value())
+                    .unwrap_or(1)
+            };
+            if m.starts_with("if_") || m.starts_with("while_") || m == "push_exec" {
+                depth += count();
+            } else if m == "pop_exec" {
+                depth -= count();
+            }
+            here
+        })
+        .collect()
+}
+
+/// Sets `atomic` on every atomic access of `addrs`; `threads`: threads per
+/// threadgroup.
+pub fn annotate(insns: &[Instruction], addrs: &mut Addresses, threads: u32) {
+    let depths = exec_depths(insns);
     let is_barrier = |i: &Instruction| i.mnemonic() == "threadgroup_barrier";
     // index of the first threadgroup atomic, and of the first barrier after it
     let tg_atomic = addrs
@@ -198,12 +240,22 @@ pub fn annotate(insns: &[Instruction], addrs: &mut Addresses) {
             (true, _) => "grid",
             (false, _) => "simdgroup",
         });
+        let words_reached = (a.space == MemSpace::Threadgroup.name())
+            .then(|| range::words_reached(insns, a.index as usize, a.bytes_per_lane))
+            .flatten();
+        let every_thread_once =
+            a.in_loop.is_none() && depths.get(a.index as usize).copied() == Some(0);
+        let min_updates_per_word = words_reached
+            .filter(|&w| every_thread_once && w > 0 && w < threads)
+            .map(|w| threads.div_ceil(w));
         a.atomic = Some(Box::new(AtomicFact {
             lanes,
             lanes_per_address: per,
             words,
             words_scope,
             privatised,
+            words_reached,
+            min_updates_per_word,
         }));
     }
 }

@@ -768,7 +768,7 @@ pub fn analyze_program_keeping(
             shape.threads().min(32),
             params.gpu.threadgroup_banks.as_ref(),
         );
-        crate::atomics::annotate(&codes[f].insns, &mut s.access);
+        crate::atomics::annotate(&codes[f].insns, &mut s.access, shape.threads());
         // (a lone main needs its graphs no more: dropped now; with calls
         // the argument-uniformity pass below reads them first)
         if !keep_graphs && n == 1 {

@@ -27,6 +27,8 @@
 //! would leave the compare's signed/unsigned range is not given).
 //! The ISA-specific recognition lives in [`classify`] alone.
 
+mod traced;
+
 use crate::cfg::Cfg;
 use crate::loops::{Dominators, LoopForest, LoopNest};
 use agx_isa::{ExecOp, Instruction, OperandKind, Reg, RegFile, Width};
@@ -575,20 +577,28 @@ fn compare_fact(
                 }
             },
             // several: the counter kept in a stack slot meanwhile
-            [..] => {
-                let (d, x, step, sign) =
-                    spilled_counter(cx, nest, li, &r, &defs, dominates_latches)?;
-                let Op::Add { d: dr, .. } = classify(&cx.insns[d]) else {
-                    return None;
-                };
-                // as if `r = r + step` (the fill holds r's header value)
-                let (a, b) = if x {
-                    (Src::Reg(r), step)
-                } else {
-                    (step, Src::Reg(r))
-                };
-                (d, a, b, sign, dr)
-            }
+            [..] => match spilled_counter(cx, nest, li, &r, &defs, dominates_latches) {
+                Some((d, x, step, sign)) => {
+                    let Op::Add { d: dr, .. } = classify(&cx.insns[d]) else {
+                        return None;
+                    };
+                    // as if `r = r + step` (the fill holds r's header value)
+                    let (a, b) = if x {
+                        (Src::Reg(r), step)
+                    } else {
+                        (step, Src::Reg(r))
+                    };
+                    (d, a, b, sign, dr)
+                }
+                // or moved through copies, xor-swaps and stack slots and
+                // back (the parallel-copy shuffle, [`traced`]), tested at
+                // the header where `r` holds its header value
+                None if ci == nl.header => {
+                    let (step, d) = traced::traced_step(cx.insns, nest, li, &r)?;
+                    (d, Src::Reg(r), Src::Imm(step), 1, r)
+                }
+                None => return None,
+            },
         };
         // the step: an immediate, or a register the loop does not write
         // holding one (an ALU immediate is 8 bits: 256 is in a register)

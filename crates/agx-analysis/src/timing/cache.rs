@@ -17,12 +17,15 @@
 //!   (`reuse.simd_groups`) and, along grid dimension `x` (the dimension
 //!   threadgroups are assumed to be dispatched along first, an
 //!   assumption), the other threadgroups resident on the core, are
-//!   fetched once for all of them.
+//!   fetched once for all of them; so are lines the SIMD-groups next along
+//!   x read other parts of (a request reading less than a line of a row:
+//!   `row_sharers`).
 //! - All that reuse holds while the reuse window fits the GPU model's L1
 //!   data cache ([`super::GpuTiming::l1_data_bytes_per_core`], 8 KB for
 //!   G13 from metal-benchmarks' ~8-12 KB): the distinct bytes every
 //!   resident SIMD-group of the core brings in over one iteration of the
-//!   access's innermost loop (its straight-line code outside loops). Past
+//!   access's innermost loop (its straight-line code outside loops; a
+//!   broadcast load holds its whole line there). Past
 //!   it the lines are evicted before they are read again and every
 //!   execution is charged `l1_bytes` again.
 //!
@@ -30,7 +33,7 @@
 
 use super::model::ModelParams;
 use super::GpuTiming;
-use crate::address::Access;
+use crate::address::{Access, Poly, Sym};
 use serde::Serialize;
 
 /// Traffic of one execution of a memory instruction by one SIMD-group.
@@ -53,6 +56,8 @@ pub struct Geometry {
     pub resident_simds: f64,
     /// SIMD-groups per threadgroup.
     pub simds_per_threadgroup: f64,
+    /// Threads of the threadgroup along x.
+    pub threadgroup_width: u32,
     /// `--l1-hit-rate`: the fraction of the first touches that still hit a
     /// cache (None: the model alone).
     pub hit_rate: Option<f64>,
@@ -68,6 +73,7 @@ impl Geometry {
             l1_bytes_per_core: gpu.l1_data_bytes_per_core as f64,
             resident_simds: params.simds_per_scheduler(gpu) * gpu.schedulers_per_core as f64,
             simds_per_threadgroup: (shape.threads().max(1) as f64 / simd).ceil(),
+            threadgroup_width: shape.w.max(1),
             hit_rate: params.mem.l1_hit_rate,
         }
     }
@@ -98,14 +104,65 @@ fn sharers(a: &Access, g: &Geometry) -> f64 {
         return 1.0;
     }
     let mut k = a.reuse.simd_groups.max(1) as f64;
+    // the other threadgroups of the core, taken as neighbours along x
+    // (dispatched x first: an assumption)
+    let resident_groups = (g.resident_simds / g.simds_per_threadgroup.max(1.0))
+        .floor()
+        .max(1.0);
     if a.reuse.grid_dimension == Some("x") {
-        // the other threadgroups of the core, taken as neighbours along x
-        // (dispatched x first: an assumption)
-        k *= (g.resident_simds / g.simds_per_threadgroup.max(1.0))
-            .floor()
-            .max(1.0);
+        k *= resident_groups;
+    } else if let Some(n) = (a.address.as_ref()).and_then(|p| row_sharers(p, g, resident_groups)) {
+        k *= n;
     }
     k.clamp(1.0, g.resident_simds.max(1.0))
+}
+
+/// SIMD-groups whose requests read parts of the same cache lines, one
+/// after another along x: the address `p` steps by `c` bytes per thread
+/// along x (`c * lid.x`), so one SIMD-group's run of `min(width, 32)`
+/// threads along x reads a `chunk = c * min(width, 32)` byte segment of a
+/// row and the SIMD-group next along x the segment after it, `line /
+/// chunk` of them per line (u8 lanes: 4 SIMD-groups per 128 B line; a
+/// 16-wide threadgroup of 4-byte elements: 2 threadgroups). The next one
+/// along x is in the same threadgroup while the threadgroup's row holds
+/// it; past that it is the threadgroup one further along x, which starts
+/// `c * width` bytes on only when its origin enters the address so
+/// (through the threadgroup origin `Sr(1000)` or position `Sr(0)`, no
+/// product with either), and only the resident threadgroups share
+/// (dispatched along x first: the assumption of [`sharers`]). None when
+/// that does not hold or nothing is shared.
+fn row_sharers(p: &Poly, g: &Geometry, resident_groups: f64) -> Option<f64> {
+    let origin = |s: Sym| {
+        matches!(
+            s,
+            Sym::Sr(0) | Sym::Sr(1000) | Sym::Lid(0) | Sym::LidMod(0, _)
+        )
+    };
+    let w = g.threadgroup_width.max(1) as i64;
+    let (mut step, mut per_x) = (0i64, 0i64);
+    for &((a, b), v) in &p.t {
+        match (a, b) {
+            (Sym::Sr(1000), None) => step = step.checked_add(v.checked_mul(w)?)?,
+            (Sym::Sr(0), None) => step = step.checked_add(v)?,
+            (Sym::Lid(0), None) => per_x = v,
+            // a masked position wraps within the row: not one run
+            (Sym::LidMod(0, _), None) => return None,
+            (a, Some(b)) if origin(a) || origin(b) => return None,
+            _ => {}
+        }
+    }
+    let line = g.line_bytes as i64;
+    let chunk = per_x.checked_mul(w.min(32))?;
+    if per_x <= 0 || chunk >= line || (w > 32 && w % 32 != 0) {
+        return None;
+    }
+    let n = (line / chunk) as f64;
+    // SIMD-groups along x within one threadgroup's row
+    let in_group = (w / 32).max(1) as f64;
+    if n <= in_group {
+        return Some(n);
+    }
+    (step == per_x.checked_mul(w)?).then(|| n.min(in_group * resident_groups))
 }
 
 /// The traffic of every covered access of `access` (`None` for the
@@ -125,11 +182,17 @@ pub fn traffic(access: &[Access], uniform: &[bool], g: &Geometry) -> Vec<Option<
         .collect();
     let share: Vec<f64> = access.iter().map(|a| sharers(a, g)).collect();
     // the reuse window of each loop (None: outside loops): the distinct
-    // bytes all resident SIMD-groups bring in per iteration
+    // bytes all resident SIMD-groups bring in per iteration (a broadcast
+    // moves one value but holds its whole line in L1)
     let mut window: std::collections::HashMap<Option<usize>, f64> = Default::default();
     for (i, a) in access.iter().enumerate() {
         if covered(a) {
-            *window.entry(a.in_loop).or_default() += l1[i] * g.resident_simds.max(1.0) / share[i];
+            let held = if is_uniform(a) && a.dir == "load" {
+                l1[i].max(g.line_bytes)
+            } else {
+                l1[i]
+            };
+            *window.entry(a.in_loop).or_default() += held * g.resident_simds.max(1.0) / share[i];
         }
     }
     let miss = g.hit_rate.map_or(1.0, |h| 1.0 - h.clamp(0.0, 1.0));
@@ -208,6 +271,7 @@ mod tests {
             l1_bytes_per_core: 8192.0,
             resident_simds: 32.0,
             simds_per_threadgroup: 1.0,
+            threadgroup_width: 32,
             hit_rate: None,
         }
     }
@@ -260,6 +324,51 @@ mod tests {
         // threadgroup's own SIMD-groups
         a.reuse.grid_dimension = Some("y");
         assert_eq!(one(a, &g4).dram_bytes, 128.0 / 4.0);
+    }
+
+    /// `c * (Sr(1000) + lid.x)` (a grid position along x times `c`).
+    fn along_x(c: i64) -> Poly {
+        Poly {
+            c: 0,
+            t: vec![((Sym::Lid(0), None), c), ((Sym::Sr(1000), None), c)],
+        }
+    }
+
+    #[test]
+    fn parts_of_one_line_are_fetched_once_for_the_simd_groups_along_x() {
+        // u8 lanes: a request reads 32 B, the next 3 SIMD-groups along x
+        // (the same 128-wide threadgroup) the rest of the line
+        let mut a = load(0, 1, false, None);
+        a.bytes_per_lane = 1;
+        a.address = Some(along_x(1));
+        let g = Geometry {
+            threadgroup_width: 128,
+            simds_per_threadgroup: 4.0,
+            ..geometry()
+        };
+        assert_eq!(one(a.clone(), &g).dram_bytes, 32.0);
+        // 32 wide: the next 3 threadgroups along x
+        assert_eq!(one(a.clone(), &geometry()).dram_bytes, 32.0);
+        // a 16-wide row of 4-byte elements: half a line, 2 threadgroups
+        let mut r = load(0, 2, false, None);
+        r.address = Some(along_x(4));
+        let g16 = Geometry {
+            threadgroup_width: 16,
+            simds_per_threadgroup: 4.0,
+            ..geometry()
+        };
+        assert_eq!(one(r.clone(), &g16).dram_bytes, 128.0);
+        // the threadgroup origin not entering so (a tile index `lid.x`
+        // only): the next threadgroup reads the same part, not the next
+        r.address = Some(Poly {
+            c: 0,
+            t: vec![((Sym::Lid(0), None), 4)],
+        });
+        assert_eq!(one(r.clone(), &g16).dram_bytes, 256.0);
+        // 4-byte lanes over a 32-wide row fill their line: nothing shared
+        a.bytes_per_lane = 4;
+        a.address = Some(along_x(4));
+        assert_eq!(one(a, &geometry()).dram_bytes, 128.0);
     }
 
     #[test]

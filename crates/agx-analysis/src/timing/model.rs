@@ -1136,6 +1136,10 @@ struct RegionCode<'a> {
     /// Per kernel instruction (empty: none): lanes per address of an
     /// atomic, 0 when not known ([`super::sync::atomic_ways`]).
     atomic_ways: &'a [u8],
+    /// Per kernel instruction (empty: none): the fewest updates the
+    /// busiest word of a threadgroup atomic gets per threadgroup, 0 when
+    /// not known ([`super::sync::atomic_chains_by_insn`]).
+    atomic_chains: &'a [u16],
 }
 
 impl RegionCode<'_> {
@@ -1153,6 +1157,14 @@ impl RegionCode<'_> {
     /// Lanes per address of the region's atomic `j` (0: not known).
     fn atomic_ways(&self, j: usize) -> u8 {
         self.atomic_ways
+            .get(self.idx[j] as usize)
+            .copied()
+            .unwrap_or(0)
+    }
+    /// Updates of the busiest word of the region's atomic `j` per
+    /// threadgroup (0: not known).
+    fn atomic_chain(&self, j: usize) -> u16 {
+        self.atomic_chains
             .get(self.idx[j] as usize)
             .copied()
             .unwrap_or(0)
@@ -1380,13 +1392,15 @@ fn model_region_in(
         }
         if let Some(m) = s.mem {
             tg_read |= m.space == MemSpace::Threadgroup && m.dir != MemDir::Store;
-            atomic += super::sync::atomic_request_cycles(
+            let request = super::sync::atomic_request_cycles(
                 gpu,
                 params,
                 m.dir,
                 m.space,
                 code.atomic_ways(j),
             );
+            let chain = super::sync::atomic_chain_cycles(gpu, params, code.atomic_chain(j));
+            atomic += request.max(chain);
         }
         pipes.issue += gpu.issue_of(s.unit());
         let pen = s.dep.penalty(gpu);
@@ -1788,6 +1802,7 @@ pub fn body_timing(insns: &[Instruction], params: &ModelParams) -> RegionTiming 
         banks: &[],
         traffic: &[],
         atomic_ways: &[],
+        atomic_chains: &[],
     };
     let t = model_region(params.gpu.table(), params, &code, true, true).timing;
     release_scratch();
@@ -2254,6 +2269,7 @@ pub fn analyze_kernel_with_access(
     let mut invariant = vec![false; if access.is_empty() { 0 } else { n }];
     let mut banks = vec![0u8; if access.is_empty() { 0 } else { n }];
     let atomic_ways = super::sync::atomic_ways_by_insn(access, n);
+    let atomic_chains = super::sync::atomic_chains_by_insn(access, n);
     // the cache model's traffic by instruction (none: empty)
     let mut traffic = vec![None; if access.is_empty() { 0 } else { n }];
     let geometry = super::cache::Geometry::of(gpu, params);
@@ -2287,6 +2303,7 @@ pub fn analyze_kernel_with_access(
             banks: &banks,
             traffic: &traffic,
             atomic_ways: &atomic_ways,
+            atomic_chains: &atomic_chains,
         };
         model_region(gpu, params, &code, is_loop, detail)
     };

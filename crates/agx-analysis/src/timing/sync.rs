@@ -20,17 +20,28 @@
 //! round trips on the wait's path instead of one (a read-then-write step
 //! of a threadgroup scan or reduction).
 //!
-//! **Atomic model** (an assumption). Atomics whose lanes share an address
-//! (the access facts' `atomic.lanes_per_address`, [`crate::atomics`]) are
-//! applied one lane after another: a request with `n` lanes per address
-//! costs `n` serialised updates. A threadgroup atomic's update is one pass
-//! through the on-core data path (one cycle per update); a device atomic's
-//! is performed at the memory side, one update per device round trip for
-//! the same address, and addresses shared by every SIMD-group (uniform) are
-//! not hidden by the other SIMD-groups (they wait on the same address),
-//! other shared addresses are (divided by `k`). Atomics whose contention is
-//! not known (data-dependent or unproved addresses) add nothing: the bound
-//! is silent without the fact.
+//! **Atomic model** (an assumption; no source measures atomics on these
+//! GPUs: metal-benchmarks gives no atomic or shared-memory throughput for
+//! Apple 7/8, Mesa's `agx_performance.c` models no memory instruction).
+//! An atomic is a read-modify-write of one word where the word lives, and
+//! updates of one word are applied one after another (atomicity: the next
+//! reads what the previous wrote), so each serialised update costs a round
+//! trip to that memory: `MemParams::threadgroup_latency` for a
+//! threadgroup atomic, the device latency for a device atomic (both
+//! themselves assumptions). Atomics whose lanes share an address (the
+//! access facts' `atomic.lanes_per_address`, [`crate::atomics`]) cost `n`
+//! serialised updates per request with `n` lanes per address; addresses
+//! shared by every SIMD-group (uniform) are not hidden by the other
+//! SIMD-groups (they wait on the same address), other shared addresses are
+//! (divided by `k`). Across the SIMD-groups of a threadgroup: when every
+//! thread updates one of `W` words once (`atomic.min_updates_per_word`,
+//! the pigeonhole `ceil(threads / W)`: the histogram's 1024 threads on 64
+//! bins give 16), the busiest word's updates are a chain of that many round
+//! trips on the threadgroup's path, a wait counted as a barrier's (`x g /
+//! k`: only other threadgroups hide it); the larger of the two is charged.
+//! Atomics whose contention is not known (data-dependent or unproved
+//! addresses, no bound on their words) add nothing: the bound is silent
+//! without the fact.
 
 use super::model::ModelParams;
 use super::table::GpuTiming;
@@ -101,14 +112,43 @@ pub fn atomic_request_cycles(
         return 0.0;
     }
     let n = ways as f64;
-    match space {
-        MemSpace::Threadgroup => n,
-        MemSpace::Device if shared || ways as u32 >= gpu.simd_width => {
-            n * params.mem.device_latency()
-        }
-        MemSpace::Device => n * params.mem.device_latency() / params.simds_per_scheduler(gpu),
-        _ => 0.0,
+    let trip = match space {
+        MemSpace::Threadgroup => params.mem.threadgroup_latency,
+        MemSpace::Device => params.mem.device_latency(),
+        _ => return 0.0,
+    };
+    if shared || ways as u32 >= gpu.simd_width {
+        n * trip
+    } else {
+        n * trip / params.simds_per_scheduler(gpu)
     }
+}
+
+/// The wait of a threadgroup atomic whose busiest word gets `updates`
+/// serialised updates per threadgroup (`atomic.min_updates_per_word`; 0
+/// or 1: nothing): a chain of that many threadgroup round trips, hidden
+/// only by the other threadgroups, as a barrier's wait.
+pub fn atomic_chain_cycles(gpu: &GpuTiming, params: &ModelParams, updates: u16) -> f64 {
+    if updates <= 1 {
+        return 0.0;
+    }
+    let k = params.simds_per_scheduler(gpu);
+    let g = group_simds_per_scheduler(gpu, params, k);
+    updates as f64 * params.mem.threadgroup_latency * g / k
+}
+
+/// [`crate::atomics::AtomicFact::min_updates_per_word`] per kernel
+/// instruction (`n` instructions; empty when there are no access facts;
+/// 0 when not known).
+pub fn atomic_chains_by_insn(access: &[crate::address::Access], n: usize) -> Vec<u16> {
+    let mut chains = vec![0u16; if access.is_empty() { 0 } else { n }];
+    for a in access {
+        let updates = a.atomic.as_deref().and_then(|f| f.min_updates_per_word);
+        if let (Some(c), Some(u)) = (chains.get_mut(a.index as usize), updates) {
+            *c = u.min(u16::MAX as u32) as u16;
+        }
+    }
+    chains
 }
 
 /// [`atomic_ways`] per kernel instruction (`n` instructions; empty when
@@ -140,13 +180,32 @@ mod tests {
         assert_eq!(c(MemSpace::Device, 4), 4.0 * lat / k);
         // the same 16 words in every SIMD-group of the grid: not hidden
         assert_eq!(c(MemSpace::Device, 2 | SHARED_WORDS), 2.0 * lat);
-        assert_eq!(c(MemSpace::Threadgroup, 8), 8.0);
+        // threadgroup: a threadgroup round trip per serialised update
+        let tg = p.mem.threadgroup_latency;
+        assert_eq!(c(MemSpace::Threadgroup, 8), 8.0 * tg / k);
+        assert_eq!(c(MemSpace::Threadgroup, 32), 32.0 * tg);
         // distinct addresses, unknown contention, a load: nothing
         assert_eq!(c(MemSpace::Device, 1), 0.0);
         assert_eq!(c(MemSpace::Device, 0), 0.0);
         assert_eq!(
             atomic_request_cycles(gpu, &p, MemDir::Load, MemSpace::Device, 32),
             0.0
+        );
+    }
+
+    #[test]
+    fn a_chain_of_updates_on_one_word_waits_like_a_barrier() {
+        let mut p = ModelParams::default();
+        let gpu = p.gpu.table();
+        assert_eq!(atomic_chain_cycles(gpu, &p, 0), 0.0);
+        assert_eq!(atomic_chain_cycles(gpu, &p, 1), 0.0);
+        // 1024 threads (g = k): 16 updates of the busiest word, in full
+        p.threadgroup = Some(crate::address::Shape::parse("1024x1x1", "flag").unwrap());
+        let tg = p.mem.threadgroup_latency;
+        assert_eq!(atomic_chain_cycles(gpu, &p, 16), 16.0 * tg);
+        assert_eq!(
+            atomic_chain_cycles(gpu, &p, 16),
+            barrier_cycles(gpu, &p, 16)
         );
     }
 

@@ -69,13 +69,17 @@ fn matmul_naive_tiles_by_default_on_the_reuse_fact() {
 /// bytes per line) and, independent of the column (grid dimension x), is
 /// shared by the resident threadgroups of the core (32 resident
 /// SIMD-groups at 1024 threads / the threadgroup's); B's stride is a
-/// runtime value: a whole first touch per line. With `--l1-hit-rate 0.25`
+/// runtime value: a whole first touch per line, but at 16x16x1 its 16-wide
+/// row of 4-byte elements is half a line whose other half the threadgroup
+/// next along x reads (the cache model's parts of one line): 2 more
+/// sharers. With `--l1-hit-rate 0.25`
 /// DRAM gets 0.75 of the first touches. The loop's `device_bandwidth`
 /// component is those bytes over the DRAM bytes per scheduler.
 #[test]
 fn shared_lines_reach_dram_once_per_threadgroup() {
     let a = path("examples/kernels.archive");
-    for (shape, b_sharers, tg_simds) in [("16x16x1", 8, 8.0), ("32x1x1", 1, 1.0)] {
+    for (shape, b_sharers, b_rows, tg_simds) in [("16x16x1", 8, 2.0, 8.0), ("32x1x1", 1, 1.0, 1.0)]
+    {
         let v = json(&[
             &a,
             "-f",
@@ -100,7 +104,7 @@ fn shared_lines_reach_dram_once_per_threadgroup() {
         let resident_tgs = 32.0 / tg_simds;
         let b = access_at(&v, 0x52);
         let b_l1 = b["lines_per_request"].as_f64().unwrap() * line;
-        let b_dram = b_l1 / b_sharers as f64 * 0.75;
+        let b_dram = b_l1 / (b_sharers as f64 * b_rows) * 0.75;
         let x = access_at(&v, 0x42);
         let a_lines = x["lines_per_request"].as_f64().unwrap();
         // (A's address is uniform over a 32x1x1 SIMD-group but depends on

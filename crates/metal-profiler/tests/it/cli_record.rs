@@ -214,35 +214,33 @@ fn record_figures_add_up_on_every_testdata_kernel() {
 }
 
 /// The headline points at the hot spot: on conv2d_kxk_nested the inner
-/// loop (0x72, depth 2) is ~99% of the estimate and DRAM-bound at 155.79
-/// cy/iter (the cache model, issue 35: its input load, now followed through
-/// the taps' `if … break` as contiguous with +4 B per iteration, touches 2
-/// lines per request over the kernel's 16x8 threadgroup, every byte a first
-/// touch because the reuse window, 2 × 128 B × 32 SIMD-groups plus the
-/// weight's 4 B, is just over the 8 KB L1: 153.4 cy; plus the weight load,
-/// whose address is uniform: 2.40 cy); the record names it and text and
-/// HTML say it.
+/// loop (0x72, depth 2) is ~96% of the estimate and memory-latency bound at
+/// 28.52 cy/iter (the cache model, issue 35: its input load, followed
+/// through the taps' `if … break` as contiguous with +4 B per iteration,
+/// touches 2 lines per request over the kernel's 16x8 threadgroup, each
+/// line half this threadgroup's row and half its neighbour's along x, so
+/// the reuse window, 2 × 128 B × 32 SIMD-groups / 2 plus the weight's
+/// line, fits the 8 KB L1 and only the +4 B per line and iteration reach
+/// DRAM; it was DRAM-bound at 155.79 cy/iter while each SIMD-group's lines
+/// were counted as its own); the record names it and text and HTML say it.
 #[test]
-fn conv2d_kxk_nested_headline_is_the_inner_loops_dram_bound() {
+fn conv2d_kxk_nested_headline_is_the_inner_loops_latency_bound() {
     let bin = "testdata/mesa/conv2d_kxk_nested/conv2d_kxk_nested.bin";
     let v = json(&["--binary", bin]);
     let d = &v["kernels"][0]["bottleneck_detail"];
     assert_eq!(d["kind"], "loop", "{d}");
     assert_eq!(d["at"], 0x72, "{d}");
-    assert_eq!(d["by"], "device_bandwidth", "{d}");
+    assert_eq!(d["by"], "memory_latency", "{d}");
     assert_eq!(d["depth"], 2, "{d}");
-    assert!(num(&d["share"]) > 0.97, "{d}");
+    assert!(num(&d["share"]) > 0.95, "{d}");
     let text = ok_out(&["--binary", bin]);
     let line = text
         .lines()
         .find(|l| l.trim_start().starts_with("Bottleneck:"))
         .unwrap();
     assert!(line.contains("loop at 0x72 (depth 2)"), "{line}");
-    assert!(
-        line.contains("device-memory (DRAM) bandwidth: 155.79 cy/iter"),
-        "{line}"
-    );
-    assert!(!line.contains("dispatch"), "{line}");
+    assert!(line.contains("memory latency: 28.52 cy/iter"), "{line}");
+    assert!(!line.contains("dispatch: "), "{line}");
     let html = ok_out(&["--binary", bin, "--format", "html"]);
     assert!(
         html.contains("loop at 0x72 (depth 2)"),
