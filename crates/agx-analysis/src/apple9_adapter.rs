@@ -35,6 +35,12 @@ pub fn from_listing(code: &[u8], base: u32, l: &apple9::Listing) -> Decoded {
             continue;
         };
         let Some(x) = facts(it, bytes) else { continue };
+        // whether its operands are known: the table's column (one source)
+        let complete = d
+            .table
+            .as_ref()
+            .and_then(|t| t.rows.get(d.insns.len()))
+            .map_or(x.complete, |r| r.complete);
         d.framed_bytes += len as usize;
         let (mnemonic, text) = match it {
             Item::Insn { mnem, .. } => (
@@ -77,7 +83,7 @@ pub fn from_listing(code: &[u8], base: u32, l: &apple9::Listing) -> Decoded {
             len,
             mnemonic,
             text: text.trim_end().to_string(),
-            complete: x.complete,
+            complete,
             mem,
             wait_group: x.wait_group,
             waits_on: x.waits_on,

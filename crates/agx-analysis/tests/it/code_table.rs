@@ -48,7 +48,8 @@ fn g13_table_facts_equal_scanned_facts() {
 /// Apple9: the facts from the table hold exactly the registers the
 /// Apple9 decoder's own per-instruction facts name (`apple9::facts`),
 /// definitions first, and every unknown position defines everything; a
-/// predicate compare reads its two compared operands and writes no GPR.
+/// predicate compare reads its two compared operands and writes no GPR;
+/// a documented exec-mask form has no register operand.
 #[test]
 fn apple9_table_facts_hold_the_decoders_registers() {
     use agx_analysis::facts::RegRange;
@@ -90,6 +91,9 @@ fn apple9_table_facts_hold_the_decoders_registers() {
                     .flatten()
                     .map(|r| (r.range().start, r.range().end, false, r.uniform))
                     .collect()
+            } else if table.rows[k].exec.is_some() {
+                // a documented exec-mask form: no register operand
+                Vec::new()
             } else if x.complete {
                 x.defs
                     .iter()

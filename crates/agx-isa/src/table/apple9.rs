@@ -274,6 +274,12 @@ pub fn table(code: &[u8], base: u32, l: &Listing) -> CodeTable {
         };
         row.exec = exec;
         row.pred = pred;
+        if exec.is_some() {
+            // a documented exec-mask form: it has no register operand
+            // (docs/apple9-exec-mask.md), so nothing about its operands is
+            // unknown; the payload's other bits do not touch registers
+            row.complete = true;
+        }
         if let (Some(Pred::Write(_)), Item::Insn { operands, .. }) = (pred, it) {
             // a predicate compare: it writes no GPR (the decoded
             // destination is the bank field) and reads the two compared

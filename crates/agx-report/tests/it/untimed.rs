@@ -176,15 +176,12 @@ fn example_kernel_profile() {
         && m.lane_pattern_reason
             .as_deref()
             .is_some_and(|s| s.contains("per-lane"))));
-    // registers: r0..r4 decoded; the exec-mask instructions' payloads are
-    // not, so the figures are lower bounds
+    // registers: r0..r4 decoded; the exec-mask instructions have no
+    // register operand (docs/apple9-exec-mask.md), so the figures are exact
     let g = &u.registers;
     assert_eq!((g.highest_gpr, g.gprs_touched), (Some(4), 5));
-    assert!(g.lower_bound && g.lower_bound_reasons[0].contains("3 instructions"));
-    assert!(
-        g.peak_live_gprs.is_some_and(|p| (1..=5).contains(&p)),
-        "{g:?}"
-    );
+    assert!(!g.lower_bound, "{g:?}");
+    assert_eq!(g.peak_live_gprs, Some(5), "{g:?}");
     // the wait group fields as decoded (get_sr 0, load 5, store 0)
     let groups: Vec<(u32, Option<u8>)> = u.waits.iter().map(|w| (w.offset, w.wait_group)).collect();
     assert_eq!(groups, vec![(0, Some(0)), (0x8, Some(5)), (0x1c, Some(0))]);
@@ -193,8 +190,7 @@ fn example_kernel_profile() {
     for want in [
         "Loop 0  0x8–0x2e",
         "device load 1×i32 = 4 B/lane",
-        "LOWER BOUND",
-        "at least r4",
+        "highest          r4 (5 of 96 GPRs",
         "timing: none",
     ] {
         assert!(t.contains(want), "{want} in\n{t}");
