@@ -956,6 +956,18 @@ pub fn text(r: &KernelRecord) -> String {
             agx_analysis::untimed::ASSUMED_TRIP_COUNT
         );
     }
+    text_code(&mut o, r, u);
+    text_registers(&mut o, u);
+    text_regions(&mut o, u);
+    text_loops(&mut o, u);
+    branches_text(&mut o, u);
+    text_waits(&mut o, u);
+    text_not_known(&mut o, u);
+    o
+}
+
+/// The Code section: counts, framing, CFG and mix.
+fn text_code(o: &mut String, r: &KernelRecord, u: &UntimedSections) {
     let f = &u.framing;
     let _ = writeln!(o, "\nCode");
     let _ = writeln!(
@@ -1000,7 +1012,10 @@ pub fn text(r: &KernelRecord) -> String {
     mix.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
     let mix: Vec<String> = mix.iter().map(|(m, n)| format!("{m} {n}")).collect();
     let _ = writeln!(o, "  mix              {}", mix.join(", "));
+}
 
+/// The Registers section.
+fn text_registers(o: &mut String, u: &UntimedSections) {
     let g = &u.registers;
     let _ = writeln!(
         o,
@@ -1039,7 +1054,10 @@ pub fn text(r: &KernelRecord) -> String {
         let _ = writeln!(o, "  LOWER BOUND: {}", g.lower_bound_reasons.join("; "));
     }
     let _ = writeln!(o, "  occupancy        {}", u.occupancy.reason);
+}
 
+/// The Regions section (issue slots, not cycles).
+fn text_regions(o: &mut String, u: &UntimedSections) {
     let _ = writeln!(
         o,
         "\nRegions (issue slots, not cycles: own instructions × {} per enclosing loop, assumed)",
@@ -1056,7 +1074,10 @@ pub fn text(r: &KernelRecord) -> String {
             rg.issue_slots
         );
     }
+}
 
+/// Each loop with its memory instructions, then the memory outside loops.
+fn text_loops(o: &mut String, u: &UntimedSections) {
     let _ = writeln!(o, "\nLoops");
     if u.loops.is_empty() {
         let _ = writeln!(o, "  none found");
@@ -1096,9 +1117,10 @@ pub fn text(r: &KernelRecord) -> String {
             let _ = writeln!(o, "  {}", mem_line(m));
         }
     }
+}
 
-    branches_text(&mut o, u);
-
+/// The wait fields as decoded.
+fn text_waits(o: &mut String, u: &UntimedSections) {
     let _ = writeln!(o, "\nWaits (fields in the instruction bits, as decoded)");
     if u.waits.is_empty() {
         let _ = writeln!(o, "  none");
@@ -1116,7 +1138,11 @@ pub fn text(r: &KernelRecord) -> String {
             w.in_loop.map_or(String::new(), |l| format!("  (loop {l})"))
         );
     }
+}
 
+/// What is not known.
+fn text_not_known(o: &mut String, u: &UntimedSections) {
+    let f = &u.framing;
     let _ = writeln!(o, "\nNot known");
     let _ = writeln!(o, "  cycles: no timing model applies (no figure given)");
     if u.unknowns.is_empty() && f.stopped.is_none() {
@@ -1162,7 +1188,6 @@ pub fn text(r: &KernelRecord) -> String {
             u.memory.len()
         );
     }
-    o
 }
 
 /// The HTML page of `records`.
