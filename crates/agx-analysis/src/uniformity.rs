@@ -262,66 +262,72 @@ impl Sync<'_> {
     }
 }
 
-/// The state before each row, by a worklist over the CFG's blocks.
-/// `loop_exit` gives, per CFG edge leaving a divergent loop, the halves
-/// the loop defines.
+/// The domain of [`states`] over the shared dataflow framework
+/// ([`crate::dataflow`]): a block applies each row's sync marks and
+/// transfer; an edge leaving a divergent loop marks what the loop defines;
+/// with `record` set (the replay after the fixpoint), the state before each
+/// row is kept.
+struct Domain<'a, 'b> {
+    t: &'a CodeTable,
+    cfg: &'a Cfg,
+    sync: &'a Sync<'b>,
+    leaving: &'a dyn Fn(usize, usize) -> Option<[u64; 4]>,
+    before: Option<Vec<State>>,
+}
+
+impl crate::dataflow::Forward for Domain<'_, '_> {
+    type State = State;
+    fn block(&mut self, b: usize, st: &mut State) {
+        for i in self.cfg.blocks[b].insns.clone() {
+            self.sync.apply(i, st);
+            if let Some(v) = self.before.as_mut() {
+                v[i] = st.clone();
+            }
+            transfer(self.t, i, st);
+        }
+    }
+    fn edge(&mut self, b: usize, st: &mut State, e: &crate::cfg::Edge) {
+        if let Some(d) = (self.leaving)(b, e.to) {
+            st.mark_divergent(&d);
+        }
+    }
+    fn join(&mut self, _pred: usize, _to: usize, into: &mut State, from: &State) -> bool {
+        into.meet(from)
+    }
+}
+
+/// The state before each row: the framework's fixpoint from every
+/// function entry (nothing defined), then one recording replay. A walk
+/// that does not settle within the framework's budget claims nothing
+/// (every value unknown).
 fn states(
     t: &CodeTable,
     cfg: &Cfg,
     sync: &Sync<'_>,
     leaving: &dyn Fn(usize, usize) -> Option<[u64; 4]>,
 ) -> Vec<State> {
-    let n = cfg.blocks.len();
-    let mut ins: Vec<Option<State>> = vec![None; n];
-    for f in &cfg.functions {
-        if let Some(s) = ins.get_mut(f.entry_block) {
-            *s = Some(State::entry());
-        }
+    let mut d = Domain {
+        t,
+        cfg,
+        sync,
+        leaving,
+        before: None,
+    };
+    let mut entries: Vec<(usize, State)> = cfg
+        .functions
+        .iter()
+        .map(|f| (f.entry_block, State::entry()))
+        .collect();
+    if entries.is_empty() && !cfg.blocks.is_empty() {
+        entries.push((0, State::entry()));
     }
-    if n > 0 && cfg.functions.is_empty() {
-        ins[0] = Some(State::entry());
+    let mut out = crate::dataflow::forward(cfg, &mut d, entries);
+    if !out.settled {
+        return vec![State::entry(); t.rows.len()];
     }
-    let mut work: Vec<usize> = (0..n).rev().collect();
-    let mut queued = vec![true; n];
-    while let Some(b) = work.pop() {
-        queued[b] = false;
-        let Some(mut st) = ins[b].clone() else {
-            continue;
-        };
-        for i in cfg.blocks[b].insns.clone() {
-            sync.apply(i, &mut st);
-            transfer(t, i, &mut st);
-        }
-        for s in cfg.blocks[b].succs.intra() {
-            let mut out = st.clone();
-            if let Some(d) = leaving(b, s) {
-                out.mark_divergent(&d);
-            }
-            let changed = match &mut ins[s] {
-                Some(x) => x.meet(&out),
-                slot @ None => {
-                    *slot = Some(out);
-                    true
-                }
-            };
-            if changed && !queued[s] {
-                queued[s] = true;
-                work.push(s);
-            }
-        }
-    }
-    let mut before = vec![State::entry(); t.rows.len()];
-    for (b, blk) in cfg.blocks.iter().enumerate() {
-        let Some(mut st) = ins[b].clone() else {
-            continue;
-        };
-        for i in blk.insns.clone() {
-            sync.apply(i, &mut st);
-            before[i] = st.clone();
-            transfer(t, i, &mut st);
-        }
-    }
-    before
+    d.before = Some(vec![State::entry(); t.rows.len()]);
+    crate::dataflow::replay(cfg, &mut d, &mut out);
+    d.before.unwrap_or_default()
 }
 
 /// The loops as the analysis needs them: per loop, its blocks (a bitset
@@ -507,6 +513,22 @@ fn condition_text(t: &CodeTable, i: usize, st: &State) -> String {
     }
 }
 
+/// The if/loop counts of `branches` (an unknown verdict counts in
+/// neither).
+pub fn counts_of(branches: &[TableBranch]) -> Counts {
+    let mut c = Counts::default();
+    for b in branches {
+        match (b.kind, b.uniform) {
+            (BranchKind::If, Some(true)) => c.if_uniform += 1,
+            (BranchKind::If, Some(false)) => c.if_divergent += 1,
+            (BranchKind::Loop, Some(true)) => c.loop_uniform += 1,
+            (BranchKind::Loop, Some(false)) => c.loop_divergent += 1,
+            _ => {}
+        }
+    }
+    c
+}
+
 fn verdict(v: Val) -> Option<bool> {
     match v {
         Val::Uniform => Some(true),
@@ -593,16 +615,7 @@ fn verdicts(
         }
     }
     u.branches.sort_by_key(|b| (b.at, b.kind as u8));
-    for b in &u.branches {
-        let c = &mut u.counts;
-        match (b.kind, b.uniform) {
-            (BranchKind::If, Some(true)) => c.if_uniform += 1,
-            (BranchKind::If, Some(false)) => c.if_divergent += 1,
-            (BranchKind::Loop, Some(true)) => c.loop_uniform += 1,
-            (BranchKind::Loop, Some(false)) => c.loop_divergent += 1,
-            _ => {}
-        }
-    }
+    u.counts = counts_of(&u.branches);
     u.unknown = u.branches.iter().filter(|b| b.uniform.is_none()).count();
     u.counts.uniform_loads = t
         .accesses()

@@ -649,17 +649,7 @@ fn functions_of(name: &str, d: &Decoded, u: &Untimed) -> Vec<FunctionRecord> {
                 .filter(|b| func_of(b.index) == Some(k))
                 .cloned()
                 .collect();
-            let mut divergence = agx_analysis::divergence::Counts::default();
-            for b in &branches {
-                use agx_analysis::divergence::BranchKind as B;
-                match (b.kind, b.uniform) {
-                    (B::If, Some(true)) => divergence.if_uniform += 1,
-                    (B::If, Some(false)) => divergence.if_divergent += 1,
-                    (B::Loop, Some(true)) => divergence.loop_uniform += 1,
-                    (B::Loop, Some(false)) => divergence.loop_divergent += 1,
-                    _ => {}
-                }
-            }
+            let mut divergence = agx_analysis::uniformity::counts_of(&branches);
             if main {
                 divergence.uniform_loads = u.uniformity.counts.uniform_loads;
             }

@@ -232,6 +232,21 @@ fn lanes_agree_with_the_g13_address_analysis_on_the_mesa_corpus() {
     assert!(both >= 100, "only {both} of {total} compared");
 }
 
+/// At 0x10 a `jmp_exec_any` back to 0x4 (the loop), at 0x14 `stop`.
+fn push_back_to_4_and_stop(t: &mut CodeTable) {
+    let br = Row::new(
+        16,
+        4,
+        Category::Control,
+        Flow::BranchExec {
+            target: 4,
+            any: true,
+        },
+    );
+    t.push(br, &[], None);
+    t.push(Row::new(20, 4, Category::Control, Flow::Stop), &[], None);
+}
+
 /// A register undefined on the way into a loop and defined inside it is
 /// not the loop's definition at the top of the loop: the first iteration
 /// reads the entry value (`load [r2]` before `r2 = tid` in the body).
@@ -253,17 +268,7 @@ fn a_definition_inside_the_loop_does_not_reach_the_first_iteration() {
         &[gpr(2, 2, RegRange::DEF), gpr(0, 2, RegRange::USE)],
         None,
     );
-    let br = Row::new(
-        16,
-        4,
-        Category::Control,
-        Flow::BranchExec {
-            target: 4,
-            any: true,
-        },
-    );
-    t.push(br, &[], None);
-    t.push(Row::new(20, 4, Category::Control, Flow::Stop), &[], None);
+    push_back_to_4_and_stop(&mut t);
     let f = lane_facts(&t).remove(0).1;
     assert_eq!(f.pattern, "unknown");
     assert!(f.reason.unwrap().contains("several definitions"));
@@ -299,17 +304,7 @@ fn a_uniform_loop_counter_indexes_a_uniform_address() {
         ],
         None,
     );
-    let br = Row::new(
-        16,
-        4,
-        Category::Control,
-        Flow::BranchExec {
-            target: 4,
-            any: true,
-        },
-    );
-    t.push(br, &[], None);
-    t.push(Row::new(20, 4, Category::Control, Flow::Stop), &[], None);
+    push_back_to_4_and_stop(&mut t);
     assert_eq!(lane_facts(&t)[0].1.pattern, "unknown");
     let facts = agx_analysis::facts::from_table(&t);
     let cfg = agx_analysis::cfg::Cfg::from_facts(&facts, &Default::default());
