@@ -444,7 +444,13 @@ fn test_value(t: &CodeTable, i: usize, st: &State) -> Val {
 /// A `break` (an `if` whose arm leaves the loop) is not yet counted: the
 /// G13 analysis (`crate::divergence`) is the reference there.
 fn exit_value(t: &CodeTable, cfg: &Cfg, l: &LoopInfo, before: &[State]) -> Val {
-    let mut worst = Val::Uniform;
+    worst_exit(t, cfg, l, before).0
+}
+
+/// [`exit_value`] and the first row giving it (`None` when every test is
+/// uniform, or there is none).
+fn worst_exit(t: &CodeTable, cfg: &Cfg, l: &LoopInfo, before: &[State]) -> (Val, Option<usize>) {
+    let mut worst = (Val::Uniform, None);
     for (b, _) in l.blocks.iter().enumerate().filter(|(_, &m)| m) {
         for i in cfg.blocks[b].insns.clone() {
             let row = &t.rows[i];
@@ -454,7 +460,9 @@ fn exit_value(t: &CodeTable, cfg: &Cfg, l: &LoopInfo, before: &[State]) -> Val {
                 None if row.class == Category::ExecMask => Val::Unknown,
                 _ => Val::Uniform,
             };
-            worst = worst.max(v);
+            if v > worst.0 || (v == worst.0 && v != Val::Uniform && worst.1.is_none_or(|w| i < w)) {
+                worst = (v, Some(i));
+            }
         }
     }
     worst
@@ -608,10 +616,17 @@ fn verdicts(
         }
     }
     for l in loops {
-        let v = exit_value(t, cfg, l, before);
+        let (v, test) = worst_exit(t, cfg, l, before);
         let at = l.latch_rows.iter().copied().max().unwrap_or(0);
+        let what = match test {
+            Some(k) if t.rows[k].exec.is_some() => {
+                format!("its exit test at 0x{:x} ({})", t.rows[k].addr, condition(k))
+            }
+            Some(k) => format!("the exec-mask instruction at 0x{:x}", t.rows[k].addr),
+            None => "its exit tests".into(),
+        };
         if at < t.rows.len() {
-            push(&mut u, at, BranchKind::Loop, v, why(v, "its exit tests"));
+            push(&mut u, at, BranchKind::Loop, v, why(v, &what));
         }
     }
     u.branches.sort_by_key(|b| (b.at, b.kind as u8));

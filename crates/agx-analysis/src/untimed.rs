@@ -299,6 +299,31 @@ pub struct Untimed {
     /// The lane pattern of each memory instruction, by instruction index
     /// (`crate::lanes` over the code table, with the uniformity facts).
     pub lanes: Vec<(usize, crate::lanes::LaneFact)>,
+    /// The advice rules' suggestions from the table's facts
+    /// (`crate::advice::run_table`).
+    pub suggestions: Vec<crate::timing::Suggestion>,
+}
+
+/// Each loop's header, last address and share of the issue slots (its own
+/// instructions and its nested loops'), for the advice rules.
+fn table_loops(loops: &[Loop], regions: &[Region]) -> Vec<crate::advice::TableLoop> {
+    let total: u64 = regions.iter().map(|r| r.issue_slots).sum();
+    let mut slots = vec![0u64; loops.len()];
+    for r in regions {
+        let mut cur = r.in_loop;
+        while let Some(l) = cur {
+            slots[l] += r.issue_slots;
+            cur = loops[l].parent;
+        }
+    }
+    loops
+        .iter()
+        .map(|l| crate::advice::TableLoop {
+            header: l.header,
+            end: l.end,
+            share_pct: crate::timing::suggest::share_pct(slots[l.index] as f64, total as f64),
+        })
+        .collect()
 }
 
 fn reg_text(half: u32, whole: bool) -> String {
@@ -374,7 +399,16 @@ pub fn analyze(d: &Decoded, model: &GpuModel) -> Untimed {
         .as_ref()
         .map(|t| crate::lanes::lane_facts_with(t, &cfg, Some(&uniformity)))
         .unwrap_or_default();
+    let suggestions = match &d.table {
+        Some(table) => crate::advice::run_table(&crate::advice::TableContext {
+            table,
+            branches: &uniformity.branches,
+            loops: &table_loops(&loops, &regions),
+        }),
+        None => Vec::new(),
+    };
     Untimed {
+        suggestions,
         uniformity,
         lanes,
         regions,

@@ -639,7 +639,7 @@ fn parts_out(t: &agx_analysis::timing::KernelTiming) -> Vec<Part> {
         .collect()
 }
 
-fn suggestions_out(s: &[agx_analysis::timing::Suggestion]) -> Vec<SuggestionOut> {
+pub(crate) fn suggestions_out(s: &[agx_analysis::timing::Suggestion]) -> Vec<SuggestionOut> {
     s.iter()
         .map(|s| SuggestionOut {
             severity: s.severity,

@@ -1103,6 +1103,12 @@ fn suggestions(
     })
 }
 
+/// One suggestion as the text report prints it, without colour (the
+/// untimed report's Suggestions section).
+pub(crate) fn plain_suggestion_line(out: &mut String, indent: &str, s: &SuggestionOut) {
+    suggestion_line(out, Style { on: false }, indent, s);
+}
+
 /// One suggestion: severity, message, its address.
 fn suggestion_line(out: &mut String, st: Style, indent: &str, s: &SuggestionOut) {
     let mut b = Vec::new();

@@ -688,7 +688,11 @@ fn functions_of(name: &str, d: &Decoded, u: &Untimed) -> Vec<FunctionRecord> {
                 total_cycles: None,
                 recursive: u.cfg.calls.is_empty().then_some(false),
                 live_in: None,
-                suggestions: Vec::new(),
+                suggestions: if main {
+                    crate::record::suggestions_out(&u.suggestions)
+                } else {
+                    Vec::new()
+                },
                 branches,
                 divergence,
             }
@@ -766,7 +770,9 @@ impl KernelRecord {
             divergence: u.uniformity.counts,
         };
         // (the timed-family sections stay empty: `Default`)
+        let suggestions = crate::record::suggestions_out(&u.suggestions);
         KernelRecord {
+            suggestions,
             name,
             gpu,
             unknown_encodings: d.unknown(),
@@ -900,6 +906,29 @@ fn branches_text(o: &mut String, u: &UntimedSections) {
     }
 }
 
+fn suggestions_html(o: &mut String, r: &KernelRecord) {
+    use crate::html::esc;
+    o.push_str(
+        "<h3>Suggestions (from the code table's facts; shares in issue slots, not cycles)</h3>\n",
+    );
+    if r.suggestions.is_empty() {
+        o.push_str("<p>none from the rules that run without a timing model</p>\n");
+        return;
+    }
+    o.push_str("<ul>\n");
+    for s in &r.suggestions {
+        let _ = writeln!(
+            o,
+            "<li>{} {} <span class=\"mono\">[0x{:x}]</span><br><small>fact: {}</small></li>",
+            s.severity.icon(),
+            esc(&s.message),
+            s.offset,
+            esc(&s.fact)
+        );
+    }
+    o.push_str("</ul>\n");
+}
+
 fn branches_html(o: &mut String, u: &UntimedSections) {
     use crate::html::esc;
     let _ = writeln!(o, "<h3>Branches ({})</h3>", esc(&branches_summary(u)));
@@ -952,6 +981,7 @@ pub fn text(r: &KernelRecord) -> String {
     text_loops(&mut o, u);
     branches_text(&mut o, u);
     text_waits(&mut o, u);
+    text_suggestions(&mut o, r);
     text_not_known(&mut o, u);
     o
 }
@@ -1106,6 +1136,21 @@ fn text_loops(o: &mut String, u: &UntimedSections) {
         for m in outside {
             let _ = writeln!(o, "  {}", mem_line(m));
         }
+    }
+}
+
+/// The advice the code table's facts support (no rule needs a cycle figure
+/// here).
+fn text_suggestions(o: &mut String, r: &KernelRecord) {
+    let _ = writeln!(
+        o,
+        "\nSuggestions (from the code table's facts; shares in issue slots, not cycles)"
+    );
+    if r.suggestions.is_empty() {
+        let _ = writeln!(o, "  none from the rules that run without a timing model");
+    }
+    for s in &r.suggestions {
+        crate::text::plain_suggestion_line(o, "  ", s);
     }
 }
 
@@ -1319,6 +1364,7 @@ fn kernel_html(o: &mut String, k: usize, r: &KernelRecord) {
         mem_table(o, u.memory.iter().filter(|m| m.in_loop.is_none()));
     }
     branches_html(o, u);
+    suggestions_html(o, r);
     o.push_str("<h3>Waits (fields in the instruction bits, as decoded)</h3>\n");
     if u.waits.is_empty() {
         o.push_str("<p>none</p>\n");

@@ -1,7 +1,7 @@
 //! `divergent-loop-exit`: a loop whose exit test is not uniform: its threads may leave at different iterations (not a grid- or block-stride loop's tail, nor a loop whose iteration count is what the kernel stores: [`count_is_stored`], nor a compare-and-swap retry loop: [`cas_retry`]).
 
 use super::facts::innermost_loop;
-use super::{Context, Need, Rule};
+use super::{Context, Need, Rule, TableContext};
 use crate::divergence::{tail_only_exit, BranchKind};
 use crate::timing::suggest::{severity_for_share, share_pct, Suggestion};
 
@@ -16,6 +16,40 @@ impl Rule for DivergentLoopExit {
     }
     fn needs(&self) -> &'static [Need] {
         &[Need::Timing, Need::Divergence]
+    }
+    /// From the code table: a loop whose exit verdict is divergent, with
+    /// its share of the issue slots. (The timed rule's exceptions, a grid-
+    /// or block-stride tail, a stored count, a compare-and-swap retry, need
+    /// facts the table does not give yet; docs/analysis.md says so.)
+    fn evaluate_table(&self, cx: &TableContext<'_>, out: &mut Vec<Suggestion>) {
+        for b in cx
+            .branches
+            .iter()
+            .filter(|b| b.kind == BranchKind::Loop && b.uniform == Some(false))
+        {
+            let Some(l) = cx.loops.iter().find(|l| l.end == b.at) else {
+                continue;
+            };
+            let share = l.share_pct;
+            let reason = b.reason.clone();
+            let header = l.header;
+            out.push(
+                Suggestion::new(
+                    severity_for_share(share),
+                    b.at,
+                    "divergent-loop-exit",
+                    &[("share_pct", share)],
+                    |f| {
+                        format!(
+                            "Loop at 0x{header:x} has a divergent exit: {reason}. It holds {}% of the kernel's issue slots (issue slots, not cycles: each loop assumed to run {} times); the SIMD-group runs until its last thread leaves, so give the threads of a SIMD-group similar trip counts (sort/bin the work) or make the bound uniform.",
+                            f("share_pct"),
+                            crate::timing::DEFAULT_TRIP_COUNT
+                        )
+                    },
+                )
+                .with_fact("the loop's exit test is not uniform: its threads may leave at different iterations"),
+            );
+        }
     }
     fn evaluate(&self, cx: &Context<'_>, out: &mut Vec<Suggestion>) {
         let (t, insns) = (cx.timing, cx.insns);

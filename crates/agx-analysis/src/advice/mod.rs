@@ -109,6 +109,26 @@ impl<'a> Context<'a> {
     }
 }
 
+/// The facts a rule reads from the code table alone, for a family without
+/// a timing model (Apple9): the branch verdicts (`crate::uniformity`) and
+/// each loop's share of the issue slots (not cycles).
+pub struct TableContext<'a> {
+    pub table: &'a agx_isa::table::CodeTable,
+    pub branches: &'a [crate::uniformity::TableBranch],
+    pub loops: &'a [TableLoop],
+}
+
+/// One loop as [`TableContext`] gives it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TableLoop {
+    pub header: u32,
+    /// Address of its last instruction (its back branch).
+    pub end: u32,
+    /// Its instructions' share of the kernel's issue slots, nested loops
+    /// included, percent (each loop assumed to run the default trip count).
+    pub share_pct: f64,
+}
+
 /// An advice rule.
 pub trait Rule: Sync {
     fn id(&self) -> &'static str;
@@ -118,6 +138,10 @@ pub trait Rule: Sync {
     /// The facts it needs: a rule whose facts are absent is not run.
     fn needs(&self) -> &'static [Need];
     fn evaluate(&self, cx: &Context<'_>, out: &mut Vec<Suggestion>);
+    /// The rule over the code table's facts alone (families without a
+    /// timing model); by default it needs more than the table gives and is
+    /// silent.
+    fn evaluate_table(&self, _cx: &TableContext<'_>, _out: &mut Vec<Suggestion>) {}
 }
 
 /// Every rule, in evaluation order. The rules needing only the timing come
@@ -186,6 +210,15 @@ fn run_group(cx: &Context<'_>, g: u8) -> Vec<Suggestion> {
 pub fn run_timing(cx: &Context<'_>) -> Vec<Suggestion> {
     let mut out = run_group(cx, 0);
     out.sort_by(|a, b| a.severity.cmp(&b.severity).then(a.offset.cmp(&b.offset)));
+    out
+}
+
+/// Every rule's suggestions from the code table's facts, in registry order.
+pub fn run_table(cx: &TableContext<'_>) -> Vec<Suggestion> {
+    let mut out = Vec::new();
+    for r in registry() {
+        r.evaluate_table(cx, &mut out);
+    }
     out
 }
 

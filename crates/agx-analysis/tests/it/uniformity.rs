@@ -108,3 +108,58 @@ fn apple9_if_on_the_grid_position_is_divergent_and_on_the_threadgroup_position_u
     assert_eq!(u.branches[0].uniform, None);
     assert_eq!(u.unknown, 1);
 }
+
+/// An Apple9 loop whose exit test compares the grid position (`r3 = sr32`;
+/// loop scope push; `cmpsel ieq, r3, 50` into bank 0; `while_exec` on bank
+/// 0; `jmp_exec_any` back to the compare; pop; stop): the loop is
+/// divergent and `divergent-loop-exit` says so from the table's facts,
+/// with the loop's share of the issue slots; the same loop on the
+/// threadgroup position (sr28) is uniform and gets no such advice.
+fn apple9_loop_on(sr: u8) -> agx_analysis::untimed::Untimed {
+    let code = [
+        &[3 << 4 | 0x0c, 0x80 | sr, 0x10, 0x06][..],
+        &[0x0f, 0x05, 0x54, 0x1a],
+        &[0x0a, 0x07, 0x23, 0xb2, 0x06, 0x00, 0x07, 0x02, 0x00, 0x00],
+        &[0x8f, 0x04, 0x54, 0x22],
+        &[0x0f, 0x00, 0x54, 0xf2, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00],
+        &[0x0f, 0x06, 0x04, 0x02, 0x00, 0x00],
+        &[0x0e, 0, 0, 0],
+    ]
+    .concat();
+    let l = agx_isa::apple9::walk(&code, 0);
+    let d = agx_analysis::apple9_adapter::from_listing(&code, 0, &l);
+    let model = agx_analysis::gpu::GPU_MODELS
+        .iter()
+        .find(|m| m.generations.contains(&16))
+        .unwrap();
+    agx_analysis::untimed::analyze(&d, model)
+}
+
+#[test]
+fn apple9_divergent_loop_exit_is_advised_from_the_table() {
+    let u = apple9_loop_on(32);
+    let lp: Vec<_> = u
+        .uniformity
+        .branches
+        .iter()
+        .filter(|b| b.kind == BranchKind::Loop)
+        .collect();
+    assert_eq!(lp.len(), 1, "{:?}", u.uniformity.branches);
+    assert_eq!(lp[0].uniform, Some(false));
+    assert!(
+        lp[0].reason.contains("exit test at 0x12"),
+        "{}",
+        lp[0].reason
+    );
+    assert_eq!(u.suggestions.len(), 1, "{:?}", u.suggestions);
+    let s = &u.suggestions[0];
+    assert_eq!((s.rule, s.offset), ("divergent-loop-exit", 0x16));
+    assert!(s.share_pct().is_some_and(|p| p > 50.0), "{:?}", s.figures);
+    let u = apple9_loop_on(28);
+    assert!(u
+        .uniformity
+        .branches
+        .iter()
+        .all(|b| b.uniform == Some(true)));
+    assert!(u.suggestions.is_empty());
+}
