@@ -50,6 +50,10 @@ pub struct TableBranch {
     pub reason: String,
     /// Cycles of the arms it guards: `null` (no timing model here).
     pub arms_cycles: Option<f64>,
+    /// The rows it guards (end exclusive): an `if` to the end of its
+    /// region, an `else` from itself to that end.
+    #[serde(skip)]
+    pub arms: Option<(usize, usize)>,
 }
 
 /// The verdicts of one piece of code.
@@ -521,6 +525,21 @@ fn condition_text(t: &CodeTable, i: usize, st: &State) -> String {
     }
 }
 
+/// The innermost exec region open at row `i`.
+fn innermost(regions: &[Region], i: usize) -> Option<&Region> {
+    regions
+        .iter()
+        .filter(|r| r.open < i && i < r.end.max(r.open + 1) + 1)
+        .max_by_key(|r| r.open)
+}
+
+/// Sets the arms of the branch just pushed.
+fn set_arms(u: &mut Uniformity, arms: Option<(usize, usize)>) {
+    if let Some(b) = u.branches.last_mut() {
+        b.arms = arms;
+    }
+}
+
 /// The if/loop counts of `branches` (an unknown verdict counts in
 /// neither).
 pub fn counts_of(branches: &[TableBranch]) -> Counts {
@@ -561,6 +580,7 @@ fn verdicts(
             uniform: verdict(v),
             reason,
             arms_cycles: None,
+            arms: None,
         });
     };
     let why = |v: Val, what: &str| -> String {
@@ -573,17 +593,17 @@ fn verdicts(
     let condition = |i: usize| -> String { condition_text(t, i, &before[i]) };
     // the innermost open region's verdict at each row (for else and skips)
     let level = |i: usize| -> Val {
-        regions
-            .iter()
-            .filter(|r| r.open < i && i < r.end.max(r.open + 1) + 1)
-            .max_by_key(|r| r.open)
-            .map_or(Val::Uniform, |r| test_value(t, r.open, &before[r.open]))
+        innermost(regions, i).map_or(Val::Uniform, |r| test_value(t, r.open, &before[r.open]))
     };
     for (i, row) in t.rows.iter().enumerate() {
         match (row.exec, row.flow) {
             (Some((ExecOp::If, _)), _) => {
                 let v = test_value(t, i, &before[i]);
                 push(&mut u, i, BranchKind::If, v, why(v, &condition(i)));
+                set_arms(
+                    &mut u,
+                    regions.iter().find(|r| r.open == i).map(|r| (i + 1, r.end)),
+                );
             }
             (Some((ExecOp::While, _)), _) => {
                 let v = test_value(t, i, &before[i]);
@@ -592,6 +612,7 @@ fn verdicts(
             (Some((ExecOp::Else, _)), _) => {
                 let v = level(i);
                 push(&mut u, i, BranchKind::Else, v, why(v, "the matching if"));
+                set_arms(&mut u, innermost(regions, i).map(|r| (i + 1, r.end)));
             }
             (_, Flow::BranchExec { target, .. }) if target > row.addr as i64 => {
                 let v = level(i);

@@ -399,11 +399,22 @@ pub fn analyze(d: &Decoded, model: &GpuModel) -> Untimed {
         .as_ref()
         .map(|t| crate::lanes::lane_facts_with(t, &cfg, Some(&uniformity)))
         .unwrap_or_default();
+    let executions: Vec<u64> = nest
+        .owner
+        .iter()
+        .map(|o| {
+            o.map_or(1, |l| {
+                (ASSUMED_TRIP_COUNT as u64).saturating_pow(loops[l as usize].depth)
+            })
+        })
+        .collect();
     let suggestions = match &d.table {
         Some(table) => crate::advice::run_table(&crate::advice::TableContext {
             table,
             branches: &uniformity.branches,
             loops: &table_loops(&loops, &regions),
+            total_slots: executions.iter().sum(),
+            executions: &executions,
         }),
         None => Vec::new(),
     };

@@ -116,6 +116,10 @@ pub struct TableContext<'a> {
     pub table: &'a agx_isa::table::CodeTable,
     pub branches: &'a [crate::uniformity::TableBranch],
     pub loops: &'a [TableLoop],
+    /// Issues per thread of each row (the default trip count per enclosing
+    /// loop, assumed), and their sum over the rows.
+    pub executions: &'a [u64],
+    pub total_slots: u64,
 }
 
 /// One loop as [`TableContext`] gives it.

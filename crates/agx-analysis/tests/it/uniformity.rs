@@ -163,3 +163,50 @@ fn apple9_divergent_loop_exit_is_advised_from_the_table() {
         .all(|b| b.uniform == Some(true)));
     assert!(u.suggestions.is_empty());
 }
+
+/// An Apple9 if/else on the grid position with an `iadd` in each arm
+/// (`r3 = sr32`; `cmpsel ieq, r3, 50` into bank 0; `push_exec` on bank 0;
+/// `iadd`; `else_exec`; `iadd`; `pop_exec`; `stop`): `divergent-branch`
+/// from the table's facts, both arms weighed in issue slots.
+#[test]
+fn apple9_divergent_if_else_is_advised_from_the_table() {
+    let iadd = [0x9f, 0x01, 0x54, 0x06, 0x03, 0x02, 0x18, 0x88, 0x15, 0x04];
+    let code = [
+        &[3 << 4 | 0x0c, 0x80 | 32, 0x10, 0x06][..],
+        &[0x0a, 0x07, 0x23, 0xb2, 0x06, 0x00, 0x07, 0x02, 0x00, 0x00],
+        &[0x0f, 0x05, 0x54, 0x01],
+        &iadd,
+        &[0x0f, 0x04, 0x04, 0x19],
+        &iadd,
+        &[0x0f, 0x06, 0x04, 0x01, 0x00, 0x00],
+        &[0x0e, 0, 0, 0],
+    ]
+    .concat();
+    let l = agx_isa::apple9::walk(&code, 0);
+    let d = agx_analysis::apple9_adapter::from_listing(&code, 0, &l);
+    let model = agx_analysis::gpu::GPU_MODELS
+        .iter()
+        .find(|m| m.generations.contains(&16))
+        .unwrap();
+    let u = agx_analysis::untimed::analyze(&d, model);
+    let kinds: Vec<_> = u
+        .uniformity
+        .branches
+        .iter()
+        .map(|b| (b.at, b.kind, b.uniform))
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            (14, BranchKind::If, Some(false)),
+            (28, BranchKind::Else, Some(false))
+        ]
+    );
+    assert_eq!(u.suggestions.len(), 1, "{:?}", u.suggestions);
+    let s = &u.suggestions[0];
+    assert_eq!(
+        (s.rule, s.offset, s.sites.clone()),
+        ("divergent-branch", 14, vec![14, 28])
+    );
+    assert!(s.message.contains("1 issue slots then"), "{}", s.message);
+}
