@@ -355,13 +355,30 @@ fn untimed_region(
     let pad = "  ".repeat(indent);
     for &k in &own[r] {
         let b = &u.blocks[k];
-        let label = format!(
+        let mut label = format!(
             "B{k} 0x{:x}–0x{:x}\n{} insn",
             b.start, b.end, b.instructions
         );
+        // a divergent branch ends the block: both sides run (as the timed
+        // view marks it)
+        let divergent = u
+            .functions
+            .iter()
+            .flat_map(|f| &f.branches)
+            .find(|x| x.at == b.end && x.uniform == Some(false));
+        let extra = match divergent {
+            Some(x) => {
+                label.push_str("\n◆ divergent branch");
+                format!(
+                    ", tooltip={}, color=\"#d97706\", penwidth=2.5",
+                    q(&x.reason)
+                )
+            }
+            None => String::new(),
+        };
         let _ = writeln!(
             o,
-            "{pad}{prefix}b{k} [label={}, fillcolor=\"#f3f4f6\"];",
+            "{pad}{prefix}b{k} [label={}, fillcolor=\"#f3f4f6\"{extra}];",
             q(&label)
         );
     }

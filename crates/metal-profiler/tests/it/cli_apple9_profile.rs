@@ -246,3 +246,32 @@ fn apple9_record_has_every_key_of_the_m1_record() {
         .as_array()
         .is_some_and(|b| !b.is_empty()));
 }
+
+/// A loop whose exit test compares the grid position (the fuzz seed
+/// `exec_loop_pred.bin`, built from the documented encodings after a 4-byte
+/// base): every view carries the divergent verdict and the advice.
+#[test]
+fn divergent_loop_in_every_view() {
+    let seed = "fuzz/corpus/apple9/exec_loop_pred.bin";
+    let base = ["--binary", seed, "--gpu", "g16g", "--offset", "4"];
+    let o = run(&base);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_has_all(
+        &out(&o),
+        &[
+            "Branches (from the code table: 1 uniform, 2 divergent, 0 unknown)",
+            "loop   divergent its exit test at 0x12",
+            "🔴 Loop at 0x8 has a divergent exit",
+        ],
+    );
+    let j = run(&[&base[..], &["--format", "json"]].concat());
+    let v: serde_json::Value = serde_json::from_str(&out(&j)).unwrap();
+    let k = &v["kernels"][0];
+    assert_eq!(k["suggestions"][0]["rule"], "divergent-loop-exit");
+    assert_eq!(k["divergence"]["loop_divergent"], 1);
+    let d = run(&[&base[..], &["--format", "dot"]].concat());
+    assert!(out(&d).contains("◆ divergent branch"), "{}", out(&d));
+    let s = run(&[&base[..], &["--format", "sarif"]].concat());
+    let s: serde_json::Value = serde_json::from_str(&out(&s)).unwrap();
+    assert_eq!(s["runs"][0]["results"][0]["ruleId"], "divergent-loop-exit");
+}
