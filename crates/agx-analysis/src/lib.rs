@@ -33,6 +33,7 @@ pub mod raw_image;
 pub mod round;
 pub mod special_regs;
 pub mod stack_kind;
+pub mod table_trips;
 pub mod time_passes;
 pub mod timing;
 pub mod trip_count;

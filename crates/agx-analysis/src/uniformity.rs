@@ -68,6 +68,13 @@ pub struct Uniformity {
 }
 
 impl Uniformity {
+    /// The compare row whose predicate bank `bank` holds just before row
+    /// `row` (`None`: none, or different ones on merged paths).
+    pub fn pred_source(&self, row: usize, bank: u8) -> Option<usize> {
+        let at = self.before.get(row)?.pred_at[bank as usize & 7];
+        (at != u32::MAX).then_some(at as usize)
+    }
+
     /// Whether every half of `r` holds a uniform value just before row
     /// `row` (a uniform-file register always does).
     pub fn uniform_at(&self, row: usize, r: &agx_isa::table::RegRange) -> bool {
@@ -473,7 +480,7 @@ fn worst_exit(t: &CodeTable, cfg: &Cfg, l: &LoopInfo, before: &[State]) -> (Val,
 }
 
 /// A register range as the listings spell it (`r3`, `r3l`, `r4_r5`, `u6`).
-fn reg_text(r: &agx_isa::table::RegRange) -> String {
+pub(crate) fn reg_text(r: &agx_isa::table::RegRange) -> String {
     let p = if r.is_uniform() { 'u' } else { 'r' };
     let (s, n) = (r.start as u32, r.len as u32);
     if n == 1 {

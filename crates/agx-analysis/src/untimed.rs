@@ -192,6 +192,11 @@ pub struct Loop {
     pub exits: crate::Addrs,
     /// Instructions of the loop whose operands are not all decoded.
     pub operands_incomplete: usize,
+    /// The trip count used: the proved count or maximum, else
+    /// [`ASSUMED_TRIP_COUNT`]; what the code proves (`crate::table_trips`).
+    pub trip_count: u32,
+    #[serde(skip)]
+    pub trip: crate::table_trips::TableTrip,
     /// Addresses of its memory instructions and of those carrying wait
     /// fields (nested loops included): their facts are in the record's
     /// `memory[]` and `waits[]`.
@@ -226,7 +231,26 @@ pub struct Region {
 }
 
 /// The regions of `loops` (nesting from `owner`), dearest first.
+/// Issues per thread of each loop's own instructions: the product of its
+/// and its enclosing loops' trip counts (proved by `crate::table_trips`,
+/// else [`ASSUMED_TRIP_COUNT`]).
+fn loop_executions(loops: &[Loop]) -> Vec<u64> {
+    loops
+        .iter()
+        .map(|l| {
+            let mut n: u64 = 1;
+            let mut cur = Some(l.index);
+            while let Some(k) = cur {
+                n = n.saturating_mul(loops[k].trip_count.max(1) as u64);
+                cur = loops[k].parent;
+            }
+            n
+        })
+        .collect()
+}
+
 fn regions(loops: &[Loop], owner: &[Option<u32>]) -> Vec<Region> {
+    let exec = loop_executions(loops);
     let mut own = vec![0usize; loops.len()];
     let mut outside = 0usize;
     for o in owner {
@@ -238,7 +262,7 @@ fn regions(loops: &[Loop], owner: &[Option<u32>]) -> Vec<Region> {
     let mut v: Vec<Region> = loops
         .iter()
         .map(|l| {
-            let executions = (ASSUMED_TRIP_COUNT as u64).saturating_pow(l.depth);
+            let executions = exec[l.index];
             Region {
                 name: format!("loop at 0x{:x}", l.header),
                 in_loop: Some(l.index),
@@ -355,7 +379,7 @@ pub fn analyze(d: &Decoded, model: &GpuModel) -> Untimed {
             cur = nest.loops[l].parent;
         }
     }
-    let loops: Vec<Loop> = nest
+    let mut loops: Vec<Loop> = nest
         .loops
         .iter()
         .zip(members)
@@ -383,17 +407,26 @@ pub fn analyze(d: &Decoded, model: &GpuModel) -> Untimed {
                 latches: sum.latches,
                 exits: sum.exits,
                 operands_incomplete: members.iter().filter(|&&i| !d.insns[i].complete).count(),
+                trip_count: ASSUMED_TRIP_COUNT,
+                trip: Default::default(),
                 memory: addrs(&|ins| ins.mem.is_some()),
                 waits: addrs(&Insn::carries_waits),
             }
         })
         .collect();
-    let regions = regions(&loops, &nest.owner);
     let uniformity = d
         .table
         .as_ref()
         .map(|t| crate::uniformity::analyze(t, &cfg, &forest))
         .unwrap_or_default();
+    if let Some(t) = &d.table {
+        let trips = crate::table_trips::analyze(t, &cfg, &forest, &nest, &uniformity);
+        for (l, trip) in loops.iter_mut().zip(trips) {
+            l.trip_count = trip.count.unwrap_or(ASSUMED_TRIP_COUNT);
+            l.trip = trip;
+        }
+    }
+    let regions = regions(&loops, &nest.owner);
     let lanes = d
         .table
         .as_ref()

@@ -403,10 +403,10 @@ impl<'a> LoopJson<'a> {
             latches: &l.latches,
             exits: &l.exits,
             blocks: l.blocks,
-            trip_count: agx_analysis::untimed::ASSUMED_TRIP_COUNT,
-            trip_count_source: "default",
-            trip_count_max: None,
-            trip_count_bound: None,
+            trip_count: l.trip_count,
+            trip_count_source: l.trip.source,
+            trip_count_max: l.trip.count,
+            trip_count_bound: l.trip.bound.as_deref(),
             cycles_per_iteration: None,
             latency_bound_cycles: None,
             nested_cycles: None,
@@ -969,7 +969,7 @@ pub fn text(r: &KernelRecord) -> String {
     if let Some(h) = u.regions.first() {
         let _ = writeln!(
             o,
-            "hot region: {}, {}% of issue slots (issue slots, not cycles; each loop assumed to run {} times)",
+            "hot region: {}, {}% of issue slots (issue slots, not cycles; a loop runs its proved trip count, else {} times, assumed)",
             h.name,
             h.share_pct,
             agx_analysis::untimed::ASSUMED_TRIP_COUNT
@@ -984,6 +984,21 @@ pub fn text(r: &KernelRecord) -> String {
     text_suggestions(&mut o, r);
     text_not_known(&mut o, u);
     o
+}
+
+/// A loop's trip count as the report words it.
+fn trip_words(l: &LoopRecord) -> String {
+    let assumed = agx_analysis::untimed::ASSUMED_TRIP_COUNT;
+    match (l.trip.source, l.trip.count, l.trip.bound.as_deref()) {
+        ("code", Some(n), _) => format!("{n} (proved by the code)"),
+        ("bounded", Some(n), _) => {
+            format!("at most {n} (proved by one exit test; another can leave earlier), {n} used")
+        }
+        ("argument", _, Some(b)) => {
+            format!("bounded by the uniform register {b} (a kernel argument); {assumed} assumed")
+        }
+        _ => format!("{assumed} assumed (not proved by the code)"),
+    }
 }
 
 /// The Code section: counts, framing, CFG and mix.
@@ -1080,7 +1095,7 @@ fn text_registers(o: &mut String, u: &UntimedSections) {
 fn text_regions(o: &mut String, u: &UntimedSections) {
     let _ = writeln!(
         o,
-        "\nRegions (issue slots, not cycles: own instructions × {} per enclosing loop, assumed)",
+        "\nRegions (issue slots, not cycles: own instructions × the trip count of each enclosing loop, proved or {} assumed)",
         agx_analysis::untimed::ASSUMED_TRIP_COUNT
     );
     for rg in &u.regions {
@@ -1118,6 +1133,7 @@ fn text_loops(o: &mut String, u: &UntimedSections) {
                 String::new()
             }
         );
+        let _ = writeln!(o, "    trip count: {}", trip_words(l));
         let ms: Vec<&MemoryRecord> = u
             .memory
             .iter()

@@ -41,7 +41,7 @@ impl Rule for DivergentLoopExit {
                     &[("share_pct", share)],
                     |f| {
                         format!(
-                            "Loop at 0x{header:x} has a divergent exit: {reason}. It holds {}% of the kernel's issue slots (issue slots, not cycles: each loop assumed to run {} times); the SIMD-group runs until its last thread leaves, so give the threads of a SIMD-group similar trip counts (sort/bin the work) or make the bound uniform.",
+                            "Loop at 0x{header:x} has a divergent exit: {reason}. It holds {}% of the kernel's issue slots (issue slots, not cycles: a loop runs its proved trip count, else {} times, assumed); the SIMD-group runs until its last thread leaves, so give the threads of a SIMD-group similar trip counts (sort/bin the work) or make the bound uniform.",
                             f("share_pct"),
                             crate::timing::DEFAULT_TRIP_COUNT
                         )

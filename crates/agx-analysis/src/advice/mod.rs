@@ -129,7 +129,8 @@ pub struct TableLoop {
     /// Address of its last instruction (its back branch).
     pub end: u32,
     /// Its instructions' share of the kernel's issue slots, nested loops
-    /// included, percent (each loop assumed to run the default trip count).
+    /// included, percent (each loop run its proved trip count, else the
+    /// default, assumed).
     pub share_pct: f64,
 }
 

@@ -210,3 +210,45 @@ fn apple9_divergent_if_else_is_advised_from_the_table() {
     );
     assert!(s.message.contains("1 issue slots then"), "{}", s.message);
 }
+
+/// A counted Apple9 loop: `r3 = 0` (the constant-zero bitop); loop scope
+/// push; `iadd r3, 1, r3`; `cmpsel ieq, r3, 50` into bank 0;
+/// `while_exec` on bank 0 (polarity set: lanes whose predicate holds
+/// leave); `jmp_exec_any` back to the `iadd`; pop; stop. Single-instruction
+/// encodings as the M3 reference decodes them (facts). The code proves 50
+/// trips, and the region weighs 50 iterations; the loop is uniform.
+#[test]
+fn apple9_counted_loop_trip_count_from_the_table() {
+    let code = [
+        &[0x3b, 0x00, 0x20, 0x00][..],
+        &[0x0f, 0x05, 0x54, 0x1a],
+        &[0x9f, 0x01, 0x54, 0x06, 0x03, 0x02, 0x18, 0x88, 0x15, 0x04],
+        &[0x0a, 0x07, 0x23, 0xb2, 0x06, 0x00, 0x07, 0x02, 0x00, 0x00],
+        &[0x8f, 0x04, 0x54, 0x22],
+        &[0x0f, 0x00, 0x54, 0xe8, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00],
+        &[0x0f, 0x06, 0x04, 0x02, 0x00, 0x00],
+        &[0x0e, 0, 0, 0],
+    ]
+    .concat();
+    let l = agx_isa::apple9::walk(&code, 0);
+    let d = agx_analysis::apple9_adapter::from_listing(&code, 0, &l);
+    let model = agx_analysis::gpu::GPU_MODELS
+        .iter()
+        .find(|m| m.generations.contains(&16))
+        .unwrap();
+    let u = agx_analysis::untimed::analyze(&d, model);
+    assert_eq!(u.loops.len(), 1);
+    let lp = &u.loops[0];
+    assert_eq!(
+        (lp.trip.source, lp.trip.count, lp.trip_count),
+        ("code", Some(50), 50)
+    );
+    let r = u.regions.iter().find(|r| r.in_loop == Some(0)).unwrap();
+    assert_eq!(r.executions, 50);
+    assert!(u
+        .uniformity
+        .branches
+        .iter()
+        .all(|b| b.uniform == Some(true)));
+    assert!(u.suggestions.is_empty());
+}

@@ -190,6 +190,79 @@ fn exec_columns(mnem: &str, bytes: &[u8]) -> (Option<(ExecOp, u8)>, Option<Pred>
     }
 }
 
+/// An integer operand as the reference prints it (`50`, `-3`, `0x1f`).
+fn int_operand(o: &str) -> Option<i64> {
+    let (neg, digits) = match o.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, o),
+    };
+    let v = match digits.strip_prefix("0x") {
+        Some(h) => i64::from_str_radix(h, 16).ok()?,
+        None if !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit()) => {
+            digits.parse().ok()?
+        }
+        None => return None,
+    };
+    Some(if neg { -v } else { v })
+}
+
+/// The compare and immediate columns: a predicate compare's condition
+/// (its first operand: `ieq`, `slt`, `ugt`, …; float and `test` compares
+/// have none), its invert bit (byte 0 bit 4) and an immediate second
+/// source; an exec test's polarity (selector bit 5: for a loop update,
+/// lanes whose predicate holds leave; docs/apple9-exec-mask.md, inferred);
+/// the immediate of `mov_imm`, `iadd`/`isub` and the constant-zero bitop.
+fn compare_columns(
+    mnem: &str,
+    operands: &[String],
+    bytes: &[u8],
+    pred: Option<Pred>,
+    exec: Option<(ExecOp, u8)>,
+) -> (Option<super::Compare>, Option<i64>) {
+    use super::{Compare, Cond};
+    let b0 = bytes.first().copied().unwrap_or(0);
+    match (pred, exec) {
+        (Some(Pred::Write(_)), _) => {
+            let cc = operands.first().map(String::as_str).unwrap_or("");
+            let signed = match cc.as_bytes().first() {
+                Some(b'i' | b's') => true,
+                Some(b'u') => false,
+                _ => return (None, None),
+            };
+            let cond = match &cc[1..] {
+                "eq" => Cond::Eq,
+                "ne" => Cond::Ne,
+                "lt" => Cond::Lt,
+                "le" => Cond::Le,
+                "gt" => Cond::Gt,
+                "ge" => Cond::Ge,
+                _ => return (None, None),
+            };
+            let compare = Compare {
+                cond,
+                signed,
+                invert: b0 & 0x10 != 0,
+            };
+            (Some(compare), operands.get(3).and_then(|o| int_operand(o)))
+        }
+        (Some(Pred::Read(_)), Some(_)) => {
+            let sel = bytes.get(3).copied().unwrap_or(0);
+            let polarity = Compare {
+                cond: Cond::Eq,
+                signed: false,
+                invert: sel & 0x20 != 0,
+            };
+            (Some(polarity), None)
+        }
+        _ => match mnem {
+            "mov_imm" => (None, operands.get(1).and_then(|o| int_operand(o))),
+            "iadd" | "isub" => (None, operands.iter().skip(1).find_map(|o| int_operand(o))),
+            "bitop_unary" if operands.first().is_some_and(|o| o == "zero") => (None, Some(0)),
+            _ => (None, None),
+        },
+    }
+}
+
 fn range(r: &Reg, bits: u8) -> RegRange {
     RegRange {
         start: r.half,
@@ -274,6 +347,9 @@ pub fn table(code: &[u8], base: u32, l: &Listing) -> CodeTable {
         };
         row.exec = exec;
         row.pred = pred;
+        if let Item::Insn { mnem, operands, .. } = it {
+            (row.compare, row.imm) = compare_columns(mnem, operands, bytes, pred, exec);
+        }
         if exec.is_some() {
             // a documented exec-mask form: it has no register operand
             // (docs/apple9-exec-mask.md), so nothing about its operands is

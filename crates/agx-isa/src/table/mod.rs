@@ -201,6 +201,40 @@ pub enum Pred {
     Read(u8),
 }
 
+/// What an integer compare tests (its first source against its second).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cond {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl Cond {
+    /// Whether `a cond b` holds.
+    pub fn holds(self, a: i64, b: i64) -> bool {
+        match self {
+            Cond::Eq => a == b,
+            Cond::Ne => a != b,
+            Cond::Lt => a < b,
+            Cond::Le => a <= b,
+            Cond::Gt => a > b,
+            Cond::Ge => a >= b,
+        }
+    }
+}
+
+/// A compare's condition and polarity; on an exec-mask test, `invert` is
+/// whether lanes whose predicate holds leave (a loop update) or stay.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Compare {
+    pub cond: Cond,
+    pub signed: bool,
+    pub invert: bool,
+}
+
 /// Scoreboard fields carried in the instruction bits.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Scoreboard {
@@ -229,6 +263,12 @@ pub struct Row {
     /// read a predicate a compare set, Apple9; `None` on G13, whose tests
     /// compare registers themselves).
     pub pred: Option<Pred>,
+    /// An integer compare's condition (a predicate compare), or an exec
+    /// test's polarity (`cond` unused there): families that say so.
+    pub compare: Option<Compare>,
+    /// The row's integer immediate source (an immediate moved, added or
+    /// compared), where the family's filler reads one.
+    pub imm: Option<i64>,
     pub special: Option<Special>,
     pub wait: Scoreboard,
     /// A stack-pointer adjustment and its signed amount as encoded (G13:
@@ -252,6 +292,8 @@ impl Row {
             flow,
             exec: None,
             pred: None,
+            compare: None,
+            imm: None,
             special: None,
             wait: Scoreboard::default(),
             stack_adjust: None,

@@ -67,7 +67,8 @@ fn example_profile_text() {
             "push_exec",
             // the relative cost without a timing model: 5 loop instructions
             // × 16 against 4 outside (issue slots, labelled so)
-            "hot region: loop at 0x8, 95.24% of issue slots (issue slots, not cycles; each loop assumed to run 16 times)",
+            "hot region: loop at 0x8, 95.24% of issue slots (issue slots, not cycles; a loop runs its proved trip count, else 16 times, assumed)",
+            "trip count: 16 assumed (not proved by the code)",
             "loop at 0x8         95.24%  5 instructions × 16 = 80 issue slots",
             "outside loops        4.76%  4 instructions × 1 = 4 issue slots",
         ],
