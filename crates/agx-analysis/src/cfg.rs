@@ -356,46 +356,7 @@ impl Cfg {
                 entries.push(k);
             }
         }
-
-        // Leaders.
-        let mut leader = vec![false; n];
-        leader[0] = true;
-        for &e in &entries {
-            leader[e] = true;
-        }
-        // the target instruction of each branch or call (NO_TARGET: none);
-        // u32 (instruction indices fit: block_of is u32 too), not
-        // Option<usize> (16 bytes an instruction)
-        const NO_TARGET: u32 = u32::MAX;
-        let mut target_of: Vec<u32> = vec![NO_TARGET; n];
-        let mut unresolved = Vec::new();
-        for (i, f) in flows.iter().enumerate() {
-            let t = match *f {
-                Flow::Next => continue,
-                Flow::BranchExec { target, .. } | Flow::Jump { target } | Flow::Call { target } => {
-                    Some(target)
-                }
-                _ => None,
-            };
-            if i + 1 < n {
-                leader[i + 1] = true;
-            }
-            if let Some(t) = t {
-                match map.find(t) {
-                    Some(k) => {
-                        leader[k] = true;
-                        target_of[i] = k as u32;
-                        if matches!(f, Flow::Call { .. }) {
-                            entries.push(k);
-                        }
-                    }
-                    None => unresolved.push(Unresolved {
-                        addr: addrs[i],
-                        target: t,
-                    }),
-                }
-            }
-        }
+        let (leader, target_of, unresolved) = leaders(&flows, addrs, &map, &mut entries);
         entries.sort_unstable();
         entries.dedup();
         // Keep main first.
@@ -404,169 +365,10 @@ impl Cfg {
         }
         entries.insert(0, main_entry);
 
-        // Blocks.
-        let mut blocks: Vec<Block> = Vec::new();
-        let mut block_of = vec![0u32; n];
-        let mut s = 0;
-        for i in 0..n {
-            if i + 1 == n || leader[i + 1] {
-                let term = match flows[i] {
-                    Flow::Next => {
-                        if i + 1 == n {
-                            Terminator::End
-                        } else {
-                            Terminator::Fallthrough
-                        }
-                    }
-                    Flow::BranchExec { .. } => Terminator::Branch,
-                    Flow::Jump { .. } => Terminator::Jump,
-                    Flow::Call { .. } => Terminator::Call,
-                    Flow::CallIndirect => Terminator::CallIndirect,
-                    Flow::Ret => Terminator::Ret,
-                    Flow::Stop => Terminator::Stop,
-                    Flow::Trap => Terminator::Trap,
-                };
-                let b = blocks.len() as u32;
-                for slot in &mut block_of[s..=i] {
-                    *slot = b;
-                }
-                blocks.push(Block {
-                    insns: s..i + 1,
-                    start: addrs[s],
-                    last: addrs[i],
-                    succs: Edges::default(),
-                    preds: Edges::default(),
-                    term,
-                    function: None,
-                });
-                s = i + 1;
-            }
-        }
-
-        // Edges.
-        let mut calls = Vec::new();
-        for (b, blk) in blocks.iter_mut().enumerate() {
-            let last = blk.insns.end - 1;
-            let next = (last + 1 < n).then(|| block_of[last + 1] as usize);
-            let tgt =
-                (target_of[last] != NO_TARGET).then(|| block_of[target_of[last] as usize] as usize);
-            let mut succs = Edges::default();
-            // an edge to `to` when there is a block there
-            let mut edge = |to: Option<usize>, kind: EdgeKind| {
-                if let Some(to) = to {
-                    succs.push(Edge { to, kind });
-                }
-            };
-            match flows[last] {
-                Flow::Next => edge(next, EdgeKind::Fallthrough),
-                Flow::BranchExec { .. } => {
-                    edge(tgt, EdgeKind::Taken);
-                    edge(next, EdgeKind::Fallthrough);
-                }
-                Flow::Jump { .. } => edge(tgt, EdgeKind::Taken),
-                Flow::Call { target } => {
-                    edge(tgt, EdgeKind::Call);
-                    edge(next, EdgeKind::CallReturn);
-                    calls.push(CallSite {
-                        addr: addrs[last],
-                        block: b,
-                        target: Some(target),
-                        callee_block: tgt,
-                    });
-                }
-                Flow::CallIndirect => {
-                    edge(next, EdgeKind::CallReturn);
-                    calls.push(CallSite {
-                        addr: addrs[last],
-                        block: b,
-                        target: None,
-                        callee_block: None,
-                    });
-                }
-                Flow::Ret | Flow::Stop | Flow::Trap => {}
-            }
-            blk.succs = succs;
-        }
-        for b in 0..blocks.len() {
-            for k in 0..blocks[b].succs.len() {
-                let e = blocks[b].succs[k];
-                blocks[e.to].preds.push(Edge {
-                    to: b,
-                    kind: e.kind,
-                });
-            }
-        }
-
-        // Functions: intra-procedural reachability from each entry, in
-        // order (main first; a block reachable from several keeps the first).
-        let mut functions = Vec::new();
-        let mut stack = Vec::new();
-        for &e in &entries {
-            let eb = block_of[e] as usize;
-            // A call into code already owned by an earlier function still
-            // gets a Function record (sharing those blocks).
-            let fi = functions.len();
-            let mut nb = 0;
-            let mut ni = 0;
-            if blocks[eb].function.is_none() {
-                blocks[eb].function = Some(fi);
-                stack.push(eb);
-            }
-            while let Some(x) = stack.pop() {
-                nb += 1;
-                ni += blocks[x].len();
-                for k in 0..blocks[x].succs.len() {
-                    let ed = blocks[x].succs[k];
-                    if ed.kind.is_intra() && blocks[ed.to].function.is_none() {
-                        blocks[ed.to].function = Some(fi);
-                        stack.push(ed.to);
-                    }
-                }
-            }
-            functions.push(Function {
-                entry_block: eb,
-                entry: addrs[e],
-                blocks: nb,
-                instructions: ni,
-            });
-        }
-
-        // Exec-mask nesting, in address (= list) order, reset at entries.
-        let mut exec_depth = vec![0u16; n];
-        let mut exec_events = Vec::new();
-        let mut is_entry = vec![false; n];
-        for &e in &entries {
-            is_entry[e] = true;
-        }
-        let mut depth: u16 = 0;
-        let mut ev = facts.exec.iter().peekable();
-        for (i, slot) in exec_depth.iter_mut().enumerate() {
-            if is_entry[i] {
-                depth = 0;
-            }
-            *slot = depth;
-            while let Some(&&(k, op, cnt)) = ev.peek() {
-                if k != i {
-                    break;
-                }
-                ev.next();
-                let before = depth;
-                depth = match op {
-                    ExecOp::If => depth.saturating_add(cnt as u16),
-                    ExecOp::Pop(p) => depth.saturating_sub(p as u16),
-                    ExecOp::While => depth.max(cnt as u16),
-                    ExecOp::Else | ExecOp::Update => depth,
-                };
-                exec_events.push(ExecEvent {
-                    index: i,
-                    addr: addrs[i],
-                    op: exec_op_name(op),
-                    n: cnt,
-                    depth_before: before,
-                    depth_after: depth,
-                });
-            }
-        }
+        let (mut blocks, block_of) = split_blocks(&flows, addrs, &leader);
+        let calls = link_edges(&mut blocks, &flows, addrs, &block_of, &target_of);
+        let functions = assign_functions(&mut blocks, &entries, &block_of, addrs);
+        let (exec_depth, mut exec_events) = exec_nesting(facts, &entries);
 
         let backward = flows
             .iter()
@@ -632,4 +434,251 @@ impl Cfg {
             .position(|i| i.addr == addr)
             .map(|k| self.block_of[k] as usize)
     }
+}
+
+// the target instruction of each branch or call (NO_TARGET: none);
+// u32 (instruction indices fit: block_of is u32 too), not
+// Option<usize> (16 bytes an instruction)
+const NO_TARGET: u32 = u32::MAX;
+
+/// Leaders: which instructions start a block (the first, each entry, each
+/// branch or call target, each instruction after a control transfer).
+/// Also the target instruction of each branch or call (`NO_TARGET`: none)
+/// and the targets outside the code; call targets join `entries`.
+fn leaders(
+    flows: &[Flow],
+    addrs: &[u32],
+    map: &AddrMap,
+    entries: &mut Vec<usize>,
+) -> (Vec<bool>, Vec<u32>, Vec<Unresolved>) {
+    let n = flows.len();
+    let mut leader = vec![false; n];
+    leader[0] = true;
+    for &e in entries.iter() {
+        leader[e] = true;
+    }
+    let mut target_of: Vec<u32> = vec![NO_TARGET; n];
+    let mut unresolved = Vec::new();
+    for (i, f) in flows.iter().enumerate() {
+        let t = match *f {
+            Flow::Next => continue,
+            Flow::BranchExec { target, .. } | Flow::Jump { target } | Flow::Call { target } => {
+                Some(target)
+            }
+            _ => None,
+        };
+        if i + 1 < n {
+            leader[i + 1] = true;
+        }
+        if let Some(t) = t {
+            match map.find(t) {
+                Some(k) => {
+                    leader[k] = true;
+                    target_of[i] = k as u32;
+                    if matches!(f, Flow::Call { .. }) {
+                        entries.push(k);
+                    }
+                }
+                None => unresolved.push(Unresolved {
+                    addr: addrs[i],
+                    target: t,
+                }),
+            }
+        }
+    }
+    (leader, target_of, unresolved)
+}
+
+/// The blocks (no edges yet) between the leaders, and the block of each
+/// instruction.
+fn split_blocks(flows: &[Flow], addrs: &[u32], leader: &[bool]) -> (Vec<Block>, Vec<u32>) {
+    let n = flows.len();
+    let mut blocks: Vec<Block> = Vec::new();
+    let mut block_of = vec![0u32; n];
+    let mut s = 0;
+    for i in 0..n {
+        if i + 1 == n || leader[i + 1] {
+            let term = match flows[i] {
+                Flow::Next => {
+                    if i + 1 == n {
+                        Terminator::End
+                    } else {
+                        Terminator::Fallthrough
+                    }
+                }
+                Flow::BranchExec { .. } => Terminator::Branch,
+                Flow::Jump { .. } => Terminator::Jump,
+                Flow::Call { .. } => Terminator::Call,
+                Flow::CallIndirect => Terminator::CallIndirect,
+                Flow::Ret => Terminator::Ret,
+                Flow::Stop => Terminator::Stop,
+                Flow::Trap => Terminator::Trap,
+            };
+            let b = blocks.len() as u32;
+            for slot in &mut block_of[s..=i] {
+                *slot = b;
+            }
+            blocks.push(Block {
+                insns: s..i + 1,
+                start: addrs[s],
+                last: addrs[i],
+                succs: Edges::default(),
+                preds: Edges::default(),
+                term,
+                function: None,
+            });
+            s = i + 1;
+        }
+    }
+    (blocks, block_of)
+}
+
+/// Edges: each block's successors from its last instruction's flow, then
+/// the predecessors from them. Returns the call sites.
+fn link_edges(
+    blocks: &mut [Block],
+    flows: &[Flow],
+    addrs: &[u32],
+    block_of: &[u32],
+    target_of: &[u32],
+) -> Vec<CallSite> {
+    let n = flows.len();
+    let mut calls = Vec::new();
+    for (b, blk) in blocks.iter_mut().enumerate() {
+        let last = blk.insns.end - 1;
+        let next = (last + 1 < n).then(|| block_of[last + 1] as usize);
+        let tgt =
+            (target_of[last] != NO_TARGET).then(|| block_of[target_of[last] as usize] as usize);
+        let mut succs = Edges::default();
+        // an edge to `to` when there is a block there
+        let mut edge = |to: Option<usize>, kind: EdgeKind| {
+            if let Some(to) = to {
+                succs.push(Edge { to, kind });
+            }
+        };
+        match flows[last] {
+            Flow::Next => edge(next, EdgeKind::Fallthrough),
+            Flow::BranchExec { .. } => {
+                edge(tgt, EdgeKind::Taken);
+                edge(next, EdgeKind::Fallthrough);
+            }
+            Flow::Jump { .. } => edge(tgt, EdgeKind::Taken),
+            Flow::Call { target } => {
+                edge(tgt, EdgeKind::Call);
+                edge(next, EdgeKind::CallReturn);
+                calls.push(CallSite {
+                    addr: addrs[last],
+                    block: b,
+                    target: Some(target),
+                    callee_block: tgt,
+                });
+            }
+            Flow::CallIndirect => {
+                edge(next, EdgeKind::CallReturn);
+                calls.push(CallSite {
+                    addr: addrs[last],
+                    block: b,
+                    target: None,
+                    callee_block: None,
+                });
+            }
+            Flow::Ret | Flow::Stop | Flow::Trap => {}
+        }
+        blk.succs = succs;
+    }
+    for b in 0..blocks.len() {
+        for k in 0..blocks[b].succs.len() {
+            let e = blocks[b].succs[k];
+            blocks[e.to].preds.push(Edge {
+                to: b,
+                kind: e.kind,
+            });
+        }
+    }
+    calls
+}
+
+/// Functions: intra-procedural reachability from each entry, in
+/// order (main first; a block reachable from several keeps the first).
+fn assign_functions(
+    blocks: &mut [Block],
+    entries: &[usize],
+    block_of: &[u32],
+    addrs: &[u32],
+) -> Vec<Function> {
+    let mut functions = Vec::new();
+    let mut stack = Vec::new();
+    for &e in entries {
+        let eb = block_of[e] as usize;
+        // A call into code already owned by an earlier function still
+        // gets a Function record (sharing those blocks).
+        let fi = functions.len();
+        let mut nb = 0;
+        let mut ni = 0;
+        if blocks[eb].function.is_none() {
+            blocks[eb].function = Some(fi);
+            stack.push(eb);
+        }
+        while let Some(x) = stack.pop() {
+            nb += 1;
+            ni += blocks[x].len();
+            for k in 0..blocks[x].succs.len() {
+                let ed = blocks[x].succs[k];
+                if ed.kind.is_intra() && blocks[ed.to].function.is_none() {
+                    blocks[ed.to].function = Some(fi);
+                    stack.push(ed.to);
+                }
+            }
+        }
+        functions.push(Function {
+            entry_block: eb,
+            entry: addrs[e],
+            blocks: nb,
+            instructions: ni,
+        });
+    }
+    functions
+}
+
+/// Exec-mask nesting, in address (= list) order, reset at entries: the
+/// depth before each instruction, and each exec op's change.
+fn exec_nesting(facts: &Facts, entries: &[usize]) -> (Vec<u16>, Vec<ExecEvent>) {
+    let n = facts.len();
+    let addrs = &facts.addr;
+    let mut exec_depth = vec![0u16; n];
+    let mut exec_events = Vec::new();
+    let mut is_entry = vec![false; n];
+    for &e in entries {
+        is_entry[e] = true;
+    }
+    let mut depth: u16 = 0;
+    let mut ev = facts.exec.iter().peekable();
+    for (i, slot) in exec_depth.iter_mut().enumerate() {
+        if is_entry[i] {
+            depth = 0;
+        }
+        *slot = depth;
+        while let Some(&&(k, op, cnt)) = ev.peek() {
+            if k != i {
+                break;
+            }
+            ev.next();
+            let before = depth;
+            depth = match op {
+                ExecOp::If => depth.saturating_add(cnt as u16),
+                ExecOp::Pop(p) => depth.saturating_sub(p as u16),
+                ExecOp::While => depth.max(cnt as u16),
+                ExecOp::Else | ExecOp::Update => depth,
+            };
+            exec_events.push(ExecEvent {
+                index: i,
+                addr: addrs[i],
+                op: exec_op_name(op),
+                n: cnt,
+                depth_before: before,
+                depth_after: depth,
+            });
+        }
+    }
+    (exec_depth, exec_events)
 }

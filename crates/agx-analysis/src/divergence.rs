@@ -1066,6 +1066,113 @@ fn cond_regs(insn: &Instruction, worst: Option<u16>) -> Vec<Reg> {
     regs
 }
 
+/// The value an ALU instruction writes (`input`: its inputs' value), and
+/// why it is divergent when the instruction itself says.
+fn alu_result(insn: &Instruction, form: u8, input: u8) -> (u8, Option<Why>) {
+    if form == idx::GET_SR {
+        let n = insn.operands.iter().find_map(|o| match o.kind {
+            OperandKind::SpecialReg(n) => Some(n),
+            _ => None,
+        });
+        match n.map(sr_class) {
+            Some(SrClass::Uniform) => (0, None),
+            _ => (DIV, Some(Why::Sr(n.unwrap_or(u16::MAX)))),
+        }
+    } else if is_mov_imm(insn) {
+        (0, None)
+    } else if matches!(form, idx::STACK_GET_PTR | idx::DFDX | idx::DFDY) {
+        (DIV, Some(Why::Source))
+    } else {
+        (input, None)
+    }
+}
+
+/// The value a cross-lane instruction writes, and why it is divergent.
+fn cross_lane_result(insn: &Instruction, form: u8, s: &State, input: u8) -> (u8, Option<Why>) {
+    let d = s.depth as usize;
+    if simd_uniform_result(form) {
+        (0, None)
+    } else if form == idx::SIMD_SHUFFLE {
+        // lane index (last operand): a uniform index is a broadcast
+        let ix = insn.operands.iter().last().and_then(|o| match o.kind {
+            OperandKind::Reg(r) => Some(r),
+            _ => None,
+        });
+        let iv = match ix {
+            None => 0,
+            Some(r) if r.file == RegFile::Uniform => 0,
+            Some(r) => r
+                .half_range()
+                .map(|h| if h == 0 { DIV } else { s.get(h) })
+                .max()
+                .unwrap_or(0),
+        };
+        if iv as usize <= d {
+            (0, None)
+        } else {
+            (DIV, Some(Why::LaneIndex))
+        }
+    } else if input == 0
+        && !s.flag(0)
+        && !matches!(form, idx::SIMD_PREFIX_IADD..=idx::SIMD_PREFIX_MAX_U | idx::QUAD_PREFIX_IADD..=idx::QUAD_PREFIX_FMUL | idx::SIMD_MATRIX_FMADD32 | idx::SIMD_MATRIX_FMADD16)
+    {
+        // lane moves of a value every lane holds
+        (0, None)
+    } else {
+        (DIV, Some(Why::CrossLane))
+    }
+}
+
+/// The value a load writes, and why it is divergent.
+fn load_result(insn: &Instruction, form: u8, s: &State, input: u8) -> (u8, Option<Why>) {
+    let d = s.depth as usize;
+    match insn.mem_space() {
+        Some(agx_isa::MemSpace::Device) | Some(agx_isa::MemSpace::Threadgroup)
+            if form != idx::ASYNC_LOAD =>
+        {
+            (if input as usize <= d { 0 } else { input }, None)
+        }
+        Some(agx_isa::MemSpace::Stack) => {
+            let mut out = DIV;
+            if input as usize <= d {
+                if let Some((off, size, key)) = stack_slot(insn) {
+                    if let Some(sl) = s.slots.iter().find(|t| {
+                        t.0 as usize == CUR && t.1.off == off && t.1.size == size && t.1.key == key
+                    }) {
+                        out = sl.1.val;
+                    }
+                }
+            }
+            (out, (out == DIV).then_some(Why::Spill))
+        }
+        _ => (DIV, Some(Why::Source)),
+    }
+}
+
+/// A stack store (`input`: its inputs' value): replaces the slots it
+/// overlaps in the current row (all of them when its slot is unknown).
+fn store_stack_slot(insn: &Instruction, s: &mut State, input: u8) {
+    let d = s.depth as usize;
+    let val = if input as usize <= d { s.eff() } else { DIV };
+    match stack_slot(insn) {
+        Some((off, size, key)) => {
+            s.slots.retain(|(row, t)| {
+                *row as usize != CUR || t.off + t.size as i64 <= off || off + size as i64 <= t.off
+            });
+            s.slots.push((
+                CUR as u8,
+                Slot {
+                    off,
+                    size,
+                    key,
+                    val,
+                },
+            ));
+        }
+        None => s.slots.retain(|(row, _)| *row as usize != CUR),
+    }
+}
+
 impl<'a> Ctx<'a> {
     fn read(&self, s: &State, r: &RegRange) -> u8 {
         if r.bits & RegRange::UNIFORM != 0 {
@@ -1083,9 +1190,6 @@ impl<'a> Ctx<'a> {
 
     /// Applies instruction `i` (its exec op `xop`, if any) to `s`.
     fn step(&mut self, i: usize, xop: Option<ExecAt>, s: &mut State, mut rec: Option<&mut Record>) {
-        let insn = &self.insns[i];
-        let facts = self.facts;
-        let d = s.depth as usize;
         if let Some((op, n, x)) = xop {
             self.exec(i, op, n as usize, x, s, rec);
             return;
@@ -1094,9 +1198,24 @@ impl<'a> Ctx<'a> {
             // no lane runs: nothing is written (an `r0l` write too)
             return;
         }
-        let ranges = facts.regs(i);
+        let ranges = self.facts.regs(i);
         let writes_r0l = ranges_write_r0l(ranges);
-        // value of the inputs, and which half made it divergent
+        let (input, worst) = self.inputs(s, ranges);
+        let (out, why, call_defs) = self.result(i, s, input, rec.as_deref_mut());
+        let why = if out == DIV && why.is_none() {
+            worst.map(Why::Operand)
+        } else {
+            why
+        };
+        self.write_defs(i, s, out, why, call_defs, rec);
+        if writes_r0l {
+            self.write_r0l(i, s);
+        }
+    }
+
+    /// The value of an instruction's inputs (`ranges`), and which half
+    /// made it divergent.
+    fn inputs(&self, s: &State, ranges: &[RegRange]) -> (u8, Option<u16>) {
         let mut input = 0u8;
         let mut worst: Option<u16> = None;
         for r in ranges.iter().filter(|r| r.bits & RegRange::USE != 0) {
@@ -1111,163 +1230,100 @@ impl<'a> Ctx<'a> {
                 }
             }
         }
-        let cat = insn.category();
+        (input, worst)
+    }
+
+    /// The value instruction `i` writes (`input`: its inputs' value), why
+    /// it is divergent when the instruction itself says, and for a call
+    /// the callee's (written, divergent) halves. A stack store updates the
+    /// slots of `s`; a call may set its level's mask-changed flag.
+    fn result(
+        &self,
+        i: usize,
+        s: &mut State,
+        input: u8,
+        rec: Option<&mut Record>,
+    ) -> (u8, Option<Why>, Option<(GprSet, GprSet)>) {
+        let insn = &self.insns[i];
+        let d = s.depth as usize;
         let form = form_of(insn);
-        let mut why: Option<Why> = None;
-        let mut out = input;
-        let mut call_defs: Option<(GprSet, GprSet)> = None;
-        match cat {
-            Category::Alu => {
-                if form == idx::GET_SR {
-                    let n = insn.operands.iter().find_map(|o| match o.kind {
-                        OperandKind::SpecialReg(n) => Some(n),
-                        _ => None,
-                    });
-                    match n.map(sr_class) {
-                        Some(SrClass::Uniform) => out = 0,
-                        _ => {
-                            out = DIV;
-                            why = Some(Why::Sr(n.unwrap_or(u16::MAX)));
-                        }
-                    }
-                } else if is_mov_imm(insn) {
-                    out = 0;
-                } else if matches!(form, idx::STACK_GET_PTR | idx::DFDX | idx::DFDY) {
-                    out = DIV;
-                    why = Some(Why::Source);
-                }
-            }
-            Category::CrossLane => {
-                if simd_uniform_result(form) {
-                    out = 0;
-                } else if form == idx::SIMD_SHUFFLE {
-                    // lane index (last operand): a uniform index is a broadcast
-                    let ix = insn.operands.iter().last().and_then(|o| match o.kind {
-                        OperandKind::Reg(r) => Some(r),
-                        _ => None,
-                    });
-                    let iv = match ix {
-                        None => 0,
-                        Some(r) if r.file == RegFile::Uniform => 0,
-                        Some(r) => r
-                            .half_range()
-                            .map(|h| if h == 0 { DIV } else { s.get(h) })
-                            .max()
-                            .unwrap_or(0),
-                    };
-                    if iv as usize <= d {
-                        out = 0;
-                    } else {
-                        out = DIV;
-                        why = Some(Why::LaneIndex);
-                    }
-                } else if input == 0
-                    && !s.flag(0)
-                    && !matches!(form, idx::SIMD_PREFIX_IADD..=idx::SIMD_PREFIX_MAX_U | idx::QUAD_PREFIX_IADD..=idx::QUAD_PREFIX_FMUL | idx::SIMD_MATRIX_FMADD32 | idx::SIMD_MATRIX_FMADD16)
-                {
-                    // lane moves of a value every lane holds
-                    out = 0;
-                } else {
-                    out = DIV;
-                    why = Some(Why::CrossLane);
-                }
-            }
-            Category::Load => match insn.mem_space() {
-                Some(agx_isa::MemSpace::Device) | Some(agx_isa::MemSpace::Threadgroup)
-                    if form != idx::ASYNC_LOAD =>
-                {
-                    if input as usize <= d {
-                        out = 0;
-                    }
-                }
-                Some(agx_isa::MemSpace::Stack) => {
-                    out = DIV;
-                    if input as usize <= d {
-                        if let Some((off, size, key)) = stack_slot(insn) {
-                            if let Some(sl) = s.slots.iter().find(|t| {
-                                t.0 as usize == CUR
-                                    && t.1.off == off
-                                    && t.1.size == size
-                                    && t.1.key == key
-                            }) {
-                                out = sl.1.val;
-                            }
-                        }
-                    }
-                    if out == DIV {
-                        why = Some(Why::Spill);
-                    }
-                }
-                _ => {
-                    out = DIV;
-                    why = Some(Why::Source);
-                }
-            },
+        let (out, why) = match insn.category() {
+            Category::Alu => alu_result(insn, form, input),
+            Category::CrossLane => cross_lane_result(insn, form, s, input),
+            Category::Load => load_result(insn, form, s, input),
             Category::Store => {
                 if insn.mem_space() == Some(agx_isa::MemSpace::Stack) {
-                    let val = if input as usize <= d { s.eff() } else { DIV };
-                    match stack_slot(insn) {
-                        Some((off, size, key)) => {
-                            s.slots.retain(|(row, t)| {
-                                *row as usize != CUR
-                                    || t.off + t.size as i64 <= off
-                                    || off + size as i64 <= t.off
-                            });
-                            s.slots.push((
-                                CUR as u8,
-                                Slot {
-                                    off,
-                                    size,
-                                    key,
-                                    val,
-                                },
-                            ));
-                        }
-                        None => s.slots.retain(|(row, _)| *row as usize != CUR),
-                    }
+                    store_stack_slot(insn, s, input);
                 }
+                (input, None)
             }
             Category::Control => match self.cfg.flows[i] {
                 Flow::Call { .. } | Flow::CallIndirect => {
-                    if let Some(r) = rec.as_deref_mut() {
-                        // what the callee's entry sees uniform: the halves
-                        // uniform among the calling lanes
-                        let mut u = GprSet::new();
-                        for h in 1..(s.n as u32).min(256) {
-                            if s.get(h) as usize <= d {
-                                u.insert(h);
-                            }
-                        }
-                        r.calls.push((i as u32, facts.addr[i], r.stamp, u));
-                    }
-                    match self.callees.get(&facts.addr[i]) {
-                        Some(c) => {
-                            call_defs = Some((c.written, c.divergent));
-                            if c.mask_changed {
-                                s.set_flag(d, true);
-                            }
-                        }
-                        None => {
-                            let mut all = GprSet::new();
-                            all.set_range(1..256);
-                            call_defs = Some((all, all));
-                        }
-                    }
-                    out = 0; // the link register: pc + 6 for every lane
+                    let defs = self.call(i, s, d, rec);
+                    // the link register: pc + 6 for every lane
+                    return (0, None, Some(defs));
                 }
-                _ => {}
+                _ => (input, None),
             },
-            _ => {
-                out = DIV;
-                why = Some(Why::Source);
+            _ => (DIV, Some(Why::Source)),
+        };
+        (out, why, None)
+    }
+
+    /// A call at `i` (exec depth `d`): records what the callee's entry sees
+    /// uniform and returns the callee's (written, divergent) halves.
+    fn call(
+        &self,
+        i: usize,
+        s: &mut State,
+        d: usize,
+        rec: Option<&mut Record>,
+    ) -> (GprSet, GprSet) {
+        let facts = self.facts;
+        if let Some(r) = rec {
+            // what the callee's entry sees uniform: the halves
+            // uniform among the calling lanes
+            let mut u = GprSet::new();
+            for h in 1..(s.n as u32).min(256) {
+                if s.get(h) as usize <= d {
+                    u.insert(h);
+                }
+            }
+            r.calls.push((i as u32, facts.addr[i], r.stamp, u));
+        }
+        match self.callees.get(&facts.addr[i]) {
+            Some(c) => {
+                if c.mask_changed {
+                    s.set_flag(d, true);
+                }
+                (c.written, c.divergent)
+            }
+            None => {
+                let mut all = GprSet::new();
+                all.set_range(1..256);
+                (all, all)
             }
         }
-        if out == DIV && why.is_none() {
-            why = worst.map(Why::Operand);
-        }
+    }
+
+    /// Writes instruction `i`'s result `out` to its destinations (or a
+    /// call's `call_defs` to the callee's), and records why it is
+    /// divergent and which loads are uniform.
+    fn write_defs(
+        &self,
+        i: usize,
+        s: &mut State,
+        out: u8,
+        why: Option<Why>,
+        call_defs: Option<(GprSet, GprSet)>,
+        rec: Option<&mut Record>,
+    ) {
+        let insn = &self.insns[i];
+        let facts = self.facts;
+        let d = s.depth as usize;
         let val = if out as usize <= d { s.eff() } else { DIV };
         let eff = s.eff();
-        for r in ranges.iter().filter(|r| r.bits & RegRange::DEF != 0) {
+        for r in facts.regs(i).iter().filter(|r| r.bits & RegRange::DEF != 0) {
             if r.bits & RegRange::UNIFORM != 0 {
                 continue;
             }
@@ -1292,7 +1348,7 @@ impl<'a> Ctx<'a> {
                     rec.why[i] = Some(w);
                 }
             }
-            if cat == Category::Load
+            if insn.category() == Category::Load
                 && out as usize <= d
                 && matches!(
                     insn.mem_space(),
@@ -1301,9 +1357,6 @@ impl<'a> Ctx<'a> {
             {
                 rec.loads.push((i as u32, rec.stamp));
             }
-        }
-        if writes_r0l {
-            self.write_r0l(i, s);
         }
     }
 
@@ -1805,33 +1858,88 @@ fn is_break_if(insns: &[Instruction], facts: &Facts, i: usize) -> bool {
 }
 
 fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record) -> Divergence {
-    let insns = cx.insns;
-    let facts = cx.facts;
-    let cfg = cx.cfg;
-    let unknown = cx.unknown.clone();
     let mut branches = Vec::with_capacity(rec.events.len() + forest.loops.len());
     let mut counts = Counts::default();
+    let reasons = Reasons::new(cx, &rec);
+    let exit_events = event_branches(&reasons, &mut branches, &mut counts);
+    loop_branches(
+        &reasons,
+        forest,
+        header_depth,
+        &exit_events,
+        &mut branches,
+        &mut counts,
+    );
+    branches.sort_by_key(|b| (b.at, b.kind as u8));
+    // (kept to the report: the capacity counted every event, the backward
+    // jumps of loops included, ~a third more than the branches)
+    branches.shrink_to_fit();
+    fill_arms_of(cx.cfg, forest, &mut branches);
+    let unknown = cx.unknown.clone();
+    let summary = callee_summary(cx, &rec);
+    let mut uniform_loads = if unknown.is_some() {
+        Vec::new()
+    } else {
+        rec.uniform_loads.clone()
+    };
+    let mut call_uniform = rec.call_uniform.clone();
+    if unknown.is_some() {
+        for c in &mut call_uniform {
+            c.1 = GprSet::new();
+        }
+    }
+    call_uniform.sort_by_key(|c| c.0);
+    uniform_loads.sort_unstable();
+    uniform_loads.dedup();
+    counts.uniform_loads = uniform_loads.len() as u32;
+    Divergence {
+        branches,
+        counts,
+        uniform_loads,
+        unknown,
+        summary,
+        call_uniform,
+        range: DivergenceRange::default(),
+    }
+}
+
+/// The worded reasons of one function's branches, read off its record.
+struct Reasons<'a, 'c> {
+    cx: &'a Ctx<'c>,
+    rec: &'a Record,
     // equal worded reasons share one string (a huge function has many
     // branches with the same chain, or all "not analysed")
-    let interned: std::cell::RefCell<
+    interned: std::cell::RefCell<
         HashMap<String, std::sync::Arc<String>, std::hash::BuildHasherDefault<Fnv>>,
-    > = Default::default();
-    let intern = |s: String| -> Reason {
-        let mut m = interned.borrow_mut();
+    >,
+}
+
+impl<'a, 'c> Reasons<'a, 'c> {
+    fn new(cx: &'a Ctx<'c>, rec: &'a Record) -> Self {
+        Reasons {
+            cx,
+            rec,
+            interned: Default::default(),
+        }
+    }
+
+    fn intern(&self, s: String) -> Reason {
+        let mut m = self.interned.borrow_mut();
         if let Some(a) = m.get(&s) {
             return Reason(Repr::Text(a.clone()));
         }
         let a = std::sync::Arc::new(s.clone());
         m.insert(s, a.clone());
         Reason(Repr::Text(a))
-    };
-    // the reason of exec op `i`'s test (`worst`: its divergent half)
-    let chain = |i: usize, worst: Option<u16>, v: u8| -> Reason {
-        let regs = cond_regs(&insns[i], worst);
+    }
+
+    /// The reason of exec op `i`'s test (`worst`: its divergent half).
+    fn chain(&self, i: usize, worst: Option<u16>, v: u8) -> Reason {
+        let regs = cond_regs(&self.cx.insns[i], worst);
         if regs.is_empty() {
             return Reason::fixed(Fixed::ImmediatesOnly);
         }
-        if (v as usize) < DIV as usize && unknown.is_none() {
+        if (v as usize) < DIV as usize && self.cx.unknown.is_none() {
             if regs.len() <= 2 {
                 let mut p = [0u32; 2];
                 for (k, r) in regs.iter().enumerate() {
@@ -1847,7 +1955,7 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
                 push_reg_name(&mut out, r);
             }
             out.push_str(": uniform");
-            return intern(out);
+            return self.intern(out);
         }
         // the first divergent GPR of the condition
         let h = regs
@@ -1856,10 +1964,37 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
             .flat_map(|r| r.half_range())
             .next()
             .unwrap_or(0) as u16;
-        intern(trace(cx, &rec, i, h))
-    };
+        self.intern(trace(self.cx, self.rec, i, h))
+    }
+}
+
+/// A branch with no arms filled in yet.
+fn bare_branch(at: u32, index: u32, kind: BranchKind, uniform: bool, reason: Reason) -> Branch {
+    Branch {
+        at,
+        index,
+        kind,
+        uniform,
+        reason,
+        arms_cycles: None,
+        arms: None,
+        loop_index: None,
+    }
+}
+
+/// The branches of the record's events (ifs, elses, while tests, skips and
+/// jumps; loops come from [`loop_branches`]); returns the exit events
+/// (while tests and breaks) in event order.
+fn event_branches<'a>(
+    reasons: &Reasons<'a, '_>,
+    branches: &mut Vec<Branch>,
+    counts: &mut Counts,
+) -> Vec<&'a Event> {
+    let (insns, facts, cfg) = (reasons.cx.insns, reasons.cx.facts, reasons.cx.cfg);
+    let unknown = &reasons.cx.unknown;
+    let chain = |i, worst, v| reasons.chain(i, worst, v);
     let mut exit_events: Vec<&Event> = Vec::new();
-    for e in &rec.events {
+    for e in &reasons.rec.events {
         let at = facts.addr[e.index()];
         match e.kind {
             EvKind::If => {
@@ -1874,53 +2009,29 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
                     }
                     BranchKind::If
                 };
-                branches.push(Branch {
-                    at,
-                    index: e.ix,
-                    kind,
-                    uniform,
-                    reason: if uniform {
-                        chain(e.index(), e.worst, e.cond_val)
-                    } else {
-                        chain(e.index(), e.worst, DIV)
-                    },
-                    arms_cycles: None,
-                    arms: None,
-                    loop_index: None,
-                });
+                let reason = if uniform {
+                    chain(e.index(), e.worst, e.cond_val)
+                } else {
+                    chain(e.index(), e.worst, DIV)
+                };
+                branches.push(bare_branch(at, e.ix, kind, uniform, reason));
             }
             EvKind::Else => {
                 let uniform = !e.level_div && unknown.is_none();
-                branches.push(Branch {
-                    at,
-                    index: e.ix,
-                    kind: BranchKind::Else,
-                    uniform,
-                    reason: if uniform {
-                        Reason::fixed(Fixed::MatchingIfUniform)
-                    } else if e.div {
-                        chain(e.index(), e.worst, DIV)
-                    } else {
-                        Reason::fixed(Fixed::MatchingIfDivergent)
-                    },
-                    arms_cycles: None,
-                    arms: None,
-                    loop_index: None,
-                });
+                let reason = if uniform {
+                    Reason::fixed(Fixed::MatchingIfUniform)
+                } else if e.div {
+                    chain(e.index(), e.worst, DIV)
+                } else {
+                    Reason::fixed(Fixed::MatchingIfDivergent)
+                };
+                branches.push(bare_branch(at, e.ix, BranchKind::Else, uniform, reason));
             }
             EvKind::While => {
                 exit_events.push(e);
                 let uniform = !e.div && unknown.is_none();
-                branches.push(Branch {
-                    at,
-                    index: e.ix,
-                    kind: BranchKind::While,
-                    uniform,
-                    reason: chain(e.index(), e.worst, if uniform { 0 } else { DIV }),
-                    arms_cycles: None,
-                    arms: None,
-                    loop_index: None,
-                });
+                let reason = chain(e.index(), e.worst, if uniform { 0 } else { DIV });
+                branches.push(bare_branch(at, e.ix, BranchKind::While, uniform, reason));
             }
             EvKind::Break => exit_events.push(e),
             EvKind::JmpNone | EvKind::JmpAny | EvKind::Jump => {
@@ -1938,24 +2049,29 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
                 } else {
                     (true, Reason::fixed(Fixed::LevelUniform))
                 };
-                branches.push(Branch {
-                    at,
-                    index: e.ix,
-                    kind: if e.kind == EvKind::Jump {
-                        BranchKind::Jump
-                    } else {
-                        BranchKind::Skip
-                    },
-                    uniform,
-                    reason,
-                    arms_cycles: None,
-                    arms: None,
-                    loop_index: None,
-                });
+                let kind = if e.kind == EvKind::Jump {
+                    BranchKind::Jump
+                } else {
+                    BranchKind::Skip
+                };
+                branches.push(bare_branch(at, e.ix, kind, uniform, reason));
             }
         }
     }
-    // loops: uniform when every exit test is
+    exit_events
+}
+
+/// One branch per analysed loop, at its last latch: uniform when every exit
+/// test is.
+fn loop_branches(
+    reasons: &Reasons,
+    forest: &LoopForest,
+    header_depth: &[Option<u8>],
+    exit_events: &[&Event],
+    branches: &mut Vec<Branch>,
+    counts: &mut Counts,
+) {
+    let (facts, cfg) = (reasons.cx.facts, reasons.cx.cfg);
     // each exit event counts for the loops containing it whose level it
     // leaves (header depth >= the level left)
     let header_depth = |l: usize| header_depth[forest.loops[l].header].map(|d| d as usize);
@@ -1997,75 +2113,82 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
             .map(|&b| cfg.blocks[b].insns.end - 1)
             .max()
             .unwrap_or(cfg.blocks[l.header].insns.start);
-        let uniform = div.is_none() && unknown.is_none();
-        let reason = match (div, &unknown) {
-            (_, Some(u)) => intern(format!("not analysed: {u}")),
-            (Some(e), _) => {
-                let what = match e.kind {
-                    EvKind::While => format!(
-                        "exit test at 0x{:x} is divergent: {}",
-                        facts.addr[e.index()],
-                        chain(e.index(), e.worst, DIV)
-                    ),
-                    _ => {
-                        // the break's enclosing divergent if
-                        let at = rec.events.partition_point(|x| x.index() < e.index());
-                        let cond_if = rec.events[..at]
-                            .iter()
-                            .rev()
-                            .take(64)
-                            .find(|x| x.kind == EvKind::If && x.div);
-                        match cond_if {
-                            Some(x) => format!(
-                                "break at 0x{:x} under the divergent if at 0x{:x}: {}",
-                                facts.addr[e.index()],
-                                facts.addr[x.index()],
-                                chain(x.index(), x.worst, DIV)
-                            ),
-                            None => format!(
-                                "break at 0x{:x} under a divergent exec mask",
-                                facts.addr[e.index()]
-                            ),
-                        }
-                    }
-                };
-                Reason::text(format!(
-                    "{what}; the SIMD-group runs until its slowest thread exits"
-                ))
-            }
-            (None, None) if tests.is_empty() => Reason::fixed(Fixed::NoExitTest),
-            (None, None) if tests.len() == 1 => Reason(Repr::OneTest(tests[0])),
-            (None, None) => Reason::text(format!(
-                "every exit test is uniform ({})",
-                tests
-                    .iter()
-                    .map(|a| format!("0x{a:x}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )),
-        };
+        let uniform = div.is_none() && reasons.cx.unknown.is_none();
+        let reason = loop_reason(reasons, div, &tests);
         if uniform {
             counts.loop_uniform += 1;
         } else {
             counts.loop_divergent += 1;
         }
         branches.push(Branch {
-            at: facts.addr[latch],
-            index: latch as u32,
-            kind: BranchKind::Loop,
-            uniform,
-            reason,
-            arms_cycles: None,
-            arms: None,
             loop_index: Some(li as u32),
+            ..bare_branch(
+                facts.addr[latch],
+                latch as u32,
+                BranchKind::Loop,
+                uniform,
+                reason,
+            )
         });
     }
-    branches.sort_by_key(|b| (b.at, b.kind as u8));
-    // (kept to the report: the capacity counted every event, the backward
-    // jumps of loops included, ~a third more than the branches)
-    branches.shrink_to_fit();
-    fill_arms_of(cfg, forest, &mut branches);
-    // the summary for callers
+}
+
+/// Why a loop is uniform or not: `div` its first divergent exit event,
+/// `tests` the addresses of all its exit tests.
+fn loop_reason(reasons: &Reasons, div: Option<&Event>, tests: &[u32]) -> Reason {
+    let (facts, rec) = (reasons.cx.facts, reasons.rec);
+    match (div, &reasons.cx.unknown) {
+        (_, Some(u)) => reasons.intern(format!("not analysed: {u}")),
+        (Some(e), _) => {
+            let what = match e.kind {
+                EvKind::While => format!(
+                    "exit test at 0x{:x} is divergent: {}",
+                    facts.addr[e.index()],
+                    reasons.chain(e.index(), e.worst, DIV)
+                ),
+                _ => {
+                    // the break's enclosing divergent if
+                    let at = rec.events.partition_point(|x| x.index() < e.index());
+                    let cond_if = rec.events[..at]
+                        .iter()
+                        .rev()
+                        .take(64)
+                        .find(|x| x.kind == EvKind::If && x.div);
+                    match cond_if {
+                        Some(x) => format!(
+                            "break at 0x{:x} under the divergent if at 0x{:x}: {}",
+                            facts.addr[e.index()],
+                            facts.addr[x.index()],
+                            reasons.chain(x.index(), x.worst, DIV)
+                        ),
+                        None => format!(
+                            "break at 0x{:x} under a divergent exec mask",
+                            facts.addr[e.index()]
+                        ),
+                    }
+                }
+            };
+            Reason::text(format!(
+                "{what}; the SIMD-group runs until its slowest thread exits"
+            ))
+        }
+        (None, None) if tests.is_empty() => Reason::fixed(Fixed::NoExitTest),
+        (None, None) if tests.len() == 1 => Reason(Repr::OneTest(tests[0])),
+        (None, None) => Reason::text(format!(
+            "every exit test is uniform ({})",
+            tests
+                .iter()
+                .map(|a| format!("0x{a:x}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+/// The summary for callers: the GPR halves the function writes, those it
+/// may leave divergent, and whether it may change the exec mask.
+fn callee_summary(cx: &Ctx, rec: &Record) -> CalleeSummary {
+    let (insns, facts) = (cx.insns, cx.facts);
     let mut summary = CalleeSummary::default();
     for i in 0..insns.len() {
         for r in facts.regs(i) {
@@ -2079,7 +2202,7 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
     for (&_, c) in cx.callees.iter() {
         summary.written.union_with(&c.written);
     }
-    match (&rec.ret, &unknown) {
+    match (&rec.ret, &cx.unknown) {
         (Some(r), None) => {
             let regs = r.running().then(|| r.row(CUR));
             for h in 1..256u32 {
@@ -2095,30 +2218,7 @@ fn build(cx: &Ctx, forest: &LoopForest, header_depth: &[Option<u8>], rec: Record
             summary.mask_changed = true;
         }
     }
-    let mut uniform_loads = if unknown.is_some() {
-        Vec::new()
-    } else {
-        rec.uniform_loads.clone()
-    };
-    let mut call_uniform = rec.call_uniform.clone();
-    if unknown.is_some() {
-        for c in &mut call_uniform {
-            c.1 = GprSet::new();
-        }
-    }
-    call_uniform.sort_by_key(|c| c.0);
-    uniform_loads.sort_unstable();
-    uniform_loads.dedup();
-    counts.uniform_loads = uniform_loads.len() as u32;
-    Divergence {
-        branches,
-        counts,
-        uniform_loads,
-        unknown,
-        summary,
-        call_uniform,
-        range: DivergenceRange::default(),
-    }
+    summary
 }
 
 /// [`arms_of`] for every branch. The arms of an `if` or `else` end at the

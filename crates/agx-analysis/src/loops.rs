@@ -375,7 +375,28 @@ impl LoopNest {
 
 /// Finds natural loops and irreducible regions.
 pub fn find_loops(cfg: &Cfg, dom: &Dominators) -> LoopForest {
-    let nb = cfg.blocks.len();
+    let (mut back_edges, bad_edges) = retreating_edges(cfg, dom);
+    let (mut loops, loop_of) = natural_loops(cfg, dom, &back_edges);
+    aggregate(cfg, &mut loops, &loop_of);
+    find_exits(cfg, &mut loops, &loop_of);
+    loops.shrink_to_fit();
+
+    let irreducible = irreducible_regions(cfg, dom, &bad_edges);
+    back_edges.sort_unstable();
+    LoopForest {
+        loops,
+        loop_of,
+        back_edges,
+        irreducible,
+    }
+}
+
+/// A CFG edge (from block, to block).
+type Edge = (usize, usize);
+
+/// The retreating edges (u, v) (v no later than u in RPO): back edges (v
+/// dominates u), and the others, which make a region irreducible.
+fn retreating_edges(cfg: &Cfg, dom: &Dominators) -> (Vec<Edge>, Vec<Edge>) {
     let mut back_edges = Vec::new();
     let mut bad_edges = Vec::new();
     for &u in &dom.rpo {
@@ -389,7 +410,28 @@ pub fn find_loops(cfg: &Cfg, dom: &Dominators) -> LoopForest {
             }
         }
     }
+    (back_edges, bad_edges)
+}
 
+/// Outermost discovered ancestor, with path halving.
+fn top(loops: &mut [Loop], mut l: usize) -> usize {
+    while let Some(p) = loops[l].parent {
+        if let Some(g) = loops[p].parent {
+            loops[l].parent = Some(g);
+        }
+        l = p;
+    }
+    l
+}
+
+/// The natural loop of each header (inner first), nested, with the
+/// innermost loop of each block; sizes, depths and exits not yet filled.
+fn natural_loops(
+    cfg: &Cfg,
+    dom: &Dominators,
+    back_edges: &[Edge],
+) -> (Vec<Loop>, Vec<Option<usize>>) {
+    let nb = cfg.blocks.len();
     // Headers, inner first.
     let mut headers: Vec<usize> = back_edges.iter().map(|&(_, h)| h).collect();
     headers.sort_unstable_by_key(|&h| std::cmp::Reverse(dom.rpo_index[h]));
@@ -403,17 +445,7 @@ pub fn find_loops(cfg: &Cfg, dom: &Dominators) -> LoopForest {
     let mut loops: Vec<Loop> = Vec::new();
     let mut work: Vec<usize> = Vec::new();
 
-    // Outermost discovered ancestor, with path halving.
-    fn top(loops: &mut [Loop], mut l: usize) -> usize {
-        while let Some(p) = loops[l].parent {
-            if let Some(g) = loops[p].parent {
-                loops[l].parent = Some(g);
-            }
-            l = p;
-        }
-        l
-    }
-    // Path halving above rewrites parent links, which would lose the
+    // Path halving in `top` rewrites parent links, which would lose the
     // nesting: keep the true parents separately.
     let mut true_parent: Vec<Option<usize>> = Vec::new();
 
@@ -477,9 +509,12 @@ pub fn find_loops(cfg: &Cfg, dom: &Dominators) -> LoopForest {
     for (l, p) in true_parent.iter().enumerate() {
         loops[l].parent = *p;
     }
+    (loops, loop_of)
+}
 
-    // Aggregates: own blocks first, then children into parents (a parent
-    // always has a larger index than its children).
+/// Aggregates: own blocks first, then children into parents (a parent
+/// always has a larger index than its children); then the depths.
+fn aggregate(cfg: &Cfg, loops: &mut [Loop], loop_of: &[Option<usize>]) {
     for (b, lo) in loop_of.iter().enumerate() {
         if let Some(l) = *lo {
             let blk = &cfg.blocks[b];
@@ -508,9 +543,11 @@ pub fn find_loops(cfg: &Cfg, dom: &Dominators) -> LoopForest {
     for l in (0..loops.len()).rev() {
         loops[l].depth = loops[l].parent.map(|p| loops[p].depth + 1).unwrap_or(1);
     }
+}
 
-    // Exits: for each edge b → s, every loop containing b but not s.
-    for b in 0..nb {
+/// Exits: for each edge b → s, every loop containing b but not s.
+fn find_exits(cfg: &Cfg, loops: &mut [Loop], loop_of: &[Option<usize>]) {
+    for b in 0..loop_of.len() {
         let Some(lb) = loop_of[b] else { continue };
         for s in cfg.blocks[b].succs.intra() {
             let mut x = Some(lb);
@@ -536,21 +573,11 @@ pub fn find_loops(cfg: &Cfg, dom: &Dominators) -> LoopForest {
             }
         }
     }
-    for l in &mut loops {
+    for l in loops.iter_mut() {
         l.exits.sort_unstable();
         l.exits.dedup();
         // (kept with the report: a 1M-insn kernel can have ~83k loops)
         l.exits.shrink_to_fit();
-    }
-    loops.shrink_to_fit();
-
-    let irreducible = irreducible_regions(cfg, dom, &bad_edges);
-    back_edges.sort_unstable();
-    LoopForest {
-        loops,
-        loop_of,
-        back_edges,
-        irreducible,
     }
 }
 

@@ -449,21 +449,36 @@ impl<'a> RawImage<'a> {
     /// do not decode among the code it runs into; or why there is none.
     fn function(&self, p: usize, entry: u32) -> Result<(Vec<Instruction>, usize), Refused> {
         let left = self.budget.saturating_sub(self.spent.get());
-        let addr_of = |q: usize| fmt_target(entry as i64 + (q as i64 - p as i64));
-        // the walk's sequence: instructions decoded on their own from `p`
-        // (`own`) until one starts at an instruction of the decode
-        // (`join`), then the decode from there
-        let mut own: Vec<(u32, Flow)> = Vec::new();
-        let mut own_failed: Vec<u32> = Vec::new();
-        // how the own walk ended when it did not join: a `stop` (in `own`),
-        // or the end of the input (maybe inside an instruction)
-        let mut own_cut = None;
         if let Some((q, len)) = self.known_insn_around(p) {
+            let addr_of = |q: usize| fmt_target(entry as i64 + (q as i64 - p as i64));
             return Err(Refused::Malformed(format!(
                 "it is inside the {len}-byte instruction at {}",
                 addr_of(q)
             )));
         }
+        let seq = self.sequence(p, left)?;
+        let (reached, unknown, runs_off) = self.reach(&seq, left)?;
+        if let Some(pct) = not_code_percent(reached.len(), unknown) {
+            return Err(Refused::Malformed(format!(
+                "{pct}% of the code it runs into does not decode: it is not code"
+            )));
+        }
+        if runs_off {
+            if let Some(c) = seq.cut {
+                return Err(Refused::Cut(c));
+            }
+        }
+        Ok((self.decode_reached(&seq, reached, entry), unknown))
+    }
+
+    /// The walk's sequence from file position `p` (at most `left`
+    /// instructions decoded on their own), or why the entry holds no code.
+    fn sequence(&self, p: usize, left: usize) -> Result<Sequence<'_, 'a>, Refused> {
+        let mut own: Vec<(u32, Flow)> = Vec::new();
+        let mut own_failed: Vec<u32> = Vec::new();
+        // how the own walk ended when it did not join: a `stop` (in `own`),
+        // or the end of the input (maybe inside an instruction)
+        let mut own_cut = None;
         let mut join: Option<usize> = self.index_at(p);
         if join.is_none() {
             let mut over = false;
@@ -506,12 +521,12 @@ impl<'a> RawImage<'a> {
                 return Err(Refused::Budget);
             }
             if let Ended::End(c) = ended {
-                own_cut = Some(c);
+                own_cut = c;
             }
             if own.is_empty() {
                 // the walk ended at once: the end of the input inside the
                 // first instruction
-                return match own_cut.flatten() {
+                return match own_cut {
                     Some(c) => Err(Refused::Cut(c)),
                     None => Err(Refused::Malformed("it holds no instruction".to_string())),
                 };
@@ -532,54 +547,31 @@ impl<'a> RawImage<'a> {
         };
         // how the sequence ends when its last instruction falls through:
         // the end of the input, maybe inside an instruction
-        let seq_cut = if tail.start < tail.end {
+        let cut = if tail.start < tail.end {
             (tail.end == self.pos.len() && !matches!(self.flow[tail.end - 1], Flow::Stop))
                 .then_some(self.cut)
                 .flatten()
         } else {
-            own_cut.flatten()
-        };
-        let n_own = own.len();
-        let len = n_own + tail.len();
-        let at = |v: usize| -> (usize, Flow) {
-            if v < n_own {
-                (own[v].0 as usize, own[v].1)
-            } else {
-                let k = tail.start + (v - n_own);
-                (self.pos[k] as usize, self.flow[k])
-            }
+            own_cut
         };
         let tail_from = (tail.start < tail.end).then(|| self.pos[tail.start] as usize);
-        // the step at file position `t`, if the sequence has one there
-        // (targets before the entry are outside the function's walk)
-        let find = |t: i64| -> Option<usize> {
-            if t < p as i64 || t > u32::MAX as i64 {
-                return None;
-            }
-            let t = t as usize;
-            match tail_from {
-                Some(f) if t >= f => {
-                    let k = self.pos[tail.clone()].binary_search(&(t as u32)).ok()?;
-                    Some(n_own + k)
-                }
-                _ => own.binary_search_by_key(&(t as u32), |o| o.0).ok(),
-            }
-        };
-        // positions that do not decode between the step `v` and the next
-        // one of the sequence (what `v` falls through into)
-        let failed_after = |v: usize| -> usize {
-            let (q, _) = at(v);
-            if v + 1 < n_own || (v + 1 == n_own && tail_from.is_none()) {
-                let hi = own.get(v + 1).map_or(usize::MAX, |o| o.0 as usize);
-                Self::failed_between(&own_failed, q, hi)
-            } else if v + 1 == n_own {
-                Self::failed_between(&own_failed, q, tail_from.unwrap_or(usize::MAX))
-            } else {
-                let hi = if v + 1 < len { at(v + 1).0 } else { usize::MAX };
-                Self::failed_between(&self.failed, q, hi)
-            }
-        };
-        // reach from the entry, calls not followed
+        Ok(Sequence {
+            img: self,
+            p,
+            own,
+            own_failed,
+            tail,
+            tail_from,
+            cut,
+        })
+    }
+
+    /// Reach from the entry, calls not followed: the steps reached, the
+    /// positions that do not decode they fall into, and whether the walk
+    /// runs off the sequence's end.
+    fn reach(&self, seq: &Sequence, left: usize) -> Result<(Vec<usize>, usize, bool), Refused> {
+        let n_own = seq.own.len();
+        let len = seq.len();
         let walk = self.walks.get() + 1;
         self.walks.set(walk);
         let mut seen = self.seen.borrow_mut();
@@ -588,7 +580,7 @@ impl<'a> RawImage<'a> {
             if v < n_own {
                 !std::mem::replace(&mut own_seen[v], true)
             } else {
-                let k = tail.start + (v - n_own);
+                let k = seq.tail.start + (v - n_own);
                 seen[k] != walk && {
                     seen[k] = walk;
                     true
@@ -605,20 +597,20 @@ impl<'a> RawImage<'a> {
             if reached.len() > left {
                 return Err(Refused::Budget);
             }
-            let (_, f) = at(v);
+            let (_, f) = seq.at(v);
             let falls = matches!(
                 f,
                 Flow::Next | Flow::Call { .. } | Flow::CallIndirect | Flow::BranchExec { .. }
             );
             if falls {
-                unknown += failed_after(v);
+                unknown += seq.failed_after(v);
                 runs_off |= v + 1 == len;
             }
             let next = (v + 1 < len).then_some(v + 1);
             let (a, b) = match f {
                 Flow::Next | Flow::Call { .. } | Flow::CallIndirect => (next, None),
-                Flow::BranchExec { target, .. } => (find(target), next),
-                Flow::Jump { target } => (find(target), None),
+                Flow::BranchExec { target, .. } => (seq.find(target), next),
+                Flow::Jump { target } => (seq.find(target), None),
                 Flow::Ret | Flow::Stop | Flow::Trap => (None, None),
             };
             for s in [a, b].into_iter().flatten() {
@@ -627,30 +619,101 @@ impl<'a> RawImage<'a> {
                 }
             }
         }
-        drop(seen);
-        if let Some(pct) = not_code_percent(reached.len(), unknown) {
-            return Err(Refused::Malformed(format!(
-                "{pct}% of the code it runs into does not decode: it is not code"
-            )));
-        }
-        if runs_off {
-            if let Some(c) = seq_cut {
-                return Err(Refused::Cut(c));
-            }
-        }
+        Ok((reached, unknown, runs_off))
+    }
+
+    /// Decodes the `reached` steps of `seq` at the function's addresses
+    /// (`entry` + their offset from the entry), in address order.
+    fn decode_reached(
+        &self,
+        seq: &Sequence,
+        mut reached: Vec<usize>,
+        entry: u32,
+    ) -> Vec<Instruction> {
         reached.sort_unstable();
-        // decode the reached instructions at the function's addresses
         let mut out = Vec::with_capacity(reached.len());
         for v in reached {
-            let (q, _) = at(v);
-            let a = entry.wrapping_add((q - p) as u32);
+            let (q, _) = seq.at(v);
+            let a = entry.wrapping_add((q - seq.p) as u32);
             let mut w = walk_native(&self.bytes[q..], a);
             let mut i = Instruction::default();
             if let Some(Step::Insn { .. }) = w.next_into(&mut i) {
                 out.push(i);
             }
         }
-        Ok((out, unknown))
+        out
+    }
+}
+
+/// The walk's sequence from an entry at file position `p`: instructions
+/// decoded on their own from `p` (`own`) until one starts at an
+/// instruction of the decode (the join), then the decode from there
+/// (`tail`, up to the first `stop`). Its steps are numbered own first.
+struct Sequence<'s, 'a> {
+    img: &'s RawImage<'a>,
+    p: usize,
+    own: Vec<(u32, Flow)>,
+    own_failed: Vec<u32>,
+    tail: std::ops::Range<usize>,
+    /// The file position of the tail's first instruction.
+    tail_from: Option<usize>,
+    /// How the sequence ends when its last instruction falls through: the
+    /// end of the input inside an instruction.
+    cut: Option<(usize, u8, u8)>,
+}
+
+impl Sequence<'_, '_> {
+    fn len(&self) -> usize {
+        self.own.len() + self.tail.len()
+    }
+
+    /// Step `v`'s file position and flow.
+    fn at(&self, v: usize) -> (usize, Flow) {
+        let n_own = self.own.len();
+        if v < n_own {
+            (self.own[v].0 as usize, self.own[v].1)
+        } else {
+            let k = self.tail.start + (v - n_own);
+            (self.img.pos[k] as usize, self.img.flow[k])
+        }
+    }
+
+    /// The step at file position `t`, if the sequence has one there
+    /// (targets before the entry are outside the function's walk).
+    fn find(&self, t: i64) -> Option<usize> {
+        if t < self.p as i64 || t > u32::MAX as i64 {
+            return None;
+        }
+        let t = t as usize;
+        match self.tail_from {
+            Some(f) if t >= f => {
+                let k = self.img.pos[self.tail.clone()]
+                    .binary_search(&(t as u32))
+                    .ok()?;
+                Some(self.own.len() + k)
+            }
+            _ => self.own.binary_search_by_key(&(t as u32), |o| o.0).ok(),
+        }
+    }
+
+    /// Positions that do not decode between the step `v` and the next
+    /// one of the sequence (what `v` falls through into).
+    fn failed_after(&self, v: usize) -> usize {
+        let n_own = self.own.len();
+        let (q, _) = self.at(v);
+        if v + 1 < n_own || (v + 1 == n_own && self.tail_from.is_none()) {
+            let hi = self.own.get(v + 1).map_or(usize::MAX, |o| o.0 as usize);
+            RawImage::failed_between(&self.own_failed, q, hi)
+        } else if v + 1 == n_own {
+            RawImage::failed_between(&self.own_failed, q, self.tail_from.unwrap_or(usize::MAX))
+        } else {
+            let hi = if v + 1 < self.len() {
+                self.at(v + 1).0
+            } else {
+                usize::MAX
+            };
+            RawImage::failed_between(&self.img.failed, q, hi)
+        }
     }
 }
 

@@ -541,119 +541,16 @@ fn compare_fact(
     on_path: &dyn Fn(usize) -> bool,
     dominates_latches: &dyn Fn(usize) -> bool,
 ) -> Option<TripFact> {
-    let nl = &nest.loops[li];
-    // the induction variable: the only write of a GPR in the loop (break
-    // paths aside) adds an immediate to itself every iteration
-    let iv = |s: Src| -> Option<(Reg, usize, Val, bool)> {
-        let Src::Reg(r) = s else { return None };
-        if r.file != RegFile::Gpr {
-            return None;
-        }
-        let defs: Vec<usize> = (nl.first..=nl.last)
-            .filter(|&i| nest.contains(li, i) && !on_path(i) && writes(&cx.insns[i], &r))
-            .collect();
-        let mut held = false;
-        let (d, a, b, sign, dr) = match defs.as_slice() {
-            // one write: `r = r + step`
-            &[d] => match classify(&cx.insns[d]) {
-                Op::Add { d: dr, a, b, sign } => (d, a, b, sign, dr),
-                // or `r = icmpsel(.., r, t)` with `t = r + step` (either
-                // order): the counter steps or holds an iteration (Mesa's
-                // first-iteration flag skips the step once); monotone but
-                // its count unproved: an argument bound only
-                _ => {
-                    let (t, k) = held_step(cx, &r, d)?;
-                    let Op::Add { d: dr, a, b, sign } = classify(&cx.insns[k]) else {
-                        return None;
-                    };
-                    if dr.half != t.half
-                        || !dominates_latches(k)
-                        || nest.owner[k] != Some(li as u32)
-                    {
-                        return None;
-                    }
-                    held = true;
-                    (d, a, b, sign, Reg { half: r.half, ..dr })
-                }
-            },
-            // several: the counter kept in a stack slot meanwhile
-            [..] => match spilled_counter(cx, nest, li, &r, &defs, dominates_latches) {
-                Some((d, x, step, sign)) => {
-                    let Op::Add { d: dr, .. } = classify(&cx.insns[d]) else {
-                        return None;
-                    };
-                    // as if `r = r + step` (the fill holds r's header value)
-                    let (a, b) = if x {
-                        (Src::Reg(r), step)
-                    } else {
-                        (step, Src::Reg(r))
-                    };
-                    (d, a, b, sign, dr)
-                }
-                // or moved through copies, xor-swaps and stack slots and
-                // back (the parallel-copy shuffle, [`traced`]), tested at
-                // the header where `r` holds its header value
-                None if ci == nl.header => {
-                    let (step, d) = traced::traced_step(cx.insns, nest, li, &r)?;
-                    (d, Src::Reg(r), Src::Imm(step), 1, r)
-                }
-                None => return None,
-            },
-        };
-        // the step: an immediate, or a register the loop does not write
-        // holding one (an ALU immediate is 8 bits: 256 is in a register)
-        let step_of = |s: Src| -> Option<Val> {
-            if let Src::Reg(x) = s {
-                if x.file == RegFile::Gpr
-                    && (nl.first..=nl.last)
-                        .any(|i| nest.contains(li, i) && writes(&cx.insns[i], &x))
-                {
-                    return None;
-                }
-            }
-            match cx.value(s, nl.header, 3)? {
-                Val::Const(v) => Some(Val::Const(sign * v)),
-                // a uniform step (a kernel argument): the count is not known
-                Val::Uniform(u) => Some(Val::Uniform(u)),
-                Val::LidPlus(_) => None,
-            }
-        };
-        // or `r = x + step` where the loop's last write of `x` is `mov x, r`
-        // on every iteration, no write of `x` before the add (the body may
-        // reuse `x` as a temporary in between: Mesa's `t = i + 12; if (n <
-        // t) break; ...; i = t`): `x` at the header is `r` of the previous
-        // iteration, so `r` too moves by `step` an iteration; its start is
-        // not followed, so an argument bound only
-        let copied_back = |x: Reg| -> bool {
-            if x.file != RegFile::Gpr || x.half == r.half {
-                return false;
-            }
-            let xdefs: Vec<usize> = (nl.first..=nl.last)
-                .filter(|&i| nest.contains(li, i) && !on_path(i) && writes(&cx.insns[i], &x))
-                .collect();
-            matches!(xdefs.as_slice(), &[.., m] if xdefs[0] > d
-                && matches!(classify(&cx.insns[m]),
-                    Op::Mov { d: md, s: Src::Reg(t) } if md.half == x.half && t.half == r.half)
-                && dominates_latches(m)
-                && nest.owner[m] == Some(li as u32))
-        };
-        let step = match (a, b) {
-            (Src::Reg(x), s) if x == r => step_of(s)?,
-            (s, Src::Reg(x)) if x == r && sign == 1 => step_of(s)?,
-            (Src::Reg(x), s) if !held && copied_back(x) => {
-                held = true;
-                step_of(s)?
-            }
-            (s, Src::Reg(x)) if !held && sign == 1 && copied_back(x) => {
-                held = true;
-                step_of(s)?
-            }
-            _ => return None,
-        };
-        (dr.half == r.half && nest.owner[d] == Some(li as u32) && dominates_latches(d))
-            .then_some((r, d, step, held))
+    let lp = InLoop {
+        cx,
+        nest,
+        li,
+        ci,
+        on_path,
+        dominates_latches,
     };
-    let (iv_src, bound_src, rel) = match (iv(a), iv(b)) {
+    let nl = &nest.loops[li];
+    let (iv_src, bound_src, rel) = match (lp.induction_var(a), lp.induction_var(b)) {
         (Some(x), None) => (x, b, cc.rel),
         (None, Some(x)) => (x, a, swap(cc.rel)),
         _ => return None,
@@ -662,9 +559,7 @@ fn compare_fact(
     let (r, di, step, held) = iv_src;
     // the bound: not written in the loop
     if let Src::Reg(br) = bound_src {
-        if br.file == RegFile::Gpr
-            && (nl.first..=nl.last).any(|i| nest.contains(li, i) && writes(&cx.insns[i], &br))
-        {
+        if br.file == RegFile::Gpr && lp.written_in_loop(&br) {
             return None;
         }
     }
@@ -700,6 +595,153 @@ fn compare_fact(
             top_count(c, bnd).and_then(to_u32).map(TripFact::AtMost)
         }
         _ => None,
+    }
+}
+
+/// An exit compare at `ci` of loop `li`, read for its induction variable.
+struct InLoop<'a, 'c> {
+    cx: &'a Ctx<'c>,
+    nest: &'a LoopNest,
+    li: usize,
+    ci: usize,
+    /// Whether an instruction is on a break path (its writes do not count).
+    on_path: &'a dyn Fn(usize) -> bool,
+    dominates_latches: &'a dyn Fn(usize) -> bool,
+}
+
+/// A counter's update: (the write, its sources a and b, its sign, the
+/// register written, whether the counter may hold an iteration).
+type Update = (usize, Src, Src, i64, Reg, bool);
+
+impl InLoop<'_, '_> {
+    /// Whether the loop (nested loops included) writes `x`.
+    fn written_in_loop(&self, x: &Reg) -> bool {
+        let nl = &self.nest.loops[self.li];
+        (nl.first..=nl.last).any(|i| self.nest.contains(self.li, i) && writes(&self.cx.insns[i], x))
+    }
+
+    /// The loop's writes of `x`, break paths aside.
+    fn defs_of(&self, x: &Reg) -> Vec<usize> {
+        let nl = &self.nest.loops[self.li];
+        (nl.first..=nl.last)
+            .filter(|&i| {
+                self.nest.contains(self.li, i) && !(self.on_path)(i) && writes(&self.cx.insns[i], x)
+            })
+            .collect()
+    }
+
+    /// Whether instruction `k` runs on every iteration of the loop itself
+    /// (not only of a nested one).
+    fn every_iteration(&self, k: usize) -> bool {
+        (self.dominates_latches)(k) && self.nest.owner[k] == Some(self.li as u32)
+    }
+
+    /// The induction variable: the only write of a GPR in the loop (break
+    /// paths aside) adds an immediate to itself every iteration. Returns
+    /// (the register, its write, the step, whether it may hold an
+    /// iteration).
+    fn induction_var(&self, s: Src) -> Option<(Reg, usize, Val, bool)> {
+        let Src::Reg(r) = s else { return None };
+        if r.file != RegFile::Gpr {
+            return None;
+        }
+        let (d, a, b, sign, dr, mut held) = self.update_of(r)?;
+        let step = match (a, b) {
+            (Src::Reg(x), s) if x == r => self.step_of(s, sign)?,
+            (s, Src::Reg(x)) if x == r && sign == 1 => self.step_of(s, sign)?,
+            (Src::Reg(x), s) if !held && self.copied_back(r, x, d) => {
+                held = true;
+                self.step_of(s, sign)?
+            }
+            (s, Src::Reg(x)) if !held && sign == 1 && self.copied_back(r, x, d) => {
+                held = true;
+                self.step_of(s, sign)?
+            }
+            _ => return None,
+        };
+        (dr.half == r.half && self.every_iteration(d)).then_some((r, d, step, held))
+    }
+
+    /// The write that updates the counter `r` each iteration.
+    fn update_of(&self, r: Reg) -> Option<Update> {
+        let (cx, nest, li) = (self.cx, self.nest, self.li);
+        let defs = self.defs_of(&r);
+        match defs.as_slice() {
+            // one write: `r = r + step`
+            &[d] => match classify(&cx.insns[d]) {
+                Op::Add { d: dr, a, b, sign } => Some((d, a, b, sign, dr, false)),
+                // or `r = icmpsel(.., r, t)` with `t = r + step` (either
+                // order): the counter steps or holds an iteration (Mesa's
+                // first-iteration flag skips the step once); monotone but
+                // its count unproved: an argument bound only
+                _ => {
+                    let (t, k) = held_step(cx, &r, d)?;
+                    let Op::Add { d: dr, a, b, sign } = classify(&cx.insns[k]) else {
+                        return None;
+                    };
+                    if dr.half != t.half || !self.every_iteration(k) {
+                        return None;
+                    }
+                    Some((d, a, b, sign, Reg { half: r.half, ..dr }, true))
+                }
+            },
+            // several: the counter kept in a stack slot meanwhile
+            [..] => match spilled_counter(cx, nest, li, &r, &defs, self.dominates_latches) {
+                Some((d, x, step, sign)) => {
+                    let Op::Add { d: dr, .. } = classify(&cx.insns[d]) else {
+                        return None;
+                    };
+                    // as if `r = r + step` (the fill holds r's header value)
+                    let (a, b) = if x {
+                        (Src::Reg(r), step)
+                    } else {
+                        (step, Src::Reg(r))
+                    };
+                    Some((d, a, b, sign, dr, false))
+                }
+                // or moved through copies, xor-swaps and stack slots and
+                // back (the parallel-copy shuffle, [`traced`]), tested at
+                // the header where `r` holds its header value
+                None if self.ci == nest.loops[li].header => {
+                    let (step, d) = traced::traced_step(cx.insns, nest, li, &r)?;
+                    Some((d, Src::Reg(r), Src::Imm(step), 1, r, false))
+                }
+                None => None,
+            },
+        }
+    }
+
+    /// The step: an immediate, or a register the loop does not write
+    /// holding one (an ALU immediate is 8 bits: 256 is in a register).
+    fn step_of(&self, s: Src, sign: i64) -> Option<Val> {
+        if let Src::Reg(x) = s {
+            if x.file == RegFile::Gpr && self.written_in_loop(&x) {
+                return None;
+            }
+        }
+        match self.cx.value(s, self.nest.loops[self.li].header, 3)? {
+            Val::Const(v) => Some(Val::Const(sign * v)),
+            // a uniform step (a kernel argument): the count is not known
+            Val::Uniform(u) => Some(Val::Uniform(u)),
+            Val::LidPlus(_) => None,
+        }
+    }
+
+    /// Or `r = x + step` (the write `d`) where the loop's last write of `x`
+    /// is `mov x, r` on every iteration, no write of `x` before the add
+    /// (the body may reuse `x` as a temporary in between: Mesa's `t = i +
+    /// 12; if (n < t) break; ...; i = t`): `x` at the header is `r` of the
+    /// previous iteration, so `r` too moves by `step` an iteration; its
+    /// start is not followed, so an argument bound only.
+    fn copied_back(&self, r: Reg, x: Reg, d: usize) -> bool {
+        if x.file != RegFile::Gpr || x.half == r.half {
+            return false;
+        }
+        let xdefs = self.defs_of(&x);
+        matches!(xdefs.as_slice(), &[.., m] if xdefs[0] > d
+            && matches!(classify(&self.cx.insns[m]),
+                Op::Mov { d: md, s: Src::Reg(t) } if md.half == x.half && t.half == r.half)
+            && self.every_iteration(m))
     }
 }
 

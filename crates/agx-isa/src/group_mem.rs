@@ -441,9 +441,70 @@ pub(crate) fn operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
     let n = op.name;
     let value = ctx.named(n) as u32;
     let tname = type_field(n);
-    let t = |ctx: &Ctx| -> u64 { ctx.named(tname) };
     match op.kind {
-        // --- memory data registers -------------------------------------
+        // --- memory data registers -------------------------------------------
+        MemoryRegDesc
+        | SampleRegDesc
+        | ThreadgroupMemoryRegDesc
+        | TileToMemoryRegDesc
+        | PBESourceRegDesc
+        | VarRegisterDesc
+        | VarTripleRegisterDesc => data_reg_operand(ctx, op.kind, value, tname),
+        // --- addresses -------------------------------------------------------
+        MemoryBaseDesc
+        | MemoryIndexDesc
+        | MemoryShiftDesc
+        | ThreadgroupMemoryBaseDesc
+        | ThreadgroupIndexDesc
+        | AsyncMemoryRegDesc
+        | AsyncMemoryBaseDesc
+        | StackAdjustmentDesc
+        | StackReg32Desc
+        | Reg32_4_4_Desc
+        | ExReg32Desc => address_operand(ctx, op.kind, value, tname),
+        // --- atomics ---------------------------------------------------------
+        AtomicSourceDesc | AtomicDestinationDesc => atomic_operand(ctx, op.kind, value, tname),
+        // --- texture / image -------------------------------------------------
+        SampleURegDesc | TextureDesc | SamplerDesc | CoordsDesc | LodDesc
+        | SampleCompareOffDesc | PBELodDesc | TextureStateDestDesc | SamplerStateDestDesc => {
+            texture_operand(ctx, op.kind, value, tname)
+        }
+        // --- varyings --------------------------------------------------------
+        CFDesc | CFPerspectiveDesc | IterSampleID | UVSIndexDesc | DiscardMaskDesc => {
+            varying_operand(ctx, op.kind, value, tname)
+        }
+        // --- fragment output -------------------------------------------------
+        SampleMaskDesc | ZSDesc => fragment_output_operand(ctx, op.kind, value, tname),
+        // --- misc ------------------------------------------------------------
+        SReg32Desc => Out::Op(Operand::new(OperandKind::SpecialReg(value as u16))),
+        ImplicitR0LDesc => {
+            let mut r = gpr16(0);
+            if ctx.named("Dt") & 1 != 0 {
+                r.flags = flags::CACHE;
+            }
+            out_reg(r, Role::UseDef)
+        }
+        BranchOffsetDesc => {
+            let w = ctx.op_width(op, 0) as u32;
+            let v = ctx.op(op, 0);
+            let rel = if w > 0 && w < 64 && (v >> (w - 1)) & 1 != 0 {
+                (v as i64) - (1i64 << w)
+            } else {
+                v as i64
+            };
+            Out::Op(Operand::new(OperandKind::target(rel as i32)))
+        }
+        _ => kw(&"<TODO>"),
+    }
+}
+
+/// Data registers: of memory and sample accesses, tile and PBE writes, and
+/// register ranges of a given count.
+#[inline(always)]
+fn data_reg_operand(ctx: &mut Ctx, kind: OpKind, value: u32, tname: &'static str) -> Out {
+    use OpKind::*;
+    let t = |ctx: &Ctx| -> u64 { ctx.named(tname) };
+    match kind {
         MemoryRegDesc | SampleRegDesc => {
             let count = (ctx.named("mask") & 0xF).count_ones();
             let role = data_role(ctx);
@@ -486,7 +547,7 @@ pub(crate) fn operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
                 0 => 4,
                 c => c as u32,
             };
-            if op.kind == VarTripleRegisterDesc {
+            if kind == VarTripleRegisterDesc {
                 count *= 3;
             }
             if t(ctx) == 0 {
@@ -495,7 +556,16 @@ pub(crate) fn operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
                 g32(ctx, value >> 1, count, Role::Def)
             }
         }
-        // --- addresses ----------------------------------------------------
+        _ => unreachable!("not a data register kind"),
+    }
+}
+
+/// Addresses: bases, indices, shifts, stack adjustments.
+#[inline(always)]
+fn address_operand(ctx: &mut Ctx, kind: OpKind, value: u32, tname: &'static str) -> Out {
+    use OpKind::*;
+    let t = |ctx: &Ctx| -> u64 { ctx.named(tname) };
+    match kind {
         MemoryBaseDesc => {
             if value & 1 != 0 {
                 ctx.raised = true;
@@ -557,7 +627,16 @@ pub(crate) fn operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
         StackReg32Desc => g32(ctx, value >> 1, 1, Role::Def),
         Reg32_4_4_Desc => g32(ctx, value >> 1, 1, Role::Use),
         ExReg32Desc => g32(ctx, value, 1, Role::Use),
-        // --- atomics --------------------------------------------------------
+        _ => unreachable!("not an address kind"),
+    }
+}
+
+/// Atomics: the source and the returned old value.
+#[inline(always)]
+fn atomic_operand(ctx: &mut Ctx, kind: OpKind, value: u32, tname: &'static str) -> Out {
+    use OpKind::*;
+    let t = |ctx: &Ctx| -> u64 { ctx.named(tname) };
+    match kind {
         AtomicSourceDesc => {
             if value & 1 != 0 {
                 ctx.raised = true;
@@ -578,7 +657,16 @@ pub(crate) fn operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
                 none()
             }
         }
-        // --- texture / image ------------------------------------------------
+        _ => unreachable!("not an atomic kind"),
+    }
+}
+
+/// Texture and image operands: registers, states, coordinates, LOD, compare/offset.
+#[inline(always)]
+fn texture_operand(ctx: &mut Ctx, kind: OpKind, value: u32, tname: &'static str) -> Out {
+    use OpKind::*;
+    let t = |ctx: &Ctx| -> u64 { ctx.named(tname) };
+    match kind {
         SampleURegDesc => {
             if ctx.named("Tt") & 2 != 0 {
                 u64r(ctx, value * 2, Role::Use)
@@ -657,7 +745,16 @@ pub(crate) fn operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
         }
         TextureStateDestDesc => Out::Op(Operand::new(OperandKind::TexState(value as u16))),
         SamplerStateDestDesc => Out::Op(Operand::new(OperandKind::SamplerState(value as u16))),
-        // --- varyings ---------------------------------------------------------
+        _ => unreachable!("not a texture kind"),
+    }
+}
+
+/// Varyings: coefficient registers, sample IDs, indices.
+#[inline(always)]
+fn varying_operand(ctx: &mut Ctx, kind: OpKind, value: u32, tname: &'static str) -> Out {
+    use OpKind::*;
+    let t = |ctx: &Ctx| -> u64 { ctx.named(tname) };
+    match kind {
         CFDesc => {
             if t(ctx) == 0 {
                 Out::Op(Operand::new(OperandKind::Cf(value as u16)))
@@ -690,7 +787,16 @@ pub(crate) fn operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
                 imm(value as i64)
             }
         }
-        // --- fragment output ------------------------------------------------
+        _ => unreachable!("not a varying kind"),
+    }
+}
+
+/// Fragment output: sample masks, depth/stencil.
+#[inline(always)]
+fn fragment_output_operand(ctx: &mut Ctx, kind: OpKind, value: u32, tname: &'static str) -> Out {
+    use OpKind::*;
+    let t = |ctx: &Ctx| -> u64 { ctx.named(tname) };
+    match kind {
         SampleMaskDesc => {
             let f = t(ctx);
             // ld/st_tile: 2-bit type, 0 = immediate; sample_mask/zs_emit:
@@ -716,26 +822,7 @@ pub(crate) fn operand(ctx: &mut Ctx, op: &'static OperandDesc) -> Out {
             }
             g16(ctx, value, count, Role::Use)
         }
-        // --- misc -------------------------------------------------------------
-        SReg32Desc => Out::Op(Operand::new(OperandKind::SpecialReg(value as u16))),
-        ImplicitR0LDesc => {
-            let mut r = gpr16(0);
-            if ctx.named("Dt") & 1 != 0 {
-                r.flags = flags::CACHE;
-            }
-            out_reg(r, Role::UseDef)
-        }
-        BranchOffsetDesc => {
-            let w = ctx.op_width(op, 0) as u32;
-            let v = ctx.op(op, 0);
-            let rel = if w > 0 && w < 64 && (v >> (w - 1)) & 1 != 0 {
-                (v as i64) - (1i64 << w)
-            } else {
-                v as i64
-            };
-            Out::Op(Operand::new(OperandKind::target(rel as i32)))
-        }
-        _ => kw(&"<TODO>"),
+        _ => unreachable!("not a fragment output kind"),
     }
 }
 

@@ -624,163 +624,227 @@ pub fn execute(
     });
     let cv = Condvar::new();
     let (tx, rx) = mpsc::channel::<Done>();
-    let mut errors = Vec::new();
-    let mut read_errors = Vec::new();
-    let mut sink_error: Option<Error> = None;
-    let shared: &Plan = plan;
+    let workers = Workers {
+        plan,
+        a,
+        want,
+        window,
+        queue: &queue,
+        cv: &cv,
+    };
     let mut outcomes: Vec<Option<FileOutcome>> = (0..n_files).map(|_| None).collect();
-    std::thread::scope(|s| {
+    let (errors, sink_error) = std::thread::scope(|s| {
         for _ in 0..jobs {
             let tx = tx.clone();
-            let (queue, cv) = (&queue, &cv);
-            s.spawn(move || {
-                // one kernel per worker and a worker per job: no helper
-                // threads inside a kernel (they would only compete)
-                agx_analysis::par::set_serial(true);
-                loop {
-                    let work = {
-                        let mut q = queue.lock().unwrap_or_else(|e| e.into_inner());
-                        loop {
-                            if q.stop {
-                                return;
-                            }
-                            let first = q.kernels.keys().next().copied();
-                            if let Some(key) = first.filter(|&key| q.in_flight < window || key == q.next) {
-                                let w = q.kernels.remove(&key).expect("a key of the map");
-                                q.in_flight += 1;
-                                break w;
-                            }
-                            // a file is read when no kernel waits (its
-                            // kernels then keep the workers busy)
-                            if q.kernels.is_empty() && q.next_file < n_files {
-                                q.next_file += 1;
-                                q.reading += 1;
-                                break Work::Read(q.next_file - 1);
-                            }
-                            if q.kernels.is_empty() && q.reading == 0 {
-                                return;
-                            }
-                            q = cv.wait(q).unwrap_or_else(|e| e.into_inner());
-                        }
-                    };
-                    let done = match work {
-                        Work::Read(fi) => {
-                            let (outcome, found) =
-                                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                                    read_file(shared, fi, a.gpu.as_deref())
-                                }))
-                                .unwrap_or_else(|_| {
-                                    let error = BatchError {
-                                        source: shared.files[fi].display.clone(),
-                                        error: "internal error while reading this file (please report it)".into(),
-                                    };
-                                    (
-                                        FileOutcome {
-                                            error: Some(error),
-                                            ..FileOutcome::default()
-                                        },
-                                        None,
-                                    )
-                                });
-                            let mut q = queue.lock().unwrap_or_else(|e| e.into_inner());
-                            if let Some((archive, mains)) = found {
-                                let archive = Arc::new(archive);
-                                for (k, function) in mains.into_iter().enumerate() {
-                                    q.kernels.insert((fi, k), Work::Kernel {
-                                        file: fi,
-                                        k,
-                                        archive: Arc::clone(&archive),
-                                        function,
-                                    });
-                                }
-                            }
-                            q.reading -= 1;
-                            cv.notify_all();
-                            Done::Read(fi, outcome)
-                        }
-                        Work::Kernel {
-                            file,
-                            k,
-                            archive,
-                            function,
-                        } => {
-                            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                                run_task(shared, file, &archive, function, a, want)
-                            }))
-                            .unwrap_or_else(|_| {
-                                Err(BatchError {
-                                    source: shared.files[file].display.clone(),
-                                    error: "internal error while profiling this kernel (please report it)"
-                                        .into(),
-                                })
-                            });
-                            Done::Kernel(file, k, r)
-                        }
-                    };
-                    if tx.send(done).is_err() {
-                        return;
-                    }
-                }
-            });
+            let workers = &workers;
+            s.spawn(move || workers.run(tx));
         }
         drop(tx);
-        // the writer: files in order, each file's kernels in order
-        let mut kernels_done: BTreeMap<(usize, usize), Result<KernelResult, BatchError>> =
-            BTreeMap::new();
-        // the file being written, its next kernel, whether its warnings
-        // are out
-        let (mut file, mut k, mut warned) = (0usize, 0usize, false);
-        let (mut written, mut total) = (0usize, 0usize);
-        for d in rx.iter() {
-            match d {
-                Done::Read(fi, o) => {
-                    total += o.kernels;
-                    outcomes[fi] = Some(o);
-                }
-                Done::Kernel(fi, ki, r) => {
-                    kernels_done.insert((fi, ki), r);
-                }
-            }
-            let before = written;
-            while let Some(o) = outcomes.get(file).and_then(|o| o.as_ref()) {
-                if !warned {
-                    for w in &o.warnings {
-                        note(Note::Warning(w));
-                    }
-                    warned = true;
-                }
-                if k < o.kernels {
-                    let Some(r) = kernels_done.remove(&(file, k)) else {
-                        break;
-                    };
-                    match r {
-                        Ok(kr) => {
-                            if sink_error.is_none() {
-                                if let Err(e) = sink(kr) {
-                                    sink_error = Some(e);
-                                }
-                            }
-                        }
-                        Err(e) => errors.push(e),
-                    }
-                    k += 1;
-                    written += 1;
-                    note(Note::Progress(written, total));
-                    continue;
-                }
-                file += 1;
-                k = 0;
-                warned = false;
-            }
-            let mut q = queue.lock().unwrap_or_else(|e| e.into_inner());
-            if written > before || sink_error.is_some() || q.next != (file, k) {
-                q.in_flight -= written - before;
-                q.next = (file, k);
-                q.stop |= sink_error.is_some();
-                cv.notify_all();
+        write_in_order(rx, &mut outcomes, &queue, &cv, note, sink)
+    });
+    add_outcomes(plan, outcomes);
+    match sink_error {
+        Some(e) => Err(e),
+        None => Ok(errors),
+    }
+}
+
+/// What the worker threads of [`execute`] share.
+struct Workers<'a> {
+    plan: &'a Plan,
+    a: &'a ProfileArgs,
+    want: Want,
+    /// The most kernels handed out and not yet written.
+    window: usize,
+    queue: &'a Mutex<Queue>,
+    cv: &'a Condvar,
+}
+
+impl Workers<'_> {
+    /// One worker: takes work until there is none (or the writer stops),
+    /// sending each result to the writer.
+    fn run(&self, tx: mpsc::Sender<Done>) {
+        // one kernel per worker and a worker per job: no helper
+        // threads inside a kernel (they would only compete)
+        agx_analysis::par::set_serial(true);
+        while let Some(work) = self.next_work() {
+            let done = match work {
+                Work::Read(fi) => self.read(fi),
+                Work::Kernel {
+                    file,
+                    k,
+                    archive,
+                    function,
+                } => Done::Kernel(file, k, self.profile(file, &archive, function)),
+            };
+            if tx.send(done).is_err() {
+                return;
             }
         }
-    });
+    }
+
+    /// The next work (None: no more, or stop), waiting for it.
+    fn next_work(&self) -> Option<Work> {
+        let n_files = self.plan.files.len();
+        let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if q.stop {
+                return None;
+            }
+            let first = q.kernels.keys().next().copied();
+            if let Some(key) = first.filter(|&key| q.in_flight < self.window || key == q.next) {
+                let w = q.kernels.remove(&key).expect("a key of the map");
+                q.in_flight += 1;
+                return Some(w);
+            }
+            // a file is read when no kernel waits (its
+            // kernels then keep the workers busy)
+            if q.kernels.is_empty() && q.next_file < n_files {
+                q.next_file += 1;
+                q.reading += 1;
+                return Some(Work::Read(q.next_file - 1));
+            }
+            if q.kernels.is_empty() && q.reading == 0 {
+                return None;
+            }
+            q = self.cv.wait(q).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Reads file `fi` and queues its kernels.
+    fn read(&self, fi: usize) -> Done {
+        let shared = self.plan;
+        let (outcome, found) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            read_file(shared, fi, self.a.gpu.as_deref())
+        }))
+        .unwrap_or_else(|_| {
+            let error = BatchError {
+                source: shared.files[fi].display.clone(),
+                error: "internal error while reading this file (please report it)".into(),
+            };
+            (
+                FileOutcome {
+                    error: Some(error),
+                    ..FileOutcome::default()
+                },
+                None,
+            )
+        });
+        let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((archive, mains)) = found {
+            let archive = Arc::new(archive);
+            for (k, function) in mains.into_iter().enumerate() {
+                q.kernels.insert(
+                    (fi, k),
+                    Work::Kernel {
+                        file: fi,
+                        k,
+                        archive: Arc::clone(&archive),
+                        function,
+                    },
+                );
+            }
+        }
+        q.reading -= 1;
+        self.cv.notify_all();
+        Done::Read(fi, outcome)
+    }
+
+    /// Profiles kernel `function` of file `file`.
+    fn profile(
+        &self,
+        file: usize,
+        archive: &Archive,
+        function: usize,
+    ) -> Result<KernelResult, BatchError> {
+        let shared = self.plan;
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            run_task(shared, file, archive, function, self.a, self.want)
+        }))
+        .unwrap_or_else(|_| {
+            Err(BatchError {
+                source: shared.files[file].display.clone(),
+                error: "internal error while profiling this kernel (please report it)".into(),
+            })
+        })
+    }
+}
+
+/// The writer: hands the results to `sink` as they come, files in order,
+/// each file's kernels in order (each file's warnings to `note` as it is
+/// reached), and tells the workers what was written. Fills `outcomes`;
+/// returns the kernel errors and the sink's error.
+fn write_in_order(
+    rx: mpsc::Receiver<Done>,
+    outcomes: &mut [Option<FileOutcome>],
+    queue: &Mutex<Queue>,
+    cv: &Condvar,
+    note: &mut dyn FnMut(Note<'_>),
+    sink: &mut dyn FnMut(KernelResult) -> Result<(), Error>,
+) -> (Vec<BatchError>, Option<Error>) {
+    let mut errors = Vec::new();
+    let mut sink_error: Option<Error> = None;
+    let mut kernels_done: BTreeMap<(usize, usize), Result<KernelResult, BatchError>> =
+        BTreeMap::new();
+    // the file being written, its next kernel, whether its warnings
+    // are out
+    let (mut file, mut k, mut warned) = (0usize, 0usize, false);
+    let (mut written, mut total) = (0usize, 0usize);
+    for d in rx.iter() {
+        match d {
+            Done::Read(fi, o) => {
+                total += o.kernels;
+                outcomes[fi] = Some(o);
+            }
+            Done::Kernel(fi, ki, r) => {
+                kernels_done.insert((fi, ki), r);
+            }
+        }
+        let before = written;
+        while let Some(o) = outcomes.get(file).and_then(|o| o.as_ref()) {
+            if !warned {
+                for w in &o.warnings {
+                    note(Note::Warning(w));
+                }
+                warned = true;
+            }
+            if k < o.kernels {
+                let Some(r) = kernels_done.remove(&(file, k)) else {
+                    break;
+                };
+                match r {
+                    Ok(kr) => {
+                        if sink_error.is_none() {
+                            if let Err(e) = sink(kr) {
+                                sink_error = Some(e);
+                            }
+                        }
+                    }
+                    Err(e) => errors.push(e),
+                }
+                k += 1;
+                written += 1;
+                note(Note::Progress(written, total));
+                continue;
+            }
+            file += 1;
+            k = 0;
+            warned = false;
+        }
+        let mut q = queue.lock().unwrap_or_else(|e| e.into_inner());
+        if written > before || sink_error.is_some() || q.next != (file, k) {
+            q.in_flight -= written - before;
+            q.next = (file, k);
+            q.stop |= sink_error.is_some();
+            cv.notify_all();
+        }
+    }
+    (errors, sink_error)
+}
+
+/// The plan's counts, warnings and read errors from the files' outcomes.
+fn add_outcomes(plan: &mut Plan, outcomes: Vec<Option<FileOutcome>>) {
+    let mut read_errors = Vec::new();
     for o in outcomes.into_iter().flatten() {
         plan.kernels += o.kernels;
         plan.skipped += o.skipped as usize;
@@ -791,10 +855,6 @@ pub fn execute(
         read_errors.extend(o.error);
     }
     plan.errors.extend(read_errors);
-    match sink_error {
-        Some(e) => Err(e),
-        None => Ok(errors),
-    }
 }
 
 /// The model flags of `batch` as the profile arguments the model reads.
@@ -830,25 +890,8 @@ pub fn collect_rows(
 
 /// `metal-profile batch`.
 pub fn run_batch(b: &BatchArgs, out: &mut dyn Write, err: &mut dyn Write) -> Result<(), Error> {
-    if b.paths.is_empty() {
-        return Err(Error::usage(
-            "batch: give at least one archive or directory (see metal-profile batch --help)",
-        ));
-    }
-    if b.jobs == Some(0) {
-        return Err(Error::usage("--jobs must be at least 1"));
-    }
     let a = model_args(b);
-    check_model_flags(&a)?;
-    if b.format == BatchFormat::Html {
-        if let Some(model) = pipeline::untimed_model(a.gpu.as_deref())? {
-            return Err(Error::usage(format!(
-                "batch --format html: {} kernels have text, csv and json summaries (one HTML page per kernel: metal-profile FILE --gpu {} --format html)",
-                model.isa.name,
-                a.gpu.as_deref().unwrap_or_default()
-            )));
-        }
-    }
+    check_batch_args(b, &a)?;
     let jobs = jobs_or_default(b.jobs);
     let mut plan = plan(&b.paths);
     if plan.files.is_empty() {
@@ -868,10 +911,68 @@ pub fn run_batch(b: &BatchArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
         }
         Note::Progress(..) => {}
     };
-    let want_json = b.format == BatchFormat::Json;
-    let mut rows = Vec::new();
-    let task_errors;
-    if want_json {
+    let mut run = BatchRun {
+        plan: &mut plan,
+        a: &a,
+        jobs,
+        progress: &mut progress,
+        out,
+    };
+    let (rows, task_errors) = match b.format {
+        BatchFormat::Json => run.json()?,
+        BatchFormat::Html => run.html()?,
+        BatchFormat::Sarif => run.sarif()?,
+        _ => run.table(b.format == BatchFormat::Csv)?,
+    };
+    if bar && plan.kernels() > 0 {
+        let _ = writeln!(err);
+    }
+    let mut errors = plan.errors.clone();
+    errors.extend(task_errors);
+    batch_outcome(b, &plan, &rows, &errors, err)
+}
+
+/// The batch's usage errors: no path, `--jobs 0`, HTML of an untimed GPU,
+/// model flags that do not fit.
+fn check_batch_args(b: &BatchArgs, a: &ProfileArgs) -> Result<(), Error> {
+    if b.paths.is_empty() {
+        return Err(Error::usage(
+            "batch: give at least one archive or directory (see metal-profile batch --help)",
+        ));
+    }
+    if b.jobs == Some(0) {
+        return Err(Error::usage("--jobs must be at least 1"));
+    }
+    check_model_flags(a)?;
+    if b.format == BatchFormat::Html {
+        if let Some(model) = pipeline::untimed_model(a.gpu.as_deref())? {
+            return Err(Error::usage(format!(
+                "batch --format html: {} kernels have text, csv and json summaries (one HTML page per kernel: metal-profile FILE --gpu {} --format html)",
+                model.isa.name,
+                a.gpu.as_deref().unwrap_or_default()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A batch being run and written in one of its formats; each format
+/// returns the rows (for the warnings and the outcome) and the kernel
+/// errors.
+struct BatchRun<'a> {
+    plan: &'a mut Plan,
+    a: &'a ProfileArgs,
+    jobs: usize,
+    progress: &'a mut dyn FnMut(Note<'_>),
+    out: &'a mut dyn Write,
+}
+
+type Rows = (Vec<Row>, Vec<BatchError>);
+
+impl BatchRun<'_> {
+    /// One JSON document, its kernels written as they are profiled.
+    fn json(&mut self) -> Result<Rows, Error> {
+        let mut rows = Vec::new();
         let head = format!(
             "{{\n  \"schema\": \"{}\",\n  \"tool\": {{\"name\": \"metal-profiler\", \"version\": \"{}\"}},\n  \"kernels\": [",
             agx_report::json::SCHEMA,
@@ -880,18 +981,27 @@ pub fn run_batch(b: &BatchArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
         // the document starts with its first kernel: a batch that profiles
         // none writes nothing to stdout (its error line says why)
         let mut first = true;
-        task_errors = execute(&mut plan, &a, jobs, Want::Json, &mut progress, &mut |k| {
-            if first {
-                out.write_all(head.as_bytes()).map_err(io_err)?;
-            }
-            out.write_all(if first { b"\n    " } else { b",\n    " })
-                .map_err(io_err)?;
-            first = false;
-            out.write_all(k.json.as_deref().unwrap_or(b"null"))
-                .map_err(io_err)?;
-            rows.push(k.row);
-            Ok(())
-        })?;
+        let out = &mut *self.out;
+        let task_errors = execute(
+            self.plan,
+            self.a,
+            self.jobs,
+            Want::Json,
+            &mut *self.progress,
+            &mut |k| {
+                if first {
+                    out.write_all(head.as_bytes()).map_err(io_err)?;
+                }
+                out.write_all(if first { b"\n    " } else { b",\n    " })
+                    .map_err(io_err)?;
+                first = false;
+                out.write_all(k.json.as_deref().unwrap_or(b"null"))
+                    .map_err(io_err)?;
+                rows.push(k.row);
+                Ok(())
+            },
+        )?;
+        let plan = &*self.plan;
         let mut errors = plan.errors.clone();
         errors.extend(task_errors.iter().cloned());
         let errs: Vec<serde_json::Value> = errors
@@ -909,18 +1019,22 @@ pub fn run_batch(b: &BatchArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
             errors.len()
         );
         if !rows.is_empty() {
-            out.write_all(tail.as_bytes()).map_err(io_err)?;
+            self.out.write_all(tail.as_bytes()).map_err(io_err)?;
         }
-    } else if b.format == BatchFormat::Html {
-        // one page, kernels in task order (every profile is held until the
-        // page is written: memory grows with the number of kernels here)
+        Ok((rows, task_errors))
+    }
+
+    /// One HTML page, kernels in task order (every profile is held until
+    /// the page is written: memory grows with the number of kernels here).
+    fn html(&mut self) -> Result<Rows, Error> {
+        let mut rows = Vec::new();
         let mut profiles = Vec::new();
-        task_errors = execute(
-            &mut plan,
-            &a,
-            jobs,
+        let task_errors = execute(
+            self.plan,
+            self.a,
+            self.jobs,
             Want::Profile,
-            &mut progress,
+            &mut *self.progress,
             &mut |k| {
                 profiles.extend(k.profile.map(|p| *p));
                 rows.push(k.row);
@@ -928,45 +1042,78 @@ pub fn run_batch(b: &BatchArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
             },
         )?;
         if !profiles.is_empty() {
-            out.write_all(agx_report::html::document(&profiles).as_bytes())
+            self.out
+                .write_all(agx_report::html::document(&profiles).as_bytes())
                 .map_err(io_err)?;
         }
-    } else if b.format == BatchFormat::Sarif {
-        // one run: every kernel's results in task order, each located at
-        // its input file (the records are held until the log is written)
+        Ok((rows, task_errors))
+    }
+
+    /// One SARIF run: every kernel's results in task order, each located
+    /// at its input file (the records are held until the log is written).
+    fn sarif(&mut self) -> Result<Rows, Error> {
+        let mut rows = Vec::new();
         let mut records = Vec::new();
-        task_errors = execute(&mut plan, &a, jobs, Want::Record, &mut progress, &mut |k| {
-            records.extend(k.record.map(|r| *r));
-            rows.push(k.row);
-            Ok(())
-        })?;
+        let task_errors = execute(
+            self.plan,
+            self.a,
+            self.jobs,
+            Want::Record,
+            &mut *self.progress,
+            &mut |k| {
+                records.extend(k.record.map(|r| *r));
+                rows.push(k.row);
+                Ok(())
+            },
+        )?;
         if !rows.is_empty() {
-            out.write_all(agx_report::sarif::document(&records).as_bytes())
+            self.out
+                .write_all(agx_report::sarif::document(&records).as_bytes())
                 .map_err(io_err)?;
         }
-    } else {
-        task_errors = execute(&mut plan, &a, jobs, Want::Row, &mut progress, &mut |k| {
-            rows.push(k.row);
-            Ok(())
-        })?;
+        Ok((rows, task_errors))
+    }
+
+    /// The table (or CSV) of the rows, sorted, written at the end.
+    fn table(&mut self, csv_format: bool) -> Result<Rows, Error> {
+        let mut rows = Vec::new();
+        let task_errors = execute(
+            self.plan,
+            self.a,
+            self.jobs,
+            Want::Row,
+            &mut *self.progress,
+            &mut |k| {
+                rows.push(k.row);
+                Ok(())
+            },
+        )?;
         rows.sort_by(row_order);
-        let mut errors = plan.errors.clone();
+        let mut errors = self.plan.errors.clone();
         errors.extend(task_errors.iter().cloned());
-        let text = if b.format == BatchFormat::Csv {
+        let text = if csv_format {
             csv(&rows)
         } else {
-            table(&rows, &plan, errors.len())
+            table(&rows, self.plan, errors.len())
         };
         if !rows.is_empty() {
-            out.write_all(text.as_bytes()).map_err(io_err)?;
+            self.out.write_all(text.as_bytes()).map_err(io_err)?;
         }
+        Ok((rows, task_errors))
     }
-    if bar && plan.kernels() > 0 {
-        let _ = writeln!(err);
-    }
-    let mut errors = plan.errors.clone();
-    errors.extend(task_errors);
-    let unknown = unknown_warnings(&rows, b.allow_unknown, err);
+}
+
+/// How a batch ends: the unknown-encoding warnings, then the one error
+/// line when no kernel was profiled, or each error and their count, or
+/// nothing profiled, or unknown encodings not allowed.
+fn batch_outcome(
+    b: &BatchArgs,
+    plan: &Plan,
+    rows: &[Row],
+    errors: &[BatchError],
+    err: &mut dyn Write,
+) -> Result<(), Error> {
+    let unknown = unknown_warnings(rows, b.allow_unknown, err);
     if rows.is_empty() && !errors.is_empty() {
         // no kernel profiled: the failures are the one error line
         let each: Vec<String> = errors
@@ -978,7 +1125,7 @@ pub fn run_batch(b: &BatchArgs, out: &mut dyn Write, err: &mut dyn Write) -> Res
             _ => format!("no kernel was profiled: {}", each.join("; ")),
         }));
     }
-    for e in &errors {
+    for e in errors {
         let _ = writeln!(err, "error: {}: {}", e.source, e.error);
     }
     if !errors.is_empty() {
