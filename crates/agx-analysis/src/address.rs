@@ -926,12 +926,11 @@ impl Flowing<'_> {
         let h = r.half as usize;
         let n = (r.width.halves() as usize) * (r.count as usize);
         let d = s.depth;
-        for k in h..(h + n).min(s.regs.len()) {
-            s.regs.set(k, Val::Unk(Why::NotAffine(at)));
-        }
         if h >= s.regs.len() {
             return;
         }
+        // each half written once: the value, the high half of a 32-bit
+        // one, the rest unknown
         s.regs.set(
             h,
             match v {
@@ -940,8 +939,14 @@ impl Flowing<'_> {
                 Addr::Unk(w) => Val::Unk(w),
             },
         );
-        if r.width == Width::W32 && r.count == 1 && h + 1 < s.regs.len() {
-            s.regs.set(h + 1, Val::Hi);
+        let hi = r.width == Width::W32 && r.count == 1;
+        for k in h + 1..(h + n.max(1)).min(s.regs.len()) {
+            let v = if hi && k == h + 1 {
+                Val::Hi
+            } else {
+                Val::Unk(Why::NotAffine(at))
+            };
+            s.regs.set(k, v);
         }
         // a 16-bit write into the high half breaks the 32-bit value below
         if r.width == Width::W16 && h % 2 == 1 {
@@ -1749,6 +1754,10 @@ impl Flowing<'_> {
     /// is 0 along it too (the header's `x0 + K*D` met by `x0` again, from
     /// the next iteration of an outer loop).
     fn covers(&self, to: usize, entry: bool, g: &Poly, x: &Poly) -> bool {
+        // (nothing to set to 0: nothing moved)
+        if !g.syms().any(|s| matches!(s, Sym::K(_) | Sym::NotFirst(_))) {
+            return false;
+        }
         let mut p = g.clone();
         let mut moved = false;
         let mut l = self.forest.loop_of[to];
