@@ -291,11 +291,20 @@ impl Poly {
     /// The coefficient polynomial of `k` (terms `k` and `k*x`), and the
     /// rest.
     fn split_sym(&self, k: Sym) -> (Poly, Poly) {
-        let mut coef = Poly::default();
-        let mut rest = Poly {
+        let rest = Poly {
             c: self.c,
-            t: Vec::new(),
+            t: self
+                .t
+                .iter()
+                .filter(|((a, b), _)| *a != k && *b != Some(k))
+                .copied()
+                .collect(),
         };
+        (self.coef(k), rest)
+    }
+    /// The coefficient polynomial of `k` ([`Poly::split_sym`]'s first part).
+    fn coef(&self, k: Sym) -> Poly {
+        let mut coef = Poly::default();
         for &((a, b), v) in &self.t {
             if a == k || b == Some(k) {
                 let other = if a == k { b } else { Some(a) };
@@ -303,12 +312,10 @@ impl Poly {
                     None => coef.c += v,
                     Some(s) => coef.t.push(((s, None), v)),
                 }
-            } else {
-                rest.t.push(((a, b), v));
             }
         }
         coef.t.sort_by_key(|x| x.0);
-        (coef, rest)
+        coef
     }
 }
 
@@ -340,9 +347,9 @@ fn position_coefficients(p: &Poly, shape: &Shape) -> Option<[Poly; 3]> {
     }
     let mut out: [Poly; 3] = Default::default();
     for (d, o) in out.iter_mut().enumerate() {
-        let (mut c, _) = p.split_sym(Sym::Lid(d as u8));
+        let mut c = p.coef(Sym::Lid(d as u8));
         if d == 0 && one_d {
-            c = c.add(&p.split_sym(Sym::Tix).0, 1)?;
+            c = c.add(&p.coef(Sym::Tix), 1)?;
         }
         if c.syms().any(Sym::per_lane) {
             return None;
@@ -919,12 +926,11 @@ impl Flowing<'_> {
         let h = r.half as usize;
         let n = (r.width.halves() as usize) * (r.count as usize);
         let d = s.depth;
-        for k in h..(h + n).min(s.regs.len()) {
-            s.regs.set(k, Val::Unk(Why::NotAffine(at)));
-        }
         if h >= s.regs.len() {
             return;
         }
+        // each half written once: the value, the high half of a 32-bit
+        // one, the rest unknown
         s.regs.set(
             h,
             match v {
@@ -933,8 +939,14 @@ impl Flowing<'_> {
                 Addr::Unk(w) => Val::Unk(w),
             },
         );
-        if r.width == Width::W32 && r.count == 1 && h + 1 < s.regs.len() {
-            s.regs.set(h + 1, Val::Hi);
+        let hi = r.width == Width::W32 && r.count == 1;
+        for k in h + 1..(h + n.max(1)).min(s.regs.len()) {
+            let v = if hi && k == h + 1 {
+                Val::Hi
+            } else {
+                Val::Unk(Why::NotAffine(at))
+            };
+            s.regs.set(k, v);
         }
         // a 16-bit write into the high half breaks the 32-bit value below
         if r.width == Width::W16 && h % 2 == 1 {
@@ -1253,9 +1265,10 @@ impl Flowing<'_> {
             let mem = insn.mem_access();
             if let Some(m) = mem {
                 if matches!(m.dir, MemDir::Load | MemDir::Atomic) {
-                    let a = self.address(s, i);
+                    // (the address recorded above, not computed again)
+                    let a = &self.addr[self.mem_slot[i] as usize];
                     return match a {
-                        (Addr::P(p), _) if p.uniform() && m.space != MemSpace::Stack => {
+                        Some((Addr::P(p), _)) if p.uniform() && m.space != MemSpace::Stack => {
                             Addr::P(Poly::sym(Sym::Op(at)))
                         }
                         _ => Addr::P(Poly::sym(Sym::Data(at, 0))),
@@ -1741,6 +1754,10 @@ impl Flowing<'_> {
     /// is 0 along it too (the header's `x0 + K*D` met by `x0` again, from
     /// the next iteration of an outer loop).
     fn covers(&self, to: usize, entry: bool, g: &Poly, x: &Poly) -> bool {
+        // (nothing to set to 0: nothing moved)
+        if !g.syms().any(|s| matches!(s, Sym::K(_) | Sym::NotFirst(_))) {
+            return false;
+        }
         let mut p = g.clone();
         let mut moved = false;
         let mut l = self.forest.loop_of[to];
@@ -1971,9 +1988,10 @@ pub fn analyze_with(
             } else {
                 None
             };
+            let unmodelled = Addr::Unk(Why::Unmodelled(i as u32));
             let (addr, bytes) = match (&fl.addr[k], unknown_ref) {
-                (Some(a), None) => a.clone(),
-                _ => (Addr::Unk(Why::Unmodelled(i as u32)), m.bytes_per_lane()),
+                (Some((a, bytes)), None) => (a, *bytes),
+                _ => (&unmodelled, m.bytes_per_lane()),
             };
             facts_of(fl, i, m, addr, bytes, in_loop, shape, line_bytes)
         },
@@ -2051,12 +2069,13 @@ fn sym_value(s: Sym, pos: &[i64; 5]) -> Option<i64> {
     }
 }
 
-/// [`lane_pattern`], reusing this thread's last result when `p`'s
-/// per-lane terms, `width` and `shape` are the last call's: the result
-/// depends on nothing else (terms without a per-lane symbol are skipped,
-/// loaded data is per-lane), and unrolled code repeats one lane part with
-/// other constants and uniforms (a million-instruction straight-line
-/// kernel: its ~250k loads share a handful).
+/// [`lane_pattern`], reusing one of this thread's last [`RECENT`] results
+/// when `p`'s per-lane terms, `width` and `shape` are that call's: the
+/// result depends on nothing else (terms without a per-lane symbol are
+/// skipped, loaded data is per-lane), and unrolled code repeats a few lane
+/// parts with other constants and uniforms (a million-instruction
+/// straight-line kernel: its ~250k loads alternate between two, which a
+/// single remembered result missed every time).
 fn lane_pattern_reused(
     p: &Poly,
     width: i64,
@@ -2064,23 +2083,31 @@ fn lane_pattern_reused(
 ) -> (Pattern, Option<i64>, Option<u32>, Option<i64>, Text) {
     type Last = (i64, Shape, Vec<(Mono, i64)>, Lanes, Text);
     thread_local! {
-        static LAST: std::cell::RefCell<Option<Last>> = const { std::cell::RefCell::new(None) };
+        static LAST: std::cell::RefCell<Vec<Last>> = const { std::cell::RefCell::new(Vec::new()) };
     }
     let lane = |t: &&(Mono, i64)| t.0 .0.per_lane() || t.0 .1.is_some_and(|s| s.per_lane());
     LAST.with(|last| {
         let mut last = last.borrow_mut();
-        if let Some((w, sh, terms, r, why)) = last.as_ref() {
-            if *w == width && sh == shape && p.t.iter().filter(lane).eq(terms.iter()) {
-                return (r.0, r.1, r.2, r.3, why.clone());
-            }
+        let hit = last.iter().position(|(w, sh, terms, _, _)| {
+            *w == width && sh == shape && p.t.iter().filter(lane).eq(terms.iter())
+        });
+        if let Some(k) = hit {
+            // most recent first
+            last[..=k].rotate_right(1);
+            let (_, _, _, r, why) = &last[0];
+            return (r.0, r.1, r.2, r.3, why.clone());
         }
         let (pat, st, run, jump, why) = lane_pattern(p, width, shape);
         let why = Text::from(why);
         let terms = p.t.iter().filter(lane).copied().collect();
-        *last = Some((width, *shape, terms, (pat, st, run, jump), why.clone()));
+        last.truncate(RECENT - 1);
+        last.insert(0, (width, *shape, terms, (pat, st, run, jump), why.clone()));
         (pat, st, run, jump, why)
     })
 }
+
+/// Lane-pattern results [`lane_pattern_reused`] keeps per thread.
+const RECENT: usize = 4;
 
 /// The lane pattern of a polynomial address over the SIMD-groups of
 /// `shape`: (pattern, lane_stride, run, jump, reason).
@@ -2286,7 +2313,7 @@ fn facts_of(
     fl: &Flowing,
     i: usize,
     m: agx_isa::MemAccess,
-    addr: Addr,
+    addr: &Addr,
     bytes: u32,
     in_loop: Option<usize>,
     shape: &Shape,
@@ -2299,14 +2326,14 @@ fn facts_of(
     a.reuse.known = !(m.dir == MemDir::Load && m.space != MemSpace::Stack);
     let p = match addr {
         Addr::Unk(w) => {
-            a.reason = why_text(fl, w).into();
+            a.reason = why_text(fl, *w).into();
             return a;
         }
         Addr::P(p) => p,
     };
     a.address = Some(p.clone());
     let is_stack = m.space == MemSpace::Stack;
-    let (pat, st, run, jump, why) = lane_pattern_reused(&p, bytes as i64, shape);
+    let (pat, st, run, jump, why) = lane_pattern_reused(p, bytes as i64, shape);
     a.lane_pattern = pat;
     if pat == Pattern::Uniform {
         a.bytes_per_request = bytes;
@@ -2316,7 +2343,7 @@ fn facts_of(
     a.jump = jump;
     a.reason = why;
     if pat == Pattern::Strided && st.is_none() {
-        if let Some((c, u)) = symbolic_lane_stride(&p, shape) {
+        if let Some((c, u)) = symbolic_lane_stride(p, shape) {
             a.lane_stride_expr = Some(format!("{c}*{}", u.name()));
             if matches!(m.space, MemSpace::Device) && c != 0 {
                 let lb = i64::from(line_bytes.max(1));
@@ -2374,7 +2401,7 @@ fn facts_of(
                 .push_str("; the runs of lanes of one request read the same elements");
         }
         if !a.reuse.threads && a.reuse.known {
-            if let Some(m) = loop_neighbour(fl, &p, in_loop, shape) {
+            if let Some(m) = loop_neighbour(fl, p, in_loop, shape) {
                 a.reuse.threads = true;
                 a.reason.push_str(&format!(
                     "; a neighbouring thread reads the same element {m} iteration(s) away \
@@ -2397,9 +2424,9 @@ fn facts_of(
         // (threadgroup memory is per threadgroup: another threadgroup's
         // thread reads its own copy)
         if m.space != MemSpace::Threadgroup {
-            a.reuse.grid_dimension = grid_dimension(fl, &p);
+            a.reuse.grid_dimension = grid_dimension(fl, p);
         }
-        a.reuse.simd_groups = simd_sharers(&p, shape);
+        a.reuse.simd_groups = simd_sharers(p, shape);
     }
     a
 }
@@ -2437,6 +2464,7 @@ fn symbolic_lane_stride(p: &Poly, shape: &Shape) -> Option<(i64, Sym)> {
 /// reads (the taps of a convolution walking `x[i + j]`). The rest of the
 /// address must not change in the loop. None without such a loop.
 fn loop_neighbour(fl: &Flowing, p: &Poly, in_loop: Option<usize>, shape: &Shape) -> Option<i64> {
+    in_loop?;
     let coef = position_coefficients(p, shape)?;
     let extent = [shape.w, shape.h, shape.d];
     let mut cur = in_loop;
@@ -2488,9 +2516,17 @@ fn block_neighbours(insns: &[Instruction], cfg: &Cfg, acc: &mut [Access], shape:
         let Some(p) = a.address.as_ref() else {
             continue;
         };
+        // no thread-position term: every coefficient is 0, and so is every
+        // coefficient of its group, which then pairs nothing
+        if !p.syms().any(|s| matches!(s, Sym::Lid(_) | Sym::Tix)) {
+            continue;
+        }
         let Some(c) = position_coefficients(p, shape) else {
             continue;
         };
+        if (0..3).all(|d| extent[d] <= 1 || (c[d].c == 0 && c[d].t.is_empty())) {
+            continue;
+        }
         if insns.get(a.index as usize).is_none() {
             continue;
         }
@@ -2505,6 +2541,10 @@ fn block_neighbours(insns: &[Instruction], cfg: &Cfg, acc: &mut [Access], shape:
                 let (Some(p), Some(q)) = (&acc[*i].address, &acc[*j].address) else {
                     continue;
                 };
+                // (the same address: no difference to find)
+                if p == q {
+                    continue;
+                }
                 let Some(diff) = p.add(q, -1) else {
                     continue;
                 };

@@ -1145,28 +1145,40 @@ pub const STALL_HIDDEN_WORDS: &str = "◀ stall hidden by the other SIMD-groups"
 /// loop stride, each a field of `instructions_detail[].access`.
 pub fn access_mark(a: &agx_analysis::address::Access) -> String {
     use agx_analysis::address::Pattern;
-    let mut m = format!("▤ {}", a.lane_pattern.name());
+    use std::fmt::Write as _;
+    // (written into one string: a listing has a mark per memory row)
+    let mut m = String::with_capacity(48);
+    let _ = write!(m, "▤ {}", a.lane_pattern.name());
     match (a.lane_pattern, a.lane_stride, a.run) {
         (Pattern::Rows, s, Some(r)) => {
-            m.push_str(&format!(" {r}x"));
-            m.push_str(&s.map_or("?".to_string(), |s| format!("{s} B")));
+            let _ = write!(m, " {r}x");
+            match s {
+                Some(s) => {
+                    let _ = write!(m, "{s} B");
+                }
+                None => m.push('?'),
+            }
         }
-        (Pattern::Strided, Some(s), _) => m.push_str(&format!(" {s} B")),
+        (Pattern::Strided, Some(s), _) => {
+            let _ = write!(m, " {s} B");
+        }
         (Pattern::Strided, None, _) => {
             if let Some(e) = &a.lane_stride_expr {
-                m.push_str(&format!(" {e} B"));
+                let _ = write!(m, " {e} B");
             }
         }
         _ => {}
     }
     if let Some(l) = a.lines_per_request {
-        m.push_str(&format!(", {l} line{}", if l == 1 { "" } else { "s" }));
+        let _ = write!(m, ", {l} line{}", if l == 1 { "" } else { "s" });
     } else if let Some(w) = wide_lines(a) {
-        m.push_str(&format!(", {w}"));
+        let _ = write!(m, ", {w}");
     }
     match a.loop_stride {
         Some(0) => m.push_str(", loop-invariant"),
-        Some(s) => m.push_str(&format!(", {s:+} B/iter")),
+        Some(s) => {
+            let _ = write!(m, ", {s:+} B/iter");
+        }
         None => {}
     }
     m
