@@ -61,7 +61,13 @@ fn defs_of(t: &CodeTable, r: &RegRange) -> Vec<usize> {
 }
 
 /// The fact of the exit test at row `w` of the loop whose rows are `inside`.
-fn test_fact(t: &CodeTable, u: &Uniformity, w: usize, inside: &[bool], header: u32) -> Test {
+fn test_fact(
+    t: &CodeTable,
+    u: &Uniformity,
+    w: usize,
+    inside: &dyn Fn(usize) -> bool,
+    header: u32,
+) -> Test {
     let (Some(Pred::Read(bank)), Some(pol)) = (t.rows[w].pred, t.rows[w].compare) else {
         return Test::Unknown;
     };
@@ -103,9 +109,14 @@ fn test_fact(t: &CodeTable, u: &Uniformity, w: usize, inside: &[bool], header: u
 
 /// `a`'s start value, step and stepping row, when its only definitions are
 /// `a = a + step` inside the loop and one immediate before the header.
-fn counter(t: &CodeTable, a: &RegRange, inside: &[bool], header: u32) -> Option<(i64, i64, usize)> {
+fn counter(
+    t: &CodeTable,
+    a: &RegRange,
+    inside: &dyn Fn(usize) -> bool,
+    header: u32,
+) -> Option<(i64, i64, usize)> {
     let defs = defs_of(t, a);
-    let (ins, outs): (Vec<usize>, Vec<usize>) = defs.into_iter().partition(|&i| inside[i]);
+    let (ins, outs): (Vec<usize>, Vec<usize>) = defs.into_iter().partition(|&i| inside(i));
     let (&[d], &[i0]) = (ins.as_slice(), outs.as_slice()) else {
         return None;
     };
@@ -131,24 +142,36 @@ pub fn analyze(
     nest: &LoopNest,
     u: &Uniformity,
 ) -> Vec<TableTrip> {
-    let mut inside = vec![vec![false; t.rows.len()]; nest.loops.len()];
+    // each loop's own rows (its exit tests are among them), in one pass
+    let mut own: Vec<Vec<usize>> = vec![Vec::new(); nest.loops.len()];
     for (i, o) in nest.owner.iter().enumerate() {
-        let mut cur = o.map(|x| x as usize);
-        while let Some(l) = cur {
-            inside[l][i] = true;
-            cur = nest.loops[l].parent;
+        if let Some(l) = o {
+            own[*l as usize].push(i);
         }
     }
+    // whether row `i` is inside loop `l` (nested loops included): `l` is
+    // its innermost loop or an ancestor of it
+    let inside = |l: usize, i: usize| -> bool {
+        let mut cur = nest.owner.get(i).copied().flatten().map(|x| x as usize);
+        while let Some(k) = cur {
+            if k == l {
+                return true;
+            }
+            cur = nest.loops[k].parent;
+        }
+        false
+    };
     nest.loops
         .iter()
         .enumerate()
         .map(|(l, nl)| {
             let header = cfg.blocks[forest.loops[nl.forest].header].start;
             // its own exit tests (a nested loop's tests are the nested loop's)
-            let tests: Vec<Test> = (0..t.rows.len())
-                .filter(|&i| nest.owner[i] == Some(l as u32))
+            let tests: Vec<Test> = own[l]
+                .iter()
+                .copied()
                 .filter(|&i| matches!(t.rows[i].exec, Some((ExecOp::While, _))))
-                .map(|w| test_fact(t, u, w, &inside[l], header))
+                .map(|w| test_fact(t, u, w, &|i| inside(l, i), header))
                 .collect();
             trip_of(&tests)
         })

@@ -128,15 +128,8 @@ struct Cc {
     signed: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Rel {
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-}
+/// A compare's relation: the code table's (one enum for every family).
+use agx_isa::table::Cond as Rel;
 
 fn cc_of(t: &str) -> Option<Cc> {
     // applegpu IConditionDesc spellings (agx_isa group_ctrl ICOND)
