@@ -760,152 +760,189 @@ fn text_named(case: &str, text: &str, doc: &Value, checked: &mut usize, bad: &mu
             loop_line(case, line, doc, j, checked, bad);
             continue;
         }
-        let mut check = |got: Option<Vec<String>>, paths: Vec<String>| {
-            named(checked, bad, case, line, doc, got, &paths)
-        };
         if sec.starts_with("Critical path") && t.starts_with("0x") {
-            // a row of the breakdown, in its order
-            let b = format!("breakdown[{row}]");
-            let part = &kv["breakdown"][row];
+            critical_row_named(case, line, doc, row, checked, bad);
             row += 1;
-            let (cy, what) = match t.split_once(" cy  ") {
-                Some((a, w)) => (holes(a, ": {}"), w),
-                None => (None, ""),
-            };
-            check(cy, vec![p(&format!("{b}.cycles"))]);
-            let mut check = |got: Option<Vec<String>>, paths: Vec<String>| {
-                named(checked, bad, case, line, doc, got, &paths)
-            };
-            match part["part"].as_str() {
-                Some("straight_line") => check(
-                    holes(what, "straight-line code ({} instructions)"),
-                    vec![p("straight_line.instructions")],
-                ),
-                Some("loop") => {
-                    let j = part["loop_index"].as_u64().and_then(loop_of);
-                    check(
-                        holes(what, "loop {}: {} cy/iter x {} iterations").filter(|_| j.is_some()),
-                        ["index", "cycles_per_iteration", "trip_count"]
-                            .map(|f| p(&format!("loops[{}].{f}", j.unwrap_or(0))))
-                            .to_vec(),
-                    );
-                }
-                Some("call") => check(
-                    what.rfind(" x ")
-                        .and_then(|i| holes(&what[i..], " x {} (its whole cost")),
-                    vec![p(&format!("{b}.executions"))],
-                ),
-                _ => check(None, vec![]),
-            }
             continue;
         }
-        // (a line of the text's timing sections: its prefix, a word it
-        // holds, its template and the record paths of its holes)
-        const TIMING_LINES: &[(&str, &str, &str, &[&str])] = &[
-            (
-                "F32 ",
-                " SCIB ",
-                "F32 {} F16 {} SCIB {} IC {}",
-                &["cycles.f32", "cycles.f16", "cycles.scib", "cycles.ic"],
-            ),
-            (
-                "L1 bandwidth ",
-                "",
-                "L1 bandwidth {} DRAM bandwidth {}",
-                &["cycles.memory_bandwidth", "cycles.device_bandwidth"],
-            ),
-            (
-                "busiest ALU pipe",
-                "",
-                "max(F32+F16+SCIB, IC) {} exposed memory stall {}",
-                &["cycles.alu", "cycles.mem"],
-            ),
-            ("Estimate:", "", "Estimate: ~{} cy per", &["total_cycles"]),
-            (
-                "Uniform paths:",
-                "",
-                "Uniform paths: {} cy shortest, {} cy longest",
-                &["paths.shortest", "paths.longest"],
-            ),
-            (
-                "Divergence-aware:",
-                "",
-                "Divergence-aware: {} cy shortest, {} cy longest ({} of",
-                &[
-                    "divergence_paths.shortest",
-                    "divergence_paths.longest",
-                    "divergence.if_divergent",
-                ],
-            ),
-        ];
-        if let Some((_, _, template, paths)) = TIMING_LINES
-            .iter()
-            .find(|(start, has, _, _)| t.starts_with(start) && t.contains(has))
-        {
-            check(holes(t, template), paths.iter().map(|f| p(f)).collect());
-        } else if t.starts_with("Bottleneck:") && t.contains(" cy of ") {
-            // the kernel's hot spot, then (a call) the callee's
-            let mut rest = t;
-            let mut who: Option<usize> = None;
-            let mut level = 0;
-            while let Some(i) = rest.find(" cy of ") {
-                let from = rest[..i].rfind(", ").map_or(0, |j| j + 2);
-                let got = holes(&rest[from..], "{} cy of {} cy ({}%)");
-                let paths = match who {
-                    None => vec![
-                        p("bottleneck_detail.cycles"),
-                        p("total_cycles"),
-                        p("bottleneck_detail.share%"),
-                    ],
-                    Some(f) => vec![
-                        p(&format!("functions[{f}].timing.bottleneck_detail.cycles")),
-                        p(&format!("functions[{f}].total_cycles")),
-                        p(&format!("functions[{f}].timing.bottleneck_percent")),
-                    ],
-                };
-                check(got, paths);
-                level += 1;
-                // a call: the sentence goes on inside the callee (one level
-                // is checked; deeper levels quote the callee's own sentence)
-                let Some(to) = rest.find(" to ").filter(|&j| j < i) else {
-                    break;
-                };
-                let label = rest[to + 4..].split(", ").next().unwrap_or("");
-                who = function_index(kv, label);
-                // (a recursive call back into main quotes main's own hot
-                // spot before its calls were summed: a figure no field
-                // holds yet, issue 29 follow-up; not checked)
-                if who.is_none_or(|f| f == 0) || level > 1 {
-                    break;
-                }
-                rest = rest[i..].split_once("inside it: ").map_or("", |x| x.1);
-            }
-        } else if let Some(f) = t
-            .split_once(" at 0x")
-            .filter(|_| !t.contains(':'))
-            .and_then(|(label, _)| function_index(kv, label))
-        {
-            // a called function's heading in Calls
-            helper = Some(f);
-        } else if let Some(f) = helper.filter(|_| t.starts_with("Cycles:")) {
+        summary_line_named(case, line, doc, &mut helper, checked, bad);
+    }
+}
+
+/// A row of the text's critical-path breakdown (the record's
+/// `breakdown[row]`, in its order).
+fn critical_row_named(
+    case: &str,
+    line: &str,
+    doc: &Value,
+    row: usize,
+    checked: &mut usize,
+    bad: &mut Vec<String>,
+) {
+    let t = line.trim_start();
+    let kv = &doc["kernels"][0];
+    let p = |s: &str| format!("kernels[0].{s}");
+    let loop_of = |i: u64| loop_position(kv, i);
+    let mut check = |got: Option<Vec<String>>, paths: Vec<String>| {
+        named(checked, bad, case, line, doc, got, &paths)
+    };
+    // a row of the breakdown, in its order
+    let b = format!("breakdown[{row}]");
+    let part = &kv["breakdown"][row];
+    let (cy, what) = match t.split_once(" cy  ") {
+        Some((a, w)) => (holes(a, ": {}"), w),
+        None => (None, ""),
+    };
+    check(cy, vec![p(&format!("{b}.cycles"))]);
+    let mut check = |got: Option<Vec<String>>, paths: Vec<String>| {
+        named(checked, bad, case, line, doc, got, &paths)
+    };
+    match part["part"].as_str() {
+        Some("straight_line") => check(
+            holes(what, "straight-line code ({} instructions)"),
+            vec![p("straight_line.instructions")],
+        ),
+        Some("loop") => {
+            let j = part["loop_index"].as_u64().and_then(loop_of);
             check(
-                holes(
-                    t,
-                    "Cycles: ~{} cy per call ({} cy own, {} instructions); {} cy of the kernel's total from main's calls",
-                ),
-                ["total_cycles", "own_cycles", "instructions", "timing.cycles_from_main"]
-                    .map(|s| p(&format!("functions[{f}].{s}")))
+                holes(what, "loop {}: {} cy/iter x {} iterations").filter(|_| j.is_some()),
+                ["index", "cycles_per_iteration", "trip_count"]
+                    .map(|f| p(&format!("loops[{}].{f}", j.unwrap_or(0))))
                     .to_vec(),
             );
-        } else if let Some(f) = helper.filter(|_| t.starts_with("Stack:")) {
-            check(
-                holes(t, "Stack: {} spills, {} fills"),
-                vec![
-                    p(&format!("functions[{f}].spills")),
-                    p(&format!("functions[{f}].fills")),
-                ],
-            );
         }
+        Some("call") => check(
+            what.rfind(" x ")
+                .and_then(|i| holes(&what[i..], " x {} (its whole cost")),
+            vec![p(&format!("{b}.executions"))],
+        ),
+        _ => check(None, vec![]),
+    }
+}
+
+/// A line of the text's timing sections, its bottleneck sentence, or a
+/// called function's heading and figures (`helper`: the function whose
+/// section the lines are in).
+fn summary_line_named(
+    case: &str,
+    line: &str,
+    doc: &Value,
+    helper: &mut Option<usize>,
+    checked: &mut usize,
+    bad: &mut Vec<String>,
+) {
+    let t = line.trim_start();
+    let kv = &doc["kernels"][0];
+    let p = |s: &str| format!("kernels[0].{s}");
+    let mut check = |got: Option<Vec<String>>, paths: Vec<String>| {
+        named(checked, bad, case, line, doc, got, &paths)
+    };
+    // (a line of the text's timing sections: its prefix, a word it
+    // holds, its template and the record paths of its holes)
+    const TIMING_LINES: &[(&str, &str, &str, &[&str])] = &[
+        (
+            "F32 ",
+            " SCIB ",
+            "F32 {} F16 {} SCIB {} IC {}",
+            &["cycles.f32", "cycles.f16", "cycles.scib", "cycles.ic"],
+        ),
+        (
+            "L1 bandwidth ",
+            "",
+            "L1 bandwidth {} DRAM bandwidth {}",
+            &["cycles.memory_bandwidth", "cycles.device_bandwidth"],
+        ),
+        (
+            "busiest ALU pipe",
+            "",
+            "max(F32+F16+SCIB, IC) {} exposed memory stall {}",
+            &["cycles.alu", "cycles.mem"],
+        ),
+        ("Estimate:", "", "Estimate: ~{} cy per", &["total_cycles"]),
+        (
+            "Uniform paths:",
+            "",
+            "Uniform paths: {} cy shortest, {} cy longest",
+            &["paths.shortest", "paths.longest"],
+        ),
+        (
+            "Divergence-aware:",
+            "",
+            "Divergence-aware: {} cy shortest, {} cy longest ({} of",
+            &[
+                "divergence_paths.shortest",
+                "divergence_paths.longest",
+                "divergence.if_divergent",
+            ],
+        ),
+    ];
+    if let Some((_, _, template, paths)) = TIMING_LINES
+        .iter()
+        .find(|(start, has, _, _)| t.starts_with(start) && t.contains(has))
+    {
+        check(holes(t, template), paths.iter().map(|f| p(f)).collect());
+    } else if t.starts_with("Bottleneck:") && t.contains(" cy of ") {
+        // the kernel's hot spot, then (a call) the callee's
+        let mut rest = t;
+        let mut who: Option<usize> = None;
+        let mut level = 0;
+        while let Some(i) = rest.find(" cy of ") {
+            let from = rest[..i].rfind(", ").map_or(0, |j| j + 2);
+            let got = holes(&rest[from..], "{} cy of {} cy ({}%)");
+            let paths = match who {
+                None => vec![
+                    p("bottleneck_detail.cycles"),
+                    p("total_cycles"),
+                    p("bottleneck_detail.share%"),
+                ],
+                Some(f) => vec![
+                    p(&format!("functions[{f}].timing.bottleneck_detail.cycles")),
+                    p(&format!("functions[{f}].total_cycles")),
+                    p(&format!("functions[{f}].timing.bottleneck_percent")),
+                ],
+            };
+            check(got, paths);
+            level += 1;
+            // a call: the sentence goes on inside the callee (one level
+            // is checked; deeper levels quote the callee's own sentence)
+            let Some(to) = rest.find(" to ").filter(|&j| j < i) else {
+                break;
+            };
+            let label = rest[to + 4..].split(", ").next().unwrap_or("");
+            who = function_index(kv, label);
+            // (a recursive call back into main quotes main's own hot
+            // spot before its calls were summed: a figure no field
+            // holds yet, issue 29 follow-up; not checked)
+            if who.is_none_or(|f| f == 0) || level > 1 {
+                break;
+            }
+            rest = rest[i..].split_once("inside it: ").map_or("", |x| x.1);
+        }
+    } else if let Some(f) = t
+        .split_once(" at 0x")
+        .filter(|_| !t.contains(':'))
+        .and_then(|(label, _)| function_index(kv, label))
+    {
+        // a called function's heading in Calls
+        *helper = Some(f);
+    } else if let Some(f) = helper.filter(|_| t.starts_with("Cycles:")) {
+        check(
+            holes(
+                t,
+                "Cycles: ~{} cy per call ({} cy own, {} instructions); {} cy of the kernel's total from main's calls",
+            ),
+            ["total_cycles", "own_cycles", "instructions", "timing.cycles_from_main"]
+                .map(|s| p(&format!("functions[{f}].{s}")))
+                .to_vec(),
+        );
+    } else if let Some(f) = helper.filter(|_| t.starts_with("Stack:")) {
+        check(
+            holes(t, "Stack: {} spills, {} fills"),
+            vec![
+                p(&format!("functions[{f}].spills")),
+                p(&format!("functions[{f}].fills")),
+            ],
+        );
     }
 }
 
@@ -1155,18 +1192,34 @@ fn html_cards_named(
     checked: &mut usize,
     bad: &mut Vec<String>,
 ) {
-    let kv = &doc["kernels"][0];
+    html_pipes_named(case, html, doc, checked, bad);
+    html_breakdown_named(case, html, doc, checked, bad);
+    html_timing_named(case, html, doc, checked, bad);
+}
+
+/// The position in `loops` of the loop whose `index` is `i`.
+fn loop_position(kv: &Value, i: u64) -> Option<usize> {
+    kv["loops"]
+        .as_array()
+        .and_then(|a| a.iter().position(|l| l["index"].as_u64() == Some(i)))
+}
+
+/// The HTML table that follows the element with id `id`.
+fn html_section<'a>(html: &'a str, id: &str) -> Option<&'a str> {
+    html.split(&format!("id=\"{id}\""))
+        .nth(1)
+        .and_then(|t| t.split("</table>").next())
+}
+
+/// The pipes card: each pipe's figure and the ALU sum.
+fn html_pipes_named(
+    case: &str,
+    html: &str,
+    doc: &Value,
+    checked: &mut usize,
+    bad: &mut Vec<String>,
+) {
     let k = |s: &str| format!("kernels[0].{s}");
-    let loop_of = |i: u64| {
-        kv["loops"]
-            .as_array()
-            .and_then(|a| a.iter().position(|l| l["index"].as_u64() == Some(i)))
-    };
-    let section = |id: &str| {
-        html.split(&format!("id=\"{id}\""))
-            .nth(1)
-            .and_then(|t| t.split("</table>").next())
-    };
     // the pipes card
     if let Some(card) = html
         .split("id=\"k0-pipes\"")
@@ -1212,8 +1265,21 @@ fn html_cards_named(
             );
         }
     }
+}
+
+/// The cost breakdown: one row per part, in order, then the total.
+fn html_breakdown_named(
+    case: &str,
+    html: &str,
+    doc: &Value,
+    checked: &mut usize,
+    bad: &mut Vec<String>,
+) {
+    let kv = &doc["kernels"][0];
+    let k = |s: &str| format!("kernels[0].{s}");
+    let loop_of = |i: u64| loop_position(kv, i);
     // the cost breakdown: one row per part, in order, then the total
-    if let Some(table) = section("k0-breakdown").and_then(|t| t.split("<table").nth(1)) {
+    if let Some(table) = html_section(html, "k0-breakdown").and_then(|t| t.split("<table").nth(1)) {
         let mut i = 0usize;
         for row in table.split("<tr>").skip(1) {
             let c = cells(row);
@@ -1266,8 +1332,20 @@ fn html_cards_named(
             }
         }
     }
+}
+
+/// The Timing table's straight-line and loop rows.
+fn html_timing_named(
+    case: &str,
+    html: &str,
+    doc: &Value,
+    checked: &mut usize,
+    bad: &mut Vec<String>,
+) {
+    let k = |s: &str| format!("kernels[0].{s}");
+    let loop_of = |i: u64| loop_position(&doc["kernels"][0], i);
     // the Timing table
-    if let Some(table) = section("k0-timing") {
+    if let Some(table) = html_section(html, "k0-timing") {
         for row in table.split("<tr>").skip(2) {
             let c = cells(row);
             if c.len() < 8 {
@@ -1846,12 +1924,6 @@ fn html_rows_named(
     let kv = &doc["kernels"][0];
     let rows = rows_by_offset(kv);
     let k = |s: &str| format!("kernels[0].{s}");
-    let attr = |tag: &str, name: &str| {
-        tag.split(&format!("{name}=\""))
-            .nth(1)
-            .and_then(|v| v.split('"').next())
-            .map(decode_entities)
-    };
     let block = |b: Option<u64>| {
         b.and_then(|b| {
             kv["blocks"]
@@ -1859,39 +1931,7 @@ fn html_rows_named(
                 .and_then(|a| a.iter().position(|x| x["index"].as_u64() == Some(b)))
         })
     };
-    // the occupancy card
-    if let Some(card) = html
-        .split("id=\"k0-occupancy\"")
-        .nth(1)
-        .and_then(|c| c.split("</div></div>").next())
-    {
-        macro_rules! check {
-            ($got:expr, $paths:expr $(,)?) => {
-                named(checked, bad, case, card, doc, $got, &$paths)
-            };
-        }
-        check!(
-            attr(card, "aria-label").and_then(|a| holes(&a, "occupancy {}%")),
-            [k("occupancy.percent")],
-        );
-        let text = strip_tags(card);
-        check!(
-            holes(&text, "Occupancy {}% {} threads per core"),
-            [k("occupancy.percent"), k("occupancy.threads")],
-        );
-        check!(
-            text.split("threads per core")
-                .nth(1)
-                .and_then(|t| holes(t.trim(), "{} half-regs allocated ({} GPRs), peak live {}")),
-            [
-                k("registers.allocated_half"),
-                k("registers.allocated_gprs"),
-                k("registers.peak_live_half"),
-            ],
-        );
-    } else {
-        bad.push(format!("{case} | no occupancy card"));
-    }
+    html_occupancy_named(case, html, doc, checked, bad);
     // the Memory section
     if let Some(pre) = html
         .split("<pre id=\"k0-memory\">")
@@ -1902,36 +1942,7 @@ fn html_rows_named(
             memory_line_named(case, line, doc, 0, &rows, checked, bad);
         }
     }
-    // the breakdown's tooltips: the table's row names
-    if let Some(stack) = html
-        .split("id=\"k0-breakdown\"")
-        .nth(1)
-        .and_then(|c| c.split("</div>").next())
-    {
-        let names: Vec<String> = html
-            .split("id=\"k0-breakdown\"")
-            .nth(1)
-            .and_then(|t| t.split("</table>").next())
-            .map(|t| {
-                t.split("<tr>")
-                    .skip(1)
-                    .map(|r| {
-                        cells(r).first().map_or(String::new(), |c| {
-                            c.trim_start_matches('■').trim().to_string()
-                        })
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        for (i, tag) in stack.split("<i ").skip(1).enumerate() {
-            *checked += 1;
-            if attr(tag, "title").as_deref() != names.get(i).map(String::as_str) {
-                bad.push(format!(
-                    "{case} | breakdown tooltip {i} is not its row's name | {tag}"
-                ));
-            }
-        }
-    }
+    html_breakdown_tips_named(case, html, checked, bad);
     // (a graph block's tooltip holds a line per divergent branch: one
     // element per `<a>`)
     let mut lines: Vec<String> = Vec::new();
@@ -1956,47 +1967,7 @@ fn html_rows_named(
             };
         }
         if let Some(rest) = line.strip_prefix("<tr id=\"k0-a") {
-            // a listing row: the heat tooltip, the unit cell, the marks
-            let addr = rest
-                .split('"')
-                .next()
-                .and_then(|a| u64::from_str_radix(a, 16).ok());
-            let Some(&j) = addr.and_then(|a| rows.get(&a)) else {
-                bad.push(format!(
-                    "{case} | html listing row of no instructions_detail | {line}"
-                ));
-                continue;
-            };
-            let r = format!("kernels[0].instructions_detail[{j}]");
-            check!(
-                attr(line, "title").and_then(|t| holes(&t, "{} cy weighted")),
-                [format!("{r}.self_cycles")],
-            );
-            let c = cells(line);
-            let unit = c.get(4).map_or("", |u| u.as_str());
-            let mut w = unit.split_whitespace();
-            let name = w.next();
-            *checked += 1;
-            if at(doc, &format!("{r}.unit")).as_str() != name {
-                bad.push(format!("{case} | unit {unit} is not {r}.unit | {line}"));
-            }
-            if let Some(cy) = w.next() {
-                check!(holes(cy, "{}cy"), [format!("{r}.cycles")]);
-            }
-            // the marks cell (its access tooltip is the row's reason)
-            let marks = line.rsplit("<td>").next().unwrap_or("");
-            if let Some(i) = marks.find("<span class=\"dim\" title=\"") {
-                *checked += 1;
-                if attr(&marks[i..], "title").as_deref()
-                    != at(doc, &format!("{r}.access.reason")).as_str()
-                {
-                    bad.push(format!(
-                        "{case} | access tooltip is not {r}.access.reason | {line}"
-                    ));
-                }
-            }
-            let text = c.get(5).cloned().unwrap_or_default();
-            marks_named(case, line, &text, doc, &r, checked, bad);
+            listing_row_named(case, line, rest, doc, &rows, checked, bad);
         } else if let Some(rest) = line.strip_prefix("<tr class=\"bh\" id=\"k0-b") {
             // a block header of the listing
             let m = block(rest.split('"').next().and_then(|b| b.parse().ok()));
@@ -2074,6 +2045,153 @@ fn html_rows_named(
             }
         }
     }
+}
+
+/// The value of attribute `name` in the tag `tag`, entities decoded.
+fn attr_of(tag: &str, name: &str) -> Option<String> {
+    tag.split(&format!("{name}=\""))
+        .nth(1)
+        .and_then(|v| v.split('"').next())
+        .map(decode_entities)
+}
+
+/// The HTML occupancy card: its percentage, threads and registers.
+fn html_occupancy_named(
+    case: &str,
+    html: &str,
+    doc: &Value,
+    checked: &mut usize,
+    bad: &mut Vec<String>,
+) {
+    let k = |s: &str| format!("kernels[0].{s}");
+    let attr = attr_of;
+    // the occupancy card
+    if let Some(card) = html
+        .split("id=\"k0-occupancy\"")
+        .nth(1)
+        .and_then(|c| c.split("</div></div>").next())
+    {
+        macro_rules! check {
+            ($got:expr, $paths:expr $(,)?) => {
+                named(checked, bad, case, card, doc, $got, &$paths)
+            };
+        }
+        check!(
+            attr(card, "aria-label").and_then(|a| holes(&a, "occupancy {}%")),
+            [k("occupancy.percent")],
+        );
+        let text = strip_tags(card);
+        check!(
+            holes(&text, "Occupancy {}% {} threads per core"),
+            [k("occupancy.percent"), k("occupancy.threads")],
+        );
+        check!(
+            text.split("threads per core")
+                .nth(1)
+                .and_then(|t| holes(t.trim(), "{} half-regs allocated ({} GPRs), peak live {}")),
+            [
+                k("registers.allocated_half"),
+                k("registers.allocated_gprs"),
+                k("registers.peak_live_half"),
+            ],
+        );
+    } else {
+        bad.push(format!("{case} | no occupancy card"));
+    }
+}
+
+/// The breakdown bar's tooltips: each is its table row's name.
+fn html_breakdown_tips_named(case: &str, html: &str, checked: &mut usize, bad: &mut Vec<String>) {
+    let attr = attr_of;
+    // the breakdown's tooltips: the table's row names
+    if let Some(stack) = html
+        .split("id=\"k0-breakdown\"")
+        .nth(1)
+        .and_then(|c| c.split("</div>").next())
+    {
+        let names: Vec<String> = html
+            .split("id=\"k0-breakdown\"")
+            .nth(1)
+            .and_then(|t| t.split("</table>").next())
+            .map(|t| {
+                t.split("<tr>")
+                    .skip(1)
+                    .map(|r| {
+                        cells(r).first().map_or(String::new(), |c| {
+                            c.trim_start_matches('■').trim().to_string()
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        for (i, tag) in stack.split("<i ").skip(1).enumerate() {
+            *checked += 1;
+            if attr(tag, "title").as_deref() != names.get(i).map(String::as_str) {
+                bad.push(format!(
+                    "{case} | breakdown tooltip {i} is not its row's name | {tag}"
+                ));
+            }
+        }
+    }
+}
+
+/// A listing row of the HTML page (`rest`: the line after its id
+/// prefix): the heat tooltip, the unit cell, the marks.
+fn listing_row_named(
+    case: &str,
+    line: &str,
+    rest: &str,
+    doc: &Value,
+    rows: &BTreeMap<u64, usize>,
+    checked: &mut usize,
+    bad: &mut Vec<String>,
+) {
+    let attr = attr_of;
+    macro_rules! check {
+        ($got:expr, $paths:expr $(,)?) => {
+            named(checked, bad, case, line, doc, $got, &$paths)
+        };
+    }
+    // a listing row: the heat tooltip, the unit cell, the marks
+    let addr = rest
+        .split('"')
+        .next()
+        .and_then(|a| u64::from_str_radix(a, 16).ok());
+    let Some(&j) = addr.and_then(|a| rows.get(&a)) else {
+        bad.push(format!(
+            "{case} | html listing row of no instructions_detail | {line}"
+        ));
+        return;
+    };
+    let r = format!("kernels[0].instructions_detail[{j}]");
+    check!(
+        attr(line, "title").and_then(|t| holes(&t, "{} cy weighted")),
+        [format!("{r}.self_cycles")],
+    );
+    let c = cells(line);
+    let unit = c.get(4).map_or("", |u| u.as_str());
+    let mut w = unit.split_whitespace();
+    let name = w.next();
+    *checked += 1;
+    if at(doc, &format!("{r}.unit")).as_str() != name {
+        bad.push(format!("{case} | unit {unit} is not {r}.unit | {line}"));
+    }
+    if let Some(cy) = w.next() {
+        check!(holes(cy, "{}cy"), [format!("{r}.cycles")]);
+    }
+    // the marks cell (its access tooltip is the row's reason)
+    let marks = line.rsplit("<td>").next().unwrap_or("");
+    if let Some(i) = marks.find("<span class=\"dim\" title=\"") {
+        *checked += 1;
+        if attr(&marks[i..], "title").as_deref() != at(doc, &format!("{r}.access.reason")).as_str()
+        {
+            bad.push(format!(
+                "{case} | access tooltip is not {r}.access.reason | {line}"
+            ));
+        }
+    }
+    let text = c.get(5).cloned().unwrap_or_default();
+    marks_named(case, line, &text, doc, &r, checked, bad);
 }
 
 #[test]
