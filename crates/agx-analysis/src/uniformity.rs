@@ -179,11 +179,12 @@ fn defs_in(t: &CodeTable, rows: std::ops::Range<usize>) -> [u64; 4] {
 
 /// The exec regions of the code: an `if`/`while` test opens one, closed
 /// at the first later row of its function whose exec depth is below the
-/// depth after the test.
+/// depth after the test. In the order of their opening rows.
 fn regions(t: &CodeTable, cfg: &Cfg) -> Vec<Region> {
     let n = t.rows.len();
     let func_of = |i: usize| cfg.blocks[cfg.block_of[i] as usize].function;
-    cfg.exec_events
+    let mut out: Vec<Region> = cfg
+        .exec_events
         .iter()
         .filter(|e| matches!(e.op, "if" | "while"))
         .filter(|e| e.depth_after > 0)
@@ -198,7 +199,10 @@ fn regions(t: &CodeTable, cfg: &Cfg) -> Vec<Region> {
                 defs: defs_in(t, e.index + 1..end),
             }
         })
-        .collect()
+        .collect();
+    // (stable: regions opened at one row keep the events' order)
+    out.sort_by_key(|r| r.open);
+    out
 }
 
 /// The value row `i` defines, given the state before it.
@@ -258,7 +262,7 @@ fn transfer(t: &CodeTable, i: usize, st: &mut State) {
 /// What the divergent regions and loops add at row `i` (before it): the
 /// halves defined in each divergent region closing there.
 struct Sync<'a> {
-    closing: Vec<Vec<usize>>,
+    closing: &'a [Vec<usize>],
     regions: &'a [Region],
     divergent: &'a [bool],
 }
@@ -341,39 +345,67 @@ fn states(
     d.before.unwrap_or_default()
 }
 
-/// The loops as the analysis needs them: per loop, its blocks (a bitset
-/// by block), the halves it defines, and whether any exit test is
-/// divergent / unknown.
+/// A loop as the analysis needs it: its blocks (in order), the halves it
+/// defines, its latches' last rows and its parent in the nest.
 struct LoopInfo {
-    blocks: Vec<bool>,
+    blocks: Vec<usize>,
     defs: [u64; 4],
     latch_rows: Vec<usize>,
+    parent: Option<usize>,
 }
 
-fn loop_infos(t: &CodeTable, cfg: &Cfg, forest: &crate::loops::LoopForest) -> Vec<LoopInfo> {
+/// The loops, and each block's innermost loop: a block is in loop `l`
+/// when `l` is on its innermost loop's parent chain. (Lists and chains,
+/// not a block bitmap per loop: memory and time grow with blocks × depth,
+/// not blocks × loops.)
+struct Loops {
+    infos: Vec<LoopInfo>,
+    block_loop: Vec<Option<usize>>,
+}
+
+impl Loops {
+    /// The loops holding block `b`, innermost first.
+    fn chain(&self, b: usize) -> impl Iterator<Item = usize> + '_ {
+        std::iter::successors(self.block_loop[b], |&l| self.infos[l].parent)
+    }
+
+    fn contains(&self, l: usize, b: usize) -> bool {
+        self.chain(b).any(|x| x == l)
+    }
+}
+
+fn loop_infos(t: &CodeTable, cfg: &Cfg, forest: &crate::loops::LoopForest) -> Loops {
     let nest = crate::loops::LoopNest::new(cfg, forest);
     let mut infos: Vec<LoopInfo> = nest
         .loops
         .iter()
         .map(|nl| LoopInfo {
-            blocks: vec![false; cfg.blocks.len()],
+            blocks: Vec::new(),
             defs: [0; 4],
             latch_rows: forest.loops[nl.forest]
                 .latches
                 .iter()
                 .map(|&b| cfg.blocks[b].insns.end - 1)
                 .collect(),
+            parent: nl.parent,
         })
         .collect();
+    let mut block_loop = vec![None; cfg.blocks.len()];
     for (i, o) in nest.owner.iter().enumerate() {
+        let b = cfg.block_of[i] as usize;
+        block_loop[b] = o.map(|x| x as usize);
+        let defs = defs_in(t, i..i + 1);
         let mut cur = o.map(|x| x as usize);
         while let Some(l) = cur {
-            infos[l].blocks[cfg.block_of[i] as usize] = true;
-            or_into(&mut infos[l].defs, &defs_in(t, i..i + 1));
+            // (a block's rows are consecutive: pushed once per loop)
+            if infos[l].blocks.last() != Some(&b) {
+                infos[l].blocks.push(b);
+            }
+            or_into(&mut infos[l].defs, &defs);
             cur = nest.loops[l].parent;
         }
     }
-    infos
+    Loops { infos, block_loop }
 }
 
 /// Runs the analysis over `t` (its CFG `cfg`, loop forest `forest`).
@@ -385,20 +417,23 @@ pub fn analyze(t: &CodeTable, cfg: &Cfg, forest: &crate::loops::LoopForest) -> U
     }
     let loops = loop_infos(t, cfg, forest);
     let mut region_div = vec![false; regions.len()];
-    let mut loop_div = vec![false; loops.len()];
+    let mut loop_div = vec![false; loops.infos.len()];
     // monotone: regions and loops only turn divergent; at most one more
-    // round per region and loop
-    for _ in 0..=regions.len() + loops.len() {
+    // round per region and loop (each round is one fixpoint over the code;
+    // in practice two or three rounds settle)
+    for _ in 0..=regions.len() + loops.infos.len() {
         let sync = Sync {
-            closing: closing.clone(),
+            closing: &closing,
             regions: &regions,
             divergent: &region_div,
         };
+        // the loops an edge leaves: those on `from`'s chain up to the
+        // first that holds `to` (its parents hold `to` too)
         let leaving = |from: usize, to: usize| {
             let mut m: Option<[u64; 4]> = None;
-            for (l, info) in loops.iter().enumerate() {
-                if loop_div[l] && info.blocks[from] && !info.blocks[to] {
-                    or_into(m.get_or_insert([0; 4]), &info.defs);
+            for l in loops.chain(from).take_while(|&l| !loops.contains(l, to)) {
+                if loop_div[l] {
+                    or_into(m.get_or_insert([0; 4]), &loops.infos[l].defs);
                 }
             }
             m
@@ -409,11 +444,12 @@ pub fn analyze(t: &CodeTable, cfg: &Cfg, forest: &crate::loops::LoopForest) -> U
             .map(|r| test_value(t, r.open, &before[r.open]) == Val::Divergent)
             .collect();
         let new_loops: Vec<bool> = loops
+            .infos
             .iter()
             .map(|l| exit_value(t, cfg, l, &before) == Val::Divergent)
             .collect();
         if new_regions == region_div && new_loops == loop_div {
-            let mut u = verdicts(t, cfg, &regions, &loops, &before);
+            let mut u = verdicts(t, cfg, &regions, &loops.infos, &before);
             u.before = before;
             return u;
         }
@@ -462,7 +498,7 @@ fn exit_value(t: &CodeTable, cfg: &Cfg, l: &LoopInfo, before: &[State]) -> Val {
 /// uniform, or there is none).
 fn worst_exit(t: &CodeTable, cfg: &Cfg, l: &LoopInfo, before: &[State]) -> (Val, Option<usize>) {
     let mut worst = (Val::Uniform, None);
-    for (b, _) in l.blocks.iter().enumerate().filter(|(_, &m)| m) {
+    for &b in &l.blocks {
         for i in cfg.blocks[b].insns.clone() {
             let row = &t.rows[i];
             let v = match row.exec {
@@ -532,12 +568,21 @@ fn condition_text(t: &CodeTable, i: usize, st: &State) -> String {
     }
 }
 
-/// The innermost exec region open at row `i`.
-fn innermost(regions: &[Region], i: usize) -> Option<&Region> {
-    regions
-        .iter()
-        .filter(|r| r.open < i && i < r.end.max(r.open + 1) + 1)
-        .max_by_key(|r| r.open)
+/// The innermost exec region open at each row: the latest-opened region
+/// with `open < i <= end` (its closing row still counts: the `else` or
+/// `pop` there belongs to it). One sweep over the regions' rows, which
+/// [`regions`] already walks once each, instead of a scan of every region
+/// per row.
+fn innermost_by_row(regions: &[Region], n: usize) -> Vec<Option<u32>> {
+    let mut inner = vec![None; n + 1];
+    // (regions come in the order of their opening rows: of those open at
+    // a row, the last written is the latest opened)
+    for (k, r) in regions.iter().enumerate() {
+        for slot in &mut inner[(r.open + 1).min(n)..=r.end.max(r.open + 1).min(n)] {
+            *slot = Some(k as u32);
+        }
+    }
+    inner
 }
 
 /// Sets the arms of the branch just pushed.
@@ -598,19 +643,29 @@ fn verdicts(
         }
     };
     let condition = |i: usize| -> String { condition_text(t, i, &before[i]) };
+    let inner = innermost_by_row(regions, t.rows.len());
+    let innermost = |i: usize| {
+        inner
+            .get(i)
+            .copied()
+            .flatten()
+            .map(|k| &regions[k as usize])
+    };
     // the innermost open region's verdict at each row (for else and skips)
     let level = |i: usize| -> Val {
-        innermost(regions, i).map_or(Val::Uniform, |r| test_value(t, r.open, &before[r.open]))
+        innermost(i).map_or(Val::Uniform, |r| test_value(t, r.open, &before[r.open]))
+    };
+    // the region an `if` opens (regions are in the order of their rows)
+    let opened = |i: usize| {
+        let k = regions.partition_point(|r| r.open < i);
+        regions.get(k).filter(|r| r.open == i)
     };
     for (i, row) in t.rows.iter().enumerate() {
         match (row.exec, row.flow) {
             (Some((ExecOp::If, _)), _) => {
                 let v = test_value(t, i, &before[i]);
                 push(&mut u, i, BranchKind::If, v, why(v, &condition(i)));
-                set_arms(
-                    &mut u,
-                    regions.iter().find(|r| r.open == i).map(|r| (i + 1, r.end)),
-                );
+                set_arms(&mut u, opened(i).map(|r| (i + 1, r.end)));
             }
             (Some((ExecOp::While, _)), _) => {
                 let v = test_value(t, i, &before[i]);
@@ -619,7 +674,7 @@ fn verdicts(
             (Some((ExecOp::Else, _)), _) => {
                 let v = level(i);
                 push(&mut u, i, BranchKind::Else, v, why(v, "the matching if"));
-                set_arms(&mut u, innermost(regions, i).map(|r| (i + 1, r.end)));
+                set_arms(&mut u, innermost(i).map(|r| (i + 1, r.end)));
             }
             (_, Flow::BranchExec { target, .. }) if target > row.addr as i64 => {
                 let v = level(i);
