@@ -920,7 +920,7 @@ fn time_functions(
         timing::cache::annotate(
             &mut access.accesses,
             &s.divergence.uniform_loads,
-            &timing::cache::Geometry::of(p.gpu.table(), &p),
+            &timing::cache::Geometry::of(p.gpu.table(), p),
         );
         // the loads the divergence analysis proved uniform-address: the
         // model charges them once per SIMD-group (it never re-derives them)
@@ -1075,7 +1075,7 @@ fn sum_calls(
                 let reach = if counted[c] && c != f {
                     Vec::new()
                 } else {
-                    reachable(&sites, c)
+                    reachable(sites, c)
                 };
                 for r in reach {
                     if !counted[r] {
