@@ -1168,39 +1168,7 @@ impl Flowing<'_> {
             self.addr[self.mem_slot[i] as usize] = Some(a);
         }
         if let Some((op, n)) = xop {
-            let n16 = n as u16;
-            // an `if` of one level starts a fresh undo log; anything else
-            // ends it
-            s.undo = None;
-            match op {
-                ExecOp::If | ExecOp::Update => {
-                    s.depth = s.depth.saturating_add(n16);
-                    if op == ExecOp::If && n16 == 1 && s.broken.is_none() {
-                        s.undo = Some((s.depth, Vec::new()));
-                    }
-                }
-                ExecOp::Else => {
-                    let b = (s.depth + 1).saturating_sub(n16).min(s.depth);
-                    s.kill_from(b, at);
-                }
-                ExecOp::While => {
-                    let d2 = s.depth.max(n16);
-                    let b = (d2 + 1).saturating_sub(n16);
-                    if b < d2 || d2 > s.depth {
-                        s.kill_from(b + 1, at);
-                    }
-                    s.depth = d2;
-                }
-                ExecOp::Pop(_) => {
-                    if n16 > s.depth {
-                        s.kill_all(Why::Mixed(at));
-                        s.depth = 0;
-                    } else {
-                        s.depth -= n16;
-                        s.kill_from(s.depth + 1, at);
-                    }
-                }
-            }
+            exec_step(s, at, op, n as u16);
         }
         match self.cfg.flows[i] {
             Flow::Call { .. } | Flow::CallIndirect => {
@@ -1214,20 +1182,7 @@ impl Flowing<'_> {
         let writes_r0l =
             !self.facts.exec.is_empty() && insn.defs().any(|r| is_gpr(r) && r.half == 0);
         if xop.is_none() && writes_r0l {
-            let k = (insn.form == idx::MOV_IMM || insn.form == idx::MOV_IMM_1)
-                .then(|| {
-                    insn.operands
-                        .iter()
-                        .skip(1)
-                        .find_map(|o| o.kind.imm_value())
-                })
-                .flatten();
-            if k.is_none() {
-                s.broken.get_or_insert(at);
-                s.undo = None;
-            } else if let Some(c) = k.filter(|&c| c >= 1) {
-                self.leave(s, c);
-            }
+            self.r0l_written(s, i);
         }
         if let Some(m) = insn.mem_access().filter(|m| m.space == MemSpace::Stack) {
             s.undo = None;
@@ -1238,64 +1193,13 @@ impl Flowing<'_> {
         if defs.is_empty() {
             return;
         }
-        // the undo log: the first write of each half inside the `if`
-        if let Some((d, log)) = s.undo.as_mut() {
-            if *d == s.depth {
-                for r in &defs {
-                    let h = r.half as usize;
-                    let n = (r.width.halves() as usize) * (r.count as usize) + 1;
-                    for k in h..(h + n).min(s.regs.len()) {
-                        if !log.iter().any(|x| x.0 == k) {
-                            log.push((k, s.regs[k].clone()));
-                        }
-                    }
-                }
-            } else {
-                s.undo = None;
-            }
-        }
+        log_undo(s, &defs);
         let v = if insn.form == idx::GET_SR {
             Some(self.get_sr(i))
         } else {
             self.eval(s, i)
         };
-        let v = v.unwrap_or_else(|| {
-            // not followed: uniform opaque if every source is uniform, data
-            // for a load
-            let mem = insn.mem_access();
-            if let Some(m) = mem {
-                if matches!(m.dir, MemDir::Load | MemDir::Atomic) {
-                    // (the address recorded above, not computed again)
-                    let a = &self.addr[self.mem_slot[i] as usize];
-                    return match a {
-                        Some((Addr::P(p), _)) if p.uniform() && m.space != MemSpace::Stack => {
-                            Addr::P(Poly::sym(Sym::Op(at)))
-                        }
-                        _ => Addr::P(Poly::sym(Sym::Data(at, 0))),
-                    };
-                }
-            }
-            let mut uniform = true;
-            for r in insn.uses() {
-                if r.file == RegFile::Uniform {
-                    continue;
-                }
-                if r.half == 0 && r.width == Width::W16 {
-                    // r0l: the exec counter
-                    uniform = false;
-                    continue;
-                }
-                match self.read(s, r, i) {
-                    Addr::P(p) if p.uniform() => {}
-                    _ => uniform = false,
-                }
-            }
-            if insn.category() == agx_isa::Category::CrossLane || !uniform {
-                Addr::Unk(Why::NotAffine(at))
-            } else {
-                Addr::P(Poly::sym(Sym::Op(at)))
-            }
-        });
+        let v = v.unwrap_or_else(|| self.opaque(s, i));
         // a loaded vector: each component its own data
         if let (Addr::P(p), [r]) = (&v, defs.as_slice()) {
             if r.count > 1 && p.t.len() == 1 && matches!(p.t[0].0 .0, Sym::Data(..)) {
@@ -1318,6 +1222,67 @@ impl Flowing<'_> {
                 Addr::Unk(Why::NotAffine(at))
             };
             self.write(s, r, vk, at);
+        }
+    }
+
+    /// Instruction `i` writes r0l (the exec counter) other than by an exec
+    /// op: a constant of at least 1 leaves that many levels, anything else
+    /// breaks the state.
+    fn r0l_written(&mut self, s: &mut State, i: usize) {
+        let insn = &self.insns[i];
+        let k = (insn.form == idx::MOV_IMM || insn.form == idx::MOV_IMM_1)
+            .then(|| {
+                insn.operands
+                    .iter()
+                    .skip(1)
+                    .find_map(|o| o.kind.imm_value())
+            })
+            .flatten();
+        if k.is_none() {
+            s.broken.get_or_insert(i as u32);
+            s.undo = None;
+        } else if let Some(c) = k.filter(|&c| c >= 1) {
+            self.leave(s, c);
+        }
+    }
+
+    /// The value of an instruction [`Flowing::eval`] does not follow:
+    /// uniform opaque if every source is uniform, data for a load.
+    fn opaque(&self, s: &State, i: usize) -> Addr {
+        let insn = &self.insns[i];
+        let at = i as u32;
+        let mem = insn.mem_access();
+        if let Some(m) = mem {
+            if matches!(m.dir, MemDir::Load | MemDir::Atomic) {
+                // (the address recorded above, not computed again)
+                let a = &self.addr[self.mem_slot[i] as usize];
+                return match a {
+                    Some((Addr::P(p), _)) if p.uniform() && m.space != MemSpace::Stack => {
+                        Addr::P(Poly::sym(Sym::Op(at)))
+                    }
+                    _ => Addr::P(Poly::sym(Sym::Data(at, 0))),
+                };
+            }
+        }
+        let mut uniform = true;
+        for r in insn.uses() {
+            if r.file == RegFile::Uniform {
+                continue;
+            }
+            if r.half == 0 && r.width == Width::W16 {
+                // r0l: the exec counter
+                uniform = false;
+                continue;
+            }
+            match self.read(s, r, i) {
+                Addr::P(p) if p.uniform() => {}
+                _ => uniform = false,
+            }
+        }
+        if insn.category() == agx_isa::Category::CrossLane || !uniform {
+            Addr::Unk(Why::NotAffine(at))
+        } else {
+            Addr::P(Poly::sym(Sym::Op(at)))
         }
     }
 
@@ -2044,6 +2009,62 @@ fn why_text(fl: &Flowing, w: Why) -> String {
         Why::Call(i) => format!("a call at 0x{:x} may change the address registers", a(i)),
         Why::Undefined => "an address register is not written before it is read".to_string(),
         Why::Unmodelled(i) => format!("exec-mask code not followed (at 0x{:x})", a(i)),
+    }
+}
+
+/// What exec op `op` (of `n` levels) at instruction `at` does to the
+/// state's depth, its undo log and the values of the lanes it disables.
+fn exec_step(s: &mut State, at: u32, op: ExecOp, n16: u16) {
+    // an `if` of one level starts a fresh undo log; anything else
+    // ends it
+    s.undo = None;
+    match op {
+        ExecOp::If | ExecOp::Update => {
+            s.depth = s.depth.saturating_add(n16);
+            if op == ExecOp::If && n16 == 1 && s.broken.is_none() {
+                s.undo = Some((s.depth, Vec::new()));
+            }
+        }
+        ExecOp::Else => {
+            let b = (s.depth + 1).saturating_sub(n16).min(s.depth);
+            s.kill_from(b, at);
+        }
+        ExecOp::While => {
+            let d2 = s.depth.max(n16);
+            let b = (d2 + 1).saturating_sub(n16);
+            if b < d2 || d2 > s.depth {
+                s.kill_from(b + 1, at);
+            }
+            s.depth = d2;
+        }
+        ExecOp::Pop(_) => {
+            if n16 > s.depth {
+                s.kill_all(Why::Mixed(at));
+                s.depth = 0;
+            } else {
+                s.depth -= n16;
+                s.kill_from(s.depth + 1, at);
+            }
+        }
+    }
+}
+
+/// The undo log: the first write of each half inside the `if`.
+fn log_undo(s: &mut State, defs: &[Reg]) {
+    if let Some((d, log)) = s.undo.as_mut() {
+        if *d == s.depth {
+            for r in defs {
+                let h = r.half as usize;
+                let n = (r.width.halves() as usize) * (r.count as usize) + 1;
+                for k in h..(h + n).min(s.regs.len()) {
+                    if !log.iter().any(|x| x.0 == k) {
+                        log.push((k, s.regs[k].clone()));
+                    }
+                }
+            }
+        } else {
+            s.undo = None;
+        }
     }
 }
 

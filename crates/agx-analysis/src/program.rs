@@ -585,7 +585,69 @@ pub fn analyze_program_keeping(
     keep_graphs: bool,
 ) -> Program {
     let mut assumptions = Vec::new();
-    // --- discovery: functions and call sites ---
+    let Discovered {
+        codes,
+        sites,
+        mut unfollowed,
+    } = discover(main, source, &mut assumptions);
+    let n = codes.len();
+    let (order, back) = call_order(&sites, n);
+    let back_set: std::collections::HashSet<(usize, u32)> = back.iter().copied().collect();
+    let recursive = mark_recursive(&codes, &sites, &back, &mut assumptions);
+
+    crate::time_passes::mark("called functions found");
+    let mut solved = solve_all(&codes, &sites, &order, &recursive, params, keep_graphs);
+
+    // --- program registers and occupancy ---
+    let highest = solved
+        .iter()
+        .zip(&codes)
+        .filter(|(_, c)| !c.insns.is_empty())
+        .map(|(s, _)| s.analysis.registers.highest_half_index)
+        .max()
+        .unwrap_or(0);
+    let (threads, percent) = params.gpu.occupancy_for_regs(highest);
+
+    // --- timing of each function at the program's occupancy ---
+    let mut p = params.clone();
+    if threads > 0 {
+        p.threads_per_core = p.threads_per_core.min(threads);
+    }
+    let mut functions = time_functions(codes, &mut solved, &p, (threads, percent), &recursive);
+
+    // --- calls and inclusive figures, callees first ---
+    let mut calls = sum_calls(
+        &mut functions,
+        &sites,
+        &order,
+        &solved,
+        &back_set,
+        &mut unfollowed,
+    );
+    calls.sort_by_key(|c| (c.caller, c.at));
+    if !calls.is_empty() {
+        assumptions.push(format!(
+            "call/return overhead: the `call` instruction (in the caller) and `ret` (in the callee) as the timing table prices branches; no extra {} call penalty is known, none is added",
+            params.gpu.short
+        ));
+    }
+    Program {
+        functions,
+        calls,
+        assumptions,
+        threads,
+        percent,
+    }
+}
+
+/// The functions a program reaches from `main` (main first) and each one's
+/// call sites; why a direct call's target gave no function, by (caller,
+/// call address); the assumptions the calls not followed add.
+fn discover(
+    main: FunctionCode,
+    source: &dyn CodeSource,
+    assumptions: &mut Vec<String>,
+) -> Discovered {
     let mut codes: Vec<FunctionCode> = vec![main];
     let mut by_entry: HashMap<u32, usize> = HashMap::new();
     by_entry.insert(codes[0].entry, 0);
@@ -657,8 +719,24 @@ pub fn analyze_program_keeping(
         k += 1;
     }
     source.release();
-    let n = codes.len();
+    Discovered {
+        codes,
+        sites,
+        unfollowed,
+    }
+}
 
+/// What [`discover`] finds.
+struct Discovered {
+    codes: Vec<FunctionCode>,
+    /// per function: (call address, target, callee)
+    sites: Vec<Vec<Site>>,
+    unfollowed: HashMap<(usize, u32), NoFunction>,
+}
+
+/// The functions in post-order of a DFS from main, and the calls to a
+/// function on the stack (recursive: back edges) as (caller, call address).
+fn call_order(sites: &[Vec<Site>], n: usize) -> (Vec<usize>, Vec<(usize, u32)>) {
     // --- order: post-order DFS from main; calls to a function on the
     // stack are recursive (back edges) ---
     let mut order = Vec::with_capacity(n);
@@ -688,10 +766,20 @@ pub fn analyze_program_keeping(
             }
         }
     }
-    let back_set: std::collections::HashSet<(usize, u32)> = back.iter().copied().collect();
-    let is_back = |f: usize, at: u32| back_set.contains(&(f, at));
+    (order, back)
+}
+
+/// The functions on a recursive call (either end of a back edge), with an
+/// assumption per such call.
+fn mark_recursive(
+    codes: &[FunctionCode],
+    sites: &[Vec<Site>],
+    back: &[(usize, u32)],
+    assumptions: &mut Vec<String>,
+) -> Vec<bool> {
+    let n = codes.len();
     let mut recursive = vec![false; n];
-    for &(f, at) in &back {
+    for &(f, at) in back {
         recursive[f] = true;
         if let Some(&(_, Some(t), Some(c))) = sites[f].iter().find(|s| s.0 == at) {
             recursive[c] = true;
@@ -706,10 +794,23 @@ pub fn analyze_program_keeping(
         }
     }
 
-    crate::time_passes::mark("called functions found");
+    recursive
+}
+
+/// Each function's structure (facts, CFG, loops, liveness, divergence,
+/// access facts), callees first, then the callers' argument uniformity.
+fn solve_all(
+    codes: &[FunctionCode],
+    sites: &[Vec<Site>],
+    order: &[usize],
+    recursive: &[bool],
+    params: &ModelParams,
+    keep_graphs: bool,
+) -> Vec<Solved> {
+    let n = codes.len();
     // --- structure, callees first ---
     let mut solved: Vec<Option<Solved>> = (0..n).map(|_| None).collect();
-    for &f in &order {
+    for &f in order {
         let effects_of = |solved: &[Option<Solved>], own: Option<&Summary>| {
             let mut m = HashMap::new();
             for &(at, _, callee) in &sites[f] {
@@ -782,7 +883,7 @@ pub fn analyze_program_keeping(
         .map(|s| s.unwrap_or_else(|| solve(&[], &HashMap::new())))
         .collect();
     if n > 1 {
-        refine_divergence(&codes, &sites, &order, &recursive, &mut solved);
+        refine_divergence(codes, sites, order, recursive, &mut solved);
         if !keep_graphs {
             for s in &mut solved {
                 s.cfg = crate::cfg::Cfg::default();
@@ -790,22 +891,19 @@ pub fn analyze_program_keeping(
             }
         }
     }
+    solved
+}
 
-    // --- program registers and occupancy ---
-    let highest = solved
-        .iter()
-        .zip(&codes)
-        .filter(|(_, c)| !c.insns.is_empty())
-        .map(|(s, _)| s.analysis.registers.highest_half_index)
-        .max()
-        .unwrap_or(0);
-    let (threads, percent) = params.gpu.occupancy_for_regs(highest);
-
-    // --- timing of each function at the program's occupancy ---
-    let mut p = params.clone();
-    if threads > 0 {
-        p.threads_per_core = p.threads_per_core.min(threads);
-    }
+/// Each function timed at the program's occupancy (`p`, `threads`,
+/// `percent`), with its suggestions and the arms' cycles.
+fn time_functions(
+    codes: Vec<FunctionCode>,
+    solved: &mut [Solved],
+    p: &ModelParams,
+    (threads, percent): (u32, f64),
+    recursive: &[bool],
+) -> Vec<ProgramFunction> {
+    let n = codes.len();
     let mut functions: Vec<ProgramFunction> = Vec::with_capacity(n);
     for (f, (code, s)) in codes.into_iter().zip(solved.iter_mut()).enumerate() {
         // the function's analysis at the program's occupancy, in place (a
@@ -822,7 +920,7 @@ pub fn analyze_program_keeping(
         timing::cache::annotate(
             &mut access.accesses,
             &s.divergence.uniform_loads,
-            &timing::cache::Geometry::of(p.gpu.table(), &p),
+            &timing::cache::Geometry::of(p.gpu.table(), p),
         );
         // the loads the divergence analysis proved uniform-address: the
         // model charges them once per SIMD-group (it never re-derives them)
@@ -833,7 +931,7 @@ pub fn analyze_program_keeping(
             &nest,
             &s.divergence.uniform_loads,
             &access.accesses,
-            &p,
+            p,
         );
         drop(nest);
         // the suggestions and the arms' cycles read the timing only: for a
@@ -885,9 +983,22 @@ pub fn analyze_program_keeping(
         });
     }
 
-    // --- calls and inclusive figures, callees first ---
+    functions
+}
+
+/// The calls and each function's inclusive figures (its own with those of
+/// the functions it calls), callees first.
+fn sum_calls(
+    functions: &mut [ProgramFunction],
+    sites: &[Vec<Site>],
+    order: &[usize],
+    solved: &[Solved],
+    back_set: &std::collections::HashSet<(usize, u32)>,
+    unfollowed: &mut HashMap<(usize, u32), NoFunction>,
+) -> Vec<ProgramCall> {
+    let n = functions.len();
     let mut calls: Vec<ProgramCall> = Vec::new();
-    for &f in &order {
+    for &f in order {
         let own = &functions[f];
         let mut inc = Inclusive {
             highest_half_index: own.analysis.registers.highest_half_index,
@@ -924,7 +1035,7 @@ pub fn analyze_program_keeping(
         for &(at, target, callee) in &sites[f] {
             let executions = whole.executions_at(at);
             let across = solved[f].across.get(&at).copied().unwrap_or_default();
-            let rec = is_back(f, at);
+            let rec = back_set.contains(&(f, at));
             let (callee_cycles, callee_units) = match callee {
                 Some(c) if rec => (functions[c].timing.total_cycles, functions[c].timing.cycles),
                 Some(c) => (
@@ -964,7 +1075,7 @@ pub fn analyze_program_keeping(
                 let reach = if counted[c] && c != f {
                     Vec::new()
                 } else {
-                    reachable(&sites, c)
+                    reachable(sites, c)
                 };
                 for r in reach {
                     if !counted[r] {
@@ -1006,27 +1117,7 @@ pub fn analyze_program_keeping(
         if !sites[f].is_empty() {
             // the regions, blocks and hot spot with the call regions
             whole.finish_regions();
-            let d = &whole.bottleneck_detail;
-            if d.kind == "call" {
-                let call = calls.iter().find(|c| c.caller == f && c.at == d.at);
-                if let Some(cf) = call.and_then(|c| c.callee).map(|k| &functions[k]) {
-                    whole.bottleneck = format!(
-                        "call at 0x{:x} to {}, {} cy of {} cy ({:.0}%); inside it: {}",
-                        d.at,
-                        cf.label(),
-                        timing::model::fmt_cy(d.cycles),
-                        timing::model::fmt_cy(whole.total_cycles),
-                        100.0 * d.share,
-                        // the callee's hot spot with its own calls (its
-                        // own figures while it is still being summed)
-                        if cf.inclusive.bottleneck.is_empty() {
-                            &cf.timing.bottleneck
-                        } else {
-                            &cf.inclusive.bottleneck
-                        }
-                    );
-                }
-            }
+            call_bottleneck(&mut whole, &calls, functions, f);
         }
         let t = &mut functions[f].timing;
         t.instructions_detail = whole.instructions_detail;
@@ -1039,19 +1130,37 @@ pub fn analyze_program_keeping(
         inc.bottleneck = whole.bottleneck;
         functions[f].inclusive = inc;
     }
-    calls.sort_by_key(|c| (c.caller, c.at));
-    if !calls.is_empty() {
-        assumptions.push(format!(
-            "call/return overhead: the `call` instruction (in the caller) and `ret` (in the callee) as the timing table prices branches; no extra {} call penalty is known, none is added",
-            params.gpu.short
-        ));
-    }
-    Program {
-        functions,
-        calls,
-        assumptions,
-        threads,
-        percent,
+    calls
+}
+
+/// A function whose hot spot is a call: the bottleneck names the callee
+/// and the callee's own hot spot.
+fn call_bottleneck(
+    whole: &mut crate::timing::KernelTiming,
+    calls: &[ProgramCall],
+    functions: &[ProgramFunction],
+    f: usize,
+) {
+    let d = &whole.bottleneck_detail;
+    if d.kind == "call" {
+        let call = calls.iter().find(|c| c.caller == f && c.at == d.at);
+        if let Some(cf) = call.and_then(|c| c.callee).map(|k| &functions[k]) {
+            whole.bottleneck = format!(
+                "call at 0x{:x} to {}, {} cy of {} cy ({:.0}%); inside it: {}",
+                d.at,
+                cf.label(),
+                timing::model::fmt_cy(d.cycles),
+                timing::model::fmt_cy(whole.total_cycles),
+                100.0 * d.share,
+                // the callee's hot spot with its own calls (its
+                // own figures while it is still being summed)
+                if cf.inclusive.bottleneck.is_empty() {
+                    &cf.timing.bottleneck
+                } else {
+                    &cf.inclusive.bottleneck
+                }
+            );
+        }
     }
 }
 
