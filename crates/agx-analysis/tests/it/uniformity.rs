@@ -109,6 +109,17 @@ fn apple9_if_on_the_grid_position_is_divergent_and_on_the_threadgroup_position_u
     assert_eq!(u.unknown, 1);
 }
 
+/// The Apple9 (G16) analysis of `code`, one function from offset 0.
+fn analyze_apple9(code: &[u8]) -> agx_analysis::untimed::Untimed {
+    let l = agx_isa::apple9::walk(code, 0);
+    let d = agx_analysis::apple9_adapter::from_listing(code, 0, &l);
+    let model = agx_analysis::gpu::GPU_MODELS
+        .iter()
+        .find(|m| m.generations.contains(&16))
+        .unwrap();
+    agx_analysis::untimed::analyze(&d, model)
+}
+
 /// An Apple9 loop whose exit test compares the grid position (`r3 = sr32`;
 /// loop scope push; `cmpsel ieq, r3, 50` into bank 0; `while_exec` on bank
 /// 0; `jmp_exec_any` back to the compare; pop; stop): the loop is
@@ -126,13 +137,7 @@ fn apple9_loop_on(sr: u8) -> agx_analysis::untimed::Untimed {
         &[0x0e, 0, 0, 0],
     ]
     .concat();
-    let l = agx_isa::apple9::walk(&code, 0);
-    let d = agx_analysis::apple9_adapter::from_listing(&code, 0, &l);
-    let model = agx_analysis::gpu::GPU_MODELS
-        .iter()
-        .find(|m| m.generations.contains(&16))
-        .unwrap();
-    agx_analysis::untimed::analyze(&d, model)
+    analyze_apple9(&code)
 }
 
 #[test]
@@ -182,13 +187,7 @@ fn apple9_divergent_if_else_is_advised_from_the_table() {
         &[0x0e, 0, 0, 0],
     ]
     .concat();
-    let l = agx_isa::apple9::walk(&code, 0);
-    let d = agx_analysis::apple9_adapter::from_listing(&code, 0, &l);
-    let model = agx_analysis::gpu::GPU_MODELS
-        .iter()
-        .find(|m| m.generations.contains(&16))
-        .unwrap();
-    let u = agx_analysis::untimed::analyze(&d, model);
+    let u = analyze_apple9(&code);
     let kinds: Vec<_> = u
         .uniformity
         .branches
@@ -230,13 +229,7 @@ fn apple9_counted_loop_trip_count_from_the_table() {
         &[0x0e, 0, 0, 0],
     ]
     .concat();
-    let l = agx_isa::apple9::walk(&code, 0);
-    let d = agx_analysis::apple9_adapter::from_listing(&code, 0, &l);
-    let model = agx_analysis::gpu::GPU_MODELS
-        .iter()
-        .find(|m| m.generations.contains(&16))
-        .unwrap();
-    let u = agx_analysis::untimed::analyze(&d, model);
+    let u = analyze_apple9(&code);
     assert_eq!(u.loops.len(), 1);
     let lp = &u.loops[0];
     assert_eq!(

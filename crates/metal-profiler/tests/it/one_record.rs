@@ -782,41 +782,50 @@ fn critical_row_named(
     let t = line.trim_start();
     let kv = &doc["kernels"][0];
     let p = |s: &str| format!("kernels[0].{s}");
-    let loop_of = |i: u64| loop_position(kv, i);
     let mut check = |got: Option<Vec<String>>, paths: Vec<String>| {
         named(checked, bad, case, line, doc, got, &paths)
     };
     // a row of the breakdown, in its order
     let b = format!("breakdown[{row}]");
-    let part = &kv["breakdown"][row];
     let (cy, what) = match t.split_once(" cy  ") {
         Some((a, w)) => (holes(a, ": {}"), w),
         None => (None, ""),
     };
     check(cy, vec![p(&format!("{b}.cycles"))]);
-    let mut check = |got: Option<Vec<String>>, paths: Vec<String>| {
-        named(checked, bad, case, line, doc, got, &paths)
+    let (kind, paths, found) = part_name_paths(kv, row);
+    let got = match kind {
+        "straight_line" => holes(what, "straight-line code ({} instructions)"),
+        "loop" => holes(what, "loop {}: {} cy/iter x {} iterations"),
+        "call" => what
+            .rfind(" x ")
+            .and_then(|i| holes(&what[i..], " x {} (its whole cost")),
+        _ => None,
     };
-    match part["part"].as_str() {
-        Some("straight_line") => check(
-            holes(what, "straight-line code ({} instructions)"),
-            vec![p("straight_line.instructions")],
-        ),
-        Some("loop") => {
-            let j = part["loop_index"].as_u64().and_then(loop_of);
-            check(
-                holes(what, "loop {}: {} cy/iter x {} iterations").filter(|_| j.is_some()),
-                ["index", "cycles_per_iteration", "trip_count"]
-                    .map(|f| p(&format!("loops[{}].{f}", j.unwrap_or(0))))
-                    .to_vec(),
-            );
+    check(got.filter(|_| found), paths);
+}
+
+/// The record paths the name of breakdown part `row` quotes, by its kind
+/// (`part`): the straight-line code's instructions, a loop's index, cycles
+/// per iteration and trip count, a call's executions; `found` is false for
+/// a loop the record's `loops` does not hold (its paths then name
+/// `loops[0]`) and a kind of no known name (no paths).
+fn part_name_paths(kv: &Value, row: usize) -> (&str, Vec<String>, bool) {
+    let p = |s: &str| format!("kernels[0].{s}");
+    let part = &kv["breakdown"][row];
+    let kind = part["part"].as_str().unwrap_or("");
+    match kind {
+        "straight_line" => (kind, vec![p("straight_line.instructions")], true),
+        "loop" => {
+            let j = part["loop_index"]
+                .as_u64()
+                .and_then(|i| loop_position(kv, i));
+            let paths = ["index", "cycles_per_iteration", "trip_count"]
+                .map(|f| p(&format!("loops[{}].{f}", j.unwrap_or(0))))
+                .to_vec();
+            (kind, paths, j.is_some())
         }
-        Some("call") => check(
-            what.rfind(" x ")
-                .and_then(|i| holes(&what[i..], " x {} (its whole cost")),
-            vec![p(&format!("{b}.executions"))],
-        ),
-        _ => check(None, vec![]),
+        "call" => (kind, vec![p(&format!("breakdown[{row}].executions"))], true),
+        _ => (kind, vec![], false),
     }
 }
 
@@ -1277,7 +1286,6 @@ fn html_breakdown_named(
 ) {
     let kv = &doc["kernels"][0];
     let k = |s: &str| format!("kernels[0].{s}");
-    let loop_of = |i: u64| loop_position(kv, i);
     // the cost breakdown: one row per part, in order, then the total
     if let Some(table) = html_section(html, "k0-breakdown").and_then(|t| t.split("<table").nth(1)) {
         let mut i = 0usize;
@@ -1294,7 +1302,7 @@ fn html_breakdown_named(
                 continue;
             }
             let b = format!("breakdown[{i}]");
-            let part = &kv["breakdown"][i];
+            let (kind, paths, found) = part_name_paths(kv, i);
             i += 1;
             let got = match (c.get(1), c.get(2)) {
                 (Some(cy), Some(pct)) => holes(&format!("{cy} {pct}"), "{} cy {}%"),
@@ -1305,31 +1313,17 @@ fn html_breakdown_named(
                 vec![k(&format!("{b}.cycles")), k(&format!("{b}.share%"))],
             );
             let name = c.first().map_or("", |x| x.trim_start_matches('■').trim());
-            match part["part"].as_str() {
-                Some("straight_line") => check(
-                    holes(name, "straight-line code ({} instructions)"),
-                    vec![k("straight_line.instructions")],
-                ),
-                Some("loop") => {
-                    let j = part["loop_index"].as_u64().and_then(loop_of);
-                    let got = name.split_once(" at 0x").and_then(|(a, rest)| {
-                        let mut v = holes(a, "loop {}")?;
-                        v.extend(holes(rest, ": {} cy/iter × {}")?);
-                        Some(v)
-                    });
-                    check(
-                        got.filter(|_| j.is_some()),
-                        ["index", "cycles_per_iteration", "trip_count"]
-                            .map(|f| k(&format!("loops[{}].{f}", j.unwrap_or(0))))
-                            .to_vec(),
-                    );
-                }
-                Some("call") => check(
-                    name.rfind(" × ").and_then(|x| holes(&name[x..], " × {}")),
-                    vec![k(&format!("{b}.executions"))],
-                ),
-                _ => check(None, vec![]),
-            }
+            let got = match kind {
+                "straight_line" => holes(name, "straight-line code ({} instructions)"),
+                "loop" => name.split_once(" at 0x").and_then(|(a, rest)| {
+                    let mut v = holes(a, "loop {}")?;
+                    v.extend(holes(rest, ": {} cy/iter × {}")?);
+                    Some(v)
+                }),
+                "call" => name.rfind(" × ").and_then(|x| holes(&name[x..], " × {}")),
+                _ => None,
+            };
+            check(got.filter(|_| found), paths);
         }
     }
 }
