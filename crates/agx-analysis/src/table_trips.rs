@@ -149,18 +149,6 @@ pub fn analyze(
             own[*l as usize].push(i);
         }
     }
-    // whether row `i` is inside loop `l` (nested loops included): `l` is
-    // its innermost loop or an ancestor of it
-    let inside = |l: usize, i: usize| -> bool {
-        let mut cur = nest.owner.get(i).copied().flatten().map(|x| x as usize);
-        while let Some(k) = cur {
-            if k == l {
-                return true;
-            }
-            cur = nest.loops[k].parent;
-        }
-        false
-    };
     nest.loops
         .iter()
         .enumerate()
@@ -171,7 +159,7 @@ pub fn analyze(
                 .iter()
                 .copied()
                 .filter(|&i| matches!(t.rows[i].exec, Some((ExecOp::While, _))))
-                .map(|w| test_fact(t, u, w, &|i| inside(l, i), header))
+                .map(|w| test_fact(t, u, w, &|i| nest.contains(l, i), header))
                 .collect();
             trip_of(&tests)
         })
