@@ -819,11 +819,20 @@ pub struct Addresses {
     pub accesses: Vec<Access>,
     /// Why the whole function was not followed, if so.
     pub unknown: Option<String>,
+    /// Per instruction, the position of its access in `accesses`
+    /// (`NO_SLOT`: none); empty where the analysis did not fill it
+    /// (then [`Addresses::get`] searches). The report reads every row's
+    /// access: a binary search over a million rows was 2.6% of a
+    /// call-dense 1M profile.
+    slot: Vec<u32>,
 }
 
 impl Addresses {
     /// The access of instruction `i`.
     pub fn get(&self, i: usize) -> Option<&Access> {
+        if let Some(&s) = self.slot.get(i) {
+            return self.accesses.get(s as usize);
+        }
         self.accesses
             .binary_search_by_key(&(i as u32), |a| a.index)
             .ok()
@@ -1979,7 +1988,15 @@ pub fn analyze_with(
     }
     block_neighbours(insns, cfg, &mut accesses, shape);
     walk_covers(insns, &mut accesses);
-    Addresses { accesses, unknown }
+    let mut slot = vec![NO_SLOT; insns.len()];
+    for (k, a) in accesses.iter().enumerate() {
+        slot[a.index as usize] = k as u32;
+    }
+    Addresses {
+        accesses,
+        unknown,
+        slot,
+    }
 }
 
 /// An access's space: [`MemSpace::name`], texture state counted with the

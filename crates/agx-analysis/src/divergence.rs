@@ -2431,12 +2431,42 @@ fn fill_arms(d: &mut Divergence, t: &crate::timing::KernelTiming) {
             })
             .collect()
     };
+    // prefix sums (compensated: an arm's sum is a difference of two
+    // running totals, each kept as a rounded sum and its error term, so it
+    // is as exact as summing the arm itself): nested arms cost one
+    // subtraction each instead of a walk over their instructions (the
+    // walks were 4.7% of a call-dense 1M profile)
+    let prefix = compensated_prefix(&w);
     for b in &mut d.branches {
         b.arms_cycles = b.arms.map(|(s, e)| {
-            let c: f64 = (s as usize..(e as usize).min(n)).map(|k| w[k]).sum();
-            crate::round::r2(c)
+            let (s, e) = ((s as usize).min(n), (e as usize).min(n));
+            if s >= e {
+                return 0.0;
+            }
+            let (hs, ls) = prefix[s];
+            let (he, le) = prefix[e];
+            crate::round::r2((he - hs) + (le - ls))
         });
     }
+}
+
+/// Running totals of `w` as (rounded sum, error term) pairs, `w.len() + 1`
+/// of them (Neumaier's compensated summation).
+fn compensated_prefix(w: &[f64]) -> Vec<(f64, f64)> {
+    let mut out = Vec::with_capacity(w.len() + 1);
+    let (mut sum, mut err) = (0.0f64, 0.0f64);
+    out.push((sum, err));
+    for &x in w {
+        let t = sum + x;
+        err += if sum.abs() >= x.abs() {
+            (sum - t) + x
+        } else {
+            (x - t) + sum
+        };
+        sum = t;
+        out.push((sum, err));
+    }
+    out
 }
 
 /// The chain from half `h` read at instruction `i` back to its source:
