@@ -757,6 +757,42 @@ fn annotated_function(
             annotated_lines(o, st, r, &listing)
         });
     }
+    if listing.walk && unknown.windows(2).all(|w| w[0].0 <= w[1].0) {
+        // Addresses ascending: the unknown encodings printed before line k
+        // are those at or after line k-1's address and before line k's,
+        // so each batch finds its own from its first line and the lines
+        // are formatted on all cores too (a kernel with one undecoded
+        // position formatted its whole listing on one core)
+        let before = |addr: u32| unknown.partition_point(|u| u.0 < addr);
+        par_write(out, insns.len(), 1 << 13, flush, &|r, o| {
+            let mut j = if r.start == 0 {
+                0
+            } else {
+                before(insns[r.start - 1].addr)
+            };
+            let mut k = r.start;
+            while k < r.end {
+                while j < unknown.len() && unknown[j].0 < insns[k].addr {
+                    unknown_line(o, &unknown[j]);
+                    j += 1;
+                }
+                // the lines up to the next unknown encoding's place
+                let stop = match unknown.get(j) {
+                    Some(u) => k + insns[k..r.end].partition_point(|i| i.addr <= u.0),
+                    None => r.end,
+                };
+                let stop = stop.max(k + 1);
+                annotated_lines(o, st, k..stop, &listing);
+                k = stop;
+            }
+        })?;
+        let mut buf = Vec::new();
+        let tail = insns.last().map_or(0, |i| before(i.addr));
+        for u in &unknown[tail..] {
+            unknown_line(&mut buf, u);
+        }
+        return flush(&buf);
+    }
     flush_all(out, flush)?;
     let mut buf = Vec::with_capacity(PIECE + 4096);
     let mut pending = unknown.iter().peekable();

@@ -13,6 +13,7 @@ mod xorshift;
 mod common;
 mod html_dot;
 mod html_fragment;
+mod listing_order;
 mod sarif;
 mod schema;
 mod schema_calls;
