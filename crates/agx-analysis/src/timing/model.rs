@@ -1929,6 +1929,20 @@ impl Arms {
     }
 }
 
+/// Instructions of a region from which its uniform paths are modelled
+/// beside its detailed model (below it a thread's start costs more than
+/// the overlap saves).
+const PARALLEL_PATHS: usize = 50_000;
+
+/// The uniform-path models of a region without nested loops, made beside
+/// its detailed model: each path's own cost, `None` where the path runs
+/// the whole region (its cost is then the detailed one).
+#[derive(Clone, Copy, Debug)]
+struct EarlyPaths {
+    longest: Option<f64>,
+    shortest: Option<f64>,
+}
+
 /// Working vectors of [`path_subset`], indexed by frame and kept from one
 /// region to the next (each call resets the entries it set): a map per
 /// region keyed by frame and a binary search per instruction were most of
@@ -2337,11 +2351,62 @@ pub fn analyze_kernel_with_access(
     // (~27 B per instruction of a kernel with a loop per 12 instructions).
     let mut outside: Option<RegionTiming> = None;
     let mut loops_out: Vec<LoopTiming> = Vec::with_capacity(nl);
+    let arms = exec_arms(insns);
+    // A big region without nested loops whose if-frames open inside it has
+    // uniform paths that depend on its own instructions only: their models
+    // (below) run beside its detailed one (call-dense 1M: one straight line
+    // of ~1M instructions, three passes of the model otherwise in a row).
+    let mut has_child = vec![false; region_count];
+    for p in &parent {
+        has_child[p.map_or(0, |p| p + 1)] = true;
+    }
+    // (each instruction's weight in a path: its cost-table row's, as below)
+    let path_w: Vec<f64> =
+        if (0..region_count).any(|r| !has_child[r] && members(r).len() >= PARALLEL_PATHS) {
+            let w = |d: &InsnDetail| d.entry.throughput.max(gpu.issue_cycles);
+            instructions_detail.iter().map(w).collect()
+        } else {
+            Vec::new()
+        };
+    let early_paths = |r: usize| -> Option<EarlyPaths> {
+        let idx = members(r);
+        if has_child[r] || idx.len() < PARALLEL_PATHS || crate::par::threads() < 2 {
+            return None;
+        }
+        if !idx.iter().any(|&i| arms.opened_at(i as usize).is_some())
+            || !idx.iter().any(|&i| arms.in_arm(i as usize))
+        {
+            return None;
+        }
+        let w = |i: usize| -> f64 { path_w[i] };
+        let mut sc = PathScratch::for_frames(arms.frames.len());
+        let mut sub = Vec::new();
+        let mut one = |longest: bool| -> Option<f64> {
+            sub.clear();
+            path_subset(idx, &arms, &w, longest, &mut sc, &mut sub);
+            (sub.len() != idx.len()).then(|| model_idx(&sub, r > 0, false).timing.bound.cycles)
+        };
+        let paths = EarlyPaths {
+            longest: one(true),
+            shortest: one(false),
+        };
+        // (this thread's scratch is as big as the region: freed)
+        release_scratch();
+        Some(paths)
+    };
+    let mut early: Vec<Option<EarlyPaths>> = vec![None; region_count];
     // regions are independent: modelled on all cores, taken in order
     crate::par::map_ordered(
         region_count,
-        &|r| model_idx(members(r), r > 0, true),
-        |r, out| {
+        &|r| {
+            if has_child[r] || members(r).len() < PARALLEL_PATHS {
+                (model_idx(members(r), r > 0, true), None)
+            } else {
+                crate::par::join(|| model_idx(members(r), r > 0, true), || early_paths(r))
+            }
+        },
+        |r, (out, paths)| {
+            early[r] = paths;
             let idx = members(r);
             for (j, ((dep, ss, se), &i)) in out.per_insn.into_iter().zip(idx).enumerate() {
                 // the producer: the region's instruction before (the first's is
@@ -2430,7 +2495,6 @@ pub fn analyze_kernel_with_access(
     // Uniform-branch paths: each region re-costed on the instructions (and
     // nested loops) a uniform path runs, clamped so that shortest <= longest
     // <= the divergent cost. Loops innermost first, then the straight line.
-    let arms = exec_arms(insns);
     let mut incl_short = vec![0.0; nl];
     let mut incl_long = vec![0.0; nl];
     let (mut shortest, mut longest) = (0.0, 0.0);
@@ -2448,6 +2512,12 @@ pub fn analyze_kernel_with_access(
             // every uniform path runs all of it (what the general case below
             // computes, without its vectors).
             (full, full)
+        } else if let Some(e) = early[r] {
+            // modelled beside the region (the general case's figures: its
+            // path's own instructions, at most the whole region, no kids)
+            let own = |c: Option<f64>| c.map_or(full, |c| c.min(full)) + -0.0;
+            let long = own(e.longest);
+            (own(e.shortest).min(long), long)
         } else {
             // (first instruction, child loop), by instruction: a sorted
             // vector searched (a map's node walk per instruction of a
