@@ -107,10 +107,12 @@ fn one_lane_if(insns: &[Instruction], k: usize) -> bool {
     if !imm {
         return false;
     }
+    // (the first operand of each instruction back, formatted alone into
+    // one buffer: the walk back is a few hundred instructions per `if`)
+    let mut first = String::new();
     let writer = insns[..k].iter().rev().find(|i| {
-        operand_texts(i, Syntax::Default)
-            .first()
-            .is_some_and(|d| d.split('.').next() == Some(reg.as_str()))
+        agx_isa::format::first_operand_text(i, Syntax::Default, &mut first);
+        !first.is_empty() && first.split('.').next() == Some(reg.as_str())
     });
     writer.is_some_and(|w| {
         w.mnemonic() == "get_sr"

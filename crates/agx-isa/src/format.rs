@@ -178,6 +178,19 @@ pub fn operand_texts(insn: &Instruction, syntax: Syntax) -> Vec<String> {
         .collect()
 }
 
+/// The first non-empty operand text of `insn` (`operand_texts(..)[0]`,
+/// without formatting the others) into `out`, cleared first; empty when
+/// every operand prints empty.
+pub fn first_operand_text(insn: &Instruction, syntax: Syntax, out: &mut String) {
+    out.clear();
+    for o in insn.operands.iter() {
+        write_operand(out, insn, o, syntax);
+        if !out.is_empty() {
+            return;
+        }
+    }
+}
+
 /// The operands of `insn` joined by `", "`, empty ones left out.
 #[inline]
 fn write_operands<S: Sink + ?Sized>(out: &mut S, insn: &Instruction, syntax: Syntax) {

@@ -165,6 +165,10 @@ impl<'a> Facts<'a> {
     pub fn detail_index(&self, addr: u32) -> Option<usize> {
         let details = &self.timing.instructions_detail;
         match &self.detail_at {
+            // (searched in the compact address column, not the details)
+            None if self.detail_addrs.len() == details.len() => {
+                self.detail_addrs.binary_search(&addr).ok()
+            }
             None => details.binary_search_by_key(&addr, |d| d.addr).ok(),
             Some(m) => m.get(&addr).copied(),
         }
@@ -200,6 +204,22 @@ impl<'a> Facts<'a> {
     pub fn share_of(&self, sites: &[u32]) -> f64 {
         share_pct(
             sites.iter().map(|&a| self.cy_at(a)).sum(),
+            self.timing.total_cycles,
+        )
+    }
+
+    /// Instructions `r`'s part of the estimate, in percent: [`Facts::share_of`]
+    /// of their addresses, summed in place when the details follow the
+    /// instructions (a range of a million instructions was a million
+    /// searches).
+    pub fn share_of_range(&self, r: std::ops::RangeInclusive<usize>) -> f64 {
+        if !self.aligned {
+            let sites: Vec<u32> = self.addrs[r].to_vec();
+            return self.share_of(&sites);
+        }
+        let cy = &self.timing.insn_cycles;
+        share_pct(
+            r.map(|j| cy.get(j).copied().unwrap_or(0.0)).sum(),
             self.timing.total_cycles,
         )
     }

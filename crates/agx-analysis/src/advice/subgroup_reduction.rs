@@ -63,9 +63,8 @@ impl Rule for SubgroupReduction {
             return;
         }
         let (first, last) = (st[0].0, st[st.len() - 1].1);
-        let code: Vec<u32> = cx.insns[first..=last].iter().map(|i| i.addr).collect();
         let sites: Vec<u32> = st.iter().map(|&(_, b)| cx.insns[b].addr).collect();
-        let share = cx.facts.share_of(&code);
+        let share = cx.facts.share_of_range(first..=last);
         let at = cx.insns[first].addr;
         let s = Suggestion::new(
             severity_for_share(share),

@@ -45,6 +45,18 @@ pub struct Traffic {
     pub dram_bytes: f64,
 }
 
+impl Traffic {
+    /// The traffic [`annotate`] set on `a` (`None`: not covered, or not
+    /// annotated).
+    pub fn of_access(a: &Access) -> Option<Traffic> {
+        let (l1_bytes, dram_bytes) = a.l1_bytes.zip(a.dram_bytes)?;
+        Some(Traffic {
+            l1_bytes,
+            dram_bytes,
+        })
+    }
+}
+
 /// What the model needs of the GPU and the launch.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Geometry {

@@ -2286,13 +2286,11 @@ pub fn analyze_kernel_with_access(
     let atomic_chains = super::sync::atomic_chains_by_insn(access, n);
     // the cache model's traffic by instruction (none: empty)
     let mut traffic = vec![None; if access.is_empty() { 0 } else { n }];
-    let geometry = super::cache::Geometry::of(gpu, params);
-    for (a, t) in access
-        .iter()
-        .zip(super::cache::traffic(access, &uniform, &geometry))
-    {
+    // (the cache model's figures as `cache::annotate` left them on the
+    // access facts: the record's l1_bytes / dram_bytes, read, not re-derived)
+    for a in access {
         if let Some(slot) = traffic.get_mut(a.index as usize) {
-            *slot = t;
+            *slot = super::cache::Traffic::of_access(a);
         }
     }
     for a in access {
@@ -2856,7 +2854,9 @@ pub fn analyze_with_nest(
     analyze_with_access(insns, analysis, nest, uniform_loads, &[], params)
 }
 
-/// [`analyze_with_nest`] with the access facts ([`analyze_kernel_with_access`]).
+/// [`analyze_with_nest`] with the access facts ([`analyze_kernel_with_access`]);
+/// their cache traffic is read as [`super::cache::annotate`] set it (an
+/// access without it is charged by the fallback rule).
 pub fn analyze_with_access(
     insns: &[Instruction],
     analysis: &crate::Analysis,

@@ -19,6 +19,11 @@ proptest! {
                 let _ = format_asm(&i, Syntax::Default);
                 let _ = format_asm(&i, Syntax::Cryptic);
                 let _ = (i.flow(), i.exec_op(), i.category());
+                // the first operand text alone is operand_texts' first
+                let mut first = String::new();
+                agx_isa::format::first_operand_text(&i, Syntax::Default, &mut first);
+                let all = agx_isa::format::operand_texts(&i, Syntax::Default);
+                prop_assert_eq!(first.as_str(), all.first().map_or("", |s| s.as_str()));
                 // one memory classification: mem_space is mem_access's space
                 prop_assert_eq!(i.mem_space(), i.mem_access().map(|m| m.space));
                 // trailing bytes after the instruction do not change it
