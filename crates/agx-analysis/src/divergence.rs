@@ -2414,29 +2414,26 @@ pub(crate) fn only_moves(insns: &[Instruction], arms: (u32, u32)) -> bool {
 }
 
 fn fill_arms(d: &mut Divergence, t: &crate::timing::KernelTiming) {
-    // each instruction's weighted cycles once, in one dense array: the
-    // arms (nested, often long) are summed from it in the same order
+    // each instruction's weighted cycles (the model's share of the
+    // estimate per instruction when it has them: they sum to
+    // `total_cycles`, so no arm exceeds the whole), as running totals
+    // (compensated: an arm's sum is a difference of two running totals,
+    // each kept as a rounded sum and its error term, so it is as exact as
+    // summing the arm itself): nested arms cost one subtraction each
+    // instead of a walk over their instructions (the walks were 4.7% of a
+    // call-dense 1M profile)
     let n = t.instructions_detail.len();
-    // (the model's share of the estimate per instruction when it has them:
-    // they sum to `total_cycles`, so no arm exceeds the whole)
-    let w: Vec<f64> = if !d.branches.iter().any(|b| b.arms.is_some()) {
+    let prefix = if !d.branches.iter().any(|b| b.arms.is_some()) {
         Vec::new()
     } else if t.insn_cycles.len() == n {
-        t.insn_cycles.clone()
+        compensated_prefix(t.insn_cycles.iter().copied(), n)
     } else {
-        (0..n)
-            .map(|k| {
-                let x = &t.instructions_detail[k];
-                (x.cycles() + x.stall) * t.executions.get(k).copied().unwrap_or(1.0)
-            })
-            .collect()
+        let w = |k: usize| {
+            let x = &t.instructions_detail[k];
+            (x.cycles() + x.stall) * t.executions.get(k).copied().unwrap_or(1.0)
+        };
+        compensated_prefix((0..n).map(w), n)
     };
-    // prefix sums (compensated: an arm's sum is a difference of two
-    // running totals, each kept as a rounded sum and its error term, so it
-    // is as exact as summing the arm itself): nested arms cost one
-    // subtraction each instead of a walk over their instructions (the
-    // walks were 4.7% of a call-dense 1M profile)
-    let prefix = compensated_prefix(&w);
     for b in &mut d.branches {
         b.arms_cycles = b.arms.map(|(s, e)| {
             let (s, e) = ((s as usize).min(n), (e as usize).min(n));
@@ -2450,13 +2447,13 @@ fn fill_arms(d: &mut Divergence, t: &crate::timing::KernelTiming) {
     }
 }
 
-/// Running totals of `w` as (rounded sum, error term) pairs, `w.len() + 1`
-/// of them (Neumaier's compensated summation).
-fn compensated_prefix(w: &[f64]) -> Vec<(f64, f64)> {
-    let mut out = Vec::with_capacity(w.len() + 1);
+/// Running totals of the `n` weights `w` as (rounded sum, error term)
+/// pairs, `n + 1` of them (Neumaier's compensated summation).
+fn compensated_prefix(w: impl Iterator<Item = f64>, n: usize) -> Vec<(f64, f64)> {
+    let mut out = Vec::with_capacity(n + 1);
     let (mut sum, mut err) = (0.0f64, 0.0f64);
     out.push((sum, err));
-    for &x in w {
+    for x in w {
         let t = sum + x;
         err += if sum.abs() >= x.abs() {
             (sum - t) + x

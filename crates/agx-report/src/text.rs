@@ -750,19 +750,13 @@ fn annotated_function(
     };
     let insns = rows.insns();
     let listing = Listing::new(rows, branches);
-    if unknown.is_empty() {
-        // every line depends on its instruction only: formatted on all cores
-        // (~120 bytes a line: ~1 MB of text per batch)
-        return par_write(out, insns.len(), 1 << 13, flush, &|r, o| {
-            annotated_lines(o, st, r, &listing)
-        });
-    }
-    if listing.walk && unknown.windows(2).all(|w| w[0].0 <= w[1].0) {
-        // Addresses ascending: the unknown encodings printed before line k
+    if unknown.is_empty() || (listing.walk && unknown.windows(2).all(|w| w[0].0 <= w[1].0)) {
+        // Every line depends on its instruction only: formatted on all
+        // cores (~120 bytes a line: ~1 MB of text per batch). With the
+        // addresses ascending, the unknown encodings printed before line k
         // are those at or after line k-1's address and before line k's,
-        // so each batch finds its own from its first line and the lines
-        // are formatted on all cores too (a kernel with one undecoded
-        // position formatted its whole listing on one core)
+        // so each batch finds its own from its first line (a kernel with
+        // one undecoded position formatted its whole listing on one core)
         let before = |addr: u32| unknown.partition_point(|u| u.0 < addr);
         par_write(out, insns.len(), 1 << 13, flush, &|r, o| {
             let mut j = if r.start == 0 {

@@ -163,13 +163,9 @@ impl<'a> Facts<'a> {
 
     /// The detail index of the instruction at `addr`.
     pub fn detail_index(&self, addr: u32) -> Option<usize> {
-        let details = &self.timing.instructions_detail;
         match &self.detail_at {
-            // (searched in the compact address column, not the details)
-            None if self.detail_addrs.len() == details.len() => {
-                self.detail_addrs.binary_search(&addr).ok()
-            }
-            None => details.binary_search_by_key(&addr, |d| d.addr).ok(),
+            // (searched in the compact address column, `details`' addresses)
+            None => self.detail_addrs.binary_search(&addr).ok(),
             Some(m) => m.get(&addr).copied(),
         }
     }

@@ -1934,6 +1934,12 @@ impl Arms {
 /// the overlap saves).
 const PARALLEL_PATHS: usize = 50_000;
 
+/// An instruction's weight in a uniform path: the throughput of the
+/// cost-table row found for its detail, at least one issue slot.
+fn path_weight(gpu: &GpuTiming, d: &InsnDetail) -> f64 {
+    d.entry.throughput.max(gpu.issue_cycles)
+}
+
 /// The uniform-path models of a region without nested loops, made beside
 /// its detailed model: each path's own cost, `None` where the path runs
 /// the whole region (its cost is then the detailed one).
@@ -2358,17 +2364,18 @@ pub fn analyze_kernel_with_access(
     for p in &parent {
         has_child[p.map_or(0, |p| p + 1)] = true;
     }
-    // (each instruction's weight in a path: its cost-table row's, as below)
-    let path_w: Vec<f64> =
-        if (0..region_count).any(|r| !has_child[r] && members(r).len() >= PARALLEL_PATHS) {
-            let w = |d: &InsnDetail| d.entry.throughput.max(gpu.issue_cycles);
-            instructions_detail.iter().map(w).collect()
-        } else {
-            Vec::new()
-        };
+    let early_region = |r: usize| !has_child[r] && members(r).len() >= PARALLEL_PATHS;
+    // (each instruction's weight in a path, as the general case weighs it)
+    let path_w: Vec<f64> = if (0..region_count).any(early_region) {
+        let w = |d: &InsnDetail| path_weight(gpu, d);
+        instructions_detail.iter().map(w).collect()
+    } else {
+        Vec::new()
+    };
+    // (only for an early region)
     let early_paths = |r: usize| -> Option<EarlyPaths> {
         let idx = members(r);
-        if has_child[r] || idx.len() < PARALLEL_PATHS || crate::par::threads() < 2 {
+        if crate::par::threads() < 2 {
             return None;
         }
         if !idx.iter().any(|&i| arms.opened_at(i as usize).is_some())
@@ -2397,10 +2404,10 @@ pub fn analyze_kernel_with_access(
     crate::par::map_ordered(
         region_count,
         &|r| {
-            if has_child[r] || members(r).len() < PARALLEL_PATHS {
-                (model_idx(members(r), r > 0, true), None)
-            } else {
+            if early_region(r) {
                 crate::par::join(|| model_idx(members(r), r > 0, true), || early_paths(r))
+            } else {
+                (model_idx(members(r), r > 0, true), None)
             }
         },
         |r, (out, paths)| {
@@ -2560,11 +2567,7 @@ pub fn analyze_kernel_with_access(
                     let w = |i: usize| -> f64 {
                         match header_at(i) {
                             Some(ch) => trip(ch) * incl_long[ch],
-                            None => {
-                                // (the cost-table row found for the detail)
-                                let e = instructions_detail[i].entry;
-                                e.throughput.max(gpu.issue_cycles)
-                            }
+                            None => path_weight(gpu, &instructions_detail[i]),
                         }
                     };
                     path_subset(&all, &arms, &w, longest_path, &mut path_sc, &mut sub);
