@@ -67,6 +67,8 @@ OPTIONS = {
     ("", "--l1-hit-rate"): kw(MODEL_MANY, "l1_hit_rate"),
     ("", "--chip"): kw(MODEL_MANY, "chip"),
     ("", "--threadgroup"): kw(MODEL_MANY, "threadgroup"),
+    ("", "--jobs"): "the cores one profile uses: the output is the same for any N "
+                    "(Python uses every core the host allows)",
     ("", "--explain-model"): "prints the timing model's tables, not a profile of input",
     ("", "--keep-archive"): kw(METAL, "keep_archive"),
     ("", "--all"): "every kernel of a .metal source: profile_metal_file() per name, or "

@@ -17,13 +17,30 @@ pub fn set_serial(on: bool) {
     SERIAL.with(|s| s.set(on));
 }
 
+/// A cap on the cores set by [`limit_threads`] (0: none).
+static LIMIT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Caps the cores the helpers of every thread use at `n` (at least 1), for
+/// the rest of the process: `metal-profile --jobs N` on a shared machine. A
+/// cap of 1 runs everything on the calling thread, as [`set_serial`] does;
+/// the results are the same whatever the cap. Takes effect for the pool
+/// only before its first use (the front end sets it first).
+pub fn limit_threads(n: usize) {
+    LIMIT.store(n.max(1), std::sync::atomic::Ordering::Relaxed);
+}
+
 /// The cores the helpers may use (at most 8: past that the kernels we
-/// profile gain nothing measurable and memory per thread grows).
+/// profile gain nothing measurable and memory per thread grows; at most
+/// the cap of [`limit_threads`]).
 fn cores() -> usize {
-    std::thread::available_parallelism()
+    let n = std::thread::available_parallelism()
         .map(|t| t.get())
         .unwrap_or(1)
-        .min(8)
+        .min(8);
+    match LIMIT.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => n,
+        cap => n.min(cap),
+    }
 }
 
 /// The pool every helper task runs on, built once with [`cores`] threads
@@ -114,6 +131,21 @@ mod tests {
             assert_eq!(threads() == 1, serial || threads() == 1);
         }
         set_serial(false);
+    }
+
+    /// A cap of one core keeps the work on the calling thread.
+    #[test]
+    fn a_cap_of_one_core_is_serial() {
+        let before = LIMIT.load(std::sync::atomic::Ordering::Relaxed);
+        limit_threads(1);
+        assert_eq!(threads(), 1);
+        let caller = std::thread::current().id();
+        let (a, b) = join(
+            || std::thread::current().id(),
+            || std::thread::current().id(),
+        );
+        assert_eq!((a, b), (caller, caller));
+        LIMIT.store(before, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// `join` returns both results in place, serial or not.

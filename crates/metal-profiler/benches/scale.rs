@@ -18,7 +18,10 @@
 //!    code (a `call` every ~50 instructions to anywhere in the file) and one
 //!    huge basic block of dependency chains — with the 1M/200k ratios and
 //!    the JSON report's bytes per instruction (issue 37 item 7)
-//!    (linear cost: 5).
+//!    (linear cost: 5), and the CPU time of the same profile pinned to one
+//!    CPU (the work itself, without what running on two cores adds: the
+//!    measure of issue 35's "the analysis costs ≤ 10% more", for any
+//!    `SCALE_BIN`, a baseline's too).
 //! 2. **Batch**: `batch --jobs 1` and `--jobs 2` over 3,000 small one-kernel
 //!    archives and over 300 kernels of ~5,000 instructions (generated here,
 //!    in a temporary directory); both outputs must be byte-identical.
@@ -386,6 +389,35 @@ fn best(reps: usize, piped: bool, mut make: impl FnMut() -> Command) -> Cost {
         .unwrap()
 }
 
+/// `cmd` pinned to one CPU (Linux `sched_setaffinity` before exec; the
+/// binary then sees one core, as on a one-core runner or a `batch` worker):
+/// its CPU time there is the profile's work without the cost of running it
+/// on two cores (threads waiting, caches shared, more memory touched). Any
+/// binary is measured the same way, a baseline's too. `None` elsewhere.
+#[cfg(target_os = "linux")]
+fn one_core(mut cmd: Command) -> Option<Command> {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: between fork and exec only async-signal-safe calls are made
+    // (sched_getcpu, the CPU_* set macros and sched_setaffinity, syscalls).
+    unsafe {
+        cmd.pre_exec(|| {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            let cpu = libc::sched_getcpu().max(0) as usize;
+            libc::CPU_SET(cpu, &mut set);
+            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    Some(cmd)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn one_core(_: Command) -> Option<Command> {
+    None
+}
+
 fn machine() -> String {
     let cpu = machine::cpu();
     let cores = machine::cores();
@@ -500,9 +532,9 @@ fn main() {
 fn shapes(tmp: &Path, only: Option<&str>) {
     println!();
     println!(
-        "| shape | instructions | wall s | CPU s | peak MB | 1M/200k wall | 1M/200k CPU | JSON bytes/insn |"
+        "| shape | instructions | wall s | CPU s | peak MB | 1M/200k wall | 1M/200k CPU | one-core CPU s | JSON bytes/insn |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut notes = Vec::new();
     for (name, what, make) in SHAPES {
         if only.is_some_and(|s| s != *name) {
@@ -521,6 +553,17 @@ fn shapes(tmp: &Path, only: Option<&str>) {
                 c.arg("--binary").arg(&f).arg("--allow-unknown");
                 c
             });
+            // the same run pinned to one CPU: the work alone (best of as many)
+            let solo = (|| {
+                let mut runs = Vec::new();
+                for _ in 0..if n < 500_000 { 3 } else { 2 } {
+                    let mut c = Command::new(&*BIN);
+                    c.arg("--binary").arg(&f).arg("--allow-unknown");
+                    runs.push(measure(&mut one_core(c)?, false).cpu);
+                }
+                runs.into_iter().min_by(f64::total_cmp)
+            })()
+            .map_or_else(|| "n/a".to_string(), |cpu| format!("{cpu:.3}"));
             let ratio = match costs.first() {
                 Some(small) => {
                     let s: &Cost = small;
@@ -548,7 +591,7 @@ fn shapes(tmp: &Path, only: Option<&str>) {
                 "failed".into()
             };
             println!(
-                "| {name} | {} | {:.3} | {:.3} | {:.0} | {ratio} | {per_insn} |",
+                "| {name} | {} | {:.3} | {:.3} | {:.0} | {ratio} | {solo} | {per_insn} |",
                 insns.len(),
                 c.wall,
                 c.cpu,

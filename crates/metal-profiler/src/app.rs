@@ -374,6 +374,11 @@ fn run_profile(
     tty: bool,
 ) -> Result<(), Error> {
     check_flag_conflicts(a)?;
+    match a.jobs {
+        Some(0) => return Err(Error::usage("--jobs must be at least 1")),
+        Some(n) => agx_analysis::par::limit_threads(n),
+        None => {}
+    }
     if a.explain_model {
         return match a.format {
             FormatArg::Json => write_all(out, &agx_report::json::model_document()),

@@ -446,6 +446,11 @@ pub struct ProfileArgs {
     /// Print the timing model: every cost-table entry, source and assumption.
     #[arg(long)]
     pub explain_model: bool,
+    /// Cores one profile may use (default: all, at most 8); the output is
+    /// the same for any N. `--jobs 1` keeps a shared CI runner's other
+    /// cores free.
+    #[arg(short = 'j', long, value_name = "N", value_parser = parse_jobs, allow_hyphen_values = true)]
+    pub jobs: Option<usize>,
     /// Save the serialized archive built from a .metal source (macOS).
     #[arg(long, value_name = "PATH")]
     pub keep_archive: Option<PathBuf>,
@@ -603,6 +608,7 @@ impl Default for ProfileArgs {
                 color: ColorArg::Auto,
                 model: ModelFlags::default(),
                 explain_model: false,
+                jobs: None,
                 keep_archive: None,
                 all: false,
                 compile: CompileFlags::default(),

@@ -869,16 +869,14 @@ pub fn raw_placement(len: u64, offset: u64, base: u64) -> Result<u32, Error> {
         .map_err(|_| Error::usage(format!("--base {base:#x} does not fit in 32 bits")))
 }
 
-/// Threads for the listing of `bytes` bytes of code: all cores (at most 8),
-/// or 1 for small code (a thread costs more than it saves).
+/// Threads for the listing of `bytes` bytes of code: the helpers' cores
+/// (all, at most 8, or the `--jobs` cap: `agx_analysis::par::threads`), or
+/// 1 for small code (a thread costs more than it saves).
 pub fn listing_threads(bytes: u64) -> usize {
     if bytes < 1 << 18 {
         return 1;
     }
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(8)
+    agx_analysis::par::threads()
 }
 
 /// The parallel listing's engine: `fill` appends the next steps of the scan
