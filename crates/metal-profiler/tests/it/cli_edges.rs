@@ -150,3 +150,43 @@ fn asm_refuses_bytes_on_a_terminal() {
     assert!(metal_profiler::app::run(&cli, &mut o, &mut e, true).is_ok());
     assert!(!o.is_empty());
 }
+
+/// `--jobs N` caps the cores one profile uses; the report is the same
+/// bytes for any N (text, JSON, the listing alone), on code big enough
+/// that every two-core step runs (the decode, the analysis passes side by
+/// side, the listing's batches: over 50,000 instructions and 256 KiB).
+#[test]
+fn jobs_cap_keeps_every_byte() {
+    let dir = tmp("jobs-cap");
+    let one = std::fs::read(repo().join("examples/matmul_naive.bin")).unwrap();
+    // the kernel's body repeated (its `stop` at 0x92 and the padding after
+    // it only once, at the end): one function of ~75,000 instructions
+    let (body, end) = one.split_at(0x92);
+    assert_eq!(&end[..2], &[0x88, 0x00], "matmul_naive.bin ends in stop");
+    let mut code = Vec::new();
+    while code.len() < 400 * 1024 {
+        code.extend_from_slice(body);
+    }
+    code.extend_from_slice(end);
+    let f = dir.0.join("big.bin");
+    std::fs::write(&f, &code).unwrap();
+    for extra in [&[][..], &["--format", "json"][..], &["--disasm-only"][..]] {
+        let mut args = vec!["--binary", s(&f), "--allow-unknown"];
+        args.extend_from_slice(extra);
+        let all = ok_out(&args);
+        // (a line or a JSON object of ~50 bytes or more per instruction)
+        assert!(all.len() > 3_000_000, "{extra:?}: a small report");
+        for n in ["1", "2", "3"] {
+            let mut a = args.clone();
+            a.extend_from_slice(&["--jobs", n]);
+            assert!(ok_out(&a) == all, "{extra:?} --jobs {n}: other bytes");
+        }
+    }
+    let o = run(&["--binary", s(&f), "--jobs", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stdout.is_empty());
+    assert_eq!(
+        err(&o).trim(),
+        "metal-profile: error: --jobs must be at least 1"
+    );
+}
