@@ -1729,14 +1729,23 @@ impl Flowing<'_> {
     /// the next iteration of an outer loop).
     fn covers(&self, to: usize, entry: bool, g: &Poly, x: &Poly) -> bool {
         // (nothing to set to 0: nothing moved)
-        if !g.syms().any(|s| matches!(s, Sym::K(_) | Sym::NotFirst(_))) {
+        // the loops whose counters `g` holds (a substitution only removes
+        // symbols: a loop not among them has nothing to set to 0 at any
+        // step, so the walk up a deep nest skips it without a scan of `p`)
+        let mut held: Vec<u32> = Vec::new();
+        for s in g.syms() {
+            if let Sym::K(o) | Sym::NotFirst(o) = s {
+                held.push(o);
+            }
+        }
+        if held.is_empty() {
             return false;
         }
         let mut p = g.clone();
         let mut moved = false;
         let mut l = self.forest.loop_of[to];
         while let Some(o) = l {
-            if entry || self.forest.loops[o].header != to {
+            if held.contains(&(o as u32)) && (entry || self.forest.loops[o].header != to) {
                 for s in [Sym::K(o as u32), Sym::NotFirst(o as u32)] {
                     if p.syms().any(|y| y == s) {
                         match p.subst(s, &Poly::konst(0)) {

@@ -504,7 +504,7 @@ pub fn analyze_detailed_program_with<R: Send>(
             irreducible,
         };
         let mut nest = loops::LoopNest::new(&cfg, &forest);
-        nest.trips = trip_count::analyze(insns, &cfg, &dom, &forest, &nest);
+        nest.trips = trip_count::analyze(insns, &facts, &cfg, &dom, &forest, &nest);
         (div, analysis, nest)
     };
     let (side_out, (div, analysis, nest)) = if big {

@@ -14,12 +14,32 @@ fn start() -> Option<Instant> {
     *T0.get_or_init(|| std::env::var_os("METAL_PROFILE_TIME_PASSES").map(|_| Instant::now()))
 }
 
-/// Marks the end of pass `name` (prints it when the variable is set).
+/// Marks the end of pass `name` (prints it when the variable is set),
+/// with the process's resident memory then and at its peak so far (Linux:
+/// `VmRSS`, `VmHWM` of /proc/self/status), so that a pass that builds the
+/// peak is seen as one that takes the time.
 pub fn mark(name: &str) {
     if let Some(t0) = start() {
         eprintln!(
-            "metal-profile: time-passes: {:.3} s {name}",
-            t0.elapsed().as_secs_f64()
+            "metal-profile: time-passes: {:.3} s{} {name}",
+            t0.elapsed().as_secs_f64(),
+            memory()
         );
+    }
+}
+
+/// `, RSS N MB (peak M MB)` where the system says, else nothing.
+fn memory() -> String {
+    let Ok(s) = std::fs::read_to_string("/proc/self/status") else {
+        return String::new();
+    };
+    let mb = |key: &str| -> Option<u64> {
+        let l = s.lines().find(|l| l.starts_with(key))?;
+        let kb: u64 = l.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kb / 1024)
+    };
+    match (mb("VmRSS:"), mb("VmHWM:")) {
+        (Some(now), Some(peak)) => format!(", RSS {now} MB (peak {peak} MB)"),
+        _ => String::new(),
     }
 }

@@ -30,6 +30,7 @@
 mod traced;
 
 use crate::cfg::Cfg;
+use crate::facts::Facts;
 use crate::loops::{Dominators, LoopForest, LoopNest};
 use agx_isa::{ExecOp, Instruction, OperandKind, Reg, RegFile, Width};
 use serde::Serialize;
@@ -239,11 +240,16 @@ fn classify(insn: &Instruction) -> Op {
 }
 
 /// Whether `insn` writes any half of the 32-bit GPR `r`.
-fn writes(insn: &Instruction, r: &Reg) -> bool {
-    insn.defs().any(|d| {
-        d.file == RegFile::Gpr && {
-            let n = d.width.halves() * d.count.max(1) as u16;
-            d.half < r.half + 2 && r.half < d.half + n
+/// Whether instruction `i` writes a GPR half of the 32-bit register at
+/// `r`'s half (read from the compact register ranges of the facts, not the
+/// instruction's operands: the outer loops of a deep nest ask this of every
+/// instruction they hold, several times).
+fn writes(facts: &Facts, i: usize, r: &Reg) -> bool {
+    let (lo, hi) = (r.half as u32, r.half as u32 + 2);
+    facts.regs(i).iter().any(|d| {
+        d.is_def() && !d.is_uniform() && {
+            let g = d.range();
+            g.start < hi && lo < g.end
         }
     })
 }
@@ -259,6 +265,8 @@ enum Val {
 
 struct Ctx<'a> {
     insns: &'a [Instruction],
+    /// The same instructions' compact facts (register ranges).
+    facts: &'a Facts,
     cfg: &'a Cfg,
     dom: &'a Dominators,
     forest: &'a LoopForest,
@@ -278,10 +286,10 @@ impl Ctx<'_> {
             if start > at || at - start > 4096 {
                 return None;
             }
-            if let Some(i) = (start..end).rev().find(|&i| writes(&self.insns[i], r)) {
+            if let Some(i) = (start..end).rev().find(|&i| writes(self.facts, i, r)) {
                 // another write between it and `at` in layout (a path the
                 // dominator walk skipped): not known
-                return (i + 1..at).all(|j| !writes(&self.insns[j], r)).then_some(i);
+                return (i + 1..at).all(|j| !writes(self.facts, j, r)).then_some(i);
             }
             // leaving a loop (other than the one headed at `at`) that
             // writes `r`: the value changes from one of its iterations to
@@ -313,7 +321,7 @@ impl Ctx<'_> {
             .take_while(|&b| !self.sorted || blocks[b].start <= lp.end)
             .any(|b| {
                 self.forest.contains(l, b)
-                    && blocks[b].insns.clone().any(|i| writes(&self.insns[i], r))
+                    && blocks[b].insns.clone().any(|i| writes(self.facts, i, r))
             })
     }
 
@@ -391,6 +399,7 @@ fn count(start: i64, step: i64, rel: Rel, bound: i64, signed: bool) -> Option<u6
 /// nothing known).
 pub fn analyze(
     insns: &[Instruction],
+    facts: &Facts,
     cfg: &Cfg,
     dom: &Dominators,
     forest: &LoopForest,
@@ -398,6 +407,7 @@ pub fn analyze(
 ) -> Vec<Option<TripFact>> {
     let cx = Ctx {
         insns,
+        facts,
         cfg,
         dom,
         forest,
@@ -459,6 +469,19 @@ fn one_loop(cx: &Ctx, forest: &LoopForest, nest: &LoopNest, li: usize) -> Option
     let (mut cmps, mut exits, mut path) = (Vec::new(), 0usize, Vec::new());
     for i in nl.first..=nl.last {
         if !nest.contains(li, i) {
+            continue;
+        }
+        // a nested loop's instruction counts only as a break out of several
+        // levels (`mov_imm r0l, k >= 3`, a write of the exec counter r0l,
+        // GPR half 0): the others are not classified (an outer loop of a
+        // deep nest holds every inner loop's code)
+        let writes_r0l = || {
+            cx.facts
+                .regs(i)
+                .iter()
+                .any(|d| d.is_def() && !d.is_uniform() && d.start == 0)
+        };
+        if !own(i) && !writes_r0l() {
             continue;
         }
         match classify(&cx.insns[i]) {
@@ -610,7 +633,7 @@ impl InLoop<'_, '_> {
     /// Whether the loop (nested loops included) writes `x`.
     fn written_in_loop(&self, x: &Reg) -> bool {
         let nl = &self.nest.loops[self.li];
-        (nl.first..=nl.last).any(|i| self.nest.contains(self.li, i) && writes(&self.cx.insns[i], x))
+        (nl.first..=nl.last).any(|i| self.nest.contains(self.li, i) && writes(self.cx.facts, i, x))
     }
 
     /// The loop's writes of `x`, break paths aside.
@@ -618,7 +641,7 @@ impl InLoop<'_, '_> {
         let nl = &self.nest.loops[self.li];
         (nl.first..=nl.last)
             .filter(|&i| {
-                self.nest.contains(self.li, i) && !(self.on_path)(i) && writes(&self.cx.insns[i], x)
+                self.nest.contains(self.li, i) && !(self.on_path)(i) && writes(self.cx.facts, i, x)
             })
             .collect()
     }

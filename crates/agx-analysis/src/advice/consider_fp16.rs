@@ -42,7 +42,7 @@ impl Rule for ConsiderFp16 {
         if f32_ops >= 4
             && f16_ops == 0
             && f_bound
-            && !float_exit_test(&own)
+            && !float_exit_test(own)
             && l.body.pipes.f32 * 2.0 >= l.body.cycles_per_iteration
         {
             let f32_insns: Vec<u32> = own_idx
@@ -94,7 +94,7 @@ impl Rule for ConsiderFp16 {
 /// itself (`while_fcmp`, `if_fcmp`, ...), or its result reaches one through
 /// selects (`fcmpsel` into `icmpsel` into `while_icmp`). `own`: the loop's
 /// own instructions in address order.
-fn float_exit_test(own: &[&agx_isa::Instruction]) -> bool {
+fn float_exit_test(own: super::facts::Own<'_>) -> bool {
     use agx_isa::{Category, Reg, RegFile};
     let overlaps = |a: &Reg, b: &Reg| {
         let span = |r: &Reg| {
@@ -106,7 +106,7 @@ fn float_exit_test(own: &[&agx_isa::Instruction]) -> bool {
     };
     let written_in_loop = |r: &Reg| own.iter().any(|i| i.defs().any(|d| overlaps(d, r)));
     let mut tainted: Vec<Reg> = Vec::new();
-    for i in own {
+    for i in &own {
         let m = i.mnemonic();
         let float_cmp = m.contains("fcmp");
         let reads_loop_value = || i.uses().any(&written_in_loop);

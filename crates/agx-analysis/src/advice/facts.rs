@@ -76,7 +76,59 @@ pub fn innermost_loop(t: &KernelTiming, addr: u32) -> Option<&LoopTiming> {
 pub struct LoopView<'a> {
     pub range: Range<usize>,
     pub own_idx: &'a [u32],
-    pub own: Vec<&'a Instruction>,
+    pub own: Own<'a>,
+}
+
+/// A loop's own instructions (its `own_idx`), read in place: a view is
+/// asked for by every per-loop rule, and a list of them built per ask was
+/// a tenth of the advice pass on deep loop nests.
+#[derive(Clone, Copy)]
+pub struct Own<'a> {
+    idx: &'a [u32],
+    insns: &'a [Instruction],
+}
+
+impl<'a> Own<'a> {
+    /// The instructions in address order.
+    pub fn iter(&self) -> OwnIter<'a> {
+        OwnIter {
+            idx: self.idx.iter(),
+            insns: self.insns,
+        }
+    }
+    pub fn len(&self) -> usize {
+        self.idx.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.idx.is_empty()
+    }
+}
+
+/// The iterator of [`Own`].
+#[derive(Clone)]
+pub struct OwnIter<'a> {
+    idx: std::slice::Iter<'a, u32>,
+    insns: &'a [Instruction],
+}
+
+impl<'a> Iterator for OwnIter<'a> {
+    type Item = &'a Instruction;
+    fn next(&mut self) -> Option<&'a Instruction> {
+        self.idx.next().map(|&j| &self.insns[j as usize])
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.idx.size_hint()
+    }
+}
+
+impl ExactSizeIterator for OwnIter<'_> {}
+
+impl<'a> IntoIterator for &Own<'a> {
+    type Item = &'a Instruction;
+    type IntoIter = OwnIter<'a>;
+    fn into_iter(self) -> OwnIter<'a> {
+        self.iter()
+    }
 }
 
 /// The shared facts of one function.
@@ -105,6 +157,18 @@ pub struct Facts<'a> {
     pub stack_sites: Cow<'a, [(u32, StackKind)]>,
     /// the kernel stages data through threadgroup memory
     pub stages: bool,
+    /// each loop's view spans ([`Facts::view`]), found on first ask: every
+    /// per-loop rule asks for every loop's, and each ask was four binary
+    /// searches over a million addresses on a deep loop nest
+    views: std::sync::OnceLock<Vec<ViewSpan>>,
+}
+
+/// Where a loop's view lies: its instruction range, and its own
+/// instructions' part of its bucket.
+#[derive(Clone, Debug)]
+struct ViewSpan {
+    range: Range<usize>,
+    own: Range<usize>,
 }
 
 impl<'a> Facts<'a> {
@@ -150,6 +214,7 @@ impl<'a> Facts<'a> {
             loop_cycles: loop_cycles(timing),
             stack_sites,
             stages: stages_through_threadgroup(insns),
+            views: std::sync::OnceLock::new(),
         };
         // one list serves both when every instruction's innermost loop is
         // its detail's
@@ -251,16 +316,40 @@ impl<'a> Facts<'a> {
 
     /// The loop's range and own instructions.
     pub fn view(&self, l: &LoopTiming) -> LoopView<'_> {
+        let own_insn_of = self.own_insn_of.as_ref().unwrap_or(&self.own_of);
+        let span = match self.timing.loops.get(l.index) {
+            // one of the kernel's loops: its span, found once
+            Some(k) if std::ptr::eq(k, l) => self
+                .views
+                .get_or_init(|| self.timing.loops.iter().map(|k| self.span_of(k)).collect())
+                [l.index]
+                .clone(),
+            _ => self.span_of(l),
+        };
+        let range = span.range;
+        let own_idx = &own_insn_of.get(l.index)[span.own];
+        LoopView {
+            range,
+            own_idx,
+            own: Own {
+                idx: own_idx,
+                insns: self.insns,
+            },
+        }
+    }
+
+    /// Where loop `l`'s view lies (see [`Facts::view`]).
+    fn span_of(&self, l: &LoopTiming) -> ViewSpan {
         let s = self.addrs.partition_point(|&a| a < l.first);
         let e = self.addrs.partition_point(|&a| a <= l.last);
         let range = s..e.max(s);
         let own_insn_of = self.own_insn_of.as_ref().unwrap_or(&self.own_of);
-        let own_idx = within(own_insn_of.get(l.index), &range);
-        let own = own_idx.iter().map(|&j| &self.insns[j as usize]).collect();
-        LoopView {
+        let ix = own_insn_of.get(l.index);
+        let a = ix.partition_point(|&j| (j as usize) < range.start);
+        let b = ix.partition_point(|&j| (j as usize) < range.end);
+        ViewSpan {
             range,
-            own_idx,
-            own,
+            own: a..b.max(a),
         }
     }
 

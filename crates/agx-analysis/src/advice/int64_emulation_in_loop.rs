@@ -59,7 +59,7 @@ impl Rule for Int64EmulationInLoop {
         cx.per_loop(out, &|l| {
             let super::facts::LoopView { own_idx, own, .. } = fx.view(l);
         // --- 64-bit integer emulation ---
-        let int64: Vec<&&Instruction> = own_idx
+        let int64: Vec<&Instruction> = own_idx
             .iter()
             .zip(&own)
             .filter(|&(&j, i)| {

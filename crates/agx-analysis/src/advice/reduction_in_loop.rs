@@ -26,7 +26,7 @@ impl Rule for ReductionInLoop {
                 .iter()
                 .zip(&own)
                 .filter(|&(&j, _)| fx.key_of(j as usize).is_cross_lane_reduction())
-                .map(|(_, i)| *i)
+                .map(|(_, i)| i)
                 .collect();
             let i = reds.first()?;
             let sites: Vec<u32> = reds.iter().map(|i| i.addr).collect();

@@ -27,7 +27,7 @@ impl Rule for TileGlobalLoads {
         // --- tile global loads ---
         // (a load whose address is uniform reads one value for the whole
         // SIMD-group: tiling would not share it further, it is not blamed)
-        let dev_loads: Vec<&&Instruction> = own
+        let dev_loads: Vec<&Instruction> = own
             .iter()
             .filter(|i| {
                 i.mem_access().is_some_and(|m| {
