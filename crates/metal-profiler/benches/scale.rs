@@ -21,7 +21,10 @@
 //!    (linear cost: 5), and the CPU time of the same profile pinned to one
 //!    CPU (the work itself, without what running on two cores adds: the
 //!    measure of issue 35's "the analysis costs ≤ 10% more", for any
-//!    `SCALE_BIN`, a baseline's too).
+//!    `SCALE_BIN`, a baseline's too). With `SCALE_BASELINE=/path/to/
+//!    metal-profile`, a second table (`--only versus` alone) measures that
+//!    baseline and this binary in turns on each input (best of 5; pinned
+//!    to one CPU, best of 3) and prints main / baseline.
 //! 2. **Batch**: `batch --jobs 1` and `--jobs 2` over 3,000 small one-kernel
 //!    archives and over 300 kernels of ~5,000 instructions (generated here,
 //!    in a temporary directory); both outputs must be byte-identical.
@@ -52,6 +55,13 @@ const BUILT: &str = env!("CARGO_BIN_EXE_metal-profile");
 static BIN: std::sync::LazyLock<PathBuf> = std::sync::LazyLock::new(|| {
     std::env::var_os("SCALE_BIN").map_or_else(|| PathBuf::from(BUILT), PathBuf::from)
 });
+
+/// `SCALE_BASELINE=/path/to/metal-profile`: a baseline binary (e.g. the
+/// tree an issue was filed against) measured in the same run, interleaved
+/// with [`BIN`] on each input ([`versus`]).
+fn baseline() -> Option<PathBuf> {
+    std::env::var_os("SCALE_BASELINE").map(PathBuf::from)
+}
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -516,6 +526,9 @@ fn main() {
     if want("shapes") {
         shapes(&tmp, o.shape.as_deref());
     }
+    if let (true, Some(base)) = (want("versus"), baseline()) {
+        versus(&tmp, &base, o.shape.as_deref());
+    }
     if want("batch") {
         batch(&tmp);
     }
@@ -525,6 +538,77 @@ fn main() {
     println!();
     println!("load average at the end: {}", load());
     let _ = std::fs::remove_dir_all(&tmp);
+}
+
+/// Runs the default profile of `f` with `bin`, pinned to one CPU when
+/// `solo` (None where pinning is not available).
+fn profile_cmd(bin: &Path, f: &Path, solo: bool) -> Option<Command> {
+    let mut c = Command::new(bin);
+    c.arg("--binary").arg(f).arg("--allow-unknown");
+    if solo {
+        one_core(c)
+    } else {
+        Some(c)
+    }
+}
+
+/// Every shape against the baseline of `SCALE_BASELINE`, in one table:
+/// the two binaries take turns on each input (best of 5, and of 3 pinned
+/// to one CPU), so that a change of the machine's load falls on both; the
+/// ratios are main / baseline.
+fn versus(tmp: &Path, base: &Path, only: Option<&str>) {
+    println!();
+    println!("baseline: {}", base.display());
+    println!();
+    println!("| shape | baseline: wall s / CPU s / peak MB | main: wall s / CPU s / peak MB | CPU main / baseline | one core, CPU s: baseline / main | one core, main / baseline |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    for (name, _, make) in SHAPES {
+        if only.is_some_and(|s| s != *name) {
+            continue;
+        }
+        for n in SIZES {
+            let f = tmp.join(format!("{name}-{n}.bin"));
+            std::fs::write(&f, make(n)).unwrap();
+            let best = |v: &[Cost]| Cost {
+                wall: v.iter().map(|c| c.wall).fold(f64::INFINITY, f64::min),
+                cpu: v.iter().map(|c| c.cpu).fold(f64::INFINITY, f64::min),
+                peak_mb: v.iter().map(|c| c.peak_mb).fold(0.0, f64::max),
+            };
+            let (mut m, mut b) = (Vec::new(), Vec::new());
+            for _ in 0..5 {
+                m.push(measure(&mut profile_cmd(&BIN, &f, false).unwrap(), false));
+                b.push(measure(&mut profile_cmd(base, &f, false).unwrap(), false));
+            }
+            let (mut m1, mut b1) = (Vec::new(), Vec::new());
+            for _ in 0..3 {
+                if let (Some(mut x), Some(mut y)) =
+                    (profile_cmd(&BIN, &f, true), profile_cmd(base, &f, true))
+                {
+                    m1.push(measure(&mut x, false));
+                    b1.push(measure(&mut y, false));
+                }
+            }
+            let (m, b) = (best(&m), best(&b));
+            let solo = if m1.is_empty() {
+                "n/a | n/a".to_string()
+            } else {
+                let (m1, b1) = (best(&m1), best(&b1));
+                format!("{:.3} / {:.3} | {:.2}", b1.cpu, m1.cpu, m1.cpu / b1.cpu)
+            };
+            println!(
+                "| {name} {}k | {:.3} / {:.3} / {:.0} | {:.3} / {:.3} / {:.0} | {:.2} | {solo} |",
+                n / 1000,
+                b.wall,
+                b.cpu,
+                b.peak_mb,
+                m.wall,
+                m.cpu,
+                m.peak_mb,
+                m.cpu / b.cpu
+            );
+            let _ = std::fs::remove_file(&f);
+        }
+    }
 }
 
 /// The profile (default text report) of every shape at 200k and 1M
