@@ -18,6 +18,10 @@ impl Rule for RegisterPressure {
     }
     fn evaluate(&self, cx: &Context<'_>, out: &mut Vec<Suggestion>) {
         let (insns, timing, analysis) = (cx.insns, cx.timing, cx.analysis);
+        // the highest GPR half touched, where no analysis gives the
+        // registers (one scan of the instructions, read twice below)
+        let highest = std::cell::OnceCell::new();
+        let highest = || *highest.get_or_init(|| highest_gpr(insns));
         // --- register pressure / occupancy ---
         let threads = timing.params.threads_per_core;
         // (address of the peak, its figures, their words)
@@ -40,7 +44,7 @@ impl Rule for RegisterPressure {
                     )
                     }),
                 ),
-                None => match highest_gpr(insns) {
+                None => match highest() {
                     Some((hi, addr)) => (
                         Some(addr),
                         vec![],
@@ -62,7 +66,7 @@ impl Rule for RegisterPressure {
         let derived_threads = analysis
             .map(|a| a.occupancy.threads)
             .filter(|&t| t > 0)
-            .or_else(|| highest_gpr(insns).map(|(hi, _)| threads_for(timing.params.gpu, hi + 1)));
+            .or_else(|| highest().map(|(hi, _)| threads_for(timing.params.gpu, hi + 1)));
         let occ = derived_threads.unwrap_or(threads).min(threads.max(1));
         if occ < 1024 {
             let sev = if occ < 640 {
