@@ -239,7 +239,6 @@ fn classify(insn: &Instruction) -> Op {
     }
 }
 
-/// Whether `insn` writes any half of the 32-bit GPR `r`.
 /// Whether instruction `i` writes a GPR half of the 32-bit register at
 /// `r`'s half (read from the compact register ranges of the facts, not the
 /// instruction's operands: the outer loops of a deep nest ask this of every

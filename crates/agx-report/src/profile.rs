@@ -444,13 +444,25 @@ pub struct Addr {
     pub width: usize,
 }
 
-impl std::fmt::Display for Addr {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl Addr {
+    /// The address as [`Addr`]'s `Display` prints it, written to `out`
+    /// (the text listing's million lines write it so, not through
+    /// `core::fmt`).
+    pub fn write_to<S: agx_isa::format::Sink + ?Sized>(&self, out: &mut S) {
         let digits = (32 - (self.addr | 1).leading_zeros()).div_ceil(4) as usize;
         for _ in digits + 2..self.width {
-            f.write_str(" ")?;
+            out.put(b' ');
         }
-        write!(f, "0x{:x}", self.addr)
+        out.put_ascii(b"0x");
+        agx_isa::format::write_lower_hex(out, self.addr);
+    }
+}
+
+impl std::fmt::Display for Addr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut s = String::with_capacity(self.width.max(10));
+        self.write_to(&mut s);
+        f.write_str(&s)
     }
 }
 

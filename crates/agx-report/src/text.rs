@@ -1259,18 +1259,13 @@ pub(crate) fn put_u(out: &mut Vec<u8>, v: u64) {
     out.truncate(len + n);
 }
 
-/// `{:x}` of a `u32` (the formatter's hex writer).
 /// The annotated listing's address column: `0x1c:`, right-aligned to 6.
 fn write_listing_addr(out: &mut Vec<u8>, addr: u32) {
-    // `crate::profile::Addr { addr, width: 6 }` and a colon, written as
-    // bytes (a million lines through `write!` were a tenth of the report)
-    let digits = (32 - (addr | 1).leading_zeros()).div_ceil(4) as usize;
-    pad_bytes(out, digits + 2, 6);
-    out.extend_from_slice(b"0x");
-    agx_isa::format::write_lower_hex(out, addr);
+    crate::profile::Addr { addr, width: 6 }.write_to(out);
     out.push(b':');
 }
 
+/// `{:x}` of a `u32` (the formatter's hex writer).
 fn put_hex(out: &mut Vec<u8>, v: u32) {
     agx_isa::format::write_lower_hex(out, v);
 }

@@ -544,6 +544,8 @@ fn main() {
 /// `solo` (None where pinning is not available).
 fn profile_cmd(bin: &Path, f: &Path, solo: bool) -> Option<Command> {
     let mut c = Command::new(bin);
+    // call-dense mixes in random encodings: a few positions do not
+    // decode, which exits 4 without --allow-unknown
     c.arg("--binary").arg(f).arg("--allow-unknown");
     if solo {
         one_core(c)
@@ -631,19 +633,13 @@ fn shapes(tmp: &Path, only: Option<&str>) {
             let (insns, _) = agx_isa::stream::decode_all_native(&code, 0);
             std::fs::write(&f, &code).unwrap();
             let c = best(if n < 500_000 { 3 } else { 2 }, false, || {
-                let mut c = Command::new(&*BIN);
-                // call-dense mixes in random encodings: a few positions do
-                // not decode, which exits 4 without --allow-unknown
-                c.arg("--binary").arg(&f).arg("--allow-unknown");
-                c
+                profile_cmd(&BIN, &f, false).expect("an unpinned command")
             });
             // the same run pinned to one CPU: the work alone (best of as many)
             let solo = (|| {
                 let mut runs = Vec::new();
                 for _ in 0..if n < 500_000 { 3 } else { 2 } {
-                    let mut c = Command::new(&*BIN);
-                    c.arg("--binary").arg(&f).arg("--allow-unknown");
-                    runs.push(measure(&mut one_core(c)?, false).cpu);
+                    runs.push(measure(&mut profile_cmd(&BIN, &f, true)?, false).cpu);
                 }
                 runs.into_iter().min_by(f64::total_cmp)
             })()

@@ -56,9 +56,14 @@ impl Buckets {
 
 /// The part of an ascending index list within `range`.
 pub fn within<'a>(ix: &'a [u32], range: &Range<usize>) -> &'a [u32] {
+    &ix[within_span(ix, range)]
+}
+
+/// Where [`within`]'s part lies in `ix`.
+fn within_span(ix: &[u32], range: &Range<usize>) -> Range<usize> {
     let a = ix.partition_point(|&j| (j as usize) < range.start);
     let b = ix.partition_point(|&j| (j as usize) < range.end);
-    &ix[a..b.max(a)]
+    a..b.max(a)
 }
 
 /// The innermost loop of the instruction at `addr`, by the loop forest's
@@ -95,12 +100,6 @@ impl<'a> Own<'a> {
             idx: self.idx.iter(),
             insns: self.insns,
         }
-    }
-    pub fn len(&self) -> usize {
-        self.idx.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.idx.is_empty()
     }
 }
 
@@ -344,13 +343,8 @@ impl<'a> Facts<'a> {
         let e = self.addrs.partition_point(|&a| a <= l.last);
         let range = s..e.max(s);
         let own_insn_of = self.own_insn_of.as_ref().unwrap_or(&self.own_of);
-        let ix = own_insn_of.get(l.index);
-        let a = ix.partition_point(|&j| (j as usize) < range.start);
-        let b = ix.partition_point(|&j| (j as usize) < range.end);
-        ViewSpan {
-            range,
-            own: a..b.max(a),
-        }
+        let own = within_span(own_insn_of.get(l.index), &range);
+        ViewSpan { range, own }
     }
 
     /// The loop's instructions, nested loops included.
